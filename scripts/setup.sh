@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Idempotent machine set-up for building and testing warpnic on Debian 12:
+# installs every build/test dependency with apt, reserves hugepages and
+# mounts hugetlbfs. Needs root (or sudo) for the apt and hugepage steps.
+#
+#   scripts/setup.sh            everything
+#   scripts/setup.sh --deps     packages only
+#   scripts/setup.sh --huge     hugepages only
+#   WN_HUGEPAGES=N              number of 2 MiB pages to reserve (default 1024)
+set -euo pipefail
+
+want_deps=1 want_huge=1
+case "${1:-}" in
+--deps) want_huge=0 ;;
+--huge) want_deps=0 ;;
+-h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+"") ;;
+*) echo "setup.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+esac
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO=sudo
+	else
+		echo "setup.sh: not root and no sudo: run it as root, or install the packages" >&2
+		echo "listed in this script and reserve hugepages by hand (see PLATFORM notes in README)." >&2
+		exit 1
+	fi
+fi
+
+PKGS=(
+	build-essential pkg-config meson ninja-build python3-pyelftools
+	dpdk dpdk-dev libdpdk-dev libisal-dev libcmocka-dev
+	libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils perftest
+	clang-14 libclang-rt-14-dev llvm-14
+	libtirpc-dev rpcsvc-proto libpcap-dev
+	tshark iproute2 socat iperf3 procps kmod
+)
+
+if [ "$want_deps" = 1 ]; then
+	missing=()
+	for p in "${PKGS[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing+=("$p")
+	done
+	if [ "${#missing[@]}" -gt 0 ]; then
+		echo "setup.sh: installing ${missing[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		echo "wireshark-common wireshark-common/install-setuid boolean false" |
+			$SUDO debconf-set-selections
+		$SUDO apt-get update -qq
+		$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	else
+		echo "setup.sh: all packages present"
+	fi
+fi
+
+if [ "$want_huge" = 1 ]; then
+	pages=${WN_HUGEPAGES:-1024}
+	cur=$(cat /proc/sys/vm/nr_hugepages)
+	if [ "$cur" -lt "$pages" ]; then
+		echo "$pages" | $SUDO tee /proc/sys/vm/nr_hugepages >/dev/null ||
+			echo "setup.sh: could not reserve hugepages (tests fall back to --no-huge)" >&2
+	fi
+	if ! grep -q "^[^ ]* /dev/hugepages hugetlbfs" /proc/mounts; then
+		$SUDO mkdir -p /dev/hugepages
+		$SUDO mount -t hugetlbfs nodev /dev/hugepages ||
+			echo "setup.sh: could not mount hugetlbfs (tests fall back to --no-huge)" >&2
+	fi
+	echo "setup.sh: hugepages $(cat /proc/sys/vm/nr_hugepages) x 2 MiB, hugetlbfs on /dev/hugepages"
+fi
