@@ -22,6 +22,12 @@ while [ $# -gt 0 ]; do
 done
 [ ${#suites[@]} -gt 0 ] || suites=(unit integration interop fuzz)
 
+build_failed() {
+	echo "test.sh: building $1 failed"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+}
+
 has() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 rc=0
@@ -30,8 +36,8 @@ main_suites=()
 for s in unit integration interop bench; do has "$s" && main_suites+=(--suite "$s"); done
 
 if [ ${#main_suites[@]} -gt 0 ]; then
-	[ -f build/build.ninja ] || meson setup build >/dev/null || exit 1
-	ninja -C build >/dev/null || { ninja -C build; exit 1; }
+	[ -f build/build.ninja ] || meson setup build >/dev/null || build_failed build
+	ninja -C build >/dev/null || { ninja -C build; build_failed build; }
 	rm -f build/meson-logs/testlog.json
 	meson test -C build --print-errorlogs --num-processes 2 "${main_suites[@]}" || rc=1
 	logs+=(build/meson-logs/testlog.json)
@@ -41,9 +47,9 @@ if has fuzz || has unit; then
 	if command -v clang-14 >/dev/null 2>&1; then
 		if [ ! -f build-fuzz/build.ninja ]; then
 			CC=clang-14 meson setup build-fuzz -Dfuzz=enabled -Db_sanitize=address,undefined \
-				-Db_lundef=false -Dbuildtype=debugoptimized >/dev/null || exit 1
+				-Db_lundef=false -Dbuildtype=debugoptimized >/dev/null || build_failed build-fuzz
 		fi
-		ninja -C build-fuzz >/dev/null || { ninja -C build-fuzz; exit 1; }
+		ninja -C build-fuzz >/dev/null || { ninja -C build-fuzz; build_failed build-fuzz; }
 		fs=()
 		has unit && fs+=(--suite unit)
 		has fuzz && fs+=(--suite fuzz)
