@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Address helpers: compare, parse, format (IPv4 and IPv6). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wn_net.h"
+
+bool
+wn_ip_addr_eq(const struct wn_ip_addr *a, const struct wn_ip_addr *b)
+{
+	if (a->family != b->family)
+		return false;
+	if (a->family == WN_AF_INET)
+		return a->v4 == b->v4;
+	return memcmp(a->v6, b->v6, 16) == 0;
+}
+
+int
+wn_ip_addr_parse(const char *s, struct wn_ip_addr *addr, uint8_t *prefix)
+{
+	char buf[64];
+	const char *slash;
+	size_t len;
+	long p;
+	char *end;
+
+	if (s == NULL || addr == NULL)
+		return -EINVAL;
+	slash = strchr(s, '/');
+	len = slash != NULL ? (size_t)(slash - s) : strlen(s);
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	memset(addr, 0, sizeof(*addr));
+	if (inet_pton(AF_INET, buf, &addr->v4) == 1) {
+		addr->family = WN_AF_INET;
+		p = 32;
+	} else if (inet_pton(AF_INET6, buf, addr->v6) == 1) {
+		addr->family = WN_AF_INET6;
+		p = 128;
+	} else {
+		return -EINVAL;
+	}
+	if (slash != NULL) {
+		long max = p;
+
+		errno = 0;
+		p = strtol(slash + 1, &end, 10);
+		if (errno != 0 || end == slash + 1 || *end != '\0' || p < 0 || p > max)
+			return -EINVAL;
+	}
+	if (prefix != NULL)
+		*prefix = (uint8_t)p;
+	return 0;
+}
+
+const char *
+wn_ip_addr_fmt(const struct wn_ip_addr *a, char *buf, size_t len)
+{
+	if (len == 0)
+		return buf;
+	buf[0] = '\0';
+	if (a->family == WN_AF_INET)
+		inet_ntop(AF_INET, &a->v4, buf, (socklen_t)len);
+	else if (a->family == WN_AF_INET6)
+		inet_ntop(AF_INET6, a->v6, buf, (socklen_t)len);
+	else
+		snprintf(buf, len, "?");
+	return buf;
+}

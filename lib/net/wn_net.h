@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * warpnic L2/L3: Ethernet, ARP (RFC 826), IPv4 (RFC 791) with reassembly, ICMP echo,
+ * IPv6 (RFC 8200) + NDP as a second family, checksums (offloaded when the port says so).
+ *
+ * One struct wn_netif exists per (port, queue) and is owned by exactly one lcore. The
+ * library does no NIC I/O: the caller's loop is
+ *
+ *   n = rte_eth_rx_burst(port, q, pkts, N);
+ *   n = wn_net_rx_bulk(nif, pkts, n, now);        // ARP/ICMP consumed, TCP left in pkts
+ *   wn_tcp_rx_bulk(ctx, pkts, n, now);
+ *   wn_tcp_process(ctx, now);
+ *   n = wn_tcp_tx_bulk(ctx, pkts, N);             // IP packets (IP header first)
+ *   wn_net_output_bulk(nif, pkts, n, now);        // + Ethernet, ARP resolution
+ *   wn_net_process(nif, now);                     // ARP/fragment timers
+ *   n = wn_net_tx_bulk(nif, pkts, N);             // frames ready for the wire
+ *   rte_eth_tx_burst(port, q, pkts, n);
+ *
+ * Time is a caller-supplied monotonic microsecond count (wn_net_now_us() is one source),
+ * so tests drive timers deterministically.
+ */
+#ifndef WN_NET_H
+#define WN_NET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** rte_log type name of this library. */
+#define WN_NET_LOGTYPE_NAME "lib.wn.net"
+
+/** Address families (values match AF_INET / AF_INET6). */
+#define WN_AF_INET 2
+#define WN_AF_INET6 10
+
+/** An IPv4 or IPv6 address; v4 and v6 are in network byte order. */
+struct wn_ip_addr {
+	uint8_t family; /**< WN_AF_INET or WN_AF_INET6 */
+	uint8_t pad[3];
+	union {
+		rte_be32_t v4;
+		uint8_t v6[16];
+	};
+};
+
+/** Build an IPv4 wn_ip_addr from four dotted-quad octets. */
+static inline struct wn_ip_addr
+wn_ip_addr_v4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+	struct wn_ip_addr x = { .family = WN_AF_INET };
+
+	x.v4 = rte_cpu_to_be_32((uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d);
+	return x;
+}
+
+/** @return true when @p a and @p b are the same family and address. */
+bool wn_ip_addr_eq(const struct wn_ip_addr *a, const struct wn_ip_addr *b);
+
+/**
+ * Parse "198.18.0.1" or "2001:db8::1" (optionally followed by "/prefix").
+ * @return 0, or -EINVAL. @p prefix (may be NULL) gets the prefix length or the full length.
+ * Thread safety: pure; any thread.
+ */
+int wn_ip_addr_parse(const char *s, struct wn_ip_addr *addr, uint8_t *prefix);
+
+/** Format @p a into @p buf (at least 48 octets). @return @p buf. Any thread. */
+const char *wn_ip_addr_fmt(const struct wn_ip_addr *a, char *buf, size_t len);
+
+/** Most addresses a netif holds. */
+#define WN_NETIF_MAX_ADDRS 8
+
+/** Configuration of one network interface (port, queue). */
+struct wn_netif_conf {
+	uint16_t port_id;          /**< informative; the library does no I/O */
+	uint16_t queue_id;         /**< informative */
+	int socket_id;             /**< NUMA socket for tables (SOCKET_ID_ANY ok) */
+	struct rte_ether_addr mac; /**< our MAC */
+	uint16_t mtu;              /**< L3 MTU (0: 1500) */
+	struct rte_mempool *pool;  /**< mbufs for ARP/ICMP/NDP replies and requests */
+	uint64_t tx_offload_capa;  /**< RTE_ETH_TX_OFFLOAD_* the port enabled (0: software) */
+	uint64_t rx_offload_capa;  /**< RTE_ETH_RX_OFFLOAD_* the port enabled (0: software) */
+	uint32_t neigh_entries;    /**< neighbour table size (0: 256) */
+	uint32_t neigh_reachable_us; /**< lifetime of a resolved entry (0: 300 s) */
+	uint32_t neigh_retrans_us; /**< ARP/NS retransmit interval (0: 1 s) */
+	uint32_t neigh_max_probes; /**< requests before an entry fails (0: 3) */
+	uint32_t neigh_queue_len;  /**< packets held per unresolved neighbour (0: 8) */
+	uint32_t frag_max_flows;   /**< reassembly flows (0: 64; WN_NETIF_NO_REASSEMBLY: drop) */
+	uint32_t frag_ttl_us;      /**< reassembly timeout (0: 30 s) */
+	uint32_t tx_queue_len;     /**< frames buffered until wn_net_tx_bulk (0: 1024) */
+};
+
+/** frag_max_flows value that disables reassembly: every fragment is dropped and counted. */
+#define WN_NETIF_NO_REASSEMBLY UINT32_MAX
+
+/** Per-netif counters; every drop has one. */
+struct wn_net_stats {
+	uint64_t rx_pkts;          /**< frames given to wn_net_rx_bulk */
+	uint64_t rx_l4;            /**< TCP packets handed up */
+	uint64_t rx_drop_short;    /**< truncated Ethernet/IP/ARP/ICMP headers */
+	uint64_t rx_drop_mac;      /**< not for our MAC, broadcast or IPv6 multicast */
+	uint64_t rx_drop_ethertype; /**< unknown ethertype */
+	uint64_t rx_drop_ip_hdr;   /**< bad version/IHL/total length */
+	uint64_t rx_drop_ip_cksum; /**< bad IPv4 header checksum */
+	uint64_t rx_drop_ip_addr;  /**< destination not ours */
+	uint64_t rx_drop_ip_proto; /**< protocol we do not serve */
+	uint64_t rx_drop_ip_opts;  /**< IPv4 options / IPv6 extension headers we do not take */
+	uint64_t rx_frag;          /**< fragments received */
+	uint64_t rx_frag_drop;     /**< fragments dropped (reassembly off, table full, bad) */
+	uint64_t rx_reassembled;   /**< datagrams rebuilt from fragments */
+	uint64_t rx_arp;           /**< ARP packets accepted */
+	uint64_t rx_drop_arp;      /**< malformed or foreign ARP */
+	uint64_t rx_icmp_echo;     /**< echo requests answered (v4 and v6) */
+	uint64_t rx_drop_icmp;     /**< malformed ICMP / ICMPv6, bad checksum */
+	uint64_t rx_ndp;           /**< neighbour solicitations/advertisements accepted */
+	uint64_t tx_pkts;          /**< frames handed out by wn_net_tx_bulk */
+	uint64_t tx_arp_req;       /**< ARP requests / neighbour solicitations sent */
+	uint64_t tx_arp_reply;     /**< ARP replies / neighbour advertisements sent */
+	uint64_t tx_garp;          /**< gratuitous ARPs / unsolicited NAs sent */
+	uint64_t tx_drop_noroute;  /**< no source address / no route */
+	uint64_t tx_drop_mtu;      /**< IP packet larger than the MTU (we never fragment) */
+	uint64_t tx_drop_neigh;    /**< dropped waiting for resolution (queue full or failed) */
+	uint64_t tx_drop_queue;    /**< tx queue full */
+	uint64_t tx_drop_nombuf;   /**< mempool empty for a reply */
+	uint64_t neigh_full;       /**< neighbour table full */
+};
+
+struct wn_netif;
+
+/**
+ * Create a netif.
+ * @return the netif, or NULL with rte_errno/errno EINVAL (bad conf) or ENOMEM.
+ * Thread safety: any thread; the netif is then used by one lcore only.
+ */
+struct wn_netif *wn_netif_create(const struct wn_netif_conf *conf);
+
+/** Free a netif and every mbuf it holds. NULL is a no-op. Owning lcore only. */
+void wn_netif_free(struct wn_netif *nif);
+
+/**
+ * Add a local address with its prefix length (on-link subnet).
+ * @return 0, -EINVAL (bad family/prefix), -ENOSPC (WN_NETIF_MAX_ADDRS), -EEXIST.
+ * Thread safety: owning lcore.
+ */
+int wn_netif_addr_add(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix);
+
+/** Set the default gateway of the address's family. @return 0 or -EINVAL. Owning lcore. */
+int wn_netif_gateway_set(struct wn_netif *nif, const struct wn_ip_addr *gw);
+
+/** @return true when @p addr is one of the netif's addresses. Owning lcore. */
+bool wn_netif_is_local(const struct wn_netif *nif, const struct wn_ip_addr *addr);
+
+/**
+ * Pick the source address for reaching @p dst (same family, on-link subnet preferred).
+ * @return 0, or -ENETUNREACH. Owning lcore.
+ */
+int wn_netif_src_addr(const struct wn_netif *nif, const struct wn_ip_addr *dst,
+		      struct wn_ip_addr *src);
+
+/** @return the L3 MTU. Any thread (read-only after create). */
+uint16_t wn_netif_mtu(const struct wn_netif *nif);
+
+/** @return our MAC. Any thread (read-only after create). */
+const struct rte_ether_addr *wn_netif_mac(const struct wn_netif *nif);
+
+/**
+ * Announce ourselves: a gratuitous ARP for every IPv4 address (RFC 5227 §3 form: request
+ * with sender = target = our address) and an unsolicited NA for every IPv6 address.
+ * @return 0, or -ENOBUFS. Owning lcore.
+ */
+int wn_net_start(struct wn_netif *nif, uint64_t now);
+
+/**
+ * Receive a burst of frames. ARP, ICMP echo and NDP are consumed (replies are queued for
+ * wn_net_tx_bulk), bad frames are freed and counted, IPv4 fragments are reassembled.
+ * TCP packets are compacted at the front of @p pkts with the data offset at the IP
+ * header, l2_len = 0, l3_len set and packet_type RTE_PTYPE_L3_IPV4/6 | RTE_PTYPE_L4_TCP.
+ * @return how many packets remain in @p pkts (all TCP). Owning lcore.
+ */
+uint16_t wn_net_rx_bulk(struct wn_netif *nif, struct rte_mbuf **pkts, uint16_t n, uint64_t now);
+
+/**
+ * Prepend an IPv4 or IPv6 header to an L4 packet at the data offset. Fields the output
+ * path owns (IPv4 id, checksum) are filled there.
+ * @return 0, -EINVAL (family mismatch) or -ENOSPC (no headroom). Any lcore (touches @p m only).
+ */
+int wn_net_ip_prepend(struct rte_mbuf *m, const struct wn_ip_addr *src,
+		      const struct wn_ip_addr *dst, uint8_t proto);
+
+/**
+ * Send an IP packet (IP header at the data offset, e.g. from wn_net_ip_prepend): fills
+ * IPv4 id/checksum and the TCP/UDP checksum (offloaded when the port supports it), never
+ * fragments, resolves the next hop (the packet waits in a bounded queue while ARP/NDP runs)
+ * and prepends Ethernet. The mbuf is always consumed.
+ * @return 0 (queued or waiting for resolution), -EMSGSIZE, -ENETUNREACH, -ENOBUFS.
+ * Owning lcore.
+ */
+int wn_net_output(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now);
+
+/** wn_net_output over a burst. @return how many were queued or held. Owning lcore. */
+uint16_t wn_net_output_bulk(struct wn_netif *nif, struct rte_mbuf **pkts, uint16_t n,
+			    uint64_t now);
+
+/**
+ * Prepend IP to an L4 packet and send it (wn_net_ip_prepend + wn_net_output).
+ * @return as wn_net_output. Owning lcore.
+ */
+int wn_net_output_l4(struct wn_netif *nif, struct rte_mbuf *m, const struct wn_ip_addr *src,
+		     const struct wn_ip_addr *dst, uint8_t proto, uint64_t now);
+
+/** Run timers: neighbour retransmits/expiry, reassembly timeouts. Owning lcore. */
+void wn_net_process(struct wn_netif *nif, uint64_t now);
+
+/**
+ * Take up to @p n frames ready for rte_eth_tx_burst.
+ * @return how many were stored in @p pkts. Owning lcore.
+ */
+uint16_t wn_net_tx_bulk(struct wn_netif *nif, struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Add or refresh a neighbour entry (static when @p permanent).
+ * @return 0, -ENOSPC (table full) or -EINVAL. Owning lcore.
+ */
+int wn_net_neigh_add(struct wn_netif *nif, const struct wn_ip_addr *addr,
+		     const struct rte_ether_addr *mac, bool permanent, uint64_t now);
+
+/**
+ * Look a neighbour up.
+ * @return 0 with @p mac filled, -ENOENT (unknown) or -EAGAIN (resolution running). Owning lcore.
+ */
+int wn_net_neigh_lookup(const struct wn_netif *nif, const struct wn_ip_addr *addr,
+			struct rte_ether_addr *mac);
+
+/** Copy the counters. Owning lcore (or any thread accepting torn 64-bit reads). */
+void wn_net_stats_get(const struct wn_netif *nif, struct wn_net_stats *st);
+
+/** @return a monotonic microsecond clock (rte_get_timer_cycles based). Any thread. */
+uint64_t wn_net_now_us(void);
+
+/** Registered rte_log type of lib.wn.net. */
+extern int wn_net_logtype;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WN_NET_H */

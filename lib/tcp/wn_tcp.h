@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * warpnic per-lcore TCP (RFC 9293) with the FPDU-aligning segmenter of RFC 5044 Appendix A.
+ *
+ * One struct wn_tcp_ctx per lcore owns its connection table (rte_hash), timer wheel, send
+ * queue and deferred-free list; nothing is shared, nothing locks. The library does no I/O:
+ *
+ *   wn_tcp_rx_bulk(ctx, pkts, n, now)   TCP packets from wn_net_rx_bulk (IP header first)
+ *   wn_tcp_process(ctx, now)            timers, deferred output, deferred frees
+ *   wn_tcp_tx_bulk(ctx, pkts, n)        IP packets for wn_net_output_bulk
+ *
+ * Upper layers use a socket-like API (listen/connect/send/recv/close/abort) with event
+ * callbacks. Callbacks run on the owning lcore from inside rx_bulk/process and may call
+ * any function of this API on the same context (including close/abort of the connection the
+ * event is about); a connection's memory stays valid until after its closed event.
+ *
+ * Implemented: RFC 9293 state machine incl. simultaneous open/close and TIME_WAIT, RFC 5961
+ * challenge ACKs, RFC 6528 ISNs, MSS / window scale / timestamps (RFC 7323) / SACK
+ * (RFC 2018), RFC 6298 RTO with backoff, RFC 5681 + RFC 6582 NewReno, RFC 6675 SACK
+ * recovery, delayed ACK, zero-window probes, bounded out-of-order queue, NewReno and CUBIC
+ * (RFC 9438) behind struct wn_tcp_cc_ops, SYN backlog bound, per-context connection limit.
+ */
+#ifndef WN_TCP_H
+#define WN_TCP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rte_mbuf.h>
+
+#include "wn_net.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** rte_log type name of this library. */
+#define WN_TCP_LOGTYPE_NAME "lib.wn.tcp"
+
+/** RFC 9293 §3.3.2 connection states. */
+enum wn_tcp_state {
+	WN_TCP_CLOSED = 0,
+	WN_TCP_LISTEN,
+	WN_TCP_SYN_SENT,
+	WN_TCP_SYN_RCVD,
+	WN_TCP_ESTABLISHED,
+	WN_TCP_FIN_WAIT_1,
+	WN_TCP_FIN_WAIT_2,
+	WN_TCP_CLOSE_WAIT,
+	WN_TCP_CLOSING,
+	WN_TCP_LAST_ACK,
+	WN_TCP_TIME_WAIT,
+	WN_TCP_STATE_MAX,
+};
+
+/** @return the RFC name of @p s ("ESTABLISHED"...). Any thread. */
+const char *wn_tcp_state_name(enum wn_tcp_state s);
+
+/** Segmentation mode of a connection's send side. */
+enum wn_tcp_mode {
+	/** Plain byte stream: segments are cut anywhere (tests, MPA startup phase). */
+	WN_TCP_MODE_STREAM = 0,
+	/**
+	 * Record mode (RFC 5044 Appendix A): data is appended as whole records (FPDUs); every
+	 * segment starts on a record boundary and packs whole records up to the EMSS;
+	 * retransmissions keep the same boundaries.
+	 */
+	WN_TCP_MODE_RECORD = 1,
+};
+
+/** Why a connection ended (argument of the closed event). */
+enum wn_tcp_close_reason {
+	WN_TCP_CLOSE_NORMAL = 0,  /**< orderly close (FIN both ways, TIME_WAIT/LAST_ACK done) */
+	WN_TCP_CLOSE_RESET,       /**< peer sent an acceptable RST */
+	WN_TCP_CLOSE_ABORT,       /**< local wn_tcp_abort */
+	WN_TCP_CLOSE_TIMEOUT,     /**< retransmission/SYN/keepalive limit reached */
+	WN_TCP_CLOSE_REFUSED,     /**< RST in answer to our SYN */
+};
+
+struct wn_tcp_ctx;
+struct wn_tcp_conn;
+struct wn_tcp_listener;
+
+/**
+ * Event callbacks of a connection (all optional). @p arg is the connection's user pointer
+ * (wn_tcp_conn_set_arg, or the listener's/connect's arg until changed).
+ */
+struct wn_tcp_cb {
+	/**
+	 * A connection reached ESTABLISHED: an accepted one (from a listener) or a connect.
+	 * Return non-zero from an accepted connection to refuse it (it is reset).
+	 */
+	int (*established)(struct wn_tcp_conn *c, void *arg);
+	/** New in-order data can be read (wn_tcp_recv / wn_tcp_recv_peek). */
+	void (*recv)(struct wn_tcp_conn *c, void *arg);
+	/** The peer sent FIN: no more data will arrive (after what is readable now). */
+	void (*eof)(struct wn_tcp_conn *c, void *arg);
+	/** @p acked bytes left the send queue; wn_tcp_send_space() grew. */
+	void (*sent)(struct wn_tcp_conn *c, void *arg, uint32_t acked);
+	/** The EMSS (largest payload per segment) changed, e.g. after the handshake. */
+	void (*emss)(struct wn_tcp_conn *c, void *arg, uint16_t emss);
+	/** Last event: the connection is gone after this returns. */
+	void (*closed)(struct wn_tcp_conn *c, void *arg, enum wn_tcp_close_reason why);
+};
+
+/** Congestion control algorithm: a small ops table (RFC 5681 style hooks). */
+struct wn_tcp_cc_ops {
+	const char *name;
+	/** Connection established: set cwnd/ssthresh (RFC 5681 §3.1 IW). */
+	void (*init)(struct wn_tcp_conn *c);
+	/** @p acked new bytes acknowledged outside recovery (slow start / avoidance). */
+	void (*on_ack)(struct wn_tcp_conn *c, uint32_t acked, uint64_t now);
+	/** Loss detected by duplicate ACKs / SACK: entering fast recovery; set ssthresh. */
+	void (*on_loss)(struct wn_tcp_conn *c, uint64_t now);
+	/** Fast recovery ended (RFC 6582 full ACK). */
+	void (*on_recovery_end)(struct wn_tcp_conn *c, uint64_t now);
+	/** Retransmission timeout (RFC 5681 §3.1 eq. 4, cwnd = LW). */
+	void (*on_rto)(struct wn_tcp_conn *c, uint64_t now);
+	/** Per-connection private state size (<= WN_TCP_CC_PRIV_SIZE). */
+	uint32_t priv_size;
+};
+
+/** Bytes of per-connection congestion-control state available to an algorithm. */
+#define WN_TCP_CC_PRIV_SIZE 64
+
+/** NewReno (RFC 5681 + RFC 6582). */
+extern const struct wn_tcp_cc_ops wn_tcp_cc_newreno;
+/** CUBIC (RFC 9438). */
+extern const struct wn_tcp_cc_ops wn_tcp_cc_cubic;
+
+/** Feature flags of a context (defaults: all on except SYN cookies). */
+#define WN_TCP_F_SACK (1u << 0)       /**< offer/accept SACK (RFC 2018) */
+#define WN_TCP_F_WSCALE (1u << 1)     /**< offer/accept window scale (RFC 7323 §2) */
+#define WN_TCP_F_TIMESTAMPS (1u << 2) /**< offer/accept timestamps (RFC 7323 §3) */
+#define WN_TCP_F_SYNCOOKIES (1u << 3) /**< reserved: SYN cookies (not implemented; full
+				       *   backlog drops with a counter) */
+#define WN_TCP_F_NODELAY (1u << 4)    /**< do not wait (Nagle off); default on */
+#define WN_TCP_F_DEFAULTS (WN_TCP_F_SACK | WN_TCP_F_WSCALE | WN_TCP_F_TIMESTAMPS | \
+			   WN_TCP_F_NODELAY)
+
+/** Configuration of a per-lcore context; zero fields take the stated default. */
+struct wn_tcp_ctx_conf {
+	int socket_id;              /**< NUMA socket (SOCKET_ID_ANY ok) */
+	struct rte_mempool *pool;   /**< mbufs for outgoing segments (required) */
+	uint32_t max_conns;         /**< connection limit incl. TIME_WAIT/SYN_RCVD (0: 1024) */
+	uint32_t max_listeners;     /**< (0: 16) */
+	uint32_t syn_backlog;       /**< SYN_RCVD connections at most (0: max_conns / 4) */
+	uint32_t sndbuf;            /**< send buffer bytes per connection (0: 256 KiB) */
+	uint32_t rcvbuf;            /**< receive buffer bytes per connection (0: 256 KiB) */
+	uint16_t mtu;               /**< L3 MTU for the MSS we advertise (0: 1500) */
+	uint32_t flags;             /**< WN_TCP_F_* (0: WN_TCP_F_DEFAULTS) */
+	const struct wn_tcp_cc_ops *cc; /**< (NULL: NewReno) */
+	uint8_t isn_secret[16];     /**< RFC 6528 F() key (all zero: random) */
+	uint32_t rto_init_us;       /**< RFC 6298 §2.1 initial RTO (0: 1 s) */
+	uint32_t rto_min_us;        /**< RFC 6298 §2.4 lower bound (0: 200 ms, RFC asks 1 s) */
+	uint32_t rto_max_us;        /**< (0: 60 s) */
+	uint32_t max_retries;       /**< retransmissions before giving up (0: 12) */
+	uint32_t syn_retries;       /**< SYN retransmissions (0: 6) */
+	uint32_t delack_us;         /**< delayed ACK timer (0: 40 ms; RFC 9293 < 0.5 s) */
+	uint32_t msl_us;            /**< MSL; TIME_WAIT lasts 2*MSL (0: 30 s) */
+	uint32_t ooo_max;           /**< out-of-order intervals kept (0: 16) */
+	uint16_t ephemeral_lo;      /**< local port range for connect (0: 32768) */
+	uint16_t ephemeral_hi;      /**< (0: 60999) */
+};
+
+/** Per-context counters; every drop has one. */
+struct wn_tcp_stats {
+	uint64_t rx_segs;           /**< segments given to rx_bulk */
+	uint64_t rx_drop_short;     /**< truncated IP/TCP header, bad data offset */
+	uint64_t rx_drop_cksum;     /**< bad TCP checksum */
+	uint64_t rx_drop_opts;      /**< malformed options */
+	uint64_t rx_drop_noconn;    /**< no connection or listener (RST sent unless RST) */
+	uint64_t rx_drop_badflags;  /**< SYN+FIN, no ACK in synchronized state, etc. */
+	uint64_t rx_drop_unacceptable; /**< failed the RFC 9293 §3.10.7.4 acceptability test */
+	uint64_t rx_drop_paws;      /**< RFC 7323 §5 PAWS */
+	uint64_t rx_drop_ooo_full;  /**< out-of-order segment with no free interval */
+	uint64_t rx_drop_rcvbuf;    /**< data beyond the receive window (trimmed) */
+	uint64_t rx_drop_ack;       /**< ACK of data never sent (RFC 5961 §5) */
+	uint64_t rx_drop_backlog;   /**< SYN dropped: backlog full */
+	uint64_t rx_drop_conn_limit; /**< SYN dropped: max_conns reached */
+	uint64_t rx_drop_family;    /**< not IPv4/IPv6 TCP */
+	uint64_t rx_dupack;         /**< duplicate ACKs */
+	uint64_t rx_ooo;            /**< out-of-order segments queued */
+	uint64_t rx_dup_data;       /**< fully duplicate data segments */
+	uint64_t rx_rst;            /**< acceptable RSTs */
+	uint64_t challenge_acks;    /**< RFC 5961 challenge ACKs sent */
+	uint64_t tx_segs;           /**< segments built */
+	uint64_t tx_data_bytes;     /**< payload bytes sent (incl. retransmissions) */
+	uint64_t tx_retrans;        /**< retransmitted segments (any cause) */
+	uint64_t tx_rst;            /**< RSTs sent */
+	uint64_t tx_drop_nombuf;    /**< mempool empty */
+	uint64_t tx_drop_queue;     /**< context tx queue full */
+	uint64_t rto_fired;         /**< retransmission timeouts */
+	uint64_t fast_retrans;      /**< fast retransmits (entering recovery) */
+	uint64_t zwp_sent;          /**< zero-window probes */
+	uint64_t delack_fired;      /**< delayed ACK timer expirations */
+	uint64_t conns_opened;      /**< connections created (active + passive) */
+	uint64_t conns_closed;      /**< connections freed */
+	uint64_t conns_timeout;     /**< given up after retries */
+	uint64_t record_split;      /**< records larger than EMSS that had to be split */
+};
+
+/** Connection endpoint. */
+struct wn_tcp_endpoint {
+	struct wn_ip_addr addr;
+	uint16_t port;              /**< host byte order */
+};
+
+/** Snapshot of a connection's TCB for tests and telemetry. */
+struct wn_tcp_info {
+	enum wn_tcp_state state;
+	struct wn_tcp_endpoint local, remote;
+	uint32_t iss, irs;
+	uint32_t snd_una, snd_nxt, snd_max, snd_wnd;
+	uint32_t rcv_nxt, rcv_wnd;
+	uint8_t snd_wscale, rcv_wscale;
+	bool ts_ok, sack_ok;
+	uint16_t mss;               /**< peer's MSS (send side) */
+	uint16_t emss;              /**< payload per segment after options */
+	uint32_t cwnd, ssthresh;
+	uint32_t srtt_us, rttvar_us, rto_us;
+	uint32_t backoff;           /**< RTO backoff exponent */
+	bool in_recovery;
+	uint32_t sacked_bytes;      /**< scoreboard: bytes SACKed above snd_una */
+	uint32_t sack_blocks;       /**< scoreboard intervals */
+	uint32_t ooo_intervals;     /**< receive side out-of-order intervals */
+	uint32_t snd_queued;        /**< bytes in the send buffer (unacked + unsent) */
+	uint32_t rcv_queued;        /**< readable bytes */
+	enum wn_tcp_mode mode;
+	uint64_t retrans;           /**< retransmitted segments */
+};
+
+/**
+ * Create a per-lcore context.
+ * @return the context, or NULL with errno EINVAL (no pool, bad conf) or ENOMEM.
+ * Thread safety: any thread; the context is then used by one lcore only.
+ */
+struct wn_tcp_ctx *wn_tcp_ctx_create(const struct wn_tcp_ctx_conf *conf);
+
+/**
+ * Free a context: every connection is dropped silently (no RST, no callbacks) and every
+ * mbuf is freed. NULL is a no-op. Owning lcore.
+ */
+void wn_tcp_ctx_free(struct wn_tcp_ctx *ctx);
+
+/**
+ * Feed TCP packets (IP header at the data offset, as wn_net_rx_bulk leaves them).
+ * Every mbuf is consumed. @return how many were accepted by a connection or listener.
+ * Owning lcore.
+ */
+uint16_t wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n,
+			uint64_t now);
+
+/**
+ * Run expired timers (RTO, delayed ACK, persist, TIME_WAIT, SYN), pending output and
+ * deferred frees. Call once per loop iteration. Owning lcore.
+ */
+void wn_tcp_process(struct wn_tcp_ctx *ctx, uint64_t now);
+
+/**
+ * Take up to @p n queued segments as IP packets (for wn_net_output_bulk).
+ * @return how many were stored in @p pkts. Owning lcore.
+ */
+uint16_t wn_tcp_tx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Listen on @p local (address of family WN_AF_INET/6; all-zero address: any of that family).
+ * Accepted connections start with @p cb and @p arg.
+ * @return the listener, or NULL with errno EINVAL, EADDRINUSE, ENOSPC. Owning lcore.
+ */
+struct wn_tcp_listener *wn_tcp_listen(struct wn_tcp_ctx *ctx,
+				      const struct wn_tcp_endpoint *local,
+				      const struct wn_tcp_cb *cb, void *arg);
+
+/** Stop listening (connections already accepted live on). @return 0. Owning lcore. */
+int wn_tcp_unlisten(struct wn_tcp_listener *l);
+
+/**
+ * Open a connection (SYN sent on the next wn_tcp_tx_bulk). @p local port 0 picks an
+ * ephemeral port; @p local address must be set (see wn_netif_src_addr).
+ * @return the connection in SYN_SENT, or NULL with errno EINVAL, EADDRINUSE (4-tuple
+ * taken or no free port), ENOSPC (connection limit), ENOMEM. Owning lcore.
+ */
+struct wn_tcp_conn *wn_tcp_connect(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *local,
+				   const struct wn_tcp_endpoint *remote,
+				   const struct wn_tcp_cb *cb, void *arg);
+
+/**
+ * Open a connection with a chosen initial send sequence number (tests: wraparound).
+ * Otherwise as wn_tcp_connect.
+ */
+struct wn_tcp_conn *wn_tcp_connect_iss(struct wn_tcp_ctx *ctx,
+				       const struct wn_tcp_endpoint *local,
+				       const struct wn_tcp_endpoint *remote,
+				       const struct wn_tcp_cb *cb, void *arg, uint32_t iss);
+
+/** Set the user pointer passed to callbacks. Owning lcore. */
+void wn_tcp_conn_set_arg(struct wn_tcp_conn *c, void *arg);
+
+/** Replace the callbacks (e.g. when MPA takes over). Owning lcore. */
+void wn_tcp_conn_set_cb(struct wn_tcp_conn *c, const struct wn_tcp_cb *cb);
+
+/** @return the user pointer. Owning lcore. */
+void *wn_tcp_conn_arg(const struct wn_tcp_conn *c);
+
+/** @return the connection's context. Owning lcore. */
+struct wn_tcp_ctx *wn_tcp_conn_ctx(const struct wn_tcp_conn *c);
+
+/**
+ * Switch segmentation mode. Switching to record mode takes effect for data appended
+ * afterwards; bytes already queued in stream mode are sent as they are.
+ * @return 0 or -EINVAL. Owning lcore.
+ */
+int wn_tcp_set_mode(struct wn_tcp_conn *c, enum wn_tcp_mode mode);
+
+/**
+ * Queue stream bytes (stream mode). Sending starts in ESTABLISHED/CLOSE_WAIT; bytes may be
+ * queued in SYN_SENT/SYN_RCVD.
+ * @return bytes accepted (0..len, limited by wn_tcp_send_space), or -ENOTCONN (closed or
+ * after close), -EINVAL (record mode). Owning lcore.
+ */
+int wn_tcp_send(struct wn_tcp_conn *c, const void *buf, uint32_t len);
+
+/**
+ * Append one record (record mode) gathered from @p iov: all or nothing.
+ * @return 0, -ENOBUFS (send space or record slots short: retry after a sent event),
+ * -EMSGSIZE (longer than the current EMSS), -ENOTCONN, -EINVAL. Owning lcore.
+ */
+int wn_tcp_send_recordv(struct wn_tcp_conn *c, const struct iovec *iov, unsigned int iovcnt);
+
+/** Append one contiguous record; as wn_tcp_send_recordv. */
+int wn_tcp_send_record(struct wn_tcp_conn *c, const void *buf, uint32_t len);
+
+/**
+ * @return the TCP sequence number at which the next appended byte (the next record in
+ * record mode) will start; MPA markers (RFC 5044 §4.2) are placed relative to it.
+ * Owning lcore.
+ */
+uint32_t wn_tcp_next_seq(const struct wn_tcp_conn *c);
+
+/** @return free send-buffer bytes. Owning lcore. */
+uint32_t wn_tcp_send_space(const struct wn_tcp_conn *c);
+
+/** @return the current EMSS: payload bytes a segment can carry after options. Owning lcore. */
+uint16_t wn_tcp_emss(const struct wn_tcp_conn *c);
+
+/**
+ * Copy up to @p len in-order bytes out of the receive buffer; opens the window.
+ * @return bytes copied (0 if none), or -ENOTCONN after the connection is gone. Owning lcore.
+ */
+int wn_tcp_recv(struct wn_tcp_conn *c, void *buf, uint32_t len);
+
+/**
+ * Zero-copy read: point @p data at the first contiguous readable run.
+ * @return its length (0 if nothing readable). Owning lcore.
+ */
+uint32_t wn_tcp_recv_peek(struct wn_tcp_conn *c, const uint8_t **data);
+
+/** Consume @p len bytes after wn_tcp_recv_peek. @return 0 or -EINVAL. Owning lcore. */
+int wn_tcp_recv_consume(struct wn_tcp_conn *c, uint32_t len);
+
+/** @return readable bytes. Owning lcore. */
+uint32_t wn_tcp_recv_avail(const struct wn_tcp_conn *c);
+
+/**
+ * Orderly close (RFC 9293 §3.10.4): FIN after queued data. The connection lives until its
+ * closed event. @return 0, or -ENOTCONN if already closing. Owning lcore.
+ */
+int wn_tcp_close(struct wn_tcp_conn *c);
+
+/**
+ * Abort (RFC 9293 §3.10.5): send RST, drop queues, closed event (WN_TCP_CLOSE_ABORT)
+ * is delivered before this returns. Owning lcore.
+ */
+void wn_tcp_abort(struct wn_tcp_conn *c);
+
+/** @return the connection's state. Owning lcore. */
+enum wn_tcp_state wn_tcp_conn_state(const struct wn_tcp_conn *c);
+
+/** Fill @p info with a TCB snapshot. Owning lcore. */
+void wn_tcp_conn_info(const struct wn_tcp_conn *c, struct wn_tcp_info *info);
+
+/** Copy the counters. Owning lcore. */
+void wn_tcp_stats_get(const struct wn_tcp_ctx *ctx, struct wn_tcp_stats *st);
+
+/** @return live connections (all states but LISTEN). Owning lcore. */
+uint32_t wn_tcp_conn_count(const struct wn_tcp_ctx *ctx);
+
+/**
+ * Software steering: the queue/lcore index in [0, n) for a flow, the Toeplitz hash of
+ * (remote addr, local addr, remote port, local port) with the default RSS key, so it
+ * matches what a NIC's RSS would choose for the incoming direction.
+ * Thread safety: pure; any thread.
+ */
+uint32_t wn_tcp_flow_steer(const struct wn_tcp_endpoint *local,
+			   const struct wn_tcp_endpoint *remote, uint32_t n);
+
+/** Registered rte_log type of lib.wn.tcp. */
+extern int wn_tcp_logtype;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WN_TCP_H */
