@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* lib/net internals shared by netif.c, rx.c and output.c. */
+#ifndef NET_PRIV_H
+#define NET_PRIV_H
+
+#include <stdint.h>
+
+#include <rte_hash.h>
+#include <rte_ip_frag.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "wn_net.h"
+
+#define NET_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, wn_net_logtype, "wn_net: " fmt "\n", ##__VA_ARGS__)
+
+/** Neighbour entry states (RFC 4861 §7.3.2 names, ARP uses the same ones). */
+enum neigh_state {
+	NEIGH_FREE = 0,
+	NEIGH_INCOMPLETE, /**< request sent, packets queued */
+	NEIGH_REACHABLE,  /**< resolved until expire */
+	NEIGH_PERMANENT,  /**< static */
+};
+
+struct neigh {
+	struct wn_ip_addr addr;
+	struct rte_ether_addr mac;
+	uint8_t state;
+	uint8_t probes;
+	uint16_t qlen;
+	uint64_t expire;        /**< REACHABLE: end of life; INCOMPLETE: next retransmit */
+	struct rte_mbuf **q;    /**< conf.neigh_queue_len slots (preallocated) */
+};
+
+struct netif_addr {
+	struct wn_ip_addr addr;
+	uint8_t prefix;
+};
+
+struct wn_netif {
+	struct wn_netif_conf conf;
+	struct netif_addr addrs[WN_NETIF_MAX_ADDRS];
+	unsigned int nb_addrs;
+	struct wn_ip_addr gw4, gw6;
+	uint16_t ip_id;
+	bool hw_ip4_cksum_tx, hw_l4_cksum_tx;
+
+	struct rte_hash *neigh_hash; /**< key: struct wn_ip_addr -> index in neigh[] */
+	struct neigh *neigh;
+	struct rte_mbuf **neigh_q;
+	uint64_t next_neigh_scan;
+
+	struct rte_ip_frag_tbl *frag_tbl; /**< NULL: reassembly off */
+	struct rte_ip_frag_death_row dr;
+
+	/* tx FIFO of complete frames */
+	struct rte_mbuf **txq;
+	uint32_t txq_head, txq_len;
+
+	struct wn_net_stats st;
+};
+
+/* netif.c */
+struct neigh *neigh_find(const struct wn_netif *nif, const struct wn_ip_addr *addr);
+struct neigh *neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr);
+void neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ether_addr *mac,
+		    uint64_t now);
+void neigh_delete(struct wn_netif *nif, struct neigh *n);
+const struct netif_addr *netif_addr_for(const struct wn_netif *nif, const struct wn_ip_addr *dst);
+
+/* output.c */
+int netif_txq_push(struct wn_netif *nif, struct rte_mbuf *m);
+int net_send_l2(struct wn_netif *nif, struct rte_mbuf *m, const struct rte_ether_addr *dst,
+		uint16_t ethertype);
+int arp_send(struct wn_netif *nif, uint16_t op, const struct rte_ether_addr *tha,
+	     rte_be32_t sip, rte_be32_t tip, const struct rte_ether_addr *dst_mac);
+int ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt);
+int ndp_send_na(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *dst,
+		const struct rte_ether_addr *dst_mac, bool solicited);
+void neigh_solicit(struct wn_netif *nif, struct neigh *n);
+
+#endif /* NET_PRIV_H */

@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Netif lifetime, addresses, neighbour table (ARP RFC 826 / NDP RFC 4861), timers. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_jhash.h>
+#include <rte_arp.h>
+#include <rte_malloc.h>
+
+#include "net_priv.h"
+
+RTE_LOG_REGISTER_DEFAULT(wn_net_logtype, NOTICE);
+
+/* Neighbour expiry scan period: walking the table every loop iteration would be waste. */
+#define NEIGH_SCAN_US 10000
+/* Reassembly table associativity (rte_ip_frag wants a power of two). */
+#define FRAG_BUCKET_ENTRIES 4
+
+uint64_t
+wn_net_now_us(void)
+{
+	return rte_get_timer_cycles() * 1000000ull / rte_get_timer_hz();
+}
+
+static void
+conf_defaults(struct wn_netif_conf *c)
+{
+	if (c->mtu == 0)
+		c->mtu = 1500;
+	if (c->neigh_entries == 0)
+		c->neigh_entries = 256;
+	if (c->neigh_reachable_us == 0)
+		c->neigh_reachable_us = 300u * 1000000u;
+	if (c->neigh_retrans_us == 0)
+		c->neigh_retrans_us = 1000000u;
+	if (c->neigh_max_probes == 0)
+		c->neigh_max_probes = 3;
+	if (c->neigh_queue_len == 0)
+		c->neigh_queue_len = 8;
+	if (c->frag_max_flows == 0)
+		c->frag_max_flows = 64;
+	if (c->frag_ttl_us == 0)
+		c->frag_ttl_us = 30u * 1000000u;
+	if (c->tx_queue_len == 0)
+		c->tx_queue_len = 1024;
+}
+
+struct wn_netif *
+wn_netif_create(const struct wn_netif_conf *conf)
+{
+	static unsigned int seq;
+	struct wn_netif *nif;
+	char name[RTE_HASH_NAMESIZE];
+	struct rte_hash_parameters hp = { 0 };
+
+	if (conf == NULL || conf->pool == NULL || conf->mtu > 9000 ||
+	    (conf->mtu != 0 && conf->mtu < 576)) {
+		rte_errno = errno = EINVAL;
+		return NULL;
+	}
+	nif = rte_zmalloc_socket("wn_netif", sizeof(*nif), RTE_CACHE_LINE_SIZE, conf->socket_id);
+	if (nif == NULL)
+		goto nomem;
+	nif->conf = *conf;
+	conf_defaults(&nif->conf);
+	nif->hw_ip4_cksum_tx = (conf->tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
+	nif->hw_l4_cksum_tx = (conf->tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) != 0;
+	nif->neigh = rte_zmalloc_socket("wn_neigh", sizeof(*nif->neigh) * nif->conf.neigh_entries,
+					RTE_CACHE_LINE_SIZE, conf->socket_id);
+	nif->neigh_q = rte_zmalloc_socket("wn_neigh_q", sizeof(struct rte_mbuf *) *
+					  nif->conf.neigh_entries * nif->conf.neigh_queue_len,
+					  RTE_CACHE_LINE_SIZE, conf->socket_id);
+	nif->txq = rte_zmalloc_socket("wn_txq", sizeof(struct rte_mbuf *) * nif->conf.tx_queue_len,
+				      RTE_CACHE_LINE_SIZE, conf->socket_id);
+	if (nif->neigh == NULL || nif->neigh_q == NULL || nif->txq == NULL)
+		goto nomem;
+	for (uint32_t i = 0; i < nif->conf.neigh_entries; i++)
+		nif->neigh[i].q = nif->neigh_q + (size_t)i * nif->conf.neigh_queue_len;
+
+	snprintf(name, sizeof(name), "wn_nb_%u_%u", conf->port_id,
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	hp.name = name;
+	hp.entries = nif->conf.neigh_entries;
+	hp.key_len = sizeof(struct wn_ip_addr);
+	hp.hash_func = rte_jhash;
+	hp.socket_id = conf->socket_id;
+	nif->neigh_hash = rte_hash_create(&hp);
+	if (nif->neigh_hash == NULL)
+		goto nomem;
+
+	if (nif->conf.frag_max_flows != WN_NETIF_NO_REASSEMBLY) {
+		uint32_t flows = nif->conf.frag_max_flows;
+
+		/* tms is our microsecond clock, so max_cycles is the TTL in microseconds. */
+		nif->frag_tbl = rte_ip_frag_table_create(flows, FRAG_BUCKET_ENTRIES,
+							 flows, nif->conf.frag_ttl_us,
+							 conf->socket_id);
+		if (nif->frag_tbl == NULL)
+			goto nomem;
+	}
+	return nif;
+nomem:
+	wn_netif_free(nif);
+	rte_errno = errno = ENOMEM;
+	return NULL;
+}
+
+void
+wn_netif_free(struct wn_netif *nif)
+{
+	if (nif == NULL)
+		return;
+	if (nif->neigh != NULL) {
+		for (uint32_t i = 0; i < nif->conf.neigh_entries; i++)
+			rte_pktmbuf_free_bulk(nif->neigh[i].q, nif->neigh[i].qlen);
+	}
+	for (uint32_t i = 0; i < nif->txq_len; i++)
+		rte_pktmbuf_free(nif->txq[(nif->txq_head + i) % nif->conf.tx_queue_len]);
+	if (nif->frag_tbl != NULL) {
+		rte_ip_frag_free_death_row(&nif->dr, 0);
+		rte_ip_frag_table_destroy(nif->frag_tbl);
+	}
+	rte_hash_free(nif->neigh_hash);
+	rte_free(nif->neigh);
+	rte_free(nif->neigh_q);
+	rte_free(nif->txq);
+	rte_free(nif);
+}
+
+static bool
+prefix_match(const struct wn_ip_addr *a, const struct wn_ip_addr *b, uint8_t prefix)
+{
+	const uint8_t *x, *y;
+	unsigned int full, rem;
+
+	if (a->family != b->family)
+		return false;
+	if (a->family == WN_AF_INET) {
+		uint32_t mask = prefix == 0 ? 0 : ~0u << (32 - prefix);
+
+		return ((rte_be_to_cpu_32(a->v4) ^ rte_be_to_cpu_32(b->v4)) & mask) == 0;
+	}
+	x = a->v6;
+	y = b->v6;
+	full = prefix / 8;
+	rem = prefix % 8;
+	if (memcmp(x, y, full) != 0)
+		return false;
+	if (rem != 0 && ((x[full] ^ y[full]) & (uint8_t)(0xff << (8 - rem))) != 0)
+		return false;
+	return true;
+}
+
+int
+wn_netif_addr_add(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix)
+{
+	struct wn_ip_addr a;
+
+	if (addr == NULL || (addr->family != WN_AF_INET && addr->family != WN_AF_INET6))
+		return -EINVAL;
+	if (prefix > (addr->family == WN_AF_INET ? 32 : 128))
+		return -EINVAL;
+	if (wn_netif_is_local(nif, addr))
+		return -EEXIST;
+	if (nif->nb_addrs == WN_NETIF_MAX_ADDRS)
+		return -ENOSPC;
+	memset(&a, 0, sizeof(a));
+	a.family = addr->family;
+	if (a.family == WN_AF_INET)
+		a.v4 = addr->v4;
+	else
+		memcpy(a.v6, addr->v6, 16);
+	nif->addrs[nif->nb_addrs].addr = a;
+	nif->addrs[nif->nb_addrs].prefix = prefix;
+	nif->nb_addrs++;
+	return 0;
+}
+
+int
+wn_netif_gateway_set(struct wn_netif *nif, const struct wn_ip_addr *gw)
+{
+	if (gw == NULL)
+		return -EINVAL;
+	if (gw->family == WN_AF_INET)
+		nif->gw4 = *gw;
+	else if (gw->family == WN_AF_INET6)
+		nif->gw6 = *gw;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+bool
+wn_netif_is_local(const struct wn_netif *nif, const struct wn_ip_addr *addr)
+{
+	for (unsigned int i = 0; i < nif->nb_addrs; i++)
+		if (wn_ip_addr_eq(&nif->addrs[i].addr, addr))
+			return true;
+	return false;
+}
+
+/* The address whose subnet holds @p dst, else the first of the family. */
+const struct netif_addr *
+netif_addr_for(const struct wn_netif *nif, const struct wn_ip_addr *dst)
+{
+	const struct netif_addr *any = NULL;
+
+	for (unsigned int i = 0; i < nif->nb_addrs; i++) {
+		const struct netif_addr *a = &nif->addrs[i];
+
+		if (a->addr.family != dst->family)
+			continue;
+		if (prefix_match(&a->addr, dst, a->prefix))
+			return a;
+		if (any == NULL)
+			any = a;
+	}
+	return any;
+}
+
+int
+wn_netif_src_addr(const struct wn_netif *nif, const struct wn_ip_addr *dst,
+		  struct wn_ip_addr *src)
+{
+	const struct netif_addr *a = netif_addr_for(nif, dst);
+
+	if (a == NULL)
+		return -ENETUNREACH;
+	*src = a->addr;
+	return 0;
+}
+
+uint16_t
+wn_netif_mtu(const struct wn_netif *nif)
+{
+	return nif->conf.mtu;
+}
+
+const struct rte_ether_addr *
+wn_netif_mac(const struct wn_netif *nif)
+{
+	return &nif->conf.mac;
+}
+
+void
+wn_net_stats_get(const struct wn_netif *nif, struct wn_net_stats *st)
+{
+	*st = nif->st;
+}
+
+/* ---- neighbour table ---- */
+
+static void
+neigh_key(const struct wn_ip_addr *addr, struct wn_ip_addr *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->family = addr->family;
+	if (addr->family == WN_AF_INET)
+		key->v4 = addr->v4;
+	else
+		memcpy(key->v6, addr->v6, 16);
+}
+
+struct neigh *
+neigh_find(const struct wn_netif *nif, const struct wn_ip_addr *addr)
+{
+	struct wn_ip_addr key;
+	int pos;
+
+	neigh_key(addr, &key);
+	pos = rte_hash_lookup(nif->neigh_hash, &key);
+	if (pos < 0)
+		return NULL;
+	return &nif->neigh[pos];
+}
+
+struct neigh *
+neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr)
+{
+	struct wn_ip_addr key;
+	struct neigh *n;
+	int pos;
+
+	neigh_key(addr, &key);
+	pos = rte_hash_add_key(nif->neigh_hash, &key);
+	if (pos < 0 || (uint32_t)pos >= nif->conf.neigh_entries) {
+		if (pos >= 0)
+			rte_hash_del_key(nif->neigh_hash, &key);
+		nif->st.neigh_full++;
+		return NULL;
+	}
+	n = &nif->neigh[pos];
+	if (n->state != NEIGH_FREE)
+		return n; /* already there */
+	n->addr = key;
+	n->state = NEIGH_INCOMPLETE;
+	n->probes = 0;
+	n->qlen = 0;
+	n->expire = 0;
+	return n;
+}
+
+void
+neigh_delete(struct wn_netif *nif, struct neigh *n)
+{
+	if (n->qlen != 0) {
+		nif->st.tx_drop_neigh += n->qlen;
+		rte_pktmbuf_free_bulk(n->q, n->qlen);
+		n->qlen = 0;
+	}
+	rte_hash_del_key(nif->neigh_hash, &n->addr);
+	n->state = NEIGH_FREE;
+}
+
+void
+neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ether_addr *mac,
+	       uint64_t now)
+{
+	uint16_t et;
+
+	n->mac = *mac;
+	if (n->state != NEIGH_PERMANENT) {
+		n->state = NEIGH_REACHABLE;
+		n->expire = now + nif->conf.neigh_reachable_us;
+	}
+	et = n->addr.family == WN_AF_INET ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6;
+	for (uint16_t i = 0; i < n->qlen; i++)
+		net_send_l2(nif, n->q[i], &n->mac, et);
+	n->qlen = 0;
+}
+
+int
+wn_net_neigh_add(struct wn_netif *nif, const struct wn_ip_addr *addr,
+		 const struct rte_ether_addr *mac, bool permanent, uint64_t now)
+{
+	struct neigh *n;
+
+	if (addr == NULL || mac == NULL ||
+	    (addr->family != WN_AF_INET && addr->family != WN_AF_INET6))
+		return -EINVAL;
+	n = neigh_find(nif, addr);
+	if (n == NULL)
+		n = neigh_create(nif, addr);
+	if (n == NULL)
+		return -ENOSPC;
+	if (permanent)
+		n->state = NEIGH_PERMANENT;
+	neigh_resolved(nif, n, mac, now);
+	return 0;
+}
+
+int
+wn_net_neigh_lookup(const struct wn_netif *nif, const struct wn_ip_addr *addr,
+		    struct rte_ether_addr *mac)
+{
+	const struct neigh *n = neigh_find(nif, addr);
+
+	if (n == NULL)
+		return -ENOENT;
+	if (n->state == NEIGH_INCOMPLETE)
+		return -EAGAIN;
+	if (mac != NULL)
+		*mac = n->mac;
+	return 0;
+}
+
+void
+neigh_solicit(struct wn_netif *nif, struct neigh *n)
+{
+	const struct netif_addr *src = netif_addr_for(nif, &n->addr);
+
+	if (src == NULL)
+		return;
+	if (n->addr.family == WN_AF_INET)
+		arp_send(nif, RTE_ARP_OP_REQUEST, NULL, src->addr.v4, n->addr.v4, NULL);
+	else
+		ndp_send_ns(nif, &src->addr, &n->addr);
+}
+
+void
+wn_net_process(struct wn_netif *nif, uint64_t now)
+{
+	if (nif->frag_tbl != NULL) {
+		rte_ip_frag_table_del_expired_entries(nif->frag_tbl, &nif->dr, now);
+		rte_ip_frag_free_death_row(&nif->dr, 0);
+	}
+	if (now < nif->next_neigh_scan)
+		return;
+	nif->next_neigh_scan = now + NEIGH_SCAN_US;
+	for (uint32_t i = 0; i < nif->conf.neigh_entries; i++) {
+		struct neigh *n = &nif->neigh[i];
+
+		if (n->state == NEIGH_REACHABLE && now >= n->expire) {
+			neigh_delete(nif, n);
+		} else if (n->state == NEIGH_INCOMPLETE && now >= n->expire) {
+			if (n->probes >= nif->conf.neigh_max_probes) {
+				/* Resolution failed: drop what waited (counted in delete). */
+				neigh_delete(nif, n);
+				continue;
+			}
+			n->probes++;
+			n->expire = now + nif->conf.neigh_retrans_us;
+			neigh_solicit(nif, n);
+		}
+	}
+}
+
+int
+wn_net_start(struct wn_netif *nif, uint64_t now)
+{
+	int rc = 0;
+
+	(void)now;
+	for (unsigned int i = 0; i < nif->nb_addrs; i++) {
+		const struct wn_ip_addr *a = &nif->addrs[i].addr;
+		int r;
+
+		if (a->family == WN_AF_INET) {
+			/* RFC 5227 §3: ARP Announcement, sender = target = our address. */
+			r = arp_send(nif, RTE_ARP_OP_REQUEST, NULL, a->v4, a->v4, NULL);
+		} else {
+			struct wn_ip_addr all = { .family = WN_AF_INET6 };
+
+			all.v6[0] = 0xff;
+			all.v6[1] = 0x02;
+			all.v6[15] = 0x01;
+			r = ndp_send_na(nif, a, &all, NULL, false);
+		}
+		if (r == 0)
+			nif->st.tx_garp++;
+		else
+			rc = r;
+	}
+	return rc;
+}

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Transmit side: IP header, checksums (offload or software), next hop, Ethernet, tx FIFO. */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_arp.h>
+#include <rte_ethdev.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+#include <rte_tcp.h>
+
+#include "net_priv.h"
+
+#define WN_IP_TTL 64
+#define ICMP6_NS 135
+#define ICMP6_NA 136
+
+int
+netif_txq_push(struct wn_netif *nif, struct rte_mbuf *m)
+{
+	if (nif->txq_len == nif->conf.tx_queue_len) {
+		nif->st.tx_drop_queue++;
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	nif->txq[(nif->txq_head + nif->txq_len) % nif->conf.tx_queue_len] = m;
+	nif->txq_len++;
+	return 0;
+}
+
+uint16_t
+wn_net_tx_bulk(struct wn_netif *nif, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t k = 0;
+
+	while (k < n && nif->txq_len > 0) {
+		pkts[k++] = nif->txq[nif->txq_head];
+		nif->txq_head = (nif->txq_head + 1) % nif->conf.tx_queue_len;
+		nif->txq_len--;
+	}
+	nif->st.tx_pkts += k;
+	return k;
+}
+
+int
+net_send_l2(struct wn_netif *nif, struct rte_mbuf *m, const struct rte_ether_addr *dst,
+	    uint16_t ethertype)
+{
+	struct rte_ether_hdr *eh;
+
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(*eh));
+	if (eh == NULL) {
+		nif->st.tx_drop_nombuf++;
+		rte_pktmbuf_free(m);
+		return -ENOSPC;
+	}
+	rte_ether_addr_copy(dst, &eh->dst_addr);
+	rte_ether_addr_copy(&nif->conf.mac, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(ethertype);
+	m->l2_len = sizeof(*eh);
+	return netif_txq_push(nif, m);
+}
+
+int
+arp_send(struct wn_netif *nif, uint16_t op, const struct rte_ether_addr *tha, rte_be32_t sip,
+	 rte_be32_t tip, const struct rte_ether_addr *dst_mac)
+{
+	static const struct rte_ether_addr bcast = {
+		.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
+	struct rte_mbuf *m = rte_pktmbuf_alloc(nif->conf.pool);
+	struct rte_arp_hdr *ah;
+
+	if (m == NULL) {
+		nif->st.tx_drop_nombuf++;
+		return -ENOBUFS;
+	}
+	ah = (struct rte_arp_hdr *)rte_pktmbuf_append(m, sizeof(*ah));
+	if (ah == NULL) {
+		rte_pktmbuf_free(m);
+		return -ENOSPC;
+	}
+	/* RFC 826 packet format. */
+	ah->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	ah->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ah->arp_hlen = RTE_ETHER_ADDR_LEN;
+	ah->arp_plen = 4;
+	ah->arp_opcode = rte_cpu_to_be_16(op);
+	rte_ether_addr_copy(&nif->conf.mac, &ah->arp_data.arp_sha);
+	ah->arp_data.arp_sip = sip;
+	if (tha != NULL)
+		rte_ether_addr_copy(tha, &ah->arp_data.arp_tha);
+	else
+		memset(&ah->arp_data.arp_tha, 0, sizeof(ah->arp_data.arp_tha));
+	ah->arp_data.arp_tip = tip;
+	if (op == RTE_ARP_OP_REQUEST)
+		nif->st.tx_arp_req += sip != tip;
+	else
+		nif->st.tx_arp_reply++;
+	return net_send_l2(nif, m, dst_mac != NULL ? dst_mac : &bcast, RTE_ETHER_TYPE_ARP);
+}
+
+/* ---- IPv6 / NDP ---- */
+
+static void
+ip6_multicast_mac(const uint8_t *ip6, struct rte_ether_addr *mac)
+{
+	/* RFC 2464 §7: 33:33 + last four octets. */
+	mac->addr_bytes[0] = 0x33;
+	mac->addr_bytes[1] = 0x33;
+	memcpy(&mac->addr_bytes[2], ip6 + 12, 4);
+}
+
+static int
+icmp6_send(struct wn_netif *nif, struct rte_mbuf *m, const struct wn_ip_addr *src,
+	   const struct wn_ip_addr *dst, const struct rte_ether_addr *dst_mac)
+{
+	struct rte_ipv6_hdr *ip6;
+	struct rte_ether_addr mac;
+	uint16_t plen = (uint16_t)rte_pktmbuf_pkt_len(m);
+	uint8_t *icmp;
+
+	ip6 = (struct rte_ipv6_hdr *)rte_pktmbuf_prepend(m, sizeof(*ip6));
+	if (ip6 == NULL) {
+		rte_pktmbuf_free(m);
+		return -ENOSPC;
+	}
+	ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
+	ip6->payload_len = rte_cpu_to_be_16(plen);
+	ip6->proto = IPPROTO_ICMPV6;
+	ip6->hop_limits = 255; /* RFC 4861 §7.1.1: NDP needs 255 */
+	memcpy(ip6->src_addr, src->v6, 16);
+	memcpy(ip6->dst_addr, dst->v6, 16);
+	icmp = (uint8_t *)(ip6 + 1);
+	icmp[2] = icmp[3] = 0;
+	{
+		uint16_t ck = rte_ipv6_udptcp_cksum(ip6, icmp);
+
+		memcpy(icmp + 2, &ck, 2);
+	}
+	if (dst_mac == NULL) {
+		ip6_multicast_mac(dst->v6, &mac);
+		dst_mac = &mac;
+	}
+	return net_send_l2(nif, m, dst_mac, RTE_ETHER_TYPE_IPV6);
+}
+
+int
+ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(nif->conf.pool);
+	struct wn_ip_addr snm = { .family = WN_AF_INET6 };
+	uint8_t *p;
+
+	if (m == NULL) {
+		nif->st.tx_drop_nombuf++;
+		return -ENOBUFS;
+	}
+	p = (uint8_t *)rte_pktmbuf_append(m, 32);
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		return -ENOSPC;
+	}
+	/* RFC 4861 §4.3: type, code, cksum, reserved, target, source link-layer option. */
+	memset(p, 0, 32);
+	p[0] = ICMP6_NS;
+	memcpy(p + 8, tgt->v6, 16);
+	p[24] = 1; /* source link-layer address */
+	p[25] = 1; /* length in units of 8 octets */
+	memcpy(p + 26, nif->conf.mac.addr_bytes, 6);
+	/* Solicited-node multicast ff02::1:ffXX:XXXX (RFC 4291 §2.7.1). */
+	snm.v6[0] = 0xff;
+	snm.v6[1] = 0x02;
+	snm.v6[11] = 0x01;
+	snm.v6[12] = 0xff;
+	memcpy(&snm.v6[13], &tgt->v6[13], 3);
+	nif->st.tx_arp_req++;
+	return icmp6_send(nif, m, src, &snm, NULL);
+}
+
+int
+ndp_send_na(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *dst,
+	    const struct rte_ether_addr *dst_mac, bool solicited)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(nif->conf.pool);
+	uint8_t *p;
+
+	if (m == NULL) {
+		nif->st.tx_drop_nombuf++;
+		return -ENOBUFS;
+	}
+	p = (uint8_t *)rte_pktmbuf_append(m, 32);
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		return -ENOSPC;
+	}
+	/* RFC 4861 §4.4: R=0, S=solicited, O=1; target link-layer address option. */
+	memset(p, 0, 32);
+	p[0] = ICMP6_NA;
+	p[4] = (uint8_t)((solicited ? 0x40 : 0) | 0x20);
+	memcpy(p + 8, src->v6, 16);
+	p[24] = 2;
+	p[25] = 1;
+	memcpy(p + 26, nif->conf.mac.addr_bytes, 6);
+	if (solicited)
+		nif->st.tx_arp_reply++;
+	return icmp6_send(nif, m, src, dst, dst_mac);
+}
+
+/* ---- IP output ---- */
+
+int
+wn_net_ip_prepend(struct rte_mbuf *m, const struct wn_ip_addr *src,
+		  const struct wn_ip_addr *dst, uint8_t proto)
+{
+	uint32_t l4len = rte_pktmbuf_pkt_len(m);
+
+	if (src->family != dst->family)
+		return -EINVAL;
+	if (src->family == WN_AF_INET) {
+		struct rte_ipv4_hdr *ip;
+
+		if (l4len > UINT16_MAX - sizeof(*ip))
+			return -EINVAL;
+		ip = (struct rte_ipv4_hdr *)rte_pktmbuf_prepend(m, sizeof(*ip));
+		if (ip == NULL)
+			return -ENOSPC;
+		ip->version_ihl = RTE_IPV4_VHL_DEF;
+		ip->type_of_service = 0;
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(l4len + sizeof(*ip)));
+		ip->packet_id = 0;
+		/* We never fragment: DF (RFC 791 §3.1), path MTU is the link MTU. */
+		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+		ip->time_to_live = WN_IP_TTL;
+		ip->next_proto_id = proto;
+		ip->hdr_checksum = 0;
+		ip->src_addr = src->v4;
+		ip->dst_addr = dst->v4;
+		m->l3_len = sizeof(*ip);
+		m->packet_type = RTE_PTYPE_L3_IPV4;
+	} else if (src->family == WN_AF_INET6) {
+		struct rte_ipv6_hdr *ip6;
+
+		if (l4len > UINT16_MAX)
+			return -EINVAL;
+		ip6 = (struct rte_ipv6_hdr *)rte_pktmbuf_prepend(m, sizeof(*ip6));
+		if (ip6 == NULL)
+			return -ENOSPC;
+		ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
+		ip6->payload_len = rte_cpu_to_be_16((uint16_t)l4len);
+		ip6->proto = proto;
+		ip6->hop_limits = WN_IP_TTL;
+		memcpy(ip6->src_addr, src->v6, 16);
+		memcpy(ip6->dst_addr, dst->v6, 16);
+		m->l3_len = sizeof(*ip6);
+		m->packet_type = RTE_PTYPE_L3_IPV6;
+	} else {
+		return -EINVAL;
+	}
+	m->l2_len = 0;
+	return 0;
+}
+
+/* Fill checksums; offload when the port enabled it, software otherwise. */
+static void
+ip4_cksums(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv4_hdr *ip)
+{
+	uint16_t l3 = (uint16_t)rte_ipv4_hdr_len(ip);
+	uint8_t proto = ip->next_proto_id;
+	struct rte_tcp_hdr *th = NULL;
+
+	if (proto == IPPROTO_TCP && rte_pktmbuf_data_len(m) >= l3 + sizeof(*th))
+		th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, l3);
+	m->l3_len = l3;
+	ip->hdr_checksum = 0;
+	if (th != NULL && nif->hw_l4_cksum_tx) {
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_TCP_CKSUM;
+		th->cksum = 0;
+		th->cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+	} else if (th != NULL) {
+		th->cksum = 0;
+		th->cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip, l3);
+	}
+	if (nif->hw_ip4_cksum_tx)
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+	else
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+}
+
+static void
+ip6_cksums(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6)
+{
+	struct rte_tcp_hdr *th;
+
+	m->l3_len = sizeof(*ip6);
+	if (ip6->proto != IPPROTO_TCP || rte_pktmbuf_data_len(m) < sizeof(*ip6) + sizeof(*th))
+		return;
+	th = (struct rte_tcp_hdr *)(ip6 + 1);
+	th->cksum = 0;
+	if (nif->conf.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) {
+		m->ol_flags |= RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_TCP_CKSUM;
+		th->cksum = rte_ipv6_phdr_cksum(ip6, m->ol_flags);
+	} else {
+		th->cksum = rte_ipv6_udptcp_cksum_mbuf(m, ip6, sizeof(*ip6));
+	}
+}
+
+/* Next hop: on-link destination itself, else the gateway (RFC 1122 §3.3.1). */
+static int
+next_hop(const struct wn_netif *nif, const struct wn_ip_addr *dst, struct wn_ip_addr *nh)
+{
+	for (unsigned int i = 0; i < nif->nb_addrs; i++) {
+		const struct netif_addr *a = &nif->addrs[i];
+		struct wn_ip_addr x = *dst;
+
+		if (a->addr.family != dst->family)
+			continue;
+		if (a->addr.family == WN_AF_INET) {
+			uint32_t mask = a->prefix == 0 ? 0 : ~0u << (32 - a->prefix);
+
+			if (((rte_be_to_cpu_32(a->addr.v4) ^ rte_be_to_cpu_32(x.v4)) & mask) == 0) {
+				*nh = x;
+				return 0;
+			}
+		} else {
+			unsigned int full = a->prefix / 8, rem = a->prefix % 8;
+
+			if (memcmp(a->addr.v6, x.v6, full) == 0 &&
+			    (rem == 0 || ((a->addr.v6[full] ^ x.v6[full]) &
+					  (uint8_t)(0xff << (8 - rem))) == 0)) {
+				*nh = x;
+				return 0;
+			}
+		}
+	}
+	if (dst->family == WN_AF_INET && nif->gw4.family == WN_AF_INET) {
+		*nh = nif->gw4;
+		return 0;
+	}
+	if (dst->family == WN_AF_INET6 && nif->gw6.family == WN_AF_INET6) {
+		*nh = nif->gw6;
+		return 0;
+	}
+	return -ENETUNREACH;
+}
+
+int
+wn_net_output(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
+{
+	struct wn_ip_addr dst = { 0 }, nh;
+	struct neigh *n;
+	uint16_t et;
+	uint8_t ver;
+
+	if (rte_pktmbuf_data_len(m) < sizeof(struct rte_ipv4_hdr))
+		goto bad;
+	ver = *rte_pktmbuf_mtod(m, uint8_t *) >> 4;
+	if (rte_pktmbuf_pkt_len(m) > nif->conf.mtu) {
+		nif->st.tx_drop_mtu++;
+		rte_pktmbuf_free(m);
+		return -EMSGSIZE;
+	}
+	if (ver == 4) {
+		struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, struct rte_ipv4_hdr *);
+
+		ip->packet_id = rte_cpu_to_be_16(nif->ip_id++);
+		ip4_cksums(nif, m, ip);
+		dst.family = WN_AF_INET;
+		dst.v4 = ip->dst_addr;
+		et = RTE_ETHER_TYPE_IPV4;
+	} else if (ver == 6 && rte_pktmbuf_data_len(m) >= sizeof(struct rte_ipv6_hdr)) {
+		struct rte_ipv6_hdr *ip6 = rte_pktmbuf_mtod(m, struct rte_ipv6_hdr *);
+
+		ip6_cksums(nif, m, ip6);
+		dst.family = WN_AF_INET6;
+		memcpy(dst.v6, ip6->dst_addr, 16);
+		et = RTE_ETHER_TYPE_IPV6;
+	} else {
+		goto bad;
+	}
+	if (next_hop(nif, &dst, &nh) != 0)
+		goto noroute;
+	n = neigh_find(nif, &nh);
+	if (n != NULL && (n->state == NEIGH_REACHABLE || n->state == NEIGH_PERMANENT))
+		return net_send_l2(nif, m, &n->mac, et);
+	if (n == NULL) {
+		n = neigh_create(nif, &nh);
+		if (n == NULL) {
+			nif->st.tx_drop_neigh++;
+			rte_pktmbuf_free(m);
+			return -ENOBUFS;
+		}
+		n->probes = 1;
+		n->expire = now + nif->conf.neigh_retrans_us;
+		neigh_solicit(nif, n);
+	}
+	/* INCOMPLETE: hold a bounded number of packets (RFC 1122 §2.3.2.2 asks for >= 1). */
+	if (n->qlen >= nif->conf.neigh_queue_len) {
+		nif->st.tx_drop_neigh++;
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	n->q[n->qlen++] = m;
+	return 0;
+bad:
+noroute:
+	nif->st.tx_drop_noroute++;
+	rte_pktmbuf_free(m);
+	return -ENETUNREACH;
+}
+
+uint16_t
+wn_net_output_bulk(struct wn_netif *nif, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
+{
+	uint16_t ok = 0;
+
+	for (uint16_t i = 0; i < n; i++)
+		ok += wn_net_output(nif, pkts[i], now) == 0;
+	return ok;
+}
+
+int
+wn_net_output_l4(struct wn_netif *nif, struct rte_mbuf *m, const struct wn_ip_addr *src,
+		 const struct wn_ip_addr *dst, uint8_t proto, uint64_t now)
+{
+	int rc = wn_net_ip_prepend(m, src, dst, proto);
+
+	if (rc != 0) {
+		nif->st.tx_drop_noroute++;
+		rte_pktmbuf_free(m);
+		return rc;
+	}
+	return wn_net_output(nif, m, now);
+}
