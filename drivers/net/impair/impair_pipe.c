@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The per-direction impairment pipeline of net_wn_impair.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_net.h>
+#include <rte_tcp.h>
+#include <rte_udp.h>
+
+#include "impair_pipe.h"
+
+/* splitmix64: small, fast, and every seed (including 0) gives a full-period stream */
+static inline uint64_t
+rng_next(struct impair_pipe *p)
+{
+	uint64_t z = (p->rng += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static inline bool
+rng_hit(struct impair_pipe *p, uint64_t thr)
+{
+	if (thr == 0)
+		return false;
+	if (thr == UINT64_MAX)
+		return true;
+	return rng_next(p) < thr;
+}
+
+static uint64_t
+rate_threshold(double rate)
+{
+	if (rate <= 0.0)
+		return 0;
+	if (rate >= 1.0)
+		return UINT64_MAX;
+	return (uint64_t)(rate * 18446744073709551616.0);
+}
+
+int
+impair_pipe_init(struct impair_pipe *p, const struct wn_impair_dir_conf *dc,
+		 const struct wn_impair_conf *conf, uint64_t seed, bool is_tx, int socket)
+{
+	uint64_t hz = rte_get_tsc_hz();
+
+	memset(p, 0, sizeof(*p));
+	p->rng = seed;
+	(void)rng_next(p); /* decorrelate neighbouring seeds */
+	p->thr_drop = rate_threshold(dc->drop);
+	p->thr_dup = rate_threshold(dc->dup);
+	p->thr_reorder = rate_threshold(dc->reorder);
+	p->thr_corrupt = rate_threshold(dc->corrupt);
+	p->delay_cycles = hz * dc->delay_us / 1000000;
+	p->reorder_cycles = hz * conf->reorder_us / 1000000;
+	p->gap = conf->reorder_gap;
+	p->is_tx = is_tx;
+	p->out = rte_zmalloc_socket("wn_impair_out", sizeof(*p->out) * IMPAIR_OUT_SIZE, 0, socket);
+	if (p->out == NULL)
+		return -ENOMEM;
+	if (dc->delay_us > 0) {
+		p->delay = rte_zmalloc_socket("wn_impair_delay",
+					      sizeof(*p->delay) * IMPAIR_DELAY_SIZE, 0, socket);
+		if (p->delay == NULL) {
+			rte_free(p->out);
+			p->out = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void
+impair_pipe_fini(struct impair_pipe *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nb_held; i++)
+		rte_pktmbuf_free(p->held[i].m);
+	p->nb_held = 0;
+	if (p->delay != NULL) {
+		for (; p->d_head != p->d_tail; p->d_head++)
+			rte_pktmbuf_free(p->delay[p->d_head & (IMPAIR_DELAY_SIZE - 1)].m);
+	}
+	if (p->out != NULL) {
+		for (; p->o_head != p->o_tail; p->o_head++)
+			rte_pktmbuf_free(p->out[p->o_head & (IMPAIR_OUT_SIZE - 1)]);
+	}
+	rte_free(p->delay);
+	rte_free(p->out);
+	p->delay = NULL;
+	p->out = NULL;
+}
+
+static void
+out_push(struct impair_pipe *p, struct rte_mbuf *m)
+{
+	if (impair_pipe_out_room(p) == 0) {
+		p->st.overflow++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	p->out[p->o_tail & (IMPAIR_OUT_SIZE - 1)] = m;
+	p->o_tail++;
+}
+
+static void
+held_remove(struct impair_pipe *p, unsigned int i)
+{
+	p->nb_held--;
+	memmove(&p->held[i], &p->held[i + 1], sizeof(p->held[0]) * (p->nb_held - i));
+}
+
+/* Reorder stage: hold @m back, or emit it and count it against the held ones. */
+static void
+stage_reorder(struct impair_pipe *p, struct rte_mbuf *m)
+{
+	unsigned int i;
+
+	if (p->nb_held < IMPAIR_HELD_MAX && rng_hit(p, p->thr_reorder)) {
+		p->held[p->nb_held].m = m;
+		p->held[p->nb_held].left = p->gap;
+		p->held[p->nb_held].deadline = p->now + p->reorder_cycles;
+		p->nb_held++;
+		p->st.reorder++;
+		return;
+	}
+	out_push(p, m);
+	for (i = 0; i < p->nb_held;) {
+		if (--p->held[i].left == 0) {
+			out_push(p, p->held[i].m);
+			held_remove(p, i);
+		} else {
+			i++;
+		}
+	}
+}
+
+static void
+stage_delay(struct impair_pipe *p, struct rte_mbuf *m)
+{
+	struct impair_delayed *d;
+
+	if (p->delay_cycles == 0) {
+		stage_reorder(p, m);
+		return;
+	}
+	if (p->d_tail - p->d_head == IMPAIR_DELAY_SIZE) {
+		/* line full: release the oldest early rather than lose a packet */
+		d = &p->delay[p->d_head & (IMPAIR_DELAY_SIZE - 1)];
+		p->d_head++;
+		p->st.overflow++;
+		stage_reorder(p, d->m);
+	}
+	d = &p->delay[p->d_tail & (IMPAIR_DELAY_SIZE - 1)];
+	d->m = m;
+	d->due = p->now + p->delay_cycles;
+	p->d_tail++;
+	p->st.delay++;
+}
+
+/*
+ * Finish pending TX checksum offloads in software, so that the corruption is
+ * not covered by a checksum the port computes afterwards.
+ */
+static void
+resolve_tx_cksum(struct rte_mbuf *m)
+{
+	uint64_t fl = m->ol_flags;
+	uint64_t l4 = fl & RTE_MBUF_F_TX_L4_MASK;
+	uint16_t l4_off = m->l2_len + m->l3_len;
+
+	if ((fl & (RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK)) == 0)
+		return;
+	if (rte_pktmbuf_data_len(m) < l4_off + sizeof(struct rte_tcp_hdr))
+		return;
+	if (fl & RTE_MBUF_F_TX_IPV4) {
+		struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+								  m->l2_len);
+
+		if (fl & RTE_MBUF_F_TX_IP_CKSUM) {
+			ip->hdr_checksum = 0;
+			ip->hdr_checksum = rte_ipv4_cksum(ip);
+		}
+		if (l4 == RTE_MBUF_F_TX_TCP_CKSUM) {
+			struct rte_tcp_hdr *t = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *,
+									l4_off);
+			t->cksum = 0;
+			t->cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip, l4_off);
+		} else if (l4 == RTE_MBUF_F_TX_UDP_CKSUM) {
+			struct rte_udp_hdr *u = rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *,
+									l4_off);
+			u->dgram_cksum = 0;
+			u->dgram_cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip, l4_off);
+		}
+	} else if (fl & RTE_MBUF_F_TX_IPV6) {
+		struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *,
+								  m->l2_len);
+
+		if (l4 == RTE_MBUF_F_TX_TCP_CKSUM) {
+			struct rte_tcp_hdr *t = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *,
+									l4_off);
+			t->cksum = 0;
+			t->cksum = rte_ipv6_udptcp_cksum_mbuf(m, ip, l4_off);
+		} else if (l4 == RTE_MBUF_F_TX_UDP_CKSUM) {
+			struct rte_udp_hdr *u = rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *,
+									l4_off);
+			u->dgram_cksum = 0;
+			u->dgram_cksum = rte_ipv6_udptcp_cksum_mbuf(m, ip, l4_off);
+		}
+	}
+	m->ol_flags &= ~(RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK);
+}
+
+/*
+ * Flip one octet past the headers of a private copy of @m (the original may be
+ * shared, e.g. kept by TCP for retransmission). @return the packet to go on with.
+ */
+static struct rte_mbuf *
+corrupt_packet(struct impair_pipe *p, struct rte_mbuf *m)
+{
+	struct rte_net_hdr_lens hl;
+	struct rte_mbuf *c, *seg;
+	uint32_t ptype, hdr, off;
+
+	if (m->ol_flags & RTE_MBUF_F_TX_TCP_SEG)
+		return m; /* a TSO super-frame would be cut after the flip: leave it */
+	c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+	if (c == NULL) {
+		p->st.nomem++;
+		return m;
+	}
+	rte_pktmbuf_free(m);
+	if (p->is_tx)
+		resolve_tx_cksum(c);
+	memset(&hl, 0, sizeof(hl));
+	ptype = rte_net_get_ptype(c, &hl, RTE_PTYPE_ALL_MASK);
+	hdr = hl.l2_len;
+	if ((ptype & RTE_PTYPE_L3_MASK) != 0) {
+		hdr += hl.l3_len;
+		if ((ptype & RTE_PTYPE_L4_MASK) == RTE_PTYPE_L4_TCP ||
+		    (ptype & RTE_PTYPE_L4_MASK) == RTE_PTYPE_L4_UDP)
+			hdr += hl.l4_len;
+	}
+	if (c->pkt_len <= hdr)
+		hdr = hl.l2_len;
+	if (c->pkt_len <= hdr)
+		return c;
+	off = hdr + (uint32_t)(rng_next(p) % (c->pkt_len - hdr));
+	for (seg = c; off >= seg->data_len; seg = seg->next)
+		off -= seg->data_len;
+	*rte_pktmbuf_mtod_offset(seg, uint8_t *, off) ^= (uint8_t)(1 + rng_next(p) % 255);
+	p->st.corrupt++;
+	return c;
+}
+
+void
+impair_pipe_push(struct impair_pipe *p, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c = NULL;
+
+	p->st.in++;
+	if (rng_hit(p, p->thr_drop)) {
+		p->st.drop++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (rng_hit(p, p->thr_corrupt))
+		m = corrupt_packet(p, m);
+	if (rng_hit(p, p->thr_dup)) {
+		c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+		if (c == NULL)
+			p->st.nomem++;
+		else
+			p->st.dup++;
+	}
+	stage_delay(p, m);
+	if (c != NULL)
+		stage_delay(p, c);
+}
+
+void
+impair_pipe_tick(struct impair_pipe *p, uint64_t now)
+{
+	unsigned int i;
+
+	p->now = now;
+	while (p->d_head != p->d_tail) {
+		struct impair_delayed *d = &p->delay[p->d_head & (IMPAIR_DELAY_SIZE - 1)];
+
+		if ((int64_t)(d->due - now) > 0)
+			break;
+		p->d_head++;
+		stage_reorder(p, d->m);
+	}
+	for (i = 0; i < p->nb_held;) {
+		if ((int64_t)(p->held[i].deadline - now) <= 0) {
+			out_push(p, p->held[i].m);
+			held_remove(p, i);
+		} else {
+			i++;
+		}
+	}
+}
