@@ -229,6 +229,7 @@ wire_bw_case(struct wn_perf_report *rep, uint32_t size, uint64_t iters)
 
 	/* warm caches and clocks once */
 	run_memcpy(dst, src, size, iters / 8 + 1);
+	run_crc(src, size, iters / 8 + 1, &sink);
 
 	double mc = run_memcpy(dst, src, size, iters);
 	double crc = run_crc(src, size, iters, &sink);

@@ -65,17 +65,9 @@ struct tx {
 	uint8_t *p;
 	uint32_t seq;
 	uint32_t fpdu_seq;
-	uint32_t crc;
 	const struct wn_mpa_stream *st;
 	bool started; /* ULPDU_Length written: Markers point back to it */
 };
-
-static inline void
-tx_crc(struct tx *t, const uint8_t *from)
-{
-	if (t->st->crc)
-		t->crc = wn_crc32c_update(t->crc, from, (size_t)(t->p - from));
-}
 
 static void
 tx_marker_if_due(struct tx *t)
@@ -98,7 +90,6 @@ static void
 tx_put(struct tx *t, const uint8_t *src, size_t n)
 {
 	while (n > 0) {
-		const uint8_t *from = t->p;
 		size_t k = n;
 
 		tx_marker_if_due(t);
@@ -116,7 +107,6 @@ tx_put(struct tx *t, const uint8_t *src, size_t n)
 		t->p += k;
 		t->seq += (uint32_t)k;
 		n -= k;
-		tx_crc(t, from);
 	}
 }
 
@@ -124,10 +114,9 @@ int
 wn_mpa_fpdu_build(uint8_t *out, size_t cap, const struct iovec *iov, unsigned int iovcnt,
 		  uint32_t seq, const struct wn_mpa_stream *st)
 {
-	struct tx t = {.p = out, .seq = seq, .crc = wn_crc32c_init(), .st = st};
+	struct tx t = {.p = out, .seq = seq, .st = st};
 	size_t ulpdu_len = 0, wire;
 	uint8_t len_be[2];
-	uint8_t *from;
 
 	if (st == NULL || out == NULL || (iovcnt != 0 && iov == NULL))
 		return -EINVAL;
@@ -145,9 +134,7 @@ wn_mpa_fpdu_build(uint8_t *out, size_t cap, const struct iovec *iov, unsigned in
 		return -ENOSPC;
 
 	/* A leading Marker (FPDUPTR 0) is CRC-covered by this FPDU (RFC 5044 §4.4). */
-	from = t.p;
 	tx_marker_if_due(&t);
-	tx_crc(&t, from);
 	t.fpdu_seq = t.seq;
 	t.started = true;
 	len_be[0] = (uint8_t)(ulpdu_len >> 8);
@@ -157,11 +144,14 @@ wn_mpa_fpdu_build(uint8_t *out, size_t cap, const struct iovec *iov, unsigned in
 		tx_put(&t, iov[i].iov_base, iov[i].iov_len);
 	tx_put(&t, NULL, wn_mpa_pad_len(ulpdu_len));
 	/* A Marker between PAD and CRC belongs to this FPDU and is covered. */
-	from = t.p;
 	tx_marker_if_due(&t);
-	tx_crc(&t, from);
-	/* RFC 5044 §4.4: with CRC off the field is still sent (as zero here). */
-	wn_crc32c_put_wire(t.p, st->crc ? wn_crc32c_final(t.crc) : 0);
+	/*
+	 * RFC 5044 §4.4: the CRC covers everything written so far (leading Marker,
+	 * ULPDU_Length, ULPDU, Markers, PAD, trailing Marker), which is contiguous
+	 * in @p out: one pass while it is still in cache. With CRC off the field
+	 * is still sent (as zero here).
+	 */
+	wn_crc32c_put_wire(t.p, st->crc ? wn_crc32c(out, (size_t)(t.p - out)) : 0);
 	t.p += WN_MPA_CRC_SIZE;
 	return (int)(t.p - out);
 }
@@ -185,11 +175,33 @@ wn_mpa_deframer_init(struct wn_mpa_deframer *d, const struct wn_mpa_deframer_cfg
 	return 0;
 }
 
+/* Fold the pending covered span into the CRC register. */
+static inline void
+rx_crc_flush(struct wn_mpa_deframer *d)
+{
+	if (d->pend_len != 0) {
+		d->crc = wn_crc32c_update(d->crc, d->pend, d->pend_len);
+		d->pend_len = 0;
+	}
+}
+
+/*
+ * Covered octets (RFC 5044 §4.4) arrive as pieces split by Marker handling
+ * and state changes but mostly contiguous in the input chunk: extend one
+ * pending span and run the CRC engine once per span.
+ */
 static inline void
 rx_crc(struct wn_mpa_deframer *d, const uint8_t *p, size_t n)
 {
-	if (d->cfg.stream.crc)
-		d->crc = wn_crc32c_update(d->crc, p, n);
+	if (!d->cfg.stream.crc || n == 0)
+		return;
+	if (d->pend_len != 0 && d->pend + d->pend_len == p) {
+		d->pend_len += n;
+		return;
+	}
+	rx_crc_flush(d);
+	d->pend = p;
+	d->pend_len = n;
 }
 
 static void
@@ -329,6 +341,7 @@ rx_crc_field(struct wn_mpa_deframer *d, const uint8_t *p, size_t n, size_t *used
 	if (d->got < WN_MPA_CRC_SIZE)
 		return 0;
 	/* RFC 5044 §4.4/§8: CRC first (error 2), then the Marker check (error 3). */
+	rx_crc_flush(d);
 	if (d->cfg.stream.crc && wn_crc32c_final(d->crc) != wn_crc32c_get_wire(d->crc_buf))
 		verdict = WN_MPA_ERR_CRC;
 	else if (d->marker_bad)
@@ -394,6 +407,7 @@ wn_mpa_deframer_input(struct wn_mpa_deframer *d, const uint8_t *buf, size_t len,
 		if (rc < 0)
 			break;
 	}
+	rx_crc_flush(d); /* the pending span points into @p buf */
 	if (consumed != NULL)
 		*consumed = i;
 	return rc < 0 ? rc : 0;

@@ -435,6 +435,8 @@ struct wn_mpa_deframer {
 	bool marker_bad;     /**< a Marker of this FPDU disagreed */
 	uint32_t seq;        /**< sequence number of the next octet */
 	uint32_t crc;        /**< running CRC register over the covered octets */
+	const uint8_t *pend; /**< covered octets of the current input not yet in @p crc */
+	size_t pend_len;
 	uint32_t got;        /**< octets gathered in the current state */
 	uint32_t want;       /**< header octets to gather */
 	uint32_t marker_seq; /**< sequence number of the Marker being read */
