@@ -1,0 +1,906 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Context, connection table, timer wheel and the socket-like API.
+ *
+ * Timers: a hashed timer wheel of our own per context (TCP_WHEEL_SLOTS slots of 1 ms)
+ * rather than rte_timer, because time is the caller's `now` (tests drive it
+ * deterministically, no global timer state or TSC reads inside the library) and each
+ * connection sits in exactly one slot (its earliest deadline), so arming a timer is O(1)
+ * and a connection's RTO/delayed-ACK/persist/TIME_WAIT timers cost one list entry.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_jhash.h>
+#include <rte_malloc.h>
+#include <rte_random.h>
+
+#include "tcp_priv.h"
+
+RTE_LOG_REGISTER_DEFAULT(wn_tcp_logtype, NOTICE);
+
+static void
+conf_defaults(struct wn_tcp_ctx_conf *c)
+{
+	static const uint8_t zero[16];
+
+	if (c->max_conns == 0)
+		c->max_conns = 1024;
+	if (c->max_listeners == 0)
+		c->max_listeners = 16;
+	if (c->syn_backlog == 0)
+		c->syn_backlog = c->max_conns / 4 > 0 ? c->max_conns / 4 : 1;
+	if (c->sndbuf == 0)
+		c->sndbuf = 256 * 1024;
+	if (c->rcvbuf == 0)
+		c->rcvbuf = 256 * 1024;
+	if (c->mtu == 0)
+		c->mtu = 1500;
+	if (c->flags == 0)
+		c->flags = WN_TCP_F_DEFAULTS;
+	if (c->cc == NULL)
+		c->cc = &wn_tcp_cc_newreno;
+	if (memcmp(c->isn_secret, zero, 16) == 0) {
+		for (int i = 0; i < 16; i += 8) {
+			uint64_t r = rte_rand();
+
+			memcpy(c->isn_secret + i, &r, 8);
+		}
+	}
+	if (c->rto_init_us == 0)
+		c->rto_init_us = 1000000;
+	if (c->rto_min_us == 0)
+		c->rto_min_us = 200000;
+	if (c->rto_max_us == 0)
+		c->rto_max_us = 60000000;
+	if (c->max_retries == 0)
+		c->max_retries = 12;
+	if (c->syn_retries == 0)
+		c->syn_retries = 6;
+	if (c->delack_us == 0)
+		c->delack_us = 40000;
+	if (c->msl_us == 0)
+		c->msl_us = 30000000;
+	if (c->ooo_max == 0 || c->ooo_max > TCP_OOO_MAX)
+		c->ooo_max = c->ooo_max == 0 ? 16 : TCP_OOO_MAX;
+	if (c->ephemeral_lo == 0)
+		c->ephemeral_lo = 32768;
+	if (c->ephemeral_hi == 0 || c->ephemeral_hi < c->ephemeral_lo)
+		c->ephemeral_hi = 60999;
+}
+
+struct wn_tcp_ctx *
+wn_tcp_ctx_create(const struct wn_tcp_ctx_conf *conf)
+{
+	static unsigned int seq;
+	struct rte_hash_parameters hp = { 0 };
+	char name[RTE_HASH_NAMESIZE];
+	struct wn_tcp_ctx *ctx;
+
+	if (conf == NULL || conf->pool == NULL || (conf->mtu != 0 && conf->mtu < 576) ||
+	    (conf->sndbuf != 0 && conf->sndbuf < 4096) ||
+	    (conf->rcvbuf != 0 && conf->rcvbuf < 4096)) {
+		rte_errno = errno = EINVAL;
+		return NULL;
+	}
+	ctx = rte_zmalloc_socket("wn_tcp_ctx", sizeof(*ctx), RTE_CACHE_LINE_SIZE,
+				 conf->socket_id);
+	if (ctx == NULL)
+		goto nomem;
+	ctx->conf = *conf;
+	conf_defaults(&ctx->conf);
+	TAILQ_INIT(&ctx->free_conns);
+	TAILQ_INIT(&ctx->pending);
+	TAILQ_INIT(&ctx->dead);
+	for (unsigned int i = 0; i < TCP_WHEEL_SLOTS; i++)
+		TAILQ_INIT(&ctx->wheel[i]);
+	ctx->conns = rte_zmalloc_socket("wn_tcp_conns", sizeof(*ctx->conns) * ctx->conf.max_conns,
+					RTE_CACHE_LINE_SIZE, conf->socket_id);
+	ctx->listeners = rte_zmalloc_socket("wn_tcp_lst",
+					    sizeof(*ctx->listeners) * ctx->conf.max_listeners,
+					    0, conf->socket_id);
+	ctx->txq_cap = 4096;
+	ctx->txq = rte_zmalloc_socket("wn_tcp_txq", sizeof(*ctx->txq) * ctx->txq_cap, 0,
+				      conf->socket_id);
+	if (ctx->conns == NULL || ctx->listeners == NULL || ctx->txq == NULL)
+		goto nomem;
+	for (uint32_t i = 0; i < ctx->conf.max_conns; i++)
+		TAILQ_INSERT_TAIL(&ctx->free_conns, &ctx->conns[i], free_link);
+
+	snprintf(name, sizeof(name), "wn_tcp_%u", __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	hp.name = name;
+	hp.entries = ctx->conf.max_conns < 8 ? 8 : ctx->conf.max_conns;
+	hp.key_len = sizeof(struct tcp_key);
+	hp.hash_func = rte_jhash;
+	hp.socket_id = conf->socket_id;
+	ctx->hash = rte_hash_create(&hp);
+	if (ctx->hash == NULL)
+		goto nomem;
+	ctx->seg_room = rte_pktmbuf_data_room_size(conf->pool) - RTE_PKTMBUF_HEADROOM;
+	ctx->next_port = (uint16_t)(ctx->conf.ephemeral_lo +
+		rte_rand_max((uint64_t)ctx->conf.ephemeral_hi - ctx->conf.ephemeral_lo + 1));
+	return ctx;
+nomem:
+	wn_tcp_ctx_free(ctx);
+	rte_errno = errno = ENOMEM;
+	return NULL;
+}
+
+static void
+conn_release(struct wn_tcp_conn *c)
+{
+	free(c->sbuf);
+	free(c->rbuf);
+	free(c->rec);
+	c->sbuf = c->rbuf = NULL;
+	c->rec = NULL;
+}
+
+static void
+free_dead(struct wn_tcp_ctx *ctx)
+{
+	struct wn_tcp_conn *c;
+
+	while ((c = TAILQ_FIRST(&ctx->dead)) != NULL) {
+		TAILQ_REMOVE(&ctx->dead, c, free_link);
+		conn_release(c);
+		memset(c, 0, sizeof(*c));
+		TAILQ_INSERT_TAIL(&ctx->free_conns, c, free_link);
+		ctx->st.conns_closed++;
+	}
+}
+
+void
+wn_tcp_ctx_free(struct wn_tcp_ctx *ctx)
+{
+	if (ctx == NULL)
+		return;
+	if (ctx->conns != NULL) {
+		for (uint32_t i = 0; i < ctx->conf.max_conns; i++)
+			conn_release(&ctx->conns[i]);
+	}
+	for (uint32_t i = 0; i < ctx->txq_len; i++)
+		rte_pktmbuf_free(ctx->txq[(ctx->txq_head + i) % ctx->txq_cap]);
+	rte_hash_free(ctx->hash);
+	rte_free(ctx->conns);
+	rte_free(ctx->listeners);
+	rte_free(ctx->txq);
+	rte_free(ctx);
+}
+
+void
+tcp_key_make(struct tcp_key *k, const struct wn_tcp_endpoint *l, const struct wn_tcp_endpoint *r)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = l->addr.family;
+	k->lport = l->port;
+	k->rport = r->port;
+	if (k->family == WN_AF_INET) {
+		memcpy(k->laddr, &l->addr.v4, 4);
+		memcpy(k->raddr, &r->addr.v4, 4);
+	} else {
+		memcpy(k->laddr, l->addr.v6, 16);
+		memcpy(k->raddr, r->addr.v6, 16);
+	}
+}
+
+static uint8_t
+wscale_for(uint32_t buf)
+{
+	uint8_t s = 0;
+
+	while (s < TCP_MAX_WSCALE && (65535u << s) < buf)
+		s++;
+	return s;
+}
+
+struct wn_tcp_conn *
+tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+	       const struct wn_tcp_endpoint *r)
+{
+	struct wn_tcp_conn *c = TAILQ_FIRST(&ctx->free_conns);
+	int pos;
+
+	if (c == NULL) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	TAILQ_REMOVE(&ctx->free_conns, c, free_link);
+	memset(c, 0, sizeof(*c));
+	c->ctx = ctx;
+	c->local = *l;
+	c->remote = *r;
+	tcp_key_make(&c->key, l, r);
+	c->scap = ctx->conf.sndbuf;
+	c->rcap = ctx->conf.rcvbuf;
+	c->sbuf = malloc(c->scap);
+	c->rbuf = malloc(c->rcap);
+	c->rec = malloc(sizeof(*c->rec) * TCP_RECORDS_PER_CONN);
+	if (c->sbuf == NULL || c->rbuf == NULL || c->rec == NULL) {
+		conn_release(c);
+		TAILQ_INSERT_HEAD(&ctx->free_conns, c, free_link);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pos = rte_hash_add_key_data(ctx->hash, &c->key, c);
+	if (pos < 0) {
+		conn_release(c);
+		TAILQ_INSERT_HEAD(&ctx->free_conns, c, free_link);
+		errno = ENOSPC;
+		return NULL;
+	}
+	c->flags |= CF_HASHED;
+	c->rto = ctx->conf.rto_init_us;   /* RFC 6298 §2.1 */
+	c->rcv.mss = (uint16_t)(ctx->conf.mtu - (l->addr.family == WN_AF_INET ? 40 : 60));
+	c->rcv.wscale = (ctx->conf.flags & WN_TCP_F_WSCALE) ? wscale_for(c->rcap) : 0;
+	c->snd.mss = l->addr.family == WN_AF_INET ? TCP_DEFAULT_MSS4 : TCP_DEFAULT_MSS6;
+	c->ts_offset = tcp_ts_offset(ctx, l, r);
+	c->ssthresh = UINT32_MAX; /* RFC 5681 §3.1: arbitrarily high */
+	ctx->live++;
+	ctx->st.conns_opened++;
+	return c;
+}
+
+static void
+wheel_remove(struct wn_tcp_conn *c)
+{
+	if (c->flags & CF_IN_WHEEL) {
+		TAILQ_REMOVE(&c->ctx->wheel[c->slot], c, wheel_link);
+		c->flags &= ~CF_IN_WHEEL;
+	}
+}
+
+void
+tcp_timer_update(struct wn_tcp_conn *c)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	uint64_t d = UINT64_MAX, t[4] = { c->t_rto, c->t_delack, c->t_persist, c->t_tw };
+	uint64_t tick;
+	uint32_t slot;
+
+	if (c->flags & CF_DEAD)
+		return;
+	for (int i = 0; i < 4; i++)
+		if (t[i] != 0 && t[i] < d)
+			d = t[i];
+	if (d == UINT64_MAX) {
+		wheel_remove(c);
+		c->deadline = 0;
+		return;
+	}
+	tick = d / TCP_TICK_US;
+	if (tick < ctx->wheel_tick)
+		tick = ctx->wheel_tick;
+	slot = (uint32_t)(tick % TCP_WHEEL_SLOTS);
+	c->deadline = d;
+	if ((c->flags & CF_IN_WHEEL) && c->slot == slot)
+		return;
+	wheel_remove(c);
+	c->slot = slot;
+	TAILQ_INSERT_TAIL(&ctx->wheel[slot], c, wheel_link);
+	c->flags |= CF_IN_WHEEL;
+}
+
+void
+tcp_mark_pending(struct wn_tcp_conn *c)
+{
+	if (c->flags & (CF_PENDING | CF_DEAD))
+		return;
+	c->flags |= CF_PENDING;
+	TAILQ_INSERT_TAIL(&c->ctx->pending, c, pend_link);
+}
+
+void
+tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+
+	if (c->flags & CF_DEAD)
+		return;
+	if (c->flags & CF_HASHED) {
+		rte_hash_del_key(ctx->hash, &c->key);
+		c->flags &= ~CF_HASHED;
+	}
+	if (c->flags & CF_SYN_RCVD_COUNTED) {
+		ctx->syn_rcvd--;
+		c->flags &= ~CF_SYN_RCVD_COUNTED;
+	}
+	wheel_remove(c);
+	c->t_rto = c->t_delack = c->t_persist = c->t_tw = 0;
+	if (c->flags & CF_PENDING) {
+		TAILQ_REMOVE(&ctx->pending, c, pend_link);
+		c->flags &= ~CF_PENDING;
+	}
+	c->state = WN_TCP_CLOSED;
+	c->flags |= CF_DEAD;
+	ctx->live--;
+	if (why == WN_TCP_CLOSE_TIMEOUT)
+		ctx->st.conns_timeout++;
+	TAILQ_INSERT_TAIL(&ctx->dead, c, free_link);
+	/* Passive connections never seen by the user get no event. */
+	if (c->cb != NULL && c->cb->closed != NULL &&
+	    (!(c->flags & CF_PASSIVE) || (c->flags & CF_ESTAB_NOTIFIED)))
+		c->cb->closed(c, c->arg, why);
+}
+
+void
+tcp_established(struct wn_tcp_conn *c)
+{
+	uint32_t emss;
+
+	c->state = WN_TCP_ESTABLISHED;
+	if (c->flags & CF_SYN_RCVD_COUNTED) {
+		c->ctx->syn_rcvd--;
+		c->flags &= ~CF_SYN_RCVD_COUNTED;
+	}
+	c->ctx->conf.cc->init(c);
+	if (c->flags & CF_FIN_PENDING)
+		c->state = WN_TCP_FIN_WAIT_1;
+	c->flags |= CF_ESTAB_NOTIFIED;
+	emss = tcp_emss(c);
+	if (c->cb != NULL && c->cb->emss != NULL)
+		c->cb->emss(c, c->arg, (uint16_t)emss);
+	if (c->flags & CF_DEAD)
+		return;
+	if (c->cb != NULL && c->cb->established != NULL) {
+		int rc = c->cb->established(c, c->arg);
+
+		if (rc != 0 && !(c->flags & CF_DEAD) && (c->flags & CF_PASSIVE))
+			wn_tcp_abort(c);
+	}
+	if (!(c->flags & CF_DEAD))
+		tcp_mark_pending(c);
+}
+
+uint32_t
+tcp_rcv_window(const struct wn_tcp_conn *c)
+{
+	uint32_t w = c->rcap - c->rlen;
+	uint32_t edge = c->rcv.adv - c->rcv.nxt;
+
+	/* Never shrink the window (RFC 9293 §3.8.6.2.2): keep the advertised right edge. */
+	if (SEQ_GT(c->rcv.adv, c->rcv.nxt) && edge > w)
+		w = edge;
+	if (w > (65535u << c->rcv.wscale))
+		w = 65535u << c->rcv.wscale;
+	return w;
+}
+
+void
+tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m)
+{
+	if (ctx->txq_len == ctx->txq_cap) {
+		ctx->st.tx_drop_queue++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	ctx->txq[(ctx->txq_head + ctx->txq_len) % ctx->txq_cap] = m;
+	ctx->txq_len++;
+}
+
+static void
+flush_pending(struct wn_tcp_ctx *ctx)
+{
+	struct wn_tcp_conn *c;
+
+	while ((c = TAILQ_FIRST(&ctx->pending)) != NULL) {
+		TAILQ_REMOVE(&ctx->pending, c, pend_link);
+		c->flags &= ~CF_PENDING;
+		tcp_output(c);
+	}
+}
+
+static void
+run_timers(struct wn_tcp_conn *c, uint64_t now)
+{
+	if (c->t_tw != 0 && c->t_tw <= now) {
+		c->t_tw = 0;
+		tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL); /* RFC 9293 §3.10.8 timeout */
+		return;
+	}
+	if (c->t_delack != 0 && c->t_delack <= now) {
+		c->t_delack = 0;
+		c->ctx->st.delack_fired++;
+		c->flags |= CF_ACK_NOW;
+		tcp_mark_pending(c);
+	}
+	if (c->t_rto != 0 && c->t_rto <= now) {
+		c->t_rto = 0;
+		tcp_rto_fire(c);
+		if (c->flags & CF_DEAD)
+			return;
+	}
+	if (c->t_persist != 0 && c->t_persist <= now) {
+		c->t_persist = 0;
+		tcp_persist_fire(c);
+	}
+}
+
+void
+wn_tcp_process(struct wn_tcp_ctx *ctx, uint64_t now)
+{
+	struct conn_list exp;
+	struct wn_tcp_conn *c, *tmp;
+	uint64_t target = now / TCP_TICK_US;
+
+	if (now > ctx->now)
+		ctx->now = now;
+	TAILQ_INIT(&exp);
+	if (target >= ctx->wheel_tick) {
+		uint64_t steps = target - ctx->wheel_tick + 1;
+
+		if (steps > TCP_WHEEL_SLOTS)
+			steps = TCP_WHEEL_SLOTS;
+		for (uint64_t i = 0; i < steps; i++) {
+			struct conn_list *sl = &ctx->wheel[(ctx->wheel_tick + i) % TCP_WHEEL_SLOTS];
+
+			for (c = TAILQ_FIRST(sl); c != NULL; c = tmp) {
+				tmp = TAILQ_NEXT(c, wheel_link);
+				if (c->deadline <= now) {
+					TAILQ_REMOVE(sl, c, wheel_link);
+					c->flags &= ~CF_IN_WHEEL;
+					TAILQ_INSERT_TAIL(&exp, c, wheel_link);
+				}
+			}
+		}
+		ctx->wheel_tick = target + 1;
+	}
+	while ((c = TAILQ_FIRST(&exp)) != NULL) {
+		TAILQ_REMOVE(&exp, c, wheel_link);
+		run_timers(c, now);
+		tcp_timer_update(c);
+	}
+	flush_pending(ctx);
+	free_dead(ctx);
+}
+
+uint16_t
+wn_tcp_tx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t k = 0;
+
+	flush_pending(ctx);
+	while (k < n && ctx->txq_len > 0) {
+		pkts[k++] = ctx->txq[ctx->txq_head];
+		ctx->txq_head = (ctx->txq_head + 1) % ctx->txq_cap;
+		ctx->txq_len--;
+	}
+	return k;
+}
+
+/* ---- listeners and connect ---- */
+
+static bool
+ep_valid(const struct wn_tcp_endpoint *e)
+{
+	return e != NULL && (e->addr.family == WN_AF_INET || e->addr.family == WN_AF_INET6);
+}
+
+struct wn_tcp_listener *
+wn_tcp_listen(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *local,
+	      const struct wn_tcp_cb *cb, void *arg)
+{
+	struct wn_tcp_listener *free_l = NULL;
+
+	if (ctx == NULL || !ep_valid(local) || local->port == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < ctx->conf.max_listeners; i++) {
+		struct wn_tcp_listener *l = &ctx->listeners[i];
+
+		if (!l->used) {
+			if (free_l == NULL)
+				free_l = l;
+			continue;
+		}
+		if (l->local.port == local->port && wn_ip_addr_eq(&l->local.addr, &local->addr)) {
+			errno = EADDRINUSE;
+			return NULL;
+		}
+	}
+	if (free_l == NULL) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	free_l->used = true;
+	free_l->ctx = ctx;
+	free_l->local = *local;
+	free_l->cb = cb;
+	free_l->arg = arg;
+	return free_l;
+}
+
+int
+wn_tcp_unlisten(struct wn_tcp_listener *l)
+{
+	if (l == NULL)
+		return -EINVAL;
+	l->used = false;
+	return 0;
+}
+
+static bool
+addr_is_any(const struct wn_ip_addr *a)
+{
+	static const uint8_t z[16];
+
+	return a->family == WN_AF_INET ? a->v4 == 0 : memcmp(a->v6, z, 16) == 0;
+}
+
+struct wn_tcp_listener *
+tcp_listener_find(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l)
+{
+	struct wn_tcp_listener *wild = NULL;
+
+	for (uint32_t i = 0; i < ctx->conf.max_listeners; i++) {
+		struct wn_tcp_listener *x = &ctx->listeners[i];
+
+		if (!x->used || x->local.port != l->port || x->local.addr.family != l->addr.family)
+			continue;
+		if (wn_ip_addr_eq(&x->local.addr, &l->addr))
+			return x;
+		if (addr_is_any(&x->local.addr))
+			wild = x;
+	}
+	return wild;
+}
+
+struct wn_tcp_conn *
+wn_tcp_connect_iss(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *local,
+		   const struct wn_tcp_endpoint *remote, const struct wn_tcp_cb *cb, void *arg,
+		   uint32_t iss)
+{
+	struct wn_tcp_endpoint l;
+	struct wn_tcp_conn *c;
+	struct tcp_key k;
+
+	if (ctx == NULL || !ep_valid(local) || !ep_valid(remote) ||
+	    local->addr.family != remote->addr.family || remote->port == 0 ||
+	    addr_is_any(&local->addr)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (ctx->live >= ctx->conf.max_conns) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	l = *local;
+	if (l.port == 0) {
+		uint32_t range = (uint32_t)ctx->conf.ephemeral_hi - ctx->conf.ephemeral_lo + 1;
+		uint32_t tries;
+
+		for (tries = 0; tries < range; tries++) {
+			uint16_t p = ctx->next_port;
+
+			ctx->next_port = p >= ctx->conf.ephemeral_hi ? ctx->conf.ephemeral_lo :
+				(uint16_t)(p + 1);
+			l.port = p;
+			tcp_key_make(&k, &l, remote);
+			if (rte_hash_lookup(ctx->hash, &k) < 0)
+				break;
+		}
+		if (tries == range) {
+			errno = EADDRINUSE;
+			return NULL;
+		}
+	} else {
+		tcp_key_make(&k, &l, remote);
+		if (rte_hash_lookup(ctx->hash, &k) >= 0) {
+			errno = EADDRINUSE;
+			return NULL;
+		}
+	}
+	c = tcp_conn_alloc(ctx, &l, remote);
+	if (c == NULL)
+		return NULL;
+	c->cb = cb;
+	c->arg = arg;
+	c->state = WN_TCP_SYN_SENT;
+	c->snd.iss = iss;
+	c->snd.una = iss;
+	c->snd.nxt = iss;
+	c->snd.max = iss;
+	c->sbase = iss + 1;
+	tcp_mark_pending(c);
+	return c;
+}
+
+struct wn_tcp_conn *
+wn_tcp_connect(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *local,
+	       const struct wn_tcp_endpoint *remote, const struct wn_tcp_cb *cb, void *arg)
+{
+	if (ctx == NULL || !ep_valid(local) || !ep_valid(remote)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return wn_tcp_connect_iss(ctx, local, remote, cb, arg,
+				  tcp_isn(ctx, local, remote, ctx->now));
+}
+
+/* ---- per-connection API ---- */
+
+void
+wn_tcp_conn_set_arg(struct wn_tcp_conn *c, void *arg)
+{
+	c->arg = arg;
+}
+
+void
+wn_tcp_conn_set_cb(struct wn_tcp_conn *c, const struct wn_tcp_cb *cb)
+{
+	c->cb = cb;
+}
+
+void *
+wn_tcp_conn_arg(const struct wn_tcp_conn *c)
+{
+	return c->arg;
+}
+
+struct wn_tcp_ctx *
+wn_tcp_conn_ctx(const struct wn_tcp_conn *c)
+{
+	return c->ctx;
+}
+
+int
+wn_tcp_set_mode(struct wn_tcp_conn *c, enum wn_tcp_mode mode)
+{
+	if (mode != WN_TCP_MODE_STREAM && mode != WN_TCP_MODE_RECORD)
+		return -EINVAL;
+	c->mode = mode;
+	return 0;
+}
+
+static bool
+can_send(const struct wn_tcp_conn *c)
+{
+	if (c->flags & (CF_DEAD | CF_FIN_PENDING))
+		return false;
+	switch (c->state) {
+	case WN_TCP_SYN_SENT:
+	case WN_TCP_SYN_RCVD:
+	case WN_TCP_ESTABLISHED:
+	case WN_TCP_CLOSE_WAIT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+uint32_t
+wn_tcp_send_space(const struct wn_tcp_conn *c)
+{
+	return c->scap - c->slen;
+}
+
+uint32_t
+wn_tcp_next_seq(const struct wn_tcp_conn *c)
+{
+	return c->sbase + c->slen;
+}
+
+uint16_t
+wn_tcp_emss(const struct wn_tcp_conn *c)
+{
+	return (uint16_t)tcp_emss(c);
+}
+
+static void
+sbuf_put(struct wn_tcp_conn *c, const void *buf, uint32_t len)
+{
+	uint32_t tail = (c->shead + c->slen) % c->scap;
+	uint32_t first = RTE_MIN(len, c->scap - tail);
+
+	memcpy(c->sbuf + tail, buf, first);
+	memcpy(c->sbuf, (const uint8_t *)buf + first, len - first);
+	c->slen += len;
+}
+
+int
+wn_tcp_send(struct wn_tcp_conn *c, const void *buf, uint32_t len)
+{
+	uint32_t n;
+
+	if (!can_send(c))
+		return -ENOTCONN;
+	if (c->mode != WN_TCP_MODE_STREAM)
+		return -EINVAL;
+	n = RTE_MIN(len, wn_tcp_send_space(c));
+	if (n == 0)
+		return 0;
+	sbuf_put(c, buf, n);
+	tcp_mark_pending(c);
+	return (int)n;
+}
+
+int
+wn_tcp_send_recordv(struct wn_tcp_conn *c, const struct iovec *iov, unsigned int iovcnt)
+{
+	uint64_t len = 0;
+	struct seq_range *r;
+
+	if (!can_send(c))
+		return -ENOTCONN;
+	if (c->mode != WN_TCP_MODE_RECORD || (iov == NULL && iovcnt != 0))
+		return -EINVAL;
+	for (unsigned int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	if (len == 0)
+		return -EINVAL;
+	/* Before the handshake the EMSS is not known yet; afterwards it bounds a record. */
+	if ((c->state == WN_TCP_ESTABLISHED || c->state == WN_TCP_CLOSE_WAIT) &&
+	    len > tcp_emss(c))
+		return -EMSGSIZE;
+	if (len > wn_tcp_send_space(c) || c->rec_len == TCP_RECORDS_PER_CONN)
+		return -ENOBUFS;
+	r = &c->rec[(c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN];
+	r->start = wn_tcp_next_seq(c);
+	r->end = r->start + (uint32_t)len;
+	c->rec_len++;
+	for (unsigned int i = 0; i < iovcnt; i++)
+		sbuf_put(c, iov[i].iov_base, (uint32_t)iov[i].iov_len);
+	tcp_mark_pending(c);
+	return 0;
+}
+
+int
+wn_tcp_send_record(struct wn_tcp_conn *c, const void *buf, uint32_t len)
+{
+	struct iovec iov = { .iov_base = (void *)(uintptr_t)buf, .iov_len = len };
+
+	return wn_tcp_send_recordv(c, &iov, 1);
+}
+
+uint32_t
+wn_tcp_recv_avail(const struct wn_tcp_conn *c)
+{
+	return c->rlen;
+}
+
+uint32_t
+wn_tcp_recv_peek(struct wn_tcp_conn *c, const uint8_t **data)
+{
+	uint32_t n = RTE_MIN(c->rlen, c->rcap - c->rhead);
+
+	*data = c->rbuf + c->rhead;
+	return n;
+}
+
+int
+wn_tcp_recv_consume(struct wn_tcp_conn *c, uint32_t len)
+{
+	uint32_t before;
+
+	if (len > c->rlen)
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	before = tcp_rcv_window(c);
+	c->rhead = (c->rhead + len) % c->rcap;
+	c->rlen -= len;
+	/* Receiver SWS avoidance (RFC 9293 §3.8.6.2.2): announce once the window grew by
+	 * min(rcvbuf/2, MSS) or opened from zero. */
+	if (!(c->flags & CF_DEAD) && c->state >= WN_TCP_ESTABLISHED) {
+		uint32_t after = tcp_rcv_window(c);
+		uint32_t thresh = RTE_MIN(c->rcap / 2, (uint32_t)c->rcv.mss);
+
+		if (before < thresh || after - before >= thresh || after >= before + 2 * c->rcv.mss) {
+			c->flags |= CF_WND_UPDATE;
+			tcp_mark_pending(c);
+		}
+	}
+	return 0;
+}
+
+int
+wn_tcp_recv(struct wn_tcp_conn *c, void *buf, uint32_t len)
+{
+	uint32_t n, first;
+
+	if (c->flags & CF_DEAD)
+		return -ENOTCONN;
+	n = RTE_MIN(len, c->rlen);
+	first = RTE_MIN(n, c->rcap - c->rhead);
+	memcpy(buf, c->rbuf + c->rhead, first);
+	memcpy((uint8_t *)buf + first, c->rbuf, n - first);
+	wn_tcp_recv_consume(c, n);
+	return (int)n;
+}
+
+int
+wn_tcp_close(struct wn_tcp_conn *c)
+{
+	if ((c->flags & (CF_DEAD | CF_FIN_PENDING)) != 0)
+		return -ENOTCONN;
+	switch (c->state) {
+	case WN_TCP_SYN_SENT:
+		/* RFC 9293 §3.10.4: delete the TCB. */
+		tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
+		return 0;
+	case WN_TCP_SYN_RCVD:
+		break; /* FIN once established */
+	case WN_TCP_ESTABLISHED:
+		c->state = WN_TCP_FIN_WAIT_1;
+		break;
+	case WN_TCP_CLOSE_WAIT:
+		c->state = WN_TCP_LAST_ACK;
+		break;
+	default:
+		return -ENOTCONN;
+	}
+	c->flags |= CF_FIN_PENDING;
+	c->snd.fin_seq = wn_tcp_next_seq(c);
+	tcp_mark_pending(c);
+	return 0;
+}
+
+void
+wn_tcp_abort(struct wn_tcp_conn *c)
+{
+	if (c->flags & CF_DEAD)
+		return;
+	/* RFC 9293 §3.10.5: RST in SYN-RECEIVED and synchronized states. */
+	if (c->state != WN_TCP_SYN_SENT && c->state != WN_TCP_TIME_WAIT)
+		tcp_send_rst(c);
+	tcp_conn_closed(c, WN_TCP_CLOSE_ABORT);
+}
+
+enum wn_tcp_state
+wn_tcp_conn_state(const struct wn_tcp_conn *c)
+{
+	return c->state;
+}
+
+void
+wn_tcp_conn_info(const struct wn_tcp_conn *c, struct wn_tcp_info *i)
+{
+	memset(i, 0, sizeof(*i));
+	i->state = c->state;
+	i->local = c->local;
+	i->remote = c->remote;
+	i->iss = c->snd.iss;
+	i->irs = c->rcv.irs;
+	i->snd_una = c->snd.una;
+	i->snd_nxt = c->snd.nxt;
+	i->snd_max = c->snd.max;
+	i->snd_wnd = c->snd.wnd;
+	i->rcv_nxt = c->rcv.nxt;
+	i->rcv_wnd = tcp_rcv_window(c);
+	i->snd_wscale = c->snd.wscale;
+	i->rcv_wscale = c->rcv.wscale;
+	i->ts_ok = c->ts_ok;
+	i->sack_ok = c->sack_ok;
+	i->mss = c->snd.mss;
+	i->emss = (uint16_t)tcp_emss(c);
+	i->cwnd = c->cwnd;
+	i->ssthresh = c->ssthresh;
+	i->srtt_us = c->srtt;
+	i->rttvar_us = c->rttvar;
+	i->rto_us = c->rto;
+	i->backoff = c->backoff;
+	i->in_recovery = c->in_recovery;
+	i->sacked_bytes = sb_sacked_bytes(c);
+	i->sack_blocks = c->nsb;
+	i->ooo_intervals = c->nooo;
+	i->snd_queued = c->slen;
+	i->rcv_queued = c->rlen;
+	i->mode = c->mode;
+	i->retrans = c->retrans;
+}
+
+void
+wn_tcp_stats_get(const struct wn_tcp_ctx *ctx, struct wn_tcp_stats *st)
+{
+	*st = ctx->st;
+}
+
+uint32_t
+wn_tcp_conn_count(const struct wn_tcp_ctx *ctx)
+{
+	return ctx->live;
+}

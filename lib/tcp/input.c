@@ -1,0 +1,822 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Input: header/option parsing and the RFC 9293 §3.10.7 SEGMENT ARRIVES processing, with
+ * RFC 5961 (RST/SYN/ACK hardening), RFC 7323 (PAWS, TS.Recent), RFC 6298 (RTT), RFC 5681 /
+ * RFC 6582 / RFC 6675 (duplicate ACKs and recovery) and the out-of-order queue.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_tcp.h>
+
+#include "tcp_priv.h"
+
+/* ---- parsing ---- */
+
+static int
+parse_options(struct wn_tcp_ctx *ctx, const uint8_t *o, uint32_t olen, struct tcp_seg *s)
+{
+	uint32_t i = 0;
+
+	while (i < olen) {
+		uint8_t kind = o[i], len;
+
+		if (kind == TCPOPT_EOL)
+			break;
+		if (kind == TCPOPT_NOP) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= olen)
+			goto bad;
+		len = o[i + 1];
+		if (len < 2 || i + len > olen)
+			goto bad;
+		switch (kind) {
+		case TCPOPT_MSS:
+			if (len != 4)
+				goto bad;
+			s->has_mss = true;
+			s->mss = (uint16_t)(o[i + 2] << 8 | o[i + 3]);
+			break;
+		case TCPOPT_WS:
+			if (len != 3)
+				goto bad;
+			s->has_ws = true;
+			/* RFC 7323 §2.3: a shift above 14 is used as 14. */
+			s->ws = RTE_MIN(o[i + 2], (uint8_t)TCP_MAX_WSCALE);
+			break;
+		case TCPOPT_SACK_PERM:
+			if (len != 2)
+				goto bad;
+			s->has_sackp = true;
+			break;
+		case TCPOPT_SACK: {
+			uint32_t n = (len - 2u) / 8;
+
+			if ((len - 2u) % 8 != 0 || n == 0 || n > TCP_MAX_SACK_BLOCKS)
+				goto bad;
+			for (uint32_t b = 0; b < n; b++) {
+				const uint8_t *p = o + i + 2 + 8 * b;
+
+				s->sack[b].start = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+						   (uint32_t)p[2] << 8 | p[3];
+				s->sack[b].end = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 |
+						 (uint32_t)p[6] << 8 | p[7];
+			}
+			s->nsack = (uint8_t)n;
+			break;
+		}
+		case TCPOPT_TS:
+			if (len != 10)
+				goto bad;
+			s->has_ts = true;
+			s->tsval = (uint32_t)o[i + 2] << 24 | (uint32_t)o[i + 3] << 16 |
+				   (uint32_t)o[i + 4] << 8 | o[i + 5];
+			s->tsecr = (uint32_t)o[i + 6] << 24 | (uint32_t)o[i + 7] << 16 |
+				   (uint32_t)o[i + 8] << 8 | o[i + 9];
+			break;
+		default:
+			break; /* unknown options are skipped (RFC 9293 §3.1) */
+		}
+		i += len;
+	}
+	return 0;
+bad:
+	ctx->st.rx_drop_opts++;
+	return -EINVAL;
+}
+
+int
+tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s)
+{
+	uint8_t ipbuf[sizeof(struct rte_ipv6_hdr)], thbuf[TCP_HDR_LEN], obuf[TCP_MAX_OPTLEN];
+	const struct rte_tcp_hdr *th;
+	const uint8_t *first;
+	const uint8_t *opts;
+	uint32_t l4off, l4len, doff;
+	uint8_t ver;
+	int bad;
+
+	memset(s, 0, offsetof(struct tcp_seg, sack));
+	s->m = m;
+	first = rte_pktmbuf_read(m, 0, 1, ipbuf);
+	if (first == NULL) {
+		ctx->st.rx_drop_short++;
+		return -EINVAL;
+	}
+	ver = first[0] >> 4;
+	if (ver == 4) {
+		const struct rte_ipv4_hdr *ip = rte_pktmbuf_read(m, 0, sizeof(*ip), ipbuf);
+		uint32_t hl, tot;
+
+		if (ip == NULL) {
+			ctx->st.rx_drop_short++;
+			return -EINVAL;
+		}
+		hl = rte_ipv4_hdr_len(ip);
+		tot = rte_be_to_cpu_16(ip->total_length);
+		if (ip->next_proto_id != IPPROTO_TCP || (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0) {
+			ctx->st.rx_drop_family++;
+			return -EINVAL;
+		}
+		if (hl < sizeof(*ip) || tot < hl || tot > rte_pktmbuf_pkt_len(m)) {
+			ctx->st.rx_drop_short++;
+			return -EINVAL;
+		}
+		l4off = hl;
+		l4len = tot - hl;
+		s->src.addr.family = s->dst.addr.family = WN_AF_INET;
+		s->src.addr.v4 = ip->src_addr;
+		s->dst.addr.v4 = ip->dst_addr;
+		if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+			bad = 1;
+		else if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+			bad = 0;
+		else
+			bad = l4len < TCP_HDR_LEN ? 0 :
+				rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, (uint16_t)l4off);
+	} else if (ver == 6) {
+		const struct rte_ipv6_hdr *ip6 = rte_pktmbuf_read(m, 0, sizeof(*ip6), ipbuf);
+
+		if (ip6 == NULL) {
+			ctx->st.rx_drop_short++;
+			return -EINVAL;
+		}
+		if (ip6->proto != IPPROTO_TCP) {
+			ctx->st.rx_drop_family++;
+			return -EINVAL;
+		}
+		l4off = sizeof(*ip6);
+		l4len = rte_be_to_cpu_16(ip6->payload_len);
+		if (l4off + l4len > rte_pktmbuf_pkt_len(m)) {
+			ctx->st.rx_drop_short++;
+			return -EINVAL;
+		}
+		s->src.addr.family = s->dst.addr.family = WN_AF_INET6;
+		memcpy(s->src.addr.v6, ip6->src_addr, 16);
+		memcpy(s->dst.addr.v6, ip6->dst_addr, 16);
+		if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+			bad = 1;
+		else if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+			bad = 0;
+		else
+			bad = l4len < TCP_HDR_LEN ? 0 :
+				rte_ipv6_udptcp_cksum_mbuf_verify(m, ip6, (uint16_t)l4off);
+	} else {
+		ctx->st.rx_drop_family++;
+		return -EINVAL;
+	}
+	if (l4len < TCP_HDR_LEN) {
+		ctx->st.rx_drop_short++;
+		return -EINVAL;
+	}
+	th = rte_pktmbuf_read(m, l4off, TCP_HDR_LEN, thbuf);
+	doff = (uint32_t)(th->data_off >> 4) * 4;
+	if (doff < TCP_HDR_LEN || doff > l4len) {
+		ctx->st.rx_drop_short++;
+		return -EINVAL;
+	}
+	if (bad) {
+		ctx->st.rx_drop_cksum++;
+		return -EINVAL;
+	}
+	s->src.port = rte_be_to_cpu_16(th->src_port);
+	s->dst.port = rte_be_to_cpu_16(th->dst_port);
+	s->seq = rte_be_to_cpu_32(th->sent_seq);
+	s->ack = rte_be_to_cpu_32(th->recv_ack);
+	s->wnd = rte_be_to_cpu_16(th->rx_win);
+	s->flags = th->tcp_flags & 0x3f;
+	s->off = l4off + doff;
+	s->len = l4len - doff;
+	if (doff > TCP_HDR_LEN) {
+		opts = rte_pktmbuf_read(m, l4off + TCP_HDR_LEN, doff - TCP_HDR_LEN, obuf);
+		if (parse_options(ctx, opts, doff - TCP_HDR_LEN, s) != 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- helpers ---- */
+
+static void
+mbuf_copy(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint8_t *dst)
+{
+	while (m != NULL && off >= m->data_len) {
+		off -= m->data_len;
+		m = m->next;
+	}
+	while (m != NULL && len > 0) {
+		uint32_t n = RTE_MIN(len, (uint32_t)m->data_len - off);
+
+		memcpy(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n);
+		dst += n;
+		len -= n;
+		off = 0;
+		m = m->next;
+	}
+}
+
+static void
+rtt_sample(struct wn_tcp_conn *c, uint32_t r)
+{
+	const struct wn_tcp_ctx_conf *cf = &c->ctx->conf;
+	uint32_t k;
+
+	if (!c->rtt_valid) { /* RFC 6298 §2.2 */
+		c->srtt = r;
+		c->rttvar = r / 2;
+		c->rtt_valid = true;
+	} else { /* §2.3, alpha = 1/8, beta = 1/4 */
+		uint32_t d = c->srtt > r ? c->srtt - r : r - c->srtt;
+
+		c->rttvar = (3 * c->rttvar + d) / 4;
+		c->srtt = (7 * c->srtt + r) / 8;
+	}
+	k = RTE_MAX((uint32_t)TCP_TICK_US, 4 * c->rttvar); /* max(G, K*RTTVAR) */
+	c->rto = c->srtt + k;
+	c->rto = RTE_MAX(c->rto, cf->rto_min_us); /* §2.4 */
+	c->rto = RTE_MIN(c->rto, cf->rto_max_us); /* §2.5 */
+}
+
+static void
+rtt_from_ack(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	if (c->ts_ok && s->has_ts && s->tsecr != 0) {
+		uint32_t ms = tcp_ts_now(c) - s->tsecr;
+
+		if (ms < 60000) /* RFC 7323 §4.1: RTTM from the echoed timestamp */
+			rtt_sample(c, ms * 1000);
+	} else if ((c->flags & CF_RTT_TIMING) && SEQ_GEQ(s->ack, c->rtt_seq)) {
+		c->flags &= ~CF_RTT_TIMING;
+		rtt_sample(c, (uint32_t)RTE_MIN(c->ctx->now - c->rtt_start, (uint64_t)UINT32_MAX));
+	}
+}
+
+static void
+negotiate(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	uint32_t f = c->ctx->conf.flags;
+
+	if (s->has_mss && s->mss >= 64)
+		c->snd.mss = s->mss;
+	c->ws_ok = (f & WN_TCP_F_WSCALE) && s->has_ws;
+	if (c->ws_ok) {
+		c->snd.wscale = s->ws;
+	} else {
+		c->snd.wscale = 0;
+		c->rcv.wscale = 0;
+	}
+	c->sack_ok = (f & WN_TCP_F_SACK) && s->has_sackp;
+	c->ts_ok = (f & WN_TCP_F_TIMESTAMPS) && s->has_ts;
+	if (c->ts_ok)
+		c->ts_recent = s->tsval;
+	c->snd.optlen = c->ts_ok ? TCP_TS_OPTLEN : 0;
+}
+
+static void
+enter_time_wait(struct wn_tcp_conn *c)
+{
+	c->state = WN_TCP_TIME_WAIT;
+	c->t_rto = c->t_persist = 0;
+	c->t_tw = c->ctx->now + 2ull * c->ctx->conf.msl_us; /* RFC 9293 §3.10.7.4 */
+	if (c->t_tw == 0)
+		c->t_tw = 1;
+	tcp_timer_update(c);
+}
+
+static void
+set_ack_now(struct wn_tcp_conn *c)
+{
+	c->flags |= CF_ACK_NOW;
+	tcp_mark_pending(c);
+}
+
+/* ---- LISTEN (RFC 9293 §3.10.7.2) ---- */
+
+static int
+listen_input(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp_seg *s)
+{
+	struct wn_tcp_conn *c;
+
+	if (s->flags & TH_RST)
+		return 0;
+	if (s->flags & TH_ACK) {
+		tcp_send_rst_for(ctx, s);
+		ctx->st.rx_drop_noconn++;
+		return 0;
+	}
+	if (!(s->flags & TH_SYN) || (s->flags & TH_FIN)) {
+		ctx->st.rx_drop_badflags++;
+		return 0;
+	}
+	if (ctx->live >= ctx->conf.max_conns) {
+		ctx->st.rx_drop_conn_limit++;
+		return 0;
+	}
+	if (ctx->syn_rcvd >= ctx->conf.syn_backlog) {
+		ctx->st.rx_drop_backlog++;
+		return 0;
+	}
+	c = tcp_conn_alloc(ctx, &s->dst, &s->src);
+	if (c == NULL) {
+		ctx->st.rx_drop_conn_limit++;
+		return 0;
+	}
+	c->flags |= CF_PASSIVE | CF_SYN_RCVD_COUNTED;
+	ctx->syn_rcvd++;
+	c->listener = l;
+	c->cb = l->cb;
+	c->arg = l->arg;
+	c->state = WN_TCP_SYN_RCVD;
+	c->rcv.irs = s->seq;
+	c->rcv.nxt = s->seq + 1;
+	c->rcv.adv = c->rcv.nxt;
+	negotiate(c, s);
+	c->snd.wnd = s->wnd; /* RFC 7323 §2.2: not scaled in a SYN */
+	c->snd.max_wnd = c->snd.wnd;
+	c->snd.wl1 = s->seq;
+	c->snd.iss = tcp_isn(ctx, &s->dst, &s->src, ctx->now);
+	c->snd.una = c->snd.nxt = c->snd.max = c->snd.iss;
+	c->snd.wl2 = c->snd.iss;
+	c->recover = c->snd.iss;
+	c->sbase = c->snd.iss + 1;
+	tcp_mark_pending(c); /* SYN-ACK on the next output */
+	return 1;
+}
+
+/* ---- SYN-SENT (RFC 9293 §3.10.7.3) ---- */
+
+static void
+syn_sent_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	bool ack_ok = false;
+
+	if (s->flags & TH_ACK) {
+		if (SEQ_LEQ(s->ack, c->snd.iss) || SEQ_GT(s->ack, c->snd.max)) {
+			if (!(s->flags & TH_RST))
+				tcp_send_rst_for(ctx, s);
+			ctx->st.rx_drop_ack++;
+			return;
+		}
+		ack_ok = true;
+	}
+	if (s->flags & TH_RST) {
+		/* RFC 5961 §3.2 / RFC 9293: only an RST acknowledging our SYN is believed. */
+		if (ack_ok) {
+			ctx->st.rx_rst++;
+			tcp_conn_closed(c, WN_TCP_CLOSE_REFUSED);
+		} else {
+			ctx->st.rx_drop_badflags++;
+		}
+		return;
+	}
+	if (!(s->flags & TH_SYN)) {
+		ctx->st.rx_drop_badflags++;
+		return;
+	}
+	c->rcv.irs = s->seq;
+	c->rcv.nxt = s->seq + 1;
+	c->rcv.adv = c->rcv.nxt;
+	negotiate(c, s);
+	c->snd.wnd = s->wnd;
+	c->snd.max_wnd = c->snd.wnd;
+	c->snd.wl1 = s->seq;
+	c->snd.wl2 = s->ack;
+	c->recover = c->snd.iss;
+	if (ack_ok) {
+		c->snd.una = s->ack;
+		rtt_from_ack(c, s);
+		c->t_rto = 0;
+		c->flags |= CF_ACK_NOW;
+		tcp_established(c);
+		if (!(c->flags & CF_DEAD)) {
+			c->retries = 0;
+			c->backoff = 0;
+			tcp_timer_update(c);
+		}
+		/* Data on a SYN-ACK is not taken; the peer retransmits it. */
+		return;
+	}
+	/* Simultaneous open (RFC 9293 Figure 8): SYN-RECEIVED, send SYN,ACK. */
+	c->state = WN_TCP_SYN_RCVD;
+	c->flags |= CF_ACK_NOW;
+	tcp_mark_pending(c);
+}
+
+/* ---- ACK processing ---- */
+
+static void
+new_ack(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	uint32_t acked = s->ack - c->snd.una, before = c->slen, data_acked;
+
+	rtt_from_ack(c, s);
+	c->snd.una = s->ack;
+	tcp_sbuf_acked(c);
+	data_acked = before - c->slen;
+	if (SEQ_LT(c->snd.nxt, c->snd.una))
+		c->snd.nxt = c->snd.una;
+	if (SEQ_LT(c->high_rxt, c->snd.una))
+		c->high_rxt = c->snd.una;
+	sb_trim(c);
+	c->backoff = 0;
+	c->retries = 0;
+	if (c->in_recovery) {
+		if (SEQ_GEQ(s->ack, c->recover)) {
+			/* RFC 6582 §3.2 step 3 / RFC 6675 §5: full acknowledgment */
+			c->in_recovery = false;
+			c->dupacks = 0;
+			ctx->conf.cc->on_recovery_end(c, ctx->now);
+		} else if (!c->sack_ok) {
+			/* RFC 6582 §3.2 step 5: partial ACK, retransmit and deflate */
+			uint32_t smss = tcp_smss(c);
+
+			tcp_retransmit_una(c);
+			c->cwnd = c->cwnd > acked ? c->cwnd - acked : 0;
+			c->cwnd += smss;
+			tcp_set_rto_timer(c);
+		}
+	} else {
+		c->dupacks = 0;
+		ctx->conf.cc->on_ack(c, acked, ctx->now);
+	}
+	/* RFC 6298 §5.2 / §5.3 */
+	if (c->snd.una == c->snd.max)
+		c->t_rto = 0;
+	else
+		tcp_set_rto_timer(c);
+	tcp_mark_pending(c);
+	if (data_acked > 0 && c->cb != NULL && c->cb->sent != NULL)
+		c->cb->sent(c, c->arg, data_acked);
+}
+
+static void
+dup_ack(struct wn_tcp_conn *c)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	uint32_t smss = tcp_smss(c);
+
+	ctx->st.rx_dupack++;
+	c->dupacks++;
+	if (c->in_recovery) {
+		if (!c->sack_ok)
+			c->cwnd += smss; /* RFC 6582 §3.2 step 4 (RFC 5681 §3.2 step 5) */
+		tcp_mark_pending(c);
+		return;
+	}
+	if (c->dupacks < TCP_DUPTHRESH && !(c->sack_ok && sb_is_lost(c, c->snd.una)))
+		return;
+	/* RFC 6582 §3.2 step 2: no new recovery for losses of the previous window. */
+	if (SEQ_LT(c->snd.una, c->recover) && c->recover != c->snd.iss)
+		return;
+	ctx->st.fast_retrans++;
+	c->in_recovery = true;
+	c->recover = c->snd.max;
+	ctx->conf.cc->on_loss(c, ctx->now);
+	if (!c->sack_ok)
+		c->cwnd = c->ssthresh + TCP_DUPTHRESH * smss;
+	c->high_rxt = c->snd.una;
+	tcp_retransmit_una(c);
+	tcp_mark_pending(c);
+}
+
+static bool
+our_fin_acked(const struct wn_tcp_conn *c)
+{
+	return (c->flags & CF_FIN_PENDING) && SEQ_GT(c->snd.una, c->snd.fin_seq);
+}
+
+/* @return false when the segment must not be processed further. */
+static bool
+ack_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	uint32_t wnd = (uint32_t)s->wnd << c->snd.wscale;
+
+	if (c->state == WN_TCP_SYN_RCVD) {
+		if (!SEQ_LT(c->snd.una, s->ack) || SEQ_GT(s->ack, c->snd.max)) {
+			tcp_send_rst_for(ctx, s); /* <SEQ=SEG.ACK><CTL=RST> */
+			ctx->st.rx_drop_ack++;
+			return false;
+		}
+		rtt_from_ack(c, s);
+		c->snd.una = s->ack;
+		c->snd.wnd = wnd;
+		c->snd.max_wnd = RTE_MAX(c->snd.max_wnd, wnd);
+		c->snd.wl1 = s->seq;
+		c->snd.wl2 = s->ack;
+		c->t_rto = 0;
+		tcp_established(c);
+		if (c->flags & CF_DEAD)
+			return false;
+		c->retries = 0;
+		c->backoff = 0;
+		tcp_timer_update(c);
+		return true;
+	}
+	/* RFC 5961 §5.2: acceptable ACKs lie in [SND.UNA - MAX.SND.WND, SND.NXT]. */
+	if (SEQ_GT(s->ack, c->snd.max) ||
+	    SEQ_LT(s->ack, c->snd.una - RTE_MAX(c->snd.max_wnd, 65535u))) {
+		ctx->st.rx_drop_ack++;
+		tcp_send_challenge_ack(c);
+		return false;
+	}
+	if (c->sack_ok && s->nsack > 0)
+		sb_update(c, s);
+	if (SEQ_GT(s->ack, c->snd.una)) {
+		new_ack(c, s);
+		if (c->flags & CF_DEAD)
+			return false;
+	} else if (s->ack == c->snd.una && s->len == 0 && !(s->flags & (TH_SYN | TH_FIN)) &&
+		   wnd == c->snd.wnd && c->snd.max != c->snd.una) {
+		dup_ack(c); /* RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT */
+	}
+	/* RFC 9293 §3.10.7.4 window update rule */
+	if (SEQ_LT(c->snd.wl1, s->seq) ||
+	    (c->snd.wl1 == s->seq && SEQ_LEQ(c->snd.wl2, s->ack))) {
+		if (wnd > c->snd.wnd)
+			tcp_mark_pending(c);
+		c->snd.wnd = wnd;
+		c->snd.max_wnd = RTE_MAX(c->snd.max_wnd, wnd);
+		c->snd.wl1 = s->seq;
+		c->snd.wl2 = s->ack;
+	}
+	switch (c->state) {
+	case WN_TCP_FIN_WAIT_1:
+		if (our_fin_acked(c))
+			c->state = WN_TCP_FIN_WAIT_2;
+		break;
+	case WN_TCP_CLOSING:
+		if (our_fin_acked(c))
+			enter_time_wait(c);
+		break;
+	case WN_TCP_LAST_ACK:
+		if (our_fin_acked(c)) {
+			tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
+			return false;
+		}
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+/* ---- data ---- */
+
+static void
+ooo_pop_front(struct wn_tcp_conn *c)
+{
+	memmove(&c->ooo[0], &c->ooo[1], (c->nooo - 1u) * sizeof(c->ooo[0]));
+	c->nooo--;
+	if (c->ooo_recent == 0)
+		c->ooo_recent = TCP_OOO_MAX;
+	else if (c->ooo_recent != TCP_OOO_MAX)
+		c->ooo_recent--;
+}
+
+static void
+data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	uint32_t seq = s->seq, len = s->len, off = s->off, rwnd, pos, first;
+
+	if (SEQ_LT(seq, c->rcv.nxt)) {
+		uint32_t d = c->rcv.nxt - seq;
+
+		if (d >= len) {
+			ctx->st.rx_dup_data++;
+			set_ack_now(c);
+			return;
+		}
+		seq += d;
+		off += d;
+		len -= d;
+	}
+	rwnd = tcp_rcv_window(c);
+	if (SEQ_GT(seq + len, c->rcv.nxt + rwnd)) {
+		uint32_t keep = SEQ_GT(c->rcv.nxt + rwnd, seq) ? c->rcv.nxt + rwnd - seq : 0;
+
+		ctx->st.rx_drop_rcvbuf++;
+		len = keep;
+	}
+	if (len == 0) {
+		set_ack_now(c);
+		return;
+	}
+	if (seq != c->rcv.nxt && ooo_add(c, seq, seq + len) != 0) {
+		ctx->st.rx_drop_ooo_full++;
+		set_ack_now(c);
+		return;
+	}
+	pos = (c->rhead + c->rlen + (seq - c->rcv.nxt)) % c->rcap;
+	first = RTE_MIN(len, c->rcap - pos);
+	mbuf_copy(s->m, off, first, c->rbuf + pos);
+	if (first < len)
+		mbuf_copy(s->m, off + first, len - first, c->rbuf);
+	if (seq != c->rcv.nxt) {
+		/* RFC 5681 §4.2: out-of-order data is acknowledged at once (dup ACK + SACK). */
+		ctx->st.rx_ooo++;
+		set_ack_now(c);
+		return;
+	}
+	c->rcv.nxt += len;
+	c->rlen += len;
+	if (c->nooo > 0 && SEQ_LEQ(c->ooo[0].start, c->rcv.nxt)) {
+		while (c->nooo > 0 && SEQ_LEQ(c->ooo[0].start, c->rcv.nxt)) {
+			if (SEQ_GT(c->ooo[0].end, c->rcv.nxt)) {
+				c->rlen += c->ooo[0].end - c->rcv.nxt;
+				c->rcv.nxt = c->ooo[0].end;
+			}
+			ooo_pop_front(c);
+		}
+		set_ack_now(c); /* a hole was filled: ACK now (RFC 5681 §4.2) */
+	} else if (++c->rcv.unacked_segs >= 2 || c->nooo > 0) {
+		set_ack_now(c); /* at least every second full-sized segment (RFC 5681 §4.2) */
+	} else if (c->t_delack == 0) {
+		c->t_delack = ctx->now + ctx->conf.delack_us;
+		tcp_timer_update(c);
+	}
+}
+
+static void
+fin_input(struct wn_tcp_conn *c)
+{
+	if (!(c->flags & CF_FIN_RCVD) || c->rcv.nxt != c->rcv.fin_seq)
+		return;
+	switch (c->state) {
+	case WN_TCP_SYN_RCVD:
+	case WN_TCP_ESTABLISHED:
+		c->state = WN_TCP_CLOSE_WAIT;
+		break;
+	case WN_TCP_FIN_WAIT_1:
+		if (our_fin_acked(c))
+			enter_time_wait(c);
+		else
+			c->state = WN_TCP_CLOSING;
+		break;
+	case WN_TCP_FIN_WAIT_2:
+		enter_time_wait(c);
+		break;
+	case WN_TCP_TIME_WAIT:
+		enter_time_wait(c); /* restart the 2 MSL timeout */
+		set_ack_now(c);
+		return;
+	default:
+		return;
+	}
+	c->rcv.nxt++;
+	set_ack_now(c);
+	if (c->cb != NULL && c->cb->eof != NULL)
+		c->cb->eof(c, c->arg);
+}
+
+static bool
+seq_acceptable(const struct wn_tcp_conn *c, const struct tcp_seg *s, uint32_t seglen)
+{
+	uint32_t w = tcp_rcv_window(c), nxt = c->rcv.nxt;
+
+	/* RFC 9293 §3.10.7.4 table; a zero window still takes the ACK at RCV.NXT. */
+	if (seglen == 0)
+		return w == 0 ? s->seq == nxt : SEQ_LEQ(nxt, s->seq) && SEQ_LT(s->seq, nxt + w);
+	if (w == 0)
+		return s->seq == nxt;
+	return (SEQ_LEQ(nxt, s->seq) && SEQ_LT(s->seq, nxt + w)) ||
+	       (SEQ_LEQ(nxt, s->seq + seglen - 1) && SEQ_LT(s->seq + seglen - 1, nxt + w));
+}
+
+static void
+conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	uint32_t seglen = s->len + !!(s->flags & TH_SYN) + !!(s->flags & TH_FIN);
+	bool had_data;
+
+	if (c->state == WN_TCP_SYN_SENT) {
+		syn_sent_input(c, s);
+		return;
+	}
+	/* Our SYN-ACK was lost and the peer repeats its SYN: answer with the SYN-ACK again. */
+	if (c->state == WN_TCP_SYN_RCVD && (s->flags & TH_SYN) && !(s->flags & (TH_ACK | TH_RST)) &&
+	    s->seq == c->rcv.irs) {
+		set_ack_now(c);
+		return;
+	}
+	/* RFC 7323 §5.3 R1: PAWS */
+	if (c->ts_ok && s->has_ts && !(s->flags & TH_RST) && SEQ_LT(s->tsval, c->ts_recent)) {
+		ctx->st.rx_drop_paws++;
+		set_ack_now(c);
+		return;
+	}
+	if (!seq_acceptable(c, s, seglen)) {
+		ctx->st.rx_drop_unacceptable++;
+		if (!(s->flags & TH_RST))
+			set_ack_now(c);
+		return;
+	}
+	if (s->flags & TH_RST) {
+		/* RFC 5961 §3.2: exact match resets, otherwise a challenge ACK. */
+		if (s->seq != c->rcv.nxt) {
+			tcp_send_challenge_ack(c);
+			return;
+		}
+		ctx->st.rx_rst++;
+		if (c->state == WN_TCP_SYN_RCVD && !(c->flags & CF_PASSIVE))
+			tcp_conn_closed(c, WN_TCP_CLOSE_REFUSED);
+		else if (c->state == WN_TCP_CLOSING || c->state == WN_TCP_LAST_ACK ||
+			 c->state == WN_TCP_TIME_WAIT)
+			tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
+		else
+			tcp_conn_closed(c, WN_TCP_CLOSE_RESET);
+		return;
+	}
+	if (s->flags & TH_SYN) {
+		/* RFC 5961 §4.2: any SYN in a synchronized state gets a challenge ACK. */
+		tcp_send_challenge_ack(c);
+		return;
+	}
+	if (!(s->flags & TH_ACK)) {
+		ctx->st.rx_drop_badflags++;
+		return;
+	}
+	/* RFC 7323 §4.3: TS.Recent from segments covering Last.ACK.sent */
+	if (c->ts_ok && s->has_ts && SEQ_GEQ(s->tsval, c->ts_recent) &&
+	    SEQ_LEQ(s->seq, c->rcv.last_ack_sent))
+		c->ts_recent = s->tsval;
+	if (!ack_input(c, s))
+		return;
+	had_data = s->len > 0;
+	if (had_data) {
+		switch (c->state) {
+		case WN_TCP_ESTABLISHED:
+		case WN_TCP_FIN_WAIT_1:
+		case WN_TCP_FIN_WAIT_2: {
+			uint32_t before = c->rlen;
+
+			data_input(c, s);
+			if (c->rlen != before && c->cb != NULL && c->cb->recv != NULL) {
+				c->cb->recv(c, c->arg);
+				if (c->flags & CF_DEAD)
+					return;
+			}
+			break;
+		}
+		default:
+			break; /* RFC 9293: data after the peer's FIN is ignored */
+		}
+	}
+	if (s->flags & TH_FIN) {
+		uint32_t fseq = s->seq + s->len;
+
+		if (c->state == WN_TCP_TIME_WAIT) {
+			enter_time_wait(c);
+			set_ack_now(c);
+		} else if (!(c->flags & CF_FIN_RCVD) &&
+			   SEQ_LEQ(fseq, c->rcv.nxt + tcp_rcv_window(c))) {
+			c->flags |= CF_FIN_RCVD;
+			c->rcv.fin_seq = fseq;
+		}
+	}
+	fin_input(c);
+}
+
+uint16_t
+wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
+{
+	uint16_t ok = 0;
+	struct tcp_seg s;
+
+	if (now > ctx->now)
+		ctx->now = now;
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct wn_tcp_conn *c = NULL;
+		struct tcp_key k;
+
+		ctx->st.rx_segs++;
+		if (tcp_parse(ctx, m, &s) == 0) {
+			tcp_key_make(&k, &s.dst, &s.src);
+			if (rte_hash_lookup_data(ctx->hash, &k, (void **)&c) >= 0) {
+				conn_input(c, &s);
+				ok++;
+			} else {
+				struct wn_tcp_listener *l = tcp_listener_find(ctx, &s.dst);
+
+				if (l != NULL) {
+					ok += listen_input(ctx, l, &s);
+				} else {
+					ctx->st.rx_drop_noconn++;
+					tcp_send_rst_for(ctx, &s);
+				}
+			}
+		}
+		rte_pktmbuf_free(m);
+	}
+	return ok;
+}

@@ -1,0 +1,624 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Output: segment building, the record-aligned segmenter (RFC 5044 Appendix A), RFC 6298
+ * retransmission timer, RFC 6675 loss-recovery transmissions, zero-window probes, ACK/RST.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include <rte_tcp.h>
+
+#include "tcp_priv.h"
+
+uint32_t
+tcp_ts_now(const struct wn_tcp_conn *c)
+{
+	/* RFC 7323 §5.4: 1 ms clock with a per-connection random offset. */
+	return (uint32_t)(c->ctx->now / 1000) + c->ts_offset;
+}
+
+uint32_t
+tcp_emss(const struct wn_tcp_conn *c)
+{
+	uint32_t mss = RTE_MIN((uint32_t)c->snd.mss, (uint32_t)c->rcv.mss);
+	uint32_t room = c->ctx->seg_room - TCP_HDR_LEN - TCP_MAX_OPTLEN;
+
+	mss = RTE_MIN(mss, room);
+	/* RFC 9293 §3.7.1 / RFC 6691: options on every segment reduce the payload. */
+	return mss - c->snd.optlen;
+}
+
+uint32_t
+tcp_flight(const struct wn_tcp_conn *c)
+{
+	return c->snd.nxt - c->snd.una;
+}
+
+/* Index (from rec_head) of the first record whose end is above @p seq. */
+static uint32_t
+rec_find(const struct wn_tcp_conn *c, uint32_t seq)
+{
+	uint32_t lo = 0, hi = c->rec_len;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		const struct seq_range *r = &c->rec[(c->rec_head + mid) % TCP_RECORDS_PER_CONN];
+
+		if (SEQ_GT(r->end, seq))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+uint32_t
+tcp_seg_len(const struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
+	    bool *split)
+{
+	uint32_t end = c->sbase + c->slen, avail, idx, len, cap;
+	const struct seq_range *r;
+
+	*split = false;
+	if (!SEQ_LT(seq, end) || SEQ_LT(seq, c->sbase))
+		return 0;
+	avail = end - seq;
+	cap = RTE_MIN(emss, allowed);
+	idx = rec_find(c, seq);
+	if (idx == c->rec_len)
+		return RTE_MIN(avail, cap); /* stream bytes */
+	r = &c->rec[(c->rec_head + idx) % TCP_RECORDS_PER_CONN];
+	if (SEQ_LT(seq, r->start))
+		return RTE_MIN(r->start - seq, cap); /* stream bytes queued before the records */
+	len = r->end - seq;
+	if (len > emss) {
+		/* Only a record larger than the EMSS (queued before the EMSS was known or after
+		 * it shrank) is ever cut. */
+		*split = true;
+		return cap;
+	}
+	if (len > allowed)
+		return 0; /* wait for window: never cut a record to fit it */
+	/* Pack whole records that follow contiguously while they fit. */
+	for (uint32_t j = idx + 1; j < c->rec_len; j++) {
+		const struct seq_range *n = &c->rec[(c->rec_head + j) % TCP_RECORDS_PER_CONN];
+
+		if (n->start != seq + len || len + (n->end - n->start) > cap)
+			break;
+		len += n->end - n->start;
+	}
+	return len;
+}
+
+/* Drop acknowledged bytes and records from the send buffer. */
+void
+tcp_sbuf_acked(struct wn_tcp_conn *c)
+{
+	uint32_t n;
+
+	if (SEQ_LEQ(c->snd.una, c->sbase))
+		return;
+	n = RTE_MIN(c->snd.una - c->sbase, c->slen);
+	c->shead = (c->shead + n) % c->scap;
+	c->slen -= n;
+	c->sbase += n;
+	while (c->rec_len > 0 && SEQ_LEQ(c->rec[c->rec_head].end, c->sbase)) {
+		c->rec_head = (c->rec_head + 1) % TCP_RECORDS_PER_CONN;
+		c->rec_len--;
+	}
+}
+
+static uint8_t *
+put_ts(uint8_t *o, const struct wn_tcp_conn *c)
+{
+	uint32_t v = rte_cpu_to_be_32(tcp_ts_now(c)), e = rte_cpu_to_be_32(c->ts_recent);
+
+	o[0] = TCPOPT_NOP;
+	o[1] = TCPOPT_NOP;
+	o[2] = TCPOPT_TS;
+	o[3] = 10;
+	memcpy(o + 4, &v, 4);
+	memcpy(o + 8, &e, 4);
+	return o + 12;
+}
+
+/* Options of a SYN or SYN-ACK (RFC 9293 §3.2, RFC 7323, RFC 2018). */
+static unsigned int
+syn_options(const struct wn_tcp_conn *c, uint8_t *o)
+{
+	uint8_t *p = o;
+	uint16_t mss = rte_cpu_to_be_16(c->rcv.mss);
+	bool synack = c->state == WN_TCP_SYN_RCVD && (c->flags & CF_PASSIVE);
+	uint32_t f = c->ctx->conf.flags;
+
+	*p++ = TCPOPT_MSS;
+	*p++ = 4;
+	memcpy(p, &mss, 2);
+	p += 2;
+	if ((f & WN_TCP_F_WSCALE) && (!synack || c->ws_ok)) {
+		*p++ = TCPOPT_NOP;
+		*p++ = TCPOPT_WS;
+		*p++ = 3;
+		*p++ = c->rcv.wscale;
+	}
+	if ((f & WN_TCP_F_SACK) && (!synack || c->sack_ok)) {
+		*p++ = TCPOPT_NOP;
+		*p++ = TCPOPT_NOP;
+		*p++ = TCPOPT_SACK_PERM;
+		*p++ = 2;
+	}
+	if ((f & WN_TCP_F_TIMESTAMPS) && (!synack || c->ts_ok))
+		p = put_ts(p, c);
+	return (unsigned int)(p - o);
+}
+
+static void
+copy_out(const struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t *dst)
+{
+	uint32_t pos = (c->shead + (seq - c->sbase)) % c->scap;
+	uint32_t first = RTE_MIN(len, c->scap - pos);
+
+	memcpy(dst, c->sbuf + pos, first);
+	memcpy(dst + first, c->sbuf, len - first);
+}
+
+/*
+ * Build and queue one segment. @p len payload octets from the send buffer at @p seq.
+ * SYN segments carry SYN options; others carry timestamps and, room permitting, SACK.
+ */
+static int
+seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	uint8_t opts[TCP_MAX_OPTLEN];
+	unsigned int optlen = 0;
+	struct rte_mbuf *m;
+	struct rte_tcp_hdr *th;
+	uint32_t wnd;
+	uint16_t wfield;
+
+	if (flags & TH_SYN) {
+		optlen = syn_options(c, opts);
+	} else {
+		if (c->ts_ok)
+			optlen = (unsigned int)(put_ts(opts, c) - opts);
+		if (c->sack_ok && c->nooo > 0 && (flags & TH_ACK) && !(flags & TH_RST)) {
+			struct seq_range b[TCP_MAX_SACK_BLOCKS];
+			uint32_t mss = RTE_MIN((uint32_t)c->snd.mss, (uint32_t)c->rcv.mss);
+			unsigned int room = TCP_MAX_OPTLEN - optlen, n;
+
+			if (len > 0) /* data segments: only what fits next to the payload */
+				room = RTE_MIN(room, mss > len + optlen ? mss - len - optlen : 0);
+			n = room >= 12 ? (room - 4) / 8 : 0;
+			n = ooo_sack_blocks(c, b, RTE_MIN(n, (unsigned int)TCP_MAX_SACK_BLOCKS));
+			if (n > 0) {
+				uint8_t *p = opts + optlen;
+
+				*p++ = TCPOPT_NOP;
+				*p++ = TCPOPT_NOP;
+				*p++ = TCPOPT_SACK;
+				*p++ = (uint8_t)(2 + 8 * n);
+				for (unsigned int i = 0; i < n; i++) {
+					uint32_t s = rte_cpu_to_be_32(b[i].start);
+					uint32_t e = rte_cpu_to_be_32(b[i].end);
+
+					memcpy(p, &s, 4);
+					memcpy(p + 4, &e, 4);
+					p += 8;
+				}
+				optlen = (unsigned int)(p - opts);
+			}
+		}
+	}
+	m = rte_pktmbuf_alloc(ctx->conf.pool);
+	if (m == NULL) {
+		ctx->st.tx_drop_nombuf++;
+		return -ENOBUFS;
+	}
+	th = (struct rte_tcp_hdr *)rte_pktmbuf_append(m, (uint16_t)(TCP_HDR_LEN + optlen + len));
+	if (th == NULL) {
+		rte_pktmbuf_free(m);
+		ctx->st.tx_drop_nombuf++;
+		return -ENOSPC;
+	}
+	th->src_port = rte_cpu_to_be_16(c->local.port);
+	th->dst_port = rte_cpu_to_be_16(c->remote.port);
+	th->sent_seq = rte_cpu_to_be_32(seq);
+	th->recv_ack = (flags & TH_ACK) ? rte_cpu_to_be_32(c->rcv.nxt) : 0;
+	th->data_off = (uint8_t)(((TCP_HDR_LEN + optlen) / 4) << 4);
+	th->tcp_flags = flags;
+	wnd = tcp_rcv_window(c);
+	if (flags & TH_SYN) {
+		wfield = (uint16_t)RTE_MIN(wnd, 65535u); /* RFC 7323 §2.2: SYN never scaled */
+	} else {
+		wfield = (uint16_t)(wnd >> c->rcv.wscale);
+	}
+	if (flags & TH_RST)
+		wfield = 0;
+	th->rx_win = rte_cpu_to_be_16(wfield);
+	th->cksum = 0;
+	th->tcp_urp = 0;
+	memcpy(th + 1, opts, optlen);
+	if (len > 0)
+		copy_out(c, seq, len, (uint8_t *)(th + 1) + optlen);
+	if (wn_net_ip_prepend(m, &c->local.addr, &c->remote.addr, IPPROTO_TCP) != 0) {
+		rte_pktmbuf_free(m);
+		ctx->st.tx_drop_nombuf++;
+		return -ENOSPC;
+	}
+	m->l4_len = (uint16_t)(TCP_HDR_LEN + optlen);
+	if ((flags & TH_ACK) && !(flags & TH_RST)) {
+		uint32_t adv = c->rcv.nxt + ((uint32_t)wfield << ((flags & TH_SYN) ? 0 : c->rcv.wscale));
+
+		if (SEQ_GT(adv, c->rcv.adv) || c->rcv.adv == 0)
+			c->rcv.adv = adv;
+		c->rcv.last_ack_sent = c->rcv.nxt;
+		c->rcv.unacked_segs = 0;
+		c->t_delack = 0;
+		c->flags &= ~(CF_ACK_NOW | CF_WND_UPDATE);
+	}
+	ctx->st.tx_segs++;
+	ctx->st.tx_data_bytes += len;
+	tcp_txq_push(ctx, m);
+	return 0;
+}
+
+static uint64_t
+backed_off_rto(const struct wn_tcp_conn *c)
+{
+	uint64_t r = (uint64_t)c->rto << RTE_MIN(c->backoff, (uint8_t)16);
+
+	return RTE_MIN(r, (uint64_t)c->ctx->conf.rto_max_us);
+}
+
+void
+tcp_set_rto_timer(struct wn_tcp_conn *c)
+{
+	c->t_rto = c->ctx->now + backed_off_rto(c);
+	if (c->t_rto == 0)
+		c->t_rto = 1;
+}
+
+void
+tcp_send_syn(struct wn_tcp_conn *c)
+{
+	uint8_t flags = TH_SYN;
+	bool rexmit = c->snd.max == c->snd.iss + 1;
+
+	if (c->state == WN_TCP_SYN_RCVD)
+		flags |= TH_ACK;
+	if (seg_emit(c, c->snd.iss, 0, flags) == 0 && rexmit) {
+		c->ctx->st.tx_retrans++;
+		c->retrans++;
+	}
+	c->flags &= ~CF_ACK_NOW;
+	c->snd.nxt = c->snd.max = c->snd.iss + 1;
+	tcp_set_rto_timer(c);
+}
+
+void
+tcp_send_ack(struct wn_tcp_conn *c)
+{
+	seg_emit(c, c->snd.nxt, 0, TH_ACK);
+}
+
+void
+tcp_send_challenge_ack(struct wn_tcp_conn *c)
+{
+	/* RFC 5961 §3.2 / §4.2: <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>. */
+	c->ctx->st.challenge_acks++;
+	tcp_send_ack(c);
+}
+
+void
+tcp_send_rst(struct wn_tcp_conn *c)
+{
+	uint8_t flags = TH_RST;
+
+	/* In SYN-RECEIVED the RST acknowledges the peer's SYN. */
+	if (c->state == WN_TCP_SYN_RCVD)
+		flags |= TH_ACK;
+	if (seg_emit(c, c->snd.nxt, 0, flags) == 0)
+		c->ctx->st.tx_rst++;
+}
+
+/* RFC 9293 §3.10.7.1: answer a segment that has no connection. */
+void
+tcp_send_rst_for(struct wn_tcp_ctx *ctx, const struct tcp_seg *s)
+{
+	struct rte_mbuf *m;
+	struct rte_tcp_hdr *th;
+	uint32_t seq = 0, ack = 0;
+	uint8_t flags = TH_RST;
+
+	if (s->flags & TH_RST)
+		return;
+	if (s->flags & TH_ACK) {
+		seq = s->ack;
+	} else {
+		ack = s->seq + s->len + !!(s->flags & TH_SYN) + !!(s->flags & TH_FIN);
+		flags |= TH_ACK;
+	}
+	m = rte_pktmbuf_alloc(ctx->conf.pool);
+	if (m == NULL) {
+		ctx->st.tx_drop_nombuf++;
+		return;
+	}
+	th = (struct rte_tcp_hdr *)rte_pktmbuf_append(m, TCP_HDR_LEN);
+	if (th == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memset(th, 0, TCP_HDR_LEN);
+	th->src_port = rte_cpu_to_be_16(s->dst.port);
+	th->dst_port = rte_cpu_to_be_16(s->src.port);
+	th->sent_seq = rte_cpu_to_be_32(seq);
+	th->recv_ack = rte_cpu_to_be_32(ack);
+	th->data_off = (TCP_HDR_LEN / 4) << 4;
+	th->tcp_flags = flags;
+	if (wn_net_ip_prepend(m, &s->dst.addr, &s->src.addr, IPPROTO_TCP) != 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	ctx->st.tx_rst++;
+	ctx->st.tx_segs++;
+	tcp_txq_push(ctx, m);
+}
+
+static bool
+synchronized_send_state(enum wn_tcp_state s)
+{
+	return s == WN_TCP_ESTABLISHED || s == WN_TCP_CLOSE_WAIT || s == WN_TCP_FIN_WAIT_1 ||
+	       s == WN_TCP_CLOSING || s == WN_TCP_LAST_ACK;
+}
+
+/* Send one data segment at @p seq (new or retransmitted); @return its length or 0. */
+static uint32_t
+send_data(struct wn_tcp_conn *c, uint32_t seq, uint32_t allowed, bool *fin_out)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	uint32_t emss = tcp_emss(c), end = c->sbase + c->slen, len;
+	uint8_t flags = TH_ACK;
+	bool split;
+
+	*fin_out = false;
+	len = tcp_seg_len(c, seq, emss, allowed, &split);
+	if (len == 0)
+		return 0;
+	if (c->mode == WN_TCP_MODE_STREAM && len < RTE_MIN(end - seq, emss) &&
+	    tcp_flight(c) > 0 && !SEQ_LT(seq, c->snd.max))
+		return 0; /* sender SWS avoidance (RFC 9293 §3.8.6.2.1): wait for a full segment */
+	if (seq + len == end)
+		flags |= TH_PSH;
+	if ((c->flags & CF_FIN_PENDING) && seq + len == c->snd.fin_seq)
+		flags |= TH_FIN;
+	if (seg_emit(c, seq, len, flags) != 0)
+		return 0;
+	if (split)
+		ctx->st.record_split++;
+	if (SEQ_LT(seq, c->snd.max)) {
+		ctx->st.tx_retrans++;
+		c->retrans++;
+		/* Karn (RFC 6298 §3): a retransmitted segment is not timed. */
+		if ((c->flags & CF_RTT_TIMING) && SEQ_LT(seq, c->rtt_seq))
+			c->flags &= ~CF_RTT_TIMING;
+	} else if (!c->ts_ok && !(c->flags & CF_RTT_TIMING)) {
+		c->flags |= CF_RTT_TIMING;
+		c->rtt_seq = seq + len;
+		c->rtt_start = ctx->now;
+	}
+	*fin_out = (flags & TH_FIN) != 0;
+	return len;
+}
+
+static void
+advance_nxt(struct wn_tcp_conn *c, uint32_t nxt)
+{
+	c->snd.nxt = nxt;
+	if (SEQ_GT(nxt, c->snd.max))
+		c->snd.max = nxt;
+	if (c->t_rto == 0)
+		tcp_set_rto_timer(c); /* RFC 6298 §5.1 */
+}
+
+/* RFC 6675 §5 (C): retransmit lost holes while pipe allows. */
+static bool
+sack_recovery_send(struct wn_tcp_conn *c)
+{
+	uint32_t emss = tcp_emss(c), pipe = sb_pipe(c);
+	struct seq_range hole;
+	bool sent = false, fin;
+
+	while (c->cwnd >= pipe + emss || (!sent && c->cwnd > pipe)) {
+		uint32_t from = SEQ_GT(c->high_rxt, c->snd.una) ? c->high_rxt : c->snd.una;
+		uint32_t len;
+
+		if (!sb_next_lost(c, from, &hole))
+			break;
+		len = send_data(c, hole.start, hole.end - hole.start, &fin);
+		if (len == 0)
+			break;
+		c->high_rxt = hole.start + len;
+		pipe += len;
+		sent = true;
+		if (c->t_rto == 0)
+			tcp_set_rto_timer(c);
+	}
+	return sent;
+}
+
+void
+tcp_output(struct wn_tcp_conn *c)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	bool sent = false, fin, unsent;
+	uint32_t end;
+
+	if (c->flags & CF_DEAD)
+		return;
+	switch (c->state) {
+	case WN_TCP_SYN_SENT:
+	case WN_TCP_SYN_RCVD:
+		if (c->snd.max == c->snd.iss)
+			tcp_send_syn(c);
+		else if (c->flags & CF_ACK_NOW)
+			tcp_send_syn(c); /* duplicate SYN seen: repeat ours */
+		tcp_timer_update(c);
+		return;
+	case WN_TCP_CLOSED:
+	case WN_TCP_LISTEN:
+		return;
+	default:
+		break;
+	}
+	end = c->sbase + c->slen;
+	if (synchronized_send_state(c->state)) {
+		if (c->in_recovery && c->sack_ok)
+			sent = sack_recovery_send(c);
+		for (;;) {
+			uint32_t flight = tcp_flight(c), allowed, swnd, cwl, len;
+
+			if (c->in_recovery && c->sack_ok)
+				flight = sb_pipe(c);
+			swnd = SEQ_GT(c->snd.una + c->snd.wnd, c->snd.nxt) ?
+				c->snd.una + c->snd.wnd - c->snd.nxt : 0;
+			cwl = c->cwnd > flight ? c->cwnd - flight : 0;
+			allowed = RTE_MIN(swnd, cwl);
+			if (SEQ_LT(c->snd.nxt, end)) {
+				if (allowed == 0)
+					break;
+				len = send_data(c, c->snd.nxt, allowed, &fin);
+				if (len == 0)
+					break;
+				advance_nxt(c, c->snd.nxt + len + (fin ? 1 : 0));
+				if (fin)
+					c->flags |= CF_FIN_SENT;
+				sent = true;
+				continue;
+			}
+			if ((c->flags & CF_FIN_PENDING) && c->snd.nxt == c->snd.fin_seq) {
+				/* FIN alone (it takes no window, RFC 9293 §3.10.4) */
+				if (seg_emit(c, c->snd.nxt, 0, TH_ACK | TH_FIN) == 0) {
+					if (SEQ_LT(c->snd.nxt, c->snd.max)) {
+						ctx->st.tx_retrans++;
+						c->retrans++;
+					}
+					advance_nxt(c, c->snd.fin_seq + 1);
+					c->flags |= CF_FIN_SENT;
+					sent = true;
+				}
+			}
+			break;
+		}
+		/* Persist: data waits, the window will not take it, nothing is in flight. */
+		unsent = SEQ_LT(c->snd.nxt, end);
+		if (unsent && c->snd.max - c->snd.una <= 1 && !sent &&
+		    (c->snd.wnd == 0 || c->snd.una == c->snd.max)) {
+			if (c->snd.una != c->snd.max)
+				c->t_rto = 0;
+			if (c->t_persist == 0) {
+				c->t_persist = ctx->now + backed_off_rto(c);
+				c->flags |= CF_PERSIST;
+			}
+		} else if (sent || !unsent) {
+			c->t_persist = 0;
+			c->flags &= ~CF_PERSIST;
+		}
+	}
+	if (!sent && (c->flags & (CF_ACK_NOW | CF_WND_UPDATE)))
+		tcp_send_ack(c);
+	tcp_timer_update(c);
+}
+
+void
+tcp_retransmit_una(struct wn_tcp_conn *c)
+{
+	uint32_t end = c->sbase + c->slen, len;
+	bool fin;
+
+	if (SEQ_LT(c->snd.una, end)) {
+		len = send_data(c, c->snd.una, tcp_emss(c), &fin);
+		if (len > 0 && c->in_recovery && c->sack_ok &&
+		    SEQ_GT(c->snd.una + len, c->high_rxt))
+			c->high_rxt = c->snd.una + len;
+	} else if ((c->flags & CF_FIN_SENT) && c->snd.una == c->snd.fin_seq) {
+		if (seg_emit(c, c->snd.fin_seq, 0, TH_ACK | TH_FIN) == 0) {
+			c->ctx->st.tx_retrans++;
+			c->retrans++;
+		}
+	}
+}
+
+void
+tcp_rto_fire(struct wn_tcp_conn *c)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+
+	if (c->state == WN_TCP_SYN_SENT || c->state == WN_TCP_SYN_RCVD) {
+		if (++c->retries > ctx->conf.syn_retries) {
+			tcp_conn_closed(c, WN_TCP_CLOSE_TIMEOUT);
+			return;
+		}
+		ctx->st.rto_fired++;
+		c->backoff++;
+		/* RFC 6298 §5.7: after a lost SYN the RTO is reset to 3 s when data starts. */
+		tcp_send_syn(c);
+		return;
+	}
+	if (c->snd.una == c->snd.max)
+		return;
+	if (++c->retries > ctx->conf.max_retries) {
+		tcp_send_rst(c);
+		tcp_conn_closed(c, WN_TCP_CLOSE_TIMEOUT);
+		return;
+	}
+	ctx->st.rto_fired++;
+	/* RFC 5681 §3.1 eq. 4 via the CC module, RFC 6298 §5.5 back off, §5.6 restart. */
+	ctx->conf.cc->on_rto(c, ctx->now);
+	if (c->backoff < 16)
+		c->backoff++;
+	c->in_recovery = false;
+	c->dupacks = 0;
+	c->nsb = 0;        /* RFC 2018 §8: after a timeout SACK state is not trusted */
+	c->recover = c->snd.max; /* RFC 6582 §4 */
+	c->high_rxt = c->snd.una;
+	c->flags &= ~CF_RTT_TIMING;
+	c->snd.nxt = c->snd.una; /* go back: resend from the oldest unacknowledged octet */
+	if (c->flags & CF_FIN_SENT && SEQ_LEQ(c->snd.nxt, c->snd.fin_seq))
+		c->flags &= ~CF_FIN_SENT;
+	c->t_rto = 0;
+	tcp_output(c);
+	if (c->t_rto == 0 && c->snd.una != c->snd.max)
+		tcp_set_rto_timer(c);
+}
+
+void
+tcp_persist_fire(struct wn_tcp_conn *c)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	uint32_t end = c->sbase + c->slen;
+
+	if (!synchronized_send_state(c->state) || !SEQ_LT(c->snd.una, end)) {
+		c->flags &= ~CF_PERSIST;
+		return;
+	}
+	ctx->st.zwp_sent++;
+	if (c->mode == WN_TCP_MODE_STREAM && c->rec_len == 0) {
+		bool fin;
+
+		/* RFC 9293 §3.8.6.1 / RFC 1122 §4.2.2.17: probe with one new octet. */
+		if (send_data(c, c->snd.una, 1, &fin) == 1 && SEQ_LT(c->snd.nxt, c->snd.una + 1)) {
+			c->snd.nxt = c->snd.una + 1;
+			if (SEQ_GT(c->snd.nxt, c->snd.max))
+				c->snd.max = c->snd.nxt;
+		}
+	} else {
+		/* Record mode keeps every segment on a record boundary: probe without data
+		 * (SEG.SEQ = SND.UNA - 1 elicits an ACK carrying the current window). */
+		seg_emit(c, c->snd.una - 1, 0, TH_ACK);
+	}
+	if (c->backoff < 16)
+		c->backoff++;
+	c->t_persist = ctx->now + backed_off_rto(c);
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * SACK: the sender's scoreboard (RFC 6675 §3-4: IsLost, SetPipe, NextSeg rule 1) and the
+ * receiver's out-of-order intervals that generate SACK blocks (RFC 2018 §4).
+ */
+#include <string.h>
+
+#include "tcp_priv.h"
+
+/* ---- sender scoreboard: sorted, disjoint [start, end) ranges above SND.UNA ---- */
+
+static void
+sb_insert(struct wn_tcp_conn *c, uint32_t s, uint32_t e)
+{
+	struct seq_range tmp[TCP_SCOREBOARD_MAX + 1];
+	unsigned int n = 0, i = 0;
+
+	/* copy ranges before, merge overlapping, copy after */
+	while (i < c->nsb && SEQ_LT(c->sb[i].end, s))
+		tmp[n++] = c->sb[i++];
+	while (i < c->nsb && SEQ_LEQ(c->sb[i].start, e)) {
+		s = SEQ_MIN(s, c->sb[i].start);
+		e = SEQ_MAX(e, c->sb[i].end);
+		i++;
+	}
+	tmp[n].start = s;
+	tmp[n].end = e;
+	n++;
+	while (i < c->nsb && n < TCP_SCOREBOARD_MAX)
+		tmp[n++] = c->sb[i++];
+	/* When full, the highest ranges are forgotten (they will be SACKed again). */
+	if (n > TCP_SCOREBOARD_MAX)
+		n = TCP_SCOREBOARD_MAX;
+	memcpy(c->sb, tmp, n * sizeof(tmp[0]));
+	c->nsb = (uint8_t)n;
+}
+
+void
+sb_trim(struct wn_tcp_conn *c)
+{
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < c->nsb; i++) {
+		struct seq_range r = c->sb[i];
+
+		if (SEQ_LEQ(r.end, c->snd.una))
+			continue;
+		if (SEQ_LT(r.start, c->snd.una))
+			r.start = c->snd.una;
+		c->sb[k++] = r;
+	}
+	c->nsb = (uint8_t)k;
+}
+
+void
+sb_update(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	for (unsigned int i = 0; i < s->nsack; i++) {
+		uint32_t a = s->sack[i].start, b = s->sack[i].end;
+
+		/* RFC 2018 §4 / RFC 6675 §4: only blocks within (SND.UNA, SND.MAX] count. */
+		if (!SEQ_LT(a, b) || SEQ_LEQ(b, c->snd.una) || SEQ_GT(b, c->snd.max) ||
+		    SEQ_LT(a, c->snd.una))
+			continue;
+		sb_insert(c, a, b);
+	}
+}
+
+uint32_t
+sb_sacked_bytes(const struct wn_tcp_conn *c)
+{
+	uint32_t n = 0;
+
+	for (unsigned int i = 0; i < c->nsb; i++)
+		n += c->sb[i].end - c->sb[i].start;
+	return n;
+}
+
+/*
+ * RFC 6675 §4 IsLost(SeqNum): DupThresh discontiguous SACKed ranges above it, or more than
+ * (DupThresh - 1) * SMSS octets SACKed above it.
+ */
+bool
+sb_is_lost(const struct wn_tcp_conn *c, uint32_t seq)
+{
+	uint32_t bytes = 0, blocks = 0;
+
+	for (int i = c->nsb - 1; i >= 0; i--) {
+		if (SEQ_LEQ(c->sb[i].end, seq))
+			break;
+		if (SEQ_LT(seq, c->sb[i].start)) {
+			blocks++;
+			bytes += c->sb[i].end - c->sb[i].start;
+		}
+	}
+	return blocks >= TCP_DUPTHRESH || bytes > (TCP_DUPTHRESH - 1) * tcp_smss(c);
+}
+
+/*
+ * RFC 6675 §4 SetPipe: octets in flight = unSACKed octets not considered lost, plus lost
+ * octets already retransmitted (below HighRxt). Computed hole by hole.
+ */
+uint32_t
+sb_pipe(const struct wn_tcp_conn *c)
+{
+	uint32_t pipe = 0, a = c->snd.una;
+
+	for (unsigned int i = 0; i <= c->nsb; i++) {
+		uint32_t b = i < c->nsb ? c->sb[i].start : c->snd.max;
+
+		if (SEQ_LT(a, b)) {
+			if (i < c->nsb && sb_is_lost(c, a)) {
+				if (SEQ_GT(c->high_rxt, a))
+					pipe += SEQ_MIN(c->high_rxt, b) - a;
+			} else {
+				pipe += b - a;
+			}
+		}
+		if (i < c->nsb)
+			a = c->sb[i].end;
+	}
+	return pipe;
+}
+
+/* RFC 6675 §4 NextSeg rule 1: the first lost, unSACKed hole at or above @p from. */
+bool
+sb_next_lost(const struct wn_tcp_conn *c, uint32_t from, struct seq_range *hole)
+{
+	uint32_t a = c->snd.una;
+
+	for (unsigned int i = 0; i < c->nsb; i++) {
+		uint32_t b = c->sb[i].start;
+		uint32_t s = SEQ_MAX(a, from);
+
+		if (SEQ_LT(s, b) && sb_is_lost(c, s)) {
+			hole->start = s;
+			hole->end = b;
+			return true;
+		}
+		a = c->sb[i].end;
+	}
+	return false;
+}
+
+/* ---- receiver: out-of-order intervals above RCV.NXT ---- */
+
+/* @return 0, or -1 when the segment would need more than conf.ooo_max intervals. */
+int
+ooo_add(struct wn_tcp_conn *c, uint32_t s, uint32_t e)
+{
+	struct seq_range tmp[TCP_OOO_MAX + 1];
+	unsigned int n = 0, i = 0, at;
+
+	while (i < c->nooo && SEQ_LT(c->ooo[i].end, s))
+		tmp[n++] = c->ooo[i++];
+	at = n;
+	while (i < c->nooo && SEQ_LEQ(c->ooo[i].start, e)) {
+		s = SEQ_MIN(s, c->ooo[i].start);
+		e = SEQ_MAX(e, c->ooo[i].end);
+		i++;
+	}
+	tmp[n].start = s;
+	tmp[n].end = e;
+	n++;
+	while (i < c->nooo)
+		tmp[n++] = c->ooo[i++];
+	if (n > c->ctx->conf.ooo_max)
+		return -1;
+	memcpy(c->ooo, tmp, n * sizeof(tmp[0]));
+	c->nooo = (uint8_t)n;
+	c->ooo_recent = (uint8_t)at;
+	return 0;
+}
+
+/* RFC 2018 §4: the first block holds the most recently received segment, then the rest. */
+unsigned int
+ooo_sack_blocks(const struct wn_tcp_conn *c, struct seq_range *out, unsigned int max)
+{
+	unsigned int n = 0;
+
+	if (c->nooo == 0 || max == 0)
+		return 0;
+	if (c->ooo_recent < c->nooo)
+		out[n++] = c->ooo[c->ooo_recent];
+	for (unsigned int i = 0; i < c->nooo && n < max; i++) {
+		if (i == c->ooo_recent)
+			continue;
+		out[n++] = c->ooo[i];
+	}
+	return n;
+}

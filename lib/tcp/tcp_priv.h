@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* lib/tcp internals: the TCB (snd/rcv split as RFC 9293 §3.3.1 names it), the context. */
+#ifndef TCP_PRIV_H
+#define TCP_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <rte_hash.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "wn_tcp.h"
+
+#define TCP_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, wn_tcp_logtype, "wn_tcp: " fmt "\n", ##__VA_ARGS__)
+
+/* Sequence-space comparisons (RFC 9293 §3.4, modulo 2^32). */
+#define SEQ_LT(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) < 0)
+#define SEQ_LEQ(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) <= 0)
+#define SEQ_GT(a, b) SEQ_LT(b, a)
+#define SEQ_GEQ(a, b) SEQ_LEQ(b, a)
+#define SEQ_MAX(a, b) (SEQ_GT(a, b) ? (a) : (b))
+#define SEQ_MIN(a, b) (SEQ_LT(a, b) ? (a) : (b))
+
+/* TCP header flags. */
+#define TH_FIN 0x01
+#define TH_SYN 0x02
+#define TH_RST 0x04
+#define TH_PSH 0x08
+#define TH_ACK 0x10
+#define TH_URG 0x20
+
+/* Option kinds (RFC 9293 §3.2, RFC 7323, RFC 2018). */
+#define TCPOPT_EOL 0
+#define TCPOPT_NOP 1
+#define TCPOPT_MSS 2
+#define TCPOPT_WS 3
+#define TCPOPT_SACK_PERM 4
+#define TCPOPT_SACK 5
+#define TCPOPT_TS 8
+
+#define TCP_HDR_LEN 20
+#define TCP_MAX_OPTLEN 40
+#define TCP_TS_OPTLEN 12          /* NOP NOP TS(10), RFC 7323 Appendix A layout */
+#define TCP_MAX_WSCALE 14         /* RFC 7323 §2.3 */
+#define TCP_DEFAULT_MSS4 536      /* RFC 9293 §3.7.1 */
+#define TCP_DEFAULT_MSS6 1220     /* RFC 8200 §5: 1280 - 60 */
+#define TCP_DUPTHRESH 3           /* RFC 5681 §3.2, RFC 6675 §2 */
+#define TCP_MAX_SACK_BLOCKS 4
+#define TCP_SCOREBOARD_MAX 32     /* sender-side SACKed intervals kept */
+#define TCP_OOO_MAX 32            /* hard bound for conf.ooo_max */
+#define TCP_WHEEL_SLOTS 1024
+#define TCP_TICK_US 1000          /* timer wheel granularity */
+#define TCP_RECORDS_PER_CONN 4096 /* record boundaries a connection can queue */
+
+struct seq_range {
+	uint32_t start, end; /* [start, end) */
+};
+
+/* Parsed segment. */
+struct tcp_seg {
+	struct rte_mbuf *m;
+	struct wn_tcp_endpoint src, dst;
+	uint32_t seq, ack;
+	uint32_t len;      /* payload octets */
+	uint32_t off;      /* payload offset in m */
+	uint16_t wnd;      /* raw window field */
+	uint8_t flags;
+	/* options */
+	bool has_mss, has_ws, has_sackp, has_ts;
+	uint16_t mss;
+	uint8_t ws;
+	uint32_t tsval, tsecr;
+	uint8_t nsack;
+	struct seq_range sack[TCP_MAX_SACK_BLOCKS];
+};
+
+/* Connection hash key: both endpoints, addresses of either family. */
+struct tcp_key {
+	uint8_t family;
+	uint8_t pad;
+	uint16_t lport, rport; /* host order */
+	uint8_t pad2[2];
+	uint8_t laddr[16], raddr[16];
+};
+
+/* Conn flags. */
+#define CF_ACK_NOW (1u << 0)     /* send an ACK on the next output */
+#define CF_PENDING (1u << 1)     /* on ctx->pending */
+#define CF_DEAD (1u << 2)        /* closed; on ctx->dead */
+#define CF_FIN_PENDING (1u << 3) /* close() called: FIN after the queued data */
+#define CF_FIN_SENT (1u << 4)
+#define CF_FIN_RCVD (1u << 5)    /* peer's FIN seen (maybe out of order) */
+#define CF_PASSIVE (1u << 6)     /* from a listener */
+#define CF_HASHED (1u << 7)
+#define CF_IN_WHEEL (1u << 8)
+#define CF_SYN_RCVD_COUNTED (1u << 9)
+#define CF_ESTAB_NOTIFIED (1u << 10)
+#define CF_RTT_TIMING (1u << 11) /* Karn timing of rtt_seq running */
+#define CF_PERSIST (1u << 12)    /* persist (zero window) mode */
+#define CF_WND_UPDATE (1u << 13) /* window opened: advertise */
+
+struct wn_tcp_listener {
+	struct wn_tcp_ctx *ctx;
+	struct wn_tcp_endpoint local;
+	const struct wn_tcp_cb *cb;
+	void *arg;
+	bool used;
+};
+
+struct wn_tcp_conn {
+	struct wn_tcp_ctx *ctx;
+	enum wn_tcp_state state;
+	uint32_t flags;
+	struct tcp_key key;
+	struct wn_tcp_endpoint local, remote;
+	const struct wn_tcp_cb *cb;
+	void *arg;
+	enum wn_tcp_mode mode;
+
+	/* RFC 9293 §3.3.1 send sequence variables */
+	struct {
+		uint32_t una, nxt, max; /* max: highest sequence sent + 1 */
+		uint32_t wnd;           /* scaled */
+		uint32_t max_wnd;       /* largest window seen (RFC 5961 §5.2 MAX.SND.WND) */
+		uint32_t wl1, wl2, iss;
+		uint32_t fin_seq;       /* valid with CF_FIN_PENDING */
+		uint16_t mss;           /* peer MSS (data octets) */
+		uint8_t wscale;
+		uint8_t optlen;         /* option octets on every segment (timestamps) */
+	} snd;
+	/* receive sequence variables */
+	struct {
+		uint32_t nxt, irs;
+		uint32_t adv;           /* right edge last advertised (never shrinks) */
+		uint32_t fin_seq;
+		uint32_t last_ack_sent;
+		uint16_t mss;           /* what we advertised */
+		uint8_t wscale;
+		uint8_t unacked_segs;   /* full-sized segments not yet ACKed (delayed ACK) */
+	} rcv;
+
+	bool ws_ok, ts_ok, sack_ok;
+	uint32_t ts_recent;
+	uint32_t ts_offset;
+
+	/* RFC 6298 */
+	uint32_t srtt, rttvar, rto; /* microseconds; srtt == 0: no sample yet */
+	uint32_t rtt_seq;
+	uint64_t rtt_start;
+	uint8_t backoff;
+	uint8_t retries;
+	bool rtt_valid;
+
+	/* congestion control */
+	uint32_t cwnd, ssthresh;
+	uint32_t dupacks;
+	uint32_t recover;           /* RFC 6582 "recover" */
+	uint32_t high_rxt;          /* RFC 6675 HighRxt */
+	uint64_t cc_priv[WN_TCP_CC_PRIV_SIZE / 8];
+	bool in_recovery;
+
+	/* RFC 6675 scoreboard */
+	struct seq_range sb[TCP_SCOREBOARD_MAX];
+	uint8_t nsb;
+
+	/* receive out-of-order intervals, sorted; ooo_recent = last updated (RFC 2018 §4) */
+	struct seq_range ooo[TCP_OOO_MAX];
+	uint8_t nooo;
+	uint8_t ooo_recent;
+
+	/* send buffer: ring whose first byte is snd.una (or iss+1 before the SYN is acked) */
+	uint8_t *sbuf;
+	uint32_t scap, shead, slen;
+	uint32_t sbase;             /* sequence number of sbuf[shead] */
+	/* record boundaries: ring of [start, end) sequence ranges */
+	struct seq_range *rec;
+	uint32_t rec_head, rec_len;
+
+	/* receive buffer: readable bytes then space for in-window data */
+	uint8_t *rbuf;
+	uint32_t rcap, rhead, rlen;
+
+	/* timers (absolute microseconds, 0 = off) */
+	uint64_t t_rto, t_delack, t_persist, t_tw;
+	uint64_t deadline;
+	uint32_t slot;
+	uint64_t retrans;
+
+	struct wn_tcp_listener *listener;
+	TAILQ_ENTRY(wn_tcp_conn) pend_link;
+	TAILQ_ENTRY(wn_tcp_conn) wheel_link;
+	TAILQ_ENTRY(wn_tcp_conn) free_link;
+};
+
+TAILQ_HEAD(conn_list, wn_tcp_conn);
+
+struct wn_tcp_ctx {
+	struct wn_tcp_ctx_conf conf;
+	struct rte_hash *hash;
+	struct wn_tcp_conn *conns;
+	struct conn_list free_conns;
+	struct conn_list pending;
+	struct conn_list dead;
+	struct conn_list wheel[TCP_WHEEL_SLOTS];
+	uint64_t wheel_tick;
+	struct wn_tcp_listener *listeners;
+	uint32_t live, syn_rcvd;
+	uint64_t now;
+	uint16_t next_port;
+	struct rte_mbuf **txq;
+	uint32_t txq_head, txq_len, txq_cap;
+	bool in_rx;
+	uint32_t seg_room;          /* largest TCP header+payload an mbuf of the pool holds */
+	struct wn_tcp_stats st;
+};
+
+/* ctx.c */
+void tcp_key_make(struct tcp_key *k, const struct wn_tcp_endpoint *l,
+		  const struct wn_tcp_endpoint *r);
+struct wn_tcp_conn *tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+				   const struct wn_tcp_endpoint *r);
+void tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why);
+void tcp_mark_pending(struct wn_tcp_conn *c);
+void tcp_timer_update(struct wn_tcp_conn *c);
+void tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m);
+void tcp_established(struct wn_tcp_conn *c);
+uint32_t tcp_rcv_window(const struct wn_tcp_conn *c);
+
+/* isn.c */
+uint32_t tcp_isn(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+		 const struct wn_tcp_endpoint *r, uint64_t now);
+uint32_t tcp_ts_offset(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+		       const struct wn_tcp_endpoint *r);
+
+/* input.c */
+int tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s);
+struct wn_tcp_listener *tcp_listener_find(struct wn_tcp_ctx *ctx,
+					  const struct wn_tcp_endpoint *l);
+
+/* output.c */
+void tcp_output(struct wn_tcp_conn *c);
+void tcp_send_ack(struct wn_tcp_conn *c);
+void tcp_send_challenge_ack(struct wn_tcp_conn *c);
+void tcp_send_rst_for(struct wn_tcp_ctx *ctx, const struct tcp_seg *s);
+void tcp_send_rst(struct wn_tcp_conn *c);
+void tcp_send_syn(struct wn_tcp_conn *c);
+void tcp_rto_fire(struct wn_tcp_conn *c);
+void tcp_persist_fire(struct wn_tcp_conn *c);
+void tcp_retransmit_una(struct wn_tcp_conn *c);
+void tcp_set_rto_timer(struct wn_tcp_conn *c);
+uint32_t tcp_emss(const struct wn_tcp_conn *c);
+uint32_t tcp_flight(const struct wn_tcp_conn *c);
+uint32_t tcp_seg_len(const struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
+		     bool *split);
+void tcp_sbuf_acked(struct wn_tcp_conn *c);
+uint32_t tcp_ts_now(const struct wn_tcp_conn *c);
+
+/* sack.c */
+void sb_update(struct wn_tcp_conn *c, const struct tcp_seg *s);
+void sb_trim(struct wn_tcp_conn *c);
+uint32_t sb_sacked_bytes(const struct wn_tcp_conn *c);
+uint32_t sb_pipe(const struct wn_tcp_conn *c);
+bool sb_next_lost(const struct wn_tcp_conn *c, uint32_t from, struct seq_range *hole);
+bool sb_is_lost(const struct wn_tcp_conn *c, uint32_t seq);
+int ooo_add(struct wn_tcp_conn *c, uint32_t start, uint32_t end);
+unsigned int ooo_sack_blocks(const struct wn_tcp_conn *c, struct seq_range *out,
+			     unsigned int max);
+
+/* congestion-control helpers for the ops */
+static inline uint32_t
+tcp_smss(const struct wn_tcp_conn *c)
+{
+	return tcp_emss(c);
+}
+
+#endif /* TCP_PRIV_H */
