@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Interface between warpnicd's control thread and its dataplane lcores.
+ *
+ * The control thread owns every client-visible object (PD, MR, CQ, SRQ, QP, CM id) and
+ * their shared memory. It tells the dataplane about them by enqueuing struct wn_ctl_dp_msg
+ * pointers on the "to_dp" rte_ring (single producer: the control thread; single consumer:
+ * the dataplane's control poller). The dataplane answers on the "to_ctl" ring (single
+ * producer: the dataplane; single consumer: the control thread), then rings the control
+ * thread's eventfd (wn_ctl_server_dp_attach()).
+ *
+ * Ownership: a message belongs to whoever dequeued it; the receiver frees it with free().
+ * Object descriptors (struct wn_ctl_dp_qp, ...) stay valid until the control thread gets a
+ * WN_CTL_DP_DONE for the matching *_DESTROY message: the dataplane must stop touching the
+ * rings and memory before it acks. While no dataplane is attached, the control thread
+ * frees objects immediately and handles CM requests between its own clients only.
+ *
+ * Thread safety: each ring has exactly one producer and one consumer as stated above.
+ */
+#ifndef WN_CTL_DP_H
+#define WN_CTL_DP_H
+
+#include <stdint.h>
+
+#include "wn_ctl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Message types; "ctl → dp" unless marked. */
+enum wn_ctl_dp_type {
+	WN_CTL_DP_MR_REG = 1,     /**< obj: struct wn_ctl_dp_mr */
+	WN_CTL_DP_MR_DEREG,       /**< obj: struct wn_ctl_dp_mr; ack with DONE */
+	WN_CTL_DP_CQ_CREATE,      /**< obj: struct wn_ctl_dp_cq */
+	WN_CTL_DP_CQ_DESTROY,     /**< ack with DONE */
+	WN_CTL_DP_SRQ_CREATE,     /**< obj: struct wn_ctl_dp_srq */
+	WN_CTL_DP_SRQ_DESTROY,    /**< ack with DONE */
+	WN_CTL_DP_QP_CREATE,      /**< obj: struct wn_ctl_dp_qp */
+	WN_CTL_DP_QP_MODIFY,      /**< obj: struct wn_ctl_dp_qp, new state in u.qp_state */
+	WN_CTL_DP_QP_DESTROY,     /**< ack with DONE */
+	WN_CTL_DP_CM_LISTEN,      /**< u.cm: id, src */
+	WN_CTL_DP_CM_CONNECT,     /**< u.cm: id, qp, src, dst, param */
+	WN_CTL_DP_CM_ACCEPT,      /**< u.cm: id, qp, param */
+	WN_CTL_DP_CM_REJECT,      /**< u.cm: id, param.pd */
+	WN_CTL_DP_CM_DISCONNECT,  /**< u.cm: id */
+	WN_CTL_DP_CM_DESTROY,     /**< u.cm: id; ack with DONE */
+	WN_CTL_DP_DONE,           /**< dp → ctl: handle/obj of a *_DESTROY / DEREG is released */
+	WN_CTL_DP_CM_EVENT,       /**< dp → ctl: u.cm.ev for id u.cm.id (CONNECT_REQUEST: new
+				   *   connection on listener u.cm.ev.listen_id; the control
+				   *   thread allocates the id and rewrites ev.id) */
+};
+
+/** A registered region as the dataplane sees it. */
+struct wn_ctl_dp_mr {
+	uint32_t handle;
+	uint32_t pd;
+	uint32_t stag;     /**< lkey == rkey */
+	uint32_t access;   /**< WN_CTL_ACCESS_* */
+	uint64_t iova;     /**< remote address of the first byte */
+	uint64_t length;
+	uint8_t *base;     /**< control thread's mapping of the first byte */
+};
+
+/** A CQ: ring memory shared with the client, notification fd (-1: none). */
+struct wn_ctl_dp_cq {
+	uint32_t handle;
+	uint32_t depth;
+	void *ring;
+	uint64_t ring_size;
+	int notify_fd;     /**< write the 8-octet cookie here when an armed CQ gets a CQE */
+	uint64_t cookie;
+};
+
+struct wn_ctl_dp_srq {
+	uint32_t handle;
+	uint32_t pd;
+	uint32_t depth;
+	uint32_t max_sge;
+	void *ring;
+	uint64_t ring_size;
+};
+
+struct wn_ctl_dp_qp {
+	uint32_t handle;
+	uint32_t qpn;
+	uint32_t pd;
+	uint32_t state;    /**< enum wn_ctl_qp_state */
+	struct wn_ctl_dp_cq *send_cq;
+	struct wn_ctl_dp_cq *recv_cq;
+	struct wn_ctl_dp_srq *srq; /**< NULL: the QP's own RQ */
+	uint32_t sq_depth, rq_depth, max_send_sge, max_recv_sge, max_inline, sq_sig_all;
+	uint32_t ird, ord; /**< negotiated (RFC 6581 §5) */
+	void *ring;
+	uint64_t ring_size;
+};
+
+/** One control message (malloc'd; the receiver frees it). */
+struct wn_ctl_dp_msg {
+	uint32_t type;     /**< enum wn_ctl_dp_type */
+	uint32_t handle;   /**< object handle concerned */
+	void *obj;         /**< object descriptor, see the type */
+	union {
+		uint32_t qp_state;
+		struct {
+			uint32_t id;
+			uint32_t qp;
+			struct wn_ctl_addr src;
+			struct wn_ctl_addr dst;
+			struct wn_ctl_conn_param param;
+			struct wn_ctl_cm_event ev;
+		} cm;
+	} u;
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WN_CTL_DP_H */

@@ -1,0 +1,820 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * librdmacm.so.1 ABI shim over lib/client's CM (and the verbs shim for QPs). Event
+ * channels are real fds (a socket warpnicd writes events to); ids without a channel are
+ * synchronous (rdma_create_ep style). iWARP semantics: the active side gets ESTABLISHED
+ * directly (no CONNECT_RESPONSE), private data and IRD/ORD travel in the MPA exchange
+ * (RFC 5044 §7.1, RFC 6581 §5). rsockets are not provided: the symbols fail with ENOSYS.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#include "wn_client.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* from the verbs shim (WARPNIC_PRIVATE_1) */
+struct wn_client *wn_verbs_client(struct ibv_context *ctx);
+uint32_t wn_verbs_qp_handle(struct ibv_qp *qp);
+
+struct wn_ec {
+	struct rdma_event_channel ch;
+	struct wn_client_cm_channel *wch;
+};
+
+struct wn_id {
+	struct rdma_cm_id id;
+	struct wn_id *next;
+	uint32_t handle;
+	struct wn_ec *ec;
+	bool sync;        /* created without a channel: operations wait for their event */
+	bool own_cqs;     /* CQs created by rdma_create_qp */
+	bool has_qp_attr; /* rdma_create_ep on a passive id: QP template for get_request */
+	struct ibv_qp_init_attr qp_attr;
+};
+
+struct wn_event {
+	struct rdma_cm_event ev;
+	uint8_t pd[WN_CTL_PD_MAX];
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ibv_context *g_ctx;
+static struct wn_id *g_ids;
+
+static struct ibv_context *
+cm_ctx(void)
+{
+	struct ibv_device **l;
+	int n = 0;
+
+	pthread_mutex_lock(&g_lock);
+	if (g_ctx == NULL) {
+		l = ibv_get_device_list(&n);
+		if (l != NULL && n > 0)
+			g_ctx = ibv_open_device(l[0]);
+		if (l != NULL)
+			ibv_free_device_list(l);
+	}
+	pthread_mutex_unlock(&g_lock);
+	if (g_ctx == NULL && errno == 0)
+		errno = ENODEV;
+	return g_ctx;
+}
+
+static struct wn_client *
+cm_cl(void)
+{
+	return wn_verbs_client(g_ctx);
+}
+
+static struct wn_id *
+id_find(uint32_t handle)
+{
+	struct wn_id *i;
+
+	pthread_mutex_lock(&g_lock);
+	for (i = g_ids; i != NULL && i->handle != handle; i = i->next)
+		;
+	pthread_mutex_unlock(&g_lock);
+	return i;
+}
+
+static void
+id_link(struct wn_id *i)
+{
+	pthread_mutex_lock(&g_lock);
+	i->next = g_ids;
+	g_ids = i;
+	pthread_mutex_unlock(&g_lock);
+}
+
+static void
+id_unlink(struct wn_id *i)
+{
+	struct wn_id **pp;
+
+	pthread_mutex_lock(&g_lock);
+	for (pp = &g_ids; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == i) {
+			*pp = i->next;
+			break;
+		}
+	pthread_mutex_unlock(&g_lock);
+}
+
+static int
+fail(int err)
+{
+	errno = err < 0 ? -err : err;
+	return -1;
+}
+
+/* ------------------------------------------------------------------ channels */
+
+EXPORT struct rdma_event_channel *
+rdma_create_event_channel(void)
+{
+	struct wn_ec *ec;
+
+	if (cm_ctx() == NULL)
+		return NULL;
+	ec = calloc(1, sizeof(*ec));
+	if (ec == NULL)
+		return NULL;
+	ec->wch = wn_client_cm_channel_create(cm_cl());
+	if (ec->wch == NULL) {
+		int err = errno;
+
+		free(ec);
+		errno = err;
+		return NULL;
+	}
+	ec->ch.fd = ec->wch->fd;
+	return &ec->ch;
+}
+
+EXPORT void
+rdma_destroy_event_channel(struct rdma_event_channel *ch)
+{
+	struct wn_ec *ec = (struct wn_ec *)ch;
+
+	wn_client_cm_channel_destroy(cm_cl(), ec->wch);
+	free(ec);
+}
+
+/* ------------------------------------------------------------------ events */
+
+static void
+set_addrs(struct rdma_cm_id *id, const struct wn_ctl_addr *src, const struct wn_ctl_addr *dst)
+{
+	if (src != NULL && src->family != WN_CTL_AF_NONE)
+		wn_client_addr_to_sockaddr(&id->route.addr.src_storage, src);
+	if (dst != NULL && dst->family != WN_CTL_AF_NONE)
+		wn_client_addr_to_sockaddr(&id->route.addr.dst_storage, dst);
+}
+
+/* Turn a wire event into an rdma_cm_event; NULL (errno set) if it must be skipped. */
+static struct wn_event *
+convert(struct wn_ec *ec, const struct wn_ctl_cm_event *e)
+{
+	struct wn_event *w = calloc(1, sizeof(*w));
+	struct wn_id *id, *lid = NULL;
+
+	if (w == NULL)
+		return NULL;
+	if (e->event == WN_CTL_CM_EV_CONNECT_REQUEST) {
+		lid = id_find(e->listen_id);
+		id = calloc(1, sizeof(*id));
+		if (lid == NULL || id == NULL) {
+			free(id);
+			free(w);
+			errno = EAGAIN;
+			return NULL;
+		}
+		id->handle = e->id;
+		id->ec = ec;
+		id->sync = lid->sync;
+		id->id.verbs = g_ctx;
+		id->id.channel = &ec->ch;
+		id->id.context = lid->id.context;
+		id->id.ps = lid->id.ps;
+		id->id.port_num = 1;
+		id->id.qp_type = IBV_QPT_RC;
+		id->id.pd = lid->id.pd;
+		id_link(id);
+	} else {
+		id = id_find(e->id);
+		if (id == NULL) {
+			free(w);
+			errno = EAGAIN;
+			return NULL;
+		}
+	}
+	set_addrs(&id->id, &e->src, &e->dst);
+	w->ev.id = &id->id;
+	w->ev.listen_id = lid != NULL ? &lid->id : NULL;
+	w->ev.event = (enum rdma_cm_event_type)e->event;
+	w->ev.status = e->status;
+	memcpy(w->pd, e->param.pd, e->param.pd_len);
+	w->ev.param.conn.private_data = e->param.pd_len ? w->pd : NULL;
+	w->ev.param.conn.private_data_len = (uint8_t)(e->param.pd_len > 255 ? 255 : e->param.pd_len);
+	w->ev.param.conn.responder_resources = (uint8_t)e->param.ird;
+	w->ev.param.conn.initiator_depth = (uint8_t)e->param.ord;
+	w->ev.param.conn.flow_control = (uint8_t)(e->param.flags & 1);
+	w->ev.param.conn.srq = (uint8_t)((e->param.flags >> 1) & 1);
+	if (id->id.qp != NULL) {
+		w->ev.param.conn.qp_num = id->id.qp->qp_num;
+		if (e->event == WN_CTL_CM_EV_ESTABLISHED)
+			id->id.qp->state = IBV_QPS_RTS;
+		else if (e->event == WN_CTL_CM_EV_DISCONNECTED)
+			id->id.qp->state = IBV_QPS_ERR;
+	}
+	return w;
+}
+
+EXPORT int
+rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
+{
+	struct wn_ec *ec = (struct wn_ec *)ch;
+	struct wn_ctl_cm_event e;
+	struct wn_event *w;
+	int ret;
+
+	for (;;) {
+		ret = wn_client_cm_get_event(ec->wch, &e);
+		if (ret != 0)
+			return fail(ret == -EPIPE ? ENODEV : -ret);
+		w = convert(ec, &e);
+		if (w != NULL)
+			break;
+		if (errno != EAGAIN)
+			return -1;
+	}
+	*event = &w->ev;
+	return 0;
+}
+
+EXPORT int
+rdma_ack_cm_event(struct rdma_cm_event *event)
+{
+	free(event);
+	return 0;
+}
+
+/* Synchronous ids: wait for the event that completes an operation. */
+static int
+sync_wait(struct wn_id *id, enum rdma_cm_event_type want, struct rdma_cm_event **out)
+{
+	struct rdma_cm_event *ev;
+	int ret;
+
+	for (;;) {
+		if (rdma_get_cm_event(&id->ec->ch, &ev) != 0)
+			return -1;
+		if (ev->id != &id->id && ev->listen_id != &id->id) {
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		if (ev->event == want) {
+			if (out != NULL) {
+				*out = ev;
+				return 0;
+			}
+			rdma_ack_cm_event(ev);
+			return 0;
+		}
+		ret = ev->status ? -ev->status : ECONNREFUSED;
+		rdma_ack_cm_event(ev);
+		return fail(ret > 0 ? ret : ECONNREFUSED);
+	}
+}
+
+EXPORT const char *
+rdma_event_str(enum rdma_cm_event_type e)
+{
+	static const char *const n[] = {
+		"RDMA_CM_EVENT_ADDR_RESOLVED", "RDMA_CM_EVENT_ADDR_ERROR",
+		"RDMA_CM_EVENT_ROUTE_RESOLVED", "RDMA_CM_EVENT_ROUTE_ERROR",
+		"RDMA_CM_EVENT_CONNECT_REQUEST", "RDMA_CM_EVENT_CONNECT_RESPONSE",
+		"RDMA_CM_EVENT_CONNECT_ERROR", "RDMA_CM_EVENT_UNREACHABLE",
+		"RDMA_CM_EVENT_REJECTED", "RDMA_CM_EVENT_ESTABLISHED",
+		"RDMA_CM_EVENT_DISCONNECTED", "RDMA_CM_EVENT_DEVICE_REMOVAL",
+		"RDMA_CM_EVENT_MULTICAST_JOIN", "RDMA_CM_EVENT_MULTICAST_ERROR",
+		"RDMA_CM_EVENT_ADDR_CHANGE", "RDMA_CM_EVENT_TIMEWAIT_EXIT"};
+
+	return (unsigned int)e < sizeof(n) / sizeof(n[0]) ? n[e] : "UNKNOWN EVENT";
+}
+
+/* ------------------------------------------------------------------ ids */
+
+EXPORT int
+rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **out, void *context,
+	       enum rdma_port_space ps)
+{
+	struct wn_id *id;
+	int ret;
+
+	if (ps != RDMA_PS_TCP)
+		return fail(EPROTONOSUPPORT); /* iWARP is TCP only */
+	if (cm_ctx() == NULL)
+		return -1;
+	id = calloc(1, sizeof(*id));
+	if (id == NULL)
+		return -1;
+	if (ch == NULL) {
+		ch = rdma_create_event_channel();
+		if (ch == NULL) {
+			free(id);
+			return -1;
+		}
+		id->sync = true;
+	}
+	id->ec = (struct wn_ec *)ch;
+	ret = wn_client_cm_create_id(cm_cl(), id->ec->wch, (uintptr_t)id, &id->handle);
+	if (ret != 0) {
+		if (id->sync)
+			rdma_destroy_event_channel(ch);
+		free(id);
+		return fail(ret);
+	}
+	id->id.verbs = g_ctx;
+	id->id.channel = ch;
+	id->id.context = context;
+	id->id.ps = ps;
+	id->id.port_num = 1;
+	id->id.qp_type = IBV_QPT_RC;
+	id_link(id);
+	*out = &id->id;
+	return 0;
+}
+
+EXPORT int
+rdma_destroy_id(struct rdma_cm_id *cid)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+
+	wn_client_cm_destroy_id(cm_cl(), id->handle);
+	id_unlink(id);
+	if (id->sync)
+		rdma_destroy_event_channel(&id->ec->ch);
+	free(id);
+	return 0;
+}
+
+static int
+sockaddr_in(struct wn_ctl_addr *a, const struct sockaddr *sa)
+{
+	if (sa == NULL) {
+		memset(a, 0, sizeof(*a));
+		return 0;
+	}
+	return wn_client_addr_from_sockaddr(a, sa);
+}
+
+EXPORT int
+rdma_bind_addr(struct rdma_cm_id *cid, struct sockaddr *addr)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+	struct wn_ctl_cm_addr_resp r;
+	struct wn_ctl_addr a;
+	int ret;
+
+	if (addr == NULL || sockaddr_in(&a, addr) != 0)
+		return fail(EAFNOSUPPORT);
+	ret = wn_client_cm_addr(cm_cl(), WN_CTL_CM_BIND, id->handle, &a, NULL, 0, &r);
+	if (ret != 0)
+		return fail(ret);
+	set_addrs(cid, &r.src, NULL);
+	return 0;
+}
+
+EXPORT int
+rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src, struct sockaddr *dst,
+		  int timeout_ms)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+	struct wn_ctl_cm_addr_resp r;
+	struct wn_ctl_addr s, d;
+	int ret;
+
+	if (dst == NULL || sockaddr_in(&s, src) != 0 || sockaddr_in(&d, dst) != 0)
+		return fail(EAFNOSUPPORT);
+	ret = wn_client_cm_addr(cm_cl(), WN_CTL_CM_RESOLVE_ADDR, id->handle,
+				src != NULL ? &s : NULL, &d, (uint32_t)timeout_ms, &r);
+	if (ret != 0)
+		return fail(ret);
+	set_addrs(cid, &r.src, &r.dst);
+	return id->sync ? sync_wait(id, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) : 0;
+}
+
+EXPORT int
+rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+	int ret = wn_client_cm_addr(cm_cl(), WN_CTL_CM_RESOLVE_ROUTE, id->handle, NULL, NULL,
+				    (uint32_t)timeout_ms, NULL);
+
+	if (ret != 0)
+		return fail(ret);
+	return id->sync ? sync_wait(id, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL) : 0;
+}
+
+EXPORT int
+rdma_listen(struct rdma_cm_id *cid, int backlog)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+	int ret = wn_client_cm_addr(cm_cl(), WN_CTL_CM_LISTEN, id->handle, NULL, NULL,
+				    backlog > 0 ? (uint32_t)backlog : 0, NULL);
+
+	return ret != 0 ? fail(ret) : 0;
+}
+
+static void
+param_from(struct wn_ctl_conn_param *p, const struct rdma_conn_param *c)
+{
+	memset(p, 0, sizeof(*p));
+	if (c == NULL) {
+		p->ird = 1;
+		p->ord = 1;
+		return;
+	}
+	p->ird = c->responder_resources;
+	p->ord = c->initiator_depth;
+	p->flags = (c->flow_control ? 1u : 0u) | (c->srq ? 2u : 0u);
+	if (c->private_data != NULL && c->private_data_len > 0) {
+		p->pd_len = c->private_data_len;
+		memcpy(p->pd, c->private_data, p->pd_len);
+	}
+}
+
+static uint32_t
+qp_handle(struct rdma_cm_id *cid)
+{
+	return cid->qp != NULL ? wn_verbs_qp_handle(cid->qp) : 0;
+}
+
+EXPORT int
+rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *conn)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+	struct wn_ctl_conn_param p;
+	int ret;
+
+	param_from(&p, conn);
+	ret = wn_client_cm_conn(cm_cl(), WN_CTL_CM_CONNECT, id->handle, qp_handle(cid), &p);
+	if (ret != 0)
+		return fail(ret);
+	return id->sync ? sync_wait(id, RDMA_CM_EVENT_ESTABLISHED, NULL) : 0;
+}
+
+EXPORT int
+rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *conn)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+	struct wn_ctl_conn_param p;
+	int ret;
+
+	param_from(&p, conn);
+	ret = wn_client_cm_conn(cm_cl(), WN_CTL_CM_ACCEPT, id->handle, qp_handle(cid), &p);
+	if (ret != 0)
+		return fail(ret);
+	return id->sync ? sync_wait(id, RDMA_CM_EVENT_ESTABLISHED, NULL) : 0;
+}
+
+EXPORT int
+rdma_reject(struct rdma_cm_id *cid, const void *private_data, uint8_t len)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+	struct wn_ctl_conn_param p;
+	int ret;
+
+	memset(&p, 0, sizeof(p));
+	if (private_data != NULL) {
+		p.pd_len = len;
+		memcpy(p.pd, private_data, len);
+	}
+	ret = wn_client_cm_conn(cm_cl(), WN_CTL_CM_REJECT, id->handle, 0, &p);
+	return ret != 0 ? fail(ret) : 0;
+}
+
+EXPORT int
+rdma_disconnect(struct rdma_cm_id *cid)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+	int ret = wn_client_cm_disconnect(cm_cl(), id->handle);
+
+	if (ret != 0)
+		return fail(ret);
+	if (cid->qp != NULL)
+		cid->qp->state = IBV_QPS_ERR;
+	return 0;
+}
+
+EXPORT int
+rdma_establish(struct rdma_cm_id *cid)
+{
+	/* iWARP: the connection is up when ESTABLISHED was reported; nothing to send */
+	(void)cid;
+	return 0;
+}
+
+EXPORT int
+rdma_init_qp_attr(struct rdma_cm_id *cid, struct ibv_qp_attr *attr, int *mask)
+{
+	(void)cid;
+	switch (attr->qp_state) {
+	case IBV_QPS_INIT:
+		attr->qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_REMOTE_READ;
+		attr->port_num = 1;
+		attr->pkey_index = 0;
+		*mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PORT | IBV_QP_PKEY_INDEX;
+		return 0;
+	case IBV_QPS_RTR:
+		attr->max_dest_rd_atomic = 16;
+		*mask = IBV_QP_STATE | IBV_QP_MAX_DEST_RD_ATOMIC;
+		return 0;
+	case IBV_QPS_RTS:
+		attr->max_rd_atomic = 16;
+		*mask = IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC;
+		return 0;
+	default:
+		return fail(EINVAL);
+	}
+}
+
+EXPORT int
+rdma_set_option(struct rdma_cm_id *cid, int level, int optname, void *optval, size_t optlen)
+{
+	(void)cid;
+	(void)optval;
+	(void)optlen;
+	if (level == RDMA_OPTION_ID &&
+	    (optname == RDMA_OPTION_ID_TOS || optname == RDMA_OPTION_ID_REUSEADDR ||
+	     optname == RDMA_OPTION_ID_AFONLY || optname == RDMA_OPTION_ID_ACK_TIMEOUT))
+		return 0;
+	return fail(ENOSYS);
+}
+
+/* ------------------------------------------------------------------ QPs */
+
+EXPORT int
+rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *ax)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+	struct ibv_qp_init_attr a;
+	struct ibv_pd *pd = ax->pd != NULL ? ax->pd : cid->pd;
+	struct ibv_qp *qp;
+
+	if (pd == NULL) {
+		if (cid->pd == NULL)
+			cid->pd = ibv_alloc_pd(cid->verbs);
+		pd = cid->pd;
+		if (pd == NULL)
+			return -1;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_context = ax->qp_context;
+	a.send_cq = ax->send_cq;
+	a.recv_cq = ax->recv_cq;
+	a.srq = ax->srq;
+	a.cap = ax->cap;
+	a.qp_type = ax->qp_type;
+	a.sq_sig_all = ax->sq_sig_all;
+	if (a.send_cq == NULL || a.recv_cq == NULL) {
+		/* rdma_verbs.h users: CQs + channels with cq_context = id */
+		cid->send_cq_channel = ibv_create_comp_channel(cid->verbs);
+		cid->recv_cq_channel = ibv_create_comp_channel(cid->verbs);
+		if (cid->send_cq_channel == NULL || cid->recv_cq_channel == NULL)
+			return -1;
+		cid->send_cq = ibv_create_cq(cid->verbs, (int)(a.cap.max_send_wr ? a.cap.max_send_wr
+							   : 1), cid, cid->send_cq_channel, 0);
+		cid->recv_cq = ibv_create_cq(cid->verbs, (int)(a.cap.max_recv_wr ? a.cap.max_recv_wr
+							   : 1), cid, cid->recv_cq_channel, 0);
+		if (cid->send_cq == NULL || cid->recv_cq == NULL)
+			return -1;
+		a.send_cq = cid->send_cq;
+		a.recv_cq = cid->recv_cq;
+		id->own_cqs = true;
+	}
+	qp = ibv_create_qp(pd, &a);
+	if (qp == NULL)
+		return -1;
+	ax->cap = a.cap;
+	cid->qp = qp;
+	cid->srq = a.srq;
+	return 0;
+}
+
+EXPORT int
+rdma_create_qp(struct rdma_cm_id *cid, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ax;
+	int ret;
+
+	memset(&ax, 0, sizeof(ax));
+	ax.qp_context = attr->qp_context;
+	ax.send_cq = attr->send_cq;
+	ax.recv_cq = attr->recv_cq;
+	ax.srq = attr->srq;
+	ax.cap = attr->cap;
+	ax.qp_type = attr->qp_type;
+	ax.sq_sig_all = attr->sq_sig_all;
+	ax.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ax.pd = pd;
+	ret = rdma_create_qp_ex(cid, &ax);
+	if (ret == 0)
+		attr->cap = ax.cap;
+	return ret;
+}
+
+EXPORT void
+rdma_destroy_qp(struct rdma_cm_id *cid)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+
+	if (cid->qp != NULL)
+		ibv_destroy_qp(cid->qp);
+	cid->qp = NULL;
+	if (id->own_cqs) {
+		if (cid->send_cq != NULL)
+			ibv_destroy_cq(cid->send_cq);
+		if (cid->recv_cq != NULL)
+			ibv_destroy_cq(cid->recv_cq);
+		if (cid->send_cq_channel != NULL)
+			ibv_destroy_comp_channel(cid->send_cq_channel);
+		if (cid->recv_cq_channel != NULL)
+			ibv_destroy_comp_channel(cid->recv_cq_channel);
+		cid->send_cq = cid->recv_cq = NULL;
+		cid->send_cq_channel = cid->recv_cq_channel = NULL;
+		id->own_cqs = false;
+	}
+}
+
+/* ------------------------------------------------------------------ endpoints */
+
+EXPORT int
+rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
+		 struct rdma_addrinfo **res)
+{
+	struct addrinfo h, *ai = NULL;
+	struct rdma_addrinfo *r;
+	int ret;
+
+	memset(&h, 0, sizeof(h));
+	h.ai_socktype = SOCK_STREAM;
+	h.ai_family = hints != NULL ? hints->ai_family : AF_UNSPEC;
+	if (hints != NULL && (hints->ai_flags & RAI_PASSIVE))
+		h.ai_flags |= AI_PASSIVE;
+	if (hints != NULL && (hints->ai_flags & RAI_NUMERICHOST))
+		h.ai_flags |= AI_NUMERICHOST;
+	ret = getaddrinfo(node, service, &h, &ai);
+	if (ret != 0)
+		return ret == EAI_SYSTEM ? -1 : fail(EADDRNOTAVAIL);
+	r = calloc(1, sizeof(*r));
+	if (r == NULL) {
+		freeaddrinfo(ai);
+		return -1;
+	}
+	r->ai_flags = hints != NULL ? hints->ai_flags : 0;
+	r->ai_family = ai->ai_family;
+	r->ai_qp_type = IBV_QPT_RC;
+	r->ai_port_space = RDMA_PS_TCP;
+	if (r->ai_flags & RAI_PASSIVE) {
+		r->ai_src_addr = malloc(ai->ai_addrlen);
+		if (r->ai_src_addr != NULL)
+			memcpy(r->ai_src_addr, ai->ai_addr, ai->ai_addrlen);
+		r->ai_src_len = ai->ai_addrlen;
+	} else {
+		r->ai_dst_addr = malloc(ai->ai_addrlen);
+		if (r->ai_dst_addr != NULL)
+			memcpy(r->ai_dst_addr, ai->ai_addr, ai->ai_addrlen);
+		r->ai_dst_len = ai->ai_addrlen;
+	}
+	freeaddrinfo(ai);
+	*res = r;
+	return 0;
+}
+
+EXPORT void
+rdma_freeaddrinfo(struct rdma_addrinfo *res)
+{
+	while (res != NULL) {
+		struct rdma_addrinfo *n = res->ai_next;
+
+		free(res->ai_src_addr);
+		free(res->ai_dst_addr);
+		free(res);
+		res = n;
+	}
+}
+
+EXPORT int
+rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res, struct ibv_pd *pd,
+	       struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct rdma_cm_id *cid;
+	struct wn_id *id;
+	int ret;
+
+	if (rdma_create_id(NULL, &cid, NULL, RDMA_PS_TCP) != 0)
+		return -1;
+	id = (struct wn_id *)cid;
+	cid->pd = pd;
+	if (res->ai_flags & RAI_PASSIVE) {
+		ret = rdma_bind_addr(cid, res->ai_src_addr);
+		if (ret == 0 && qp_init_attr != NULL) {
+			id->qp_attr = *qp_init_attr;
+			id->has_qp_attr = true;
+		}
+	} else {
+		ret = rdma_resolve_addr(cid, res->ai_src_addr, res->ai_dst_addr, 2000);
+		if (ret == 0)
+			ret = rdma_resolve_route(cid, 2000);
+		if (ret == 0 && qp_init_attr != NULL)
+			ret = rdma_create_qp(cid, pd, qp_init_attr);
+	}
+	if (ret != 0) {
+		int err = errno;
+
+		rdma_destroy_id(cid);
+		errno = err;
+		return -1;
+	}
+	*out = cid;
+	return 0;
+}
+
+EXPORT int
+rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
+{
+	struct wn_id *l = (struct wn_id *)listen;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *cid;
+
+	if (!l->sync)
+		return fail(EINVAL);
+	if (sync_wait(l, RDMA_CM_EVENT_CONNECT_REQUEST, &ev) != 0)
+		return -1;
+	cid = ev->id;
+	rdma_ack_cm_event(ev);
+	if (l->has_qp_attr) {
+		struct ibv_qp_init_attr a = l->qp_attr;
+
+		if (rdma_create_qp(cid, listen->pd, &a) != 0) {
+			int err = errno;
+
+			rdma_reject(cid, NULL, 0);
+			rdma_destroy_id(cid);
+			return fail(err);
+		}
+	}
+	*out = cid;
+	return 0;
+}
+
+EXPORT void
+rdma_destroy_ep(struct rdma_cm_id *cid)
+{
+	rdma_destroy_qp(cid);
+	rdma_destroy_id(cid);
+}
+
+/* ------------------------------------------------------------------ rsockets: absent */
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define NOSYS_FN(name, ...) \
+	EXPORT int name(__VA_ARGS__) \
+	{ \
+		errno = ENOSYS; \
+		return -1; \
+	}
+
+NOSYS_FN(rsocket, int domain, int type, int protocol)
+NOSYS_FN(rbind, int s, const struct sockaddr *addr, socklen_t len)
+NOSYS_FN(rlisten, int s, int backlog)
+NOSYS_FN(raccept, int s, struct sockaddr *addr, socklen_t *len)
+NOSYS_FN(rconnect, int s, const struct sockaddr *addr, socklen_t len)
+NOSYS_FN(rshutdown, int s, int how)
+NOSYS_FN(rclose, int s)
+NOSYS_FN(rpoll, struct pollfd *fds, nfds_t nfds, int timeout)
+NOSYS_FN(rsetsockopt, int s, int level, int optname, const void *optval, socklen_t optlen)
+NOSYS_FN(rgetsockopt, int s, int level, int optname, void *optval, socklen_t *optlen)
+NOSYS_FN(rfcntl, int s, int cmd, ...)
+#pragma GCC diagnostic pop
+
+EXPORT ssize_t
+rsend(int s, const void *buf, size_t len, int flags)
+{
+	(void)s;
+	(void)buf;
+	(void)len;
+	(void)flags;
+	errno = ENOSYS;
+	return -1;
+}
+
+EXPORT ssize_t
+rrecv(int s, void *buf, size_t len, int flags)
+{
+	(void)s;
+	(void)buf;
+	(void)len;
+	(void)flags;
+	errno = ENOSYS;
+	return -1;
+}

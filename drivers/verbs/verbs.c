@@ -1,0 +1,1065 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libibverbs.so.1 ABI shim over lib/client: devices, contexts, PD, MR, CQ, completion
+ * channels, SRQ, QP. Exported names and versions: libibverbs.map. The verbs.h inlines
+ * (ibv_post_send, ibv_poll_cq, ...) dispatch through ctx->ops, filled from dp.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "verbs_priv.h"
+
+/* ------------------------------------------------------------------ devices */
+
+static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct wn_vdev *the_dev; /* one device per warpnicd instance; never freed */
+
+static const char *
+ctl_path(void)
+{
+	const char *p = getenv(WN_CTL_ENV);
+
+	return (p == NULL || p[0] == '\0') ? WN_CTL_DEFAULT_PATH : p;
+}
+
+/* Probe warpnicd; on success create (once) the device entry. */
+static struct wn_vdev *
+probe_device(void)
+{
+	struct wn_ctl_device_attr attr;
+	struct wn_client *cl;
+	struct wn_vdev *d;
+
+	pthread_mutex_lock(&dev_lock);
+	d = the_dev;
+	if (d != NULL)
+		goto out;
+	cl = wn_client_open(ctl_path());
+	if (cl == NULL)
+		goto out;
+	if (wn_client_query_device(cl, &attr) != 0) {
+		wn_client_close(cl);
+		goto out;
+	}
+	d = calloc(1, sizeof(*d));
+	if (d != NULL) {
+		d->dev.node_type = IBV_NODE_RNIC;
+		d->dev.transport_type = IBV_TRANSPORT_IWARP;
+		snprintf(d->dev.name, sizeof(d->dev.name), "%s", wn_client_dev_name(cl));
+		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "uverbs_%.48s", d->dev.name);
+		snprintf(d->dev.dev_path, sizeof(d->dev.dev_path), "/dev/infiniband/uverbs_%.48s",
+			 d->dev.name);
+		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "/sys/class/infiniband/%.48s",
+			 d->dev.name);
+		d->guid = attr.node_guid;
+		snprintf(d->ctl_path, sizeof(d->ctl_path), "%s", ctl_path());
+		the_dev = d;
+	}
+	wn_client_close(cl);
+out:
+	pthread_mutex_unlock(&dev_lock);
+	return d;
+}
+
+WN_VERBS_EXPORT struct ibv_device **
+(ibv_get_device_list)(int *num_devices)
+{
+	struct ibv_device **l = calloc(2, sizeof(*l));
+	struct wn_vdev *d;
+
+	if (l == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	d = probe_device();
+	if (d != NULL)
+		l[0] = &d->dev;
+	if (num_devices != NULL)
+		*num_devices = d != NULL ? 1 : 0;
+	return l;
+}
+
+WN_VERBS_EXPORT void
+ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+WN_VERBS_EXPORT const char *
+ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+WN_VERBS_EXPORT __be64
+ibv_get_device_guid(struct ibv_device *device)
+{
+	struct wn_vdev *d = (struct wn_vdev *)device;
+
+	return (__be64)d->guid;
+}
+
+WN_VERBS_EXPORT int
+ibv_get_device_index(struct ibv_device *device)
+{
+	(void)device;
+	return 0;
+}
+
+WN_VERBS_EXPORT int
+ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
+{
+	char path[512];
+	ssize_t n;
+	int fd;
+
+	if (the_dev != NULL && strcmp(dir, the_dev->dev.ibdev_path) == 0) {
+		/* our device has no sysfs node: answer the files tools read */
+		const char *v = NULL;
+
+		if (strcmp(file, "board_id") == 0)
+			v = "warpnic";
+		else if (strcmp(file, "node_desc") == 0)
+			v = "warpnic software iWARP RNIC";
+		if (v == NULL)
+			return -1;
+		return snprintf(buf, size, "%s", v);
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size);
+	close(fd);
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	else if (n > 0 && (size_t)n < size)
+		buf[n] = '\0';
+	return (int)n;
+}
+
+WN_VERBS_EXPORT int
+ibv_get_sysfs_path(char *buf, size_t size)
+{
+	return snprintf(buf, size, "/sys");
+}
+
+/* ------------------------------------------------------------------ context */
+
+static int vq_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a,
+			 size_t len);
+static int vq_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
+			      struct ibv_device_attr_ex *attr, size_t attr_size);
+
+WN_VERBS_EXPORT struct ibv_context *
+ibv_open_device(struct ibv_device *device)
+{
+	struct wn_vdev *d = (struct wn_vdev *)device;
+	struct wn_vctx *v;
+	struct ibv_context *ctx;
+
+	if (d == NULL || d != the_dev) {
+		errno = ENODEV;
+		return NULL;
+	}
+	v = calloc(1, sizeof(*v));
+	if (v == NULL)
+		return NULL;
+	v->cl = wn_client_open(d->ctl_path);
+	if (v->cl == NULL) {
+		int err = errno;
+
+		free(v);
+		errno = err;
+		return NULL;
+	}
+	v->vdev = d;
+	/* no async events yet, but the fd must be real for poll()/fcntl() users */
+	v->async_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	v->vctx.sz = sizeof(struct verbs_context);
+	v->vctx.query_port = vq_query_port;
+	v->vctx.query_device_ex = vq_query_device_ex;
+	ctx = &v->vctx.context;
+	ctx->device = device;
+	ctx->cmd_fd = wn_client_fd(v->cl);
+	ctx->async_fd = v->async_fd;
+	ctx->num_comp_vectors = 1;
+	pthread_mutex_init(&ctx->mutex, NULL);
+	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	ctx->ops.poll_cq = wn_verbs_poll_cq;
+	ctx->ops.req_notify_cq = wn_verbs_req_notify_cq;
+	ctx->ops.post_send = wn_verbs_post_send;
+	ctx->ops.post_recv = wn_verbs_post_recv;
+	ctx->ops.post_srq_recv = wn_verbs_post_srq_recv;
+	return ctx;
+}
+
+WN_VERBS_EXPORT int
+ibv_close_device(struct ibv_context *ctx)
+{
+	struct wn_vctx *v = wn_vctx_of(ctx);
+
+	wn_client_close(v->cl);
+	if (v->async_fd >= 0)
+		close(v->async_fd);
+	pthread_mutex_destroy(&ctx->mutex);
+	free(v);
+	return 0;
+}
+
+WN_VERBS_EXPORT struct wn_client *
+wn_verbs_client(struct ibv_context *ctx)
+{
+	return wn_cl_of(ctx);
+}
+
+WN_VERBS_EXPORT uint32_t
+wn_verbs_qp_handle(struct ibv_qp *qp)
+{
+	return ((struct wn_vqp *)qp)->wqp->handle;
+}
+
+WN_VERBS_EXPORT int
+ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
+{
+	uint64_t v;
+
+	(void)event;
+	/* blocks until the context is closed: warpnicd raises no async events yet */
+	if (read(ctx->async_fd, &v, sizeof(v)) < 0)
+		return -1;
+	errno = EIO;
+	return -1;
+}
+
+WN_VERBS_EXPORT void
+ibv_ack_async_event(struct ibv_async_event *event)
+{
+	(void)event;
+}
+
+/* ------------------------------------------------------------------ queries */
+
+static void
+dev_attr_from(struct ibv_device_attr *a, const struct wn_ctl_device_attr *w)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s", w->fw_ver);
+	a->node_guid = w->node_guid;
+	a->sys_image_guid = w->sys_image_guid;
+	a->max_mr_size = w->max_mr_size;
+	a->page_size_cap = w->page_size_cap;
+	a->vendor_id = w->vendor_id;
+	a->vendor_part_id = w->vendor_part_id;
+	a->hw_ver = w->hw_ver;
+	a->max_qp = (int)w->max_qp;
+	a->max_qp_wr = (int)w->max_qp_wr;
+	a->device_cap_flags = IBV_DEVICE_MEM_MGT_EXTENSIONS | IBV_DEVICE_RC_RNR_NAK_GEN;
+	a->max_sge = (int)w->max_sge;
+	a->max_sge_rd = (int)w->max_sge;
+	a->max_cq = (int)w->max_cq;
+	a->max_cqe = (int)w->max_cqe;
+	a->max_mr = (int)w->max_mr;
+	a->max_pd = (int)w->max_pd;
+	a->max_qp_rd_atom = (int)w->max_qp_rd_atom;
+	a->max_qp_init_rd_atom = (int)w->max_qp_init_rd_atom;
+	a->max_res_rd_atom = (int)(w->max_qp_rd_atom * w->max_qp);
+	a->atomic_cap = IBV_ATOMIC_NONE;
+	a->max_srq = (int)w->max_srq;
+	a->max_srq_wr = (int)w->max_srq_wr;
+	a->max_srq_sge = (int)w->max_srq_sge;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 0;
+	a->phys_port_cnt = (uint8_t)w->phys_port_cnt;
+}
+
+WN_VERBS_EXPORT int
+ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
+{
+	struct wn_ctl_device_attr w;
+	int ret = wn_client_query_device(wn_cl_of(ctx), &w);
+
+	if (ret != 0)
+		return -ret;
+	dev_attr_from(attr, &w);
+	return 0;
+}
+
+static int
+vq_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
+		   struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex a;
+	int ret;
+
+	(void)in;
+	memset(&a, 0, sizeof(a));
+	ret = ibv_query_device(ctx, &a.orig_attr);
+	if (ret != 0)
+		return ret;
+	a.max_dm_size = 0;
+	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
+	return 0;
+}
+
+static int
+port_attr(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a)
+{
+	struct wn_ctl_port_attr w;
+	int ret = wn_client_query_port(wn_cl_of(ctx), port, &w);
+
+	if (ret != 0)
+		return -ret;
+	memset(a, 0, sizeof(*a));
+	a->state = (enum ibv_port_state)w.state;
+	a->max_mtu = (enum ibv_mtu)w.max_mtu;
+	a->active_mtu = (enum ibv_mtu)w.active_mtu;
+	a->gid_tbl_len = (int)w.n_gids;
+	a->port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_DEVICE_MGMT_SUP;
+	a->max_msg_sz = w.max_msg_sz;
+	a->pkey_tbl_len = 1;
+	a->active_width = 2;  /* 4x */
+	a->active_speed = 32; /* 10 Gb/s lane (FDR10 encoding): 40 Gb/s at 4x */
+	a->phys_state = 5;    /* LinkUp */
+	a->link_layer = IBV_LINK_LAYER_ETHERNET;
+	return 0;
+}
+
+static int
+vq_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a, size_t len)
+{
+	struct ibv_port_attr full;
+	int ret = port_attr(ctx, port, &full);
+
+	if (ret == 0)
+		memcpy(a, &full, len < sizeof(full) ? len : sizeof(full));
+	return ret;
+}
+
+/* IBVERBS_1.1 compat entry: the layout before 'flags' was added is 48 octets. */
+WN_VERBS_EXPORT int
+(ibv_query_port)(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_port_attr *attr)
+{
+	return vq_query_port(ctx, port, (struct ibv_port_attr *)attr,
+			     offsetof(struct ibv_port_attr, flags));
+}
+
+WN_VERBS_EXPORT int
+ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
+{
+	struct wn_ctl_port_attr w;
+	int ret = wn_client_query_port(wn_cl_of(ctx), port, &w);
+
+	if (ret != 0) {
+		errno = -ret;
+		return -1;
+	}
+	if (index < 0 || (uint32_t)index >= w.n_gids) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(gid->raw, w.gid[index], 16);
+	return 0;
+}
+
+WN_VERBS_EXPORT int
+_ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t index,
+		  struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+{
+	struct ibv_gid_entry e;
+
+	if (flags != 0 || port > 255 || index > INT32_MAX)
+		return EINVAL;
+	memset(&e, 0, sizeof(e));
+	if (ibv_query_gid(ctx, (uint8_t)port, (int)index, &e.gid) != 0)
+		return errno;
+	e.gid_index = index;
+	e.port_num = port;
+	e.gid_type = IBV_GID_TYPE_IB; /* iWARP GIDs are plain addresses */
+	memcpy(entry, &e, entry_size < sizeof(e) ? entry_size : sizeof(e));
+	return 0;
+}
+
+WN_VERBS_EXPORT ssize_t
+_ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entry *entries, size_t max,
+		     uint32_t flags, size_t entry_size)
+{
+	struct wn_ctl_port_attr w;
+	size_t i;
+	int ret;
+
+	if (flags != 0)
+		return -EINVAL;
+	ret = wn_client_query_port(wn_cl_of(ctx), 1, &w);
+	if (ret != 0)
+		return ret;
+	for (i = 0; i < w.n_gids && i < max; i++)
+		_ibv_query_gid_ex(ctx, 1, (uint32_t)i,
+				  (struct ibv_gid_entry *)((char *)entries + i * entry_size), 0,
+				  entry_size);
+	return (ssize_t)i;
+}
+
+/* IBVERBS_PRIVATE_34 (ibv_devinfo): 0 = IBV_GID_TYPE_SYSFS_IB_ROCE_V1 ("IB/RoCE v1"). */
+WN_VERBS_EXPORT int
+ibv_query_gid_type(struct ibv_context *ctx, uint8_t port, unsigned int index, int *type)
+{
+	union ibv_gid g;
+
+	if (ibv_query_gid(ctx, port, (int)index, &g) != 0)
+		return -1;
+	*type = 0;
+	return 0;
+}
+
+WN_VERBS_EXPORT int
+ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index, __be16 *pkey)
+{
+	(void)ctx;
+	if (port != 1 || index != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*pkey = 0xffff;
+	return 0;
+}
+
+WN_VERBS_EXPORT int
+ibv_get_pkey_index(struct ibv_context *ctx, uint8_t port, __be16 pkey)
+{
+	(void)ctx;
+	return (port == 1 && pkey == 0xffff) ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------ PD / MR */
+
+WN_VERBS_EXPORT struct ibv_pd *
+ibv_alloc_pd(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = calloc(1, sizeof(*pd));
+	int ret;
+
+	if (pd == NULL)
+		return NULL;
+	ret = wn_client_alloc_pd(wn_cl_of(ctx), &pd->handle);
+	if (ret != 0) {
+		free(pd);
+		errno = -ret;
+		return NULL;
+	}
+	pd->context = ctx;
+	return pd;
+}
+
+WN_VERBS_EXPORT int
+ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	int ret = wn_client_dealloc_pd(wn_cl_of(pd->context), pd->handle);
+
+	if (ret != 0)
+		return -ret;
+	free(pd);
+	return 0;
+}
+
+/* Optional access bits (IBV_ACCESS_RELAXED_ORDERING and friends) are hints: drop them. */
+static uint32_t
+access_from(int access, int *bad)
+{
+	uint32_t a = 0;
+
+	*bad = 0;
+	if (access & IBV_ACCESS_LOCAL_WRITE)
+		a |= WN_CTL_ACCESS_LOCAL_WRITE;
+	if (access & IBV_ACCESS_REMOTE_WRITE)
+		a |= WN_CTL_ACCESS_REMOTE_WRITE;
+	if (access & IBV_ACCESS_REMOTE_READ)
+		a |= WN_CTL_ACCESS_REMOTE_READ;
+	if (access & IBV_ACCESS_REMOTE_ATOMIC)
+		a |= WN_CTL_ACCESS_REMOTE_ATOMIC;
+	if (access & (IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND |
+		      IBV_ACCESS_HUGETLB))
+		*bad = 1;
+	return a;
+}
+
+WN_VERBS_EXPORT struct ibv_mr *
+ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+		 unsigned int access)
+{
+	struct wn_vmr *m;
+	uint32_t a;
+	int bad;
+
+	a = access_from((int)access, &bad);
+	if (bad) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return NULL;
+	m->wmr = wn_client_reg_mr(wn_cl_of(pd->context), pd->handle, addr, length, iova, a);
+	if (m->wmr == NULL) {
+		int err = errno;
+
+		free(m);
+		errno = err;
+		return NULL;
+	}
+	m->mr.context = pd->context;
+	m->mr.pd = pd;
+	m->mr.addr = addr;
+	m->mr.length = length;
+	m->mr.handle = m->wmr->handle;
+	m->mr.lkey = m->wmr->lkey;
+	m->mr.rkey = m->wmr->rkey;
+	return &m->mr;
+}
+
+WN_VERBS_EXPORT struct ibv_mr *
+(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
+}
+
+WN_VERBS_EXPORT struct ibv_mr *
+(ibv_reg_mr_iova)(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
+}
+
+WN_VERBS_EXPORT int
+ibv_dereg_mr(struct ibv_mr *mr)
+{
+	struct wn_vmr *m = (struct wn_vmr *)mr;
+	int ret = wn_client_dereg_mr(wn_cl_of(mr->context), m->wmr);
+
+	if (ret != 0)
+		return -ret;
+	free(m);
+	return 0;
+}
+
+WN_VERBS_EXPORT int
+ibv_dontfork_range(void *base, size_t size)
+{
+	(void)base;
+	(void)size;
+	return 0;
+}
+
+WN_VERBS_EXPORT int
+ibv_dofork_range(void *base, size_t size)
+{
+	(void)base;
+	(void)size;
+	return 0;
+}
+
+WN_VERBS_EXPORT int
+ibv_fork_init(void)
+{
+	return 0;
+}
+
+/* ------------------------------------------------------------------ channels and CQs */
+
+WN_VERBS_EXPORT struct ibv_comp_channel *
+ibv_create_comp_channel(struct ibv_context *ctx)
+{
+	struct wn_vchannel *c = calloc(1, sizeof(*c));
+	int p[2];
+
+	if (c == NULL)
+		return NULL;
+	/* a pipe: warpnicd writes 8-octet CQ cookies, read() blocks and is a cancel point */
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		free(c);
+		return NULL;
+	}
+	c->ch.context = ctx;
+	c->ch.fd = p[0];
+	c->ch.refcnt = 0;
+	c->wfd = p[1];
+	return &c->ch;
+}
+
+WN_VERBS_EXPORT int
+ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
+{
+	struct wn_vchannel *c = (struct wn_vchannel *)ch;
+
+	if (ch->refcnt != 0)
+		return EBUSY;
+	close(ch->fd);
+	close(c->wfd);
+	free(c);
+	return 0;
+}
+
+WN_VERBS_EXPORT struct ibv_cq *
+ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct wn_vcq *c;
+
+	if (cqe <= 0 || comp_vector < 0 || comp_vector >= ctx->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->wcq = wn_client_create_cq(wn_cl_of(ctx), (uint32_t)cqe,
+				     channel != NULL ? ((struct wn_vchannel *)channel)->wfd : -1,
+				     (uintptr_t)&c->cq);
+	if (c->wcq == NULL) {
+		int err = errno;
+
+		free(c);
+		errno = err;
+		return NULL;
+	}
+	c->cq.context = ctx;
+	c->cq.channel = channel;
+	c->cq.cq_context = cq_context;
+	c->cq.handle = c->wcq->handle;
+	c->cq.cqe = (int)c->wcq->depth;
+	pthread_mutex_init(&c->cq.mutex, NULL);
+	pthread_cond_init(&c->cq.cond, NULL);
+	if (channel != NULL) {
+		pthread_mutex_lock(&ctx->mutex);
+		channel->refcnt++;
+		pthread_mutex_unlock(&ctx->mutex);
+	}
+	return &c->cq;
+}
+
+WN_VERBS_EXPORT int
+ibv_destroy_cq(struct ibv_cq *cq)
+{
+	struct wn_vcq *c = (struct wn_vcq *)cq;
+	struct ibv_comp_channel *ch = cq->channel;
+	int ret = wn_client_destroy_cq(wn_cl_of(cq->context), c->wcq);
+
+	if (ret != 0)
+		return -ret;
+	if (ch != NULL) {
+		pthread_mutex_lock(&cq->context->mutex);
+		ch->refcnt--;
+		pthread_mutex_unlock(&cq->context->mutex);
+	}
+	pthread_mutex_destroy(&cq->mutex);
+	pthread_cond_destroy(&cq->cond);
+	free(c);
+	return 0;
+}
+
+WN_VERBS_EXPORT int
+ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context)
+{
+	uint64_t cookie;
+	ssize_t n;
+
+	/* read(): blocking and a pthread cancellation point (rping cancels its CQ thread) */
+	n = read(ch->fd, &cookie, sizeof(cookie));
+	if (n != (ssize_t)sizeof(cookie))
+		return -1;
+	*cq = (struct ibv_cq *)(uintptr_t)cookie;
+	*cq_context = (*cq)->cq_context;
+	return 0;
+}
+
+WN_VERBS_EXPORT void
+ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+WN_VERBS_EXPORT int
+ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	return cqe <= cq->cqe ? 0 : EOPNOTSUPP;
+}
+
+/* ------------------------------------------------------------------ SRQ */
+
+WN_VERBS_EXPORT struct ibv_srq *
+ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct wn_vsrq *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->wsrq = wn_client_create_srq(wn_cl_of(pd->context), pd->handle, attr->attr.max_wr,
+				       attr->attr.max_sge, attr->attr.srq_limit);
+	if (s->wsrq == NULL) {
+		int err = errno;
+
+		free(s);
+		errno = err;
+		return NULL;
+	}
+	s->srq.context = pd->context;
+	s->srq.srq_context = attr->srq_context;
+	s->srq.pd = pd;
+	s->srq.handle = s->wsrq->handle;
+	pthread_mutex_init(&s->srq.mutex, NULL);
+	pthread_cond_init(&s->srq.cond, NULL);
+	attr->attr.max_wr = s->wsrq->depth;
+	attr->attr.max_sge = s->wsrq->max_sge;
+	return &s->srq;
+}
+
+WN_VERBS_EXPORT int
+ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	struct wn_ctl_modify_srq_req r = {.srq = srq->handle, .mask = (uint32_t)mask & 3u,
+					  .max_wr = attr->max_wr, .srq_limit = attr->srq_limit};
+
+	return -wn_client_call(wn_cl_of(srq->context), WN_CTL_MODIFY_SRQ, &r, NULL, 0, NULL,
+			       NULL);
+}
+
+WN_VERBS_EXPORT int
+ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct wn_vsrq *s = (struct wn_vsrq *)srq;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->max_wr = s->wsrq->depth;
+	attr->max_sge = s->wsrq->max_sge;
+	return 0;
+}
+
+WN_VERBS_EXPORT int
+ibv_destroy_srq(struct ibv_srq *srq)
+{
+	struct wn_vsrq *s = (struct wn_vsrq *)srq;
+	int ret = wn_client_destroy_srq(wn_cl_of(srq->context), s->wsrq);
+
+	if (ret != 0)
+		return -ret;
+	pthread_mutex_destroy(&srq->mutex);
+	pthread_cond_destroy(&srq->cond);
+	free(s);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ QP */
+
+WN_VERBS_EXPORT struct ibv_qp *
+ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct wn_ctl_create_qp_req r;
+	struct wn_vqp *q;
+
+	if (attr->qp_type != IBV_QPT_RC || attr->send_cq == NULL || attr->recv_cq == NULL) {
+		errno = attr->qp_type != IBV_QPT_RC ? EOPNOTSUPP : EINVAL;
+		return NULL;
+	}
+	memset(&r, 0, sizeof(r));
+	r.pd = pd->handle;
+	r.send_cq = attr->send_cq->handle;
+	r.recv_cq = attr->recv_cq->handle;
+	r.srq = attr->srq != NULL ? attr->srq->handle : 0;
+	r.qp_type = WN_CTL_QPT_RC;
+	r.sq_sig_all = attr->sq_sig_all ? 1 : 0;
+	r.max_send_wr = attr->cap.max_send_wr;
+	r.max_recv_wr = attr->cap.max_recv_wr;
+	r.max_send_sge = attr->cap.max_send_sge;
+	r.max_recv_sge = attr->cap.max_recv_sge;
+	r.max_inline_data = attr->cap.max_inline_data;
+	q = calloc(1, sizeof(*q));
+	if (q == NULL)
+		return NULL;
+	r.cookie = (uintptr_t)q;
+	q->wqp = wn_client_create_qp(wn_cl_of(pd->context), &r);
+	if (q->wqp == NULL) {
+		int err = errno;
+
+		free(q);
+		errno = err;
+		return NULL;
+	}
+	q->qp.context = pd->context;
+	q->qp.qp_context = attr->qp_context;
+	q->qp.pd = pd;
+	q->qp.send_cq = attr->send_cq;
+	q->qp.recv_cq = attr->recv_cq;
+	q->qp.srq = attr->srq;
+	q->qp.handle = q->wqp->handle;
+	q->qp.qp_num = q->wqp->qpn;
+	q->qp.state = IBV_QPS_RESET;
+	q->qp.qp_type = IBV_QPT_RC;
+	q->sq_sig_all = r.sq_sig_all;
+	q->max_inline = q->wqp->max_inline;
+	pthread_mutex_init(&q->qp.mutex, NULL);
+	pthread_cond_init(&q->qp.cond, NULL);
+	attr->cap.max_send_wr = q->wqp->sq_depth;
+	attr->cap.max_recv_wr = q->wqp->rq_depth;
+	attr->cap.max_send_sge = q->wqp->max_send_sge;
+	attr->cap.max_recv_sge = q->wqp->max_recv_sge;
+	attr->cap.max_inline_data = q->wqp->max_inline;
+	return &q->qp;
+}
+
+WN_VERBS_EXPORT struct ibv_qp_ex *
+ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	(void)qp;
+	return NULL; /* no extended QP API: callers use ibv_post_send */
+}
+
+static uint32_t
+access_to_wn(int a)
+{
+	int bad;
+
+	return access_from(a, &bad);
+}
+
+static int
+wn_access_to_ibv(uint32_t a)
+{
+	return ((a & WN_CTL_ACCESS_LOCAL_WRITE) ? IBV_ACCESS_LOCAL_WRITE : 0) |
+	       ((a & WN_CTL_ACCESS_REMOTE_WRITE) ? IBV_ACCESS_REMOTE_WRITE : 0) |
+	       ((a & WN_CTL_ACCESS_REMOTE_READ) ? IBV_ACCESS_REMOTE_READ : 0) |
+	       ((a & WN_CTL_ACCESS_REMOTE_ATOMIC) ? IBV_ACCESS_REMOTE_ATOMIC : 0);
+}
+
+WN_VERBS_EXPORT int
+ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct wn_vqp *q = (struct wn_vqp *)qp;
+	struct wn_ctl_modify_qp_req r;
+	struct wn_ctl_qp_attr out;
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	/* IB-only attributes (path, PSNs, timeouts, pkey, port) have no iWARP meaning */
+	if (mask & IBV_QP_STATE) {
+		r.mask |= WN_CTL_QP_STATE;
+		r.qp_state = attr->qp_state;
+	}
+	if (mask & IBV_QP_ACCESS_FLAGS) {
+		r.mask |= WN_CTL_QP_ACCESS_FLAGS;
+		r.access = access_to_wn(attr->qp_access_flags);
+	}
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC) {
+		r.mask |= WN_CTL_QP_MAX_QP_RD_ATOMIC;
+		r.max_rd_atomic = attr->max_rd_atomic;
+	}
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) {
+		r.mask |= WN_CTL_QP_MAX_DEST_RD_ATOMIC;
+		r.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	}
+	ret = wn_client_modify_qp(wn_cl_of(qp->context), q->wqp, &r, &out);
+	if (ret != 0)
+		return -ret;
+	qp->state = (enum ibv_qp_state)out.qp_state;
+	return 0;
+}
+
+WN_VERBS_EXPORT int
+ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init)
+{
+	struct wn_vqp *q = (struct wn_vqp *)qp;
+	struct wn_ctl_qp_attr a;
+	int ret;
+
+	(void)mask;
+	ret = wn_client_query_qp(wn_cl_of(qp->context), q->wqp, &a);
+	if (ret != 0)
+		return -ret;
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = (enum ibv_qp_state)a.qp_state;
+	attr->cur_qp_state = attr->qp_state;
+	attr->path_mtu = IBV_MTU_1024;
+	attr->qp_access_flags = wn_access_to_ibv(a.access);
+	attr->cap.max_send_wr = a.max_send_wr;
+	attr->cap.max_recv_wr = a.max_recv_wr;
+	attr->cap.max_send_sge = a.max_send_sge;
+	attr->cap.max_recv_sge = a.max_recv_sge;
+	attr->cap.max_inline_data = a.max_inline_data;
+	attr->max_rd_atomic = (uint8_t)a.max_rd_atomic;
+	attr->max_dest_rd_atomic = (uint8_t)a.max_dest_rd_atomic;
+	attr->port_num = 1;
+	qp->state = attr->qp_state;
+	if (init != NULL) {
+		memset(init, 0, sizeof(*init));
+		init->qp_context = qp->qp_context;
+		init->send_cq = qp->send_cq;
+		init->recv_cq = qp->recv_cq;
+		init->srq = qp->srq;
+		init->cap = attr->cap;
+		init->qp_type = IBV_QPT_RC;
+		init->sq_sig_all = (int)q->sq_sig_all;
+	}
+	return 0;
+}
+
+WN_VERBS_EXPORT int
+ibv_destroy_qp(struct ibv_qp *qp)
+{
+	struct wn_vqp *q = (struct wn_vqp *)qp;
+	int ret = wn_client_destroy_qp(wn_cl_of(qp->context), q->wqp);
+
+	if (ret != 0)
+		return -ret;
+	pthread_mutex_destroy(&qp->mutex);
+	pthread_cond_destroy(&qp->cond);
+	free(q);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ not on an RNIC */
+
+WN_VERBS_EXPORT struct ibv_ah *
+ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	(void)pd;
+	(void)attr;
+	errno = EOPNOTSUPP; /* address handles are for UD QPs; an RNIC has RC only */
+	return NULL;
+}
+
+WN_VERBS_EXPORT struct ibv_ah *
+ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
+		      uint8_t port_num)
+{
+	(void)pd;
+	(void)wc;
+	(void)grh;
+	(void)port_num;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+WN_VERBS_EXPORT int
+ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port_num, struct ibv_wc *wc,
+		    struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
+{
+	(void)ctx;
+	(void)port_num;
+	(void)wc;
+	(void)grh;
+	(void)ah_attr;
+	return EOPNOTSUPP;
+}
+
+WN_VERBS_EXPORT int
+ibv_destroy_ah(struct ibv_ah *ah)
+{
+	(void)ah;
+	return EINVAL;
+}
+
+WN_VERBS_EXPORT int
+ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)qp;
+	(void)gid;
+	(void)lid;
+	return EOPNOTSUPP;
+}
+
+WN_VERBS_EXPORT int
+ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)qp;
+	(void)gid;
+	(void)lid;
+	return EOPNOTSUPP;
+}
+
+WN_VERBS_EXPORT int
+ibv_resolve_eth_l2_from_gid(struct ibv_context *ctx, struct ibv_ah_attr *attr,
+			    uint8_t eth_mac[6], uint16_t *vid)
+{
+	(void)ctx;
+	(void)attr;
+	(void)eth_mac;
+	(void)vid;
+	return EOPNOTSUPP;
+}
+
+WN_VERBS_EXPORT int
+ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp;
+	(void)ece;
+	return EOPNOTSUPP;
+}
+
+WN_VERBS_EXPORT int
+ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp;
+	(void)ece;
+	return EOPNOTSUPP;
+}
+
+/* ------------------------------------------------------------------ strings */
+
+WN_VERBS_EXPORT const char *
+ibv_node_type_str(enum ibv_node_type t)
+{
+	static const char *const s[] = {"InfiniBand channel adapter", "InfiniBand switch",
+					"InfiniBand router", "iWARP NIC", "usNIC", "usNIC UDP",
+					"unspecified"};
+
+	return (t >= IBV_NODE_CA && t <= IBV_NODE_UNSPECIFIED) ? s[t - 1] : "unknown";
+}
+
+WN_VERBS_EXPORT const char *
+ibv_port_state_str(enum ibv_port_state s)
+{
+	static const char *const n[] = {"PORT_NOP", "PORT_DOWN", "PORT_INIT", "PORT_ARMED",
+					"PORT_ACTIVE", "PORT_ACTIVE_DEFER"};
+
+	return (unsigned int)s < 6 ? n[s] : "unknown";
+}
+
+WN_VERBS_EXPORT const char *
+ibv_event_type_str(enum ibv_event_type e)
+{
+	static const char *const n[] = {
+		"CQ error", "local work queue catastrophic error",
+		"invalid request local work queue error", "local access violation work queue error",
+		"communication established", "send queue drained", "path migrated",
+		"path migration request error", "local catastrophic error", "port active",
+		"port error", "LID change", "P_Key change", "SM change", "SRQ catastrophic error",
+		"SRQ limit reached", "last WQE reached", "client reregistration", "GID table change",
+		"WQ fatal"};
+
+	return (unsigned int)e < sizeof(n) / sizeof(n[0]) ? n[e] : "unknown";
+}
+
+WN_VERBS_EXPORT const char *
+ibv_wc_status_str(enum ibv_wc_status st)
+{
+	static const char *const n[] = {
+		"success", "local length error", "local QP operation error",
+		"local EE context operation error", "local protection error", "Work Request Flushed Error",
+		"memory management operation error", "bad response error", "local access error",
+		"remote invalid request error", "remote access error", "remote operation error",
+		"transport retry counter exceeded", "RNR retry counter exceeded",
+		"local RDD violation error", "remote invalid RD request", "aborted error",
+		"invalid EE context number", "invalid EE context state", "fatal error",
+		"response timeout error", "general error", "TM error", "TM rendezvous error"};
+
+	return (unsigned int)st < sizeof(n) / sizeof(n[0]) ? n[st] : "unknown";
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Private objects of the libibverbs.so.1 shim: verbs objects embedding lib/client ones. */
+#ifndef WN_VERBS_PRIV_H
+#define WN_VERBS_PRIV_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "wn_client.h"
+
+#define WN_VERBS_EXPORT __attribute__((visibility("default")))
+
+struct wn_vdev {
+	struct ibv_device dev;
+	uint64_t guid; /* network order */
+	char ctl_path[108];
+};
+
+struct wn_vctx {
+	struct wn_client *cl;
+	struct wn_vdev *vdev;
+	int async_fd;
+	struct verbs_context vctx; /* must be last: ends with struct ibv_context */
+};
+
+struct wn_vcq {
+	struct ibv_cq cq;
+	struct wn_client_cq *wcq;
+	uint32_t armed;
+};
+
+struct wn_vqp {
+	struct ibv_qp qp;
+	struct wn_client_qp *wqp;
+	uint32_t sq_sig_all;
+	uint32_t max_inline;
+};
+
+struct wn_vsrq {
+	struct ibv_srq srq;
+	struct wn_client_srq *wsrq;
+};
+
+struct wn_vmr {
+	struct ibv_mr mr;
+	struct wn_client_mr *wmr;
+};
+
+struct wn_vchannel {
+	struct ibv_comp_channel ch;
+	int wfd; /* write side, passed to warpnicd for each CQ */
+};
+
+static inline struct wn_vctx *
+wn_vctx_of(struct ibv_context *ctx)
+{
+	return (struct wn_vctx *)((char *)ctx - offsetof(struct wn_vctx, vctx.context));
+}
+
+static inline struct wn_client *
+wn_cl_of(struct ibv_context *ctx)
+{
+	return wn_vctx_of(ctx)->cl;
+}
+
+/* data path (dp.c) */
+int wn_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int wn_verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int wn_verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int wn_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int wn_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad);
+
+/* shared with the rdmacm shim (same process, exported under IBVERBS_PRIVATE_WN) */
+struct wn_client *wn_verbs_client(struct ibv_context *ctx);
+uint32_t wn_verbs_qp_handle(struct ibv_qp *qp);
+
+#endif /* WN_VERBS_PRIV_H */

@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* lib/client: connection, control calls, objects and the CM over the control protocol. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client_priv.h"
+#include "wn_client.h"
+
+struct wn_client {
+	int fd;
+	uint32_t seq;
+	uint32_t client_id;
+	pthread_mutex_t lock;
+	char dev_name[WN_CTL_NAME_LEN];
+};
+
+struct wn_client *
+wn_client_open(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct wn_ctl_hello_req req;
+	struct wn_ctl_hello_resp resp;
+	struct wn_client *c;
+	int ret;
+
+	if (path == NULL)
+		path = getenv(WN_CTL_ENV);
+	if (path == NULL || path[0] == '\0')
+		path = WN_CTL_DEFAULT_PATH;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	pthread_mutex_init(&c->lock, NULL);
+	c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		goto err;
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		goto err;
+	memset(&req, 0, sizeof(req));
+	req.pid = (uint32_t)getpid();
+#ifdef _GNU_SOURCE
+	snprintf(req.name, sizeof(req.name), "%s", program_invocation_short_name);
+#endif
+	ret = wn_client_call(c, WN_CTL_HELLO, &req, NULL, 0, &resp, NULL);
+	if (ret != 0) {
+		errno = -ret;
+		goto err;
+	}
+	if (resp.server_version != WN_CTL_VERSION) {
+		errno = EPROTO;
+		goto err;
+	}
+	c->client_id = resp.client_id;
+	resp.dev_name[sizeof(resp.dev_name) - 1] = '\0';
+	memcpy(c->dev_name, resp.dev_name, sizeof(c->dev_name));
+	return c;
+err:
+	{
+		int err = errno;
+
+		if (c->fd >= 0)
+			close(c->fd);
+		pthread_mutex_destroy(&c->lock);
+		free(c);
+		errno = err;
+	}
+	return NULL;
+}
+
+void
+wn_client_close(struct wn_client *c)
+{
+	if (c == NULL)
+		return;
+	close(c->fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+const char *
+wn_client_dev_name(const struct wn_client *c)
+{
+	return c->dev_name;
+}
+
+int
+wn_client_fd(const struct wn_client *c)
+{
+	return c->fd;
+}
+
+int
+wn_client_call(struct wn_client *c, uint16_t op, const void *req, const int *fds,
+	       unsigned int nfds, void *resp, int *rfd)
+{
+	const struct wn_ctl_op_info *info = wn_ctl_op_info(op);
+	union {
+		struct wn_ctl_hdr h;
+		uint8_t b[WN_CTL_MSG_MAX];
+	} m;
+	int rfds[WN_CTL_MAX_FDS];
+	unsigned int rn = 0, i;
+	uint32_t seq;
+	long n;
+	int ret;
+
+	if (rfd != NULL)
+		*rfd = -1;
+	if (info == NULL || op == WN_CTL_CM_EVENT)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	seq = ++c->seq;
+	wn_ctl_hdr_init(&m.h, op, seq, info->req_len);
+	if (info->req_len > 0)
+		memcpy(m.b + sizeof(m.h), req, info->req_len);
+	ret = wn_ctl_send(c->fd, &m.h, fds, nfds);
+	if (ret != 0)
+		goto out;
+	for (;;) {
+		n = wn_ctl_recv(c->fd, m.b, rfds, &rn);
+		if (n == 0) {
+			ret = -ECONNRESET;
+			goto out;
+		}
+		if (n < 0) {
+			ret = (int)n;
+			goto out;
+		}
+		if ((size_t)n >= sizeof(m.h) && m.h.magic == WN_CTL_MAGIC && m.h.seq == seq)
+			break;
+		/* not ours (cannot happen with a conforming server): drop it */
+		for (i = 0; i < rn; i++)
+			close(rfds[i]);
+	}
+	if (m.h.version != WN_CTL_VERSION || m.h.op != op || (size_t)n != m.h.len) {
+		ret = -EPROTO;
+	} else if (m.h.status != 0) {
+		ret = m.h.status < 0 ? m.h.status : -EPROTO;
+	} else if ((size_t)n != sizeof(m.h) + info->resp_len || rn != info->resp_fds) {
+		ret = -EPROTO;
+	} else {
+		if (resp != NULL && info->resp_len > 0)
+			memcpy(resp, m.b + sizeof(m.h), info->resp_len);
+		if (rn == 1 && rfd != NULL) {
+			*rfd = rfds[0];
+			rn = 0;
+		}
+		ret = 0;
+	}
+	for (i = 0; i < rn; i++)
+		close(rfds[i]);
+out:
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
+
+int
+wn_client_query_device(struct wn_client *c, struct wn_ctl_device_attr *attr)
+{
+	return wn_client_call(c, WN_CTL_QUERY_DEVICE, NULL, NULL, 0, attr, NULL);
+}
+
+int
+wn_client_query_port(struct wn_client *c, uint32_t port, struct wn_ctl_port_attr *attr)
+{
+	struct wn_ctl_port_req r = {.port = port};
+
+	return wn_client_call(c, WN_CTL_QUERY_PORT, &r, NULL, 0, attr, NULL);
+}
+
+int
+wn_client_alloc_pd(struct wn_client *c, uint32_t *pd)
+{
+	struct wn_ctl_handle h;
+	int ret = wn_client_call(c, WN_CTL_ALLOC_PD, NULL, NULL, 0, &h, NULL);
+
+	if (ret == 0)
+		*pd = h.handle;
+	return ret;
+}
+
+static int
+call_handle(struct wn_client *c, uint16_t op, uint32_t handle)
+{
+	struct wn_ctl_handle h = {.handle = handle};
+
+	return wn_client_call(c, op, &h, NULL, 0, NULL, NULL);
+}
+
+int
+wn_client_dealloc_pd(struct wn_client *c, uint32_t pd)
+{
+	return call_handle(c, WN_CTL_DEALLOC_PD, pd);
+}
+
+struct wn_client_mr *
+wn_client_reg_mr(struct wn_client *c, uint32_t pd, void *addr, size_t length, uint64_t iova,
+		 uint32_t access)
+{
+	struct wn_ctl_reg_mr_req req;
+	struct wn_ctl_reg_mr_resp resp;
+	int fds[WN_CTL_MR_PIECES];
+	struct wn_client_mr *mr;
+	int ret;
+
+	if (addr == NULL || length == 0 || (access & ~WN_CTL_ACCESS_MASK) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL)
+		return NULL;
+	memset(&req, 0, sizeof(req));
+	req.pd = pd;
+	req.access = access;
+	req.addr = (uintptr_t)addr;
+	req.length = length;
+	req.iova = iova;
+	ret = wn_client_share(addr, length, &req, fds, mr->segs, &mr->n_segs);
+	if (ret != 0) {
+		free(mr);
+		errno = -ret;
+		return NULL;
+	}
+	ret = wn_client_call(c, WN_CTL_REG_MR, &req, fds, req.n_pieces, &resp, NULL);
+	if (ret != 0) {
+		wn_client_unshare(mr->segs, mr->n_segs);
+		free(mr);
+		errno = -ret;
+		return NULL;
+	}
+	mr->handle = resp.mr;
+	mr->lkey = resp.lkey;
+	mr->rkey = resp.rkey;
+	mr->access = access;
+	mr->addr = addr;
+	mr->length = length;
+	mr->iova = iova;
+	return mr;
+}
+
+int
+wn_client_dereg_mr(struct wn_client *c, struct wn_client_mr *mr)
+{
+	int ret = call_handle(c, WN_CTL_DEREG_MR, mr->handle);
+
+	if (ret != 0 && ret != -ECONNRESET && ret != -EPIPE)
+		return ret;
+	wn_client_unshare(mr->segs, mr->n_segs);
+	free(mr);
+	return 0;
+}
+
+static void *
+map_ring(int fd, uint64_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+struct wn_client_cq *
+wn_client_create_cq(struct wn_client *c, uint32_t cqe, int notify_fd, uint64_t cookie)
+{
+	struct wn_ctl_create_cq_req req = {.cqe = cqe, .cookie = cookie};
+	struct wn_ctl_ring_resp resp;
+	struct wn_client_cq *cq;
+	int ret, rfd;
+
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		return NULL;
+	if (notify_fd >= 0)
+		req.flags = WN_CTL_CQ_NOTIFY_FD;
+	ret = wn_client_call(c, WN_CTL_CREATE_CQ, &req, &notify_fd, notify_fd >= 0 ? 1 : 0,
+			     &resp, &rfd);
+	if (ret != 0) {
+		free(cq);
+		errno = -ret;
+		return NULL;
+	}
+	cq->ring = map_ring(rfd, resp.ring_size);
+	if (cq->ring == NULL) {
+		call_handle(c, WN_CTL_DESTROY_CQ, resp.handle);
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->handle = resp.handle;
+	cq->depth = resp.depth[0];
+	cq->ring_size = resp.ring_size;
+	cq->cookie = cookie;
+	return cq;
+}
+
+int
+wn_client_destroy_cq(struct wn_client *c, struct wn_client_cq *cq)
+{
+	int ret = call_handle(c, WN_CTL_DESTROY_CQ, cq->handle);
+
+	if (ret != 0 && ret != -ECONNRESET && ret != -EPIPE)
+		return ret;
+	munmap(cq->ring, cq->ring_size);
+	free(cq);
+	return 0;
+}
+
+struct wn_client_srq *
+wn_client_create_srq(struct wn_client *c, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
+		     uint32_t srq_limit)
+{
+	struct wn_ctl_create_srq_req req = {.pd = pd, .max_wr = max_wr, .max_sge = max_sge,
+					    .srq_limit = srq_limit};
+	struct wn_ctl_ring_resp resp;
+	struct wn_client_srq *srq;
+	int ret, rfd;
+
+	srq = calloc(1, sizeof(*srq));
+	if (srq == NULL)
+		return NULL;
+	ret = wn_client_call(c, WN_CTL_CREATE_SRQ, &req, NULL, 0, &resp, &rfd);
+	if (ret != 0) {
+		free(srq);
+		errno = -ret;
+		return NULL;
+	}
+	srq->ring = map_ring(rfd, resp.ring_size);
+	if (srq->ring == NULL) {
+		call_handle(c, WN_CTL_DESTROY_SRQ, resp.handle);
+		free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	srq->handle = resp.handle;
+	srq->depth = resp.depth[0];
+	srq->max_sge = resp.sge[0];
+	srq->ring_size = resp.ring_size;
+	return srq;
+}
+
+int
+wn_client_destroy_srq(struct wn_client *c, struct wn_client_srq *srq)
+{
+	int ret = call_handle(c, WN_CTL_DESTROY_SRQ, srq->handle);
+
+	if (ret != 0 && ret != -ECONNRESET && ret != -EPIPE)
+		return ret;
+	munmap(srq->ring, srq->ring_size);
+	free(srq);
+	return 0;
+}
+
+struct wn_client_qp *
+wn_client_create_qp(struct wn_client *c, const struct wn_ctl_create_qp_req *attr)
+{
+	struct wn_ctl_ring_resp resp;
+	struct wn_client_qp *qp;
+	int ret, rfd;
+
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL)
+		return NULL;
+	ret = wn_client_call(c, WN_CTL_CREATE_QP, attr, NULL, 0, &resp, &rfd);
+	if (ret != 0) {
+		free(qp);
+		errno = -ret;
+		return NULL;
+	}
+	qp->ring = map_ring(rfd, resp.ring_size);
+	if (qp->ring == NULL) {
+		call_handle(c, WN_CTL_DESTROY_QP, resp.handle);
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->handle = resp.handle;
+	qp->qpn = resp.qpn;
+	qp->sq_depth = resp.depth[0];
+	qp->rq_depth = resp.depth[1];
+	qp->max_send_sge = resp.sge[0];
+	qp->max_recv_sge = resp.sge[1];
+	qp->max_inline = resp.max_inline;
+	qp->ring_size = resp.ring_size;
+	qp->state = WN_CTL_QPS_RESET;
+	return qp;
+}
+
+int
+wn_client_modify_qp(struct wn_client *c, struct wn_client_qp *qp,
+		    const struct wn_ctl_modify_qp_req *req, struct wn_ctl_qp_attr *out)
+{
+	struct wn_ctl_modify_qp_req r = *req;
+	struct wn_ctl_qp_attr a;
+	int ret;
+
+	r.qp = qp->handle;
+	ret = wn_client_call(c, WN_CTL_MODIFY_QP, &r, NULL, 0, &a, NULL);
+	if (ret != 0)
+		return ret;
+	qp->state = a.qp_state;
+	if (out != NULL)
+		*out = a;
+	return 0;
+}
+
+int
+wn_client_query_qp(struct wn_client *c, struct wn_client_qp *qp, struct wn_ctl_qp_attr *out)
+{
+	struct wn_ctl_handle h = {.handle = qp->handle};
+	int ret = wn_client_call(c, WN_CTL_QUERY_QP, &h, NULL, 0, out, NULL);
+
+	if (ret == 0)
+		qp->state = out->qp_state;
+	return ret;
+}
+
+int
+wn_client_destroy_qp(struct wn_client *c, struct wn_client_qp *qp)
+{
+	int ret = call_handle(c, WN_CTL_DESTROY_QP, qp->handle);
+
+	if (ret != 0 && ret != -ECONNRESET && ret != -EPIPE)
+		return ret;
+	munmap(qp->ring, qp->ring_size);
+	free(qp);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- CM */
+
+struct wn_client_cm_channel *
+wn_client_cm_channel_create(struct wn_client *c)
+{
+	struct wn_client_cm_channel *ch = calloc(1, sizeof(*ch));
+	struct wn_ctl_handle h;
+	int ret, rfd;
+
+	if (ch == NULL)
+		return NULL;
+	ret = wn_client_call(c, WN_CTL_CM_CREATE_CHANNEL, NULL, NULL, 0, &h, &rfd);
+	if (ret != 0) {
+		free(ch);
+		errno = -ret;
+		return NULL;
+	}
+	ch->handle = h.handle;
+	ch->fd = rfd;
+	return ch;
+}
+
+int
+wn_client_cm_channel_destroy(struct wn_client *c, struct wn_client_cm_channel *ch)
+{
+	int ret = call_handle(c, WN_CTL_CM_DESTROY_CHANNEL, ch->handle);
+
+	if (ret != 0 && ret != -ECONNRESET && ret != -EPIPE)
+		return ret;
+	close(ch->fd);
+	free(ch);
+	return 0;
+}
+
+int
+wn_client_cm_get_event(struct wn_client_cm_channel *ch, struct wn_ctl_cm_event *ev)
+{
+	union {
+		struct wn_ctl_hdr h;
+		uint8_t b[WN_CTL_MSG_MAX];
+	} m;
+	ssize_t n;
+
+	/* plain recv(): a cancellation point, unlike recvmsg with fds handling */
+	do {
+		n = recv(ch->fd, m.b, sizeof(m.b), 0);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EPIPE;
+	if (wn_ctl_event_check(m.b, (size_t)n) != 0)
+		return -EBADMSG;
+	memcpy(ev, m.b + sizeof(m.h), sizeof(*ev));
+	return 0;
+}
+
+int
+wn_client_cm_create_id(struct wn_client *c, struct wn_client_cm_channel *ch, uint64_t cookie,
+		       uint32_t *id)
+{
+	struct wn_ctl_cm_create_id_req r = {.channel = ch->handle, .ps = WN_CTL_PS_TCP,
+					    .cookie = cookie};
+	struct wn_ctl_handle h;
+	int ret = wn_client_call(c, WN_CTL_CM_CREATE_ID, &r, NULL, 0, &h, NULL);
+
+	if (ret == 0)
+		*id = h.handle;
+	return ret;
+}
+
+int
+wn_client_cm_destroy_id(struct wn_client *c, uint32_t id)
+{
+	return call_handle(c, WN_CTL_CM_DESTROY_ID, id);
+}
+
+int
+wn_client_cm_addr(struct wn_client *c, uint16_t op, uint32_t id, const struct wn_ctl_addr *src,
+		  const struct wn_ctl_addr *dst, uint32_t arg, struct wn_ctl_cm_addr_resp *out)
+{
+	struct wn_ctl_cm_addr_req r;
+	struct wn_ctl_cm_addr_resp tmp;
+
+	if (op != WN_CTL_CM_BIND && op != WN_CTL_CM_RESOLVE_ADDR &&
+	    op != WN_CTL_CM_RESOLVE_ROUTE && op != WN_CTL_CM_LISTEN)
+		return -EINVAL;
+	memset(&r, 0, sizeof(r));
+	r.id = id;
+	r.timeout_ms = arg;
+	if (src != NULL)
+		r.src = *src;
+	if (dst != NULL)
+		r.dst = *dst;
+	return wn_client_call(c, op, &r, NULL, 0, out != NULL ? out : &tmp, NULL);
+}
+
+int
+wn_client_cm_conn(struct wn_client *c, uint16_t op, uint32_t id, uint32_t qp,
+		  const struct wn_ctl_conn_param *param)
+{
+	struct wn_ctl_cm_conn_req r;
+
+	if (op != WN_CTL_CM_CONNECT && op != WN_CTL_CM_ACCEPT && op != WN_CTL_CM_REJECT)
+		return -EINVAL;
+	memset(&r, 0, sizeof(r));
+	r.id = id;
+	r.qp = op == WN_CTL_CM_REJECT ? 0 : qp;
+	if (param != NULL) {
+		if (param->pd_len > WN_CTL_PD_MAX)
+			return -EINVAL;
+		r.param.ird = param->ird;
+		r.param.ord = param->ord;
+		r.param.flags = param->flags;
+		r.param.pd_len = param->pd_len;
+		memcpy(r.param.pd, param->pd, param->pd_len);
+	} else {
+		r.param.ird = 1;
+		r.param.ord = 1;
+	}
+	return wn_client_call(c, op, &r, NULL, 0, NULL, NULL);
+}
+
+int
+wn_client_cm_disconnect(struct wn_client *c, uint32_t id)
+{
+	return call_handle(c, WN_CTL_CM_DISCONNECT, id);
+}
+
+int
+wn_client_addr_from_sockaddr(struct wn_ctl_addr *out, const void *sa)
+{
+	const struct sockaddr *s = sa;
+
+	memset(out, 0, sizeof(*out));
+	if (s->sa_family == AF_INET) {
+		const struct sockaddr_in *in = sa;
+
+		out->family = WN_CTL_AF_INET;
+		out->port = ntohs(in->sin_port);
+		memcpy(out->addr, &in->sin_addr, 4);
+		return 0;
+	}
+	if (s->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = sa;
+
+		out->family = WN_CTL_AF_INET6;
+		out->port = ntohs(in6->sin6_port);
+		out->scope_id = in6->sin6_scope_id;
+		memcpy(out->addr, &in6->sin6_addr, 16);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+unsigned int
+wn_client_addr_to_sockaddr(void *ss, const struct wn_ctl_addr *a)
+{
+	if (a->family == WN_CTL_AF_INET) {
+		struct sockaddr_in *in = ss;
+
+		memset(in, 0, sizeof(*in));
+		in->sin_family = AF_INET;
+		in->sin_port = htons(a->port);
+		memcpy(&in->sin_addr, a->addr, 4);
+		return sizeof(*in);
+	}
+	if (a->family == WN_CTL_AF_INET6) {
+		struct sockaddr_in6 *in6 = ss;
+
+		memset(in6, 0, sizeof(*in6));
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(a->port);
+		in6->sin6_scope_id = a->scope_id;
+		memcpy(&in6->sin6_addr, a->addr, 16);
+		return sizeof(*in6);
+	}
+	return 0;
+}

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Control protocol framing: op table, request/event validation, SCM_RIGHTS send/receive. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "wn_ctl.h"
+
+#define OP(o, n, rq, rs, fmax, rfds) \
+	[o] = {.name = n, .req_len = rq, .resp_len = rs, .req_fds_max = fmax, .resp_fds = rfds}
+
+static const struct wn_ctl_op_info op_table[WN_CTL_OP_MAX] = {
+	OP(WN_CTL_HELLO, "hello", sizeof(struct wn_ctl_hello_req),
+	   sizeof(struct wn_ctl_hello_resp), 0, 0),
+	OP(WN_CTL_QUERY_DEVICE, "query_device", 0, sizeof(struct wn_ctl_device_attr), 0, 0),
+	OP(WN_CTL_QUERY_PORT, "query_port", sizeof(struct wn_ctl_port_req),
+	   sizeof(struct wn_ctl_port_attr), 0, 0),
+	OP(WN_CTL_ALLOC_PD, "alloc_pd", 0, sizeof(struct wn_ctl_handle), 0, 0),
+	OP(WN_CTL_DEALLOC_PD, "dealloc_pd", sizeof(struct wn_ctl_handle), 0, 0, 0),
+	OP(WN_CTL_REG_MR, "reg_mr", sizeof(struct wn_ctl_reg_mr_req),
+	   sizeof(struct wn_ctl_reg_mr_resp), WN_CTL_MR_PIECES, 0),
+	OP(WN_CTL_DEREG_MR, "dereg_mr", sizeof(struct wn_ctl_handle), 0, 0, 0),
+	OP(WN_CTL_CREATE_CQ, "create_cq", sizeof(struct wn_ctl_create_cq_req),
+	   sizeof(struct wn_ctl_ring_resp), 1, 1),
+	OP(WN_CTL_DESTROY_CQ, "destroy_cq", sizeof(struct wn_ctl_handle), 0, 0, 0),
+	OP(WN_CTL_CREATE_SRQ, "create_srq", sizeof(struct wn_ctl_create_srq_req),
+	   sizeof(struct wn_ctl_ring_resp), 0, 1),
+	OP(WN_CTL_MODIFY_SRQ, "modify_srq", sizeof(struct wn_ctl_modify_srq_req), 0, 0, 0),
+	OP(WN_CTL_DESTROY_SRQ, "destroy_srq", sizeof(struct wn_ctl_handle), 0, 0, 0),
+	OP(WN_CTL_CREATE_QP, "create_qp", sizeof(struct wn_ctl_create_qp_req),
+	   sizeof(struct wn_ctl_ring_resp), 0, 1),
+	OP(WN_CTL_MODIFY_QP, "modify_qp", sizeof(struct wn_ctl_modify_qp_req),
+	   sizeof(struct wn_ctl_qp_attr), 0, 0),
+	OP(WN_CTL_QUERY_QP, "query_qp", sizeof(struct wn_ctl_handle),
+	   sizeof(struct wn_ctl_qp_attr), 0, 0),
+	OP(WN_CTL_DESTROY_QP, "destroy_qp", sizeof(struct wn_ctl_handle), 0, 0, 0),
+	OP(WN_CTL_CM_CREATE_CHANNEL, "cm_create_channel", 0, sizeof(struct wn_ctl_handle), 0, 1),
+	OP(WN_CTL_CM_DESTROY_CHANNEL, "cm_destroy_channel", sizeof(struct wn_ctl_handle), 0, 0,
+	   0),
+	OP(WN_CTL_CM_CREATE_ID, "cm_create_id", sizeof(struct wn_ctl_cm_create_id_req),
+	   sizeof(struct wn_ctl_handle), 0, 0),
+	OP(WN_CTL_CM_DESTROY_ID, "cm_destroy_id", sizeof(struct wn_ctl_handle), 0, 0, 0),
+	OP(WN_CTL_CM_BIND, "cm_bind", sizeof(struct wn_ctl_cm_addr_req),
+	   sizeof(struct wn_ctl_cm_addr_resp), 0, 0),
+	OP(WN_CTL_CM_RESOLVE_ADDR, "cm_resolve_addr", sizeof(struct wn_ctl_cm_addr_req),
+	   sizeof(struct wn_ctl_cm_addr_resp), 0, 0),
+	OP(WN_CTL_CM_RESOLVE_ROUTE, "cm_resolve_route", sizeof(struct wn_ctl_cm_addr_req),
+	   sizeof(struct wn_ctl_cm_addr_resp), 0, 0),
+	OP(WN_CTL_CM_LISTEN, "cm_listen", sizeof(struct wn_ctl_cm_addr_req),
+	   sizeof(struct wn_ctl_cm_addr_resp), 0, 0),
+	OP(WN_CTL_CM_CONNECT, "cm_connect", sizeof(struct wn_ctl_cm_conn_req), 0, 0, 0),
+	OP(WN_CTL_CM_ACCEPT, "cm_accept", sizeof(struct wn_ctl_cm_conn_req), 0, 0, 0),
+	OP(WN_CTL_CM_REJECT, "cm_reject", sizeof(struct wn_ctl_cm_conn_req), 0, 0, 0),
+	OP(WN_CTL_CM_DISCONNECT, "cm_disconnect", sizeof(struct wn_ctl_handle), 0, 0, 0),
+};
+
+const struct wn_ctl_op_info *
+wn_ctl_op_info(uint32_t op)
+{
+	if (op == 0 || op >= WN_CTL_OP_MAX || op_table[op].name == NULL)
+		return NULL;
+	return &op_table[op];
+}
+
+void
+wn_ctl_hdr_init(struct wn_ctl_hdr *h, uint16_t op, uint32_t seq, size_t body_len)
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = WN_CTL_MAGIC;
+	h->version = WN_CTL_VERSION;
+	h->op = op;
+	h->seq = seq;
+	h->len = (uint32_t)(sizeof(*h) + body_len);
+}
+
+static int
+addr_check(const struct wn_ctl_addr *a, int may_be_none)
+{
+	if (a->family == WN_CTL_AF_NONE) {
+		static const struct wn_ctl_addr zero;
+
+		return (may_be_none && memcmp(a, &zero, sizeof(zero)) == 0) ? 0 : -EINVAL;
+	}
+	if (a->family == WN_CTL_AF_INET) {
+		static const uint8_t zero12[12];
+
+		/* IPv4 uses the first four octets; the rest must be zero. */
+		if (memcmp(a->addr + 4, zero12, sizeof(zero12)) != 0 || a->scope_id != 0)
+			return -EINVAL;
+		return 0;
+	}
+	return a->family == WN_CTL_AF_INET6 ? 0 : -EINVAL;
+}
+
+static int
+conn_param_check(const struct wn_ctl_conn_param *p)
+{
+	if (p->pd_len > WN_CTL_PD_MAX || (p->flags & ~3u) != 0)
+		return -EINVAL;
+	/* IRD/ORD travel in 14 bits in the MPA v2 header (RFC 6581 §5). */
+	if (p->ird > 0x3fff || p->ord > 0x3fff)
+		return -EINVAL;
+	return 0;
+}
+
+static int
+reg_mr_check(const struct wn_ctl_reg_mr_req *r, unsigned int nfds)
+{
+	uint64_t first, end, total = 0;
+	uint32_t i;
+
+	if (r->n_pieces == 0 || r->n_pieces > WN_CTL_MR_PIECES || nfds != r->n_pieces)
+		return -EINVAL;
+	if (r->length == 0 || r->addr + r->length < r->addr || r->rsvd != 0 ||
+	    (r->access & ~WN_CTL_ACCESS_MASK) != 0)
+		return -EINVAL;
+	/* Remote write/atomic access requires local write (IBTA 10.6.3.1 / RFC 5040 §2.4). */
+	if ((r->access & (WN_CTL_ACCESS_REMOTE_WRITE | WN_CTL_ACCESS_REMOTE_ATOMIC)) != 0 &&
+	    (r->access & WN_CTL_ACCESS_LOCAL_WRITE) == 0)
+		return -EINVAL;
+	first = r->addr & ~(uint64_t)(WN_CTL_PAGE_SIZE - 1);
+	end = r->addr + r->length;
+	if (end > UINT64_MAX - WN_CTL_PAGE_SIZE)
+		return -EINVAL;
+	end = (end + WN_CTL_PAGE_SIZE - 1) & ~(uint64_t)(WN_CTL_PAGE_SIZE - 1);
+	for (i = 0; i < r->n_pieces; i++) {
+		const struct wn_ctl_mr_piece *p = &r->piece[i];
+
+		if (p->len == 0 || (p->len % WN_CTL_PAGE_SIZE) != 0 ||
+		    (p->fd_offset % WN_CTL_PAGE_SIZE) != 0 || p->len > end - first - total ||
+		    p->fd_offset > INT64_MAX - p->len)
+			return -EINVAL;
+		total += p->len;
+	}
+	for (; i < WN_CTL_MR_PIECES; i++)
+		if (r->piece[i].len != 0 || r->piece[i].fd_offset != 0)
+			return -EINVAL;
+	return total == end - first ? 0 : -EINVAL;
+}
+
+static int
+body_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	switch (op) {
+	case WN_CTL_HELLO: {
+		const struct wn_ctl_hello_req *r = body;
+
+		if (r->rsvd != 0 || memchr(r->name, 0, sizeof(r->name)) == NULL)
+			return -EINVAL;
+		return 0;
+	}
+	case WN_CTL_QUERY_PORT:
+		return ((const struct wn_ctl_port_req *)body)->rsvd == 0 ? 0 : -EINVAL;
+	case WN_CTL_DEALLOC_PD:
+	case WN_CTL_DEREG_MR:
+	case WN_CTL_DESTROY_CQ:
+	case WN_CTL_DESTROY_SRQ:
+	case WN_CTL_QUERY_QP:
+	case WN_CTL_DESTROY_QP:
+	case WN_CTL_CM_DESTROY_CHANNEL:
+	case WN_CTL_CM_DESTROY_ID:
+	case WN_CTL_CM_DISCONNECT: {
+		const struct wn_ctl_handle *h = body;
+
+		return (h->handle != 0 && h->rsvd == 0) ? 0 : -EINVAL;
+	}
+	case WN_CTL_REG_MR:
+		return reg_mr_check(body, nfds);
+	case WN_CTL_CREATE_CQ: {
+		const struct wn_ctl_create_cq_req *r = body;
+
+		if ((r->flags & ~WN_CTL_CQ_NOTIFY_FD) != 0 || r->cqe == 0)
+			return -EINVAL;
+		return nfds == ((r->flags & WN_CTL_CQ_NOTIFY_FD) ? 1u : 0u) ? 0 : -EINVAL;
+	}
+	case WN_CTL_CREATE_SRQ: {
+		const struct wn_ctl_create_srq_req *r = body;
+
+		return (r->pd != 0 && r->max_wr != 0 && r->srq_limit <= r->max_wr) ? 0 : -EINVAL;
+	}
+	case WN_CTL_MODIFY_SRQ: {
+		const struct wn_ctl_modify_srq_req *r = body;
+
+		return (r->srq != 0 && (r->mask & ~3u) == 0) ? 0 : -EINVAL;
+	}
+	case WN_CTL_CREATE_QP: {
+		const struct wn_ctl_create_qp_req *r = body;
+
+		if (r->pd == 0 || r->send_cq == 0 || r->recv_cq == 0 || r->rsvd != 0 ||
+		    r->qp_type != WN_CTL_QPT_RC || r->sq_sig_all > 1)
+			return -EINVAL;
+		if (r->max_send_wr == 0 || (r->srq == 0 && r->max_recv_wr == 0))
+			return -EINVAL;
+		return 0;
+	}
+	case WN_CTL_MODIFY_QP: {
+		const struct wn_ctl_modify_qp_req *r = body;
+
+		if (r->qp == 0 || (r->mask & ~WN_CTL_QP_MASK) != 0)
+			return -EINVAL;
+		if ((r->mask & WN_CTL_QP_STATE) && r->qp_state >= WN_CTL_QPS_MAX)
+			return -EINVAL;
+		if ((r->mask & WN_CTL_QP_ACCESS_FLAGS) && (r->access & ~WN_CTL_ACCESS_MASK) != 0)
+			return -EINVAL;
+		return 0;
+	}
+	case WN_CTL_CM_CREATE_ID: {
+		const struct wn_ctl_cm_create_id_req *r = body;
+
+		return (r->channel != 0 && r->ps == WN_CTL_PS_TCP) ? 0 : -EINVAL;
+	}
+	case WN_CTL_CM_BIND:
+	case WN_CTL_CM_RESOLVE_ADDR:
+	case WN_CTL_CM_RESOLVE_ROUTE:
+	case WN_CTL_CM_LISTEN: {
+		const struct wn_ctl_cm_addr_req *r = body;
+
+		if (r->id == 0)
+			return -EINVAL;
+		if (addr_check(&r->src, op != WN_CTL_CM_BIND) != 0)
+			return -EINVAL;
+		return addr_check(&r->dst, op != WN_CTL_CM_RESOLVE_ADDR);
+	}
+	case WN_CTL_CM_CONNECT:
+	case WN_CTL_CM_ACCEPT:
+	case WN_CTL_CM_REJECT: {
+		const struct wn_ctl_cm_conn_req *r = body;
+
+		if (r->id == 0)
+			return -EINVAL;
+		return conn_param_check(&r->param);
+	}
+	default:
+		return 0;
+	}
+}
+
+int
+wn_ctl_req_check(const void *buf, size_t len, unsigned int nfds)
+{
+	const struct wn_ctl_op_info *info;
+	struct wn_ctl_hdr h;
+	/* aligned copy of the body: callers may pass unaligned datagrams */
+	union {
+		uint64_t align;
+		uint8_t b[WN_CTL_MSG_MAX];
+	} body;
+
+	if (len < sizeof(h) || len > WN_CTL_MSG_MAX)
+		return -EBADMSG;
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != WN_CTL_MAGIC || h.len != len)
+		return -EBADMSG;
+	if (h.version != WN_CTL_VERSION)
+		return -EPROTO;
+	if (h.status != 0 || h.rsvd != 0)
+		return -EBADMSG;
+	info = wn_ctl_op_info(h.op);
+	if (info == NULL || h.op == WN_CTL_CM_EVENT)
+		return -EOPNOTSUPP;
+	if (len != sizeof(h) + info->req_len)
+		return -EBADMSG;
+	if (nfds > info->req_fds_max)
+		return -EINVAL;
+	memcpy(body.b, (const uint8_t *)buf + sizeof(h), info->req_len);
+	return body_check(h.op, body.b, nfds);
+}
+
+int
+wn_ctl_event_check(const void *buf, size_t len)
+{
+	struct wn_ctl_hdr h;
+	struct wn_ctl_cm_event ev;
+
+	if (len != sizeof(h) + sizeof(ev))
+		return -EBADMSG;
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != WN_CTL_MAGIC || h.version != WN_CTL_VERSION || h.len != len ||
+	    h.op != WN_CTL_CM_EVENT)
+		return -EBADMSG;
+	memcpy(&ev, (const uint8_t *)buf + sizeof(h), sizeof(ev));
+	if (ev.event >= WN_CTL_CM_EV_MAX || ev.id == 0)
+		return -EINVAL;
+	return conn_param_check(&ev.param);
+}
+
+int
+wn_ctl_send(int sock, const struct wn_ctl_hdr *msg, const int *fds, unsigned int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * WN_CTL_MAX_FDS)];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)msg, .iov_len = msg->len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t n;
+
+	if (nfds > WN_CTL_MAX_FDS)
+		return -EINVAL;
+	if (nfds > 0) {
+		struct cmsghdr *c;
+
+		memset(&cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	do {
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == msg->len ? 0 : -EMSGSIZE;
+}
+
+long
+wn_ctl_recv(int sock, void *buf, int *fds, unsigned int *nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * WN_CTL_MAX_FDS)];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = {.iov_base = buf, .iov_len = WN_CTL_MSG_MAX};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
+			    .msg_controllen = sizeof(cbuf.buf)};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*nfds = 0;
+	do {
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_TRUNC);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		size_t cnt, i;
+		int tmp;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		cnt = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < cnt; i++) {
+			memcpy(&tmp, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*nfds < WN_CTL_MAX_FDS)
+				fds[(*nfds)++] = tmp;
+			else
+				close(tmp);
+		}
+	}
+	if ((mh.msg_flags & MSG_CTRUNC) != 0) {
+		/* some fds were lost: the message cannot be trusted */
+		while (*nfds > 0)
+			close(fds[--(*nfds)]);
+		return -EMSGSIZE;
+	}
+	return (long)n;
+}

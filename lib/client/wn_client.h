@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * lib/client: the native client API of warpnic, over the control protocol (wn_ctl.h) and
+ * the shared rings. The verbs and rdmacm shims are thin ABI adapters over it.
+ *
+ * A struct wn_client is one connection to a warpnicd instance (WARPNIC_CTL=PATH, default
+ * WN_CTL_DEFAULT_PATH) and one device context. Control calls are synchronous request /
+ * response; they are serialized internally, so any thread may call them concurrently.
+ * Objects returned by the constructors are owned by the caller until destroyed; all of them
+ * are reclaimed by warpnicd when the connection closes (wn_client_close() or process exit).
+ *
+ * Memory registration makes the registered pages shared with warpnicd: the pages covering
+ * [addr, addr+len) are copied into a sealed memfd which is then mapped MAP_SHARED|MAP_FIXED
+ * at the same virtual address, so the application keeps using the same pointers and the
+ * dataplane sees its memory. Caveats (documented for users):
+ *   - granularity is the 4 KiB page: neighbours of the buffer in the same pages become
+ *     shared too (harmless for their content, which is preserved);
+ *   - writes by other threads to those pages while wn_client_reg_mr() copies are lost;
+ *   - the range must be ordinary 4 KiB-page memory (malloc, memalign, anonymous or file
+ *     mmap, SysV shm); hugetlbfs mappings are rejected (EINVAL); a MAP_SHARED mapping or a
+ *     SysV segment stops being shared with its other users once registered (the process
+ *     keeps a private shared copy), and shmdt() of a remapped SysV range fails;
+ *   - a page already remapped by an earlier registration is reused, not copied again; the
+ *     segments are released when the last MR using them is deregistered (the memory stays
+ *     mapped and valid for the application);
+ *   - after fork(), the child shares registered pages with the parent (MAP_SHARED).
+ */
+#ifndef WN_CLIENT_H
+#define WN_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wn_ctl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct wn_client;
+
+/** A registered memory region. */
+struct wn_client_mr {
+	uint32_t handle;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t access;
+	void *addr;
+	uint64_t length;
+	uint64_t iova;
+	uint32_t n_segs;
+	struct wn_client_seg *segs[WN_CTL_MR_PIECES]; /**< private: shared segments used */
+};
+
+/** A completion queue and its shared ring. */
+struct wn_client_cq {
+	uint32_t handle;
+	uint32_t depth;
+	void *ring;
+	uint64_t ring_size;
+	uint64_t cookie;
+};
+
+/** A shared receive queue and its shared ring. */
+struct wn_client_srq {
+	uint32_t handle;
+	uint32_t depth;
+	uint32_t max_sge;
+	void *ring;
+	uint64_t ring_size;
+};
+
+/** A queue pair and its shared rings. */
+struct wn_client_qp {
+	uint32_t handle;
+	uint32_t qpn;
+	uint32_t sq_depth, rq_depth;
+	uint32_t max_send_sge, max_recv_sge, max_inline;
+	uint32_t state; /**< last state reported by the server (enum wn_ctl_qp_state) */
+	void *ring;
+	uint64_t ring_size;
+};
+
+/** A CM event channel: @c fd becomes readable when an event is queued. */
+struct wn_client_cm_channel {
+	uint32_t handle;
+	int fd;
+};
+
+/**
+ * Connect to warpnicd and say hello.
+ * @param path
+ *   Control socket; NULL: $WARPNIC_CTL, else WN_CTL_DEFAULT_PATH.
+ * @return the client, or NULL with errno: ENOENT/ECONNREFUSED (no daemon), EPROTO
+ *   (protocol version mismatch), ENOMEM. Any thread.
+ */
+struct wn_client *wn_client_open(const char *path);
+
+/** Close the connection; the server reclaims every object. Unmaps nothing. NULL: no-op. */
+void wn_client_close(struct wn_client *c);
+
+/** @return the device name announced by the server (e.g. "wn0"). Any thread. */
+const char *wn_client_dev_name(const struct wn_client *c);
+
+/** @return the control socket fd (for poll()-style liveness checks). Any thread. */
+int wn_client_fd(const struct wn_client *c);
+
+/**
+ * Send one request and wait for its response (the generic control call).
+ * @param op
+ *   enum wn_ctl_op.
+ * @param req
+ *   Request body of wn_ctl_op_info(op)->req_len octets.
+ * @param fds, nfds
+ *   Fds to pass.
+ * @param resp
+ *   Response body buffer (resp_len octets) or NULL.
+ * @param rfd
+ *   Out: the fd the response carried, or -1 (may be NULL: then it is closed).
+ * @return 0, the server's -errno, -EPIPE/-ECONNRESET when warpnicd is gone, or -EPROTO.
+ *   Any thread (serialized internally).
+ */
+int wn_client_call(struct wn_client *c, uint16_t op, const void *req, const int *fds,
+		   unsigned int nfds, void *resp, int *rfd);
+
+/** Query device attributes. @return 0 or -errno. Any thread. */
+int wn_client_query_device(struct wn_client *c, struct wn_ctl_device_attr *attr);
+
+/** Query port @p port (1-based). @return 0 or -errno (-EINVAL: no such port). Any thread. */
+int wn_client_query_port(struct wn_client *c, uint32_t port, struct wn_ctl_port_attr *attr);
+
+/** Allocate a PD. @return 0 and *pd, or -errno. Any thread. */
+int wn_client_alloc_pd(struct wn_client *c, uint32_t *pd);
+
+/** Deallocate a PD. @return 0, -EBUSY (objects still use it), -EINVAL. Any thread. */
+int wn_client_dealloc_pd(struct wn_client *c, uint32_t pd);
+
+/**
+ * Register [addr, addr+length) (see the file comment for the remapping it performs).
+ * @param iova
+ *   Address remote peers use for the first byte (usually addr).
+ * @param access
+ *   WN_CTL_ACCESS_* bits.
+ * @return the MR, or NULL with errno: EINVAL (bad range/access, hugetlb memory),
+ *   EFAULT (range not mapped), ENOMEM, or the server's error. Any thread.
+ */
+struct wn_client_mr *wn_client_reg_mr(struct wn_client *c, uint32_t pd, void *addr,
+				      size_t length, uint64_t iova, uint32_t access);
+
+/** Deregister and free @p mr. @return 0 or -errno. Any thread. */
+int wn_client_dereg_mr(struct wn_client *c, struct wn_client_mr *mr);
+
+/**
+ * Create a CQ of at least @p cqe entries.
+ * @param notify_fd
+ *   Fd (pipe or eventfd write side) the dataplane writes @p cookie to (8 octets) when an
+ *   armed CQ gets a completion; -1 for none. The server keeps a duplicate.
+ * @return the CQ with its ring mapped, or NULL with errno. Any thread.
+ */
+struct wn_client_cq *wn_client_create_cq(struct wn_client *c, uint32_t cqe, int notify_fd,
+					 uint64_t cookie);
+
+/** Destroy a CQ. @return 0, -EBUSY (QPs use it), -errno. Any thread. */
+int wn_client_destroy_cq(struct wn_client *c, struct wn_client_cq *cq);
+
+/** Create an SRQ. @return the SRQ or NULL with errno. Any thread. */
+struct wn_client_srq *wn_client_create_srq(struct wn_client *c, uint32_t pd, uint32_t max_wr,
+					   uint32_t max_sge, uint32_t srq_limit);
+
+/** Destroy an SRQ. @return 0, -EBUSY, -errno. Any thread. */
+int wn_client_destroy_srq(struct wn_client *c, struct wn_client_srq *srq);
+
+/**
+ * Create an RC QP.
+ * @param attr
+ *   Request as sent (handles of PD, CQs, SRQ; capacities).
+ * @return the QP (capacities rounded up by the server), or NULL with errno. Any thread.
+ */
+struct wn_client_qp *wn_client_create_qp(struct wn_client *c,
+					 const struct wn_ctl_create_qp_req *attr);
+
+/** Modify a QP; @p out (may be NULL) receives the attributes after the change. */
+int wn_client_modify_qp(struct wn_client *c, struct wn_client_qp *qp,
+			const struct wn_ctl_modify_qp_req *req, struct wn_ctl_qp_attr *out);
+
+/** Query a QP. @return 0 or -errno. Any thread. */
+int wn_client_query_qp(struct wn_client *c, struct wn_client_qp *qp, struct wn_ctl_qp_attr *out);
+
+/** Destroy a QP and unmap its rings. @return 0 or -errno. Any thread. */
+int wn_client_destroy_qp(struct wn_client *c, struct wn_client_qp *qp);
+
+/** Create a CM event channel. @return it, or NULL with errno. Any thread. */
+struct wn_client_cm_channel *wn_client_cm_channel_create(struct wn_client *c);
+
+/** Destroy a CM event channel. @return 0, -EBUSY (ids use it), -errno. Any thread. */
+int wn_client_cm_channel_destroy(struct wn_client *c, struct wn_client_cm_channel *ch);
+
+/**
+ * Read the next CM event of a channel (blocks unless the fd was made non-blocking; a
+ * cancellation point).
+ * @return 0, -EAGAIN (non-blocking, none queued), -EPIPE (warpnicd gone), -EBADMSG.
+ *   One thread per channel at a time.
+ */
+int wn_client_cm_get_event(struct wn_client_cm_channel *ch, struct wn_ctl_cm_event *ev);
+
+/** Create a CM id on @p ch; events for it carry @p cookie. @return 0 + *id, or -errno. */
+int wn_client_cm_create_id(struct wn_client *c, struct wn_client_cm_channel *ch,
+			   uint64_t cookie, uint32_t *id);
+
+/** Destroy a CM id (a connected peer sees DISCONNECTED). @return 0 or -errno. */
+int wn_client_cm_destroy_id(struct wn_client *c, uint32_t id);
+
+/**
+ * Address operations: op is WN_CTL_CM_BIND (addr = local address), WN_CTL_CM_RESOLVE_ADDR
+ * (addr = destination, src optional), WN_CTL_CM_RESOLVE_ROUTE, or WN_CTL_CM_LISTEN
+ * (arg = backlog; RESOLVE_*: arg = timeout in ms).
+ * @param out
+ *   May be NULL; the id's addresses after the call.
+ * @return 0 or -errno (-EADDRINUSE, -EADDRNOTAVAIL, -EINVAL). Any thread.
+ */
+int wn_client_cm_addr(struct wn_client *c, uint16_t op, uint32_t id,
+		      const struct wn_ctl_addr *src, const struct wn_ctl_addr *dst, uint32_t arg,
+		      struct wn_ctl_cm_addr_resp *out);
+
+/**
+ * Connection operations: op is WN_CTL_CM_CONNECT, WN_CTL_CM_ACCEPT or WN_CTL_CM_REJECT.
+ * @param qp
+ *   QP handle bound to the connection (0: none); ignored by REJECT.
+ * @param param
+ *   IRD/ORD (RFC 6581 §5) and private data; may be NULL (no private data, IRD=ORD=1).
+ * @return 0 or -errno. Any thread.
+ */
+int wn_client_cm_conn(struct wn_client *c, uint16_t op, uint32_t id, uint32_t qp,
+		      const struct wn_ctl_conn_param *param);
+
+/** Disconnect: both sides get DISCONNECTED. @return 0 or -errno. Any thread. */
+int wn_client_cm_disconnect(struct wn_client *c, uint32_t id);
+
+/** Convert a sockaddr (AF_INET/AF_INET6) to a wn_ctl_addr. @return 0 or -EAFNOSUPPORT. */
+int wn_client_addr_from_sockaddr(struct wn_ctl_addr *out, const void *sa);
+
+/**
+ * Convert a wn_ctl_addr to a sockaddr in @p ss (struct sockaddr_storage).
+ * @return the sockaddr length, or 0 for WN_CTL_AF_NONE.
+ */
+unsigned int wn_client_addr_to_sockaddr(void *ss, const struct wn_ctl_addr *a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WN_CLIENT_H */

@@ -1,0 +1,613 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/client against a real warpnicd control thread: device queries, PD/MR/CQ/QP/SRQ
+ * lifetimes, MR sharing (malloc, memalign, mmap, SysV shm) seen byte for byte from the
+ * server's mapping, the local CM (connect/accept/reject/disconnect with private data and
+ * IRD/ORD), malformed requests, and reclaim of a SIGKILLed client's objects.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../../app/warpnicd/ctl.h"
+#include "wn_client.h"
+
+static struct wn_ctl_server *srv;
+static char sock_path[108];
+
+static void
+stats(struct wn_ctl_server_stats *st)
+{
+	wn_ctl_server_stats(srv, st);
+}
+
+static int
+setup(void **state)
+{
+	struct wn_ctl_server_conf conf;
+
+	(void)state;
+	memset(&conf, 0, sizeof(conf));
+	snprintf(sock_path, sizeof(sock_path), "/tmp/wn-test-client-%d.sock", (int)getpid());
+	conf.path = sock_path;
+	conf.dev_name = "wntest0";
+	memcpy(conf.mac, "\x02\x00\x00\x00\x00\x01", 6);
+	conf.n_addrs = 1;
+	conf.addrs[0].family = WN_CTL_AF_INET;
+	inet_pton(AF_INET, "198.18.0.1", conf.addrs[0].addr);
+	srv = wn_ctl_server_create(&conf);
+	if (srv == NULL)
+		return -1;
+	return wn_ctl_server_start(srv);
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	wn_ctl_server_destroy(srv);
+	return 0;
+}
+
+static void
+test_hello_and_queries(void **state)
+{
+	struct wn_ctl_device_attr dev;
+	struct wn_ctl_port_attr port;
+	struct wn_client *c;
+	static const uint8_t mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+					   198, 18, 0, 1};
+
+	(void)state;
+	setenv(WN_CTL_ENV, sock_path, 1);
+	c = wn_client_open(NULL); /* picks WARPNIC_CTL */
+	assert_non_null(c);
+	assert_string_equal(wn_client_dev_name(c), "wntest0");
+	assert_int_equal(wn_client_query_device(c, &dev), 0);
+	assert_int_equal(dev.phys_port_cnt, 1);
+	assert_true(dev.max_qp_rd_atom > 0);
+	assert_true(dev.max_qp_init_rd_atom > 0);
+	/* node GUID = EUI-64 of the MAC (U/L bit flipped), network order */
+	assert_int_equal(dev.node_guid, __builtin_bswap64(0x000000fffe000001ull));
+	assert_int_equal(wn_client_query_port(c, 1, &port), 0);
+	assert_int_equal(port.state, 4);
+	assert_int_equal(port.n_gids, 1);
+	assert_memory_equal(port.gid[0], mapped, 16);
+	assert_int_equal(port.active_mtu, 3); /* 1024 fits a 1500 L3 MTU, 2048 does not */
+	assert_int_equal(wn_client_query_port(c, 2, &port), -EINVAL);
+	wn_client_close(c);
+	unsetenv(WN_CTL_ENV);
+}
+
+static void
+test_no_daemon(void **state)
+{
+	(void)state;
+	assert_null(wn_client_open("/tmp/wn-test-no-such-daemon.sock"));
+	assert_true(errno == ENOENT || errno == ECONNREFUSED);
+}
+
+static void
+test_objects_lifetime(void **state)
+{
+	struct wn_ctl_server_stats st0, st;
+	struct wn_ctl_create_qp_req qr;
+	struct wn_ctl_modify_qp_req mr;
+	struct wn_ctl_qp_attr qa;
+	struct wn_client_cq *cq;
+	struct wn_client_qp *qp;
+	struct wn_client_srq *srq;
+	struct wn_client_mr *m;
+	struct wn_client *c;
+	uint32_t pd;
+	void *buf;
+
+	(void)state;
+	stats(&st0);
+	c = wn_client_open(sock_path);
+	assert_non_null(c);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	buf = malloc(10000);
+	assert_non_null(buf);
+	m = wn_client_reg_mr(c, pd, buf, 10000, (uintptr_t)buf, WN_CTL_ACCESS_LOCAL_WRITE);
+	assert_non_null(m);
+	/* a PD in use cannot go away */
+	assert_int_equal(wn_client_dealloc_pd(c, pd), -EBUSY);
+	cq = wn_client_create_cq(c, 100, -1, 7);
+	assert_non_null(cq);
+	assert_true(cq->depth >= 100);
+	assert_non_null(cq->ring);
+	srq = wn_client_create_srq(c, pd, 64, 2, 0);
+	assert_non_null(srq);
+	memset(&qr, 0, sizeof(qr));
+	qr.pd = pd;
+	qr.send_cq = cq->handle;
+	qr.recv_cq = cq->handle;
+	qr.qp_type = WN_CTL_QPT_RC;
+	qr.max_send_wr = 33;
+	qr.max_recv_wr = 17;
+	qr.max_send_sge = 2;
+	qr.max_recv_sge = 1;
+	qp = wn_client_create_qp(c, &qr);
+	assert_non_null(qp);
+	assert_true(qp->sq_depth >= 33 && qp->rq_depth >= 17);
+	assert_true(qp->qpn != 0);
+	/* a UD QP is not something an RNIC offers */
+	qr.qp_type = 4;
+	assert_null(wn_client_create_qp(c, &qr));
+	assert_int_equal(errno, EINVAL);
+	stats(&st);
+	assert_int_equal(st.pds, st0.pds + 1);
+	assert_int_equal(st.mrs, st0.mrs + 1);
+	assert_int_equal(st.cqs, st0.cqs + 1);
+	assert_int_equal(st.srqs, st0.srqs + 1);
+	assert_int_equal(st.qps, st0.qps + 1);
+	/* CQ used by a QP */
+	assert_int_equal(wn_client_destroy_cq(c, cq), -EBUSY);
+	/* QP state machine: RESET -> INIT -> RTR -> RTS, RTS -> INIT refused, -> ERR */
+	memset(&mr, 0, sizeof(mr));
+	mr.mask = WN_CTL_QP_STATE;
+	mr.qp_state = WN_CTL_QPS_INIT;
+	assert_int_equal(wn_client_modify_qp(c, qp, &mr, &qa), 0);
+	assert_int_equal(qa.qp_state, WN_CTL_QPS_INIT);
+	mr.qp_state = WN_CTL_QPS_RTS;
+	assert_int_equal(wn_client_modify_qp(c, qp, &mr, NULL), -EINVAL);
+	mr.qp_state = WN_CTL_QPS_RTR;
+	assert_int_equal(wn_client_modify_qp(c, qp, &mr, NULL), 0);
+	mr.mask = WN_CTL_QP_STATE | WN_CTL_QP_MAX_QP_RD_ATOMIC;
+	mr.qp_state = WN_CTL_QPS_RTS;
+	mr.max_rd_atomic = 4;
+	assert_int_equal(wn_client_modify_qp(c, qp, &mr, &qa), 0);
+	assert_int_equal(qa.qp_state, WN_CTL_QPS_RTS);
+	assert_int_equal(qa.max_rd_atomic, 4);
+	assert_int_equal(wn_client_query_qp(c, qp, &qa), 0);
+	assert_int_equal(qa.qpn, qp->qpn);
+	mr.mask = WN_CTL_QP_STATE;
+	mr.qp_state = WN_CTL_QPS_INIT;
+	assert_int_equal(wn_client_modify_qp(c, qp, &mr, NULL), -EINVAL);
+	assert_int_equal(wn_client_destroy_qp(c, qp), 0);
+	assert_int_equal(wn_client_destroy_srq(c, srq), 0);
+	assert_int_equal(wn_client_destroy_cq(c, cq), 0);
+	assert_int_equal(wn_client_dereg_mr(c, m), 0);
+	assert_int_equal(wn_client_dealloc_pd(c, pd), 0);
+	/* handles are dead now */
+	assert_int_equal(wn_client_dealloc_pd(c, pd), -EINVAL);
+	stats(&st);
+	assert_int_equal(st.pds, st0.pds);
+	assert_int_equal(st.mrs, st0.mrs);
+	assert_int_equal(st.qps, st0.qps);
+	wn_client_close(c);
+	free(buf);
+}
+
+/* Register @p buf (filled with a pattern) and check the server's view both ways. */
+static void
+check_shared(struct wn_client *c, uint32_t pd, uint8_t *buf, size_t len, uint8_t seed)
+{
+	struct wn_client_mr *m;
+	uint64_t slen = 0;
+	uint8_t *sv;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)(seed + i * 7);
+	m = wn_client_reg_mr(c, pd, buf, len, (uintptr_t)buf,
+			     WN_CTL_ACCESS_LOCAL_WRITE | WN_CTL_ACCESS_REMOTE_WRITE);
+	assert_non_null(m);
+	sv = wn_ctl_server_mr_lookup(srv, m->rkey, &slen);
+	assert_non_null(sv);
+	assert_int_equal(slen, len);
+	/* the content survived the remap and the server sees exactly the app's bytes */
+	assert_memory_equal(sv, buf, len);
+	for (i = 0; i < len; i++)
+		assert_int_equal(buf[i], (uint8_t)(seed + i * 7));
+	/* live sharing: app writes show up in the server, server writes (placement) in the app */
+	buf[0] ^= 0xff;
+	buf[len - 1] ^= 0x5a;
+	assert_int_equal(sv[0], buf[0]);
+	assert_int_equal(sv[len - 1], buf[len - 1]);
+	sv[len / 2] = 0xa5;
+	assert_int_equal(buf[len / 2], 0xa5);
+	assert_int_equal(wn_client_dereg_mr(c, m), 0);
+	/* after dereg the app's memory is still its own and intact */
+	assert_int_equal(buf[len / 2], 0xa5);
+	assert_null(wn_ctl_server_mr_lookup(srv, m == NULL ? 0 : 0xffffffffu, NULL));
+}
+
+static void
+test_mr_sharing(void **state)
+{
+	struct wn_client *c = wn_client_open(sock_path);
+	struct wn_client_mr *m1, *m2;
+	uint8_t *a, *b, *mm, *shm;
+	uint64_t l1, l2;
+	uint32_t pd;
+	int shmid;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	/* malloc, unaligned start and odd length spanning pages */
+	a = malloc(3 * 4096 + 123);
+	assert_non_null(a);
+	check_shared(c, pd, a + 5, 2 * 4096 + 77, 1);
+	/* small malloc sharing its page with malloc's own metadata */
+	b = malloc(64);
+	assert_non_null(b);
+	check_shared(c, pd, b, 64, 2);
+	free(b);
+	/* memalign */
+	assert_int_equal(posix_memalign((void **)&b, 4096, 8192), 0);
+	check_shared(c, pd, b, 8192, 3);
+	/* two overlapping registrations reuse the shared pages; both views agree */
+	m1 = wn_client_reg_mr(c, pd, b, 8192, (uintptr_t)b, WN_CTL_ACCESS_LOCAL_WRITE);
+	m2 = wn_client_reg_mr(c, pd, b + 100, 100, (uintptr_t)b + 100, WN_CTL_ACCESS_LOCAL_WRITE);
+	assert_non_null(m1);
+	assert_non_null(m2);
+	b[150] = 0x42;
+	assert_int_equal(((uint8_t *)wn_ctl_server_mr_lookup(srv, m1->lkey, &l1))[150], 0x42);
+	assert_int_equal(((uint8_t *)wn_ctl_server_mr_lookup(srv, m2->lkey, &l2))[50], 0x42);
+	assert_int_equal(l1, 8192);
+	assert_int_equal(l2, 100);
+	assert_int_equal(wn_client_dereg_mr(c, m2), 0);
+	assert_int_equal(wn_client_dereg_mr(c, m1), 0);
+	free(b);
+	/* anonymous mmap */
+	mm = mmap(NULL, 5 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(mm != MAP_FAILED);
+	check_shared(c, pd, mm + 4096, 3 * 4096, 4);
+	munmap(mm, 5 * 4096);
+	/* SysV shm */
+	shmid = shmget(IPC_PRIVATE, 4 * 4096, IPC_CREAT | 0600);
+	assert_true(shmid >= 0);
+	shm = shmat(shmid, NULL, 0);
+	assert_true(shm != (void *)-1);
+	shmctl(shmid, IPC_RMID, NULL);
+	check_shared(c, pd, shm, 4 * 4096, 5);
+	/* unmapped memory is refused */
+	mm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(mm, 4096);
+	assert_null(wn_client_reg_mr(c, pd, mm, 4096, (uintptr_t)mm, 0));
+	assert_int_equal(errno, EFAULT);
+	/* remote write without local write is invalid (RFC 5040 §2.4 / verbs rule) */
+	assert_null(wn_client_reg_mr(c, pd, a, 16, (uintptr_t)a, WN_CTL_ACCESS_REMOTE_WRITE));
+	assert_int_equal(errno, EINVAL);
+	free(a);
+	assert_int_equal(wn_client_dealloc_pd(c, pd), 0);
+	wn_client_close(c);
+}
+
+static void
+addr4(struct wn_ctl_addr *a, const char *ip, uint16_t port)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = WN_CTL_AF_INET;
+	a->port = port;
+	inet_pton(AF_INET, ip, a->addr);
+}
+
+static void
+get_event(struct wn_client_cm_channel *ch, uint32_t type, struct wn_ctl_cm_event *ev)
+{
+	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+
+	/* the event must already be queued: the server sends it before replying */
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(wn_client_cm_get_event(ch, ev), 0);
+	assert_int_equal(ev->event, type);
+}
+
+struct cm_side {
+	struct wn_client *c;
+	struct wn_client_cm_channel *ch;
+	uint32_t pd;
+	struct wn_client_cq *cq;
+	struct wn_client_qp *qp;
+};
+
+static void
+side_init(struct cm_side *s)
+{
+	struct wn_ctl_create_qp_req qr;
+
+	s->c = wn_client_open(sock_path);
+	assert_non_null(s->c);
+	s->ch = wn_client_cm_channel_create(s->c);
+	assert_non_null(s->ch);
+	assert_int_equal(wn_client_alloc_pd(s->c, &s->pd), 0);
+	s->cq = wn_client_create_cq(s->c, 16, -1, 0);
+	assert_non_null(s->cq);
+	memset(&qr, 0, sizeof(qr));
+	qr.pd = s->pd;
+	qr.send_cq = s->cq->handle;
+	qr.recv_cq = s->cq->handle;
+	qr.qp_type = WN_CTL_QPT_RC;
+	qr.max_send_wr = 8;
+	qr.max_recv_wr = 8;
+	s->qp = wn_client_create_qp(s->c, &qr);
+	assert_non_null(s->qp);
+}
+
+static void
+test_cm_local(void **state)
+{
+	struct wn_ctl_conn_param p;
+	struct wn_ctl_cm_event ev;
+	struct wn_ctl_addr la, da;
+	struct wn_ctl_qp_attr qa;
+	struct wn_ctl_cm_addr_resp ar;
+	struct cm_side srvs, cli;
+	uint32_t lid, lid2, aid, pid;
+
+	(void)state;
+	side_init(&srvs);
+	side_init(&cli);
+	/* passive: bind + listen on 198.18.0.1:7471 */
+	assert_int_equal(wn_client_cm_create_id(srvs.c, srvs.ch, 0x1111, &lid), 0);
+	addr4(&la, "198.18.0.1", 7471);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid, &la, NULL, 0, NULL), 0);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 4, NULL), 0);
+	/* a second bind to the same port is refused; an unknown local address too */
+	assert_int_equal(wn_client_cm_create_id(srvs.c, srvs.ch, 0x2222, &lid2), 0);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid2, &la, NULL, 0, NULL),
+			 -EADDRINUSE);
+	addr4(&da, "198.18.9.9", 7000);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid2, &da, NULL, 0, NULL),
+			 -EADDRNOTAVAIL);
+	/* active: resolve addr/route, then connect with private data and IRD/ORD */
+	assert_int_equal(wn_client_cm_create_id(cli.c, cli.ch, 0xabcd, &aid), 0);
+	addr4(&da, "198.18.0.1", 7471);
+	assert_int_equal(wn_client_cm_addr(cli.c, WN_CTL_CM_RESOLVE_ADDR, aid, NULL, &da, 2000,
+					   &ar), 0);
+	get_event(cli.ch, WN_CTL_CM_EV_ADDR_RESOLVED, &ev);
+	assert_int_equal(ev.cookie, 0xabcd);
+	assert_int_equal(ev.dst.port, 7471);
+	assert_true(ev.src.port != 0);
+	assert_int_equal(wn_client_cm_addr(cli.c, WN_CTL_CM_RESOLVE_ROUTE, aid, NULL, NULL, 2000,
+					   NULL), 0);
+	get_event(cli.ch, WN_CTL_CM_EV_ROUTE_RESOLVED, &ev);
+	memset(&p, 0, sizeof(p));
+	p.ird = 3;
+	p.ord = 2;
+	p.pd_len = 5;
+	memcpy(p.pd, "hello", 5);
+	assert_int_equal(wn_client_cm_conn(cli.c, WN_CTL_CM_CONNECT, aid, cli.qp->handle, &p), 0);
+	get_event(srvs.ch, WN_CTL_CM_EV_CONNECT_REQUEST, &ev);
+	assert_int_equal(ev.listen_id, lid);
+	assert_int_equal(ev.cookie, 0x1111);
+	assert_int_equal(ev.param.pd_len, 5);
+	assert_memory_equal(ev.param.pd, "hello", 5);
+	assert_int_equal(ev.param.ird, 3);
+	assert_int_equal(ev.param.ord, 2);
+	assert_int_equal(ev.src.port, 7471);
+	pid = ev.id;
+	assert_true(pid != lid);
+	/* accept with our own private data; IRD 1 caps the initiator's ORD (RFC 6581 §5) */
+	memset(&p, 0, sizeof(p));
+	p.ird = 1;
+	p.ord = 1;
+	p.pd_len = 3;
+	memcpy(p.pd, "ack", 3);
+	assert_int_equal(wn_client_cm_conn(srvs.c, WN_CTL_CM_ACCEPT, pid, srvs.qp->handle, &p), 0);
+	get_event(srvs.ch, WN_CTL_CM_EV_ESTABLISHED, &ev);
+	assert_int_equal(ev.id, pid);
+	get_event(cli.ch, WN_CTL_CM_EV_ESTABLISHED, &ev);
+	assert_int_equal(ev.id, aid);
+	assert_int_equal(ev.param.pd_len, 3);
+	assert_memory_equal(ev.param.pd, "ack", 3);
+	assert_int_equal(wn_client_query_qp(cli.c, cli.qp, &qa), 0);
+	assert_int_equal(qa.qp_state, WN_CTL_QPS_RTS);
+	assert_int_equal(qa.max_rd_atomic, 1);
+	assert_int_equal(wn_client_query_qp(srvs.c, srvs.qp, &qa), 0);
+	assert_int_equal(qa.qp_state, WN_CTL_QPS_RTS);
+	/* the listener keeps listening while the connection is up */
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 4, NULL),
+			 -EINVAL);
+	/* disconnect from the active side: both sides see DISCONNECTED, QPs go to ERR */
+	assert_int_equal(wn_client_cm_disconnect(cli.c, aid), 0);
+	get_event(cli.ch, WN_CTL_CM_EV_DISCONNECTED, &ev);
+	get_event(srvs.ch, WN_CTL_CM_EV_DISCONNECTED, &ev);
+	assert_int_equal(ev.id, pid);
+	assert_int_equal(wn_client_query_qp(srvs.c, srvs.qp, &qa), 0);
+	assert_int_equal(qa.qp_state, WN_CTL_QPS_ERR);
+	assert_int_equal(wn_client_cm_destroy_id(srvs.c, pid), 0);
+	assert_int_equal(wn_client_cm_destroy_id(cli.c, aid), 0);
+
+	/* reject path: REJECTED with the responder's private data */
+	assert_int_equal(wn_client_cm_create_id(cli.c, cli.ch, 0xbeef, &aid), 0);
+	assert_int_equal(wn_client_cm_addr(cli.c, WN_CTL_CM_RESOLVE_ADDR, aid, NULL, &da, 2000,
+					   NULL), 0);
+	get_event(cli.ch, WN_CTL_CM_EV_ADDR_RESOLVED, &ev);
+	assert_int_equal(wn_client_cm_addr(cli.c, WN_CTL_CM_RESOLVE_ROUTE, aid, NULL, NULL, 2000,
+					   NULL), 0);
+	get_event(cli.ch, WN_CTL_CM_EV_ROUTE_RESOLVED, &ev);
+	assert_int_equal(wn_client_cm_conn(cli.c, WN_CTL_CM_CONNECT, aid, 0, NULL), 0);
+	get_event(srvs.ch, WN_CTL_CM_EV_CONNECT_REQUEST, &ev);
+	memset(&p, 0, sizeof(p));
+	p.pd_len = 4;
+	memcpy(p.pd, "nope", 4);
+	assert_int_equal(wn_client_cm_conn(srvs.c, WN_CTL_CM_REJECT, ev.id, 0, &p), 0);
+	get_event(cli.ch, WN_CTL_CM_EV_REJECTED, &ev);
+	assert_int_equal(ev.status, -ECONNREFUSED);
+	assert_int_equal(ev.param.pd_len, 4);
+	assert_memory_equal(ev.param.pd, "nope", 4);
+	assert_int_equal(wn_client_cm_destroy_id(cli.c, aid), 0);
+
+	/* no listener on the port: refused like a TCP RST */
+	assert_int_equal(wn_client_cm_create_id(cli.c, cli.ch, 0, &aid), 0);
+	addr4(&da, "198.18.0.1", 7999);
+	assert_int_equal(wn_client_cm_addr(cli.c, WN_CTL_CM_RESOLVE_ADDR, aid, NULL, &da, 0, NULL),
+			 0);
+	get_event(cli.ch, WN_CTL_CM_EV_ADDR_RESOLVED, &ev);
+	assert_int_equal(wn_client_cm_addr(cli.c, WN_CTL_CM_RESOLVE_ROUTE, aid, NULL, NULL, 0,
+					   NULL), 0);
+	get_event(cli.ch, WN_CTL_CM_EV_ROUTE_RESOLVED, &ev);
+	assert_int_equal(wn_client_cm_conn(cli.c, WN_CTL_CM_CONNECT, aid, 0, NULL), 0);
+	get_event(cli.ch, WN_CTL_CM_EV_REJECTED, &ev);
+	assert_int_equal(ev.status, -ECONNREFUSED);
+
+	/* no dataplane: a non-local destination cannot be resolved */
+	assert_int_equal(wn_client_cm_destroy_id(cli.c, aid), 0);
+	assert_int_equal(wn_client_cm_create_id(cli.c, cli.ch, 0, &aid), 0);
+	addr4(&da, "198.18.5.5", 7471);
+	assert_int_equal(wn_client_cm_addr(cli.c, WN_CTL_CM_RESOLVE_ADDR, aid, NULL, &da, 0, NULL),
+			 0);
+	get_event(cli.ch, WN_CTL_CM_EV_ADDR_ERROR, &ev);
+
+	/* a connection whose peer process goes away sees DISCONNECTED */
+	wn_client_close(cli.c);
+	wn_client_close(srvs.c);
+	free(cli.ch);
+	free(srvs.ch);
+	free(cli.qp);
+	free(srvs.qp);
+	free(cli.cq);
+	free(srvs.cq);
+}
+
+static void
+test_bad_requests(void **state)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct wn_ctl_server_stats st0, st;
+	struct {
+		struct wn_ctl_hdr h;
+		struct wn_ctl_handle b;
+	} m;
+	struct wn_ctl_hdr r;
+	struct wn_client *c;
+	int fd;
+
+	(void)state;
+	stats(&st0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	/* wrong size for the op: answered with -EBADMSG, connection stays usable */
+	wn_ctl_hdr_init(&m.h, WN_CTL_ALLOC_PD, 9, sizeof(m.b));
+	memset(&m.b, 0, sizeof(m.b));
+	assert_int_equal(wn_ctl_send(fd, &m.h, NULL, 0), 0);
+	assert_int_equal(recv(fd, &r, sizeof(r), 0), (ssize_t)sizeof(r));
+	assert_int_equal(r.seq, 9);
+	assert_int_equal(r.status, -EBADMSG);
+	/* a handle that was never handed out */
+	wn_ctl_hdr_init(&m.h, WN_CTL_DEALLOC_PD, 10, sizeof(m.b));
+	m.b.handle = 0x12345;
+	assert_int_equal(wn_ctl_send(fd, &m.h, NULL, 0), 0);
+	assert_int_equal(recv(fd, &r, sizeof(r), 0), (ssize_t)sizeof(r));
+	assert_int_equal(r.status, -EINVAL);
+	/* garbage */
+	assert_int_equal(send(fd, "xyz", 3, 0), 3);
+	close(fd);
+	/* the server still serves others */
+	c = wn_client_open(sock_path);
+	assert_non_null(c);
+	wn_client_close(c);
+	stats(&st);
+	assert_true(st.bad_requests >= st0.bad_requests + 2);
+}
+
+static void
+test_killed_client_reclaimed(void **state)
+{
+	struct wn_ctl_server_stats st0, st;
+	int p[2], i;
+	pid_t child;
+	char ok;
+
+	(void)state;
+	stats(&st0);
+	assert_int_equal(pipe(p), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct wn_ctl_create_qp_req qr;
+		struct wn_client_cq *cq;
+		struct wn_client *c = wn_client_open(sock_path);
+		uint32_t pd, id;
+		void *buf = malloc(1 << 16);
+
+		if (c == NULL || wn_client_alloc_pd(c, &pd) != 0)
+			_exit(1);
+		if (wn_client_reg_mr(c, pd, buf, 1 << 16, (uintptr_t)buf, 1) == NULL)
+			_exit(2);
+		cq = wn_client_create_cq(c, 64, -1, 0);
+		if (cq == NULL)
+			_exit(3);
+		memset(&qr, 0, sizeof(qr));
+		qr.pd = pd;
+		qr.send_cq = cq->handle;
+		qr.recv_cq = cq->handle;
+		qr.qp_type = WN_CTL_QPT_RC;
+		qr.max_send_wr = 4;
+		qr.max_recv_wr = 4;
+		if (wn_client_create_qp(c, &qr) == NULL)
+			_exit(4);
+		struct wn_client_cm_channel *ch = wn_client_cm_channel_create(c);
+
+		if (ch == NULL || wn_client_cm_create_id(c, ch, 1, &id) != 0)
+			_exit(5);
+		if (write(p[1], "k", 1) != 1)
+			_exit(6);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &ok, 1), 1);
+	close(p[0]);
+	stats(&st);
+	assert_int_equal(st.clients, st0.clients + 1);
+	assert_int_equal(st.qps, st0.qps + 1);
+	assert_int_equal(st.mrs, st0.mrs + 1);
+	assert_int_equal(st.cm_ids, st0.cm_ids + 1);
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	/* the server notices EOF on its own thread; wait for it (bounded) */
+	for (i = 0; i < 500; i++) {
+		stats(&st);
+		if (st.clients == st0.clients)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st.clients, st0.clients);
+	assert_int_equal(st.pds, st0.pds);
+	assert_int_equal(st.mrs, st0.mrs);
+	assert_int_equal(st.cqs, st0.cqs);
+	assert_int_equal(st.qps, st0.qps);
+	assert_int_equal(st.channels, st0.channels);
+	assert_int_equal(st.cm_ids, st0.cm_ids);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hello_and_queries),
+		cmocka_unit_test(test_no_daemon),
+		cmocka_unit_test(test_objects_lifetime),
+		cmocka_unit_test(test_mr_sharing),
+		cmocka_unit_test(test_cm_local),
+		cmocka_unit_test(test_bad_requests),
+		cmocka_unit_test(test_killed_client_reclaimed),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

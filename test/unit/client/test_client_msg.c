@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Control protocol validation (wn_ctl_req_check / wn_ctl_event_check): what the server
+ * accepts and what it must refuse before touching any state. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "wn_ctl.h"
+
+struct msg {
+	struct wn_ctl_hdr h;
+	union {
+		struct wn_ctl_reg_mr_req mr;
+		struct wn_ctl_create_cq_req cq;
+		struct wn_ctl_create_qp_req qp;
+		struct wn_ctl_cm_addr_req addr;
+		struct wn_ctl_cm_conn_req conn;
+		struct wn_ctl_hello_req hello;
+		struct wn_ctl_handle hd;
+	} b;
+};
+
+static size_t
+mk(struct msg *m, uint16_t op)
+{
+	size_t bl = wn_ctl_op_info(op)->req_len;
+
+	memset(m, 0, sizeof(*m));
+	wn_ctl_hdr_init(&m->h, op, 1, bl);
+	return sizeof(m->h) + bl;
+}
+
+static void
+test_header(void **state)
+{
+	struct msg m;
+	size_t len;
+
+	(void)state;
+	len = mk(&m, WN_CTL_ALLOC_PD);
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	assert_int_equal(wn_ctl_req_check(&m, len - 1, 0), -EBADMSG);
+	m.h.magic ^= 1;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EBADMSG);
+	len = mk(&m, WN_CTL_ALLOC_PD);
+	m.h.version = WN_CTL_VERSION + 1;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EPROTO);
+	len = mk(&m, WN_CTL_ALLOC_PD);
+	m.h.op = WN_CTL_OP_MAX;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EOPNOTSUPP);
+	m.h.op = WN_CTL_CM_EVENT; /* server-to-client only */
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EOPNOTSUPP);
+	len = mk(&m, WN_CTL_ALLOC_PD);
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL); /* no fds expected */
+	/* body size must match the op exactly */
+	len = mk(&m, WN_CTL_DEALLOC_PD);
+	m.b.hd.handle = 5;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	m.h.len = (uint32_t)(len + 4);
+	assert_int_equal(wn_ctl_req_check(&m, len + 4, 0), -EBADMSG);
+	/* handle 0 is never valid */
+	len = mk(&m, WN_CTL_DEALLOC_PD);
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	/* hello name must be terminated */
+	len = mk(&m, WN_CTL_HELLO);
+	memset(m.b.hello.name, 'x', sizeof(m.b.hello.name));
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+}
+
+static void
+test_reg_mr(void **state)
+{
+	struct msg m;
+	size_t len;
+
+	(void)state;
+	len = mk(&m, WN_CTL_REG_MR);
+	m.b.mr.pd = 1;
+	m.b.mr.addr = 0x10000 + 100;
+	m.b.mr.length = 8000; /* pages 0x10000..0x12000 + 8100 -> 2 pages */
+	m.b.mr.n_pieces = 2;
+	m.b.mr.piece[0].len = 4096;
+	m.b.mr.piece[1].len = 4096;
+	m.b.mr.piece[1].fd_offset = 8192;
+	m.b.mr.access = WN_CTL_ACCESS_LOCAL_WRITE | WN_CTL_ACCESS_REMOTE_WRITE;
+	assert_int_equal(wn_ctl_req_check(&m, len, 2), 0);
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL); /* fd count != pieces */
+	m.b.mr.piece[1].len = 8192;                              /* pieces exceed the span */
+	assert_int_equal(wn_ctl_req_check(&m, len, 2), -EINVAL);
+	m.b.mr.piece[1].len = 4096;
+	m.b.mr.piece[1].fd_offset = 100;                         /* unaligned offset */
+	assert_int_equal(wn_ctl_req_check(&m, len, 2), -EINVAL);
+	m.b.mr.piece[1].fd_offset = 0;
+	m.b.mr.access = WN_CTL_ACCESS_REMOTE_WRITE;              /* needs local write */
+	assert_int_equal(wn_ctl_req_check(&m, len, 2), -EINVAL);
+	m.b.mr.access = 0;
+	m.b.mr.addr = UINT64_MAX - 10;                           /* wraps */
+	assert_int_equal(wn_ctl_req_check(&m, len, 2), -EINVAL);
+}
+
+static void
+test_qp_cq_cm(void **state)
+{
+	struct msg m;
+	size_t len;
+
+	(void)state;
+	len = mk(&m, WN_CTL_CREATE_CQ);
+	m.b.cq.cqe = 10;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL); /* fd without the flag */
+	m.b.cq.flags = WN_CTL_CQ_NOTIFY_FD;
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), 0);
+	len = mk(&m, WN_CTL_CREATE_QP);
+	m.b.qp.pd = m.b.qp.send_cq = m.b.qp.recv_cq = 1;
+	m.b.qp.qp_type = WN_CTL_QPT_RC;
+	m.b.qp.max_send_wr = 1;
+	m.b.qp.max_recv_wr = 1;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	m.b.qp.qp_type = 4; /* UD */
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	len = mk(&m, WN_CTL_CM_BIND);
+	m.b.addr.id = 3;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL); /* bind needs an address */
+	m.b.addr.src.family = WN_CTL_AF_INET;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	m.b.addr.src.addr[8] = 1; /* IPv4 with junk after the 4 octets */
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	len = mk(&m, WN_CTL_CM_CONNECT);
+	m.b.conn.id = 3;
+	m.b.conn.param.pd_len = WN_CTL_PD_MAX;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	m.b.conn.param.pd_len = WN_CTL_PD_MAX + 1;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	m.b.conn.param.pd_len = 0;
+	m.b.conn.param.ird = 0x4000; /* 14-bit field in MPA v2 (RFC 6581 §5) */
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+}
+
+static void
+test_event(void **state)
+{
+	struct {
+		struct wn_ctl_hdr h;
+		struct wn_ctl_cm_event ev;
+	} e;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	wn_ctl_hdr_init(&e.h, WN_CTL_CM_EVENT, 1, sizeof(e.ev));
+	e.ev.id = 1;
+	e.ev.event = WN_CTL_CM_EV_ESTABLISHED;
+	assert_int_equal(wn_ctl_event_check(&e, sizeof(e)), 0);
+	e.ev.event = WN_CTL_CM_EV_MAX;
+	assert_int_equal(wn_ctl_event_check(&e, sizeof(e)), -EINVAL);
+	e.ev.event = 0;
+	assert_int_equal(wn_ctl_event_check(&e, sizeof(e) - 1), -EBADMSG);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header),
+		cmocka_unit_test(test_reg_mr),
+		cmocka_unit_test(test_qp_cq_cm),
+		cmocka_unit_test(test_event),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
