@@ -1,0 +1,743 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MPA connection startup (RFC 5044 §7.1, RFC 6581): an initiator and a
+ * responder state machine connected to each other in memory, with any
+ * chunking down to one octet. A failure here means two warpnic ends (or
+ * warpnic and siw) would not agree on Markers/CRC/SeqStart/IRD/ORD/RTR, or a
+ * broken or hostile peer would not be caught.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "wn_mpa.h"
+
+#define T0 1000000u
+
+struct side {
+	struct wn_mpa_conn c;
+	unsigned int ev[WN_MPA_EV_ERROR + 1];
+	enum wn_mpa_event_type last;
+	enum wn_mpa_err err;
+	enum wn_mpa_frame_status fs;
+	bool timeout, send_terminate;
+	const char *reason;
+	uint8_t peer_pd[WN_MPA_PD_MAX];
+	uint16_t peer_pd_len;
+	struct wn_mpa_frame peer; /* pd pointer not kept */
+	/* responder behaviour on REQUEST */
+	int on_request;            /* 0 nothing, 1 accept, 2 reject */
+	const char *reply_pd;
+	int accept_rc;
+	/* Full Operation receive log */
+	unsigned int ulpdus;
+	uint8_t data[4096];
+	size_t data_len;
+	enum wn_mpa_err verdict;
+};
+
+static void
+on_event(void *arg, const struct wn_mpa_event *ev)
+{
+	struct side *s = arg;
+
+	s->ev[ev->type]++;
+	s->last = ev->type;
+	s->reason = ev->reason;
+	assert_non_null(ev->reason);
+	if (ev->type == WN_MPA_EV_ERROR) {
+		s->err = ev->err;
+		s->fs = ev->frame_status;
+		s->timeout = ev->timeout;
+		s->send_terminate = ev->send_terminate;
+	}
+	if (ev->frame != NULL) {
+		s->peer = *ev->frame;
+		s->peer.pd = NULL;
+		s->peer_pd_len = ev->frame->pd_len;
+		if (ev->frame->pd_len)
+			memcpy(s->peer_pd, ev->frame->pd, ev->frame->pd_len);
+	}
+	if (ev->type == WN_MPA_EV_REQUEST && s->on_request != 0) {
+		const char *pd = s->reply_pd ? s->reply_pd : "";
+		if (s->on_request == 1)
+			s->accept_rc = wn_mpa_conn_accept(&s->c, NULL, (const uint8_t *)pd,
+							  (uint16_t)strlen(pd), T0);
+		else
+			s->accept_rc = wn_mpa_conn_reject(&s->c, (const uint8_t *)pd,
+							  (uint16_t)strlen(pd));
+	}
+}
+
+static int
+rx_header(void *arg, const struct wn_mpa_rx_hdr *h)
+{
+	struct side *s = arg;
+
+	assert_true(h->ulpdu_len <= sizeof(s->data));
+	memcpy(s->data, h->hdr, h->hdr_len);
+	s->data_len = h->hdr_len;
+	return 0;
+}
+
+static int
+rx_payload(void *arg, const uint8_t *p, size_t len, uint32_t off)
+{
+	struct side *s = arg;
+
+	assert_int_equal(off, s->data_len);
+	memcpy(s->data + off, p, len);
+	s->data_len += len;
+	return 0;
+}
+
+static int
+rx_end(void *arg, const struct wn_mpa_rx_hdr *h, enum wn_mpa_err verdict)
+{
+	struct side *s = arg;
+
+	(void)h;
+	s->verdict = verdict;
+	if (verdict == WN_MPA_ERR_NONE)
+		s->ulpdus++;
+	return 0;
+}
+
+static const struct wn_mpa_rx_ops rx_ops = {
+	.header = rx_header, .payload = rx_payload, .end = rx_end};
+
+static struct wn_mpa_conn_cfg
+base_cfg(struct side *s, bool initiator)
+{
+	struct wn_mpa_conn_cfg cfg = {
+		.initiator = initiator,
+		.rev = 2,
+		.crc = true,
+		.caps = {.ird = 4, .ord = 4, .rtr = WN_MPA_RTR_ALL},
+		.tx_seq = initiator ? 0xFFFFFFF0u : 5000,
+		.rx_seq = initiator ? 5000 : 0xFFFFFFF0u,
+		.rx_ops = &rx_ops,
+		.rx_arg = s,
+		.rx_hdr_len = 2,
+		.check_markers = true,
+		.event = on_event,
+		.event_arg = s,
+	};
+	return cfg;
+}
+
+static void
+side_init(struct side *s, const struct wn_mpa_conn_cfg *cfg)
+{
+	memset(s, 0, sizeof(*s));
+	struct wn_mpa_conn_cfg c = *cfg;
+	c.rx_arg = s;
+	c.event_arg = s;
+	assert_int_equal(wn_mpa_conn_init(&s->c, &c), 0);
+}
+
+/* Move pending startup octets from @p a to @p b in chunks of @p chunk. */
+static int
+move(struct side *a, struct side *b, size_t chunk)
+{
+	uint8_t buf[WN_MPA_FRAME_MAX];
+	int rc = 0;
+
+	while (wn_mpa_conn_output_pending(&a->c) > 0) {
+		size_t n = wn_mpa_conn_output(&a->c, buf, chunk);
+		size_t used = 0;
+		rc = wn_mpa_conn_input(&b->c, buf, n, T0 + 10, &used);
+		if (rc < 0)
+			return rc;
+		assert_int_equal(used, n);
+	}
+	return rc;
+}
+
+static void
+pump(struct side *i, struct side *r, size_t chunk)
+{
+	for (int k = 0; k < 4; k++) {
+		move(i, r, chunk);
+		move(r, i, chunk);
+	}
+}
+
+/* Send one FPDU from @p a to @p b, @p chunk octets at a time. */
+static int
+send_fpdu(struct side *a, struct side *b, const char *msg, size_t chunk)
+{
+	uint8_t out[2048];
+	struct iovec iov = {(void *)(uintptr_t)msg, strlen(msg)};
+	int w = wn_mpa_conn_frame(&a->c, &iov, 1, out, sizeof(out));
+
+	if (w < 0)
+		return w;
+	for (int off = 0; off < w; off += (int)chunk) {
+		size_t n = (size_t)(w - off) < chunk ? (size_t)(w - off) : chunk;
+		int rc = wn_mpa_conn_input(&b->c, out + off, n, T0 + 20, NULL);
+		if (rc < 0)
+			return rc;
+	}
+	return w;
+}
+
+static void
+connect_pair(struct side *i, struct side *r, size_t chunk)
+{
+	assert_int_equal(wn_mpa_conn_start(&i->c, T0), 0);
+	assert_int_equal(wn_mpa_conn_start(&r->c, T0), 0);
+	pump(i, r, chunk);
+}
+
+static void
+test_client_server(void **state)
+{
+	static const size_t chunks[] = {1, 3, 7, WN_MPA_FRAME_MAX};
+	(void)state;
+
+	for (unsigned int k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
+		struct side i, r;
+		struct wn_mpa_conn_cfg ci, cr;
+
+		ci = base_cfg(&i, true);
+		ci.pd = (const uint8_t *)"hello";
+		ci.pd_len = 5;
+		side_init(&i, &ci);
+		cr = base_cfg(&r, false);
+		side_init(&r, &cr);
+		r.on_request = 1;
+		r.reply_pd = "welcome";
+
+		assert_int_equal(wn_mpa_conn_state(&i.c), WN_MPA_CONN_IDLE);
+		connect_pair(&i, &r, chunks[k]);
+		assert_int_equal(r.ev[WN_MPA_EV_REQUEST], 1);
+		assert_int_equal(r.accept_rc, 0);
+		assert_int_equal(r.peer_pd_len, 5);
+		assert_memory_equal(r.peer_pd, "hello", 5);
+		assert_true(r.peer.enhanced);
+		assert_int_equal(i.ev[WN_MPA_EV_ESTABLISHED], 1);
+		assert_int_equal(i.ev[WN_MPA_EV_TX_READY], 1);
+		assert_int_equal(i.peer_pd_len, 7);
+		assert_memory_equal(i.peer_pd, "welcome", 7);
+		assert_int_equal(wn_mpa_conn_state(&i.c), WN_MPA_CONN_FULL);
+		assert_int_equal(wn_mpa_conn_state(&r.c), WN_MPA_CONN_FULL);
+		assert_int_equal(wn_mpa_conn_deadline(&i.c), UINT64_MAX);
+		assert_int_equal(wn_mpa_conn_deadline(&r.c), UINT64_MAX);
+
+		/* SeqStart: first octet after the Request (24 + 5) / Reply (24 + 7) */
+		const struct wn_mpa_params *pi = wn_mpa_conn_params(&i.c);
+		const struct wn_mpa_params *pr = wn_mpa_conn_params(&r.c);
+		assert_int_equal(pi->tx.seq_start, 0xFFFFFFF0u + 29);
+		assert_int_equal(pr->rx.seq_start, pi->tx.seq_start);
+		assert_int_equal(pr->tx.seq_start, 5000 + 31);
+		assert_int_equal(pi->rx.seq_start, pr->tx.seq_start);
+		assert_true(pi->tx.crc && pi->rx.crc && pr->tx.crc && pr->rx.crc);
+		assert_false(pi->tx.markers || pi->rx.markers);
+		assert_int_equal(pi->rev, 2);
+		assert_int_equal(pi->neg.ird, 4);
+		assert_int_equal(pi->neg.ord, 4);
+
+		/* fencing: the responder may not send before the first FPDU */
+		assert_false(wn_mpa_conn_tx_allowed(&r.c));
+		assert_int_equal(send_fpdu(&r, &i, "too early", 4), -EAGAIN);
+		assert_int_equal(r.ev[WN_MPA_EV_TX_READY], 0);
+		assert_true(send_fpdu(&i, &r, "first message from the client", chunks[k]) > 0);
+		assert_int_equal(r.ulpdus, 1);
+		assert_int_equal(r.data_len, 29);
+		assert_memory_equal(r.data, "first message from the client", 29);
+		assert_int_equal(r.ev[WN_MPA_EV_TX_READY], 1);
+		assert_true(wn_mpa_conn_tx_allowed(&r.c));
+		assert_true(send_fpdu(&r, &i, "answer", chunks[k]) > 0);
+		assert_int_equal(i.ulpdus, 1);
+		assert_memory_equal(i.data, "answer", 6);
+		assert_true(send_fpdu(&i, &r, "more", 1) > 0);
+		assert_int_equal(r.ulpdus, 2);
+	}
+}
+
+static void
+test_markers_and_crc(void **state)
+{
+	(void)state;
+	for (int m = 0; m < 4; m++) {
+		struct side i, r;
+		struct wn_mpa_conn_cfg ci = base_cfg(&i, true), cr = base_cfg(&r, false);
+
+		/* markers per direction: each side's M asks the other to insert them */
+		ci.markers = m & 1;
+		cr.markers = (m >> 1) & 1;
+		ci.crc = m == 1;
+		cr.crc = m == 2;
+		side_init(&i, &ci);
+		side_init(&r, &cr);
+		r.on_request = 1;
+		connect_pair(&i, &r, 1);
+		const struct wn_mpa_params *pi = wn_mpa_conn_params(&i.c);
+		const struct wn_mpa_params *pr = wn_mpa_conn_params(&r.c);
+		assert_int_equal(pi->rx.markers, ci.markers);
+		assert_int_equal(pr->tx.markers, ci.markers);
+		assert_int_equal(pi->tx.markers, cr.markers);
+		assert_int_equal(pr->rx.markers, cr.markers);
+		/* CRC unless both frames say C=0 (RFC 5044 §7.1.1) */
+		bool crc = ci.crc || cr.crc;
+		assert_int_equal(pi->tx.crc, crc);
+		assert_int_equal(pr->rx.crc, crc);
+		assert_int_equal(pr->tx.crc, crc);
+
+		/* long messages cross Marker boundaries right after the 2^32 wrap */
+		char msg[1500];
+		for (int round = 0; round < 3; round++) {
+			memset(msg, 'a' + round, sizeof(msg) - 1);
+			msg[sizeof(msg) - 1] = 0;
+			assert_true(send_fpdu(&i, &r, msg, 5) > 0);
+			assert_int_equal(r.data_len, sizeof(msg) - 1);
+			assert_memory_equal(r.data, msg, sizeof(msg) - 1);
+			assert_true(send_fpdu(&r, &i, msg, 64) > 0);
+			assert_int_equal(i.data_len, sizeof(msg) - 1);
+		}
+		assert_int_equal(r.ulpdus, 3);
+		assert_int_equal(i.ulpdus, 3);
+		assert_int_equal(r.ev[WN_MPA_EV_ERROR] + i.ev[WN_MPA_EV_ERROR], 0);
+	}
+}
+
+static void
+test_p2p_rtr(void **state)
+{
+	struct side i, r;
+	struct wn_mpa_conn_cfg ci, cr;
+	uint8_t req[64];
+	(void)state;
+
+	ci = base_cfg(&i, true);
+	ci.caps = (struct wn_mpa_caps){.ird = 1, .ord = 1, .p2p = true,
+				       .rtr = WN_MPA_RTR_WRITE | WN_MPA_RTR_READ};
+	side_init(&i, &ci);
+	cr = base_cfg(&r, false);
+	cr.caps = (struct wn_mpa_caps){.ird = 8, .ord = 8, .rtr = WN_MPA_RTR_READ};
+	side_init(&r, &cr);
+	r.on_request = 1;
+
+	assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
+	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	/* the Request carries siw's p2p word 80 01 c0 01 (flags 0x50: C and S) */
+	size_t n = wn_mpa_conn_output(&i.c, req, sizeof(req));
+	assert_int_equal(n, 24);
+	assert_int_equal(req[16], 0x50);
+	assert_int_equal(req[17], 2);
+	static const uint8_t word[4] = {0x80, 0x01, 0xc0, 0x01};
+	assert_memory_equal(req + 20, word, 4);
+	for (size_t k = 0; k < n; k++)
+		assert_int_equal(wn_mpa_conn_input(&r.c, req + k, 1, T0 + 1, NULL), 0);
+	pump(&i, &r, 2);
+	const struct wn_mpa_params *pi = wn_mpa_conn_params(&i.c);
+	const struct wn_mpa_params *pr = wn_mpa_conn_params(&r.c);
+	assert_true(pr->neg.p2p);
+	assert_int_equal(pr->neg.rtr, WN_MPA_RTR_READ);
+	assert_int_equal(pr->neg.ird, 1);
+	assert_int_equal(pr->neg.ord, 1);
+	assert_true(pi->neg.p2p);
+	assert_int_equal(pi->neg.rtr, WN_MPA_RTR_READ); /* from the Reply's bits */
+	assert_int_equal(i.ev[WN_MPA_EV_TX_READY], 1);
+	assert_int_equal(i.ev[WN_MPA_EV_ERROR], 0);
+}
+
+static void
+test_reject(void **state)
+{
+	struct side i, r;
+	struct wn_mpa_conn_cfg ci, cr;
+	(void)state;
+
+	ci = base_cfg(&i, true);
+	side_init(&i, &ci);
+	cr = base_cfg(&r, false);
+	side_init(&r, &cr);
+	r.on_request = 2;
+	r.reply_pd = "go away";
+	connect_pair(&i, &r, 1);
+	assert_int_equal(r.accept_rc, 0);
+	assert_int_equal(wn_mpa_conn_state(&r.c), WN_MPA_CONN_REJECTED);
+	assert_int_equal(wn_mpa_conn_state(&i.c), WN_MPA_CONN_REJECTED);
+	assert_int_equal(i.ev[WN_MPA_EV_REJECTED], 1);
+	assert_int_equal(i.ev[WN_MPA_EV_ESTABLISHED], 0);
+	assert_true(i.peer.rejected);
+	assert_int_equal(i.peer_pd_len, 7);
+	assert_memory_equal(i.peer_pd, "go away", 7);
+	/* MPA is over; TCP stays open but MPA takes no more octets */
+	assert_int_equal(wn_mpa_conn_input(&i.c, (const uint8_t *)"x", 1, T0, NULL), -ENOTCONN);
+	assert_int_equal(wn_mpa_conn_frame(&i.c, NULL, 0, (uint8_t[64]){0}, 64), -ENOTCONN);
+	assert_int_equal(wn_mpa_conn_deadline(&i.c), UINT64_MAX);
+}
+
+static void
+test_negotiation_failures(void **state)
+{
+	struct side i, r;
+	struct wn_mpa_conn_cfg ci, cr;
+	(void)state;
+
+	/* responder needs ORD 4 but the initiator offers IRD 2: Reject naming ORD 4 */
+	ci = base_cfg(&i, true);
+	ci.caps.ird = 2;
+	side_init(&i, &ci);
+	cr = base_cfg(&r, false);
+	cr.caps.ord_min = 4;
+	side_init(&r, &cr);
+	r.on_request = 1;
+	connect_pair(&i, &r, 5);
+	assert_int_equal(r.accept_rc, -ECONNREFUSED);
+	assert_int_equal(r.err, WN_MPA_ERR_INSUFFICIENT_IRD);
+	assert_int_equal(wn_mpa_conn_state(&r.c), WN_MPA_CONN_REJECTED);
+	assert_int_equal(i.ev[WN_MPA_EV_REJECTED], 1);
+	assert_true(i.peer.enhanced);
+	assert_int_equal(i.peer.ord, 4);
+
+	/* initiator can only send a Send RTR, the responder takes only Write: error 7 */
+	ci = base_cfg(&i, true);
+	ci.caps.p2p = true;
+	ci.caps.rtr = WN_MPA_RTR_SEND;
+	side_init(&i, &ci);
+	cr = base_cfg(&r, false);
+	cr.caps.rtr = WN_MPA_RTR_WRITE;
+	side_init(&r, &cr);
+	r.on_request = 1;
+	assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
+	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	move(&i, &r, 64);
+	assert_int_equal(move(&r, &i, 64), -EPROTO);
+	assert_int_equal(i.ev[WN_MPA_EV_ERROR], 1);
+	assert_int_equal(i.err, WN_MPA_ERR_NO_RTR);
+	assert_true(i.send_terminate);
+	assert_int_equal(i.ev[WN_MPA_EV_TX_READY], 0);
+	/* the Terminate can be framed: Full Operation parameters are in place */
+	assert_true(wn_mpa_conn_tx_allowed(&i.c));
+
+	/* initiator with IRD 1 and a responder ORD 3 from the Reply: error 6 */
+	ci = base_cfg(&i, true);
+	ci.caps.ird = 1;
+	side_init(&i, &ci);
+	assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
+	uint8_t rep[24];
+	struct wn_mpa_frame f = {.type = WN_MPA_FRAME_REPLY, .rev = 2, .enhanced = true,
+				 .crc = true, .ird = 4, .ord = 3};
+	assert_int_equal(wn_mpa_frame_encode(&f, rep, sizeof(rep)), 24);
+	assert_int_equal(wn_mpa_conn_input(&i.c, rep, 24, T0, NULL), -EPROTO);
+	assert_int_equal(i.err, WN_MPA_ERR_INSUFFICIENT_IRD);
+}
+
+static void
+feed_raw(struct side *s, const uint8_t *buf, size_t len, int expect_rc)
+{
+	int rc = 0;
+
+	for (size_t k = 0; k < len && rc == 0; k++)
+		rc = wn_mpa_conn_input(&s->c, buf + k, 1, T0, NULL);
+	assert_int_equal(rc, expect_rc);
+}
+
+static void
+test_malformed(void **state)
+{
+	struct side r;
+	struct wn_mpa_conn_cfg cr = base_cfg(&r, false);
+	uint8_t buf[600];
+	struct wn_mpa_frame f = {.type = WN_MPA_FRAME_REQUEST, .rev = 1};
+	(void)state;
+
+	/* wrong key: error 4, close at once, nothing accepted afterwards */
+	side_init(&r, &cr);
+	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	int n = wn_mpa_frame_encode(&f, buf, sizeof(buf));
+	buf[3] = 'x';
+	feed_raw(&r, buf, (size_t)n, -EPROTO);
+	assert_int_equal(r.err, WN_MPA_ERR_BAD_FRAME);
+	assert_int_equal(r.fs, WN_MPA_FRAME_BAD_KEY);
+	assert_false(r.send_terminate);
+	assert_int_equal(wn_mpa_conn_state(&r.c), WN_MPA_CONN_ERROR);
+	assert_int_equal(wn_mpa_conn_input(&r.c, buf, 1, T0, NULL), -ENOTCONN);
+
+	/* PD_Length above 512 */
+	side_init(&r, &cr);
+	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	n = wn_mpa_frame_encode(&f, buf, sizeof(buf));
+	buf[18] = 0x02;
+	buf[19] = 0x01;
+	feed_raw(&r, buf, 20, -EPROTO);
+	assert_int_equal(r.fs, WN_MPA_FRAME_PD_TOO_LONG);
+
+	/* Rev 3 */
+	side_init(&r, &cr);
+	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	n = wn_mpa_frame_encode(&f, buf, sizeof(buf));
+	buf[17] = 3;
+	feed_raw(&r, buf, (size_t)n, -EPROTO);
+	assert_int_equal(r.fs, WN_MPA_FRAME_BAD_REV);
+
+	/* a Reply arriving at a responder */
+	side_init(&r, &cr);
+	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	f.type = WN_MPA_FRAME_REPLY;
+	n = wn_mpa_frame_encode(&f, buf, sizeof(buf));
+	feed_raw(&r, buf, (size_t)n, -EPROTO);
+	assert_int_equal(r.err, WN_MPA_ERR_BAD_FRAME);
+
+	/* data behind the Request (the initiator did not wait for the Reply) */
+	side_init(&r, &cr);
+	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	f.type = WN_MPA_FRAME_REQUEST;
+	n = wn_mpa_frame_encode(&f, buf, sizeof(buf));
+	memset(buf + n, 0, 8);
+	assert_int_equal(wn_mpa_conn_input(&r.c, buf, (size_t)n + 8, T0, NULL), -EPROTO);
+	assert_int_equal(r.err, WN_MPA_ERR_BAD_FRAME);
+	/* ... or in a later chunk while the ULP decides */
+	side_init(&r, &cr);
+	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	assert_int_equal(wn_mpa_conn_input(&r.c, buf, (size_t)n, T0, NULL), 0);
+	assert_int_equal(wn_mpa_conn_state(&r.c), WN_MPA_CONN_REQ_RCVD);
+	assert_int_equal(wn_mpa_conn_input(&r.c, buf, 4, T0, NULL), -EPROTO);
+
+	/* initiator: data behind the Reply (the responder did not wait for our FPDU) */
+	struct side i;
+	struct wn_mpa_conn_cfg ci = base_cfg(&i, true);
+	side_init(&i, &ci);
+	assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
+	struct wn_mpa_frame rep = {.type = WN_MPA_FRAME_REPLY, .rev = 2, .enhanced = true,
+				   .ird = 4, .ord = 4};
+	n = wn_mpa_frame_encode(&rep, buf, sizeof(buf));
+	assert_int_equal(wn_mpa_conn_input(&i.c, buf, (size_t)n + 4, T0, NULL), -EPROTO);
+	assert_int_equal(i.err, WN_MPA_ERR_BAD_FRAME);
+
+	/* the first FPDU with a bad CRC: error 2 and a Terminate is due */
+	struct side r2;
+	side_init(&i, &ci);
+	side_init(&r2, &cr);
+	r2.on_request = 1;
+	connect_pair(&i, &r2, 9);
+	uint8_t out[128];
+	struct iovec iov = {(void *)"payload!", 8};
+	int w = wn_mpa_conn_frame(&i.c, &iov, 1, out, sizeof(out));
+	assert_true(w > 0);
+	out[5] ^= 0x10;
+	assert_int_equal(wn_mpa_conn_input(&r2.c, out, (size_t)w, T0, NULL), -EPROTO);
+	assert_int_equal(r2.err, WN_MPA_ERR_CRC);
+	assert_true(r2.send_terminate);
+	assert_false(wn_mpa_conn_tx_allowed(&r2.c));
+}
+
+static void
+test_initiator_initiator(void **state)
+{
+	struct side a, b;
+	struct wn_mpa_conn_cfg ca, cb;
+	(void)state;
+
+	ca = base_cfg(&a, true);
+	cb = base_cfg(&b, true);
+	side_init(&a, &ca);
+	side_init(&b, &cb);
+	assert_int_equal(wn_mpa_conn_start(&a.c, T0), 0);
+	assert_int_equal(wn_mpa_conn_start(&b.c, T0), 0);
+	assert_int_equal(move(&a, &b, 3), -EPROTO);
+	assert_int_equal(b.err, WN_MPA_ERR_BAD_FRAME);
+	assert_non_null(strstr(b.reason, "initiator/initiator"));
+	assert_int_equal(move(&b, &a, 100), -EPROTO);
+	assert_int_equal(a.err, WN_MPA_ERR_BAD_FRAME);
+}
+
+static void
+test_timeouts(void **state)
+{
+	struct side a, b;
+	struct wn_mpa_conn_cfg ca, cb;
+	(void)state;
+
+	/* Responder/Responder: only the timer notices (RFC 5044 §7.1.2) */
+	ca = base_cfg(&a, false);
+	cb = base_cfg(&b, false);
+	ca.timeout_us = 500;
+	side_init(&a, &ca);
+	side_init(&b, &cb);
+	assert_int_equal(wn_mpa_conn_start(&a.c, T0), 0);
+	assert_int_equal(wn_mpa_conn_start(&b.c, T0), 0);
+	pump(&a, &b, 1);
+	assert_int_equal(wn_mpa_conn_deadline(&a.c), T0 + 500);
+	assert_int_equal(wn_mpa_conn_deadline(&b.c), T0 + WN_MPA_STARTUP_TIMEOUT_US);
+	assert_int_equal(wn_mpa_conn_tick(&a.c, T0 + 499), 0);
+	assert_int_equal(a.ev[WN_MPA_EV_ERROR], 0);
+	assert_int_equal(wn_mpa_conn_tick(&a.c, T0 + 500), -ETIMEDOUT);
+	assert_int_equal(a.ev[WN_MPA_EV_ERROR], 1);
+	assert_true(a.timeout);
+	assert_int_equal(a.err, WN_MPA_ERR_CONN_LOST);
+	assert_int_equal(wn_mpa_conn_state(&a.c), WN_MPA_CONN_ERROR);
+
+	/* initiator without Reply: late input is refused as timed out */
+	ca = base_cfg(&a, true);
+	side_init(&a, &ca);
+	assert_int_equal(wn_mpa_conn_start(&a.c, T0), 0);
+	uint8_t x = 'M';
+	assert_int_equal(wn_mpa_conn_input(&a.c, &x, 1, T0 + WN_MPA_STARTUP_TIMEOUT_US, NULL),
+			 -ETIMEDOUT);
+	assert_true(a.timeout);
+
+	/* a responder whose ULP never decides also times out */
+	ca = base_cfg(&a, true);
+	side_init(&a, &ca);
+	side_init(&b, &cb);
+	assert_int_equal(wn_mpa_conn_start(&a.c, T0), 0);
+	assert_int_equal(wn_mpa_conn_start(&b.c, T0), 0);
+	move(&a, &b, 7);
+	assert_int_equal(wn_mpa_conn_state(&b.c), WN_MPA_CONN_REQ_RCVD);
+	assert_int_equal(wn_mpa_conn_tick(&b.c, T0 + WN_MPA_STARTUP_TIMEOUT_US), -ETIMEDOUT);
+	assert_int_equal(wn_mpa_conn_accept(&b.c, NULL, NULL, 0, T0), -EINVAL);
+}
+
+static void
+test_rev1_peers(void **state)
+{
+	struct side i, r;
+	struct wn_mpa_conn_cfg ci, cr;
+	uint8_t buf[64];
+	(void)state;
+
+	/* Rev 1 initiator against an RFC 6581 responder: Rev 1 Reply, no S */
+	ci = base_cfg(&i, true);
+	ci.rev = 1;
+	ci.caps.p2p = true;
+	side_init(&i, &ci);
+	cr = base_cfg(&r, false);
+	cr.caps.ird = 7;
+	cr.caps.ord = 3;
+	side_init(&r, &cr);
+	r.on_request = 1;
+	assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
+	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	size_t n = wn_mpa_conn_output(&i.c, buf, sizeof(buf));
+	assert_int_equal(n, 20);
+	assert_int_equal(buf[16] & WN_MPA_FLAG_S, 0);
+	assert_int_equal(buf[17], 1);
+	assert_int_equal(wn_mpa_conn_input(&r.c, buf, n, T0, NULL), 0);
+	n = wn_mpa_conn_output(&r.c, buf, sizeof(buf));
+	assert_int_equal(n, 20);
+	assert_int_equal(buf[17], 1);
+	assert_int_equal(buf[16] & WN_MPA_FLAG_S, 0);
+	assert_int_equal(wn_mpa_conn_input(&i.c, buf, n, T0, NULL), 0);
+	const struct wn_mpa_params *pr = wn_mpa_conn_params(&r.c);
+	assert_false(pr->neg.enhanced);
+	assert_int_equal(pr->neg.ird, 7); /* local values: sensible IRD/ORD for Rev 1 */
+	assert_int_equal(pr->neg.ord, 3);
+	const struct wn_mpa_params *pi = wn_mpa_conn_params(&i.c);
+	assert_false(pi->neg.p2p);
+	assert_int_equal(pi->neg.rtr, 0);
+	assert_int_equal(pi->rev, 1);
+	assert_true(send_fpdu(&i, &r, "rev1 data", 2) > 0);
+	assert_int_equal(r.ulpdus, 1);
+
+	/* a responder configured for Rev 1 does not speak RFC 6581 (RFC 6581 §10) */
+	ci = base_cfg(&i, true);
+	side_init(&i, &ci);
+	cr = base_cfg(&r, false);
+	cr.rev = 1;
+	side_init(&r, &cr);
+	assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
+	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	assert_int_equal(move(&i, &r, 8), -EPROTO);
+	assert_int_equal(r.fs, WN_MPA_FRAME_ENH_REFUSED);
+
+	/* Rev-1-only responder (RFC 6581 off): the enhanced Request is malformed */
+	cr = base_cfg(&r, false);
+	cr.rules = (struct wn_mpa_frame_rules){.rev_mask = 2 | 4, .enhanced = false,
+					       .pd_max = 512};
+	side_init(&r, &cr);
+	ci = base_cfg(&i, true);
+	side_init(&i, &ci);
+	assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
+	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	assert_int_equal(move(&i, &r, 8), -EPROTO);
+	assert_int_equal(r.fs, WN_MPA_FRAME_ENH_REFUSED);
+	/* ... and the initiator's retry with Rev 1 works (RFC 6581 §10) */
+	ci.rev = 1;
+	side_init(&i, &ci);
+	side_init(&r, &cr);
+	r.on_request = 1;
+	connect_pair(&i, &r, 8);
+	assert_int_equal(wn_mpa_conn_state(&i.c), WN_MPA_CONN_FULL);
+	assert_int_equal(wn_mpa_conn_state(&r.c), WN_MPA_CONN_FULL);
+
+	/* an RFC 5044 peer answering Rev 1 to our Rev 2 Request is accepted */
+	ci = base_cfg(&i, true);
+	ci.caps.p2p = true;
+	side_init(&i, &ci);
+	assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
+	struct wn_mpa_frame f = {.type = WN_MPA_FRAME_REPLY, .rev = 1, .crc = true};
+	int m = wn_mpa_frame_encode(&f, buf, sizeof(buf));
+	assert_int_equal(wn_mpa_conn_input(&i.c, buf, (size_t)m, T0, NULL), 0);
+	assert_int_equal(wn_mpa_conn_state(&i.c), WN_MPA_CONN_FULL);
+	assert_false(wn_mpa_conn_params(&i.c)->neg.p2p);
+	assert_int_equal(wn_mpa_conn_params(&i.c)->neg.ird, 4);
+}
+
+static void
+test_api_errors(void **state)
+{
+	struct side s;
+	struct wn_mpa_conn_cfg cfg = base_cfg(&s, true);
+	(void)state;
+
+	cfg.rev = 3;
+	assert_int_equal(wn_mpa_conn_init(&s.c, &cfg), -EINVAL);
+	cfg.rev = 2;
+	cfg.caps.ird = 0x4000;
+	assert_int_equal(wn_mpa_conn_init(&s.c, &cfg), -EINVAL);
+	cfg.caps.ird = 1;
+	cfg.pd_len = 10;
+	cfg.pd = NULL;
+	assert_null(wn_mpa_conn_create(&cfg));
+	assert_int_equal(errno, EINVAL);
+	/* Private Data of 509 octets leaves no room for the enhanced data */
+	static uint8_t pd[509];
+	cfg.pd = pd;
+	cfg.pd_len = 509;
+	struct wn_mpa_conn *c = wn_mpa_conn_create(&cfg);
+	assert_non_null(c);
+	assert_int_equal(wn_mpa_conn_start(c, T0), -EINVAL);
+	wn_mpa_conn_free(c);
+	cfg.pd_len = 508;
+	c = wn_mpa_conn_create(&cfg);
+	assert_non_null(c);
+	assert_int_equal(wn_mpa_conn_start(c, T0), 0);
+	assert_int_equal(wn_mpa_conn_output_pending(c), 532);
+	assert_int_equal(wn_mpa_conn_start(c, T0), -EINVAL);
+	assert_int_equal(wn_mpa_conn_accept(c, NULL, NULL, 0, T0), -EINVAL);
+	assert_int_equal(wn_mpa_conn_reject(c, NULL, 0), -EINVAL);
+	assert_string_equal(wn_mpa_conn_state_str(wn_mpa_conn_state(c)), "req_sent");
+	wn_mpa_conn_free(c);
+	wn_mpa_conn_free(NULL);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_client_server),
+		cmocka_unit_test(test_markers_and_crc),
+		cmocka_unit_test(test_p2p_rtr),
+		cmocka_unit_test(test_reject),
+		cmocka_unit_test(test_negotiation_failures),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_initiator_initiator),
+		cmocka_unit_test(test_timeouts),
+		cmocka_unit_test(test_rev1_peers),
+		cmocka_unit_test(test_api_errors),
+	};
+	(void)argc;
+	(void)argv;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
