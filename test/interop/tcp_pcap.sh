@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# wn-tcpapp --pcap writes a pcapng file that tshark reads; its TCP expert analysis must
+# show no error, and no warning except those the impairer causes (lost/unseen segments,
+# retransmissions, out-of-order, duplicate ACKs). If it fails, warpnic emits segments
+# Linux' dissector flags as broken (bad checksums, malformed options, window violations)
+# or the capture file is invalid.
+#
+#   tcp_pcap.sh BUILD_DIR [IMPAIR_ARGS|none]    (WN_INTEROP_PCAP_BYTES, default 16 MiB)
+. "$(dirname "$0")/lib.sh" "$1"
+command -v tshark >/dev/null || skip "tshark missing"
+impair=${2:-none}
+bytes=${WN_INTEROP_PCAP_BYTES:-16777216}
+imp=()
+[ "$impair" = none ] || imp=(--impair "$impair")
+echo "case: pcapng of a $bytes byte transfer, impair $impair"
+
+start_app app --mode sink --ip "$WN_IP/24" --listen 5001 --conns 1 --pcap "$T/cap.pcapng" \
+	--timeout "$CASE_TIMEOUT" "${imp[@]}"
+wait_line "$T/app.out" listening 30 || fail "sink did not start"
+kns timeout "$CASE_TIMEOUT" python3 "$KPEER" send "$WN_IP" 5001 "$bytes" >"$T/kpeer.out" \
+	2>"$T/kpeer.err" || fail "kernel client failed"
+wait_pid "$APP_PID" 60
+rc=$?
+[ "$rc" = 0 ] || fail "wn-tcpapp exit status $rc"
+sent=$(field "$T/kpeer.out" sha256 sha256)
+got=$(field "$T/app.out" '^conn ' sha256)
+[ "$sent" = "$got" ] || fail "sha256 differs"
+
+tshark -r "$T/cap.pcapng" -q -z expert >"$T/expert.out" 2>"$T/tshark.err" ||
+	fail "tshark cannot read the capture"
+pkts=$(tshark -r "$T/cap.pcapng" -T fields -e frame.number 2>/dev/null | wc -l)
+echo "capture: $pkts packets"
+[ "$pkts" -gt 100 ] || fail "capture has only $pkts packets"
+cat "$T/expert.out"
+# tshark -z expert prints sections "Errors (N)", "Warns (N)", "Notes (N)", "Chats (N)",
+# each followed by a table of "Frequency Group Protocol Summary" rows.
+python3 - "$T/expert.out" "$impair" <<'PY' || fail "unexpected expert items (see above)"
+import re, sys
+text = open(sys.argv[1]).read()
+impaired = sys.argv[2] != "none"
+# what an impaired path legitimately shows (drop, dup, reorder on either side of the capture)
+caused = ["previous segment", "acked segment that wasn't captured", "retransmission",
+          "out-of-order", "duplicate ack", "dup ack", "lost segment", "spurious"]
+# flow control, not an error
+benign = ["window is full", "zero window", "window update"]
+sec = None
+bad = []
+for line in text.splitlines():
+    m = re.match(r"\s*(Errors|Warns|Notes|Chats)\s*\(\d+\)", line)
+    if m:
+        sec = m.group(1)
+        continue
+    row = re.match(r"\s*(\d+)\s+(\S+)\s+(\S+)\s+(.*\S)", line)
+    if not row or sec is None or row.group(1) == "Frequency":
+        continue
+    proto, summary = row.group(3), row.group(4).lower()
+    if sec in ("Chats",):
+        continue
+    if any(b in summary for b in benign):
+        continue
+    if impaired and any(c in summary for c in caused):
+        continue
+    if sec == "Notes" and not any(c in summary for c in caused):
+        continue  # other notes (e.g. keep-alive) are informational
+    bad.append("%s: %s %s" % (sec, proto, summary))
+for b in bad:
+    print("unexpected:", b)
+sys.exit(1 if bad else 0)
+PY
+echo "PASS: tshark expert analysis clean (impair $impair)"

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdma_cm through the warpnic shims, as an application sees it: two ids of this process
+ * connect to each other through warpnicd's control thread (no dataplane needed). Checks
+ * event channel fds, CONNECT_REQUEST private data and IRD/ORD, ESTABLISHED on both sides
+ * with the QP in RTS, re-listen refused while the listener is active, DISCONNECTED on both
+ * sides, reject with private data, rdma_getaddrinfo/rdma_create_ep, and rsockets = ENOSYS.
+ * Exit status 0 = pass; the failing check is printed otherwise.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rsocket.h>
+
+#define CHECK(c)                                                                   \
+	do {                                                                       \
+		if (!(c)) {                                                        \
+			fprintf(stderr, "cm_loop: check failed line %d: %s (errno %d)\n", \
+				__LINE__, #c, errno);                              \
+			exit(1);                                                   \
+		}                                                                  \
+	} while (0)
+
+static struct rdma_cm_event *
+expect(struct rdma_event_channel *ch, enum rdma_cm_event_type t)
+{
+	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+	struct rdma_cm_event *ev;
+
+	CHECK(poll(&p, 1, 5000) == 1);
+	CHECK(rdma_get_cm_event(ch, &ev) == 0);
+	if (ev->event != t)
+		fprintf(stderr, "cm_loop: got %s, want %s\n", rdma_event_str(ev->event),
+			rdma_event_str(t));
+	CHECK(ev->event == t);
+	return ev;
+}
+
+static struct ibv_qp *
+make_qp(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_send_wr = 4;
+	a.cap.max_recv_wr = 4;
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 1;
+	/* NULL CQs: rdma_create_qp creates CQs + channels with cq_context = id */
+	CHECK(rdma_create_qp(id, NULL, &a) == 0);
+	CHECK(id->send_cq != NULL && id->recv_cq_channel != NULL && id->qp != NULL);
+	CHECK(id->send_cq->cq_context == id);
+	return id->qp;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *ip = argc > 1 ? argv[1] : "198.18.0.1";
+	struct rdma_event_channel *sch, *cch;
+	struct rdma_cm_id *lid, *cid, *pid, *lid2;
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in sa;
+	struct rdma_addrinfo hints, *res;
+
+	sch = rdma_create_event_channel();
+	cch = rdma_create_event_channel();
+	CHECK(sch != NULL && cch != NULL && sch->fd >= 0 && cch->fd >= 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(18515);
+	CHECK(inet_pton(AF_INET, ip, &sa.sin_addr) == 1);
+
+	CHECK(rdma_create_id(sch, &lid, (void *)0x5151, RDMA_PS_TCP) == 0);
+	CHECK(rdma_bind_addr(lid, (struct sockaddr *)&sa) == 0);
+	CHECK(rdma_listen(lid, 8) == 0);
+	CHECK(lid->verbs != NULL);
+	CHECK(lid->verbs->device->transport_type == IBV_TRANSPORT_IWARP);
+	CHECK(rdma_create_id(sch, &lid2, NULL, RDMA_PS_TCP) == 0);
+	CHECK(rdma_bind_addr(lid2, (struct sockaddr *)&sa) != 0 && errno == EADDRINUSE);
+	CHECK(rdma_destroy_id(lid2) == 0);
+
+	CHECK(rdma_create_id(cch, &cid, (void *)0xc1c1, RDMA_PS_TCP) == 0);
+	CHECK(rdma_resolve_addr(cid, NULL, (struct sockaddr *)&sa, 2000) == 0);
+	ev = expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	CHECK(ev->id == cid && cid->context == (void *)0xc1c1);
+	rdma_ack_cm_event(ev);
+	CHECK(rdma_resolve_route(cid, 2000) == 0);
+	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	make_qp(cid);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = "ping";
+	cp.private_data_len = 4;
+	cp.responder_resources = 4;
+	cp.initiator_depth = 2;
+	CHECK(rdma_connect(cid, &cp) == 0);
+
+	ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	pid = ev->id;
+	CHECK(ev->listen_id == lid && pid != lid);
+	CHECK(pid->context == (void *)0x5151);
+	CHECK(ev->param.conn.private_data_len >= 4 &&
+	      memcmp(ev->param.conn.private_data, "ping", 4) == 0);
+	CHECK(ev->param.conn.responder_resources == 4 && ev->param.conn.initiator_depth == 2);
+	rdma_ack_cm_event(ev);
+	make_qp(pid);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = "pong";
+	cp.private_data_len = 4;
+	cp.responder_resources = 2;
+	cp.initiator_depth = 2;
+	CHECK(rdma_accept(pid, &cp) == 0);
+	rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_ESTABLISHED));
+	ev = expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	CHECK(ev->param.conn.private_data_len >= 4 &&
+	      memcmp(ev->param.conn.private_data, "pong", 4) == 0);
+	rdma_ack_cm_event(ev);
+	CHECK(cid->qp->state == IBV_QPS_RTS && pid->qp->state == IBV_QPS_RTS);
+	{
+		struct ibv_qp_attr qa;
+		struct ibv_qp_init_attr qi;
+
+		CHECK(ibv_query_qp(cid->qp, &qa, IBV_QP_STATE, &qi) == 0);
+		CHECK(qa.qp_state == IBV_QPS_RTS);
+	}
+
+	/* disconnect: DISCONNECTED on both sides */
+	CHECK(rdma_disconnect(cid) == 0);
+	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_destroy_qp(pid);
+	rdma_destroy_qp(cid);
+	CHECK(rdma_destroy_id(pid) == 0);
+	CHECK(rdma_destroy_id(cid) == 0);
+
+	/* reject with private data */
+	CHECK(rdma_create_id(cch, &cid, NULL, RDMA_PS_TCP) == 0);
+	CHECK(rdma_resolve_addr(cid, NULL, (struct sockaddr *)&sa, 2000) == 0);
+	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	CHECK(rdma_resolve_route(cid, 2000) == 0);
+	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	CHECK(rdma_connect(cid, NULL) == 0);
+	ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	pid = ev->id;
+	rdma_ack_cm_event(ev);
+	CHECK(rdma_reject(pid, "busy", 4) == 0);
+	ev = expect(cch, RDMA_CM_EVENT_REJECTED);
+	CHECK(ev->status == -ECONNREFUSED || ev->status == ECONNREFUSED);
+	CHECK(ev->param.conn.private_data_len == 4 &&
+	      memcmp(ev->param.conn.private_data, "busy", 4) == 0);
+	rdma_ack_cm_event(ev);
+	rdma_destroy_id(pid);
+	rdma_destroy_id(cid);
+	rdma_destroy_id(lid);
+
+	/* rdma_getaddrinfo + synchronous endpoints (rdma_server/rdma_client style) */
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_flags = RAI_PASSIVE;
+	hints.ai_port_space = RDMA_PS_TCP;
+	CHECK(rdma_getaddrinfo(ip, "7471", &hints, &res) == 0);
+	CHECK(res->ai_src_addr != NULL && res->ai_port_space == RDMA_PS_TCP);
+	{
+		struct ibv_qp_init_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.cap.max_send_wr = a.cap.max_recv_wr = 1;
+		a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+		a.qp_type = IBV_QPT_RC;
+		CHECK(rdma_create_ep(&lid, res, NULL, &a) == 0);
+		CHECK(rdma_listen(lid, 1) == 0);
+	}
+	rdma_freeaddrinfo(res);
+	rdma_destroy_ep(lid);
+
+	/* rsockets are not provided and say so */
+	CHECK(rsocket(AF_INET, SOCK_STREAM, 0) == -1 && errno == ENOSYS);
+
+	rdma_destroy_event_channel(sch);
+	rdma_destroy_event_channel(cch);
+	printf("cm_loop: ok\n");
+	return 0;
+}

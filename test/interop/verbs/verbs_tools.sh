@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Unmodified Debian RDMA tools on the warpnic shims against a running warpnicd:
+#   verbs_tools.sh WARPNICD WARPNIC_RUN CM_LOOP
+# Breaks if: the shims stop exporting a symbol a Debian binary imports (BIND_NOW load
+# fails), the device is not reported as an iWARP RNIC with an active Ethernet port and
+# IPv4-mapped GID 0, or the rdma_cm path through the control thread breaks. warpnicd itself
+# runs without the shim directory on LD_LIBRARY_PATH (its DPDK mlx5 PMD needs the real libmlx5).
+set -u
+warpnicd=$1 run=$2 cm_loop=$3
+tmp=$(mktemp -d /tmp/wn-verbs-XXXXXX)
+sock=$tmp/ctl.sock
+fail=0
+cleanup() {
+	[ -n "${dpid:-}" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+bad() { echo "FAIL: $*"; fail=1; }
+
+env -u LD_LIBRARY_PATH "$warpnicd" --no-huge --no-shconf -m 64 --no-pci -l 0 --vdev net_null0 --log-level=lib.eal:error \
+	-- --ip 198.18.0.1/24 --ctl "$sock" >"$tmp/warpnicd.log" 2>&1 &
+dpid=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || { cat "$tmp/warpnicd.log"; echo "FAIL: warpnicd did not start"; exit 1; }
+
+export LD_BIND_NOW=1
+out=$("$run" --ctl "$sock" ibv_devices 2>&1) || bad "ibv_devices rc"
+echo "$out" | grep -q '^ *wn0 ' || bad "ibv_devices does not list wn0: $out"
+
+out=$("$run" --ctl "$sock" ibv_devinfo -v 2>&1) || bad "ibv_devinfo rc: $out"
+for pat in 'hca_id:[[:space:]]*wn0' 'transport:[[:space:]]*iWARP' 'state:[[:space:]]*PORT_ACTIVE' \
+	'link_layer:[[:space:]]*Ethernet' 'max_qp_rd_atom:[[:space:]]*[1-9]' \
+	'active_mtu:[[:space:]]*1024' 'GID\[ *0\]:[[:space:]]*0000:0000:0000:0000:0000:ffff:c612:0001'; do
+	echo "$out" | grep -Eq "$pat" || bad "ibv_devinfo -v lacks /$pat/"
+done
+
+# every Debian binary loads with all symbols bound (BIND_NOW); shims, not system libs
+for b in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat rping \
+	rdma_server rdma_client rstream ibv_devinfo ibv_devices; do
+	p=$(command -v "$b") || { echo "SKIP: $b not installed"; continue; }
+	libs=$("$run" --ctl "$sock" env LD_TRACE_LOADED_OBJECTS=1 "$p" 2>&1)
+	echo "$libs" | grep -Eq 'not found|symbol lookup error|version .* not found' && bad "$b: $libs"
+	echo "$libs" | grep -E 'lib(ibverbs|rdmacm|mlx5|efa)\.so' | grep -qv "$(dirname "$run")/../build\|/build/drivers/" \
+		&& bad "$b loads a system RDMA library: $libs"
+done
+for b in ib_write_bw ib_read_lat ib_send_bw; do
+	command -v "$b" >/dev/null || continue
+	"$run" --ctl "$sock" "$b" --help 2>&1 | grep -q '^Usage:' || bad "$b --help did not run"
+done
+
+"$run" --ctl "$sock" "$cm_loop" 198.18.0.1 || bad "cm_loop"
+# warpnicd survived all of it
+kill -0 "$dpid" 2>/dev/null || bad "warpnicd died"
+[ $fail -eq 0 ] && echo "verbs_tools: ok"
+exit $fail
