@@ -169,9 +169,11 @@ int wn_mpa_conn_start(struct wn_mpa_conn *c, uint64_t now);
  * @param consumed octets used (all of them unless an error stops it); may be NULL
  * @return 0; -EPROTO after a protocol error (an ERROR event was raised);
  *   -ETIMEDOUT when the startup timer had expired (ERROR event);
- *   -ENOTCONN in IDLE, REJECTED or ERROR state (nothing consumed);
- *   -EAGAIN when octets arrive while the responder waits for the ULP's
- *   decision (they are not consumed); or a negative value from rx_ops.
+ *   -ENOTCONN in IDLE, REJECTED or ERROR state, or after a negotiation
+ *   error (nothing consumed); or a negative value from rx_ops. Octets that
+ *   arrive behind the Request before the Reply was sent, or behind the Reply
+ *   in the same chunk, are a protocol error (RFC 5044 §7.1.2 rules 1-2).
+ *   After a Reject the octets behind the Reply are left unconsumed.
  */
 int wn_mpa_conn_input(struct wn_mpa_conn *c, const uint8_t *buf, size_t len, uint64_t now,
 		      size_t *consumed);
