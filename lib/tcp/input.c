@@ -404,7 +404,7 @@ syn_sent_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	}
 	/* Simultaneous open (RFC 9293 Figure 8): SYN-RECEIVED, send SYN,ACK. */
 	c->state = WN_TCP_SYN_RCVD;
-	c->flags |= CF_ACK_NOW;
+	c->flags |= CF_SYN_AGAIN;
 	tcp_mark_pending(c);
 }
 
@@ -705,7 +705,15 @@ conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	/* Our SYN-ACK was lost and the peer repeats its SYN: answer with the SYN-ACK again. */
 	if (c->state == WN_TCP_SYN_RCVD && (s->flags & TH_SYN) && !(s->flags & (TH_ACK | TH_RST)) &&
 	    s->seq == c->rcv.irs) {
-		set_ack_now(c);
+		c->flags |= CF_SYN_AGAIN;
+		tcp_mark_pending(c);
+		return;
+	}
+	/* Simultaneous open: the peer's SYN,ACK acknowledging our SYN completes it. */
+	if (c->state == WN_TCP_SYN_RCVD && (s->flags & (TH_SYN | TH_ACK | TH_RST)) ==
+	    (TH_SYN | TH_ACK) && s->seq == c->rcv.irs) {
+		if (ack_input(c, s))
+			set_ack_now(c);
 		return;
 	}
 	/* RFC 7323 §5.3 R1: PAWS */

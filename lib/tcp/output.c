@@ -292,7 +292,7 @@ tcp_send_syn(struct wn_tcp_conn *c)
 		c->ctx->st.tx_retrans++;
 		c->retrans++;
 	}
-	c->flags &= ~CF_ACK_NOW;
+	c->flags &= ~(CF_ACK_NOW | CF_SYN_AGAIN);
 	c->snd.nxt = c->snd.max = c->snd.iss + 1;
 	tcp_set_rto_timer(c);
 }
@@ -460,10 +460,10 @@ tcp_output(struct wn_tcp_conn *c)
 	switch (c->state) {
 	case WN_TCP_SYN_SENT:
 	case WN_TCP_SYN_RCVD:
-		if (c->snd.max == c->snd.iss)
-			tcp_send_syn(c);
+		if (c->snd.max == c->snd.iss || (c->flags & CF_SYN_AGAIN))
+			tcp_send_syn(c); /* first, or a duplicate SYN was seen: repeat ours */
 		else if (c->flags & CF_ACK_NOW)
-			tcp_send_syn(c); /* duplicate SYN seen: repeat ours */
+			tcp_send_ack(c);
 		tcp_timer_update(c);
 		return;
 	case WN_TCP_CLOSED:

@@ -101,6 +101,7 @@ struct tcp_key {
 #define CF_RTT_TIMING (1u << 11) /* Karn timing of rtt_seq running */
 #define CF_PERSIST (1u << 12)    /* persist (zero window) mode */
 #define CF_WND_UPDATE (1u << 13) /* window opened: advertise */
+#define CF_SYN_AGAIN (1u << 14)  /* repeat our SYN / SYN-ACK now */
 
 struct wn_tcp_listener {
 	struct wn_tcp_ctx *ctx;

@@ -2,9 +2,21 @@
 /*
  * Connection lifecycle: handshake variants, every state transition, simultaneous open and
  * close, TIME_WAIT, RST rules and RFC 5961 challenge ACKs, option negotiation, malformed
- * headers/options, limits. What breaks if this fails: any connection setup or teardown.
+ * headers/options, limits. What breaks if this fails: connection setup or teardown.
  */
 #include "app.h"
+
+#define RAW_PORT 40000
+#define SRV_PORT 5000
+
+static struct wn_tcp_stats
+stats(struct hx *h, int side)
+{
+	struct wn_tcp_stats st;
+
+	wn_tcp_stats_get(h->s[side].tcp, &st);
+	return st;
+}
 
 static void
 test_handshake_and_echo(void **state)
@@ -31,6 +43,7 @@ test_handshake_and_echo(void **state)
 	assert_int_equal(si.rcv_nxt, ci.iss + 1);
 	assert_int_not_equal(ci.rcv_wscale, 0); /* 256 KiB buffer needs scaling */
 	assert_int_equal(ci.snd_wscale, si.rcv_wscale);
+	assert_int_equal(wn_tcp_conn_count(h.s[0].tcp), 1);
 
 	assert_int_equal(wn_tcp_send(cli.conn, "hello", 5), 5);
 	hx_run(&h, 100000, 1000);
@@ -42,11 +55,688 @@ test_handshake_and_echo(void **state)
 	hx_fini(&h);
 }
 
+static void
+test_handshake_no_options(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_NODELAY };
+	struct hx h;
+	struct tapp cli, srv;
+	struct wn_tcp_info ci;
+	(void)state;
+
+	hx_init_conf(&h, &tc, false, false);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_false(ci.ts_ok);
+	assert_false(ci.sack_ok);
+	assert_int_equal(ci.snd_wscale, 0);
+	assert_int_equal(ci.rcv_wscale, 0);
+	assert_int_equal(ci.emss, 1460);
+	assert_true(ci.rcv_wnd <= 65535);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+/* Raw side 0 opens a connection to the listener on side 1; returns the server's ISS. */
+static uint32_t
+raw_open(struct hx *h, struct tapp *srv, uint32_t iss, const uint8_t *opts, uint8_t optlen,
+	 struct hx_parsed *synack)
+{
+	struct wn_tcp_endpoint l = hx_ep(h, 1, SRV_PORT);
+	struct hx_seg sg = { .seq = iss, .flags = RTE_TCP_SYN_FLAG, .win = 65535,
+			     .sport = RAW_PORT, .dport = SRV_PORT, .opts = opts, .optlen = optlen };
+	struct hx_parsed p;
+
+	assert_non_null(wn_tcp_listen(h->s[1].tcp, &l, &tapp_cb, srv));
+	hx_inject(h, 1, &sg);
+	assert_true(hx_cap_tcp(h, &p));
+	assert_int_equal(p.flags, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG);
+	assert_int_equal(p.ack, iss + 1);
+	if (synack != NULL)
+		*synack = p;
+	sg.flags = RTE_TCP_ACK_FLAG;
+	sg.seq = iss + 1;
+	sg.ack = p.seq + 1;
+	sg.opts = NULL;
+	sg.optlen = 0;
+	hx_inject(h, 1, &sg);
+	assert_int_equal(srv->established, 1);
+	return p.seq;
+}
+
+static void
+test_mss_negotiation_and_default(void **state)
+{
+	static const uint8_t mss536[] = { 2, 4, 0x02, 0x18 };
+	struct hx h;
+	struct tapp srv;
+	struct hx_parsed syn;
+	(void)state;
+
+	hx_init_conf(&h, NULL, true, false);
+	tapp_init(&srv);
+	raw_open(&h, &srv, 1000, mss536, sizeof(mss536), &syn);
+	/* the peer offered no TS/SACK/WS: the SYN-ACK must not carry them (RFC 7323 §2.2) */
+	assert_true(syn.has_mss);
+	assert_int_equal(syn.mss, 1460);
+	assert_false(syn.has_ts);
+	assert_false(syn.has_sackp);
+	assert_false(syn.has_ws);
+	assert_int_equal(wn_tcp_emss(srv.conn), 536);
+	tapp_fini(&srv);
+	hx_fini(&h);
+
+	/* no MSS option at all: RFC 9293 §3.7.1 default 536 */
+	hx_init_conf(&h, NULL, true, false);
+	tapp_init(&srv);
+	raw_open(&h, &srv, 1000, NULL, 0, NULL);
+	assert_int_equal(wn_tcp_emss(srv.conn), 536);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_active_and_passive_close(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .msl_us = 1000000 };
+	struct hx h;
+	struct tapp cli, srv;
+	struct wn_tcp_conn *cc, *sc;
+	(void)state;
+
+	hx_init_conf(&h, &tc, false, false);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	cc = cli.conn;
+	sc = srv.conn;
+	assert_int_equal(wn_tcp_close(cc), 0);
+	assert_int_equal(wn_tcp_conn_state(cc), WN_TCP_FIN_WAIT_1);
+	assert_int_equal(wn_tcp_close(cc), -ENOTCONN);
+	assert_int_equal(wn_tcp_send(cc, "x", 1), -ENOTCONN);
+	hx_run(&h, 1000, 1000);
+	assert_int_equal(wn_tcp_conn_state(cc), WN_TCP_FIN_WAIT_2);
+	assert_int_equal(wn_tcp_conn_state(sc), WN_TCP_CLOSE_WAIT);
+	assert_int_equal(srv.eofs, 1);
+	/* half-close: the passive side may still send */
+	assert_int_equal(wn_tcp_send(sc, "bye", 3), 3);
+	hx_run(&h, 100000, 1000);
+	assert_int_equal(cli.rx_len, 3);
+	assert_int_equal(wn_tcp_close(sc), 0);
+	assert_int_equal(wn_tcp_conn_state(sc), WN_TCP_LAST_ACK);
+	hx_run(&h, 1000, 1000);
+	assert_int_equal(srv.closed, 1);
+	assert_int_equal(srv.why, WN_TCP_CLOSE_NORMAL);
+	assert_int_equal(wn_tcp_conn_state(cc), WN_TCP_TIME_WAIT);
+	assert_int_equal(cli.closed, 0);
+	/* TIME-WAIT lasts 2 MSL */
+	hx_run(&h, 1900000, 10000);
+	assert_int_equal(cli.closed, 0);
+	hx_run(&h, 200000, 10000);
+	assert_int_equal(cli.closed, 1);
+	assert_int_equal(cli.why, WN_TCP_CLOSE_NORMAL);
+	assert_int_equal(wn_tcp_conn_count(h.s[0].tcp), 0);
+	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 0);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_simultaneous_close(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .msl_us = 1000000 };
+	struct hx h;
+	struct tapp cli, srv;
+	struct wn_tcp_conn *cc, *sc;
+	(void)state;
+
+	hx_init_conf(&h, &tc, false, false);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	cc = cli.conn;
+	sc = srv.conn;
+	/* both FINs are emitted before either side sees the other's */
+	wn_tcp_close(cc);
+	wn_tcp_close(sc);
+	{
+		struct rte_mbuf *p0[4], *p1[4];
+		uint16_t n0, n1;
+
+		n0 = wn_tcp_tx_bulk(h.s[0].tcp, p0, 4);
+		n1 = wn_tcp_tx_bulk(h.s[1].tcp, p1, 4);
+		assert_int_equal(n0, 1);
+		assert_int_equal(n1, 1);
+		wn_net_output_bulk(h.s[0].nif, p0, n0, h.now);
+		wn_net_output_bulk(h.s[1].nif, p1, n1, h.now);
+		n0 = wn_net_tx_bulk(h.s[0].nif, p0, 4);
+		n1 = wn_net_tx_bulk(h.s[1].nif, p1, 4);
+		hx_deliver(&h, 1, p0[0]);
+		hx_deliver(&h, 0, p1[0]);
+	}
+	assert_int_equal(wn_tcp_conn_state(cc), WN_TCP_CLOSING);
+	assert_int_equal(wn_tcp_conn_state(sc), WN_TCP_CLOSING);
+	hx_run(&h, 1000, 1000);
+	assert_int_equal(wn_tcp_conn_state(cc), WN_TCP_TIME_WAIT);
+	assert_int_equal(wn_tcp_conn_state(sc), WN_TCP_TIME_WAIT);
+	hx_run(&h, 2100000, 10000);
+	assert_int_equal(cli.closed, 1);
+	assert_int_equal(srv.closed, 1);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_simultaneous_open(void **state)
+{
+	struct hx h;
+	struct tapp a, b;
+	struct wn_tcp_endpoint ea, eb;
+	(void)state;
+
+	hx_init(&h);
+	ea = hx_ep(&h, 0, 7000);
+	eb = hx_ep(&h, 1, 7001);
+	tapp_init(&a);
+	tapp_init(&b);
+	/* ARP first, so that both SYNs really cross */
+	wn_net_neigh_add(h.s[0].nif, &h.s[1].ip, &h.s[1].mac, true, h.now);
+	wn_net_neigh_add(h.s[1].nif, &h.s[0].ip, &h.s[0].mac, true, h.now);
+	a.conn = wn_tcp_connect(h.s[0].tcp, &ea, &eb, &tapp_cb, &a);
+	b.conn = wn_tcp_connect(h.s[1].tcp, &eb, &ea, &tapp_cb, &b);
+	assert_non_null(a.conn);
+	assert_non_null(b.conn);
+	{
+		struct rte_mbuf *p0[4], *p1[4];
+		uint16_t n0 = wn_tcp_tx_bulk(h.s[0].tcp, p0, 4);
+		uint16_t n1 = wn_tcp_tx_bulk(h.s[1].tcp, p1, 4);
+
+		assert_int_equal(n0, 1);
+		assert_int_equal(n1, 1);
+		wn_net_output_bulk(h.s[0].nif, p0, n0, h.now);
+		wn_net_output_bulk(h.s[1].nif, p1, n1, h.now);
+		wn_net_tx_bulk(h.s[0].nif, p0, 4);
+		wn_net_tx_bulk(h.s[1].nif, p1, 4);
+		hx_deliver(&h, 1, p0[0]);
+		hx_deliver(&h, 0, p1[0]);
+	}
+	assert_int_equal(wn_tcp_conn_state(a.conn), WN_TCP_SYN_RCVD);
+	assert_int_equal(wn_tcp_conn_state(b.conn), WN_TCP_SYN_RCVD);
+	hx_run(&h, 10000, 1000);
+	assert_int_equal(a.established, 1);
+	assert_int_equal(b.established, 1);
+	assert_int_equal(wn_tcp_send(a.conn, "ping", 4), 4);
+	hx_run(&h, 100000, 1000);
+	assert_int_equal(b.rx_len, 4);
+	tapp_fini(&a);
+	tapp_fini(&b);
+	hx_fini(&h);
+}
+
+static void
+test_rst_rules_rfc5961(void **state)
+{
+	struct hx h;
+	struct tapp srv;
+	struct hx_parsed p;
+	uint32_t siss;
+	struct wn_tcp_stats st;
+	struct hx_seg sg = { .win = 65535, .sport = RAW_PORT, .dport = SRV_PORT };
+	(void)state;
+
+	hx_init_conf(&h, NULL, true, false);
+	tapp_init(&srv);
+	siss = raw_open(&h, &srv, 5000, NULL, 0, NULL);
+	hx_cap_clear(&h);
+
+	/* in-window but not exact: challenge ACK, connection survives (RFC 5961 §3.2) */
+	sg.seq = 5001 + 100;
+	sg.flags = RTE_TCP_RST_FLAG;
+	hx_inject(&h, 1, &sg);
+	st = stats(&h, 1);
+	assert_int_equal(st.challenge_acks, 1);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.flags, RTE_TCP_ACK_FLAG);
+	assert_int_equal(p.seq, siss + 1);
+	assert_int_equal(p.ack, 5001);
+	assert_int_equal(wn_tcp_conn_state(srv.conn), WN_TCP_ESTABLISHED);
+
+	/* out of window: silently dropped */
+	sg.seq = 5001 + 10000000;
+	hx_inject(&h, 1, &sg);
+	assert_false(hx_cap_tcp(&h, &p));
+	assert_int_equal(wn_tcp_conn_state(srv.conn), WN_TCP_ESTABLISHED);
+
+	/* SYN on an established connection: challenge ACK (RFC 5961 §4.2) */
+	sg.seq = 5001;
+	sg.flags = RTE_TCP_SYN_FLAG;
+	hx_inject(&h, 1, &sg);
+	assert_int_equal(stats(&h, 1).challenge_acks, 2);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.flags, RTE_TCP_ACK_FLAG);
+	assert_int_equal(wn_tcp_conn_state(srv.conn), WN_TCP_ESTABLISHED);
+
+	/* ACK of data never sent: dropped, challenge ACK (RFC 5961 §5.2) */
+	sg.flags = RTE_TCP_ACK_FLAG;
+	sg.ack = siss + 1 + 5000;
+	hx_inject(&h, 1, &sg);
+	st = stats(&h, 1);
+	assert_int_equal(st.rx_drop_ack, 1);
+	assert_int_equal(st.challenge_acks, 3);
+	hx_cap_clear(&h);
+
+	/* exact RST: reset */
+	sg.seq = 5001;
+	sg.flags = RTE_TCP_RST_FLAG;
+	hx_inject(&h, 1, &sg);
+	assert_int_equal(srv.closed, 1);
+	assert_int_equal(srv.why, WN_TCP_CLOSE_RESET);
+	assert_int_equal(stats(&h, 1).rx_rst, 1);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_closed_port_gets_rst(void **state)
+{
+	struct hx h;
+	struct hx_parsed p;
+	struct hx_seg sg = { .seq = 777, .flags = RTE_TCP_SYN_FLAG, .win = 1000,
+			     .sport = RAW_PORT, .dport = 9 };
+	(void)state;
+
+	hx_init_conf(&h, NULL, true, false);
+	hx_inject(&h, 1, &sg);
+	/* RFC 9293 §3.10.7.1: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK> */
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.flags, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG);
+	assert_int_equal(p.seq, 0);
+	assert_int_equal(p.ack, 778);
+	/* with ACK: <SEQ=SEG.ACK><CTL=RST> */
+	sg.flags = RTE_TCP_ACK_FLAG;
+	sg.ack = 4242;
+	hx_inject(&h, 1, &sg);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.flags, RTE_TCP_RST_FLAG);
+	assert_int_equal(p.seq, 4242);
+	/* RST to a closed port: never answered */
+	sg.flags = RTE_TCP_RST_FLAG;
+	hx_inject(&h, 1, &sg);
+	assert_false(hx_cap_tcp(&h, &p));
+	assert_int_equal(stats(&h, 1).rx_drop_noconn, 3);
+	hx_fini(&h);
+}
+
+static void
+test_connect_refused(void **state)
+{
+	struct hx h;
+	struct tapp cli;
+	struct wn_tcp_endpoint lc, r;
+	(void)state;
+
+	hx_init(&h);
+	tapp_init(&cli);
+	lc = hx_ep(&h, 0, 0);
+	r = hx_ep(&h, 1, 9999);
+	assert_non_null(wn_tcp_connect(h.s[0].tcp, &lc, &r, &tapp_cb, &cli));
+	hx_run(&h, 10000, 1000);
+	assert_int_equal(cli.closed, 1);
+	assert_int_equal(cli.why, WN_TCP_CLOSE_REFUSED);
+	assert_int_equal(cli.established, 0);
+	tapp_fini(&cli);
+	hx_fini(&h);
+}
+
+static void
+test_syn_retries_backoff_timeout(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .syn_retries = 3, .rto_init_us = 1000000 };
+	struct hx h;
+	struct tapp cli;
+	struct wn_tcp_endpoint lc, r;
+	uint64_t times[8];
+	unsigned int n = 0;
+	struct hx_parsed p;
+	(void)state;
+
+	hx_init_conf(&h, &tc, false, true);
+	tapp_init(&cli);
+	lc = hx_ep(&h, 0, 0);
+	r = hx_ep(&h, 1, 80);
+	assert_non_null(wn_tcp_connect(h.s[0].tcp, &lc, &r, &tapp_cb, &cli));
+	for (int i = 0; i < 20000 && cli.closed == 0; i++) {
+		hx_run(&h, 1000, 1000);
+		while (hx_cap_tcp(&h, &p)) {
+			assert_int_equal(p.flags, RTE_TCP_SYN_FLAG);
+			if (n < 8)
+				times[n++] = h.now;
+		}
+	}
+	assert_int_equal(cli.closed, 1);
+	assert_int_equal(cli.why, WN_TCP_CLOSE_TIMEOUT);
+	assert_int_equal(n, 4); /* SYN + 3 retries */
+	/* RFC 6298 §5.5: the interval doubles each time: 1 s, 2 s, 4 s */
+	assert_in_range(times[1] - times[0], 990000, 1010000);
+	assert_in_range(times[2] - times[1], 1990000, 2010000);
+	assert_in_range(times[3] - times[2], 3990000, 4010000);
+	tapp_fini(&cli);
+	hx_fini(&h);
+}
+
+static void
+test_malformed_segments_counted(void **state)
+{
+	struct hx h;
+	struct tapp srv;
+	struct wn_tcp_stats st;
+	struct rte_mbuf *m;
+	static const uint8_t bad_len[] = { 2, 40, 1, 1 };    /* MSS length overruns */
+	static const uint8_t zero_len[] = { 8, 0, 0, 0 };    /* length 0 option */
+	static const uint8_t bad_sack[] = { 5, 7, 0, 0, 0, 0, 0, 1 };
+	struct hx_seg sg = { .seq = 1, .flags = RTE_TCP_SYN_FLAG, .win = 100,
+			     .sport = RAW_PORT, .dport = SRV_PORT };
+	struct wn_tcp_endpoint l;
+	(void)state;
+
+	hx_init_conf(&h, NULL, true, false);
+	tapp_init(&srv);
+	l = hx_ep(&h, 1, SRV_PORT);
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	sg.opts = bad_len;
+	sg.optlen = sizeof(bad_len);
+	hx_inject(&h, 1, &sg);
+	sg.opts = zero_len;
+	sg.optlen = sizeof(zero_len);
+	hx_inject(&h, 1, &sg);
+	sg.opts = bad_sack;
+	sg.optlen = sizeof(bad_sack);
+	hx_inject(&h, 1, &sg);
+	st = stats(&h, 1);
+	assert_int_equal(st.rx_drop_opts, 3);
+	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 0);
+
+	/* bad checksum */
+	sg.opts = NULL;
+	sg.optlen = 0;
+	m = hx_craft(&h, 0, 1, &sg);
+	*rte_pktmbuf_mtod_offset(m, uint8_t *, 14 + 20 + 4) ^= 0x5a;
+	hx_deliver(&h, 1, m);
+	assert_int_equal(stats(&h, 1).rx_drop_cksum, 1);
+
+	/* data offset below 5 words */
+	m = hx_craft(&h, 0, 1, &sg);
+	{
+		struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+		struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+
+		th->data_off = 3 << 4;
+		th->cksum = 0;
+		th->cksum = rte_ipv4_udptcp_cksum(ip, th);
+	}
+	hx_deliver(&h, 1, m);
+	/* data offset beyond the segment */
+	m = hx_craft(&h, 0, 1, &sg);
+	{
+		struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+		struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+
+		th->data_off = 15 << 4;
+		th->cksum = 0;
+		th->cksum = rte_ipv4_udptcp_cksum(ip, th);
+	}
+	hx_deliver(&h, 1, m);
+	st = stats(&h, 1);
+	assert_int_equal(st.rx_drop_short, 2);
+	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 0);
+	/* SYN+FIN to a listener is not an open */
+	sg.flags = RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG;
+	hx_inject(&h, 1, &sg);
+	assert_int_equal(stats(&h, 1).rx_drop_badflags, 1);
+	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 0);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_syn_backlog_and_conn_limit(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .max_conns = 3, .syn_backlog = 2 };
+	struct hx h;
+	struct tapp srv;
+	struct wn_tcp_endpoint l;
+	struct hx_seg sg = { .seq = 1, .flags = RTE_TCP_SYN_FLAG, .win = 100, .dport = SRV_PORT };
+	struct wn_tcp_endpoint lc, r;
+	(void)state;
+
+	hx_init_conf(&h, &tc, true, false);
+	tapp_init(&srv);
+	l = hx_ep(&h, 1, SRV_PORT);
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	for (uint16_t i = 0; i < 3; i++) {
+		sg.sport = (uint16_t)(RAW_PORT + i);
+		hx_inject(&h, 1, &sg);
+	}
+	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 2);
+	assert_int_equal(stats(&h, 1).rx_drop_backlog, 1);
+	/* the connection limit bounds active opens too */
+	lc = hx_ep(&h, 1, 0);
+	r = hx_ep(&h, 0, 80);
+	assert_non_null(wn_tcp_connect(h.s[1].tcp, &lc, &r, NULL, NULL));
+	assert_null(wn_tcp_connect(h.s[1].tcp, &lc, &r, NULL, NULL));
+	assert_int_equal(errno, ENOSPC);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_listener_refuses(void **state)
+{
+	struct hx h;
+	struct tapp cli, srv;
+	struct wn_tcp_endpoint l, lc, r;
+	(void)state;
+
+	hx_init(&h);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	srv.refuse = 1;
+	l = hx_ep(&h, 1, SRV_PORT);
+	lc = hx_ep(&h, 0, 0);
+	r = hx_ep(&h, 1, SRV_PORT);
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	assert_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	assert_int_equal(errno, EADDRINUSE);
+	assert_non_null(wn_tcp_connect(h.s[0].tcp, &lc, &r, &tapp_cb, &cli));
+	hx_run(&h, 10000, 1000);
+	assert_int_equal(srv.closed, 1);
+	assert_int_equal(srv.why, WN_TCP_CLOSE_ABORT);
+	assert_int_equal(cli.closed, 1);
+	assert_int_equal(cli.why, WN_TCP_CLOSE_RESET);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_abort_sends_rst(void **state)
+{
+	struct hx h;
+	struct tapp cli, srv;
+	(void)state;
+
+	hx_init(&h);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	wn_tcp_abort(cli.conn);
+	assert_int_equal(cli.closed, 1);
+	assert_int_equal(cli.why, WN_TCP_CLOSE_ABORT);
+	hx_run(&h, 1000, 1000);
+	assert_int_equal(srv.closed, 1);
+	assert_int_equal(srv.why, WN_TCP_CLOSE_RESET);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_isn_rfc6528(void **state)
+{
+	struct hx h;
+	struct wn_tcp_endpoint lc, r;
+	struct wn_tcp_conn *a, *b;
+	struct wn_tcp_info ia, ib;
+	(void)state;
+
+	hx_init_conf(&h, NULL, false, true);
+	hx_step(&h);
+	lc = hx_ep(&h, 0, 1111);
+	r = hx_ep(&h, 1, 80);
+	a = wn_tcp_connect(h.s[0].tcp, &lc, &r, NULL, NULL);
+	wn_tcp_conn_info(a, &ia);
+	wn_tcp_abort(a);
+	hx_run(&h, 4000, 1000); /* 4 ms later, same 4-tuple: ISN moved by the 4 us clock */
+	b = wn_tcp_connect(h.s[0].tcp, &lc, &r, NULL, NULL);
+	wn_tcp_conn_info(b, &ib);
+	assert_int_equal(ib.iss - ia.iss, 1000);
+	/* another 4-tuple at the same instant: unrelated ISN */
+	lc.port = 1112;
+	a = wn_tcp_connect(h.s[0].tcp, &lc, &r, NULL, NULL);
+	wn_tcp_conn_info(a, &ia);
+	assert_true(ia.iss - ib.iss > 1000000 || ib.iss - ia.iss > 1000000);
+	hx_fini(&h);
+}
+
+static void
+test_paws_drops_old_timestamp(void **state)
+{
+	static const uint8_t ts_syn[] = { 1, 1, 8, 10, 0, 0, 0x10, 0, 0, 0, 0, 0 };
+	uint8_t ts_old[12] = { 1, 1, 8, 10, 0, 0, 0x0f, 0, 0, 0, 0, 0 };
+	struct hx h;
+	struct tapp srv;
+	uint32_t siss;
+	struct hx_seg sg = { .win = 65535, .sport = RAW_PORT, .dport = SRV_PORT };
+	(void)state;
+
+	hx_init_conf(&h, NULL, true, false);
+	tapp_init(&srv);
+	siss = raw_open(&h, &srv, 100, ts_syn, sizeof(ts_syn), NULL);
+	(void)siss;
+	sg.seq = 101;
+	sg.ack = siss + 1;
+	sg.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
+	sg.data = "abc";
+	sg.len = 3;
+	sg.opts = ts_old;
+	sg.optlen = sizeof(ts_old);
+	hx_inject(&h, 1, &sg);
+	assert_int_equal(stats(&h, 1).rx_drop_paws, 1);
+	assert_int_equal(srv.rx_len, 0);
+	ts_old[6] = 0x11; /* newer: accepted */
+	hx_inject(&h, 1, &sg);
+	assert_int_equal(srv.rx_len, 3);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_time_wait_acks_retransmitted_fin(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .msl_us = 1000000 };
+	struct hx h;
+	struct tapp srv;
+	struct hx_parsed p;
+	uint32_t siss;
+	struct hx_seg sg = { .win = 65535, .sport = RAW_PORT, .dport = SRV_PORT };
+	struct wn_tcp_conn *c;
+	(void)state;
+
+	hx_init_conf(&h, &tc, true, false);
+	tapp_init(&srv);
+	siss = raw_open(&h, &srv, 100, NULL, 0, NULL);
+	c = srv.conn;
+	wn_tcp_close(c);
+	hx_step(&h);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_true(p.flags & RTE_TCP_FIN_FLAG);
+	/* peer ACKs our FIN and sends its own */
+	sg.seq = 101;
+	sg.ack = siss + 2;
+	sg.flags = RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG;
+	hx_inject(&h, 1, &sg);
+	assert_int_equal(wn_tcp_conn_state(c), WN_TCP_TIME_WAIT);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.ack, 102);
+	/* the FIN again (our ACK was lost): ACKed again from TIME-WAIT */
+	hx_inject(&h, 1, &sg);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.flags, RTE_TCP_ACK_FLAG);
+	assert_int_equal(p.ack, 102);
+	assert_int_equal(wn_tcp_conn_state(c), WN_TCP_TIME_WAIT);
+	hx_run(&h, 2100000, 10000);
+	assert_int_equal(srv.closed, 1);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_lost_synack_is_repeated(void **state)
+{
+	struct hx h;
+	struct tapp srv;
+	struct wn_tcp_endpoint l;
+	struct hx_parsed p1, p2;
+	struct hx_seg sg = { .seq = 9, .flags = RTE_TCP_SYN_FLAG, .win = 100,
+			     .sport = RAW_PORT, .dport = SRV_PORT };
+	(void)state;
+
+	hx_init_conf(&h, NULL, true, false);
+	tapp_init(&srv);
+	l = hx_ep(&h, 1, SRV_PORT);
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	hx_inject(&h, 1, &sg);
+	assert_true(hx_cap_tcp(&h, &p1));
+	hx_inject(&h, 1, &sg); /* duplicate SYN */
+	assert_true(hx_cap_tcp(&h, &p2));
+	assert_int_equal(p2.flags, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG);
+	assert_int_equal(p2.seq, p1.seq);
+	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 1);
+	/* and the timer repeats it too */
+	hx_run(&h, 1100000, 10000);
+	assert_true(hx_cap_tcp(&h, &p2));
+	assert_int_equal(p2.flags, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handshake_and_echo),
+		cmocka_unit_test(test_handshake_no_options),
+		cmocka_unit_test(test_mss_negotiation_and_default),
+		cmocka_unit_test(test_active_and_passive_close),
+		cmocka_unit_test(test_simultaneous_close),
+		cmocka_unit_test(test_simultaneous_open),
+		cmocka_unit_test(test_rst_rules_rfc5961),
+		cmocka_unit_test(test_closed_port_gets_rst),
+		cmocka_unit_test(test_connect_refused),
+		cmocka_unit_test(test_syn_retries_backoff_timeout),
+		cmocka_unit_test(test_malformed_segments_counted),
+		cmocka_unit_test(test_syn_backlog_and_conn_limit),
+		cmocka_unit_test(test_listener_refuses),
+		cmocka_unit_test(test_abort_sends_rst),
+		cmocka_unit_test(test_isn_rfc6528),
+		cmocka_unit_test(test_paws_drops_old_timestamp),
+		cmocka_unit_test(test_time_wait_acks_retransmitted_fin),
+		cmocka_unit_test(test_lost_synack_is_repeated),
 	};
 
 	hx_eal_init("wn_tcp_conn");
