@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -815,6 +816,260 @@ test_callback_stop(void **state)
 	assert_int_equal(calls, 101);
 }
 
+
+/* ---- real siw traffic (../shared/captures/siw, INTEROP-NOTES.md) ------------------------- */
+
+static const char *src_root;
+
+struct flow {
+	uint16_t sport, dport;
+	uint32_t next;
+	bool synced;
+	uint8_t *data;
+	size_t len, cap;
+};
+
+#define MAX_FLOWS 8
+
+static void
+flow_add(struct flow *f, uint32_t seq, bool syn, const uint8_t *p, size_t n)
+{
+	if (syn) {
+		f->next = seq + 1;
+		f->synced = true;
+		return;
+	}
+	if (!f->synced) {
+		f->next = seq;
+		f->synced = true;
+	}
+	uint32_t skip = f->next - seq; /* retransmitted prefix */
+	if ((int32_t)skip < 0 || skip >= n)
+		return; /* gap or pure retransmission (none in these captures) */
+	p += skip;
+	n -= skip;
+	if (f->len + n > f->cap) {
+		f->cap = (f->len + n) * 2;
+		f->data = realloc(f->data, f->cap);
+		assert_non_null(f->data);
+	}
+	memcpy(f->data + f->len, p, n);
+	f->len += n;
+	f->next += (uint32_t)n;
+}
+
+/* Minimal pcap (Ethernet, IPv4/IPv6, TCP) reader: ordered payload per direction. */
+static unsigned int
+load_flows(const char *name, struct flow *flows)
+{
+	char path[512];
+	unsigned int nf = 0;
+
+	snprintf(path, sizeof(path), "%s/../shared/captures/siw/%s", src_root, name);
+	FILE *fp = fopen(path, "rb");
+	if (fp == NULL)
+		return 0;
+	static uint8_t file[1 << 20];
+	size_t len = fread(file, 1, sizeof(file), fp);
+	fclose(fp);
+	assert_true(len > 24 && len < sizeof(file));
+	assert_int_equal(file[0] | file[1] << 8 | file[2] << 16 | (uint32_t)file[3] << 24,
+			 0xa1b2c3d4u);
+	for (size_t off = 24; off + 16 <= len;) {
+		const uint8_t *r = file + off;
+		uint32_t incl = r[8] | r[9] << 8 | r[10] << 16 | (uint32_t)r[11] << 24;
+		const uint8_t *e = r + 16;
+		off += 16 + incl;
+		assert_true(off <= len);
+		if (incl < 14)
+			continue;
+		size_t l3 = 14;
+		uint16_t et = (uint16_t)(e[12] << 8 | e[13]);
+		if (et == 0x8100) {
+			et = (uint16_t)(e[16] << 8 | e[17]);
+			l3 = 18;
+		}
+		const uint8_t *ip = e + l3;
+		size_t iph, plen;
+		if (et == 0x0800) {
+			if (ip[9] != 6)
+				continue;
+			iph = (size_t)(ip[0] & 15) * 4;
+			plen = (size_t)(ip[2] << 8 | ip[3]) - iph;
+		} else if (et == 0x86DD) {
+			if (ip[6] != 6)
+				continue;
+			iph = 40;
+			plen = (size_t)(ip[4] << 8 | ip[5]);
+		} else {
+			continue;
+		}
+		const uint8_t *tcp = ip + iph;
+		size_t th = (size_t)(tcp[12] >> 4) * 4;
+		uint16_t sp = (uint16_t)(tcp[0] << 8 | tcp[1]);
+		uint16_t dp = (uint16_t)(tcp[2] << 8 | tcp[3]);
+		uint32_t seq = (uint32_t)tcp[4] << 24 | (uint32_t)tcp[5] << 16 |
+			       (uint32_t)tcp[6] << 8 | tcp[7];
+		struct flow *f = NULL;
+		for (unsigned int i = 0; i < nf; i++)
+			if (flows[i].sport == sp && flows[i].dport == dp)
+				f = &flows[i];
+		if (f == NULL) {
+			assert_true(nf < MAX_FLOWS);
+			f = &flows[nf++];
+			memset(f, 0, sizeof(*f));
+			f->sport = sp;
+			f->dport = dp;
+		}
+		flow_add(f, seq, (tcp[13] & 0x02) != 0, tcp + th, plen - th);
+	}
+	return nf;
+}
+
+struct count_ctx {
+	unsigned int ok, bad;
+};
+
+static int
+cnt_header(void *arg, const struct wn_mpa_rx_hdr *h)
+{
+	(void)arg;
+	/* every siw ULPDU starts with DDP control: DV = 1, RV = 1 (IWARP-WIRE.md §2.1) */
+	if (h->hdr_len >= 2) {
+		assert_int_equal(h->hdr[0] & 0x03, 1);
+		assert_int_equal(h->hdr[1] >> 6, 1);
+	}
+	return 0;
+}
+
+static int
+cnt_payload(void *arg, const uint8_t *p, size_t len, uint32_t off)
+{
+	(void)arg;
+	(void)p;
+	(void)len;
+	(void)off;
+	return 0;
+}
+
+static int
+cnt_end(void *arg, const struct wn_mpa_rx_hdr *h, enum wn_mpa_err v)
+{
+	struct count_ctx *c = arg;
+
+	(void)h;
+	if (v == WN_MPA_ERR_NONE)
+		c->ok++;
+	else
+		c->bad++;
+	return 0;
+}
+
+static const struct wn_mpa_rx_ops cnt_ops = {
+	.header = cnt_header, .payload = cnt_payload, .end = cnt_end};
+
+/* Deframe one direction after its startup frame; @return FPDUs with a good verdict. */
+static unsigned int
+deframe_flow(const struct flow *f, size_t start, bool crc, bool corrupt)
+{
+	struct wn_mpa_deframer_cfg cfg = {.stream = {.seq_start = 1000, .markers = false,
+						     .crc = crc},
+					  .seq = 1000, .check_markers = true, .hdr_len = 2};
+	struct count_ctx c = {0};
+	struct wn_mpa_deframer d;
+	uint8_t *copy = malloc(f->len - start + 1);
+
+	assert_non_null(copy);
+	memcpy(copy, f->data + start, f->len - start);
+	if (corrupt)
+		copy[(f->len - start) / 2] ^= 0x01;
+	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &cnt_ops, &c), 0);
+	int rc = feed(&d, copy, f->len - start, 1);
+	free(copy);
+	if (corrupt) {
+		assert_int_equal(rc, -EBADMSG);
+		assert_int_equal(c.bad, 1);
+		return c.ok;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(c.bad, 0);
+	/* the capture ends on an FPDU boundary: every octet was part of a good FPDU */
+	assert_int_equal(d.state, WN_MPA_RX_LEN);
+	assert_int_equal(d.got, 0);
+	return c.ok;
+}
+
+static void
+test_siw_captures(void **state)
+{
+	static const char *const files[] = {"rping-crc.pcap", "rping-p2p.pcap",
+					    "rping-mpav1.pcap", "perftest-send-lat.pcap"};
+	unsigned int checked = 0;
+	(void)state;
+
+	if (src_root == NULL)
+		skip();
+	for (unsigned int k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+		struct flow flows[MAX_FLOWS];
+		unsigned int nf = load_flows(files[k], flows);
+
+		for (unsigned int i = 0; i < nf; i++) {
+			struct flow *ini = &flows[i], *rsp = NULL;
+			struct wn_mpa_frame req, rep;
+			size_t rq_len = 0, rp_len = 0;
+
+			if (ini->len < 16 || memcmp(ini->data, WN_MPA_KEY_REQ, 16) != 0)
+				continue;
+			for (unsigned int j = 0; j < nf; j++)
+				if (flows[j].sport == ini->dport && flows[j].dport == ini->sport)
+					rsp = &flows[j];
+			assert_non_null(rsp);
+			assert_int_equal(wn_mpa_frame_decode(ini->data, ini->len, NULL, &req, &rq_len),
+					 WN_MPA_FRAME_OK);
+			assert_int_equal(wn_mpa_frame_decode(rsp->data, rsp->len, NULL, &rep, &rp_len),
+					 WN_MPA_FRAME_OK);
+			assert_int_equal(req.type, WN_MPA_FRAME_REQUEST);
+			assert_int_equal(rep.type, WN_MPA_FRAME_REPLY);
+			assert_false(rep.rejected);
+			assert_false(req.markers || rep.markers); /* siw never uses Markers */
+			if (strcmp(files[k], "rping-mpav1.pcap") == 0) {
+				assert_int_equal(req.rev, 1);
+				assert_false(req.enhanced);
+			} else {
+				assert_int_equal(req.rev, 2);
+				assert_true(req.enhanced && rep.enhanced);
+			}
+			if (strcmp(files[k], "rping-p2p.pcap") == 0) {
+				/* INTEROP-NOTES.md: offers Write+Read, responder picks Write */
+				assert_true(req.p2p && rep.p2p);
+				assert_int_equal(req.rtr, WN_MPA_RTR_WRITE | WN_MPA_RTR_READ);
+				assert_int_equal(rep.rtr, WN_MPA_RTR_WRITE);
+				struct wn_mpa_caps me = {.ird = 1, .ord = 1, .p2p = true,
+							 .rtr = WN_MPA_RTR_ALL};
+				struct wn_mpa_neg neg;
+				assert_int_equal(wn_mpa_negotiate_initiator(&me, &rep, &neg),
+						 WN_MPA_ERR_NONE);
+				assert_int_equal(neg.rtr, WN_MPA_RTR_WRITE);
+			}
+			/* RFC 5044 §7.1.1: CRC on if either side asked */
+			bool crc = req.crc || rep.crc;
+			if (strcmp(files[k], "rping-crc.pcap") == 0)
+				assert_true(crc);
+			unsigned int a = deframe_flow(ini, rq_len, crc, false);
+			unsigned int b = deframe_flow(rsp, rp_len, crc, false);
+			assert_true(a + b > 0);
+			if (crc && a > 1)
+				deframe_flow(ini, rq_len, crc, true);
+			checked++;
+		}
+		for (unsigned int i = 0; i < nf; i++)
+			free(flows[i].data);
+	}
+	if (checked == 0)
+		skip(); /* captures not present in this checkout */
+	assert_true(checked >= 4);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -832,8 +1087,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_marker_locate),
 		cmocka_unit_test(test_hdr_len_callback),
 		cmocka_unit_test(test_callback_stop),
+		cmocka_unit_test(test_siw_captures),
 	};
-	(void)argc;
-	(void)argv;
+	src_root = argc > 1 ? argv[1] : NULL;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
