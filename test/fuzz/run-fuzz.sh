@@ -5,7 +5,7 @@
 # sanitizer report makes libFuzzer exit non-zero, failing the test; the
 # offending input is kept in $WN_FUZZ_ARTIFACTS (default ./fuzz-artifacts).
 set -euo pipefail
-target=$1 seeds=$2
+target=$(realpath "$1") seeds=$2
 secs=${WN_FUZZ_SECONDS:-20}
 art=${WN_FUZZ_ARTIFACTS:-$PWD/fuzz-artifacts}
 mkdir -p "$art"
