@@ -420,6 +420,11 @@ test_cm_local(void **state)
 	/* the listener keeps listening while the connection is up */
 	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 4, NULL),
 			 -EINVAL);
+	/* re-listen on the port of a live connection (perftest's control QP does this) */
+	assert_int_equal(wn_client_cm_destroy_id(srvs.c, lid), 0);
+	assert_int_equal(wn_client_cm_create_id(srvs.c, srvs.ch, 0x1111, &lid), 0);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid, &la, NULL, 0, NULL), 0);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 4, NULL), 0);
 	/* disconnect from the active side: both sides see DISCONNECTED, QPs go to ERR */
 	assert_int_equal(wn_client_cm_disconnect(cli.c, aid), 0);
 	get_event(cli.ch, WN_CTL_CM_EV_DISCONNECTED, &ev);
