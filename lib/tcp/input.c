@@ -621,9 +621,10 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	if (first < len)
 		mbuf_copy(s->m, off + first, len - first, c->rbuf);
 	if (seq != c->rcv.nxt) {
-		/* RFC 5681 §4.2: out-of-order data is acknowledged at once (dup ACK + SACK). */
+		/* RFC 5681 §4.2: every out-of-order segment gets its own immediate duplicate
+		 * ACK (with SACK), even inside a burst, so the sender can count them. */
 		ctx->st.rx_ooo++;
-		set_ack_now(c);
+		tcp_send_ack(c);
 		return;
 	}
 	c->rcv.nxt += len;

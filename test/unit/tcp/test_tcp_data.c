@@ -1,0 +1,655 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Data transfer: bulk stream, random loss/reorder (SACK/RFC 6675, NewReno/RFC 6582, CUBIC),
+ * sequence wraparound, the record segmenter (records never split, boundaries kept on
+ * retransmission), RTO backoff, zero window and probes, SACK scoreboard, delayed ACK,
+ * bounded out-of-order queue. What breaks if this fails: data integrity or recovery.
+ */
+#include "app.h"
+
+#define RAW_PORT 40000
+
+static struct wn_tcp_stats
+stats(struct hx *h, int side)
+{
+	struct wn_tcp_stats st;
+
+	wn_tcp_stats_get(h->s[side].tcp, &st);
+	return st;
+}
+
+static uint8_t *
+pattern(size_t n, uint32_t seed)
+{
+	uint8_t *p = malloc(n);
+
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+	return p;
+}
+
+/* Stream @p total bytes client -> server; @return simulated microseconds used. */
+static uint64_t
+transfer(struct hx *h, struct tapp *cli, struct tapp *srv, const uint8_t *data, size_t total,
+	 uint64_t limit_us)
+{
+	size_t off = 0;
+	uint64_t start = h->now;
+
+	while ((off < total || srv->rx_len < total) && h->now - start < limit_us) {
+		if (off < total) {
+			int n = wn_tcp_send(cli->conn, data + off,
+					    (uint32_t)RTE_MIN(total - off, (size_t)65536));
+
+			assert_true(n >= 0);
+			off += (size_t)n;
+		}
+		hx_run(h, 1000, 1000);
+	}
+	return h->now - start;
+}
+
+static void
+run_transfer(const struct wn_tcp_ctx_conf *tc, uint32_t drop_pm, uint32_t reorder_pm,
+	     size_t total, bool expect_loss_recovery)
+{
+	struct hx h;
+	struct tapp cli, srv;
+	uint8_t *data = pattern(total, 7);
+	struct wn_tcp_stats st;
+
+	hx_init_conf(&h, tc, false, false);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	h.drop_pm = drop_pm;
+	h.reorder_pm = reorder_pm;
+	transfer(&h, &cli, &srv, data, total, 600ull * 1000000);
+	assert_int_equal(srv.rx_len, total);
+	assert_memory_equal(srv.rx, data, total);
+	assert_int_equal(cli.sent_acked, total);
+	st = stats(&h, 0);
+	if (expect_loss_recovery) {
+		assert_true(h.dropped > 0);
+		assert_true(st.tx_retrans > 0);
+		assert_true(st.fast_retrans > 0);
+	} else {
+		assert_int_equal(st.tx_retrans, 0);
+	}
+	free(data);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_bulk_stream(void **state)
+{
+	(void)state;
+	run_transfer(NULL, 0, 0, 4u << 20, false);
+}
+
+static void
+test_loss_reorder_sack(void **state)
+{
+	(void)state;
+	run_transfer(NULL, 20, 50, 2u << 20, true);
+}
+
+static void
+test_loss_reorder_newreno_nosack(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_WSCALE | WN_TCP_F_TIMESTAMPS |
+					       WN_TCP_F_NODELAY };
+	(void)state;
+	run_transfer(&tc, 20, 50, 1u << 20, true);
+}
+
+static void
+test_loss_cubic(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .cc = &wn_tcp_cc_cubic };
+	(void)state;
+	run_transfer(&tc, 20, 20, 2u << 20, true);
+}
+
+static void
+test_sequence_wraparound(void **state)
+{
+	struct hx h;
+	struct tapp cli, srv;
+	struct wn_tcp_endpoint l, lc, r;
+	size_t total = 1u << 20;
+	uint8_t *data = pattern(total, 3);
+	struct wn_tcp_info ci;
+	(void)state;
+
+	hx_init(&h);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	l = hx_ep(&h, 1, 5000);
+	lc = hx_ep(&h, 0, 0);
+	r = hx_ep(&h, 1, 5000);
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	cli.conn = wn_tcp_connect_iss(h.s[0].tcp, &lc, &r, &tapp_cb, &cli, 0xFFFFFFFFu - 20000);
+	hx_run(&h, 10000, 1000);
+	assert_int_equal(cli.established, 1);
+	h.drop_pm = 10;
+	transfer(&h, &cli, &srv, data, total, 600ull * 1000000);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_true(ci.snd_una < 0x80000000u); /* it wrapped */
+	assert_int_equal(ci.snd_una, (uint32_t)(0xFFFFFFFFu - 20000 + 1 + total));
+	assert_int_equal(srv.rx_len, total);
+	assert_memory_equal(srv.rx, data, total);
+	free(data);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+/* ---- records ---- */
+
+struct rec_check {
+	uint32_t *starts;   /* record start sequence numbers, ascending from base */
+	uint32_t n;
+	uint32_t end;       /* sequence after the last record */
+	uint64_t segs, multi, bad, retrans_segs;
+	uint32_t max_seen;
+	uint16_t cport;
+};
+
+static bool
+rec_is_boundary(const struct rec_check *rc, uint32_t seq)
+{
+	uint32_t lo = 0, hi = rc->n;
+
+	if (seq == rc->end)
+		return true;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if ((int32_t)(rc->starts[mid] - seq) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < rc->n && rc->starts[lo] == seq;
+}
+
+static bool
+rec_filter(struct hx *h, int from, struct rte_mbuf *m, void *arg)
+{
+	struct rec_check *rc = arg;
+	struct hx_parsed p;
+	uint32_t recs = 0;
+
+	(void)h;
+	if (from != 0 || !hx_parse(m, &p) || p.len == 0)
+		return false;
+	rc->segs++;
+	if (!rec_is_boundary(rc, p.seq) || !rec_is_boundary(rc, p.seq + p.len))
+		rc->bad++;
+	for (uint32_t s = 0; s < rc->n; s++)
+		if ((int32_t)(rc->starts[s] - p.seq) >= 0 &&
+		    (int32_t)(rc->starts[s] - (p.seq + p.len)) < 0)
+			recs++;
+	if (recs > 1)
+		rc->multi++;
+	if ((int32_t)(p.seq - rc->max_seen) < 0)
+		rc->retrans_segs++;
+	else
+		rc->max_seen = p.seq;
+	return false;
+}
+
+static void
+records_run(uint32_t drop_pm, uint32_t reorder_pm)
+{
+	struct hx h;
+	struct tapp cli, srv;
+	struct rec_check rc = { 0 };
+	uint32_t nrec = 3000, i = 0, seed = 11;
+	size_t total = 0;
+	uint8_t *data = pattern(nrec * 1448u, 5);
+	uint16_t emss;
+	uint64_t start;
+
+	hx_init(&h);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	emss = wn_tcp_emss(cli.conn);
+	assert_int_equal(emss, 1448);
+	assert_int_equal(wn_tcp_send_record(cli.conn, "x", 1), -EINVAL); /* stream mode */
+	assert_int_equal(wn_tcp_set_mode(cli.conn, WN_TCP_MODE_RECORD), 0);
+	assert_int_equal(wn_tcp_send(cli.conn, "x", 1), -EINVAL);
+	assert_int_equal(wn_tcp_send_record(cli.conn, data, emss + 1u), -EMSGSIZE);
+	rc.starts = calloc(nrec, sizeof(uint32_t));
+	rc.max_seen = wn_tcp_next_seq(cli.conn);
+	h.filter = rec_filter;
+	h.filter_arg = &rc;
+	h.drop_pm = drop_pm;
+	h.reorder_pm = reorder_pm;
+	start = h.now;
+	while ((i < nrec || srv.rx_len < total) && h.now - start < 600ull * 1000000) {
+		while (i < nrec) {
+			uint32_t len;
+			uint32_t next = wn_tcp_next_seq(cli.conn);
+			int rcv;
+
+			seed = seed * 1103515245u + 12345u;
+			len = 8 + (seed >> 16) % (emss - 8u);
+			if (i % 7 == 0)
+				len = emss; /* exactly one per segment */
+			rcv = wn_tcp_send_record(cli.conn, data + total, len);
+			if (rcv == -ENOBUFS)
+				break;
+			assert_int_equal(rcv, 0);
+			rc.starts[i] = next;
+			rc.n = i + 1;
+			rc.end = next + len;
+			assert_int_equal(wn_tcp_next_seq(cli.conn), next + len);
+			total += len;
+			i++;
+		}
+		hx_run(&h, 1000, 1000);
+	}
+	assert_int_equal(i, nrec);
+	assert_int_equal(srv.rx_len, total);
+	assert_memory_equal(srv.rx, data, total);
+	assert_int_equal(rc.bad, 0);
+	assert_true(rc.segs > 0);
+	assert_true(rc.multi > 0); /* small records were packed together */
+	assert_int_equal(stats(&h, 0).record_split, 0);
+	if (drop_pm > 0)
+		assert_true(rc.retrans_segs > 0); /* and retransmissions were checked as well */
+	free(rc.starts);
+	free(data);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_records_never_split(void **state)
+{
+	(void)state;
+	records_run(0, 0);
+}
+
+static void
+test_records_boundaries_kept_on_retransmission(void **state)
+{
+	(void)state;
+	records_run(30, 30);
+}
+
+/* ---- RTO ---- */
+
+struct rto_watch {
+	uint64_t t[16];
+	uint32_t seq[16];
+	unsigned int n;
+	bool drop;
+};
+
+static bool
+rto_filter(struct hx *h, int from, struct rte_mbuf *m, void *arg)
+{
+	struct rto_watch *w = arg;
+	struct hx_parsed p;
+
+	if (from != 0 || !hx_parse(m, &p) || p.len == 0)
+		return false;
+	if (w->n < 16) {
+		w->t[w->n] = h->now;
+		w->seq[w->n] = p.seq;
+		w->n++;
+	}
+	return w->drop;
+}
+
+static void
+test_rto_backoff(void **state)
+{
+	struct hx h;
+	struct tapp cli, srv;
+	struct rto_watch w = { .drop = true };
+	struct wn_tcp_info ci;
+	(void)state;
+
+	hx_init(&h);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	h.filter = rto_filter;
+	h.filter_arg = &w;
+	assert_int_equal(wn_tcp_send(cli.conn, "0123456789", 10), 10);
+	hx_run(&h, 3500000, 1000);
+	/* first send + retransmissions at RTO, 2 RTO, 4 RTO (RFC 6298 §5.5) */
+	assert_true(w.n >= 4);
+	for (unsigned int i = 0; i < w.n; i++)
+		assert_int_equal(w.seq[i], w.seq[0]);
+	{
+		uint64_t d1 = w.t[1] - w.t[0], d2 = w.t[2] - w.t[1], d3 = w.t[3] - w.t[2];
+
+		assert_true(d1 >= 200000); /* never below the minimum RTO */
+		assert_in_range(d2, 2 * d1 - 2000, 2 * d1 + 2000);
+		assert_in_range(d3, 4 * d1 - 4000, 4 * d1 + 4000);
+	}
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_true(ci.backoff >= 3);
+	assert_int_equal(ci.cwnd, ci.emss); /* loss window after RTO */
+	assert_true(stats(&h, 0).rto_fired >= 3);
+	/* the path heals: data delivered, backoff cleared by the new ACK */
+	w.drop = false;
+	hx_run(&h, 10000000, 1000);
+	assert_int_equal(srv.rx_len, 10);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_int_equal(ci.backoff, 0);
+	assert_int_equal(ci.snd_una, ci.snd_max);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_retries_exhausted_times_out(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .max_retries = 3, .rto_max_us = 1000000 };
+	struct hx h;
+	struct tapp cli, srv;
+	struct rto_watch w = { .drop = true };
+	(void)state;
+
+	hx_init_conf(&h, &tc, false, false);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	h.filter = rto_filter;
+	h.filter_arg = &w;
+	wn_tcp_send(cli.conn, "abc", 3);
+	hx_run(&h, 20000000, 10000);
+	assert_int_equal(cli.closed, 1);
+	assert_int_equal(cli.why, WN_TCP_CLOSE_TIMEOUT);
+	assert_int_equal(stats(&h, 0).conns_timeout, 1);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+/* ---- zero window ---- */
+
+static void
+test_zero_window_probe_and_reopen(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .rcvbuf = 16384 };
+	struct hx h;
+	struct tapp cli, srv;
+	size_t total = 65536;
+	uint8_t *data = pattern(total, 9);
+	struct wn_tcp_info ci, si;
+	size_t off = 0;
+	uint64_t zwp;
+	(void)state;
+
+	hx_init_conf(&h, &tc, false, false);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	srv.auto_read = false;
+	off += (size_t)wn_tcp_send(cli.conn, data, (uint32_t)total);
+	hx_run(&h, 5000000, 1000);
+	wn_tcp_conn_info(srv.conn, &si);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_int_equal(si.rcv_queued, 16384);
+	assert_int_equal(si.rcv_wnd, 0);
+	assert_int_equal(ci.snd_wnd, 0);
+	zwp = stats(&h, 0).zwp_sent;
+	assert_true(zwp >= 3);
+	assert_true(zwp <= 8); /* probes back off */
+	assert_int_equal(cli.closed, 0);
+	/* the reader drains: the window reopens, everything arrives intact */
+	srv.auto_read = true;
+	tapp_drain(&srv);
+	while (srv.rx_len < total && h.now < 200ull * 1000000) {
+		if (off < total)
+			off += (size_t)wn_tcp_send(cli.conn, data + off, (uint32_t)(total - off));
+		hx_run(&h, 1000, 1000);
+	}
+	assert_int_equal(srv.rx_len, total);
+	assert_memory_equal(srv.rx, data, total);
+	free(data);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+/* ---- crafted peer: SACK scoreboard, delayed ACK, out-of-order queue ---- */
+
+/* Side 1 (real stack) connects to raw side 0; the raw peer answers with @p opts. */
+static struct wn_tcp_conn *
+raw_peer_accept(struct hx *h, struct tapp *cli, const uint8_t *opts, uint8_t optlen,
+		uint32_t peer_iss, struct hx_parsed *syn)
+{
+	struct wn_tcp_endpoint lc = hx_ep(h, 1, 6000), r = hx_ep(h, 0, RAW_PORT);
+	struct hx_seg sg = { .flags = RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG, .win = 65535,
+			     .sport = RAW_PORT, .dport = 6000, .opts = opts, .optlen = optlen };
+	struct wn_tcp_conn *c = wn_tcp_connect(h->s[1].tcp, &lc, &r, &tapp_cb, cli);
+
+	assert_non_null(c);
+	hx_step(h);
+	assert_true(hx_cap_tcp(h, syn));
+	assert_int_equal(syn->flags, RTE_TCP_SYN_FLAG);
+	sg.seq = peer_iss;
+	sg.ack = syn->seq + 1;
+	hx_inject(h, 1, &sg);
+	assert_int_equal(cli->established, 1);
+	hx_cap_clear(h);
+	return c;
+}
+
+static void
+test_sack_scoreboard_and_recovery(void **state)
+{
+	/* MSS 1000, SACK permitted, window scale 0 */
+	static const uint8_t opts[] = { 2, 4, 0x03, 0xe8, 1, 1, 4, 2 };
+	uint8_t sack[12] = { 1, 1, 5, 10 };
+	struct hx h;
+	struct tapp cli;
+	struct hx_parsed syn, p;
+	struct wn_tcp_conn *c;
+	struct wn_tcp_info ci;
+	uint8_t buf[10000];
+	uint32_t base;
+	struct hx_seg ack = { .seq = 501, .flags = RTE_TCP_ACK_FLAG, .win = 65535,
+			      .sport = RAW_PORT, .dport = 6000 };
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY };
+	unsigned int nseg = 0;
+	(void)state;
+
+	hx_init_conf(&h, &tc, true, false);
+	tapp_init(&cli);
+	c = raw_peer_accept(&h, &cli, opts, sizeof(opts), 500, &syn);
+	wn_tcp_conn_info(c, &ci);
+	assert_true(ci.sack_ok);
+	assert_int_equal(ci.emss, 1000);
+	base = syn.seq + 1;
+	memset(buf, 'a', sizeof(buf));
+	/* slow start lets 4 segments out (IW = 4 * 1000 <= 4380) */
+	assert_int_equal(wn_tcp_send(c, buf, 4000), 4000);
+	hx_step(&h);
+	while (hx_cap_tcp(&h, &p))
+		nseg++;
+	assert_int_equal(nseg, 4);
+	/* segment 1 lost; 2, 3, 4 SACKed one by one: three duplicate ACKs */
+	ack.ack = base;
+	ack.opts = sack;
+	ack.optlen = sizeof(sack);
+	for (uint32_t k = 1; k <= 3; k++) {
+		uint32_t s = rte_cpu_to_be_32(base + 1000), e = rte_cpu_to_be_32(base + 1000 * (k + 1));
+
+		memcpy(sack + 4, &s, 4);
+		memcpy(sack + 8, &e, 4);
+		hx_inject(&h, 1, &ack);
+		wn_tcp_conn_info(c, &ci);
+		assert_int_equal(ci.sack_blocks, 1);
+		assert_int_equal(ci.sacked_bytes, 1000 * k);
+	}
+	/* RFC 6675: loss detected -> the hole (and only the hole) is retransmitted */
+	wn_tcp_conn_info(c, &ci);
+	assert_true(ci.in_recovery);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.seq, base);
+	assert_int_equal(p.len, 1000);
+	while (hx_cap_tcp(&h, &p))
+		assert_true(p.seq != base + 1000 && p.seq != base + 2000 && p.seq != base + 3000);
+	assert_int_equal(stats(&h, 1).fast_retrans, 1);
+	/* an invalid SACK block (above SND.MAX) is ignored */
+	{
+		uint32_t s = rte_cpu_to_be_32(base + 100000), e = rte_cpu_to_be_32(base + 101000);
+
+		memcpy(sack + 4, &s, 4);
+		memcpy(sack + 8, &e, 4);
+		hx_inject(&h, 1, &ack);
+		wn_tcp_conn_info(c, &ci);
+		assert_int_equal(ci.sacked_bytes, 3000);
+	}
+	/* full ACK ends recovery and empties the scoreboard */
+	ack.ack = base + 4000;
+	ack.opts = NULL;
+	ack.optlen = 0;
+	hx_inject(&h, 1, &ack);
+	wn_tcp_conn_info(c, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(ci.sack_blocks, 0);
+	assert_int_equal(ci.snd_una, base + 4000);
+	assert_int_equal(cli.sent_acked, 4000);
+	tapp_fini(&cli);
+	hx_fini(&h);
+}
+
+static void
+test_delayed_ack(void **state)
+{
+	static const uint8_t opts[] = { 2, 4, 0x05, 0xb4 };
+	struct hx h;
+	struct tapp cli;
+	struct hx_parsed syn, p;
+	uint8_t buf[1460];
+	struct hx_seg d = { .seq = 1001, .flags = RTE_TCP_ACK_FLAG, .win = 65535,
+			    .sport = RAW_PORT, .dport = 6000, .data = buf, .len = 100 };
+	struct wn_tcp_ctx_conf tc = { .delack_us = 40000 };
+	(void)state;
+
+	memset(buf, 'z', sizeof(buf));
+	hx_init_conf(&h, &tc, true, false);
+	tapp_init(&cli);
+	raw_peer_accept(&h, &cli, opts, sizeof(opts), 1000, &syn);
+	d.ack = syn.seq + 1;
+	hx_inject(&h, 1, &d);
+	assert_int_equal(cli.rx_len, 100);
+	assert_false(hx_cap_tcp(&h, &p)); /* held back */
+	hx_run(&h, 30000, 1000);
+	assert_false(hx_cap_tcp(&h, &p));
+	hx_run(&h, 15000, 1000);
+	assert_true(hx_cap_tcp(&h, &p)); /* the timer fired */
+	assert_int_equal(p.ack, 1101);
+	assert_int_equal(stats(&h, 1).delack_fired, 1);
+	/* two full-sized segments: ACK at once (RFC 5681 §4.2) */
+	d.seq = 1101;
+	d.len = 1460;
+	hx_inject(&h, 1, &d);
+	assert_false(hx_cap_tcp(&h, &p));
+	d.seq = 1101 + 1460;
+	hx_inject(&h, 1, &d);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.ack, 1101 + 2920);
+	tapp_fini(&cli);
+	hx_fini(&h);
+}
+
+static void
+test_ooo_queue_bounded_and_sack_blocks(void **state)
+{
+	static const uint8_t opts[] = { 2, 4, 0x05, 0xb4, 1, 1, 4, 2 };
+	struct hx h;
+	struct tapp cli;
+	struct hx_parsed syn, p;
+	uint8_t buf[100];
+	struct hx_seg d = { .flags = RTE_TCP_ACK_FLAG, .win = 65535, .sport = RAW_PORT,
+			    .dport = 6000, .data = buf, .len = 100 };
+	struct wn_tcp_ctx_conf tc = { .ooo_max = 3, .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY };
+	struct wn_tcp_info ci;
+	(void)state;
+
+	for (unsigned int i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)i;
+	hx_init_conf(&h, &tc, true, false);
+	tapp_init(&cli);
+	raw_peer_accept(&h, &cli, opts, sizeof(opts), 1000, &syn);
+	d.ack = syn.seq + 1;
+	/* islands at +200, +400, +600: three intervals, each ACKed at once with SACK */
+	for (uint32_t k = 1; k <= 3; k++) {
+		d.seq = 1001 + 200 * k;
+		hx_inject(&h, 1, &d);
+		assert_true(hx_cap_tcp(&h, &p));
+		assert_int_equal(p.ack, 1001);
+		assert_int_equal(p.nsack, k);
+		/* RFC 2018 §4: the first block is the most recent segment */
+		assert_int_equal(p.sack[0][0], 1001 + 200 * k);
+		assert_int_equal(p.sack[0][1], 1001 + 200 * k + 100);
+	}
+	/* a fourth island exceeds the bound: dropped and counted */
+	d.seq = 1001 + 800;
+	hx_inject(&h, 1, &d);
+	assert_int_equal(stats(&h, 1).rx_drop_ooo_full, 1);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_int_equal(ci.ooo_intervals, 3);
+	assert_int_equal(cli.rx_len, 0);
+	/* extending an island does not need a new interval */
+	d.seq = 1001 + 300;
+	hx_inject(&h, 1, &d);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_int_equal(ci.ooo_intervals, 2);
+	/* filling the first hole delivers everything contiguous, in order */
+	d.seq = 1001;
+	d.len = 100;
+	hx_inject(&h, 1, &d);
+	assert_int_equal(cli.rx_len, 100);
+	d.seq = 1101;
+	hx_inject(&h, 1, &d);
+	assert_int_equal(cli.rx_len, 500);
+	for (unsigned int i = 0; i < 5; i++)
+		assert_memory_equal(cli.rx + 100 * i, buf, 100);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_int_equal(ci.rcv_nxt, 1501);
+	assert_int_equal(ci.ooo_intervals, 1); /* +600 still waits */
+	tapp_fini(&cli);
+	hx_fini(&h);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bulk_stream),
+		cmocka_unit_test(test_loss_reorder_sack),
+		cmocka_unit_test(test_loss_reorder_newreno_nosack),
+		cmocka_unit_test(test_loss_cubic),
+		cmocka_unit_test(test_sequence_wraparound),
+		cmocka_unit_test(test_records_never_split),
+		cmocka_unit_test(test_records_boundaries_kept_on_retransmission),
+		cmocka_unit_test(test_rto_backoff),
+		cmocka_unit_test(test_retries_exhausted_times_out),
+		cmocka_unit_test(test_zero_window_probe_and_reopen),
+		cmocka_unit_test(test_sack_scoreboard_and_recovery),
+		cmocka_unit_test(test_delayed_ack),
+		cmocka_unit_test(test_ooo_queue_bounded_and_sack_blocks),
+	};
+
+	hx_eal_init("wn_tcp_data");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
