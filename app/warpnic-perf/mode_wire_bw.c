@@ -5,6 +5,8 @@
  * read as a ratio to the memory system rather than as an absolute number.
  *
  * framer:   ULPDU (header iovec + payload iovec) -> FPDU (Markers, PAD, CRC)
+ * framer (gather): the zero-copy form: a gather list referencing the ULPDU,
+ *           so only the CRC reads the payload
  * deframer: ordered stream in one-MSS chunks -> events, payload placed with
  *           memcpy into a destination buffer (what receive placement does)
  * Throughput counts ULPDU octets.
@@ -141,6 +143,32 @@ static const struct wn_mpa_rx_ops place_ops = {
 };
 
 static double
+run_gather(const uint8_t *ulpdu, uint32_t size, uint64_t iters, const struct wn_mpa_stream *st,
+	   int *err)
+{
+	struct iovec iov[2] = {
+		{(void *)(uintptr_t)ulpdu, WIRE_BW_HDR},
+		{(void *)(uintptr_t)(ulpdu + WIRE_BW_HDR), size - WIRE_BW_HDR},
+	};
+	static struct iovec sg[2 * (WN_MPA_MULPDU_MAX / 508 + 8)];
+	static uint8_t scratch[WN_MPA_GATHER_SCRATCH];
+	uint32_t seq = st->seq_start;
+	double t0 = wn_perf_now();
+
+	for (uint64_t i = 0; i < iters; i++) {
+		int n = wn_mpa_fpdu_gather(sg, sizeof(sg) / sizeof(sg[0]), scratch,
+					   sizeof(scratch), iov, 2, seq, st);
+		if (n < 0) {
+			*err = n;
+			return NAN;
+		}
+		COMPILER_BARRIER(sg);
+		seq += (uint32_t)wn_mpa_fpdu_wire_len(seq, st->seq_start, st->markers, size);
+	}
+	return gbps(size * iters, wn_perf_now() - t0);
+}
+
+static double
 run_deframer(uint8_t *dst, const uint8_t *ulpdu, uint32_t size, uint64_t iters,
 	     const struct wn_mpa_stream *st, int *err)
 {
@@ -244,15 +272,17 @@ wire_bw_case(struct wn_perf_report *rep, uint32_t size, uint64_t iters)
 	r->val[0] = crc;
 	set_ratios(r, mc, crc);
 
-	for (int dir = 0; dir < 2 && err == 0; dir++) {
+	static const char *const names[] = {"framer", "framer (gather)", "deframer"};
+	for (int dir = 0; dir < 3 && err == 0; dir++) {
 		for (unsigned int m = 0; m < 2 && err == 0; m++) {
 			struct wn_mpa_stream st = {.seq_start = 0x1000, .markers = onoff[m],
 						   .crc = true};
-			double v = dir == 0 ? run_framer(out, cap, src, size, iters, &st, &err)
-					    : run_deframer(dst, src, size, iters, &st, &err);
+			double v = dir == 0   ? run_framer(out, cap, src, size, iters, &st, &err)
+				   : dir == 1 ? run_gather(src, size, iters, &st, &err)
+					      : run_deframer(dst, src, size, iters, &st, &err);
 
-			r = wn_perf_report_row(rep, dir == 0 ? "framer" : "deframer", size,
-					       onoff[m] ? "on" : "off", "on");
+			r = wn_perf_report_row(rep, names[dir], size, onoff[m] ? "on" : "off",
+					       "on");
 			if (r == NULL)
 				return -ENOSPC;
 			r->val[0] = v;

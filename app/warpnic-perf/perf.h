@@ -50,7 +50,7 @@ int wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p);
 void wn_perf_usage(const char *prog);
 
 /** A result table: rows of named numeric columns. */
-#define WN_PERF_MAX_ROWS 128
+#define WN_PERF_MAX_ROWS 160
 #define WN_PERF_MAX_COLS 8
 
 struct wn_perf_row {

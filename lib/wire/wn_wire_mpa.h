@@ -367,6 +367,29 @@ size_t wn_mpa_fpdu_wire_len(uint32_t seq, uint32_t seq_start, bool markers, size
 int wn_mpa_fpdu_build(uint8_t *out, size_t cap, const struct iovec *iov, unsigned int iovcnt,
 		      uint32_t seq, const struct wn_mpa_stream *st);
 
+/** Scratch octets wn_mpa_fpdu_gather() needs at most (Markers, length, PAD, CRC). */
+#define WN_MPA_GATHER_SCRATCH                                                                      \
+	(WN_MPA_ULPDU_LEN_SIZE + 3 + WN_MPA_CRC_SIZE +                                             \
+	 WN_MPA_MARKER_SIZE * (2 + (WN_MPA_MULPDU_MAX + 12) / (WN_MPA_MARKER_INTERVAL - 4)))
+
+/**
+ * Zero-copy form of wn_mpa_fpdu_build(): describe the FPDU as a gather list
+ * whose pieces point either into @p scratch (ULPDU_Length, Markers, PAD, CRC)
+ * or into the caller's @p iov (the ULPDU, e.g. registered memory that an
+ * mbuf can reference as an external buffer). The CRC is computed while
+ * reading the ULPDU once; nothing is copied. Concatenating the pieces gives
+ * exactly the octets wn_mpa_fpdu_build() would write.
+ *
+ * @param out gather list to fill, @p max_out entries
+ * @param scratch at least WN_MPA_GATHER_SCRATCH octets (or less for small FPDUs)
+ * @return number of entries used, -ENOSPC (@p max_out or @p scratch_len too
+ *   small), or the argument errors of wn_mpa_fpdu_build().
+ * Thread safety: pure, any thread.
+ */
+int wn_mpa_fpdu_gather(struct iovec *out, unsigned int max_out, uint8_t *scratch,
+		       size_t scratch_len, const struct iovec *iov, unsigned int iovcnt,
+		       uint32_t seq, const struct wn_mpa_stream *st);
+
 /* ---------------------------------------------------------------------------------------------
  * FPDU deframer
  */

@@ -192,6 +192,71 @@ test_build_errors(void **state)
 	assert_int_equal(out[1], 0);
 }
 
+
+static void
+test_gather_equals_build(void **state)
+{
+	static uint8_t payload[20000];
+	static uint8_t built[21000], joined[21000];
+	uint8_t scratch[WN_MPA_GATHER_SCRATCH];
+	struct iovec sg[400];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)rnd();
+	for (int it = 0; it < 400; it++) {
+		struct wn_mpa_stream st = {.seq_start = rnd(), .markers = it & 1,
+					   .crc = (it & 2) == 0};
+		uint32_t seq = st.seq_start + ((rnd() % 4096) & ~3u);
+		size_t len = it % 7 == 0 ? rnd() % sizeof(payload) : rnd() % 1500;
+		size_t cut = len ? rnd() % len : 0;
+		struct iovec iov[3] = {{payload, cut}, {payload + cut, 0}, {payload + cut, len - cut}};
+
+		int w = wn_mpa_fpdu_build(built, sizeof(built), iov, 3, seq, &st);
+		assert_true(w > 0);
+		int n = wn_mpa_fpdu_gather(sg, 400, scratch, sizeof(scratch), iov, 3, seq, &st);
+		assert_true(n > 0);
+		size_t off = 0;
+		bool refs_payload = false;
+		for (int k = 0; k < n; k++) {
+			const uint8_t *b = sg[k].iov_base;
+			assert_true(off + sg[k].iov_len <= sizeof(joined));
+			memcpy(joined + off, b, sg[k].iov_len);
+			off += sg[k].iov_len;
+			/* every piece lives in the payload or in the scratch area */
+			bool in_pl = b >= payload && b + sg[k].iov_len <= payload + sizeof(payload);
+			bool in_scr = b >= scratch && b + sg[k].iov_len <= scratch + sizeof(scratch);
+			assert_true(in_pl || in_scr);
+			refs_payload = refs_payload || in_pl;
+		}
+		assert_int_equal(off, (size_t)w);
+		assert_memory_equal(joined, built, (size_t)w);
+		if (len > 0)
+			assert_true(refs_payload); /* zero copy: the ULPDU is referenced */
+	}
+
+	/* Figure 6 through the gather path */
+	uint8_t u[42];
+	struct wn_mpa_stream st = {.seq_start = 0, .markers = true, .crc = true};
+	struct iovec one = {u, 42};
+	fig_ulpdu(u, 2);
+	int n = wn_mpa_fpdu_gather(sg, 400, scratch, sizeof(scratch), &one, 1, 0x1ec, &st);
+	assert_int_equal(n, 5); /* length | ULPDU up to 0x200 | Marker | rest | CRC */
+	size_t off = 0;
+	for (int k = 0; k < n; k++) {
+		memcpy(joined + off, sg[k].iov_base, sg[k].iov_len);
+		off += sg[k].iov_len;
+	}
+	assert_int_equal(off, 52);
+	assert_memory_equal(joined, fig6, 52);
+	/* limits */
+	assert_int_equal(wn_mpa_fpdu_gather(sg, 2, scratch, sizeof(scratch), &one, 1, 0x1ec, &st),
+			 -ENOSPC);
+	assert_int_equal(wn_mpa_fpdu_gather(sg, 400, scratch, 5, &one, 1, 0x1ec, &st), -ENOSPC);
+	assert_int_equal(wn_mpa_fpdu_gather(sg, 400, scratch, sizeof(scratch), &one, 1, 2, &st),
+			 -EINVAL);
+}
+
 /* ---- receive side ------------------------------------------------------------------------ */
 
 #define MAX_ULPDUS 64
@@ -1078,6 +1143,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_extra_vectors),
 		cmocka_unit_test(test_mulpdu),
 		cmocka_unit_test(test_build_errors),
+		cmocka_unit_test(test_gather_equals_build),
 		cmocka_unit_test(test_deframe_figures),
 		cmocka_unit_test(test_roundtrip_random),
 		cmocka_unit_test(test_collector),
