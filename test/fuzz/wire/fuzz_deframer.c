@@ -197,6 +197,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int w = wn_mpa_fpdu_build(stream + slen, wire + 1 - slen, &iov, 1, seq, &cfg.stream);
 		check(w > 0 && (size_t)w == wn_mpa_fpdu_wire_len(seq, cfg.stream.seq_start,
 								  cfg.stream.markers, c.exp_len[i]));
+		/* the zero-copy gather form must describe the same octets */
+		static struct iovec sg[64];
+		static uint8_t scratch[WN_MPA_GATHER_SCRATCH];
+		int n = wn_mpa_fpdu_gather(sg, 64, scratch, sizeof(scratch), &iov, 1, seq,
+					   &cfg.stream);
+		check(n > 0);
+		size_t at = slen;
+		for (int k = 0; k < n; k++) {
+			check(at + sg[k].iov_len <= slen + (size_t)w);
+			check(memcmp(stream + at, sg[k].iov_base, sg[k].iov_len) == 0);
+			at += sg[k].iov_len;
+		}
+		check(at == slen + (size_t)w);
 		slen += (size_t)w;
 	}
 	check(wn_mpa_deframer_init(&d, &cfg, o, &c) == 0);
