@@ -29,6 +29,8 @@
 #define WIRE_BW_CHUNK 1448
 /** Prebuilt receive stream size (re-fed as often as needed). */
 #define WIRE_BW_STREAM_BYTES (4u << 20)
+/** Each figure is the best of this many runs (the machine is shared and noisy). */
+#define WIRE_BW_REPS 5
 /** DDP untagged header gathered before payload events. */
 #define WIRE_BW_HDR 18
 
@@ -259,8 +261,11 @@ wire_bw_case(struct wn_perf_report *rep, uint32_t size, uint64_t iters)
 	run_memcpy(dst, src, size, iters / 8 + 1);
 	run_crc(src, size, iters / 8 + 1, &sink);
 
-	double mc = run_memcpy(dst, src, size, iters);
-	double crc = run_crc(src, size, iters, &sink);
+	double mc = 0, crc = 0;
+	for (int k = 0; k < WIRE_BW_REPS; k++) {
+		mc = fmax(mc, run_memcpy(dst, src, size, iters));
+		crc = fmax(crc, run_crc(src, size, iters, &sink));
+	}
 	struct wn_perf_row *r = wn_perf_report_row(rep, "memcpy", size, "-", "-");
 	if (r == NULL)
 		return -ENOSPC;
@@ -277,9 +282,14 @@ wire_bw_case(struct wn_perf_report *rep, uint32_t size, uint64_t iters)
 		for (unsigned int m = 0; m < 2 && err == 0; m++) {
 			struct wn_mpa_stream st = {.seq_start = 0x1000, .markers = onoff[m],
 						   .crc = true};
-			double v = dir == 0   ? run_framer(out, cap, src, size, iters, &st, &err)
-				   : dir == 1 ? run_gather(src, size, iters, &st, &err)
-					      : run_deframer(dst, src, size, iters, &st, &err);
+			double v = 0;
+			for (int k = 0; k < WIRE_BW_REPS && err == 0; k++) {
+				double x = dir == 0 ? run_framer(out, cap, src, size, iters, &st, &err)
+					   : dir == 1
+						? run_gather(src, size, iters, &st, &err)
+						: run_deframer(dst, src, size, iters, &st, &err);
+				v = fmax(v, x);
+			}
 
 			r = wn_perf_report_row(rep, names[dir], size, onoff[m] ? "on" : "off",
 					       "on");
@@ -331,8 +341,8 @@ wire_bw_run(const struct wn_perf_params *p)
 
 	memset(&rep, 0, sizeof(rep));
 	rep.mode = "wire_bw";
-	rep.title = "wire_bw: ULPDU octets/s on one lcore (GB/s = 1e9 B/s); ratios to memcpy and "
-		    "isa-l crc32c of the same run; deframer fed 1448-octet chunks";
+	rep.title = "wire_bw: ULPDU octets/s on one lcore (GB/s = 1e9 B/s, best of 5 runs); ratios "
+		    "to memcpy and isa-l crc32c of the same run; deframer fed 1448-octet chunks";
 	rep.iters = p->iters;
 	rep.nb_cols = 3;
 	rep.col[0] = "GB/s";
