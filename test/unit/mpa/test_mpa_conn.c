@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -722,6 +723,169 @@ test_api_errors(void **state)
 	wn_mpa_conn_free(NULL);
 }
 
+
+/* ---- siw on the other end: replay the shared captures (INTEROP-NOTES.md) ----------------- */
+
+static const char *src_root;
+
+struct flow {
+	uint16_t sport, dport;
+	uint32_t next;
+	bool synced;
+	uint8_t data[65536];
+	size_t len;
+};
+
+/* Minimal pcap reader (Ethernet, IPv4, TCP): ordered payload of up to 4 directions. */
+static unsigned int
+load_flows(const char *name, struct flow *flows, unsigned int max)
+{
+	static uint8_t file[1 << 20];
+	char path[512];
+	unsigned int nf = 0;
+
+	snprintf(path, sizeof(path), "%s/../shared/captures/siw/%s", src_root, name);
+	FILE *fp = fopen(path, "rb");
+	if (fp == NULL)
+		return 0;
+	size_t len = fread(file, 1, sizeof(file), fp);
+	fclose(fp);
+	for (size_t off = 24; off + 16 <= len;) {
+		const uint8_t *r = file + off;
+		uint32_t incl = r[8] | r[9] << 8 | r[10] << 16 | (uint32_t)r[11] << 24;
+		const uint8_t *ip = r + 16 + 14;
+		off += 16 + incl;
+		if (incl < 54 || r[16 + 12] != 0x08 || r[16 + 13] != 0x00 || ip[9] != 6)
+			continue;
+		size_t iph = (size_t)(ip[0] & 15) * 4;
+		const uint8_t *tcp = ip + iph;
+		size_t th = (size_t)(tcp[12] >> 4) * 4;
+		size_t plen = (size_t)(ip[2] << 8 | ip[3]) - iph - th;
+		uint16_t sp = (uint16_t)(tcp[0] << 8 | tcp[1]), dp = (uint16_t)(tcp[2] << 8 | tcp[3]);
+		uint32_t seq = (uint32_t)tcp[4] << 24 | (uint32_t)tcp[5] << 16 |
+			       (uint32_t)tcp[6] << 8 | tcp[7];
+		struct flow *f = NULL;
+		for (unsigned int i = 0; i < nf; i++)
+			if (flows[i].sport == sp && flows[i].dport == dp)
+				f = &flows[i];
+		if (f == NULL) {
+			if (nf == max)
+				continue;
+			f = &flows[nf++];
+			f->sport = sp;
+			f->dport = dp;
+			f->len = 0;
+			f->synced = false;
+		}
+		if (tcp[13] & 0x02) {
+			f->next = seq + 1;
+			f->synced = true;
+			continue;
+		}
+		if (!f->synced || seq != f->next || f->len + plen > sizeof(f->data))
+			continue; /* these captures have no loss or retransmission */
+		memcpy(f->data + f->len, tcp + th, plen);
+		f->len += plen;
+		f->next += (uint32_t)plen;
+	}
+	return nf;
+}
+
+/* Feed @p n octets in 3-octet chunks; @return the first error. */
+static int
+feed_conn(struct side *s, const uint8_t *p, size_t n)
+{
+	for (size_t k = 0; k < n; k += 3) {
+		size_t m = n - k < 3 ? n - k : 3;
+		int rc = wn_mpa_conn_input(&s->c, p + k, m, T0 + 5, NULL);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void
+test_siw_replay(void **state)
+{
+	static const char *const files[] = {"rping-crc.pcap", "rping-p2p.pcap",
+					    "rping-mpav1.pcap"};
+	static struct flow flows[4];
+	unsigned int done = 0;
+	(void)state;
+
+	if (src_root == NULL)
+		skip();
+	for (unsigned int k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+		unsigned int nf = load_flows(files[k], flows, 4);
+		struct flow *ini = NULL, *rsp = NULL;
+		bool p2p = strcmp(files[k], "rping-p2p.pcap") == 0;
+
+		for (unsigned int i = 0; i < nf; i++)
+			if (flows[i].len >= 16 && memcmp(flows[i].data, WN_MPA_KEY_REQ, 16) == 0)
+				ini = &flows[i];
+		if (ini == NULL)
+			continue;
+		for (unsigned int i = 0; i < nf; i++)
+			if (flows[i].sport == ini->dport && flows[i].dport == ini->sport)
+				rsp = &flows[i];
+		assert_non_null(rsp);
+		size_t rq = 20 + (size_t)(ini->data[18] << 8 | ini->data[19]);
+		size_t rp = 20 + (size_t)(rsp->data[18] << 8 | rsp->data[19]);
+
+		/* warpnic as the responder, siw's initiator stream as input */
+		struct side r;
+		struct wn_mpa_conn_cfg cr = base_cfg(&r, false);
+		cr.crc = false; /* let siw's C bit decide */
+		cr.caps.rtr = WN_MPA_RTR_WRITE;
+		cr.rx_hdr_len = 18;
+		side_init(&r, &cr);
+		assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+		assert_int_equal(feed_conn(&r, ini->data, rq), 0);
+		assert_int_equal(r.ev[WN_MPA_EV_REQUEST], 1);
+		assert_int_equal(wn_mpa_conn_accept(&r.c, NULL, NULL, 0, T0 + 5), 0);
+		uint8_t reply[WN_MPA_FRAME_MAX];
+		size_t n = wn_mpa_conn_output(&r.c, reply, sizeof(reply));
+		if (p2p) {
+			/* what siw itself answered: 80 01 80 01 (INTEROP-NOTES.md) */
+			assert_int_equal(n, 24);
+			assert_memory_equal(reply + 20, rsp->data + 20, 4);
+		}
+		assert_int_equal(feed_conn(&r, ini->data + rq, ini->len - rq), 0);
+		assert_true(r.ulpdus > 0);
+		assert_int_equal(r.ev[WN_MPA_EV_TX_READY], 1);
+		assert_int_equal(r.ev[WN_MPA_EV_ERROR], 0);
+
+		/* warpnic as the initiator, siw's responder stream as input */
+		struct side i;
+		struct wn_mpa_conn_cfg ci = base_cfg(&i, true);
+		ci.rev = ini->data[17];
+		ci.crc = (ini->data[16] & WN_MPA_FLAG_C) != 0;
+		ci.caps = (struct wn_mpa_caps){.ird = 1, .ord = 1, .p2p = p2p,
+					       .rtr = WN_MPA_RTR_WRITE | WN_MPA_RTR_READ};
+		ci.rx_hdr_len = 18;
+		side_init(&i, &ci);
+		assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
+		uint8_t req[WN_MPA_FRAME_MAX];
+		n = wn_mpa_conn_output(&i.c, req, sizeof(req));
+		if (p2p) {
+			/* the same Request siw sent: 80 01 c0 01 */
+			assert_int_equal(n, rq);
+			assert_memory_equal(req + 16, ini->data + 16, rq - 16);
+		}
+		assert_int_equal(feed_conn(&i, rsp->data, rp), 0);
+		assert_int_equal(i.ev[WN_MPA_EV_ESTABLISHED], 1);
+		if (p2p)
+			assert_int_equal(wn_mpa_conn_params(&i.c)->neg.rtr, WN_MPA_RTR_WRITE);
+		assert_int_equal(feed_conn(&i, rsp->data + rp, rsp->len - rp), 0);
+		assert_true(i.ulpdus > 0 || rsp->len == rp); /* mpav1: siw sent no FPDU */
+		assert_int_equal(i.ev[WN_MPA_EV_ERROR], 0);
+		done++;
+	}
+	if (done == 0)
+		skip();
+	assert_int_equal(done, 3);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -736,8 +900,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_rev1_peers),
 		cmocka_unit_test(test_api_errors),
+		cmocka_unit_test(test_siw_replay),
 	};
-	(void)argc;
-	(void)argv;
+	src_root = argc > 1 ? argv[1] : NULL;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
