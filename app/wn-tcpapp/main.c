@@ -162,6 +162,7 @@ stack_setup(struct tcpapp *app, uint64_t tx_capa, uint64_t rx_capa, uint64_t now
 	tc.sndbuf = app->p.bufsize;
 	tc.rcvbuf = app->p.bufsize;
 	tc.mtu = app->p.mtu;
+	tc.rto_min_us = app->p.rto_min_us;
 	app->tcp = wn_tcp_ctx_create(&tc);
 	if (app->tcp == NULL)
 		return -errno;
@@ -195,6 +196,17 @@ pcap_setup(struct tcpapp *app)
 	return 0;
 }
 
+/*
+ * DPDK 22.11's rte_pcapng_write_packets() documents that it frees the copies but does
+ * not (dpdk-dumpcap frees them itself), so free them here.
+ */
+static void
+pcap_write(struct tcpapp *app, struct rte_mbuf **cp, uint16_t n)
+{
+	rte_pcapng_write_packets(app->pcap, cp, n);
+	rte_pktmbuf_free_bulk(cp, n);
+}
+
 static void
 capture(struct tcpapp *app, struct rte_mbuf **pkts, uint16_t n, enum rte_pcapng_direction dir)
 {
@@ -210,12 +222,12 @@ capture(struct tcpapp *app, struct rte_mbuf **pkts, uint16_t n, enum rte_pcapng_
 		if (cp[k] != NULL)
 			k++;
 		if (k == TCPAPP_BURST) {
-			rte_pcapng_write_packets(app->pcap, cp, k);
+			pcap_write(app, cp, k);
 			k = 0;
 		}
 	}
 	if (k > 0)
-		rte_pcapng_write_packets(app->pcap, cp, k);
+		pcap_write(app, cp, k);
 }
 
 static void

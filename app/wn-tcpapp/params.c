@@ -50,6 +50,7 @@ tcpapp_usage(const char *prog)
 	       "  --buf N             TCP send and receive buffer per connection\n"
 	       "  --mbufs N           mbufs in the pool (default 16383)\n"
 	       "  --max-conns N       TCP connection table size (default: max(1024, 2*conns))\n"
+	       "  --rto-min US        RFC 6298 lower bound of the RTO in microseconds\n"
 	       "  --timeout SECS      give up after SECS seconds (exit status 1 if unfinished)\n"
 	       "  --offload           use the port's checksum offloads\n"
 	       "  --pkt-size N        raw modes: frame size (default 1514)\n"
@@ -65,7 +66,7 @@ tcpapp_usage(const char *prog)
 enum {
 	OPT_MODE = 256, OPT_IP, OPT_GW, OPT_LISTEN, OPT_CONNECT, OPT_BYTES, OPT_CONNS, OPT_SEED,
 	OPT_VERIFY, OPT_PCAP, OPT_IMPAIR, OPT_PORT, OPT_MTU, OPT_BUF, OPT_MBUFS, OPT_MAXCONNS,
-	OPT_TIMEOUT, OPT_OFFLOAD, OPT_QUIET, OPT_PKTSIZE, OPT_PEERMAC, OPT_HELP,
+	OPT_TIMEOUT, OPT_RTOMIN, OPT_OFFLOAD, OPT_QUIET, OPT_PKTSIZE, OPT_PEERMAC, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -86,6 +87,7 @@ static const struct option long_opts[] = {
 	{"mbufs", required_argument, NULL, OPT_MBUFS},
 	{"max-conns", required_argument, NULL, OPT_MAXCONNS},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"rto-min", required_argument, NULL, OPT_RTOMIN},
 	{"offload", no_argument, NULL, OPT_OFFLOAD},
 	{"quiet", no_argument, NULL, OPT_QUIET},
 	{"pkt-size", required_argument, NULL, OPT_PKTSIZE},
@@ -208,6 +210,11 @@ tcpapp_params_parse(struct tcpapp_params *p, int argc, char **argv)
 			p->timeout = strtod(optarg, &end);
 			if (*end != '\0' || !(p->timeout >= 0))
 				return bad("timeout", optarg);
+			break;
+		case OPT_RTOMIN:
+			if (num("rto-min", optarg, 60u * 1000 * 1000, &v) < 0 || v == 0)
+				return bad("rto-min", optarg);
+			p->rto_min_us = (uint32_t)v;
 			break;
 		case OPT_OFFLOAD:
 			p->offload = true;

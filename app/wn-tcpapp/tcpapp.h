@@ -66,6 +66,7 @@ struct tcpapp_params {
 	uint32_t bufsize;    /* TCP sndbuf and rcvbuf (0: library default) */
 	uint32_t mbufs;
 	uint32_t max_conns;
+	uint32_t rto_min_us; /* 0: library default */
 	double timeout;      /* seconds, 0: none */
 	bool offload;
 	bool quiet;

@@ -23,6 +23,6 @@ cat "$T/kpeer.out"
 grep -E '^(echo|tcp|port):' "$T/app.out"
 [ "$krc" = 0 ] || fail "kernel clients: not every echo came back intact"
 [ "$rc" = 0 ] || fail "wn-tcpapp exit status $rc"
-done_n=$(field "$T/app.out" '^echo:' done)
+done_n=$(field "$T/app.out" '^echo: conns' done)
 [ "$done_n" = "$conns" ] || fail "server finished $done_n connections, expected $conns"
 echo "PASS: $conns connections echoed"
