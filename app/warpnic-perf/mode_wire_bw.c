@@ -236,6 +236,7 @@ set_ratios(struct wn_perf_row *r, double mc, double crc)
 {
 	r->val[1] = r->val[0] / mc;
 	r->val[2] = r->val[0] / crc;
+	r->val[3] = (double)r->size / r->val[0]; /* GB/s = octets per ns */
 }
 
 static int
@@ -344,10 +345,11 @@ wire_bw_run(const struct wn_perf_params *p)
 	rep.title = "wire_bw: ULPDU octets/s on one lcore (GB/s = 1e9 B/s, best of 5 runs); ratios "
 		    "to memcpy and isa-l crc32c of the same run; deframer fed 1448-octet chunks";
 	rep.iters = p->iters;
-	rep.nb_cols = 3;
+	rep.nb_cols = 4;
 	rep.col[0] = "GB/s";
 	rep.col[1] = "vs_memcpy";
 	rep.col[2] = "vs_crc32c";
+	rep.col[3] = "ns_per_op";
 	for (unsigned int i = 0; i < p->nb_sizes && rc == 0; i++)
 		rc = wire_bw_case(&rep, p->sizes[i], iters_for(p, p->sizes[i]));
 	if (rc == 0)
