@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/net: ARP (RFC 826) requests/replies/neighbour table/pending queue/expiry, gratuitous
+ * ARP, IPv4 header checks, reassembly, ICMP echo, checksum offload vs software, MTU,
+ * gateway, IPv6 NDP and echo. What breaks if this fails: anything reaching the wire.
+ */
+#define ALLOW_EXPERIMENTAL_API 1
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_arp.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_tcp.h>
+
+#include "wn_net.h"
+
+static struct rte_mempool *pool;
+static const struct rte_ether_addr our_mac = { .addr_bytes = { 2, 0, 0, 0, 0, 1 } };
+static const struct rte_ether_addr peer_mac = { .addr_bytes = { 2, 0, 0, 0, 0, 2 } };
+
+static struct wn_netif *
+mk(uint64_t txcapa, uint32_t frag_flows)
+{
+	struct wn_netif_conf c = { .pool = pool, .socket_id = SOCKET_ID_ANY, .mac = our_mac,
+				   .tx_offload_capa = txcapa, .frag_max_flows = frag_flows,
+				   .neigh_queue_len = 2 };
+	struct wn_netif *n = wn_netif_create(&c);
+	struct wn_ip_addr a = wn_ip_addr_v4(198, 18, 0, 1), a6;
+
+	assert_non_null(n);
+	assert_int_equal(wn_netif_addr_add(n, &a, 24), 0);
+	assert_int_equal(wn_netif_addr_add(n, &a, 24), -EEXIST);
+	assert_int_equal(wn_ip_addr_parse("2001:db8::1/64", &a6, NULL), 0);
+	assert_int_equal(wn_netif_addr_add(n, &a6, 64), 0);
+	return n;
+}
+
+static struct wn_net_stats
+st(struct wn_netif *n)
+{
+	struct wn_net_stats s;
+
+	wn_net_stats_get(n, &s);
+	return s;
+}
+
+static struct rte_mbuf *
+frame(const struct rte_ether_addr *dst, uint16_t et, const void *payload, uint16_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct rte_ether_hdr *eh;
+
+	assert_non_null(m);
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, (uint16_t)(sizeof(*eh) + len));
+	eh->dst_addr = *dst;
+	eh->src_addr = peer_mac;
+	eh->ether_type = rte_cpu_to_be_16(et);
+	memcpy(eh + 1, payload, len);
+	return m;
+}
+
+static uint16_t
+rx1(struct wn_netif *n, struct rte_mbuf **m)
+{
+	return wn_net_rx_bulk(n, m, 1, 1000000);
+}
+
+static struct rte_mbuf *
+tx1(struct wn_netif *n)
+{
+	struct rte_mbuf *m = NULL;
+
+	return wn_net_tx_bulk(n, &m, 1) == 1 ? m : NULL;
+}
+
+static void
+arp_payload(struct rte_arp_hdr *ah, uint16_t op, const struct rte_ether_addr *sha, uint32_t sip,
+	    uint32_t tip)
+{
+	memset(ah, 0, sizeof(*ah));
+	ah->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	ah->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ah->arp_hlen = 6;
+	ah->arp_plen = 4;
+	ah->arp_opcode = rte_cpu_to_be_16(op);
+	ah->arp_data.arp_sha = *sha;
+	ah->arp_data.arp_sip = rte_cpu_to_be_32(sip);
+	ah->arp_data.arp_tip = rte_cpu_to_be_32(tip);
+}
+
+#define IP_US 0xC6120001u   /* 198.18.0.1 */
+#define IP_PEER 0xC6120002u /* 198.18.0.2 */
+
+static void
+test_arp_reply_and_learn(void **state)
+{
+	struct wn_netif *n = mk(0, 0);
+	struct rte_arp_hdr ah;
+	struct rte_mbuf *m;
+	struct rte_ether_addr mac;
+	struct wn_ip_addr peer = wn_ip_addr_v4(198, 18, 0, 2), other = wn_ip_addr_v4(198, 18, 0, 3);
+	const struct rte_arp_hdr *r;
+	static const struct rte_ether_addr bcast = { .addr_bytes = { 255, 255, 255, 255, 255, 255 } };
+	(void)state;
+
+	/* request for someone else: no reply, nothing learned */
+	arp_payload(&ah, RTE_ARP_OP_REQUEST, &peer_mac, IP_PEER, 0xC6120009u);
+	m = frame(&bcast, RTE_ETHER_TYPE_ARP, &ah, sizeof(ah));
+	assert_int_equal(rx1(n, &m), 0);
+	assert_null(tx1(n));
+	assert_int_equal(wn_net_neigh_lookup(n, &peer, &mac), -ENOENT);
+	/* request for us: reply and learn the sender */
+	arp_payload(&ah, RTE_ARP_OP_REQUEST, &peer_mac, IP_PEER, IP_US);
+	m = frame(&bcast, RTE_ETHER_TYPE_ARP, &ah, sizeof(ah));
+	assert_int_equal(rx1(n, &m), 0);
+	m = tx1(n);
+	assert_non_null(m);
+	r = rte_pktmbuf_mtod_offset(m, const struct rte_arp_hdr *, 14);
+	assert_int_equal(rte_be_to_cpu_16(r->arp_opcode), RTE_ARP_OP_REPLY);
+	assert_memory_equal(&r->arp_data.arp_sha, &our_mac, 6);
+	assert_int_equal(r->arp_data.arp_sip, rte_cpu_to_be_32(IP_US));
+	assert_memory_equal(&r->arp_data.arp_tha, &peer_mac, 6);
+	assert_int_equal(r->arp_data.arp_tip, rte_cpu_to_be_32(IP_PEER));
+	assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *), &peer_mac, 6);
+	rte_pktmbuf_free(m);
+	assert_int_equal(wn_net_neigh_lookup(n, &peer, &mac), 0);
+	assert_memory_equal(&mac, &peer_mac, 6);
+	assert_int_equal(wn_net_neigh_lookup(n, &other, &mac), -ENOENT);
+	/* malformed: wrong hardware length */
+	arp_payload(&ah, RTE_ARP_OP_REQUEST, &peer_mac, IP_PEER, IP_US);
+	ah.arp_hlen = 8;
+	m = frame(&bcast, RTE_ETHER_TYPE_ARP, &ah, sizeof(ah));
+	rx1(n, &m);
+	assert_int_equal(st(n).rx_drop_arp, 1);
+	/* truncated */
+	m = frame(&bcast, RTE_ETHER_TYPE_ARP, &ah, 10);
+	rx1(n, &m);
+	assert_int_equal(st(n).rx_drop_short, 1);
+	wn_netif_free(n);
+}
+
+static void
+test_gratuitous_arp_on_start(void **state)
+{
+	struct wn_netif *n = mk(0, 0);
+	struct rte_mbuf *m;
+	const struct rte_arp_hdr *r;
+	(void)state;
+
+	assert_int_equal(wn_net_start(n, 0), 0);
+	m = tx1(n);
+	assert_non_null(m);
+	assert_true(rte_is_broadcast_ether_addr(rte_pktmbuf_mtod(m, struct rte_ether_addr *)));
+	r = rte_pktmbuf_mtod_offset(m, const struct rte_arp_hdr *, 14);
+	assert_int_equal(r->arp_data.arp_sip, rte_cpu_to_be_32(IP_US));
+	assert_int_equal(r->arp_data.arp_tip, rte_cpu_to_be_32(IP_US));
+	rte_pktmbuf_free(m);
+	m = tx1(n); /* unsolicited NA for the IPv6 address */
+	assert_non_null(m);
+	assert_int_equal(rte_pktmbuf_mtod_offset(m, uint8_t *, 14 + 40)[0], 136);
+	rte_pktmbuf_free(m);
+	assert_int_equal(st(n).tx_garp, 2);
+	wn_netif_free(n);
+}
+
+static struct rte_mbuf *
+l4_packet(const char *payload, uint16_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct rte_tcp_hdr *th;
+
+	assert_non_null(m);
+	if (rte_pktmbuf_append(m, (uint16_t)(20 + len)) == NULL)
+		fail();
+	th = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
+	th->sent_seq = 0;
+	th->recv_ack = 0;
+	th->tcp_flags = 0;
+	th->rx_win = 0;
+	th->cksum = 0;
+	th->tcp_urp = 0;
+	th->src_port = rte_cpu_to_be_16(1);
+	th->dst_port = rte_cpu_to_be_16(2);
+	th->data_off = 5 << 4;
+	memcpy(th + 1, payload, len);
+	return m;
+}
+
+static void
+test_resolution_queue_and_failure(void **state)
+{
+	struct wn_netif *n = mk(0, 0);
+	struct wn_ip_addr src = wn_ip_addr_v4(198, 18, 0, 1), dst = wn_ip_addr_v4(198, 18, 0, 2);
+	struct rte_mbuf *m;
+	struct rte_arp_hdr ah;
+	const struct rte_ether_hdr *eh;
+	uint64_t now = 1000000;
+	(void)state;
+
+	/* first packet triggers one request and waits; queue bound 2 */
+	assert_int_equal(wn_net_output_l4(n, l4_packet("a", 1), &src, &dst, IPPROTO_TCP, now), 0);
+	assert_int_equal(wn_net_output_l4(n, l4_packet("b", 1), &src, &dst, IPPROTO_TCP, now), 0);
+	assert_int_equal(wn_net_output_l4(n, l4_packet("c", 1), &src, &dst, IPPROTO_TCP, now),
+			 -ENOBUFS);
+	assert_int_equal(st(n).tx_drop_neigh, 1);
+	assert_int_equal(st(n).tx_arp_req, 1);
+	m = tx1(n);
+	assert_non_null(m);
+	assert_int_equal(rte_be_to_cpu_16(rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->ether_type),
+			 RTE_ETHER_TYPE_ARP);
+	rte_pktmbuf_free(m);
+	assert_null(tx1(n));
+	assert_int_equal(wn_net_neigh_lookup(n, &dst, NULL), -EAGAIN);
+	/* the reply releases both packets, addressed to the peer */
+	arp_payload(&ah, RTE_ARP_OP_REPLY, &peer_mac, IP_PEER, IP_US);
+	m = frame(&our_mac, RTE_ETHER_TYPE_ARP, &ah, sizeof(ah));
+	rx1(n, &m);
+	for (int i = 0; i < 2; i++) {
+		const struct rte_ipv4_hdr *ip;
+
+		m = tx1(n);
+		assert_non_null(m);
+		eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+		assert_memory_equal(&eh->dst_addr, &peer_mac, 6);
+		ip = (const struct rte_ipv4_hdr *)(eh + 1);
+		assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
+		assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+		assert_int_equal(*((const char *)(ip + 1) + 20), 'a' + i);
+		rte_pktmbuf_free(m);
+	}
+	/* the entry expires after its reachable time */
+	wn_net_process(n, now + 299u * 1000000);
+	assert_int_equal(wn_net_neigh_lookup(n, &dst, NULL), 0);
+	wn_net_process(n, now + 301u * 1000000);
+	assert_int_equal(wn_net_neigh_lookup(n, &dst, NULL), -ENOENT);
+	/* nobody answers: 3 requests, then the entry and its queue are dropped */
+	dst = wn_ip_addr_v4(198, 18, 0, 7);
+	now += 302u * 1000000;
+	assert_int_equal(wn_net_output_l4(n, l4_packet("x", 1), &src, &dst, IPPROTO_TCP, now), 0);
+	for (int i = 1; i <= 5; i++)
+		wn_net_process(n, now + (uint64_t)i * 1000001);
+	assert_int_equal(wn_net_neigh_lookup(n, &dst, NULL), -ENOENT);
+	assert_int_equal(st(n).tx_arp_req, 4);
+	assert_int_equal(st(n).tx_drop_neigh, 2);
+	while ((m = tx1(n)) != NULL)
+		rte_pktmbuf_free(m);
+	wn_netif_free(n);
+}
+
+static void
+test_gateway_mtu_noroute(void **state)
+{
+	struct wn_netif *n = mk(0, 0);
+	struct wn_ip_addr src = wn_ip_addr_v4(198, 18, 0, 1), far = wn_ip_addr_v4(10, 1, 2, 3);
+	struct wn_ip_addr gw = wn_ip_addr_v4(198, 18, 0, 254);
+	struct rte_ether_addr gwmac = { .addr_bytes = { 2, 0, 0, 0, 0, 0xfe } };
+	struct rte_mbuf *m;
+	char big[1500];
+	(void)state;
+
+	assert_int_equal(wn_net_output_l4(n, l4_packet("a", 1), &src, &far, IPPROTO_TCP, 0),
+			 -ENETUNREACH);
+	assert_int_equal(st(n).tx_drop_noroute, 1);
+	assert_int_equal(wn_netif_gateway_set(n, &gw), 0);
+	assert_int_equal(wn_net_neigh_add(n, &gw, &gwmac, true, 0), 0);
+	assert_int_equal(wn_net_output_l4(n, l4_packet("a", 1), &src, &far, IPPROTO_TCP, 0), 0);
+	m = tx1(n);
+	assert_non_null(m);
+	assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *), &gwmac, 6);
+	rte_pktmbuf_free(m);
+	/* never fragment: 20 + 20 + 1500 > 1500 */
+	memset(big, 0, sizeof(big));
+	assert_int_equal(wn_net_output_l4(n, l4_packet(big, 1500), &src, &far, IPPROTO_TCP, 0),
+			 -EMSGSIZE);
+	assert_int_equal(st(n).tx_drop_mtu, 1);
+	wn_netif_free(n);
+}
+
+static void
+test_checksum_offload_vs_software(void **state)
+{
+	struct wn_netif *hw = mk(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM, 0);
+	struct wn_netif *sw = mk(0, 0);
+	struct wn_ip_addr src = wn_ip_addr_v4(198, 18, 0, 1), dst = wn_ip_addr_v4(198, 18, 0, 2);
+	struct rte_mbuf *m;
+	struct rte_ipv4_hdr *ip;
+	struct rte_tcp_hdr *th;
+	(void)state;
+
+	wn_net_neigh_add(hw, &dst, &peer_mac, true, 0);
+	wn_net_neigh_add(sw, &dst, &peer_mac, true, 0);
+	wn_net_output_l4(hw, l4_packet("hello", 5), &src, &dst, IPPROTO_TCP, 0);
+	m = tx1(hw);
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	th = (struct rte_tcp_hdr *)(ip + 1);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM);
+	assert_int_equal(m->l2_len, 14);
+	assert_int_equal(m->l3_len, 20);
+	assert_int_equal(ip->hdr_checksum, 0);
+	assert_int_equal(th->cksum, rte_ipv4_phdr_cksum(ip, m->ol_flags));
+	rte_pktmbuf_free(m);
+	wn_net_output_l4(sw, l4_packet("hello", 5), &src, &dst, IPPROTO_TCP, 0);
+	m = tx1(sw);
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	assert_int_equal(m->ol_flags & (RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM), 0);
+	assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
+	assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+	assert_int_equal(rte_be_to_cpu_16(ip->fragment_offset), RTE_IPV4_HDR_DF_FLAG);
+	rte_pktmbuf_free(m);
+	wn_netif_free(hw);
+	wn_netif_free(sw);
+}
+
+static uint16_t
+ip4_build(uint8_t *b, uint8_t proto, uint32_t dst, const void *l4, uint16_t l4len,
+	  uint16_t frag, uint16_t id)
+{
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)b;
+
+	memset(ip, 0, sizeof(*ip));
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(20 + l4len));
+	ip->packet_id = rte_cpu_to_be_16(id);
+	ip->fragment_offset = rte_cpu_to_be_16(frag);
+	ip->time_to_live = 64;
+	ip->next_proto_id = proto;
+	ip->src_addr = rte_cpu_to_be_32(IP_PEER);
+	ip->dst_addr = rte_cpu_to_be_32(dst);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	memcpy(b + 20, l4, l4len);
+	return (uint16_t)(20 + l4len);
+}
+
+static void
+test_ipv4_header_checks(void **state)
+{
+	struct wn_netif *n = mk(0, 0);
+	uint8_t b[200], tcp[40];
+	struct rte_mbuf *m;
+	uint16_t len;
+	(void)state;
+
+	memset(tcp, 0, sizeof(tcp));
+	tcp[12] = 5 << 4;
+	/* good TCP: handed up, Ethernet padding trimmed, data offset at IP */
+	len = ip4_build(b, IPPROTO_TCP, IP_US, tcp, 20, 0, 1);
+	memset(b + len, 0xee, 10);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, (uint16_t)(len + 10));
+	assert_int_equal(rx1(n, &m), 1);
+	assert_int_equal(rte_pktmbuf_pkt_len(m), 40);
+	assert_int_equal(m->l3_len, 20);
+	assert_int_equal(m->packet_type, RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_TCP);
+	rte_pktmbuf_free(m);
+	/* bad header checksum */
+	len = ip4_build(b, IPPROTO_TCP, IP_US, tcp, 20, 0, 1);
+	b[10] ^= 1;
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(st(n).rx_drop_ip_cksum, 1);
+	/* ... unless the NIC already vouched for it */
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+	assert_int_equal(rx1(n, &m), 1);
+	rte_pktmbuf_free(m);
+	/* total length beyond the frame */
+	len = ip4_build(b, IPPROTO_TCP, IP_US, tcp, 20, 0, 1);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, (uint16_t)(len - 4));
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(st(n).rx_drop_ip_hdr, 1);
+	/* not our address */
+	len = ip4_build(b, IPPROTO_TCP, IP_US + 5, tcp, 20, 0, 1);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(st(n).rx_drop_ip_addr, 1);
+	/* unknown protocol */
+	len = ip4_build(b, 99, IP_US, tcp, 20, 0, 1);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(st(n).rx_drop_ip_proto, 1);
+	/* foreign MAC, unknown ethertype, runt */
+	{
+		struct rte_ether_addr o = { .addr_bytes = { 2, 9, 9, 9, 9, 9 } };
+
+		m = frame(&o, RTE_ETHER_TYPE_IPV4, b, len);
+		rx1(n, &m);
+		m = frame(&our_mac, 0x88b5, b, len);
+		rx1(n, &m);
+		m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, 5);
+		rx1(n, &m);
+		assert_int_equal(st(n).rx_drop_mac, 1);
+		assert_int_equal(st(n).rx_drop_ethertype, 1);
+		assert_int_equal(st(n).rx_drop_short, 1);
+	}
+	wn_netif_free(n);
+}
+
+static void
+test_icmp_echo_reply(void **state)
+{
+	struct wn_netif *n = mk(0, 0);
+	uint8_t b[200], icmp[40];
+	struct rte_icmp_hdr *ic = (struct rte_icmp_hdr *)icmp;
+	struct rte_mbuf *m;
+	const struct rte_ipv4_hdr *ip;
+	const struct rte_icmp_hdr *r;
+	uint16_t len;
+	(void)state;
+
+	memset(icmp, 0, sizeof(icmp));
+	ic->icmp_type = RTE_IP_ICMP_ECHO_REQUEST;
+	ic->icmp_ident = rte_cpu_to_be_16(77);
+	ic->icmp_seq_nb = rte_cpu_to_be_16(3);
+	memcpy(icmp + 8, "payload-payload-payload-payload!", 32);
+	ic->icmp_cksum = (uint16_t)~rte_raw_cksum(icmp, sizeof(icmp));
+	len = ip4_build(b, IPPROTO_ICMP, IP_US, icmp, sizeof(icmp), 0, 5);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(n, &m), 0);
+	m = tx1(n);
+	assert_non_null(m);
+	assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *), &peer_mac, 6);
+	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, 14);
+	assert_int_equal(ip->src_addr, rte_cpu_to_be_32(IP_US));
+	assert_int_equal(ip->dst_addr, rte_cpu_to_be_32(IP_PEER));
+	assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
+	r = (const struct rte_icmp_hdr *)(ip + 1);
+	assert_int_equal(r->icmp_type, RTE_IP_ICMP_ECHO_REPLY);
+	assert_int_equal(r->icmp_ident, rte_cpu_to_be_16(77));
+	assert_int_equal(rte_raw_cksum(r, sizeof(icmp)), 0xffff);
+	assert_memory_equal((const uint8_t *)r + 8, icmp + 8, 32);
+	rte_pktmbuf_free(m);
+	assert_int_equal(st(n).rx_icmp_echo, 1);
+	/* a corrupted echo is dropped, not answered */
+	icmp[20] ^= 0xff;
+	len = ip4_build(b, IPPROTO_ICMP, IP_US, icmp, sizeof(icmp), 0, 6);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	rx1(n, &m);
+	assert_null(tx1(n));
+	assert_int_equal(st(n).rx_drop_icmp, 1);
+	wn_netif_free(n);
+}
+
+static void
+test_fragments_reassembled_or_dropped(void **state)
+{
+	struct wn_netif *n = mk(0, 16), *off = mk(0, WN_NETIF_NO_REASSEMBLY);
+	uint8_t tcp[60], b[200];
+	struct rte_mbuf *m;
+	uint16_t len;
+	uint8_t out[60];
+	(void)state;
+
+	for (unsigned int i = 0; i < sizeof(tcp); i++)
+		tcp[i] = (uint8_t)i;
+	tcp[12] = 5 << 4;
+	/* second half first: reassembly copes with order */
+	len = ip4_build(b, IPPROTO_TCP, IP_US, tcp + 24, 36, 24 / 8, 42);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(n, &m), 0);
+	len = ip4_build(b, IPPROTO_TCP, IP_US, tcp, 24, RTE_IPV4_HDR_MF_FLAG, 42);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(n, &m), 1);
+	assert_int_equal(rte_pktmbuf_pkt_len(m), 20 + 60);
+	assert_non_null(rte_pktmbuf_read(m, 20, 60, out));
+	assert_memory_equal(rte_pktmbuf_read(m, 20, 60, out), tcp, 60);
+	rte_pktmbuf_free(m);
+	assert_int_equal(st(n).rx_frag, 2);
+	assert_int_equal(st(n).rx_reassembled, 1);
+	/* reassembly disabled: dropped with a counter */
+	len = ip4_build(b, IPPROTO_TCP, IP_US, tcp, 24, RTE_IPV4_HDR_MF_FLAG, 43);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(off, &m), 0);
+	assert_int_equal(st(off).rx_frag_drop, 1);
+	wn_netif_free(n);
+	wn_netif_free(off);
+}
+
+static uint16_t
+icmp6_cksum(const uint8_t *src, const uint8_t *dst, uint8_t *msg, uint16_t len)
+{
+	struct rte_ipv6_hdr ip6;
+
+	memset(&ip6, 0, sizeof(ip6));
+	ip6.payload_len = rte_cpu_to_be_16(len);
+	ip6.proto = IPPROTO_ICMPV6;
+	memcpy(ip6.src_addr, src, 16);
+	memcpy(ip6.dst_addr, dst, 16);
+	msg[2] = msg[3] = 0;
+	return rte_ipv6_udptcp_cksum(&ip6, msg);
+}
+
+static void
+test_ipv6_ndp_and_echo(void **state)
+{
+	struct wn_netif *n = mk(0, 0);
+	uint8_t b[200], ns[32], echo[16];
+	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)b;
+	struct wn_ip_addr me, peer;
+	struct rte_ether_addr mac, snm_mac = { .addr_bytes = { 0x33, 0x33, 0xff, 0, 0, 1 } };
+	struct rte_mbuf *m;
+	const uint8_t *r;
+	uint16_t ck;
+	(void)state;
+
+	wn_ip_addr_parse("2001:db8::1", &me, NULL);
+	wn_ip_addr_parse("2001:db8::2", &peer, NULL);
+	memset(b, 0, sizeof(b));
+	ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
+	ip6->payload_len = rte_cpu_to_be_16(32);
+	ip6->proto = IPPROTO_ICMPV6;
+	ip6->hop_limits = 255;
+	memcpy(ip6->src_addr, peer.v6, 16);
+	memcpy(ip6->dst_addr, me.v6, 16);
+	ip6->dst_addr[0] = 0xff; /* solicited-node multicast ff02::1:ff00:1 */
+	memset(ip6->dst_addr + 1, 0, 15);
+	ip6->dst_addr[1] = 0x02;
+	ip6->dst_addr[11] = 0x01;
+	ip6->dst_addr[12] = 0xff;
+	ip6->dst_addr[15] = 0x01;
+	memset(ns, 0, sizeof(ns));
+	ns[0] = 135;
+	memcpy(ns + 8, me.v6, 16);
+	ns[24] = 1;
+	ns[25] = 1;
+	memcpy(ns + 26, &peer_mac, 6);
+	ck = icmp6_cksum(ip6->src_addr, ip6->dst_addr, ns, 32);
+	memcpy(ns + 2, &ck, 2);
+	memcpy(b + 40, ns, 32);
+	m = frame(&snm_mac, RTE_ETHER_TYPE_IPV6, b, 72);
+	assert_int_equal(rx1(n, &m), 0);
+	/* solicited NA with our MAC, and the peer learned from its option */
+	m = tx1(n);
+	assert_non_null(m);
+	r = rte_pktmbuf_mtod_offset(m, const uint8_t *, 14 + 40);
+	assert_int_equal(r[0], 136);
+	assert_true(r[4] & 0x40);
+	assert_memory_equal(r + 8, me.v6, 16);
+	assert_int_equal(r[24], 2);
+	assert_memory_equal(r + 26, &our_mac, 6);
+	assert_int_equal(rte_ipv6_udptcp_cksum_verify(
+		rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *, 14), r), 0);
+	rte_pktmbuf_free(m);
+	assert_int_equal(wn_net_neigh_lookup(n, &peer, &mac), 0);
+	assert_memory_equal(&mac, &peer_mac, 6);
+	/* NS with hop limit != 255 is invalid (RFC 4861 §7.1.1) */
+	ip6->hop_limits = 64;
+	m = frame(&snm_mac, RTE_ETHER_TYPE_IPV6, b, 72);
+	rx1(n, &m);
+	assert_null(tx1(n));
+	assert_int_equal(st(n).rx_drop_icmp, 1);
+	/* echo */
+	memset(echo, 0, sizeof(echo));
+	echo[0] = 128;
+	memcpy(echo + 8, "v6-ping!", 8);
+	memcpy(ip6->dst_addr, me.v6, 16);
+	ip6->hop_limits = 64;
+	ip6->payload_len = rte_cpu_to_be_16(16);
+	ck = icmp6_cksum(ip6->src_addr, ip6->dst_addr, echo, 16);
+	memcpy(echo + 2, &ck, 2);
+	memcpy(b + 40, echo, 16);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV6, b, 56);
+	assert_int_equal(rx1(n, &m), 0);
+	m = tx1(n);
+	assert_non_null(m);
+	r = rte_pktmbuf_mtod_offset(m, const uint8_t *, 14);
+	assert_memory_equal(r + 8, me.v6, 16);   /* source is us */
+	assert_memory_equal(r + 24, peer.v6, 16);
+	assert_int_equal(r[40], 129);
+	assert_memory_equal(r + 48, "v6-ping!", 8);
+	assert_int_equal(rte_ipv6_udptcp_cksum_verify((const struct rte_ipv6_hdr *)r, r + 40), 0);
+	rte_pktmbuf_free(m);
+	/* output to an unknown IPv6 neighbour sends a neighbour solicitation */
+	{
+		struct wn_ip_addr other;
+
+		wn_ip_addr_parse("2001:db8::99", &other, NULL);
+		assert_int_equal(wn_net_output_l4(n, l4_packet("q", 1), &me, &other, IPPROTO_TCP, 0),
+				 0);
+		m = tx1(n);
+		assert_non_null(m);
+		r = rte_pktmbuf_mtod(m, const uint8_t *);
+		assert_int_equal(r[0], 0x33);
+		assert_int_equal(r[14 + 40], 135);
+		assert_memory_equal(r + 14 + 40 + 8, other.v6, 16);
+		rte_pktmbuf_free(m);
+	}
+	wn_netif_free(n);
+}
+
+static void
+test_addr_helpers(void **state)
+{
+	struct wn_ip_addr a, b;
+	uint8_t p;
+	char buf[64];
+	(void)state;
+
+	assert_int_equal(wn_ip_addr_parse("198.18.0.1/24", &a, &p), 0);
+	assert_int_equal(p, 24);
+	b = wn_ip_addr_v4(198, 18, 0, 1);
+	assert_true(wn_ip_addr_eq(&a, &b));
+	assert_string_equal(wn_ip_addr_fmt(&a, buf, sizeof(buf)), "198.18.0.1");
+	assert_int_equal(wn_ip_addr_parse("2001:db8::5/129", &a, &p), -EINVAL);
+	assert_int_equal(wn_ip_addr_parse("2001:db8::5", &a, &p), 0);
+	assert_int_equal(p, 128);
+	assert_string_equal(wn_ip_addr_fmt(&a, buf, sizeof(buf)), "2001:db8::5");
+	assert_int_equal(wn_ip_addr_parse("1.2.3", &a, NULL), -EINVAL);
+	assert_int_equal(wn_ip_addr_parse("1.2.3.4/x", &a, NULL), -EINVAL);
+}
+
+int
+main(int argc, char **argv)
+{
+	char *eal[] = { "test_net", "--no-huge", "--no-shconf", "--no-pci", "-l", "0", "-m", "128",
+			"--log-level", "*:error", NULL };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_arp_reply_and_learn),
+		cmocka_unit_test(test_gratuitous_arp_on_start),
+		cmocka_unit_test(test_resolution_queue_and_failure),
+		cmocka_unit_test(test_gateway_mtu_noroute),
+		cmocka_unit_test(test_checksum_offload_vs_software),
+		cmocka_unit_test(test_ipv4_header_checks),
+		cmocka_unit_test(test_icmp_echo_reply),
+		cmocka_unit_test(test_fragments_reassembled_or_dropped),
+		cmocka_unit_test(test_ipv6_ndp_and_echo),
+		cmocka_unit_test(test_addr_helpers),
+	};
+
+	(void)argc;
+	(void)argv;
+	if (rte_eal_init(10, eal) < 0)
+		return 1;
+	pool = rte_pktmbuf_pool_create("tn", 2047, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (pool == NULL)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
