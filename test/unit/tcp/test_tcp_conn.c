@@ -715,6 +715,45 @@ test_lost_synack_is_repeated(void **state)
 	hx_fini(&h);
 }
 
+static void
+test_ipv6_connection(void **state)
+{
+	struct hx h;
+	struct tapp cli, srv;
+	struct wn_ip_addr a0, a1;
+	struct wn_tcp_endpoint l, lc, r;
+	struct wn_tcp_info ci;
+	(void)state;
+
+	hx_init(&h);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	assert_int_equal(wn_ip_addr_parse("2001:db8::1", &a0, NULL), 0);
+	assert_int_equal(wn_ip_addr_parse("2001:db8::2", &a1, NULL), 0);
+	assert_int_equal(wn_netif_addr_add(h.s[0].nif, &a0, 64), 0);
+	assert_int_equal(wn_netif_addr_add(h.s[1].nif, &a1, 64), 0);
+	l.addr = a1;
+	l.port = 80;
+	lc.addr = a0;
+	lc.port = 0;
+	r = l;
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	cli.conn = wn_tcp_connect(h.s[0].tcp, &lc, &r, &tapp_cb, &cli);
+	assert_non_null(cli.conn);
+	hx_run(&h, 20000, 1000); /* neighbour discovery, then the handshake */
+	assert_int_equal(cli.established, 1);
+	assert_int_equal(srv.established, 1);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_int_equal(ci.mss, 1440); /* 1500 - 40 - 20 */
+	assert_int_equal(wn_tcp_send(cli.conn, "over-v6", 7), 7);
+	hx_run(&h, 100000, 1000);
+	assert_int_equal(srv.rx_len, 7);
+	assert_memory_equal(srv.rx, "over-v6", 7);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
 int
 main(void)
 {
@@ -737,6 +776,7 @@ main(void)
 		cmocka_unit_test(test_paws_drops_old_timestamp),
 		cmocka_unit_test(test_time_wait_acks_retransmitted_fin),
 		cmocka_unit_test(test_lost_synack_is_repeated),
+		cmocka_unit_test(test_ipv6_connection),
 	};
 
 	hx_eal_init("wn_tcp_conn");

@@ -452,7 +452,7 @@ raw_peer_accept(struct hx *h, struct tapp *cli, const uint8_t *opts, uint8_t opt
 }
 
 static void
-test_sack_scoreboard_and_recovery(void **state)
+sack_scenario(const struct wn_tcp_cc_ops *cc, uint32_t expect_ssthresh)
 {
 	/* MSS 1000, SACK permitted, window scale 0 */
 	static const uint8_t opts[] = { 2, 4, 0x03, 0xe8, 1, 1, 4, 2 };
@@ -466,9 +466,8 @@ test_sack_scoreboard_and_recovery(void **state)
 	uint32_t base;
 	struct hx_seg ack = { .seq = 501, .flags = RTE_TCP_ACK_FLAG, .win = 65535,
 			      .sport = RAW_PORT, .dport = 6000 };
-	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY };
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY, .cc = cc };
 	unsigned int nseg = 0;
-	(void)state;
 
 	hx_init_conf(&h, &tc, true, false);
 	tapp_init(&cli);
@@ -501,6 +500,8 @@ test_sack_scoreboard_and_recovery(void **state)
 	/* RFC 6675: loss detected -> the hole (and only the hole) is retransmitted */
 	wn_tcp_conn_info(c, &ci);
 	assert_true(ci.in_recovery);
+	/* RFC 5681 eq. 4 halves FlightSize (4000); CUBIC keeps beta = 0.7 (RFC 9438 §4.6) */
+	assert_int_equal(ci.ssthresh, expect_ssthresh);
 	assert_true(hx_cap_tcp(&h, &p));
 	assert_int_equal(p.seq, base);
 	assert_int_equal(p.len, 1000);
@@ -527,8 +528,23 @@ test_sack_scoreboard_and_recovery(void **state)
 	assert_int_equal(ci.sack_blocks, 0);
 	assert_int_equal(ci.snd_una, base + 4000);
 	assert_int_equal(cli.sent_acked, 4000);
+	assert_int_equal(ci.cwnd, expect_ssthresh); /* recovery ends at ssthresh */
 	tapp_fini(&cli);
 	hx_fini(&h);
+}
+
+static void
+test_sack_scoreboard_and_recovery_newreno(void **state)
+{
+	(void)state;
+	sack_scenario(&wn_tcp_cc_newreno, 2000);
+}
+
+static void
+test_sack_scoreboard_and_recovery_cubic(void **state)
+{
+	(void)state;
+	sack_scenario(&wn_tcp_cc_cubic, 2800);
 }
 
 static void
@@ -645,7 +661,8 @@ main(void)
 		cmocka_unit_test(test_rto_backoff),
 		cmocka_unit_test(test_retries_exhausted_times_out),
 		cmocka_unit_test(test_zero_window_probe_and_reopen),
-		cmocka_unit_test(test_sack_scoreboard_and_recovery),
+		cmocka_unit_test(test_sack_scoreboard_and_recovery_newreno),
+		cmocka_unit_test(test_sack_scoreboard_and_recovery_cubic),
 		cmocka_unit_test(test_delayed_ack),
 		cmocka_unit_test(test_ooo_queue_bounded_and_sack_blocks),
 	};
