@@ -43,7 +43,8 @@ fail(struct wn_mpa_conn *c, enum wn_mpa_err err, enum wn_mpa_frame_status fs, bo
 	c->error = err;
 	c->deadline = UINT64_MAX;
 	/* RFC 5044 §8: CRC/Marker errors in Full Operation end with a Terminate. */
-	ev.send_terminate = err == WN_MPA_ERR_CRC || err == WN_MPA_ERR_MARKER;
+	ev.send_terminate = err == WN_MPA_ERR_CRC || err == WN_MPA_ERR_MARKER ||
+			    err == WN_MPA_ERR_NO_RTR;
 	emit(c, &ev);
 	return timeout ? -ETIMEDOUT : -EPROTO;
 }
@@ -187,6 +188,8 @@ fwd_header(void *arg, const struct wn_mpa_rx_hdr *h)
 {
 	struct wn_mpa_conn *c = arg;
 
+	if (c->fpdus_rx == 0)
+		c->first_rtr = wn_mpa_rtr_classify(h->hdr, h->hdr_len, h->ulpdu_len);
 	return c->cfg.rx_ops != NULL ? c->cfg.rx_ops->header(c->cfg.rx_arg, h) : 0;
 }
 
@@ -206,6 +209,11 @@ fwd_end(void *arg, const struct wn_mpa_rx_hdr *h, enum wn_mpa_err verdict)
 
 	if (verdict != WN_MPA_ERR_NONE)
 		return rc;
+	/* RFC 6581 §9.2: the initiator's first FPDU is one of the agreed RTRs. */
+	if (c->fpdus_rx == 0 && !c->cfg.initiator && c->cfg.check_rtr && c->params.neg.p2p &&
+	    c->first_rtr >= 0 && (c->first_rtr & c->params.neg.rtr) == 0)
+		return fail(c, WN_MPA_ERR_NO_RTR, WN_MPA_FRAME_OK, false,
+			    "first FPDU is not an agreed RTR");
 	c->fpdus_rx++;
 	/*
 	 * RFC 5044 §7.1.2: the Responder MUST receive and validate at least one
@@ -423,7 +431,7 @@ wn_mpa_conn_input(struct wn_mpa_conn *c, const uint8_t *buf, size_t len, uint64_
 		if (c->error != WN_MPA_ERR_NONE)
 			return -ENOTCONN;
 		rc = wn_mpa_deframer_input(&c->rx, buf, len, &used);
-		if (rc == -EBADMSG || rc == -EPROTO) {
+		if ((rc == -EBADMSG || rc == -EPROTO) && c->state != WN_MPA_CONN_ERROR) {
 			enum wn_mpa_err e = wn_mpa_deframer_error(&c->rx);
 			rc = fail(c, e, WN_MPA_FRAME_OK, false, wn_mpa_err_str(e));
 		}

@@ -110,6 +110,12 @@ struct wn_mpa_conn_cfg {
 	void *rx_arg;
 	uint16_t rx_hdr_len;  /**< header octets when rx_ops->hdr_len is NULL */
 	bool check_markers;   /**< check FPDUPTR on receive (error 3) */
+	/**
+	 * Responder, peer-to-peer: the first FPDU must be one of the RTR types
+	 * announced in the Reply (RFC 6581 §9.2), else error 7 with a Terminate.
+	 * Needs at least 2 header octets (rx_hdr_len or rx_ops->hdr_len).
+	 */
+	bool check_rtr;
 	/** Event callback (may be NULL); may call accept/reject from REQUEST. */
 	void (*event)(void *arg, const struct wn_mpa_event *ev);
 	void *event_arg;
@@ -137,6 +143,7 @@ struct wn_mpa_conn {
 	uint32_t tx_next;    /**< sequence number of the next FPDU */
 	struct wn_mpa_deframer rx;
 	uint64_t fpdus_rx;
+	int first_rtr;       /**< wn_mpa_rtr_classify() of the first FPDU */
 };
 
 /**
@@ -236,6 +243,34 @@ bool wn_mpa_conn_tx_allowed(const struct wn_mpa_conn *c);
  */
 int wn_mpa_conn_frame(struct wn_mpa_conn *c, const struct iovec *iov, unsigned int iovcnt,
 		      uint8_t *out, size_t cap);
+
+/** ULPDU lengths of the zero-length RTR messages (RFC 6581 §9.2). */
+#define WN_MPA_RTR_WRITE_LEN 14 /**< tagged DDP header only */
+#define WN_MPA_RTR_SEND_LEN  18 /**< untagged DDP header only */
+#define WN_MPA_RTR_READ_LEN  46 /**< untagged header + 28-octet Read Request header */
+
+/**
+ * Build the ULPDU of an RTR message (RFC 6581 §9.2), to be framed with
+ * wn_mpa_conn_frame() as the initiator's first FPDU:
+ *  - WN_MPA_RTR_WRITE: zero-length RDMA Write to @p stag, TO 0 (14 octets);
+ *  - WN_MPA_RTR_READ: zero-length RDMA Read Request on QN 1 with MSN @p msn,
+ *    sink and source STag @p stag, TOs 0, size 0 (46 octets);
+ *  - WN_MPA_RTR_SEND: zero-length Send on QN 0 with MSN @p msn (18 octets).
+ * Use a non-zero @p stag: iw_cxgb4 rejects STag 0 even on zero-length
+ * segments (IWARP-WIRE.md §6). The Send/Read forms consume MSN @p msn (1
+ * for the first message) of their queue: the RDMAP layer must count it.
+ * @return ULPDU octets, -EINVAL (unknown type, NULL), -ENOSPC.
+ * Thread safety: pure, any thread.
+ */
+int wn_mpa_rtr_build(enum wn_mpa_rtr type, uint32_t stag, uint32_t msn, uint8_t *out,
+		     size_t cap);
+
+/**
+ * Recognise an RTR from the first octets of a ULPDU.
+ * @return the enum wn_mpa_rtr type, 0 if it is not a zero-length RTR, or -1
+ *   when fewer than 2 octets are given. Thread safety: pure, any thread.
+ */
+int wn_mpa_rtr_classify(const uint8_t *hdr, size_t hdr_len, uint16_t ulpdu_len);
 
 /** @return a constant name of state @p s. */
 const char *wn_mpa_conn_state_str(enum wn_mpa_conn_state s);

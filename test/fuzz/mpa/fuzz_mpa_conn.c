@@ -109,6 +109,7 @@ cfg_from(struct wn_mpa_conn_cfg *cfg, const uint8_t *d, bool initiator, struct f
 	cfg->rx_ops = &ops;
 	cfg->rx_hdr_len = 18;
 	cfg->check_markers = true;
+	cfg->check_rtr = (d[1] & 1) != 0;
 	cfg->event = on_event;
 	cfg->event_arg = f;
 	cfg->pd = (const uint8_t *)"fuzz";

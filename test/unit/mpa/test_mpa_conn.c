@@ -724,6 +724,98 @@ test_api_errors(void **state)
 }
 
 
+
+static void
+test_rtr_messages(void **state)
+{
+	/* IWARP-WIRE.md §5 extra vectors: whole FPDUs, Markers off, CRC on */
+	static const uint8_t write_fpdu[20] = {0x00, 0x0e, 0xc1, 0x40, 0x00, 0x00, 0x00,
+					       0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+					       0x00, 0x00, 0xeb, 0xd3, 0x4c, 0x5f};
+	uint8_t read_fpdu[52] = {0x00, 0x2e, 0x41, 0x41, 0x00, 0x00, 0x00, 0x00, 0x00,
+				 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+				 0x00, 0x00, 0x00, 0x00, 0x00, 0x01};
+	struct wn_mpa_stream st = {.seq_start = 0, .markers = false, .crc = true};
+	uint8_t u[64], out[64];
+	struct iovec iov = {u, 0};
+	(void)state;
+
+	read_fpdu[39] = 0x01;
+	read_fpdu[48] = 0x27;
+	read_fpdu[49] = 0xdb;
+	read_fpdu[50] = 0xd7;
+	read_fpdu[51] = 0xe7;
+	int n = wn_mpa_rtr_build(WN_MPA_RTR_WRITE, 1, 1, u, sizeof(u));
+	assert_int_equal(n, 14);
+	iov.iov_len = (size_t)n;
+	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st), 20);
+	assert_memory_equal(out, write_fpdu, 20);
+	assert_int_equal(wn_mpa_rtr_classify(u, (size_t)n, (uint16_t)n), WN_MPA_RTR_WRITE);
+
+	n = wn_mpa_rtr_build(WN_MPA_RTR_READ, 1, 1, u, sizeof(u));
+	assert_int_equal(n, 46);
+	iov.iov_len = (size_t)n;
+	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st), 52);
+	assert_memory_equal(out, read_fpdu, 52);
+	assert_int_equal(wn_mpa_rtr_classify(u, (size_t)n, (uint16_t)n), WN_MPA_RTR_READ);
+	u[33] = 1; /* a Read of 1 octet is not a zero-length RTR */
+	assert_int_equal(wn_mpa_rtr_classify(u, (size_t)n, (uint16_t)n), 0);
+	assert_int_equal(wn_mpa_rtr_classify(u, 18, (uint16_t)n), WN_MPA_RTR_READ);
+
+	n = wn_mpa_rtr_build(WN_MPA_RTR_SEND, 1, 7, u, sizeof(u));
+	assert_int_equal(n, 18);
+	static const uint8_t send_rtr[18] = {0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0,
+					     0,    0,    0, 7, 0, 0, 0, 0};
+	assert_memory_equal(u, send_rtr, 18);
+	assert_int_equal(wn_mpa_rtr_classify(u, 18, 18), WN_MPA_RTR_SEND);
+	/* a Send with payload, a Write with payload, too few octets */
+	assert_int_equal(wn_mpa_rtr_classify(u, 18, 19), 0);
+	static const uint8_t wr[2] = {0xc1, 0x40};
+	assert_int_equal(wn_mpa_rtr_classify(wr, 2, 15), 0);
+	assert_int_equal(wn_mpa_rtr_classify(wr, 1, 14), -1);
+	/* errors */
+	assert_int_equal(wn_mpa_rtr_build(WN_MPA_RTR_READ, 1, 1, u, 45), -ENOSPC);
+	assert_int_equal(wn_mpa_rtr_build((enum wn_mpa_rtr)3, 1, 1, u, sizeof(u)), -EINVAL);
+}
+
+static void
+test_rtr_check(void **state)
+{
+	(void)state;
+	for (int ok = 0; ok < 2; ok++) {
+		struct side i, r;
+		struct wn_mpa_conn_cfg ci = base_cfg(&i, true), cr = base_cfg(&r, false);
+
+		ci.caps.p2p = true;
+		cr.caps.rtr = WN_MPA_RTR_READ;
+		cr.check_rtr = true;
+		side_init(&i, &ci);
+		side_init(&r, &cr);
+		r.on_request = 1;
+		connect_pair(&i, &r, 3);
+		assert_int_equal(wn_mpa_conn_params(&i.c)->neg.rtr, WN_MPA_RTR_READ);
+		uint8_t u[64], out[128];
+		/* ok: the agreed Read RTR; not ok: a Write RTR the Reply did not offer */
+		int n = wn_mpa_rtr_build(ok ? WN_MPA_RTR_READ : WN_MPA_RTR_WRITE, 1, 1, u,
+					 sizeof(u));
+		struct iovec iov = {u, (size_t)n};
+		int w = wn_mpa_conn_frame(&i.c, &iov, 1, out, sizeof(out));
+		assert_true(w > 0);
+		int rc = wn_mpa_conn_input(&r.c, out, (size_t)w, T0, NULL);
+		if (ok) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(r.ev[WN_MPA_EV_TX_READY], 1);
+		} else {
+			assert_int_equal(rc, -EPROTO);
+			assert_int_equal(r.err, WN_MPA_ERR_NO_RTR);
+			assert_true(r.send_terminate);
+			assert_int_equal(r.ev[WN_MPA_EV_TX_READY], 0);
+			assert_int_equal(r.ev[WN_MPA_EV_ERROR], 1);
+			assert_int_equal(wn_mpa_conn_state(&r.c), WN_MPA_CONN_ERROR);
+		}
+	}
+}
+
 /* ---- siw on the other end: replay the shared captures (INTEROP-NOTES.md) ----------------- */
 
 static const char *src_root;
@@ -838,6 +930,7 @@ test_siw_replay(void **state)
 		cr.crc = false; /* let siw's C bit decide */
 		cr.caps.rtr = WN_MPA_RTR_WRITE;
 		cr.rx_hdr_len = 18;
+		cr.check_rtr = true; /* siw's first p2p FPDU is its zero-length Write RTR */
 		side_init(&r, &cr);
 		assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
 		assert_int_equal(feed_conn(&r, ini->data, rq), 0);
@@ -900,6 +993,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_rev1_peers),
 		cmocka_unit_test(test_api_errors),
+		cmocka_unit_test(test_rtr_messages),
+		cmocka_unit_test(test_rtr_check),
 		cmocka_unit_test(test_siw_replay),
 	};
 	src_root = argc > 1 ? argv[1] : NULL;
