@@ -754,6 +754,85 @@ test_ipv6_connection(void **state)
 	hx_fini(&h);
 }
 
+static void
+test_synrcvd_ack_fin_to_close_wait(void **state)
+{
+	struct hx h;
+	struct tapp srv;
+	struct wn_tcp_endpoint l;
+	struct hx_parsed p;
+	struct hx_seg sg = { .seq = 50, .flags = RTE_TCP_SYN_FLAG, .win = 1000,
+			     .sport = RAW_PORT, .dport = SRV_PORT, .data = "tail", .len = 0 };
+	(void)state;
+
+	hx_init_conf(&h, NULL, true, false);
+	tapp_init(&srv);
+	l = hx_ep(&h, 1, SRV_PORT);
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	hx_inject(&h, 1, &sg);
+	assert_true(hx_cap_tcp(&h, &p));
+	/* the third segment carries data and FIN: ESTABLISHED, data, then CLOSE-WAIT */
+	sg.seq = 51;
+	sg.ack = p.seq + 1;
+	sg.flags = RTE_TCP_ACK_FLAG | RTE_TCP_FIN_FLAG | RTE_TCP_PSH_FLAG;
+	sg.len = 4;
+	hx_inject(&h, 1, &sg);
+	assert_int_equal(srv.established, 1);
+	assert_int_equal(srv.rx_len, 4);
+	assert_memory_equal(srv.rx, "tail", 4);
+	assert_int_equal(srv.eofs, 1);
+	assert_int_equal(wn_tcp_conn_state(srv.conn), WN_TCP_CLOSE_WAIT);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.ack, 51 + 4 + 1);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_data_queued_before_established(void **state)
+{
+	struct hx h;
+	struct tapp cli, srv;
+	struct wn_tcp_endpoint l, lc, r;
+	(void)state;
+
+	hx_init(&h);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	l = hx_ep(&h, 1, SRV_PORT);
+	lc = hx_ep(&h, 0, 0);
+	r = l;
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	cli.conn = wn_tcp_connect(h.s[0].tcp, &lc, &r, &tapp_cb, &cli);
+	assert_int_equal(wn_tcp_conn_state(cli.conn), WN_TCP_SYN_SENT);
+	assert_int_equal(wn_tcp_send(cli.conn, "early", 5), 5);
+	{
+		struct wn_tcp_info ci;
+
+		wn_tcp_conn_info(cli.conn, &ci);
+		assert_int_equal(wn_tcp_next_seq(cli.conn), ci.iss + 1 + 5);
+	}
+	hx_run(&h, 100000, 1000);
+	assert_int_equal(srv.rx_len, 5);
+	assert_memory_equal(srv.rx, "early", 5);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
+test_flow_steer_matches_rss(void **state)
+{
+	/* Microsoft RSS verification suite, IPv4 with TCP ports: 0x51ccc178 */
+	struct wn_tcp_endpoint local = { .addr = wn_ip_addr_v4(161, 142, 100, 80), .port = 1766 };
+	struct wn_tcp_endpoint remote = { .addr = wn_ip_addr_v4(66, 9, 149, 187), .port = 2794 };
+	(void)state;
+
+	assert_int_equal(wn_tcp_flow_steer(&local, &remote, 0xFFFFFFFFu), 0x51ccc178u);
+	assert_int_equal(wn_tcp_flow_steer(&local, &remote, 4), 0x51ccc178u % 4);
+	assert_int_equal(wn_tcp_flow_steer(&local, &remote, 1), 0);
+}
+
 int
 main(void)
 {
@@ -777,6 +856,9 @@ main(void)
 		cmocka_unit_test(test_time_wait_acks_retransmitted_fin),
 		cmocka_unit_test(test_lost_synack_is_repeated),
 		cmocka_unit_test(test_ipv6_connection),
+		cmocka_unit_test(test_synrcvd_ack_fin_to_close_wait),
+		cmocka_unit_test(test_data_queued_before_established),
+		cmocka_unit_test(test_flow_steer_matches_rss),
 	};
 
 	hx_eal_init("wn_tcp_conn");
