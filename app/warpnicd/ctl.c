@@ -59,6 +59,7 @@ enum cm_state {
 struct client;
 
 struct obj {
+	struct obj *znext; /* retired, waiting for the dataplane's DONE */
 	enum obj_type type;
 	uint32_t handle;
 	struct client *owner;
@@ -133,6 +134,7 @@ struct wn_ctl_server {
 	uint16_t next_port;
 	struct rte_ring *to_dp, *to_ctl;
 	int dp_efd;
+	struct obj *zombies;
 };
 
 /* epoll data: clients are tagged pointers, the listener and dp eventfd are fixed values */
@@ -201,13 +203,20 @@ found:
 }
 
 static void
-obj_free(struct wn_ctl_server *srv, struct obj *o)
+obj_unlink(struct wn_ctl_server *srv, struct obj *o)
 {
 	uint32_t idx = (o->handle & (MAX_OBJS - 1)) - 1;
 
 	srv->tab[idx] = NULL;
 	srv->counts[o->type]--;
 	o->owner->nobjs--;
+	o->owner = NULL;
+}
+
+static void
+obj_free(struct wn_ctl_server *srv, struct obj *o)
+{
+	obj_unlink(srv, o);
 	free(o);
 }
 
@@ -589,6 +598,62 @@ cm_connect_local(struct wn_ctl_server *srv, struct obj *id, const struct wn_ctl_
 
 /* ---------------------------------------------------------------- object destruction */
 
+/* Free the memory of an object nobody (client, table, dataplane) references any more. */
+static void
+obj_release(struct obj *o)
+{
+	switch (o->type) {
+	case OBJ_QP:
+		munmap(o->u.qp.dp.ring, o->u.qp.dp.ring_size);
+		break;
+	case OBJ_MR:
+		munmap(o->u.mr.map, o->u.mr.map_len);
+		break;
+	case OBJ_CQ:
+		if (o->u.cq.dp.notify_fd >= 0)
+			close(o->u.cq.dp.notify_fd);
+		munmap(o->u.cq.dp.ring, o->u.cq.dp.ring_size);
+		break;
+	case OBJ_SRQ:
+		munmap(o->u.srq.dp.ring, o->u.srq.dp.ring_size);
+		break;
+	default:
+		break;
+	}
+	free(o);
+}
+
+/*
+ * Take an object out of the handle table. Without a dataplane its memory goes at once;
+ * with one, the dataplane is told (@p dp_type) and the memory stays until its DONE.
+ */
+static void
+obj_retire(struct wn_ctl_server *srv, struct obj *o, uint32_t dp_type, void *desc)
+{
+	obj_unlink(srv, o);
+	if (srv->to_dp == NULL || dp_send(srv, dp_type, o->handle, desc, NULL) != 0) {
+		obj_release(o);
+		return;
+	}
+	o->znext = srv->zombies;
+	srv->zombies = o;
+}
+
+static void
+zombie_done(struct wn_ctl_server *srv, uint32_t handle)
+{
+	struct obj **pp;
+
+	for (pp = &srv->zombies; *pp != NULL; pp = &(*pp)->znext)
+		if ((*pp)->handle == handle) {
+			struct obj *o = *pp;
+
+			*pp = o->znext;
+			obj_release(o);
+			return;
+		}
+}
+
 static void
 qp_destroy(struct wn_ctl_server *srv, struct obj *qp)
 {
@@ -596,14 +661,12 @@ qp_destroy(struct wn_ctl_server *srv, struct obj *qp)
 
 	if (id != NULL && id->u.id.qp == qp->handle)
 		id->u.id.qp = 0;
-	dp_send(srv, WN_CTL_DP_QP_DESTROY, qp->handle, &qp->u.qp.dp, NULL);
 	qp->u.qp.pd->refs--;
 	qp->u.qp.scq->refs--;
 	qp->u.qp.rcq->refs--;
 	if (qp->u.qp.srq != NULL)
 		qp->u.qp.srq->refs--;
-	munmap(qp->u.qp.dp.ring, qp->u.qp.dp.ring_size);
-	obj_free(srv, qp);
+	obj_retire(srv, qp, WN_CTL_DP_QP_DESTROY, &qp->u.qp.dp);
 }
 
 static void
@@ -625,7 +688,8 @@ cmid_destroy(struct wn_ctl_server *srv, struct obj *id)
 		if (qp != NULL)
 			qp->u.qp.cm_id = 0;
 	}
-	if (id->u.id.remote)
+	/* the dataplane knows CM ids by handle only: no DONE needed */
+	if (id->u.id.remote || id->u.id.state == CM_LISTEN)
 		dp_send(srv, WN_CTL_DP_CM_DESTROY, id->handle, NULL, NULL);
 	id->u.id.chan->refs--;
 	obj_free(srv, id);
@@ -634,29 +698,21 @@ cmid_destroy(struct wn_ctl_server *srv, struct obj *id)
 static void
 mr_destroy(struct wn_ctl_server *srv, struct obj *mr)
 {
-	dp_send(srv, WN_CTL_DP_MR_DEREG, mr->handle, &mr->u.mr.dp, NULL);
-	munmap(mr->u.mr.map, mr->u.mr.map_len);
 	mr->u.mr.pd->refs--;
-	obj_free(srv, mr);
+	obj_retire(srv, mr, WN_CTL_DP_MR_DEREG, &mr->u.mr.dp);
 }
 
 static void
 cq_destroy(struct wn_ctl_server *srv, struct obj *cq)
 {
-	dp_send(srv, WN_CTL_DP_CQ_DESTROY, cq->handle, &cq->u.cq.dp, NULL);
-	if (cq->u.cq.dp.notify_fd >= 0)
-		close(cq->u.cq.dp.notify_fd);
-	munmap(cq->u.cq.dp.ring, cq->u.cq.dp.ring_size);
-	obj_free(srv, cq);
+	obj_retire(srv, cq, WN_CTL_DP_CQ_DESTROY, &cq->u.cq.dp);
 }
 
 static void
 srq_destroy(struct wn_ctl_server *srv, struct obj *srq)
 {
-	dp_send(srv, WN_CTL_DP_SRQ_DESTROY, srq->handle, &srq->u.srq.dp, NULL);
-	munmap(srq->u.srq.dp.ring, srq->u.srq.dp.ring_size);
 	srq->u.srq.pd->refs--;
-	obj_free(srv, srq);
+	obj_retire(srv, srq, WN_CTL_DP_SRQ_DESTROY, &srq->u.srq.dp);
 }
 
 static void
@@ -1523,7 +1579,9 @@ dp_readable(struct wn_ctl_server *srv)
 		return;
 	pthread_mutex_lock(&srv->lock);
 	while (rte_ring_dequeue(srv->to_ctl, (void **)&m) == 0) {
-		if (m->type == WN_CTL_DP_CM_EVENT) {
+		if (m->type == WN_CTL_DP_DONE) {
+			zombie_done(srv, m->handle);
+		} else if (m->type == WN_CTL_DP_CM_EVENT) {
 			struct obj *id = obj_get(srv, NULL, m->u.cm.id, OBJ_CMID);
 			struct wn_ctl_cm_event *e = &m->u.cm.ev;
 
@@ -1722,6 +1780,13 @@ wn_ctl_server_destroy(struct wn_ctl_server *srv)
 	wn_ctl_server_stop(srv);
 	while (srv->clients != NULL)
 		client_close(srv, srv->clients);
+	/* the dataplane is gone by now: nothing can still reference retired objects */
+	while (srv->zombies != NULL) {
+		struct obj *o = srv->zombies;
+
+		srv->zombies = o->znext;
+		obj_release(o);
+	}
 	if (srv->lfd >= 0) {
 		close(srv->lfd);
 		if (srv->conf.path != NULL)

@@ -45,7 +45,7 @@ enum wn_ctl_dp_type {
 	WN_CTL_DP_CM_ACCEPT,      /**< u.cm: id, qp, param */
 	WN_CTL_DP_CM_REJECT,      /**< u.cm: id, param.pd */
 	WN_CTL_DP_CM_DISCONNECT,  /**< u.cm: id */
-	WN_CTL_DP_CM_DESTROY,     /**< u.cm: id; ack with DONE */
+	WN_CTL_DP_CM_DESTROY,     /**< u.cm: id (CM ids are known by handle: no ack) */
 	WN_CTL_DP_DONE,           /**< dp → ctl: handle/obj of a *_DESTROY / DEREG is released */
 	WN_CTL_DP_CM_EVENT,       /**< dp → ctl: u.cm.ev for id u.cm.id (CONNECT_REQUEST: new
 				   *   connection on listener u.cm.ev.listen_id; the control

@@ -24,7 +24,8 @@
 struct wn_client_seg {
 	struct wn_client_seg *next;
 	uintptr_t start, end;
-	int fd;
+	int fd;   /* -1: made private again in a fork()ed child, kept for its MRs' refs */
+	int prot;
 	uint32_t refs;
 };
 
@@ -37,7 +38,7 @@ seg_at(uintptr_t p)
 	struct wn_client_seg *s;
 
 	for (s = seg_list; s != NULL; s = s->next)
-		if (p >= s->start && p < s->end)
+		if (s->fd >= 0 && p >= s->start && p < s->end)
 			return s;
 	return NULL;
 }
@@ -48,7 +49,7 @@ next_seg_start(uintptr_t p, uintptr_t limit)
 	struct wn_client_seg *s;
 
 	for (s = seg_list; s != NULL; s = s->next)
-		if (s->start > p && s->start < limit)
+		if (s->fd >= 0 && s->start > p && s->start < limit)
 			return s->start;
 	return limit;
 }
@@ -173,6 +174,7 @@ seg_create(uintptr_t start, uintptr_t end, int *err)
 	s->start = start;
 	s->end = end;
 	s->fd = fd;
+	s->prot = prot;
 	return s;
 fail_fd:
 	*err = -errno;
@@ -183,6 +185,63 @@ fail:
 	*err = -errno;
 	free(s);
 	return NULL;
+}
+
+/*
+ * Make [start, end) private anonymous memory again with the same content: copy into a
+ * fresh private mapping, then move it over the range in one mremap().
+ */
+static void
+seg_privatize(struct wn_client_seg *s)
+{
+	size_t len = s->end - s->start;
+	void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (tmp == MAP_FAILED)
+		return; /* stays shared: correct for this process, only fork-unsafe */
+	page_copy(tmp, (const void *)s->start, len);
+	if (s->prot != (PROT_READ | PROT_WRITE))
+		mprotect(tmp, len, s->prot);
+	if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)s->start) == MAP_FAILED)
+		munmap(tmp, len);
+}
+
+/*
+ * fork(): the child gets private copies of the shared segments, as it would of ordinary
+ * memory; otherwise parent and child would share heap pages (and malloc metadata).
+ */
+static void
+atfork_prepare(void)
+{
+	pthread_mutex_lock(&seg_lock);
+}
+
+static void
+atfork_parent(void)
+{
+	pthread_mutex_unlock(&seg_lock);
+}
+
+static void
+atfork_child(void)
+{
+	struct wn_client_seg *s;
+
+	for (s = seg_list; s != NULL; s = s->next)
+		if (s->fd >= 0) {
+			seg_privatize(s);
+			close(s->fd);
+			s->fd = -1;
+		}
+	pthread_mutex_unlock(&seg_lock);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void
+atfork_register(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 static void
@@ -197,8 +256,11 @@ seg_put(struct wn_client_seg *s)
 			*pp = s->next;
 			break;
 		}
-	/* the memory stays mapped for the application; only the fd goes */
-	close(s->fd);
+	/* the last MR is gone: back to private memory, content kept, fork-safe again */
+	if (s->fd >= 0) {
+		seg_privatize(s);
+		close(s->fd);
+	}
 	free(s);
 }
 
@@ -223,6 +285,7 @@ wn_client_share(void *addr, size_t len, struct wn_ctl_reg_mr_req *req, int *fds,
 
 	if (sysconf(_SC_PAGESIZE) != (long)PG)
 		return -EOPNOTSUPP;
+	pthread_once(&atfork_once, atfork_register);
 	if (a + len < a || a + len > UINTPTR_MAX - PG)
 		return -EINVAL;
 	p = a & ~(PG - 1);

@@ -21,10 +21,11 @@
  *     mmap, SysV shm); hugetlbfs mappings are rejected (EINVAL); a MAP_SHARED mapping or a
  *     SysV segment stops being shared with its other users once registered (the process
  *     keeps a private shared copy), and shmdt() of a remapped SysV range fails;
- *   - a page already remapped by an earlier registration is reused, not copied again; the
- *     segments are released when the last MR using them is deregistered (the memory stays
- *     mapped and valid for the application);
- *   - after fork(), the child shares registered pages with the parent (MAP_SHARED).
+ *   - a page already remapped by an earlier registration is reused, not copied again; when
+ *     the last MR using a segment is deregistered its pages become private anonymous memory
+ *     again (same content, same address), so nothing stays shared longer than registered;
+ *   - fork(): a pthread_atfork handler gives the child private copies of every shared
+ *     segment (ordinary fork semantics); the child must not use the parent's MRs.
  */
 #ifndef WN_CLIENT_H
 #define WN_CLIENT_H
