@@ -32,6 +32,7 @@ command -v python3 >/dev/null || skip "python3 missing"
 NS=wn-io-$$
 T=$(mktemp -d /tmp/wn-interop.XXXXXX)
 PIDS=()
+APP_PID=
 
 show_logs() {
 	local f
@@ -44,6 +45,10 @@ show_logs() {
 
 fail() {
 	echo "FAIL: $*"
+	# let wn-tcpapp print its counters before the logs are shown
+	if [ -n "${APP_PID:-}" ] && kill -INT "$APP_PID" 2>/dev/null; then
+		wait_pid "$APP_PID" 5 >/dev/null
+	fi
 	show_logs
 	exit 1
 }
