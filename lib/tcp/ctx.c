@@ -70,6 +70,8 @@ conf_defaults(struct wn_tcp_ctx_conf *c)
 		c->ephemeral_lo = 32768;
 	if (c->ephemeral_hi == 0 || c->ephemeral_hi < c->ephemeral_lo)
 		c->ephemeral_hi = 60999;
+	if (c->challenge_ack_limit == 0)
+		c->challenge_ack_limit = 1000;
 }
 
 struct wn_tcp_ctx *

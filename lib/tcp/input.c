@@ -302,8 +302,10 @@ listen_input(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp
 {
 	struct wn_tcp_conn *c;
 
-	if (s->flags & TH_RST)
+	if (s->flags & TH_RST) {
+		ctx->st.rx_drop_state++; /* RFC 9293 §3.10.7.2: ignored */
 		return 0;
+	}
 	if (s->flags & TH_ACK) {
 		tcp_send_rst_for(ctx, s);
 		ctx->st.rx_drop_noconn++;
@@ -777,7 +779,8 @@ conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			break;
 		}
 		default:
-			break; /* RFC 9293: data after the peer's FIN is ignored */
+			ctx->st.rx_drop_state++; /* RFC 9293: data after the peer's FIN is ignored */
+			break;
 		}
 	}
 	if (s->flags & TH_FIN) {

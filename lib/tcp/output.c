@@ -306,8 +306,21 @@ tcp_send_ack(struct wn_tcp_conn *c)
 void
 tcp_send_challenge_ack(struct wn_tcp_conn *c)
 {
+	struct wn_tcp_ctx *ctx = c->ctx;
+	uint64_t sec = ctx->now / 1000000;
+
+	/* RFC 5961 §7: bound the challenge ACKs a context sends per second. */
+	if (sec != ctx->chal_sec) {
+		ctx->chal_sec = sec;
+		ctx->chal_count = 0;
+	}
+	if (ctx->chal_count >= ctx->conf.challenge_ack_limit) {
+		ctx->st.challenge_acks_limited++;
+		return;
+	}
+	ctx->chal_count++;
 	/* RFC 5961 §3.2 / §4.2: <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>. */
-	c->ctx->st.challenge_acks++;
+	ctx->st.challenge_acks++;
 	tcp_send_ack(c);
 }
 

@@ -213,7 +213,8 @@ struct wn_tcp_ctx {
 	uint16_t next_port;
 	struct rte_mbuf **txq;
 	uint32_t txq_head, txq_len, txq_cap;
-	bool in_rx;
+	uint64_t chal_sec;          /* RFC 5961 §7 rate limit: current second */
+	uint32_t chal_count;        /* challenge ACKs sent in it */
 	uint32_t seg_room;          /* largest TCP header+payload an mbuf of the pool holds */
 	struct wn_tcp_stats st;
 };

@@ -163,6 +163,7 @@ struct wn_tcp_ctx_conf {
 	uint32_t ooo_max;           /**< out-of-order intervals kept (0: 16) */
 	uint16_t ephemeral_lo;      /**< local port range for connect (0: 32768) */
 	uint16_t ephemeral_hi;      /**< (0: 60999) */
+	uint32_t challenge_ack_limit; /**< RFC 5961 §7 challenge ACKs per second (0: 1000) */
 };
 
 /** Per-context counters; every drop has one. */
@@ -186,6 +187,8 @@ struct wn_tcp_stats {
 	uint64_t rx_dup_data;       /**< fully duplicate data segments */
 	uint64_t rx_rst;            /**< acceptable RSTs */
 	uint64_t challenge_acks;    /**< RFC 5961 challenge ACKs sent */
+	uint64_t challenge_acks_limited; /**< challenge ACKs suppressed by the RFC 5961 §7 limit */
+	uint64_t rx_drop_state;     /**< data after the peer's FIN, RST to a listener */
 	uint64_t tx_segs;           /**< segments built */
 	uint64_t tx_data_bytes;     /**< payload bytes sent (incl. retransmissions) */
 	uint64_t tx_retrans;        /**< retransmitted segments (any cause) */

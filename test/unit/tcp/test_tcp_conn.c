@@ -342,6 +342,33 @@ test_rst_rules_rfc5961(void **state)
 }
 
 static void
+test_challenge_ack_rate_limit(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .challenge_ack_limit = 2 };
+	struct hx h;
+	struct tapp srv;
+	struct wn_tcp_stats st;
+	struct hx_seg sg = { .seq = 5001 + 10, .flags = RTE_TCP_RST_FLAG, .win = 65535,
+			     .sport = RAW_PORT, .dport = SRV_PORT };
+	(void)state;
+
+	hx_init_conf(&h, &tc, true, false);
+	tapp_init(&srv);
+	raw_open(&h, &srv, 5000, NULL, 0, NULL);
+	for (int i = 0; i < 3; i++)
+		hx_inject(&h, 1, &sg);
+	st = stats(&h, 1);
+	assert_int_equal(st.challenge_acks, 2);
+	assert_int_equal(st.challenge_acks_limited, 1);
+	hx_run(&h, 1000000, 100000); /* a new second: allowed again */
+	hx_inject(&h, 1, &sg);
+	assert_int_equal(stats(&h, 1).challenge_acks, 3);
+	assert_int_equal(wn_tcp_conn_state(srv.conn), WN_TCP_ESTABLISHED);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
 test_closed_port_gets_rst(void **state)
 {
 	struct hx h;
@@ -844,6 +871,7 @@ main(void)
 		cmocka_unit_test(test_simultaneous_close),
 		cmocka_unit_test(test_simultaneous_open),
 		cmocka_unit_test(test_rst_rules_rfc5961),
+		cmocka_unit_test(test_challenge_ack_rate_limit),
 		cmocka_unit_test(test_closed_port_gets_rst),
 		cmocka_unit_test(test_connect_refused),
 		cmocka_unit_test(test_syn_retries_backoff_timeout),
