@@ -1232,7 +1232,11 @@ h_cm_conn(struct wn_ctl_server *srv, struct client *c, uint16_t op,
 		id->u.id.ird = RTE_MIN(r->param.ird, (uint32_t)MAX_RD_ATOM);
 		id->u.id.ord = RTE_MIN(r->param.ord, (uint32_t)MAX_RD_ATOM);
 		if (id->u.id.remote) {
-			id->u.id.state = CM_CONNECTED;
+			struct obj *l = obj_get(srv, NULL, id->u.id.listener, OBJ_CMID);
+
+			if (l != NULL && l->u.id.pending > 0)
+				l->u.id.pending--;
+			/* ESTABLISHED comes from the dataplane once the MPA Reply is out */
 			return cm_forward(srv, WN_CTL_DP_CM_ACCEPT, id, r);
 		}
 		peer = obj_get(srv, NULL, id->u.id.peer, OBJ_CMID);
@@ -1253,15 +1257,17 @@ h_cm_conn(struct wn_ctl_server *srv, struct client *c, uint16_t op,
 	case WN_CTL_CM_REJECT:
 		if (id->u.id.state != CM_REQ_PENDING)
 			return -EINVAL;
-		if (id->u.id.remote)
-			return cm_forward(srv, WN_CTL_DP_CM_REJECT, id, r);
-		peer = obj_get(srv, NULL, id->u.id.peer, OBJ_CMID);
 		{
 			struct obj *l = obj_get(srv, NULL, id->u.id.listener, OBJ_CMID);
 
 			if (l != NULL && l->u.id.pending > 0)
 				l->u.id.pending--;
 		}
+		if (id->u.id.remote) {
+			id->u.id.state = CM_DISCONNECTED;
+			return cm_forward(srv, WN_CTL_DP_CM_REJECT, id, r);
+		}
+		peer = obj_get(srv, NULL, id->u.id.peer, OBJ_CMID);
 		id->u.id.state = CM_DISCONNECTED;
 		id->u.id.peer = 0;
 		if (peer != NULL && peer->u.id.state == CM_CONNECTING) {
@@ -1598,6 +1604,7 @@ dp_readable(struct wn_ctl_server *srv)
 					n->u.id.src = e->src;
 					n->u.id.dst = e->dst;
 					n->u.id.listener = l->handle;
+					l->u.id.pending++;
 					cm_event(srv, n, e->event, 0, l->handle, &e->param);
 				}
 			} else if (id != NULL) {
