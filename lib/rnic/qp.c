@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* QP life cycle, state machine (RFC 5040 §6), CQE posting, completion order, flushing. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_log.h>
+
+#include "rnic_priv.h"
+
+RTE_LOG_REGISTER_DEFAULT(wn_rnic_logtype, NOTICE);
+
+static bool
+mulpdu_ok(uint32_t m)
+{
+	return m >= WN_RNIC_MULPDU_MIN && m <= WN_RNIC_MULPDU_MAX;
+}
+
+struct wn_rnic_qp *
+wn_rnic_qp_create(const struct wn_rnic_qp_conf *conf)
+{
+	struct wn_rnic_qp *qp;
+
+	if (conf == NULL || conf->mem == NULL || conf->sq == NULL || conf->scq == NULL ||
+	    conf->rcq == NULL || (conf->rq == NULL) == (conf->srq == NULL) || conf->tx == NULL ||
+	    conf->ord == 0 || conf->ird == 0 || !mulpdu_ok(conf->mulpdu) ||
+	    conf->ord > 1024 || conf->ird > 1024) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL)
+		goto nomem;
+	qp->c = *conf;
+	qp->pend = calloc(conf->sq->depth, sizeof(*qp->pend));
+	qp->ord = calloc(conf->ord, sizeof(*qp->ord));
+	qp->ird = calloc(conf->ird, sizeof(*qp->ird));
+	if (qp->pend == NULL || qp->ord == NULL || qp->ird == NULL)
+		goto nomem;
+	qp->state = WN_RNIC_QPS_IDLE;
+	qp->parse_flags = conf->rfc7306 ? WN_DDP_F_RFC7306 : 0;
+	for (int i = 0; i < 4; i++) {
+		qp->msn_tx[i] = 1;
+		qp->msn_rx[i] = 1;
+	}
+	qp->sq_fetch = conf->sq->head;
+	qp->rtr_pending = conf->rtr_recv;
+	qp->rx_first = true;
+	rnic_rx_table_init(qp);
+	return qp;
+nomem:
+	wn_rnic_qp_destroy(qp);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+wn_rnic_qp_destroy(struct wn_rnic_qp *qp)
+{
+	if (qp == NULL)
+		return;
+	free(qp->pend);
+	free(qp->ord);
+	free(qp->ird);
+	free(qp);
+}
+
+enum wn_rnic_qp_state
+wn_rnic_qp_state(const struct wn_rnic_qp *qp)
+{
+	return qp->state;
+}
+
+void
+rnic_event(struct wn_rnic_qp *qp, const struct wn_rnic_event *ev)
+{
+	if (qp->c.event != NULL)
+		qp->c.event(qp->c.event_arg, qp, ev);
+}
+
+void
+rnic_set_state(struct wn_rnic_qp *qp, enum wn_rnic_qp_state s)
+{
+	struct wn_rnic_event ev = { .type = WN_RNIC_EV_STATE, .state = s };
+
+	if (qp->state == s)
+		return;
+	qp->state = s;
+	rnic_event(qp, &ev);
+}
+
+int
+wn_rnic_qp_start(struct wn_rnic_qp *qp)
+{
+	if (qp->state != WN_RNIC_QPS_IDLE)
+		return -EINVAL;
+	rnic_set_state(qp, WN_RNIC_QPS_RTS);
+	return 0;
+}
+
+int
+wn_rnic_qp_close(struct wn_rnic_qp *qp)
+{
+	if (qp->state != WN_RNIC_QPS_RTS)
+		return -EINVAL;
+	rnic_set_state(qp, WN_RNIC_QPS_CLOSING);
+	return 0;
+}
+
+bool
+wn_rnic_qp_idle(const struct wn_rnic_qp *qp)
+{
+	return !qp->cur_active && rnic_ord_count(qp) == 0 && rnic_ird_count(qp) == 0 &&
+	       !qp->rq.active && !qp->term_pending;
+}
+
+int
+wn_rnic_set_mulpdu(struct wn_rnic_qp *qp, uint32_t mulpdu)
+{
+	if (!mulpdu_ok(mulpdu))
+		return -EINVAL;
+	qp->c.mulpdu = mulpdu;
+	return 0;
+}
+
+void
+wn_rnic_qp_stats(const struct wn_rnic_qp *qp, struct wn_rnic_stats *st)
+{
+	*st = qp->st;
+}
+
+int
+rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_queue_cqe *e,
+	      bool solicited)
+{
+	struct wn_rnic_event ev = { .cq = cq };
+	int64_t space = wn_queue_prod_space(cq);
+
+	if (space <= 0) {
+		/* CQ overrun: the verbs contract is broken; report and stop the QP */
+		wn_queue_status_set(cq, WN_QUEUE_ST_OVERFLOW);
+		ev.type = WN_RNIC_EV_CQ_OVERFLOW;
+		rnic_event(qp, &ev);
+		if (qp->state != WN_RNIC_QPS_ERROR)
+			rnic_queue_term(qp, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0, NULL, 0);
+		return -ENOSPC;
+	}
+	memcpy(wn_queue_prod_slot(cq, 0), e, sizeof(*e));
+	if (wn_queue_prod_commit(cq, 1))
+		wn_queue_prod_ring(cq);
+	qp->st.cqe++;
+	if (wn_queue_cq_notify_check(cq, solicited || e->status != WN_QUEUE_WC_SUCCESS)) {
+		ev.type = WN_RNIC_EV_CQ_NOTIFY;
+		rnic_event(qp, &ev);
+	}
+	return 0;
+}
+
+/* Report finished send WQEs in SQ order and give their slots back to the client. */
+void
+rnic_complete_sq(struct wn_rnic_qp *qp)
+{
+	struct wn_queue_ring *sq = qp->c.sq;
+
+	while (sq->head != qp->sq_fetch) {
+		struct sq_pend *p = &qp->pend[sq->head & sq->mask];
+
+		if (!p->done)
+			break;
+		if (p->signaled || p->status != WN_QUEUE_WC_SUCCESS) {
+			struct wn_queue_cqe e = {
+				.wr_id = p->wr_id, .status = p->status, .opcode = p->wc_opcode,
+				.byte_len = p->byte_len, .qp_num = qp->c.qpn,
+				.vendor_err = p->vendor_err,
+			};
+
+			if (rnic_post_cqe(qp, qp->c.scq, &e, false) != 0)
+				break;
+		}
+		p->done = 0;
+		wn_queue_cons_release(sq, 1);
+	}
+}
+
+void
+rnic_queue_term(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t code,
+		const uint8_t *bad, size_t bad_len)
+{
+	struct wn_term_cause cause = { .layer = layer, .etype = etype, .code = code };
+	struct wn_rdmap_term t;
+	int n;
+
+	/* RFC 5040 §7.1: only the first error is reported, one Terminate per stream */
+	if (qp->term_pending || qp->term_done || qp->state == WN_RNIC_QPS_ERROR)
+		return;
+	RNIC_LOG(DEBUG, "qp %u: Terminate layer %u etype %u code 0x%02x", qp->c.qpn, layer, etype,
+		 code);
+	wn_rdmap_term_from_cause(&t, cause, bad, bad_len);
+	n = wn_rdmap_term_build(qp->term.hdr, sizeof(qp->term.hdr), qp->msn_tx[WN_DDP_QN_TERM], &t);
+	if (n < 0) {
+		/* cannot happen with a cause from the tables; send the bare cause */
+		wn_rdmap_term_from_cause(&t, cause, NULL, 0);
+		n = wn_rdmap_term_build(qp->term.hdr, sizeof(qp->term.hdr),
+					qp->msn_tx[WN_DDP_QN_TERM], &t);
+	}
+	qp->term.hdr_len = (uint16_t)n;
+	qp->term.len = (uint32_t)n;
+	qp->term.n_iov = 0;
+	qp->term_cause = (struct wn_mem_term){ layer, etype, code };
+	qp->term_pending = true;
+	rnic_set_state(qp, WN_RNIC_QPS_TERMINATE);
+}
+
+/* Take the next receive WQE for a new QN 0 message. @return 0, -ENOBUFS, -EPROTO. */
+int
+rnic_take_rwqe(struct wn_rnic_qp *qp)
+{
+	struct wn_queue_ring *r = qp->c.rq != NULL ? qp->c.rq : qp->c.srq;
+	const struct wn_queue_rwqe *w;
+	struct wn_queue_rwqe h;
+	int64_t avail = wn_queue_cons_avail(r);
+	uint32_t i;
+
+	if (avail < 0)
+		return -EPROTO;
+	if (avail == 0)
+		return -ENOBUFS;
+	w = wn_queue_cons_slot(r, 0);
+	memcpy(&h, w, sizeof(h)); /* private copy: the client may scribble on the ring */
+	if (wn_queue_rwqe_validate(r, &h) != 0) {
+		wn_queue_cons_release(r, 1);
+		qp->rq.wr_id = h.wr_id;
+		return -EPROTO;
+	}
+	memcpy(qp->rq.sge, w + 1, h.num_sge * sizeof(struct wn_queue_sge));
+	wn_queue_cons_release(r, 1);
+	qp->rq.active = true;
+	qp->rq.wr_id = h.wr_id;
+	qp->rq.num_sge = h.num_sge;
+	qp->rq.total = 0;
+	for (i = 0; i < h.num_sge; i++)
+		qp->rq.total += qp->rq.sge[i].length;
+	return 0;
+}
+
+static void
+flush_recv(struct wn_rnic_qp *qp, uint64_t wr_id)
+{
+	struct wn_queue_cqe e = {
+		.wr_id = wr_id, .status = WN_QUEUE_WC_WR_FLUSH_ERR, .opcode = WN_QUEUE_WC_RECV,
+		.qp_num = qp->c.qpn,
+	};
+
+	rnic_post_cqe(qp, qp->c.rcq, &e, false);
+}
+
+void
+wn_rnic_qp_disconnect(struct wn_rnic_qp *qp)
+{
+	struct wn_queue_ring *sq = qp->c.sq;
+	int64_t avail;
+
+	if (qp->state == WN_RNIC_QPS_ERROR)
+		return;
+	qp->term_pending = false;
+	rnic_set_state(qp, WN_RNIC_QPS_ERROR);
+	/* started WQEs that never finished are flushed; finished ones keep their status */
+	for (uint32_t i = sq->head; i != qp->sq_fetch; i++) {
+		struct sq_pend *p = &qp->pend[i & sq->mask];
+
+		if (!p->done) {
+			p->done = 1;
+			p->status = WN_QUEUE_WC_WR_FLUSH_ERR;
+		}
+	}
+	qp->cur_active = false;
+	qp->ord_head = qp->ord_tail;
+	qp->ird_head = qp->ird_tail;
+	rnic_complete_sq(qp);
+	/* WQEs never started: flushed in order (always reported, signaled or not) */
+	avail = wn_queue_cons_avail(sq);
+	while (avail > 0 && sq->head == qp->sq_fetch) {
+		const struct wn_queue_swqe *w = wn_queue_cons_slot(sq, 0);
+		struct wn_queue_cqe e = {
+			.wr_id = w->wr_id, .status = WN_QUEUE_WC_WR_FLUSH_ERR, .qp_num = qp->c.qpn,
+		};
+
+		if (rnic_post_cqe(qp, qp->c.scq, &e, false) != 0)
+			break;
+		wn_queue_cons_release(sq, 1);
+		qp->sq_fetch = sq->head;
+		avail--;
+	}
+	wn_queue_status_set(sq, WN_QUEUE_ST_ERROR);
+	if (qp->rq.active) {
+		qp->rq.active = false;
+		flush_recv(qp, qp->rq.wr_id);
+	}
+	if (qp->c.rq != NULL) {
+		avail = wn_queue_cons_avail(qp->c.rq);
+		while (avail-- > 0) {
+			const struct wn_queue_rwqe *w = wn_queue_cons_slot(qp->c.rq, 0);
+
+			flush_recv(qp, w->wr_id);
+			wn_queue_cons_release(qp->c.rq, 1);
+		}
+		wn_queue_status_set(qp->c.rq, WN_QUEUE_ST_ERROR);
+	}
+}

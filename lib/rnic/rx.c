@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Receive: dispatch by the RDMAP opcode table of lib/wire; untagged placement by QN/MSN/MO
+ * and tagged placement by STag/TO (RFC 5041 §5, §7.1; RFC 5040 §5, §7.2; RFC 7306).
+ * Every check runs before the first octet is copied; a failure queues one Terminate.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_common.h>
+
+#include "rnic_priv.h"
+
+/* A handler's verdict: 0 or a Terminate cause (the QP then goes to TERMINATE). */
+struct rx_res {
+	bool err;
+	struct wn_term_cause cause;
+};
+
+/* The handler being run and its verdict (handlers keep wn_rdmap_rx_fn's signature). */
+struct rx_ctx {
+	struct wn_rnic_qp *qp;
+	struct rx_res res;
+};
+
+static int
+fail(struct rx_ctx *x, uint8_t layer, uint8_t etype, uint8_t code)
+{
+	x->res.err = true;
+	x->res.cause = (struct wn_term_cause){ .layer = layer, .etype = etype, .code = code };
+	return -EPROTO;
+}
+
+static int
+fail_mem(struct rx_ctx *x, enum wn_mem_verdict v, enum wn_mem_layer layer)
+{
+	struct wn_mem_term t = wn_mem_term_of(v, layer);
+
+	return fail(x, t.layer, t.etype, t.code);
+}
+
+static void
+rtr_seen(struct wn_rnic_qp *qp)
+{
+	struct wn_rnic_event ev = { .type = WN_RNIC_EV_RTR_RECV };
+
+	qp->rtr_pending = 0;
+	rnic_event(qp, &ev);
+}
+
+/* RDMA Write (RFC 5040 §5.1): tagged placement, remote write right on the sink. */
+static int
+rx_write(void *ctx, const struct wn_ddp_seg *s)
+{
+	struct rx_ctx *x = ctx;
+	struct wn_rnic_qp *qp = x->qp;
+	enum wn_mem_verdict v;
+	uint8_t *host;
+
+	if (s->payload_len == 0) {
+		/* RFC 5041 §5.2: no STag/TO checks for a zero-length tagged segment */
+		if (qp->rx_first && (qp->rtr_pending & WN_RNIC_RTR_WRITE))
+			rtr_seen(qp);
+	} else {
+		v = wn_mem_check(qp->c.mem, s->h.stag, s->h.to, s->payload_len,
+				 WN_MEM_ACCESS_REMOTE_WRITE, qp->c.pd, qp->c.qpn, &host);
+		if (v != WN_MEM_OK)
+			return fail_mem(x, v, WN_MEM_LAYER_DDP);
+		memcpy(host, s->payload, s->payload_len);
+		qp->st.rx_bytes_placed += s->payload_len;
+	}
+	qp->write_bytes += s->payload_len;
+	if (s->h.last) {
+		qp->last_write_len = qp->write_bytes;
+		qp->write_bytes = 0;
+	}
+	return 0;
+}
+
+/* RDMA Read Response (RFC 5040 §5.2.2): placed at our sink, matched to the oldest Read. */
+static int
+rx_read_resp(void *ctx, const struct wn_ddp_seg *s)
+{
+	struct rx_ctx *x = ctx;
+	struct wn_rnic_qp *qp = x->qp;
+	struct ord_ent *o = &qp->ord[qp->ord_head % qp->c.ord];
+	enum wn_mem_verdict v;
+	uint8_t *host;
+
+	if (rnic_ord_count(qp) == 0 || o->kind == ORD_ATOMIC)
+		return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_REMOTE_OP,
+			    WN_TERM_RO_UNEXPECTED_OP);
+	if (s->payload_len != 0) {
+		/* RFC 5040 §5.5 rule 20: STag, TO and length must be what we asked for */
+		if (s->h.stag != o->sink_stag)
+			return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_TAGGED,
+				    WN_TERM_DT_INVALID_STAG);
+		if (s->h.to != o->sink_to + o->got || s->payload_len > o->size - o->got)
+			return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_TAGGED,
+				    WN_TERM_DT_BASE_BOUNDS);
+		v = wn_mem_check(qp->c.mem, s->h.stag, s->h.to, s->payload_len,
+				 WN_MEM_ACCESS_LOCAL_WRITE, qp->c.pd, qp->c.qpn, &host);
+		if (v != WN_MEM_OK)
+			return fail_mem(x, v, WN_MEM_LAYER_DDP);
+		memcpy(host, s->payload, s->payload_len);
+		o->got += s->payload_len;
+		qp->st.rx_bytes_placed += s->payload_len;
+	}
+	if (!s->h.last)
+		return 0;
+	if (o->got != o->size)
+		return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_TAGGED, WN_TERM_DT_BASE_BOUNDS);
+	if (o->kind == ORD_RTR_READ) {
+		rtr_seen(qp); /* our own RTR Read came back; nothing to complete */
+	} else {
+		struct sq_pend *p = &qp->pend[o->sq_idx & qp->c.sq->mask];
+
+		p->done = 1;
+		p->byte_len = o->size;
+	}
+	qp->ord_head++;
+	rnic_complete_sq(qp);
+	return 0;
+}
+
+/* Place [mo, mo + len) into the current receive WQE; all lkeys checked first. */
+static int
+rq_place(struct rx_ctx *x, uint32_t mo, const uint8_t *data, uint32_t len)
+{
+	struct wn_rnic_qp *qp = x->qp;
+	struct rq_cur *r = &qp->rq;
+	uint8_t *dst[WN_QUEUE_MAX_SGE];
+	uint32_t take[WN_QUEUE_MAX_SGE];
+	uint64_t pos = 0;
+	uint32_t i, n = 0, off = mo, rest = len;
+
+	/* RFC 5041 §7.1: MO and MO + length inside the buffer */
+	if (mo > r->total)
+		return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_INVALID_MO);
+	if ((uint64_t)mo + len > r->total)
+		return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_TOO_LONG);
+	for (i = 0; i < r->num_sge && rest != 0; i++) {
+		uint32_t l = r->sge[i].length;
+		uint32_t skip;
+
+		if (off >= pos + l) {
+			pos += l;
+			continue;
+		}
+		skip = (uint32_t)(off - pos);
+		take[n] = RTE_MIN(l - skip, rest);
+		if (wn_mem_check(qp->c.mem, r->sge[i].lkey, r->sge[i].addr + skip, take[n],
+				 WN_MEM_ACCESS_LOCAL_WRITE, qp->c.pd, qp->c.qpn, &dst[n]) !=
+		    WN_MEM_OK) {
+			/* our own receive buffer is bad: a local error, reported without
+			 * headers (RFC 5040 Fig. 10), the WQE completes in error */
+			struct wn_queue_cqe e = {
+				.wr_id = r->wr_id, .status = WN_QUEUE_WC_LOC_PROT_ERR,
+				.opcode = WN_QUEUE_WC_RECV, .qp_num = qp->c.qpn,
+				.vendor_err = rnic_vendor_err(0, 0, 0),
+			};
+
+			r->active = false;
+			rnic_post_cqe(qp, qp->c.rcq, &e, false);
+			return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0);
+		}
+		off += take[n];
+		rest -= take[n];
+		pos += l;
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		memcpy(dst[i], data, take[i]);
+		data += take[i];
+	}
+	qp->st.rx_bytes_placed += len;
+	return 0;
+}
+
+/* Send, Send with SE/Invalidate, Immediate Data (QN 0; RFC 5040 §5.3, RFC 7306 §6). */
+static int
+rx_send(void *ctx, const struct wn_ddp_seg *s)
+{
+	struct rx_ctx *x = ctx;
+	struct wn_rnic_qp *qp = x->qp;
+	uint8_t op = s->h.opcode;
+	bool imm = op == WN_RDMAP_IMMEDIATE || op == WN_RDMAP_IMMEDIATE_SE;
+	bool se = op == WN_RDMAP_SEND_SE || op == WN_RDMAP_SEND_SE_INV ||
+		  op == WN_RDMAP_IMMEDIATE_SE;
+	struct wn_queue_cqe e = { .qp_num = qp->c.qpn, .opcode = WN_QUEUE_WC_RECV };
+	int rc;
+
+	/* RFC 6581 §7.1: the peer's zero-length Send RTR is absorbed, no receive consumed */
+	if (qp->rx_first && (qp->rtr_pending & WN_RNIC_RTR_SEND) && op == WN_RDMAP_SEND &&
+	    s->payload_len == 0 && s->h.last && s->h.mo == 0 &&
+	    s->h.msn == qp->msn_rx[WN_DDP_QN_SEND]) {
+		qp->msn_rx[WN_DDP_QN_SEND]++;
+		rtr_seen(qp);
+		return 0;
+	}
+	/* in-order LLP: every segment belongs to the message with the expected MSN */
+	if (s->h.msn != qp->msn_rx[WN_DDP_QN_SEND])
+		return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_MSN_RANGE);
+	if (!qp->rq.active) {
+		rc = rnic_take_rwqe(qp);
+		if (rc == -ENOBUFS) /* RFC 5041 §7.1: no buffer for (QN, MSN) */
+			return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED,
+				    WN_TERM_DU_MSN_NO_BUFFER);
+		if (rc != 0) {
+			struct wn_queue_cqe b = {
+				.wr_id = qp->rq.wr_id, .status = WN_QUEUE_WC_LOC_QP_OP_ERR,
+				.opcode = WN_QUEUE_WC_RECV, .qp_num = qp->c.qpn,
+			};
+
+			rnic_post_cqe(qp, qp->c.rcq, &b, false);
+			return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0);
+		}
+	}
+	if (!imm) {
+		rc = rq_place(x, s->h.mo, s->payload, s->payload_len);
+		if (rc != 0)
+			return rc;
+	}
+	if (!s->h.last)
+		return 0;
+	e.wr_id = qp->rq.wr_id;
+	e.byte_len = s->h.mo + s->payload_len;
+	if (imm) {
+		/* Write with Immediate: the CQE carries the preceding Write's length */
+		e.opcode = WN_QUEUE_WC_RECV_RDMA_WITH_IMM;
+		e.flags |= WN_QUEUE_WC_F_WITH_IMM;
+		e.imm_data = rte_cpu_to_be_32((uint32_t)s->u.imm);
+		e.byte_len = qp->last_write_len;
+	}
+	if (op == WN_RDMAP_SEND_INV || op == WN_RDMAP_SEND_SE_INV) {
+		/* RFC 5040 §5.3: invalidate if associated, else "STag cannot be invalidated" */
+		if (wn_mem_invalidate(qp->c.mem, s->h.inv_stag, qp->c.pd, qp->c.qpn, true) !=
+		    WN_MEM_OK)
+			return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_REMOTE_PROT,
+				    WN_TERM_RP_CANT_INVALIDATE);
+		e.flags |= WN_QUEUE_WC_F_WITH_INV;
+		e.invalidated_rkey = s->h.inv_stag;
+	}
+	if (se)
+		e.flags |= WN_QUEUE_WC_F_SOLICITED;
+	qp->rq.active = false;
+	qp->msn_rx[WN_DDP_QN_SEND]++;
+	rnic_post_cqe(qp, qp->c.rcq, &e, se);
+	return 0;
+}
+
+/* QN 1: a Read or Atomic Request takes one of IRD untagged buffers. */
+static int
+rx_qn1_admit(struct rx_ctx *x, const struct wn_ddp_seg *s)
+{
+	struct wn_rnic_qp *qp = x->qp;
+
+	if (s->h.msn != qp->msn_rx[WN_DDP_QN_RREQ])
+		return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_MSN_RANGE);
+	if (rnic_ird_count(qp) >= qp->c.ird) /* more than IRD outstanding (RFC 5040 §6.1) */
+		return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED,
+			    WN_TERM_DU_MSN_NO_BUFFER);
+	return 0;
+}
+
+/* RDMA Read Request (RFC 5040 §5.2.1): validated now, answered in order by tx. */
+static int
+rx_read_req(void *ctx, const struct wn_ddp_seg *s)
+{
+	struct rx_ctx *x = ctx;
+	struct wn_rnic_qp *qp = x->qp;
+	struct ird_ent *e;
+	enum wn_mem_verdict v;
+	int rc = rx_qn1_admit(x, s);
+
+	if (rc != 0)
+		return rc;
+	/* a zero-length Read is not validated and gets a zero-length Response (§5.2.1) */
+	if (s->u.rreq.size != 0) {
+		v = wn_mem_check(qp->c.mem, s->u.rreq.src_stag, s->u.rreq.src_to, s->u.rreq.size,
+				 WN_MEM_ACCESS_REMOTE_READ, qp->c.pd, qp->c.qpn, NULL);
+		if (v != WN_MEM_OK)
+			return fail_mem(x, v, WN_MEM_LAYER_RDMAP);
+	} else if (qp->rx_first && (qp->rtr_pending & WN_RNIC_RTR_READ)) {
+		rtr_seen(qp);
+	}
+	e = &qp->ird[qp->ird_tail % qp->c.ird];
+	*e = (struct ird_ent){ .kind = IRD_READ, .rr = s->u.rreq };
+	qp->ird_tail++;
+	qp->msn_rx[WN_DDP_QN_RREQ]++;
+	return 0;
+}
+
+/* Atomic Request (RFC 7306 §5.2.1): checked now, executed in order with Reads by tx. */
+static int
+rx_atomic_req(void *ctx, const struct wn_ddp_seg *s)
+{
+	struct rx_ctx *x = ctx;
+	struct wn_rnic_qp *qp = x->qp;
+	struct ird_ent *e;
+	enum wn_mem_verdict v;
+	int rc = rx_qn1_admit(x, s);
+
+	if (rc != 0)
+		return rc;
+	v = wn_mem_check(qp->c.mem, s->u.areq.stag, s->u.areq.to, 8, WN_MEM_ACCESS_REMOTE_ATOMIC,
+			 qp->c.pd, qp->c.qpn, NULL);
+	if (v != WN_MEM_OK)
+		return fail_mem(x, v, WN_MEM_LAYER_RDMAP);
+	e = &qp->ird[qp->ird_tail % qp->c.ird];
+	*e = (struct ird_ent){ .kind = IRD_ATOMIC, .ar = s->u.areq };
+	qp->ird_tail++;
+	qp->msn_rx[WN_DDP_QN_RREQ]++;
+	return 0;
+}
+
+/* Atomic Response (RFC 7306 §5.2.2, QN 3): the original value goes to the WQE's SGE. */
+static int
+rx_atomic_resp(void *ctx, const struct wn_ddp_seg *s)
+{
+	struct rx_ctx *x = ctx;
+	struct wn_rnic_qp *qp = x->qp;
+	struct ord_ent *o = &qp->ord[qp->ord_head % qp->c.ord];
+	struct sq_pend *p;
+	uint8_t *host;
+
+	if (s->h.msn != qp->msn_rx[WN_DDP_QN_ARESP])
+		return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_MSN_RANGE);
+	if (rnic_ord_count(qp) == 0 || o->kind != ORD_ATOMIC || o->req_id != s->u.aresp.req_id)
+		return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_REMOTE_OP,
+			    WN_TERM_RO_UNEXPECTED_OP);
+	p = &qp->pend[o->sq_idx & qp->c.sq->mask];
+	if (wn_mem_check(qp->c.mem, o->res_lkey, o->res_addr, 8, WN_MEM_ACCESS_LOCAL_WRITE,
+			 qp->c.pd, qp->c.qpn, &host) != WN_MEM_OK) {
+		p->status = WN_QUEUE_WC_LOC_PROT_ERR;
+	} else {
+		uint64_t orig = s->u.aresp.orig;
+
+		memcpy(host, &orig, 8); /* host byte order, as the target stored it */
+		p->byte_len = 8;
+	}
+	p->done = 1;
+	qp->ord_head++;
+	qp->msn_rx[WN_DDP_QN_ARESP]++;
+	rnic_complete_sq(qp);
+	if (p->status != WN_QUEUE_WC_SUCCESS)
+		return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0);
+	return 0;
+}
+
+/* Terminate (RFC 5040 §5.4): deliver to the ULP, stop; never answer with a Terminate. */
+static int
+rx_terminate(void *ctx, const struct wn_ddp_seg *s)
+{
+	struct rx_ctx *x = ctx;
+	struct wn_rnic_qp *qp = x->qp;
+	struct wn_rnic_event ev = { .type = WN_RNIC_EV_TERM_RECV };
+
+	ev.term = (struct wn_mem_term){ s->u.term.cause.layer, s->u.term.cause.etype,
+					s->u.term.cause.code };
+	qp->term_done = true; /* RFC 5040 §5.4: we send no Terminate back */
+	qp->term_pending = false;
+	rnic_event(qp, &ev);
+	rnic_set_state(qp, WN_RNIC_QPS_TERMINATE);
+	return 0;
+}
+
+void
+rnic_rx_table_init(struct wn_rnic_qp *qp)
+{
+	wn_rdmap_op_table_init(qp->ops);
+	qp->ops[WN_RDMAP_WRITE].rx = rx_write;
+	qp->ops[WN_RDMAP_READ_REQ].rx = rx_read_req;
+	qp->ops[WN_RDMAP_READ_RESP].rx = rx_read_resp;
+	qp->ops[WN_RDMAP_SEND].rx = rx_send;
+	qp->ops[WN_RDMAP_SEND_INV].rx = rx_send;
+	qp->ops[WN_RDMAP_SEND_SE].rx = rx_send;
+	qp->ops[WN_RDMAP_SEND_SE_INV].rx = rx_send;
+	qp->ops[WN_RDMAP_TERMINATE].rx = rx_terminate;
+	qp->ops[WN_RDMAP_IMMEDIATE].rx = rx_send;
+	qp->ops[WN_RDMAP_IMMEDIATE_SE].rx = rx_send;
+	qp->ops[WN_RDMAP_ATOMIC_REQ].rx = rx_atomic_req;
+	qp->ops[WN_RDMAP_ATOMIC_RESP].rx = rx_atomic_resp;
+}
+
+int
+wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len)
+{
+	struct rx_ctx x = { .qp = qp };
+	struct wn_ddp_seg seg;
+	struct wn_ddp_error err;
+	wn_rdmap_rx_fn fn;
+
+	/* RFC 5041 §7.1: after an error all later segments are dropped silently */
+	if ((qp->state != WN_RNIC_QPS_RTS && qp->state != WN_RNIC_QPS_CLOSING) ||
+	    qp->term_pending || qp->term_done)
+		return -ENOTCONN;
+	qp->st.rx_ulpdu++;
+	if (wn_ddp_parse(ulpdu, len, qp->parse_flags, &seg, &err) != 0) {
+		rnic_queue_term(qp, err.cause.layer, err.cause.etype, err.cause.code,
+				err.hdr_valid ? ulpdu : NULL, len);
+		return -EPROTO;
+	}
+	fn = qp->ops[seg.h.opcode].rx;
+	if (fn == NULL || fn(&x, &seg) != 0) {
+		if (!x.res.err)
+			x.res.cause = (struct wn_term_cause){ WN_TERM_LAYER_RDMAP,
+							      WN_TERM_RDMAP_REMOTE_OP,
+							      WN_TERM_RO_UNEXPECTED_OP };
+		/* local catastrophic errors carry no headers (RFC 5040 Fig. 10) */
+		rnic_queue_term(qp, x.res.cause.layer, x.res.cause.etype, x.res.cause.code, ulpdu,
+				len);
+		return -EPROTO;
+	}
+	qp->rx_first = false;
+	return 0;
+}

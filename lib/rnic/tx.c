@@ -1,0 +1,599 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Transmit: the Terminate, responses to the peer's Reads and Atomics, and SQ work
+ * (RFC 5040 §5.1-5.3, RFC 7306 §5-6), segmented to the MULPDU (RFC 5041 §5.2).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_common.h>
+
+#include "rnic_priv.h"
+
+static int
+emit(struct wn_rnic_qp *qp, const struct wn_rnic_ulpdu *u)
+{
+	int rc = qp->c.tx(qp->c.tx_arg, u);
+
+	if (rc == 0) {
+		qp->st.tx_ulpdu++;
+		qp->st.tx_payload += u->len - u->hdr_len;
+	}
+	return rc;
+}
+
+/* @return 1 when the pending Terminate went out (or none was pending), 0 to retry. */
+static int
+send_term(struct wn_rnic_qp *qp)
+{
+	struct wn_rnic_event ev = { .type = WN_RNIC_EV_TERM_SENT };
+
+	if (emit(qp, &qp->term) != 0)
+		return 0;
+	qp->term_pending = false;
+	qp->term_done = true;
+	qp->msn_tx[WN_DDP_QN_TERM]++;
+	qp->st.terminates_sent++;
+	ev.term = qp->term_cause;
+	rnic_event(qp, &ev);
+	return 1;
+}
+
+static uint32_t
+payload_max(const struct wn_rnic_qp *qp, bool tagged)
+{
+	return qp->c.mulpdu - (tagged ? WN_DDP_TAGGED_HDR_LEN : WN_DDP_UNTAGGED_HDR_LEN);
+}
+
+/* Local error while generating: complete the WQE in error and stop the stream. */
+static void
+local_error(struct wn_rnic_qp *qp, uint32_t idx, uint8_t status)
+{
+	struct sq_pend *p = &qp->pend[idx & qp->c.sq->mask];
+
+	p->done = 1;
+	p->status = status;
+	p->vendor_err = rnic_vendor_err(WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0);
+	qp->cur_active = false;
+	qp->tx_owner = TXO_NONE;
+	/* RFC 5040 §7.1: a local error found while generating a message sends the Terminate
+	 * instead of it, with no headers (Fig. 10: local catastrophic carries nothing) */
+	rnic_queue_term(qp, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0, NULL, 0);
+}
+
+/* Gather [off, off + len) of the current WQE's payload into @p u (lkeys checked again). */
+static enum wn_mem_verdict
+gather(struct wn_rnic_qp *qp, uint32_t off, uint32_t len, struct wn_rnic_ulpdu *u)
+{
+	const struct wn_queue_swqe *w = &qp->cur.w;
+	const struct wn_queue_sge *sge = (const struct wn_queue_sge *)(w + 1);
+	uint32_t i, pos = 0;
+
+	u->n_iov = 0;
+	if (len == 0)
+		return WN_MEM_OK;
+	if (w->flags & WN_QUEUE_SEND_INLINE) {
+		u->iov[0].base = qp->cur.raw + WN_QUEUE_SWQE_HDR + off;
+		u->iov[0].len = len;
+		u->n_iov = 1;
+		return WN_MEM_OK;
+	}
+	for (i = 0; i < w->num_sge && len != 0; i++) {
+		uint32_t l = sge[i].length;
+		uint32_t skip, take;
+		enum wn_mem_verdict v;
+		uint8_t *host;
+
+		if (off >= pos + l) {
+			pos += l;
+			continue;
+		}
+		skip = off - pos;
+		take = RTE_MIN(l - skip, len);
+		v = wn_mem_check(qp->c.mem, sge[i].lkey, sge[i].addr + skip, take,
+				 WN_MEM_ACCESS_LOCAL_READ, qp->c.pd, qp->c.qpn, &host);
+		if (v != WN_MEM_OK)
+			return v;
+		u->iov[u->n_iov].base = host;
+		u->iov[u->n_iov].len = take;
+		u->n_iov++;
+		off += take;
+		len -= take;
+		pos += l;
+	}
+	return WN_MEM_OK;
+}
+
+static uint8_t
+wc_opcode_of(uint8_t wr)
+{
+	switch (wr) {
+	case WN_QUEUE_WR_RDMA_WRITE:
+	case WN_QUEUE_WR_RDMA_WRITE_WITH_IMM:
+		return WN_QUEUE_WC_RDMA_WRITE;
+	case WN_QUEUE_WR_RDMA_READ:
+		return WN_QUEUE_WC_RDMA_READ;
+	case WN_QUEUE_WR_ATOMIC_CMP_AND_SWP:
+		return WN_QUEUE_WC_COMP_SWAP;
+	case WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD:
+		return WN_QUEUE_WC_FETCH_ADD;
+	case WN_QUEUE_WR_LOCAL_INV:
+		return WN_QUEUE_WC_LOCAL_INV;
+	case WN_QUEUE_WR_BIND_MW:
+		return WN_QUEUE_WC_BIND_MW;
+	case WN_QUEUE_WR_FAST_REG:
+		return WN_QUEUE_WC_FAST_REG;
+	default:
+		return WN_QUEUE_WC_SEND;
+	}
+}
+
+/* Fast-register, bind and local invalidate run at once on this lcore. */
+static void
+local_op(struct wn_rnic_qp *qp, uint32_t idx)
+{
+	const struct wn_queue_swqe *w = &qp->cur.w;
+	struct sq_pend *p = &qp->pend[idx & qp->c.sq->mask];
+	enum wn_mem_verdict v;
+	uint8_t bad = WN_QUEUE_WC_LOC_PROT_ERR;
+
+	switch (w->opcode) {
+	case WN_QUEUE_WR_FAST_REG:
+		v = wn_mem_fast_reg(qp->c.mem, w->u.fast_reg.stag, qp->c.pd, w->u.fast_reg.iova,
+				    w->u.fast_reg.length, w->u.fast_reg.offset,
+				    w->u.fast_reg.access);
+		break;
+	case WN_QUEUE_WR_BIND_MW:
+		v = wn_mem_mw_bind(qp->c.mem, w->u.bind_mw.mw_stag, w->u.bind_mw.mr_lkey,
+				   qp->c.pd, qp->c.qpn, w->u.bind_mw.addr, w->u.bind_mw.length,
+				   w->u.bind_mw.access);
+		bad = WN_QUEUE_WC_MW_BIND_ERR;
+		break;
+	default: /* LOCAL_INV */
+		v = wn_mem_invalidate(qp->c.mem, w->u.local_inv.invalidate_stag, qp->c.pd,
+				      qp->c.qpn, false);
+		break;
+	}
+	if (v != WN_MEM_OK) {
+		local_error(qp, idx, bad);
+		return;
+	}
+	p->done = 1;
+}
+
+/* Check every SGE of the WQE once before its first octet leaves (RFC 5040 §7.1). */
+static int
+precheck(struct wn_rnic_qp *qp, uint32_t access, uint64_t *total)
+{
+	const struct wn_queue_swqe *w = &qp->cur.w;
+	const struct wn_queue_sge *sge = (const struct wn_queue_sge *)(w + 1);
+	uint64_t t = 0;
+
+	if (w->flags & WN_QUEUE_SEND_INLINE) {
+		*total = w->inline_len;
+		return 0;
+	}
+	for (uint32_t i = 0; i < w->num_sge; i++) {
+		if (sge[i].length != 0 &&
+		    wn_mem_check(qp->c.mem, sge[i].lkey, sge[i].addr, sge[i].length, access,
+				 qp->c.pd, qp->c.qpn, NULL) != WN_MEM_OK)
+			return WN_QUEUE_WC_LOC_PROT_ERR;
+		t += sge[i].length;
+	}
+	if (t > UINT32_MAX)
+		return WN_QUEUE_WC_LOC_LEN_ERR; /* RFC 5041 §5.2: message length < 2^32 */
+	*total = t;
+	return 0;
+}
+
+/*
+ * Fetch and start the next SQ WQE.
+ * @return 1 started (a message is current), 2 progress without a ULPDU, 0 nothing to do.
+ */
+static int
+sq_start(struct wn_rnic_qp *qp)
+{
+	struct wn_queue_ring *sq = qp->c.sq;
+	const uint8_t *slot;
+	struct wn_queue_swqe *w = &qp->cur.w;
+	struct sq_pend *p;
+	int64_t avail;
+	uint64_t total = 0;
+	uint32_t idx = qp->sq_fetch, body;
+	int st;
+
+	if (qp->state != WN_RNIC_QPS_RTS)
+		return 0;
+	avail = wn_queue_cons_avail(sq);
+	if (avail < 0) {
+		local_error(qp, idx, WN_QUEUE_WC_LOC_QP_OP_ERR);
+		return 2;
+	}
+	if ((uint32_t)avail == qp->sq_fetch - sq->head)
+		return 0;
+	slot = wn_queue_entry(sq, idx);
+	memcpy(w, slot, sizeof(*w)); /* private copy, then validate (the ring is client memory) */
+	if ((w->flags & WN_QUEUE_SEND_FENCE) && rnic_ord_count(qp) != 0)
+		return 0; /* IBV_SEND_FENCE: wait for outstanding Reads and Atomics */
+	if ((w->opcode == WN_QUEUE_WR_RDMA_READ || w->opcode == WN_QUEUE_WR_ATOMIC_CMP_AND_SWP ||
+	     w->opcode == WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD) &&
+	    rnic_ord_count(qp) >= qp->c.ord) {
+		qp->st.ord_stalls++; /* RFC 5040 §6.1: never more than ORD outstanding */
+		return 0;
+	}
+	qp->sq_fetch++;
+	p = &qp->pend[idx & sq->mask];
+	*p = (struct sq_pend){
+		.wr_id = w->wr_id, .wc_opcode = wc_opcode_of(w->opcode),
+		.signaled = (qp->c.sq_sig_all || (w->flags & WN_QUEUE_SEND_SIGNALED)) ? 1 : 0,
+	};
+	if (wn_queue_swqe_validate(sq, w) != 0 ||
+	    ((w->opcode == WN_QUEUE_WR_RDMA_WRITE_WITH_IMM || w->opcode ==
+	      WN_QUEUE_WR_ATOMIC_CMP_AND_SWP || w->opcode == WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD) &&
+	     !qp->c.rfc7306) ||
+	    (w->opcode == WN_QUEUE_WR_RDMA_READ && w->num_sge != 1)) {
+		local_error(qp, idx, WN_QUEUE_WC_LOC_QP_OP_ERR);
+		return 2;
+	}
+	body = (w->flags & WN_QUEUE_SEND_INLINE) ? w->inline_len :
+		w->num_sge * (uint32_t)sizeof(struct wn_queue_sge);
+	memcpy(qp->cur.raw + WN_QUEUE_SWQE_HDR, slot + WN_QUEUE_SWQE_HDR, body);
+
+	switch (w->opcode) {
+	case WN_QUEUE_WR_FAST_REG:
+	case WN_QUEUE_WR_BIND_MW:
+	case WN_QUEUE_WR_LOCAL_INV:
+		local_op(qp, idx);
+		return 2;
+	case WN_QUEUE_WR_RDMA_READ:
+		/* the sink is written by the Read Response: local write on our STag */
+		st = precheck(qp, WN_MEM_ACCESS_LOCAL_WRITE, &total);
+		break;
+	case WN_QUEUE_WR_ATOMIC_CMP_AND_SWP:
+	case WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD:
+		st = precheck(qp, WN_MEM_ACCESS_LOCAL_WRITE, &total);
+		if (st == 0 && total != 8)
+			st = WN_QUEUE_WC_LOC_LEN_ERR;
+		break;
+	default:
+		st = precheck(qp, WN_MEM_ACCESS_LOCAL_READ, &total);
+		break;
+	}
+	if (st != 0) {
+		local_error(qp, idx, (uint8_t)st);
+		return 2;
+	}
+	p->byte_len = (uint32_t)total;
+	qp->cur_active = true;
+	qp->cur_idx = idx;
+	qp->cur_off = 0;
+	qp->cur_len = (uint32_t)total;
+	qp->cur_phase = 0;
+	return 1;
+}
+
+static uint8_t
+send_opcode(const struct wn_queue_swqe *w)
+{
+	bool se = (w->flags & WN_QUEUE_SEND_SOLICITED) != 0;
+
+	if (w->opcode == WN_QUEUE_WR_SEND_WITH_INV)
+		return se ? WN_RDMAP_SEND_SE_INV : WN_RDMAP_SEND_INV;
+	return se ? WN_RDMAP_SEND_SE : WN_RDMAP_SEND;
+}
+
+static void
+cur_done(struct wn_rnic_qp *qp, bool complete)
+{
+	if (complete)
+		qp->pend[qp->cur_idx & qp->c.sq->mask].done = 1;
+	qp->cur_active = false;
+	qp->tx_owner = TXO_NONE;
+}
+
+/* Emit the next ULPDU of the current WQE. @return 1 emitted, 0 retry later. */
+static int
+sq_emit(struct wn_rnic_qp *qp)
+{
+	const struct wn_queue_swqe *w = &qp->cur.w;
+	const struct wn_queue_sge *sge = (const struct wn_queue_sge *)(w + 1);
+	struct wn_rnic_ulpdu u;
+	uint32_t seg, rest = qp->cur_len - qp->cur_off;
+	bool tagged = w->opcode == WN_QUEUE_WR_RDMA_WRITE ||
+		      w->opcode == WN_QUEUE_WR_RDMA_WRITE_WITH_IMM;
+	bool last;
+	int n;
+
+	if (qp->cur_phase == 1) {
+		/* RFC 7306 §6: Write with Immediate = the Write, then Immediate Data (QN 0);
+		 * the 32-bit verbs immediate travels in the low half of the 64-bit field */
+		uint8_t op = (w->flags & WN_QUEUE_SEND_SOLICITED) ? WN_RDMAP_IMMEDIATE_SE :
+			     WN_RDMAP_IMMEDIATE;
+
+		n = wn_rdmap_immediate_build(u.hdr, sizeof(u.hdr), op, qp->msn_tx[WN_DDP_QN_SEND],
+					     rte_be_to_cpu_32(w->ex.imm_data));
+		u.hdr_len = (uint16_t)n;
+		u.len = (uint32_t)n;
+		u.n_iov = 0;
+		if (emit(qp, &u) != 0)
+			return 0;
+		qp->msn_tx[WN_DDP_QN_SEND]++;
+		cur_done(qp, true);
+		return 1;
+	}
+	switch (w->opcode) {
+	case WN_QUEUE_WR_RDMA_READ: {
+		struct wn_rdmap_read_req rr = {
+			.sink_stag = sge[0].lkey, .sink_to = sge[0].addr, .size = qp->cur_len,
+			.src_stag = w->u.rdma.rkey, .src_to = w->u.rdma.remote_addr,
+		};
+		struct ord_ent *o = &qp->ord[qp->ord_tail % qp->c.ord];
+
+		n = wn_rdmap_read_req_build(u.hdr, sizeof(u.hdr), qp->msn_tx[WN_DDP_QN_RREQ], &rr);
+		u.hdr_len = (uint16_t)n;
+		u.len = (uint32_t)n;
+		u.n_iov = 0;
+		if (emit(qp, &u) != 0)
+			return 0;
+		qp->msn_tx[WN_DDP_QN_RREQ]++;
+		*o = (struct ord_ent){ .kind = ORD_READ, .sq_idx = qp->cur_idx,
+				       .sink_stag = rr.sink_stag, .sink_to = rr.sink_to,
+				       .size = rr.size };
+		qp->ord_tail++;
+		cur_done(qp, false); /* completes when the Read Response is delivered */
+		return 1;
+	}
+	case WN_QUEUE_WR_ATOMIC_CMP_AND_SWP:
+	case WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD: {
+		bool cs = w->opcode == WN_QUEUE_WR_ATOMIC_CMP_AND_SWP;
+		struct wn_rdmap_atomic_req ar = {
+			.aopcode = cs ? WN_RDMAP_AOP_CMP_SWAP : WN_RDMAP_AOP_FETCH_ADD,
+			.req_id = qp->atomic_req_id, .stag = w->u.atomic.rkey,
+			.to = w->u.atomic.remote_addr,
+			.add_swap = cs ? w->u.atomic.swap : w->u.atomic.compare_add,
+			.add_swap_mask = cs ? UINT64_MAX : 0,
+			.compare = cs ? w->u.atomic.compare_add : 0,
+			.compare_mask = UINT64_MAX,
+		};
+		struct ord_ent *o = &qp->ord[qp->ord_tail % qp->c.ord];
+
+		n = wn_rdmap_atomic_req_build(u.hdr, sizeof(u.hdr), qp->msn_tx[WN_DDP_QN_RREQ],
+					      &ar);
+		u.hdr_len = (uint16_t)n;
+		u.len = (uint32_t)n;
+		u.n_iov = 0;
+		if (emit(qp, &u) != 0)
+			return 0;
+		qp->msn_tx[WN_DDP_QN_RREQ]++;
+		*o = (struct ord_ent){ .kind = ORD_ATOMIC, .sq_idx = qp->cur_idx,
+				       .req_id = qp->atomic_req_id, .res_lkey = sge[0].lkey,
+				       .res_addr = sge[0].addr };
+		qp->atomic_req_id++;
+		qp->ord_tail++;
+		cur_done(qp, false);
+		return 1;
+	}
+	default:
+		break;
+	}
+
+	seg = RTE_MIN(rest, payload_max(qp, tagged));
+	last = seg == rest;
+	if (gather(qp, qp->cur_off, seg, &u) != WN_MEM_OK) {
+		/* an lkey went away since the precheck */
+		local_error(qp, qp->cur_idx, WN_QUEUE_WC_LOC_PROT_ERR);
+		return 0;
+	}
+	if (tagged)
+		n = wn_rdmap_write_build(u.hdr, sizeof(u.hdr), w->u.rdma.rkey,
+					 w->u.rdma.remote_addr + qp->cur_off, last);
+	else
+		n = wn_rdmap_send_build(u.hdr, sizeof(u.hdr), send_opcode(w),
+					w->ex.invalidate_rkey, qp->msn_tx[WN_DDP_QN_SEND],
+					qp->cur_off, last);
+	u.hdr_len = (uint16_t)n;
+	u.len = (uint32_t)n + seg;
+	if (emit(qp, &u) != 0)
+		return 0;
+	qp->cur_off += seg;
+	if (!last)
+		return 1;
+	if (tagged) {
+		if (w->opcode == WN_QUEUE_WR_RDMA_WRITE_WITH_IMM) {
+			qp->cur_phase = 1;
+			return 1;
+		}
+	} else {
+		qp->msn_tx[WN_DDP_QN_SEND]++;
+	}
+	cur_done(qp, true);
+	return 1;
+}
+
+/* RFC 7306 §5.2.1: FetchAdd with Add Mask: a set bit marks the top of an independent field. */
+static uint64_t
+fetch_add(uint64_t orig, uint64_t add, uint64_t mask)
+{
+	uint64_t r = 0, carry = 0;
+
+	if (mask == 0)
+		return orig + add;
+	for (unsigned int i = 0; i < 64; i++) {
+		uint64_t a = orig >> i & 1, b = add >> i & 1;
+		uint64_t s = a ^ b ^ carry;
+
+		carry = (a & b) | (a & carry) | (b & carry);
+		r |= s << i;
+		if (mask >> i & 1)
+			carry = 0;
+	}
+	return r;
+}
+
+/* Emit the next response ULPDU. @return 1 emitted, 0 nothing or retry. */
+static int
+resp_emit(struct wn_rnic_qp *qp)
+{
+	struct ird_ent *e = &qp->ird[qp->ird_head % qp->c.ird];
+	struct wn_rnic_ulpdu u;
+	struct wn_mem_term term;
+	uint8_t *host = NULL;
+	int n;
+
+	if (e->kind == IRD_ATOMIC) {
+		struct wn_rdmap_atomic_resp as = { .req_id = e->ar.req_id };
+
+		if (!e->executed) {
+			uint64_t orig, nv;
+
+			/* checked at receipt; checked again as the region may have changed */
+			host = wn_mem_resolve(qp->c.mem, e->ar.stag, e->ar.to, 8,
+					      WN_MEM_ACCESS_REMOTE_ATOMIC, qp->c.pd, qp->c.qpn,
+					      WN_MEM_LAYER_RDMAP, &term);
+			if (host == NULL) {
+				rnic_queue_term(qp, term.layer, term.etype, term.code, NULL, 0);
+				return 0;
+			}
+			memcpy(&orig, host, 8);
+			if (e->ar.aopcode == WN_RDMAP_AOP_FETCH_ADD)
+				nv = fetch_add(orig, e->ar.add_swap, e->ar.add_swap_mask);
+			else if (((e->ar.compare ^ orig) & e->ar.compare_mask) == 0)
+				nv = (orig & ~e->ar.add_swap_mask) |
+				     (e->ar.add_swap & e->ar.add_swap_mask);
+			else
+				nv = orig;
+			memcpy(host, &nv, 8);
+			e->orig = orig;
+			e->executed = 1;
+		}
+		as.orig = e->orig;
+		n = wn_rdmap_atomic_resp_build(u.hdr, sizeof(u.hdr), qp->msn_tx[WN_DDP_QN_ARESP],
+					       &as);
+		u.hdr_len = (uint16_t)n;
+		u.len = (uint32_t)n;
+		u.n_iov = 0;
+		if (emit(qp, &u) != 0)
+			return 0;
+		qp->msn_tx[WN_DDP_QN_ARESP]++;
+		qp->ird_head++;
+		qp->tx_owner = TXO_NONE;
+		return 1;
+	}
+
+	/* Read Response: STag and TO are the request's sink, verbatim (RFC 5040 §5.2) */
+	uint32_t rest = e->rr.size - e->sent;
+	uint32_t seg = RTE_MIN(rest, payload_max(qp, true));
+	bool last = seg == rest;
+
+	u.n_iov = 0;
+	if (seg != 0) {
+		host = wn_mem_resolve(qp->c.mem, e->rr.src_stag, e->rr.src_to + e->sent, seg,
+				      WN_MEM_ACCESS_REMOTE_READ, qp->c.pd, qp->c.qpn,
+				      WN_MEM_LAYER_RDMAP, &term);
+		if (host == NULL) {
+			rnic_queue_term(qp, term.layer, term.etype, term.code, NULL, 0);
+			return 0;
+		}
+		u.iov[0].base = host;
+		u.iov[0].len = seg;
+		u.n_iov = 1;
+	}
+	n = wn_rdmap_read_resp_build(u.hdr, sizeof(u.hdr), e->rr.sink_stag,
+				     e->rr.sink_to + e->sent, last);
+	u.hdr_len = (uint16_t)n;
+	u.len = (uint32_t)n + seg;
+	if (emit(qp, &u) != 0)
+		return 0;
+	e->sent += seg;
+	qp->tx_owner = TXO_RESP;
+	if (last) {
+		qp->ird_head++;
+		qp->tx_owner = TXO_NONE;
+	}
+	return 1;
+}
+
+unsigned int
+wn_rnic_tx_poll(struct wn_rnic_qp *qp, unsigned int budget)
+{
+	unsigned int n = 0;
+
+	while (n < budget) {
+		int rc;
+
+		if (qp->term_pending) {
+			n += (unsigned int)send_term(qp);
+			break; /* RFC 5040 §5.4: nothing after the Terminate */
+		}
+		if (qp->state != WN_RNIC_QPS_RTS && qp->state != WN_RNIC_QPS_CLOSING)
+			break;
+		/* one message at a time; between messages the peer's requests go first */
+		if (qp->tx_owner == TXO_RESP ||
+		    (qp->tx_owner == TXO_NONE && rnic_ird_count(qp) != 0)) {
+			rc = resp_emit(qp);
+			if (rc == 0)
+				break;
+			n++;
+			continue;
+		}
+		if (!qp->cur_active) {
+			rc = sq_start(qp);
+			if (rc == 0)
+				break;
+			if (rc == 2)
+				continue;
+			qp->tx_owner = TXO_SQ;
+		}
+		rc = sq_emit(qp);
+		if (rc == 0)
+			break;
+		n++;
+	}
+	rnic_complete_sq(qp);
+	if (qp->term_pending && n < budget)
+		n += (unsigned int)send_term(qp);
+	return n;
+}
+
+int
+wn_rnic_send_rtr(struct wn_rnic_qp *qp, uint32_t type)
+{
+	struct wn_rnic_ulpdu u = { .n_iov = 0 };
+	int n;
+
+	if (qp->state != WN_RNIC_QPS_RTS || qp->cur_active || qp->tx_owner != TXO_NONE)
+		return -EINVAL;
+	switch (type) {
+	case WN_RNIC_RTR_SEND:
+		n = wn_rdmap_send_build(u.hdr, sizeof(u.hdr), WN_RDMAP_SEND, 0,
+					qp->msn_tx[WN_DDP_QN_SEND], 0, true);
+		break;
+	case WN_RNIC_RTR_WRITE:
+		/* zero-length tagged: STag and TO are not checked (RFC 5041 §5.2) */
+		n = wn_rdmap_write_build(u.hdr, sizeof(u.hdr), 0, 0, true);
+		break;
+	case WN_RNIC_RTR_READ: {
+		struct wn_rdmap_read_req rr = { 0 };
+
+		if (rnic_ord_count(qp) >= qp->c.ord)
+			return -EBUSY;
+		n = wn_rdmap_read_req_build(u.hdr, sizeof(u.hdr), qp->msn_tx[WN_DDP_QN_RREQ], &rr);
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	u.hdr_len = (uint16_t)n;
+	u.len = (uint32_t)n;
+	if (emit(qp, &u) != 0)
+		return -EAGAIN;
+	if (type == WN_RNIC_RTR_SEND) {
+		qp->msn_tx[WN_DDP_QN_SEND]++;
+	} else if (type == WN_RNIC_RTR_READ) {
+		qp->msn_tx[WN_DDP_QN_RREQ]++;
+		qp->ord[qp->ord_tail % qp->c.ord] = (struct ord_ent){ .kind = ORD_RTR_READ };
+		qp->ord_tail++;
+	}
+	return 0;
+}

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The RDMAP/DDP engine of one queue pair (RFC 5040, RFC 5041, RFC 7306, RFC 6581 RTR),
+ * independent of TCP and MPA.
+ *
+ * Input: whole ULPDUs (DDP segments) from the MPA deframer, wn_rnic_rx().
+ * Output: ULPDUs to frame and send, through the @c tx callback (a header plus a gather list
+ * pointing into registered memory, valid only during the call); CQEs into the CQ rings;
+ * events through the @c event callback.
+ *
+ * Send side: wn_rnic_tx_poll() answers the peer first (Terminate, then Read Responses and
+ * Atomic Responses in request order, RFC 5040 §5.5 rule 12, RFC 7306 §5.4) and then works
+ * through the SQ: each WQE becomes one message segmented to the MULPDU (RFC 5041 §5.2).
+ * RDMA Reads and atomics hold an ORD slot until their response is delivered (RFC 5040 §6.1);
+ * a WQE with the FENCE flag waits until none is outstanding. Send-queue completions are
+ * reported in SQ order (a Send after a Read completes after the Read).
+ *
+ * Receive side: untagged QN 0 messages (Send, Immediate Data) are placed into the RQ (or
+ * SRQ) WQE taken when the message starts, at MO; QN 1 Read/Atomic Requests go to the
+ * responder queue (at most IRD); QN 2 is the Terminate; QN 3 Atomic Responses. Tagged Write
+ * and Read Response segments are placed after lib/mem checks. Every check happens before any
+ * byte is copied, and every violation sends one Terminate (RFC 5040 §7, Fig. 10) and moves
+ * the QP to TERMINATE; later input is dropped (RFC 5041 §7.1).
+ *
+ * The engine assumes the LLP delivers ULPDUs in order (TCP/MPA): messages on one QN complete
+ * in MSN order and a segment of a message other than the current one on QN 0/1/3 is an MSN
+ * error (RFC 5041 §7.1 "MSN range not valid").
+ *
+ * Thread safety: a QP, its rings' engine-side views and its CQs are used by one lcore only
+ * (CQs shared by several QPs: those QPs live on the same lcore). The region table is shared
+ * (see wn_mem.h).
+ */
+#ifndef WN_RNIC_H
+#define WN_RNIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wn_mem.h"
+#include "wn_queue.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct wn_rnic_qp;
+
+/** iWARP QP states (RFC 5040 §6; RDMAC verbs). */
+enum wn_rnic_qp_state {
+	WN_RNIC_QPS_IDLE = 0,  /**< created, LLP not in RDMA mode yet (verbs INIT/RTR) */
+	WN_RNIC_QPS_RTS,       /**< RDMA mode: sending and receiving */
+	WN_RNIC_QPS_CLOSING,   /**< graceful close: no new WQEs start, in-flight ones finish */
+	WN_RNIC_QPS_TERMINATE, /**< a Terminate was sent or received; waiting for LLP close */
+	WN_RNIC_QPS_ERROR,     /**< LLP closed or fatal error: everything flushed */
+};
+
+/** MULPDU limits the engine accepts (RFC 5044 §4.5; same as config/wn_config.h). */
+#define WN_RNIC_MULPDU_MIN 128
+#define WN_RNIC_MULPDU_MAX 64768
+
+/** Largest header of one outbound ULPDU (Terminate with D and R: 18 + 52). */
+#define WN_RNIC_HDR_MAX 72
+/** Most gather pieces of one ULPDU's payload. */
+#define WN_RNIC_MAX_IOV WN_QUEUE_MAX_SGE
+
+/** One outbound ULPDU: @c hdr, then the @c iov pieces in order. */
+struct wn_rnic_ulpdu {
+	uint8_t hdr[WN_RNIC_HDR_MAX];
+	uint16_t hdr_len;
+	uint16_t n_iov;
+	uint32_t len; /**< hdr_len + payload octets */
+	struct {
+		const uint8_t *base;
+		uint32_t len;
+	} iov[WN_RNIC_MAX_IOV];
+};
+
+/**
+ * Hand one ULPDU to MPA framing. The pointers are valid only during the call.
+ * @return 0 (taken), or -EAGAIN (no room now: the engine offers the same ULPDU again on the
+ *   next wn_rnic_tx_poll()).
+ */
+typedef int (*wn_rnic_tx_fn)(void *arg, const struct wn_rnic_ulpdu *u);
+
+/** Event kinds. */
+enum wn_rnic_event_type {
+	WN_RNIC_EV_STATE = 1,  /**< @c state changed */
+	WN_RNIC_EV_TERM_SENT,  /**< a Terminate with @c term went out */
+	WN_RNIC_EV_TERM_RECV,  /**< the peer's Terminate with @c term arrived (RFC 5040 §5.4) */
+	WN_RNIC_EV_CQ_NOTIFY,  /**< armed CQ @c cq got a matching CQE: signal its eventfd */
+	WN_RNIC_EV_RTR_RECV,   /**< the peer's RFC 6581 RTR message arrived */
+	WN_RNIC_EV_CQ_OVERFLOW, /**< CQ @c cq was full; the QP went to ERROR */
+};
+
+/** An event. */
+struct wn_rnic_event {
+	enum wn_rnic_event_type type;
+	enum wn_rnic_qp_state state;
+	struct wn_mem_term term;
+	struct wn_queue_ring *cq;
+};
+
+/** Event callback; runs on the QP's lcore. */
+typedef void (*wn_rnic_event_fn)(void *arg, struct wn_rnic_qp *qp,
+				 const struct wn_rnic_event *ev);
+
+/** RFC 6581 §7.1 RTR message types (bit mask). */
+#define WN_RNIC_RTR_SEND  (1u << 0) /**< zero-length Send */
+#define WN_RNIC_RTR_WRITE (1u << 1) /**< zero-length RDMA Write */
+#define WN_RNIC_RTR_READ  (1u << 2) /**< zero-length RDMA Read */
+
+/** QP configuration; ring views are the engine's side (consumer of SQ/RQ/SRQ, producer of CQs). */
+struct wn_rnic_qp_conf {
+	uint32_t qpn;
+	uint32_t pd;
+	struct wn_mem_table *mem;
+	struct wn_queue_ring *sq;
+	struct wn_queue_ring *rq;  /**< NULL when @c srq is set */
+	struct wn_queue_ring *srq;
+	struct wn_queue_ring *scq;
+	struct wn_queue_ring *rcq;
+	uint32_t mulpdu;      /**< largest ULPDU (RFC 5044 §4.5); may change: wn_rnic_set_mulpdu() */
+	uint32_t ord;         /**< outstanding Reads + Atomics we may issue (>= 1) */
+	uint32_t ird;         /**< inbound Reads + Atomics we accept at once (>= 1) */
+	bool sq_sig_all;      /**< every send WQE completes with a CQE */
+	bool rfc7306;         /**< peer speaks RFC 7306 (atomics, immediate data) */
+	uint32_t rtr_recv;    /**< RFC 6581: RTR types the peer may send first (absorbed) */
+	wn_rnic_tx_fn tx;
+	void *tx_arg;
+	wn_rnic_event_fn event; /**< may be NULL */
+	void *event_arg;
+};
+
+/**
+ * Create a QP engine in IDLE.
+ * @return the QP, or NULL with errno EINVAL (missing rings/callback, ord/ird 0, MULPDU out of
+ *   WN_RNIC_MULPDU_MIN..WN_RNIC_MULPDU_MAX) or ENOMEM. Control thread or the owning lcore.
+ */
+struct wn_rnic_qp *wn_rnic_qp_create(const struct wn_rnic_qp_conf *conf);
+
+/** Free a QP (no CQEs are written). NULL: no-op. The owning lcore, or after it stopped. */
+void wn_rnic_qp_destroy(struct wn_rnic_qp *qp);
+
+/** @return the QP's state. Owning lcore. */
+enum wn_rnic_qp_state wn_rnic_qp_state(const struct wn_rnic_qp *qp);
+
+/**
+ * Enter RDMA mode (IDLE → RTS), after MPA negotiation.
+ * @return 0 or -EINVAL (not IDLE). Owning lcore.
+ */
+int wn_rnic_qp_start(struct wn_rnic_qp *qp);
+
+/**
+ * Graceful close (RTS → CLOSING): no new WQEs start; the caller closes the LLP once
+ * wn_rnic_qp_idle() is true and then calls wn_rnic_qp_disconnect().
+ * @return 0 or -EINVAL. Owning lcore.
+ */
+int wn_rnic_qp_close(struct wn_rnic_qp *qp);
+
+/** @return true when nothing is in flight (no partial message, no outstanding read). */
+bool wn_rnic_qp_idle(const struct wn_rnic_qp *qp);
+
+/**
+ * The LLP is gone (or the ULP moved the QP to error): enter ERROR and flush every WQE not
+ * completed, SQ in order then RQ, with IBV_WC_WR_FLUSH_ERR (SRQ WQEs stay in the SRQ).
+ * Owning lcore.
+ */
+void wn_rnic_qp_disconnect(struct wn_rnic_qp *qp);
+
+/** Change the MULPDU (MPA renegotiation, path MTU change). @return 0 or -EINVAL. */
+int wn_rnic_set_mulpdu(struct wn_rnic_qp *qp, uint32_t mulpdu);
+
+/**
+ * Process one ULPDU from the MPA deframer (whole, CRC already checked).
+ * @return 0; -EPROTO when it was rejected (a Terminate is queued and the QP is in
+ *   TERMINATE); -ENOTCONN when the QP does not accept input (dropped silently: IDLE, after a
+ *   Terminate, ERROR). Owning lcore.
+ */
+int wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len);
+
+/**
+ * Emit up to @p budget ULPDUs: a pending Terminate, responses, then SQ work. Also starts
+ * local WQEs (fast-register, bind, local invalidate).
+ * @return ULPDUs handed to @c tx. Owning lcore.
+ */
+unsigned int wn_rnic_tx_poll(struct wn_rnic_qp *qp, unsigned int budget);
+
+/**
+ * Send the RFC 6581 §7.1 RTR message of @p type (one WN_RNIC_RTR_* bit) before any WQE.
+ * A zero-length Read's response is absorbed (no CQE).
+ * @return 0, -EINVAL (type, or not RTS), -EBUSY (ORD full), -EAGAIN (tx full: retry).
+ */
+int wn_rnic_send_rtr(struct wn_rnic_qp *qp, uint32_t type);
+
+/** Counters of one QP. */
+struct wn_rnic_stats {
+	uint64_t rx_ulpdu;
+	uint64_t tx_ulpdu;
+	uint64_t rx_bytes_placed;
+	uint64_t tx_payload;
+	uint64_t cqe;
+	uint64_t terminates_sent;
+	uint64_t ord_stalls;   /**< SQ waits because ORD was full */
+};
+
+/** Read the counters. Owning lcore. */
+void wn_rnic_qp_stats(const struct wn_rnic_qp *qp, struct wn_rnic_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WN_RNIC_H */

@@ -1,0 +1,890 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/rnic, two QPs back to back: every operation with its data verified byte for byte,
+ * segmentation at a small MULPDU, ORD/IRD limits, completion order, remote access violations
+ * answered with the exact Terminate and the target memory unchanged, local operations,
+ * RFC 6581 RTR messages, and flushing on disconnect.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define RW (WN_MEM_ACCESS_LOCAL_WRITE | WN_MEM_ACCESS_REMOTE_WRITE | WN_MEM_ACCESS_REMOTE_READ)
+#define ALL (RW | WN_MEM_ACCESS_REMOTE_ATOMIC | WN_MEM_ACCESS_MW_BIND)
+
+struct pair {
+	struct h_side a, b;
+};
+
+static int
+setup_opts(void **state, const struct h_opts *oa, const struct h_opts *ob)
+{
+	struct pair *p = calloc(1, sizeof(*p));
+
+	h_side_init(&p->a, "A", 1, oa);
+	h_side_init(&p->b, "B", 2, ob);
+	*state = p;
+	return 0;
+}
+
+static int
+setup(void **state)
+{
+	struct h_opts o = { .mulpdu = 128, .ord = 4, .ird = 4 };
+
+	return setup_opts(state, &o, &o);
+}
+
+static int
+teardown(void **state)
+{
+	struct pair *p = *state;
+
+	h_side_fini(&p->a);
+	h_side_fini(&p->b);
+	free(p);
+	return 0;
+}
+
+static void
+expect_cqe(struct wn_queue_ring *cq, uint64_t wr_id, uint8_t status, uint8_t opcode,
+	   uint32_t byte_len)
+{
+	struct wn_queue_cqe e;
+
+	assert_true(h_poll(cq, &e));
+	assert_int_equal(e.wr_id, wr_id);
+	assert_int_equal(e.status, status);
+	if (status == WN_QUEUE_WC_SUCCESS) {
+		assert_int_equal(e.opcode, opcode);
+		assert_int_equal(e.byte_len, byte_len);
+	}
+}
+
+static void
+expect_no_cqe(struct wn_queue_ring *cq)
+{
+	struct wn_queue_cqe e;
+
+	assert_false(h_poll(cq, &e));
+}
+
+/* Send of 3000 octets from two SGEs into two receive SGEs, MULPDU 128. */
+static void
+test_send_segmented(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), lb = h_reg(&p->b, 0, 8192, RW);
+	struct wn_queue_sge rs[2] = { { h_va(100), 1000, lb }, { h_va(4000), 3000, lb } };
+	struct wn_queue_swqe *w;
+	struct wn_rnic_stats st;
+
+	h_fill(p->a.buf, 8192, 1);
+	h_post_recv(&p->b, 77, 2, rs);
+	w = h_swqe(&p->a);
+	w->wr_id = 5;
+	w->opcode = WN_QUEUE_WR_SEND;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	h_sge(w, h_va(10), 1700, la);
+	h_sge(w, h_va(5000), 1300, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+
+	expect_cqe(&p->a.scq_c, 5, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_SEND, 3000);
+	expect_cqe(&p->b.rcq_c, 77, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RECV, 3000);
+	/* 1700 + 1300 octets gathered, scattered as 1000 + 2000 */
+	assert_memory_equal(p->b.buf + 100, p->a.buf + 10, 1000);
+	assert_memory_equal(p->b.buf + 4000, p->a.buf + 10 + 1000, 700);
+	assert_memory_equal(p->b.buf + 4700, p->a.buf + 5000, 1300);
+	assert_int_equal(p->b.buf[6000], 0); /* past the message: untouched */
+	wn_rnic_qp_stats(p->a.qp, &st);
+	/* RFC 5041 §5.2: ceil(3000 / (128 - 18)) segments */
+	assert_int_equal(st.tx_ulpdu, (3000 + 109) / 110);
+	assert_true(h_guards_intact(&p->b));
+}
+
+/* Inline Send with Solicited Event, and an armed CQ that only wakes for solicited. */
+static void
+test_send_inline_solicited(void **state)
+{
+	struct pair *p = *state;
+	uint32_t lb = h_reg(&p->b, 0, 4096, RW);
+	struct wn_queue_sge rs = { h_va(0), 4096, lb };
+	struct wn_queue_swqe *w;
+	struct wn_queue_cqe e;
+
+	h_post_recv(&p->b, 1, 1, &rs);
+	h_post_recv(&p->b, 2, 1, &rs);
+	wn_queue_cq_arm(&p->b.rcq_c, true);
+	for (int i = 0; i < 2; i++) {
+		w = h_swqe(&p->a);
+		w->wr_id = 10 + i;
+		w->opcode = WN_QUEUE_WR_SEND;
+		w->flags = WN_QUEUE_SEND_INLINE | (i == 1 ? WN_QUEUE_SEND_SOLICITED : 0);
+		w->inline_len = 200;
+		h_fill((uint8_t *)(w + 1), 200, 9 + i);
+		h_post_send(&p->a);
+		h_pump(&p->a, &p->b);
+		assert_int_equal(p->b.n_notify, i == 1 ? 1 : 0);
+	}
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.flags & WN_QUEUE_WC_F_SOLICITED, 0);
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.byte_len, 200);
+	assert_int_not_equal(e.flags & WN_QUEUE_WC_F_SOLICITED, 0);
+	{
+		uint8_t ref[200];
+
+		h_fill(ref, 200, 10);
+		assert_memory_equal(p->b.buf, ref, 200);
+	}
+	/* unsignaled sends produce no CQE */
+	expect_no_cqe(&p->a.scq_c);
+}
+
+/* RDMA Write of 5000 octets, MULPDU 128: placed, no CQE at the sink. */
+static void
+test_write(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), rb = h_reg(&p->b, 1024, 8192, RW);
+	struct wn_queue_swqe *w;
+
+	h_fill(p->a.buf, 8192, 3);
+	w = h_swqe(&p->a);
+	w->wr_id = 9;
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.rdma.remote_addr = h_va(2000);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(1), 5000, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->a.scq_c, 9, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_WRITE, 5000);
+	expect_no_cqe(&p->b.rcq_c);
+	assert_memory_equal(p->b.buf + 2000, p->a.buf + 1, 5000);
+	assert_int_equal(p->b.buf[1999], 0);
+	assert_int_equal(p->b.buf[7000], 0);
+}
+
+/* Write with Immediate (RFC 7306): Write, then Immediate Data consuming a receive. */
+static void
+test_write_with_imm(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), rb = h_reg(&p->b, 0, 8192, RW);
+	struct wn_queue_sge rs = { h_va(0), 16, rb };
+	struct wn_queue_swqe *w;
+	struct wn_queue_cqe e;
+
+	h_fill(p->a.buf, 8192, 4);
+	h_post_recv(&p->b, 55, 1, &rs);
+	w = h_swqe(&p->a);
+	w->wr_id = 1;
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE_WITH_IMM;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->ex.imm_data = 0x78563412; /* network order as the application gave it */
+	w->u.rdma.remote_addr = h_va(4096);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(0), 300, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->a.scq_c, 1, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_WRITE, 300);
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.wr_id, 55);
+	assert_int_equal(e.opcode, WN_QUEUE_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(e.imm_data, 0x78563412);
+	assert_int_equal(e.byte_len, 300);
+	assert_int_not_equal(e.flags & WN_QUEUE_WC_F_WITH_IMM, 0);
+	assert_memory_equal(p->b.buf + 4096, p->a.buf, 300);
+}
+
+/* RDMA Read of 5000 octets, MULPDU 128, and a zero-length Read. */
+static void
+test_read(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), rb = h_reg(&p->b, 0, 8192, RW);
+	struct wn_queue_swqe *w;
+
+	h_fill(p->b.buf, 8192, 5);
+	w = h_swqe(&p->a);
+	w->wr_id = 21;
+	w->opcode = WN_QUEUE_WR_RDMA_READ;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.rdma.remote_addr = h_va(3000);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(100), 5000, la);
+	h_post_send(&p->a);
+	w = h_swqe(&p->a);
+	w->wr_id = 22;
+	w->opcode = WN_QUEUE_WR_RDMA_READ;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.rdma.remote_addr = 0xdeadbeef; /* not validated for size 0 (RFC 5040 §5.2.1) */
+	w->u.rdma.rkey = 0x12345678;
+	h_sge(w, h_va(0), 0, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->a.scq_c, 21, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_READ, 5000);
+	expect_cqe(&p->a.scq_c, 22, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_READ, 0);
+	assert_memory_equal(p->a.buf + 100, p->b.buf + 3000, 5000);
+	assert_int_equal(p->a.buf[99], 0);
+	assert_int_equal(p->a.buf[5100], 0);
+	assert_int_equal(wn_rnic_qp_state(p->b.qp), WN_RNIC_QPS_RTS);
+}
+
+/* A Send posted after a Read completes after it (SQ order), although it was sent first. */
+static void
+test_completion_order(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), rb = h_reg(&p->b, 0, 8192, RW);
+	struct wn_queue_sge rs = { h_va(0), 64, rb };
+	struct wn_queue_swqe *w;
+
+	h_post_recv(&p->b, 1, 1, &rs);
+	w = h_swqe(&p->a);
+	w->wr_id = 100;
+	w->opcode = WN_QUEUE_WR_RDMA_READ;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.rdma.remote_addr = h_va(0);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(0), 1000, la);
+	h_post_send(&p->a);
+	w = h_swqe(&p->a);
+	w->wr_id = 101;
+	w->opcode = WN_QUEUE_WR_SEND;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	h_sge(w, h_va(0), 10, la);
+	h_post_send(&p->a);
+	/* both requests leave A; the Send is "done" but the Read is not */
+	assert_int_equal(wn_rnic_tx_poll(p->a.qp, 32), 2);
+	expect_no_cqe(&p->a.scq_c);
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->a.scq_c, 100, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_READ, 1000);
+	expect_cqe(&p->a.scq_c, 101, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_SEND, 10);
+}
+
+static int
+setup_ord2(void **state)
+{
+	struct h_opts o = { .mulpdu = 256, .ord = 2, .ird = 4 };
+
+	return setup_opts(state, &o, &o);
+}
+
+/* ORD 2: of 4 Reads only 2 leave until responses arrive. */
+static void
+test_ord_limit(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), rb = h_reg(&p->b, 0, 8192, RW);
+	struct wn_rnic_stats st;
+
+	h_fill(p->b.buf, 8192, 6);
+	for (int i = 0; i < 4; i++) {
+		struct wn_queue_swqe *w = h_swqe(&p->a);
+
+		w->wr_id = 200 + i;
+		w->opcode = WN_QUEUE_WR_RDMA_READ;
+		w->flags = WN_QUEUE_SEND_SIGNALED;
+		w->u.rdma.remote_addr = h_va(1000 * i);
+		w->u.rdma.rkey = rb;
+		h_sge(w, h_va(1000 * i), 700, la);
+		h_post_send(&p->a);
+	}
+	assert_int_equal(wn_rnic_tx_poll(p->a.qp, 32), 2);
+	wn_rnic_qp_stats(p->a.qp, &st);
+	assert_true(st.ord_stalls > 0);
+	assert_int_equal(wn_rnic_tx_poll(p->a.qp, 32), 0);
+	h_pump(&p->a, &p->b);
+	for (int i = 0; i < 4; i++) {
+		expect_cqe(&p->a.scq_c, 200 + i, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_READ, 700);
+		assert_memory_equal(p->a.buf + 1000 * i, p->b.buf + 1000 * i, 700);
+	}
+}
+
+static int
+setup_ird1(void **state)
+{
+	struct h_opts oa = { .mulpdu = 256, .ord = 4, .ird = 4 };
+	struct h_opts ob = { .mulpdu = 256, .ord = 4, .ird = 1 };
+
+	return setup_opts(state, &oa, &ob);
+}
+
+/* A peer exceeding our IRD: the second Read Request finds no QN 1 buffer. */
+static void
+test_ird_limit(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), rb = h_reg(&p->b, 0, 8192, RW);
+	struct wn_queue_cqe e;
+
+	for (int i = 0; i < 2; i++) {
+		struct wn_queue_swqe *w = h_swqe(&p->a);
+
+		w->wr_id = 300 + i;
+		w->opcode = WN_QUEUE_WR_RDMA_READ;
+		w->u.rdma.remote_addr = h_va(0);
+		w->u.rdma.rkey = rb;
+		h_sge(w, h_va(0), 100, la);
+		h_post_send(&p->a);
+	}
+	assert_int_equal(wn_rnic_tx_poll(p->a.qp, 32), 2);
+	/* B gets both before it answers the first */
+	h_deliver(&p->a, &p->b);
+	assert_int_equal(wn_rnic_qp_state(p->b.qp), WN_RNIC_QPS_TERMINATE);
+	h_pump(&p->a, &p->b);
+	/* RFC 5041 §7.1: DDP untagged "Invalid MSN - no buffer available" 1/2/0x02 */
+	assert_int_equal(p->b.n_term_sent, 1);
+	assert_int_equal(p->a.n_term_recv, 1);
+	assert_int_equal(p->a.term_recv.layer, 1);
+	assert_int_equal(p->a.term_recv.etype, 2);
+	assert_int_equal(p->a.term_recv.code, 2);
+	assert_int_equal(wn_rnic_qp_state(p->a.qp), WN_RNIC_QPS_TERMINATE);
+	/* the LLP goes down: both outstanding Reads are flushed, in order */
+	wn_rnic_qp_disconnect(p->a.qp);
+	assert_true(h_poll(&p->a.scq_c, &e));
+	assert_int_equal(e.wr_id, 300);
+	assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+	assert_true(h_poll(&p->a.scq_c, &e));
+	assert_int_equal(e.wr_id, 301);
+	assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+}
+
+/* RFC 7306 FetchAdd and CmpSwap (match and mismatch). */
+static void
+test_atomics(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW), rb = h_reg(&p->b, 0, 4096, ALL);
+	uint64_t v = 1000, r;
+	struct wn_queue_swqe *w;
+
+	memcpy(p->b.buf + 64, &v, 8);
+	w = h_swqe(&p->a);
+	w->wr_id = 1;
+	w->opcode = WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.atomic.remote_addr = h_va(64);
+	w->u.atomic.rkey = rb;
+	w->u.atomic.compare_add = 23;
+	h_sge(w, h_va(0), 8, la);
+	h_post_send(&p->a);
+	w = h_swqe(&p->a);
+	w->wr_id = 2;
+	w->opcode = WN_QUEUE_WR_ATOMIC_CMP_AND_SWP;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.atomic.remote_addr = h_va(64);
+	w->u.atomic.rkey = rb;
+	w->u.atomic.compare_add = 1023;
+	w->u.atomic.swap = 7;
+	h_sge(w, h_va(8), 8, la);
+	h_post_send(&p->a);
+	w = h_swqe(&p->a);
+	w->wr_id = 3;
+	w->opcode = WN_QUEUE_WR_ATOMIC_CMP_AND_SWP;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.atomic.remote_addr = h_va(64);
+	w->u.atomic.rkey = rb;
+	w->u.atomic.compare_add = 1023; /* now 7: no swap */
+	w->u.atomic.swap = 99;
+	h_sge(w, h_va(16), 8, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->a.scq_c, 1, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_FETCH_ADD, 8);
+	expect_cqe(&p->a.scq_c, 2, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_COMP_SWAP, 8);
+	expect_cqe(&p->a.scq_c, 3, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_COMP_SWAP, 8);
+	memcpy(&r, p->a.buf, 8);
+	assert_int_equal(r, 1000);
+	memcpy(&r, p->a.buf + 8, 8);
+	assert_int_equal(r, 1023);
+	memcpy(&r, p->a.buf + 16, 8);
+	assert_int_equal(r, 7);
+	memcpy(&r, p->b.buf + 64, 8);
+	assert_int_equal(r, 7);
+}
+
+/* A Write the sink must refuse: Terminate cause as expected, sink memory unchanged. */
+static void
+write_violation(struct pair *p, uint32_t rkey, uint64_t to, uint32_t len, int layer, int etype,
+		int code)
+{
+	uint32_t la = h_reg(&p->a, 0, 8192, RW);
+	struct wn_queue_swqe *w;
+	struct wn_queue_cqe e;
+	uint8_t before[H_BUF];
+
+	h_fill(p->a.buf, 8192, 11);
+	memcpy(before, p->b.buf, H_BUF);
+	w = h_swqe(&p->a);
+	w->wr_id = 1;
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.rdma.remote_addr = to;
+	w->u.rdma.rkey = rkey;
+	h_sge(w, h_va(0), len, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	assert_int_equal(p->b.n_term_sent, 1);
+	assert_int_equal(p->b.term_sent.layer, layer);
+	assert_int_equal(p->b.term_sent.etype, etype);
+	assert_int_equal(p->b.term_sent.code, code);
+	assert_int_equal(p->a.n_term_recv, 1);
+	assert_int_equal(p->a.term_recv.layer, layer);
+	assert_int_equal(p->a.term_recv.etype, etype);
+	assert_int_equal(p->a.term_recv.code, code);
+	assert_int_equal(wn_rnic_qp_state(p->b.qp), WN_RNIC_QPS_TERMINATE);
+	assert_memory_equal(p->b.buf, before, H_BUF);
+	assert_true(h_guards_intact(&p->b));
+	/* the Write itself left A completely: its CQE is a success */
+	assert_true(h_poll(&p->a.scq_c, &e));
+	assert_int_equal(e.status, WN_QUEUE_WC_SUCCESS);
+	/* later input is dropped silently (RFC 5041 §7.1) */
+	assert_int_equal(wn_rnic_rx(p->b.qp, (const uint8_t *)"\xc1\x40", 2), -ENOTCONN);
+}
+
+static void
+test_write_no_rights(void **state)
+{
+	struct pair *p = *state;
+	uint32_t rb = h_reg(&p->b, 0, 4096, WN_MEM_ACCESS_REMOTE_READ);
+
+	/* RDMAP Remote Protection, access rights (RFC 5040 Fig. 9): 0/1/0x02 */
+	write_violation(p, rb, h_va(0), 100, 0, 1, 0x02);
+}
+
+static void
+test_write_out_of_bounds(void **state)
+{
+	struct pair *p = *state;
+	uint32_t rb = h_reg(&p->b, 1024, 1024, RW);
+
+	/* one segment crossing the end of the region: DDP tagged base/bounds 1/1/0x01,
+	 * none of it placed */
+	write_violation(p, rb, h_va(1024 + 1024 - 50), 100, 1, 1, 0x01);
+}
+
+static void
+test_write_invalid_stag(void **state)
+{
+	struct pair *p = *state;
+	uint32_t rb = h_reg(&p->b, 0, 4096, RW);
+
+	write_violation(p, rb ^ 0x80, h_va(0), 100, 1, 1, 0x00);
+}
+
+static void
+test_write_other_pd(void **state)
+{
+	struct pair *p = *state;
+	uint32_t pd2 = (uint32_t)wn_mem_pd_alloc(p->b.mem), rb;
+
+	assert_int_equal(wn_mem_mr_reg(p->b.mem, pd2, p->b.buf, 4096, h_va(0), RW, 3, &rb), 0);
+	/* RFC 5042 §5 / RFC 5041 §7.2: STag not associated with DDP stream 1/1/0x02 */
+	write_violation(p, rb, h_va(0), 100, 1, 1, 0x02);
+}
+
+/* A Read of a region without remote read: Terminate 0/1/0x02 carrying the DDP and RDMA
+ * headers of the request (RFC 5040 Fig. 10). */
+static void
+test_read_violation_terminate_contents(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW);
+	uint32_t rb = h_reg(&p->b, 0, 4096, WN_MEM_ACCESS_LOCAL_WRITE |
+			    WN_MEM_ACCESS_REMOTE_WRITE);
+	struct wn_queue_swqe *w;
+	struct wn_ddp_seg seg;
+	struct wn_queue_cqe e;
+
+	w = h_swqe(&p->a);
+	w->wr_id = 4;
+	w->opcode = WN_QUEUE_WR_RDMA_READ;
+	w->u.rdma.remote_addr = h_va(16);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(32), 64, la);
+	h_post_send(&p->a);
+	wn_rnic_tx_poll(p->a.qp, 32);
+	h_deliver(&p->a, &p->b);
+	wn_rnic_tx_poll(p->b.qp, 32);
+	assert_int_equal(p->b.n_out, 1);
+	assert_int_equal(wn_ddp_parse(p->b.out[0].b, p->b.out[0].len, WN_DDP_F_RFC7306, &seg, NULL),
+			 0);
+	assert_int_equal(seg.h.opcode, WN_RDMAP_TERMINATE);
+	assert_int_equal(seg.h.qn, WN_DDP_QN_TERM);
+	assert_int_equal(seg.h.msn, 1);
+	assert_int_equal(seg.u.term.status, WN_TERM_OK);
+	assert_int_equal(seg.u.term.cause.layer, 0);
+	assert_int_equal(seg.u.term.cause.etype, 1);
+	assert_int_equal(seg.u.term.cause.code, 0x02);
+	assert_true(seg.u.term.d);
+	assert_true(seg.u.term.r);
+	assert_int_equal(seg.u.term.ddp_hdr_len, 18);
+	assert_int_equal(seg.u.term.ddp.opcode, WN_RDMAP_READ_REQ);
+	assert_int_equal(seg.u.term.rdma.src_stag, rb);
+	assert_int_equal(seg.u.term.rdma.src_to, h_va(16));
+	assert_int_equal(seg.u.term.rdma.sink_stag, la);
+	assert_int_equal(seg.u.term.rdma.size, 64);
+	h_deliver(&p->b, &p->a);
+	assert_int_equal(p->a.n_term_recv, 1);
+	/* A's Read never completes; the disconnect flushes it */
+	expect_no_cqe(&p->a.scq_c);
+	wn_rnic_qp_disconnect(p->a.qp);
+	assert_true(h_poll(&p->a.scq_c, &e));
+	assert_int_equal(e.wr_id, 4);
+	assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+	assert_int_equal(wn_rnic_qp_state(p->a.qp), WN_RNIC_QPS_ERROR);
+}
+
+/* A Send without a posted receive (1/2/0x02) and a Send longer than the buffer (1/2/0x05). */
+static void
+test_send_no_buffer(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW);
+	struct wn_queue_swqe *w = h_swqe(&p->a);
+
+	w->opcode = WN_QUEUE_WR_SEND;
+	h_sge(w, h_va(0), 10, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	assert_int_equal(p->a.n_term_recv, 1);
+	assert_int_equal(p->a.term_recv.layer, 1);
+	assert_int_equal(p->a.term_recv.etype, 2);
+	assert_int_equal(p->a.term_recv.code, 0x02);
+}
+
+static void
+test_send_too_long(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW), lb = h_reg(&p->b, 0, 4096, RW);
+	struct wn_queue_sge rs = { h_va(0), 150, lb };
+	struct wn_queue_swqe *w = h_swqe(&p->a);
+	struct wn_queue_cqe e;
+
+	h_fill(p->a.buf, 4096, 12);
+	h_post_recv(&p->b, 8, 1, &rs);
+	w->opcode = WN_QUEUE_WR_SEND;
+	h_sge(w, h_va(0), 400, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	assert_int_equal(p->b.term_sent.layer, 1);
+	assert_int_equal(p->b.term_sent.etype, 2);
+	assert_int_equal(p->b.term_sent.code, 0x05);
+	/* the first segment (110 octets) fitted and was placed; nothing past the buffer */
+	assert_memory_equal(p->b.buf, p->a.buf, 110);
+	for (int i = 150; i < 4096; i++)
+		assert_int_equal(p->b.buf[i], 0);
+	/* disconnect: the receive in progress is flushed */
+	wn_rnic_qp_disconnect(p->b.qp);
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.wr_id, 8);
+	assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+}
+
+/* Send with Invalidate of the peer's type 2 window: valid → invalidated; a registered MR
+ * cannot be invalidated (RFC 5040 §5.3: 0/1/0x09). */
+static void
+test_send_with_invalidate(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW), lb = h_reg(&p->b, 0, 4096, ALL);
+	struct wn_queue_sge rs = { h_va(0), 64, lb };
+	struct wn_queue_swqe *w;
+	struct wn_queue_cqe e;
+	uint32_t mw, mw_b;
+
+	assert_int_equal(wn_mem_mw_alloc(p->b.mem, p->b.pd, 2, 0x40, &mw), 0);
+	/* B binds its window through a WQE on its own QP */
+	mw_b = wn_mem_stag(wn_mem_stag_index(mw), 0x41);
+	w = h_swqe(&p->b);
+	w->wr_id = 60;
+	w->opcode = WN_QUEUE_WR_BIND_MW;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.bind_mw.addr = h_va(1024);
+	w->u.bind_mw.length = 512;
+	w->u.bind_mw.mw_stag = mw_b;
+	w->u.bind_mw.mr_lkey = lb;
+	w->u.bind_mw.access = WN_MEM_ACCESS_REMOTE_WRITE;
+	h_post_send(&p->b);
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->b.scq_c, 60, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_BIND_MW, 0);
+	/* A writes through the window, then sends with invalidate */
+	h_fill(p->a.buf, 4096, 13);
+	w = h_swqe(&p->a);
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->u.rdma.remote_addr = h_va(1024 + 8);
+	w->u.rdma.rkey = mw_b;
+	h_sge(w, h_va(0), 200, la);
+	h_post_send(&p->a);
+	h_post_recv(&p->b, 61, 1, &rs);
+	w = h_swqe(&p->a);
+	w->opcode = WN_QUEUE_WR_SEND_WITH_INV;
+	w->ex.invalidate_rkey = mw_b;
+	h_sge(w, h_va(0), 5, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	assert_memory_equal(p->b.buf + 1024 + 8, p->a.buf, 200);
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.wr_id, 61);
+	assert_int_not_equal(e.flags & WN_QUEUE_WC_F_WITH_INV, 0);
+	assert_int_equal(e.invalidated_rkey, mw_b);
+	assert_int_equal(wn_mem_check(p->b.mem, mw_b, h_va(1024), 8, WN_MEM_ACCESS_REMOTE_WRITE,
+				      p->b.pd, 2, NULL), WN_MEM_E_INVALID_STAG);
+	/* invalidating a plain MR is refused */
+	h_post_recv(&p->b, 62, 1, &rs);
+	w = h_swqe(&p->a);
+	w->opcode = WN_QUEUE_WR_SEND_WITH_INV;
+	w->ex.invalidate_rkey = lb;
+	h_sge(w, h_va(0), 5, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	assert_int_equal(p->b.term_sent.layer, 0);
+	assert_int_equal(p->b.term_sent.etype, 1);
+	assert_int_equal(p->b.term_sent.code, 0x09);
+	assert_int_equal(wn_mem_check(p->b.mem, lb, h_va(0), 8, WN_MEM_ACCESS_REMOTE_WRITE,
+				      p->b.pd, 2, NULL), WN_MEM_OK);
+}
+
+/* Fast-register through a WQE, remote Write into it, local invalidate, Write refused. */
+static void
+test_fast_reg_local_inv(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW), fr, fr2;
+	struct wn_queue_swqe *w;
+
+	assert_int_equal(wn_mem_frmr_alloc(p->b.mem, p->b.pd, p->b.buf + 8192, 8192, 1, &fr), 0);
+	fr2 = wn_mem_stag(wn_mem_stag_index(fr), 2);
+	w = h_swqe(&p->b);
+	w->wr_id = 70;
+	w->opcode = WN_QUEUE_WR_FAST_REG;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.fast_reg.iova = 0x900000;
+	w->u.fast_reg.length = 1024;
+	w->u.fast_reg.offset = 512;
+	w->u.fast_reg.stag = fr2;
+	w->u.fast_reg.access = RW;
+	h_post_send(&p->b);
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->b.scq_c, 70, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_FAST_REG, 0);
+	h_fill(p->a.buf, 4096, 14);
+	w = h_swqe(&p->a);
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->u.rdma.remote_addr = 0x900000 + 10;
+	w->u.rdma.rkey = fr2;
+	h_sge(w, h_va(0), 300, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	assert_memory_equal(p->b.buf + 8192 + 512 + 10, p->a.buf, 300);
+	w = h_swqe(&p->b);
+	w->wr_id = 71;
+	w->opcode = WN_QUEUE_WR_LOCAL_INV;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.local_inv.invalidate_stag = fr2;
+	h_post_send(&p->b);
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->b.scq_c, 71, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_LOCAL_INV, 0);
+	write_violation(p, fr2, 0x900000, 8, 1, 1, 0x00);
+}
+
+/* A bad lkey: the WQE completes with a local protection error, a Terminate (0/0/0) goes
+ * out instead of the message, later WQEs are flushed at disconnect. */
+static void
+test_local_protection_error(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW);
+	struct wn_queue_swqe *w;
+	struct wn_queue_cqe e;
+
+	w = h_swqe(&p->a);
+	w->wr_id = 80;
+	w->opcode = WN_QUEUE_WR_SEND;
+	h_sge(w, h_va(0), 10, la ^ 0x5500);
+	h_post_send(&p->a);
+	w = h_swqe(&p->a);
+	w->wr_id = 81;
+	w->opcode = WN_QUEUE_WR_SEND;
+	h_sge(w, h_va(0), 10, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	assert_true(h_poll(&p->a.scq_c, &e));
+	assert_int_equal(e.wr_id, 80);
+	assert_int_equal(e.status, WN_QUEUE_WC_LOC_PROT_ERR);
+	assert_int_equal(p->b.n_term_recv, 1);
+	assert_int_equal(p->b.term_recv.layer, 0);
+	assert_int_equal(p->b.term_recv.etype, 0);
+	expect_no_cqe(&p->b.rcq_c);
+	wn_rnic_qp_disconnect(p->a.qp);
+	assert_true(h_poll(&p->a.scq_c, &e));
+	assert_int_equal(e.wr_id, 81);
+	assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+	assert_true(wn_queue_status(&p->a.sq_c) & WN_QUEUE_ST_ERROR);
+}
+
+/* Disconnect with work queued everywhere: SQ in order, then every posted receive. */
+static void
+test_disconnect_flush(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW);
+	struct wn_queue_sge rs = { h_va(0), 64, la };
+	struct wn_queue_cqe e;
+
+	for (int i = 0; i < 3; i++) {
+		struct wn_queue_swqe *w = h_swqe(&p->a);
+
+		w->wr_id = 90 + i;
+		w->opcode = WN_QUEUE_WR_SEND;
+		h_sge(w, h_va(0), 10, la);
+		h_post_send(&p->a);
+		h_post_recv(&p->a, 95 + i, 1, &rs);
+	}
+	wn_rnic_qp_disconnect(p->a.qp);
+	for (int i = 0; i < 3; i++) {
+		assert_true(h_poll(&p->a.scq_c, &e));
+		assert_int_equal(e.wr_id, 90 + i);
+		assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+		assert_true(h_poll(&p->a.rcq_c, &e));
+		assert_int_equal(e.wr_id, 95 + i);
+		assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+		assert_int_equal(e.opcode, WN_QUEUE_WC_RECV);
+	}
+	expect_no_cqe(&p->a.scq_c);
+	assert_int_equal(wn_rnic_tx_poll(p->a.qp, 32), 0);
+	assert_int_equal(p->a.n_out, 0);
+}
+
+/* The tx callback refusing ULPDUs: the same ULPDU is offered again, nothing lost. */
+static void
+test_tx_backpressure(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), rb = h_reg(&p->b, 0, 8192, RW);
+	struct wn_queue_swqe *w;
+
+	h_fill(p->a.buf, 8192, 15);
+	w = h_swqe(&p->a);
+	w->wr_id = 1;
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.rdma.remote_addr = h_va(0);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(0), 1000, la);
+	h_post_send(&p->a);
+	for (int i = 0; i < 20; i++) {
+		p->a.tx_refuse = 1;
+		wn_rnic_tx_poll(p->a.qp, 1);
+		wn_rnic_tx_poll(p->a.qp, 1);
+	}
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->a.scq_c, 1, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_WRITE, 1000);
+	assert_memory_equal(p->b.buf, p->a.buf, 1000);
+}
+
+static int
+setup_rtr(void **state)
+{
+	struct h_opts oa = { .mulpdu = 256, .ord = 4, .ird = 4, .rtr_recv = WN_RNIC_RTR_READ };
+	struct h_opts ob = { .mulpdu = 256, .ord = 4, .ird = 4,
+			     .rtr_recv = WN_RNIC_RTR_SEND | WN_RNIC_RTR_READ };
+
+	return setup_opts(state, &oa, &ob);
+}
+
+/* RFC 6581 RTR: a zero-length Send absorbed without a receive; a zero-length Read answered
+ * and its response absorbed; normal traffic continues with the right MSNs. */
+static void
+test_rtr(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW), lb = h_reg(&p->b, 0, 4096, RW);
+	struct wn_queue_sge rs = { h_va(0), 64, lb };
+	struct wn_queue_swqe *w;
+
+	assert_int_equal(wn_rnic_send_rtr(p->a.qp, WN_RNIC_RTR_SEND), 0);
+	h_pump(&p->a, &p->b);
+	assert_int_equal(p->b.n_rtr, 1);
+	expect_no_cqe(&p->b.rcq_c);
+	h_post_recv(&p->b, 5, 1, &rs);
+	w = h_swqe(&p->a);
+	w->wr_id = 6;
+	w->opcode = WN_QUEUE_WR_SEND;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	h_sge(w, h_va(0), 33, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->b.rcq_c, 5, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RECV, 33);
+	expect_cqe(&p->a.scq_c, 6, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_SEND, 33);
+	/* B's RTR is a zero-length Read: A answers, B absorbs the response */
+	assert_int_equal(wn_rnic_send_rtr(p->b.qp, WN_RNIC_RTR_READ), 0);
+	h_pump(&p->a, &p->b);
+	assert_int_equal(p->a.n_rtr, 1);
+	assert_int_equal(p->b.n_rtr, 2);
+	expect_no_cqe(&p->b.scq_c);
+	assert_true(wn_rnic_qp_idle(p->b.qp));
+	assert_int_equal(wn_rnic_qp_state(p->b.qp), WN_RNIC_QPS_RTS);
+}
+
+/* Graceful close: nothing new starts; in-flight work finishes. */
+static void
+test_close(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW);
+	struct wn_queue_swqe *w = h_swqe(&p->a);
+	struct wn_queue_cqe e;
+
+	w->wr_id = 1;
+	w->opcode = WN_QUEUE_WR_SEND;
+	h_sge(w, h_va(0), 10, la);
+	h_post_send(&p->a);
+	assert_int_equal(wn_rnic_qp_close(p->a.qp), 0);
+	assert_int_equal(wn_rnic_tx_poll(p->a.qp, 8), 0);
+	assert_true(wn_rnic_qp_idle(p->a.qp));
+	wn_rnic_qp_disconnect(p->a.qp);
+	assert_true(h_poll(&p->a.scq_c, &e));
+	assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_send_segmented, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_inline_solicited, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_with_imm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_completion_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ord_limit, setup_ord2, teardown),
+		cmocka_unit_test_setup_teardown(test_ird_limit, setup_ird1, teardown),
+		cmocka_unit_test_setup_teardown(test_atomics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_no_rights, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_out_of_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_invalid_stag, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_other_pd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_violation_terminate_contents, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_send_no_buffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_too_long, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_with_invalidate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fast_reg_local_inv, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_local_protection_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disconnect_flush, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tx_backpressure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rtr, setup_rtr, teardown),
+		cmocka_unit_test_setup_teardown(test_close, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
