@@ -19,9 +19,8 @@
 static int
 raw_start(struct tcpapp *app, uint64_t now)
 {
-	(void)app;
 	(void)now;
-	return 0;
+	return rte_eth_macaddr_get(app->port_id, &app->mac);
 }
 
 static int
@@ -44,7 +43,7 @@ rawtx_poll(struct tcpapp *app, uint64_t now)
 			break;
 		}
 		eh->dst_addr = app->p.peer_mac;
-		rte_eth_macaddr_get(app->port_id, &eh->src_addr);
+		eh->src_addr = app->mac;
 		eh->ether_type = rte_cpu_to_be_16(RAW_ETHERTYPE);
 		n++;
 	}

@@ -93,6 +93,7 @@ struct tcpapp_conn {
 struct tcpapp {
 	struct tcpapp_params p;
 	uint16_t port_id;
+	struct rte_ether_addr mac; /* the port's */
 	struct rte_mempool *pool;
 	struct wn_netif *nif;
 	struct wn_tcp_ctx *tcp;

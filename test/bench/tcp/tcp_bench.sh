@@ -22,7 +22,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	sleep 0.5
 	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-	rm -rf "$t"
+	[ -n "${WN_BENCH_KEEP:-}" ] && echo "logs kept in $t" || rm -rf "$t"
 }
 trap cleanup EXIT
 
@@ -45,14 +45,14 @@ pair() {
 	shift
 	copts=("$@")
 	# shellcheck disable=SC2046
-	"$app" -l "$lc_a" $(mem) --file-prefix "wnb-$$-$name-s" --log-level lib.eal:warning \
+	"$app" -l "$lc_a" $(mem) --file-prefix "wnb-$$-$name-s" --log-level lib.eal:warning --no-pci \
 		--vdev "net_memif0,role=server,socket=$sock" -- "${sopts[@]}" --timeout 300 \
 		>"$t/$name.srv" 2>&1 &
 	local spid=$!
 	pids+=("$spid")
 	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 	# shellcheck disable=SC2046
-	"$app" -l "$lc_b" $(mem) --file-prefix "wnb-$$-$name-c" --log-level lib.eal:warning \
+	"$app" -l "$lc_b" $(mem) --file-prefix "wnb-$$-$name-c" --log-level lib.eal:warning --no-pci \
 		--vdev "net_memif0,role=client,socket=$sock" -- "${copts[@]}" --timeout 300 \
 		>"$t/$name.cli" 2>&1
 	rc=$?
@@ -73,7 +73,7 @@ grep -E '^(conn|sink|source|tcp):' "$srv_out" "$cli_out"
 s1=$(grep -E '^conn ' "$srv_out" | sed -E 's/.*sha256 ([0-9a-f]+).*/\1/')
 s2=$(grep -E '^conn ' "$cli_out" | sed -E 's/.*sha256 ([0-9a-f]+).*/\1/')
 [ -n "$s1" ] && [ "$s1" = "$s2" ] || { echo "FAIL: sha256 differs ($s1 vs $s2)"; exit 1; }
-tcp_g=$(gbps "$srv_out" '^sink:')
+tcp_g=$(gbps "$srv_out" '^sink: conns')
 
 echo "== raw memif (rawtx → rawrx): $raw_bytes bytes of 1514-byte frames"
 pair raw --mode rawrx --bytes "$raw_bytes" -- --mode rawtx --bytes "$raw_bytes" ||
