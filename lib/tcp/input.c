@@ -640,8 +640,11 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			ooo_pop_front(c);
 		}
 		set_ack_now(c); /* a hole was filled: ACK now (RFC 5681 §4.2) */
-	} else if (++c->rcv.unacked_segs >= 2 || c->nooo > 0) {
-		set_ack_now(c); /* at least every second full-sized segment (RFC 5681 §4.2) */
+	} else if (++c->rcv.unacked_segs >= 2 || c->nooo > 0 || (s->flags & TH_PSH)) {
+		/* At least every second full-sized segment (RFC 5681 §4.2), and at once at the
+		 * end of a sender's write (PSH): a delayed ACK there only makes the sender's
+		 * tail-loss probe fire. */
+		set_ack_now(c);
 	} else if (c->t_delack == 0) {
 		c->t_delack = ctx->now + ctx->conf.delack_us;
 		tcp_timer_update(c);
