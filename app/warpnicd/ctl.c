@@ -27,6 +27,7 @@
 #include "ctl_dp.h"
 #include "ctl_ring.h"
 #include "wn_build_config.h"
+#include "wn_mem.h"
 
 RTE_LOG_REGISTER_SUFFIX(wn_ctl_logtype, ctl, INFO);
 #define CTL_LOG(level, fmt, ...) \
@@ -39,6 +40,7 @@ RTE_LOG_REGISTER_SUFFIX(wn_ctl_logtype, ctl, INFO);
 #define MAX_SGE      16
 #define MAX_INLINE   256
 #define MAX_RD_ATOM  16           /* IRD/ORD limit (RFC 6581 §5) */
+#define MEM_ENTRIES  (1u << 16)  /* lib/mem region table (STag index space) */
 #define EPHEMERAL_LO 32768
 #define EPHEMERAL_HI 60999
 
@@ -65,6 +67,9 @@ struct obj {
 	struct client *owner;
 	uint32_t refs; /* objects that depend on this one */
 	union {
+		struct {
+			uint32_t num; /* lib/mem PD number */
+		} pd;
 		struct {
 			struct obj *pd;
 			struct wn_ctl_dp_mr dp;
@@ -135,6 +140,7 @@ struct wn_ctl_server {
 	struct rte_ring *to_dp, *to_ctl;
 	int dp_efd;
 	struct obj *zombies;
+	struct wn_mem_table *mem;
 };
 
 /* epoll data: clients are tagged pointers, the listener and dp eventfd are fixed values */
@@ -698,6 +704,8 @@ cmid_destroy(struct wn_ctl_server *srv, struct obj *id)
 static void
 mr_destroy(struct wn_ctl_server *srv, struct obj *mr)
 {
+	/* invalid for every lookup, and no lcore still inside it (QSBR grace period) */
+	wn_mem_destroy(srv->mem, mr->u.mr.dp.stag);
 	mr->u.mr.pd->refs--;
 	obj_retire(srv, mr, WN_CTL_DP_MR_DEREG, &mr->u.mr.dp);
 }
@@ -713,6 +721,13 @@ srq_destroy(struct wn_ctl_server *srv, struct obj *srq)
 {
 	srq->u.srq.pd->refs--;
 	obj_retire(srv, srq, WN_CTL_DP_SRQ_DESTROY, &srq->u.srq.dp);
+}
+
+static void
+pd_destroy(struct wn_ctl_server *srv, struct obj *pd)
+{
+	wn_mem_pd_free(srv->mem, pd->u.pd.num);
+	obj_free(srv, pd);
 }
 
 static void
@@ -743,7 +758,7 @@ client_reclaim(struct wn_ctl_server *srv, struct client *c)
 			case OBJ_SRQ: srq_destroy(srv, o); break;
 			case OBJ_CQ: cq_destroy(srv, o); break;
 			case OBJ_MR: mr_destroy(srv, o); break;
-			case OBJ_PD: obj_free(srv, o); break;
+			case OBJ_PD: pd_destroy(srv, o); break;
 			case OBJ_CHAN: chan_destroy(srv, o); break;
 			default: break;
 			}
@@ -866,18 +881,24 @@ h_reg_mr(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_reg_mr
 		munmap(map, len);
 		return -ENOMEM;
 	}
+	mr->u.mr.dp.base = (uint8_t *)map + (r->addr & (WN_CTL_PAGE_SIZE - 1));
+	/* STag = 24-bit table index + 8-bit key (RFC 5040 §2.1 "STag"), from lib/mem */
+	ret = wn_mem_mr_reg(srv->mem, pd->u.pd.num, mr->u.mr.dp.base, r->length, r->iova,
+			    r->access, srv->next_key++, &mr->u.mr.dp.stag);
+	if (ret != 0) {
+		obj_free(srv, mr);
+		munmap(map, len);
+		return ret;
+	}
 	pd->refs++;
 	mr->u.mr.pd = pd;
 	mr->u.mr.map = map;
 	mr->u.mr.map_len = len;
 	mr->u.mr.dp.handle = mr->handle;
-	mr->u.mr.dp.pd = pd->handle;
-	/* STag = 24-bit index + 8-bit key (RFC 5040 §2.2, "STag Key") */
-	mr->u.mr.dp.stag = ((mr->handle & (MAX_OBJS - 1)) << 8) | srv->next_key++;
+	mr->u.mr.dp.pd = pd->u.pd.num;
 	mr->u.mr.dp.access = r->access;
 	mr->u.mr.dp.iova = r->iova;
 	mr->u.mr.dp.length = r->length;
-	mr->u.mr.dp.base = (uint8_t *)map + (r->addr & (WN_CTL_PAGE_SIZE - 1));
 	dp_send(srv, WN_CTL_DP_MR_REG, mr->handle, &mr->u.mr.dp, NULL);
 	out->mr = mr->handle;
 	out->lkey = mr->u.mr.dp.stag;
@@ -955,7 +976,7 @@ h_create_srq(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cr
 	}
 	pd->refs++;
 	srq->u.srq.pd = pd;
-	srq->u.srq.dp = (struct wn_ctl_dp_srq){.handle = srq->handle, .pd = pd->handle,
+	srq->u.srq.dp = (struct wn_ctl_dp_srq){.handle = srq->handle, .pd = pd->u.pd.num,
 					       .depth = depth, .max_sge = RTE_MAX(r->max_sge, 1u),
 					       .ring = ring, .ring_size = size};
 	dp_send(srv, WN_CTL_DP_SRQ_CREATE, srq->handle, &srq->u.srq.dp, NULL);
@@ -1015,7 +1036,7 @@ h_create_qp(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cre
 	d = &qp->u.qp.dp;
 	d->handle = qp->handle;
 	d->qpn = ++srv->next_qpn & 0xffffff;
-	d->pd = pd->handle;
+	d->pd = pd->u.pd.num;
 	d->state = WN_CTL_QPS_RESET;
 	d->send_cq = &scq->u.cq.dp;
 	d->recv_cq = &rcq->u.cq.dp;
@@ -1348,7 +1369,7 @@ h_destroy(struct wn_ctl_server *srv, struct client *c, uint16_t op, uint32_t h)
 	if (o->refs != 0)
 		return -EBUSY;
 	switch (o->type) {
-	case OBJ_PD: obj_free(srv, o); break;
+	case OBJ_PD: pd_destroy(srv, o); break;
 	case OBJ_MR: mr_destroy(srv, o); break;
 	case OBJ_CQ: cq_destroy(srv, o); break;
 	case OBJ_SRQ: srq_destroy(srv, o); break;
@@ -1397,12 +1418,17 @@ handle(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_hdr *h,
 			query_port(srv, &o.port);
 		break;
 	case WN_CTL_ALLOC_PD: {
-		struct obj *pd = obj_new(srv, c, OBJ_PD);
+		int num = wn_mem_pd_alloc(srv->mem);
+		struct obj *pd = num > 0 ? obj_new(srv, c, OBJ_PD) : NULL;
 
-		if (pd == NULL)
-			ret = -ENOMEM;
-		else
+		if (pd == NULL) {
+			if (num > 0)
+				wn_mem_pd_free(srv->mem, (uint32_t)num);
+			ret = num > 0 ? -ENOMEM : num;
+		} else {
+			pd->u.pd.num = (uint32_t)num;
 			o.hd.handle = pd->handle;
+		}
 		break;
 	}
 	case WN_CTL_REG_MR:
@@ -1730,9 +1756,13 @@ wn_ctl_server_create(const struct wn_ctl_server_conf *conf)
 	snprintf(srv->dev_name, sizeof(srv->dev_name), "%s",
 		 conf->dev_name != NULL ? conf->dev_name : "wn0");
 	srv->lfd = -1;
+	srv->epfd = -1;
 	srv->dp_efd = -1;
 	srv->next_port = EPHEMERAL_LO;
 	pthread_mutex_init(&srv->lock, NULL);
+	srv->mem = wn_mem_table_create(MEM_ENTRIES, conf->mem_qs);
+	if (srv->mem == NULL)
+		goto err;
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (srv->epfd < 0)
 		goto err;
@@ -1755,6 +1785,7 @@ err:
 			close(srv->lfd);
 		if (srv->epfd >= 0)
 			close(srv->epfd);
+		wn_mem_table_free(srv->mem);
 		free(srv);
 		errno = err;
 	}
@@ -1800,6 +1831,7 @@ wn_ctl_server_destroy(struct wn_ctl_server *srv)
 			unlink(srv->conf.path);
 	}
 	close(srv->epfd);
+	wn_mem_table_free(srv->mem);
 	free(srv->tab);
 	free(srv->gen);
 	pthread_mutex_destroy(&srv->lock);
@@ -1822,6 +1854,12 @@ wn_ctl_server_stats(struct wn_ctl_server *srv, struct wn_ctl_server_stats *st)
 	st->requests = srv->requests;
 	st->bad_requests = srv->bad_requests;
 	pthread_mutex_unlock(&srv->lock);
+}
+
+struct wn_mem_table *
+wn_ctl_server_mem(struct wn_ctl_server *srv)
+{
+	return srv->mem;
 }
 
 void *

@@ -27,8 +27,10 @@
 extern "C" {
 #endif
 
+struct rte_rcu_qsbr;
 struct rte_ring;
 struct wn_ctl_server;
+struct wn_mem_table;
 
 /** Most local addresses (GIDs) of the device. */
 #define WN_CTL_SERVER_MAX_ADDRS WN_CTL_MAX_GIDS
@@ -41,6 +43,7 @@ struct wn_ctl_server_conf {
 	uint32_t mtu;         /**< L3 MTU (0: 1500) */
 	uint32_t n_addrs;
 	struct wn_ctl_addr addrs[WN_CTL_SERVER_MAX_ADDRS]; /**< port addresses (port field 0) */
+	struct rte_rcu_qsbr *mem_qs; /**< QSBR the dataplane lcores report to (NULL: none) */
 };
 
 /** Object counts, for tests and telemetry. */
@@ -98,6 +101,12 @@ void wn_ctl_server_stats(struct wn_ctl_server *srv, struct wn_ctl_server_stats *
  *   key. The mapping lives until the MR is deregistered. Any thread.
  */
 void *wn_ctl_server_mr_lookup(struct wn_ctl_server *srv, uint32_t stag, uint64_t *len);
+
+/**
+ * The lib/mem region table holding every PD and MR of every client (STag lookups on the
+ * dataplane: wn_mem_resolve()). Lives as long as the server. Any thread.
+ */
+struct wn_mem_table *wn_ctl_server_mem(struct wn_ctl_server *srv);
 
 /**
  * Attach a dataplane: from now on objects and CM requests are sent on @p to_dp and

@@ -16,6 +16,12 @@
  * rings and memory before it acks. While no dataplane is attached, the control thread
  * frees objects immediately and handles CM requests between its own clients only.
  *
+ * PDs and MRs live in lib/mem's table (wn_ctl_server_mem()): @c pd fields below are lib/mem
+ * PD numbers and MR STags are lib/mem STags, so the dataplane checks and resolves STags with
+ * wn_mem_resolve(); MR deregistration waits for the QSBR grace period (conf.mem_qs) before
+ * MR_DEREG is sent. Rings are lib/queue rings (wn_queue.h); the dataplane attaches as the
+ * SQ/RQ/SRQ consumer and the CQ producer (wn_queue_cons_attach / wn_queue_prod_attach).
+ *
  * Thread safety: each ring has exactly one producer and one consumer as stated above.
  */
 #ifndef WN_CTL_DP_H

@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Ring sizing for the control thread (see ctl_ring.h). */
+/* Ring sizing and initialisation for the control thread, in lib/queue's ABI (wn_queue.h). */
 #include <stdint.h>
 
 #include <rte_common.h>
 
 #include "ctl_ring.h"
 #include "wn_ctl.h"
-
-#define RING_HDR   4096u /* indices, doorbell and arm words live in the first page */
-#define ENTRY_SIZE 128u
+#include "wn_queue.h"
 
 static uint64_t
 page_round(uint64_t v)
@@ -31,47 +29,36 @@ wn_ctl_ring_wq_depth(uint32_t wr)
 uint64_t
 wn_ctl_ring_cq_size(uint32_t depth)
 {
-	return page_round(RING_HDR + (uint64_t)depth * ENTRY_SIZE);
+	return page_round(wn_queue_ring_size(WN_QUEUE_KIND_CQ, depth, 0, 0));
 }
 
 uint64_t
 wn_ctl_ring_srq_size(uint32_t depth, uint32_t sge)
 {
-	return page_round(RING_HDR + (uint64_t)depth * (ENTRY_SIZE + 16u * sge));
+	return page_round(wn_queue_ring_size(WN_QUEUE_KIND_SRQ, depth, sge, 0));
 }
 
 uint64_t
 wn_ctl_ring_qp_size(uint32_t sqd, uint32_t ssge, uint32_t rqd, uint32_t rsge, uint32_t inline_len)
 {
-	uint64_t sq = (uint64_t)sqd * (ENTRY_SIZE + RTE_MAX(16u * ssge, inline_len));
-	uint64_t rq = (uint64_t)rqd * (ENTRY_SIZE + 16u * rsge);
-
-	return page_round(RING_HDR) + page_round(sq) + page_round(rq);
+	return wn_queue_qp_size(sqd, ssge, inline_len, rqd, rsge);
 }
 
 void
 wn_ctl_ring_cq_init(void *ring, uint32_t depth)
 {
-	RTE_SET_USED(ring);
-	RTE_SET_USED(depth);
+	wn_queue_ring_init(ring, WN_QUEUE_KIND_CQ, depth, 0, 0);
 }
 
 void
 wn_ctl_ring_srq_init(void *ring, uint32_t depth, uint32_t sge)
 {
-	RTE_SET_USED(ring);
-	RTE_SET_USED(depth);
-	RTE_SET_USED(sge);
+	wn_queue_ring_init(ring, WN_QUEUE_KIND_SRQ, depth, sge, 0);
 }
 
 void
 wn_ctl_ring_qp_init(void *ring, uint32_t sqd, uint32_t ssge, uint32_t rqd, uint32_t rsge,
 		    uint32_t inline_len)
 {
-	RTE_SET_USED(ring);
-	RTE_SET_USED(sqd);
-	RTE_SET_USED(ssge);
-	RTE_SET_USED(rqd);
-	RTE_SET_USED(rsge);
-	RTE_SET_USED(inline_len);
+	wn_queue_qp_init(ring, sqd, ssge, inline_len, rqd, rsge);
 }

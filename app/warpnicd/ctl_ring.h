@@ -2,9 +2,8 @@
 /**
  * @file
  * Sizing and initialisation of the shared rings the control thread creates for CQs, SRQs
- * and QPs. The layouts themselves are lib/queue's ABI (wn_queue.h); this is the one place
- * the control thread depends on them, so it follows that header when it lands. Until then
- * the rings are page-rounded zeroed memory with a conservative 128-octet entry stride.
+ * and QPs, in lib/queue's ABI (wn_queue.h): a CQ/SRQ memfd holds one ring at offset 0, a
+ * QP memfd its SQ ring at 0 and its RQ ring at wn_queue_qp_rq_offset().
  *
  * Thread safety: pure functions / operate on caller-owned memory; any thread.
  */
