@@ -729,7 +729,10 @@ conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		return;
 	}
 	if (!seq_acceptable(c, s, seglen)) {
-		ctx->st.rx_drop_unacceptable++;
+		if (seglen > 0 && SEQ_LEQ(s->seq + seglen, c->rcv.nxt))
+			ctx->st.rx_dup_data++; /* an old duplicate: our ACK was lost or delayed */
+		else
+			ctx->st.rx_drop_unacceptable++;
 		if (!(s->flags & TH_RST))
 			set_ack_now(c);
 		return;

@@ -47,6 +47,7 @@ struct hx {
 	struct hx_side s[2];
 	uint64_t now;
 	uint32_t drop_pm, reorder_pm; /* per mille, TCP frames only */
+	uint32_t dup_pm, corrupt_pm;  /* per mille, TCP frames only */
 	uint64_t rng;
 	hx_filter_t filter;
 	void *filter_arg;
@@ -198,6 +199,19 @@ hx_side_step(struct hx *h, int i)
 				h->dropped++;
 				rte_pktmbuf_free(m);
 				continue;
+			}
+			if (tcp && h->corrupt_pm != 0 && hx_rand(h) % 1000 < h->corrupt_pm) {
+				uint32_t off = 14 + 20 + hx_rand(h) % (rte_pktmbuf_pkt_len(m) - 34);
+
+				/* one flipped bit anywhere in TCP header or payload */
+				*rte_pktmbuf_mtod_offset(m, uint8_t *, off) ^=
+					(uint8_t)(1u << (hx_rand(h) % 8));
+			}
+			if (tcp && h->dup_pm != 0 && hx_rand(h) % 1000 < h->dup_pm) {
+				struct rte_mbuf *d = rte_pktmbuf_copy(m, h->pool, 0, UINT32_MAX);
+
+				if (d != NULL)
+					hx_deliver(h, 1 - i, d);
 			}
 			if (tcp && h->reorder_pm != 0 && h->held[i] == NULL &&
 			    hx_rand(h) % 1000 < h->reorder_pm) {

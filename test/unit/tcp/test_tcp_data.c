@@ -99,6 +99,48 @@ test_loss_reorder_sack(void **state)
 }
 
 static void
+test_fault_injector_mix(void **state)
+{
+	struct hx h;
+	struct tapp cli, srv;
+	size_t total = 1u << 20;
+	uint8_t *data = pattern(total, 13), *back;
+	struct wn_tcp_stats st;
+	size_t off = 0, boff = 0;
+	(void)state;
+
+	hx_init(&h);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	h.drop_pm = 10;
+	h.reorder_pm = 20;
+	h.dup_pm = 20;
+	h.corrupt_pm = 10;
+	/* both directions carry data at once */
+	back = pattern(total, 17);
+	while ((srv.rx_len < total || cli.rx_len < total) && h.now < 600ull * 1000000) {
+		if (off < total)
+			off += (size_t)wn_tcp_send(cli.conn, data + off, (uint32_t)(total - off));
+		if (boff < total)
+			boff += (size_t)wn_tcp_send(srv.conn, back + boff, (uint32_t)(total - boff));
+		hx_run(&h, 1000, 1000);
+	}
+	assert_int_equal(srv.rx_len, total);
+	assert_memory_equal(srv.rx, data, total);
+	assert_int_equal(cli.rx_len, total);
+	assert_memory_equal(cli.rx, back, total);
+	st = stats(&h, 1);
+	assert_true(st.rx_drop_cksum > 0); /* corruption was caught by the checksum */
+	assert_true(st.rx_dup_data > 0);   /* duplicates were recognised */
+	free(data);
+	free(back);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
 test_loss_reorder_newreno_nosack(void **state)
 {
 	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_WSCALE | WN_TCP_F_TIMESTAMPS |
@@ -653,6 +695,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bulk_stream),
 		cmocka_unit_test(test_loss_reorder_sack),
+		cmocka_unit_test(test_fault_injector_mix),
 		cmocka_unit_test(test_loss_reorder_newreno_nosack),
 		cmocka_unit_test(test_loss_cubic),
 		cmocka_unit_test(test_sequence_wraparound),
