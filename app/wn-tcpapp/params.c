@@ -44,7 +44,8 @@ tcpapp_usage(const char *prog)
 	       "  --pcap FILE         capture the port's traffic to a pcapng file\n"
 	       "  --impair ARGS       wrap the port with net_wn_impair, e.g.\n"
 	       "                      drop=0.01,reorder=0.01,dup=0.001,seed=42 (see wn_impair.h);\n"
-	       "                      --vdev net_wn_impair0,port=NAME,... in the EAL options works too\n"
+	       "                      --vdev net_wn_impair0,port=NAME,... among the EAL\n"
+	       "                      options works too\n"
 	       "  --port N            port id to use (default: the first free port)\n"
 	       "  --mtu N             L3 MTU (default 1500)\n"
 	       "  --buf N             TCP send and receive buffer per connection\n"
@@ -60,7 +61,8 @@ tcpapp_usage(const char *prog)
 	       "\n"
 	       "Results: one line per connection (\"conn I local A remote B bytes N sha256 H\")\n"
 	       "and a summary (\"MODE: conns .. bytes .. errors .. seconds .. gbps ..\").\n"
-	       "Exit status: 0 success, 1 failure (reset, timeout, data mismatch), 2 bad options.\n");
+	       "Exit status: 0 success, 1 failure (reset, timeout, data mismatch),\n"
+	       "2 bad options.\n");
 }
 
 enum {
@@ -140,7 +142,8 @@ tcpapp_params_parse(struct tcpapp_params *p, int argc, char **argv)
 			break;
 		case OPT_IP:
 			if (p->nb_addr == TCPAPP_MAX_ADDRS ||
-			    wn_ip_addr_parse(optarg, &p->addr[p->nb_addr], &p->prefix[p->nb_addr]) < 0)
+			    wn_ip_addr_parse(optarg, &p->addr[p->nb_addr],
+					     &p->prefix[p->nb_addr]) < 0)
 				return bad("ip", optarg);
 			p->nb_addr++;
 			break;

@@ -30,7 +30,8 @@
 #include "wn_impair.h"
 
 #define PAYLOAD 64
-#define HDRS (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
+#define HDRS                                                                                       \
+	(sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
 
 static struct rte_mempool *pool;
 static unsigned int wire_no;
@@ -154,9 +155,8 @@ check_pkt(const struct rte_mbuf *m)
 		return -1;
 	memcpy(&seq, rte_pktmbuf_mtod_offset(m, const uint8_t *, HDRS), sizeof(seq));
 	ref = make_pkt(seq);
-	ret = memcmp(rte_pktmbuf_mtod(ref, void *), rte_pktmbuf_mtod(m, void *), HDRS + PAYLOAD) == 0
-		? (int64_t)seq
-		: -1;
+	ret = memcmp(rte_pktmbuf_mtod(ref, void *), rte_pktmbuf_mtod(m, void *),
+		     HDRS + PAYLOAD) == 0 ? (int64_t)seq : -1;
 	rte_pktmbuf_free(ref);
 	return ret;
 }
@@ -213,7 +213,8 @@ run(struct wire *w, bool tx_dir, uint32_t n, struct arrivals *a, struct wn_impai
 		}
 		assert_true(wn_impair_poll(w->face) >= 0);
 		if (tx_dir) {
-			while ((k = rte_ring_dequeue_burst(w->from_u, (void **)burst, 32, NULL)) > 0)
+			while ((k = rte_ring_dequeue_burst(w->from_u, (void **)burst, 32,
+							   NULL)) > 0)
 				for (i = 0; i < k; i++)
 					arrivals_add(a, burst[i], cap);
 		} else {

@@ -19,6 +19,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
+#include <rte_telemetry.h>
 
 #include "impair_pipe.h"
 #include "wn_impair.h"
@@ -257,7 +258,8 @@ wn_impair_create(const char *name, const char *args, struct rte_mempool *mp)
 	IMPAIR_LOG(INFO,
 		   "%s: port %u wraps %s (port %u); rx drop=%g dup=%g reorder=%g corrupt=%g "
 		   "delay=%uus; tx drop=%g dup=%g reorder=%g corrupt=%g delay=%uus; seed=%" PRIu64,
-		   name, ip->face_id, ip->conf.port, ip->under_id, ip->conf.rx.drop, ip->conf.rx.dup,
+		   name, ip->face_id, ip->conf.port, ip->under_id, ip->conf.rx.drop,
+		   ip->conf.rx.dup,
 		   ip->conf.rx.reorder, ip->conf.rx.corrupt, ip->conf.rx.delay_us, ip->conf.tx.drop,
 		   ip->conf.tx.dup, ip->conf.tx.reorder, ip->conf.tx.corrupt, ip->conf.tx.delay_us,
 		   ip->conf.seed);
@@ -523,4 +525,51 @@ wn_impair_create_pending(struct rte_mempool *mp, uint16_t *port_ids, unsigned in
 		free(pending.spec[i]);
 	pending.n = 0;
 	return ret < 0 ? ret : (int)done;
+}
+
+/* Telemetry: /wn_impair/list and /wn_impair/xstats,<face port id> */
+static int
+tel_list(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint16_t p;
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+	for (p = 0; p < RTE_MAX_ETHPORTS; p++)
+		if (impair_ports[p] != NULL)
+			rte_tel_data_add_array_int(d, p);
+	return 0;
+}
+
+static int
+tel_xstats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_eth_xstat_name names[2 * WN_IMPAIR_NB_XSTATS_PER_DIR];
+	uint64_t values[2 * WN_IMPAIR_NB_XSTATS_PER_DIR];
+	unsigned long port;
+	char *end;
+	int n, i;
+
+	(void)cmd;
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	port = strtoul(params, &end, 10);
+	if (*end != '\0' || port >= RTE_MAX_ETHPORTS)
+		return -EINVAL;
+	n = wn_impair_xstats_get((uint16_t)port, names, values, RTE_DIM(values));
+	if (n < 0)
+		return n;
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < n; i++)
+		rte_tel_data_add_dict_u64(d, names[i].name, values[i]);
+	return 0;
+}
+
+RTE_INIT(wn_impair_telemetry)
+{
+	rte_telemetry_register_cmd("/wn_impair/list", tel_list,
+				   "Returns the port ids of net_wn_impair faces. No parameters");
+	rte_telemetry_register_cmd("/wn_impair/xstats", tel_xstats,
+				   "Returns the impairment counters. Parameters: int port_id");
 }

@@ -39,6 +39,9 @@
  * burst), or map it yourself to a service lcore. wn_impair_argv_extract() lets
  * an application accept the usual "--vdev net_wn_impair0,port=...,drop=..." EAL
  * syntax.
+ *
+ * Counters: wn_impair_stats_get(), wn_impair_xstats_get() ("rx_impair_drop", ...), and
+ * rte_telemetry commands /wn_impair/list and /wn_impair/xstats,<face port id>.
  */
 #ifndef WN_IMPAIR_H
 #define WN_IMPAIR_H
