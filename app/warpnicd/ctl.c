@@ -28,6 +28,7 @@
 #include "ctl_ring.h"
 #include "wn_build_config.h"
 #include "wn_mem.h"
+#include "wn_queue.h"
 
 RTE_LOG_REGISTER_SUFFIX(wn_ctl_logtype, ctl, INFO);
 #define CTL_LOG(level, fmt, ...) \
@@ -78,6 +79,7 @@ struct obj {
 		} mr;
 		struct {
 			struct wn_ctl_dp_cq dp;
+			struct wn_queue_ring prod; /* producer view, used while no dataplane */
 		} cq;
 		struct {
 			struct obj *pd;
@@ -89,6 +91,7 @@ struct obj {
 			uint32_t access;
 			uint64_t cookie;
 			struct wn_ctl_dp_qp dp;
+			struct wn_queue_ring sqc, rqc; /* consumer views, used while no dataplane */
 		} qp;
 		struct {
 			int fd; /* server end of the event socketpair */
@@ -485,12 +488,115 @@ find_listener(struct wn_ctl_server *srv, const struct wn_ctl_addr *dst)
 	return NULL;
 }
 
+/* Append one CQE as the CQ's producer; a full CQ is an overrun (IBV_EVENT_CQ_ERR). */
+static void
+cq_push(struct obj *cq, const struct wn_queue_cqe *e)
+{
+	struct wn_queue_ring *r = &cq->u.cq.prod;
+
+	if (wn_queue_prod_space(r) <= 0) {
+		wn_queue_status_set(r, WN_QUEUE_ST_OVERFLOW);
+		return;
+	}
+	memcpy(wn_queue_prod_slot(r, 0), e, sizeof(*e));
+	wn_queue_prod_commit(r, 1);
+}
+
+static void
+cq_notify(struct obj *cq)
+{
+	uint64_t cookie = cq->u.cq.dp.cookie;
+
+	/* error completions count as solicited for ARM_SOLICITED (verbs rule) */
+	if (wn_queue_cq_notify_check(&cq->u.cq.prod, true) && cq->u.cq.dp.notify_fd >= 0 &&
+	    write(cq->u.cq.dp.notify_fd, &cookie, sizeof(cookie)) < 0)
+		CTL_LOG(DEBUG, "CQ %#x: notification lost", cq->handle);
+}
+
+static uint8_t
+wc_opcode_of(uint8_t wr)
+{
+	switch (wr) {
+	case WN_QUEUE_WR_RDMA_WRITE:
+	case WN_QUEUE_WR_RDMA_WRITE_WITH_IMM:
+		return WN_QUEUE_WC_RDMA_WRITE;
+	case WN_QUEUE_WR_RDMA_READ:
+		return WN_QUEUE_WC_RDMA_READ;
+	case WN_QUEUE_WR_ATOMIC_CMP_AND_SWP:
+		return WN_QUEUE_WC_COMP_SWAP;
+	case WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD:
+		return WN_QUEUE_WC_FETCH_ADD;
+	case WN_QUEUE_WR_LOCAL_INV:
+		return WN_QUEUE_WC_LOCAL_INV;
+	case WN_QUEUE_WR_BIND_MW:
+		return WN_QUEUE_WC_BIND_MW;
+	case WN_QUEUE_WR_FAST_REG:
+		return WN_QUEUE_WC_FAST_REG;
+	default:
+		return WN_QUEUE_WC_SEND;
+	}
+}
+
+/* Complete every WQE of one work ring with WR_FLUSH_ERR into @p cq. */
+static uint32_t
+wq_flush(struct wn_queue_ring *wq, struct obj *cq, uint32_t qpn, bool recv)
+{
+	int64_t avail = wq->hdr != NULL ? wn_queue_cons_avail(wq) : 0;
+	uint32_t i;
+
+	if (avail <= 0)
+		return 0;
+	for (i = 0; i < (uint32_t)avail; i++) {
+		struct wn_queue_cqe e;
+		uint64_t wr_id;
+		uint8_t op = 0;
+
+		/* copy out of client-written memory before use (wn_queue.h, Trust) */
+		memcpy(&wr_id, wn_queue_cons_slot(wq, i), sizeof(wr_id));
+		if (!recv)
+			op = ((volatile struct wn_queue_swqe *)wn_queue_cons_slot(wq, i))->opcode;
+		memset(&e, 0, sizeof(e));
+		e.wr_id = wr_id;
+		e.status = WN_QUEUE_WC_WR_FLUSH_ERR;
+		e.opcode = recv ? WN_QUEUE_WC_RECV : wc_opcode_of(op);
+		e.qp_num = qpn;
+		cq_push(cq, &e);
+	}
+	wn_queue_cons_release(wq, (uint32_t)avail);
+	return (uint32_t)avail;
+}
+
+/*
+ * QP in Error with no dataplane attached: the control thread is the only consumer of its
+ * rings, so it flushes them itself (outstanding WRs complete with WR_FLUSH_ERR, armed CQs
+ * notify), as an RNIC does when a connection is torn down (RFC 5040 §6.3: no further
+ * placement; WRs complete in error). SRQ WQEs are not the QP's and stay.
+ */
+static void
+qp_flush(struct wn_ctl_server *srv, struct obj *qp)
+{
+	uint32_t n;
+
+	if (srv->to_dp != NULL)
+		return;
+	n = wq_flush(&qp->u.qp.sqc, qp->u.qp.scq, qp->u.qp.dp.qpn, false);
+	if (n > 0)
+		cq_notify(qp->u.qp.scq);
+	if (qp->u.qp.srq == NULL) {
+		n = wq_flush(&qp->u.qp.rqc, qp->u.qp.rcq, qp->u.qp.dp.qpn, true);
+		if (n > 0)
+			cq_notify(qp->u.qp.rcq);
+	}
+}
+
 static void
 qp_set_state(struct wn_ctl_server *srv, struct obj *qp, uint32_t state)
 {
 	struct wn_ctl_dp_msg *m;
 
 	qp->u.qp.dp.state = state;
+	if (state == WN_CTL_QPS_ERR)
+		qp_flush(srv, qp);
 	if (dp_send(srv, WN_CTL_DP_QP_MODIFY, qp->handle, &qp->u.qp.dp, &m) == 0 && m != NULL) {
 		m->u.qp_state = state;
 		dp_post(srv, m);
@@ -930,6 +1036,7 @@ h_create_cq(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cre
 		close(*ring_fd);
 		return -ENOMEM;
 	}
+	wn_queue_prod_attach(&cq->u.cq.prod, ring, size, WN_QUEUE_KIND_CQ);
 	cq->u.cq.dp.handle = cq->handle;
 	cq->u.cq.dp.depth = depth;
 	cq->u.cq.dp.ring = ring;
@@ -1033,6 +1140,14 @@ h_create_qp(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cre
 	qp->u.qp.rcq = rcq;
 	qp->u.qp.srq = srq;
 	qp->u.qp.cookie = r->cookie;
+	{
+		uint64_t off = wn_queue_qp_rq_offset(sqd, ssge, r->max_inline_data);
+
+		wn_queue_cons_attach(&qp->u.qp.sqc, ring, off, WN_QUEUE_KIND_SQ);
+		if (rqd != 0)
+			wn_queue_cons_attach(&qp->u.qp.rqc, (uint8_t *)ring + off, size - off,
+					     WN_QUEUE_KIND_RQ);
+	}
 	d = &qp->u.qp.dp;
 	d->handle = qp->handle;
 	d->qpn = ++srv->next_qpn & 0xffffff;

@@ -1,23 +1,234 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Data path of the verbs shim: the ctx->ops entries the verbs.h inlines jump through.
- * WQEs go into the shared SQ/RQ/SRQ rings and CQEs come from the CQ ring, in the layouts
- * of lib/queue (wn_queue.h). Until that ABI is available, posting fails with ENOSYS and
- * polling finds nothing, so control-path users (device queries, object lifetimes, CM)
- * work and data-path users get a clean error rather than silent loss.
+ * Work requests are written in place into the shared SQ/RQ/SRQ rings in lib/queue's layout
+ * (wn_queue.h; its opcodes, send flags, statuses and CQE opcodes carry the ibverbs values),
+ * completions are read from the CQ ring. No system call on this path.
  */
 #include <errno.h>
+#include <string.h>
 
 #include <infiniband/verbs.h>
 
 #include "verbs_priv.h"
+#include "wn_queue.h"
+
+static_assert((int)IBV_WR_RDMA_WRITE == (int)WN_QUEUE_WR_RDMA_WRITE &&
+	      (int)IBV_WR_SEND_WITH_INV == (int)WN_QUEUE_WR_SEND_WITH_INV &&
+	      (int)IBV_WR_ATOMIC_FETCH_AND_ADD == (int)WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD,
+	      "ibv_wr_opcode values");
+static_assert(IBV_SEND_FENCE == WN_QUEUE_SEND_FENCE && IBV_SEND_SIGNALED == WN_QUEUE_SEND_SIGNALED &&
+	      IBV_SEND_SOLICITED == WN_QUEUE_SEND_SOLICITED && IBV_SEND_INLINE == WN_QUEUE_SEND_INLINE,
+	      "ibv_send_flags values");
+static_assert((int)IBV_WC_WR_FLUSH_ERR == (int)WN_QUEUE_WC_WR_FLUSH_ERR &&
+	      (int)IBV_WC_RECV == (int)WN_QUEUE_WC_RECV &&
+	      (int)IBV_WC_RECV_RDMA_WITH_IMM == (int)WN_QUEUE_WC_RECV_RDMA_WITH_IMM,
+	      "ibv_wc values");
+static_assert(sizeof(struct ibv_sge) == sizeof(struct wn_queue_sge), "sge layout");
+
+#define WN_CQ_BATCH 16
+
+/* Fill one send WQE from @p wr; returns 0 or an errno for *bad_wr. */
+static int
+fill_swqe(struct wn_vqp *q, struct wn_queue_swqe *w, const struct ibv_send_wr *wr)
+{
+	uint32_t flags = wr->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED |
+					   IBV_SEND_SOLICITED | IBV_SEND_INLINE);
+	int i;
+
+	if (wr->num_sge < 0)
+		return EINVAL;
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_LOCAL_INV:
+		break;
+	default:
+		return EINVAL; /* SEND_WITH_IMM has no iWARP wire form; MW binds not offered */
+	}
+	if (q->sq_sig_all)
+		flags |= IBV_SEND_SIGNALED;
+	memset(w, 0, WN_QUEUE_SWQE_HDR);
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->flags = (uint8_t)flags;
+	if (wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		w->ex.imm_data = wr->imm_data;
+	else if (wr->opcode == IBV_WR_SEND_WITH_INV)
+		w->ex.invalidate_rkey = wr->invalidate_rkey;
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		w->u.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		w->u.rdma.rkey = wr->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		w->u.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		w->u.atomic.compare_add = wr->wr.atomic.compare_add;
+		w->u.atomic.swap = wr->wr.atomic.swap;
+		w->u.atomic.rkey = wr->wr.atomic.rkey;
+		break;
+	case IBV_WR_LOCAL_INV:
+		w->u.local_inv.invalidate_stag = wr->invalidate_rkey;
+		break;
+	default:
+		break;
+	}
+	if ((flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ) {
+		uint8_t *dst = (uint8_t *)w + WN_QUEUE_SWQE_HDR;
+		uint32_t len = 0;
+
+		for (i = 0; i < wr->num_sge; i++) {
+			if (wr->sg_list[i].length > q->max_inline - len)
+				return EINVAL;
+			memcpy(dst + len, (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		w->inline_len = len;
+		return 0;
+	}
+	w->flags &= (uint8_t)~IBV_SEND_INLINE;
+	if ((uint32_t)wr->num_sge > q->wqp->max_send_sge)
+		return EINVAL;
+	w->num_sge = (uint8_t)wr->num_sge;
+	if (wr->num_sge > 0)
+		memcpy((uint8_t *)w + WN_QUEUE_SWQE_HDR, wr->sg_list,
+		       sizeof(struct wn_queue_sge) * (size_t)wr->num_sge);
+	return 0;
+}
+
+int
+wn_verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct wn_vqp *q = (struct wn_vqp *)qp;
+	uint32_t n = 0;
+	int64_t space;
+	int ret = 0;
+
+	space = wn_client_wq_begin(q->wqp, NULL, false);
+	if (space < 0) {
+		*bad = wr;
+		return EIO;
+	}
+	for (; wr != NULL; wr = wr->next) {
+		if ((int64_t)n == space) {
+			ret = ENOMEM;
+			break;
+		}
+		ret = fill_swqe(q, wn_client_wq_slot(q->wqp, NULL, false, n), wr);
+		if (ret != 0)
+			break;
+		n++;
+	}
+	wn_client_wq_end(q->wqp, NULL, false, n);
+	if (ret != 0)
+		*bad = wr;
+	return ret;
+}
+
+static int
+post_recv_ring(struct wn_client_qp *wqp, struct wn_client_srq *wsrq, uint32_t max_sge,
+	       struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	uint32_t n = 0;
+	int64_t space;
+	int ret = 0;
+
+	space = wn_client_wq_begin(wqp, wsrq, true);
+	if (space < 0) {
+		*bad = wr;
+		return space == -EINVAL ? EINVAL : EIO;
+	}
+	for (; wr != NULL; wr = wr->next) {
+		struct wn_queue_rwqe *w;
+
+		if ((int64_t)n == space) {
+			ret = ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
+			ret = EINVAL;
+			break;
+		}
+		w = wn_client_wq_slot(wqp, wsrq, true, n);
+		w->wr_id = wr->wr_id;
+		w->num_sge = (uint32_t)wr->num_sge;
+		w->rsvd = 0;
+		if (wr->num_sge > 0)
+			memcpy((uint8_t *)w + WN_QUEUE_RWQE_HDR, wr->sg_list,
+			       sizeof(struct wn_queue_sge) * (size_t)wr->num_sge);
+		n++;
+	}
+	wn_client_wq_end(wqp, wsrq, true, n);
+	if (ret != 0)
+		*bad = wr;
+	return ret;
+}
+
+int
+wn_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct wn_vqp *q = (struct wn_vqp *)qp;
+
+	if (qp->srq != NULL) {
+		*bad = wr;
+		return EINVAL; /* receives go to the SRQ */
+	}
+	return post_recv_ring(q->wqp, NULL, q->wqp->max_recv_sge, wr, bad);
+}
+
+int
+wn_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct wn_vsrq *s = (struct wn_vsrq *)srq;
+
+	return post_recv_ring(NULL, s->wsrq, s->wsrq->max_sge, wr, bad);
+}
 
 int
 wn_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
-	(void)cq;
-	(void)wc;
-	return n < 0 ? -1 : 0;
+	struct wn_vcq *c = (struct wn_vcq *)cq;
+	struct wn_queue_cqe e[WN_CQ_BATCH];
+	int done = 0;
+
+	if (n < 0)
+		return -1;
+	while (done < n) {
+		int want = n - done < WN_CQ_BATCH ? n - done : WN_CQ_BATCH;
+		int got = wn_client_poll_cq(c->wcq, e, want), i;
+
+		if (got < 0)
+			return done > 0 ? done : -1;
+		for (i = 0; i < got; i++) {
+			struct ibv_wc *w = &wc[done + i];
+
+			memset(w, 0, sizeof(*w));
+			w->wr_id = e[i].wr_id;
+			w->status = (enum ibv_wc_status)e[i].status;
+			w->opcode = (enum ibv_wc_opcode)e[i].opcode;
+			w->vendor_err = e[i].vendor_err;
+			w->byte_len = e[i].byte_len;
+			w->qp_num = e[i].qp_num;
+			w->wc_flags = e[i].flags & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV);
+			if (e[i].flags & WN_QUEUE_WC_F_WITH_INV)
+				w->invalidated_rkey = e[i].invalidated_rkey;
+			else
+				w->imm_data = e[i].imm_data;
+		}
+		done += got;
+		if (got < want)
+			break;
+	}
+	return done;
 }
 
 int
@@ -25,31 +236,8 @@ wn_verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	struct wn_vcq *c = (struct wn_vcq *)cq;
 
-	(void)solicited_only;
-	c->armed = 1;
+	if (cq->channel == NULL)
+		return EINVAL;
+	wn_client_cq_arm(c->wcq, solicited_only != 0);
 	return 0;
-}
-
-int
-wn_verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
-{
-	(void)qp;
-	*bad = wr;
-	return ENOSYS;
-}
-
-int
-wn_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-	(void)qp;
-	*bad = wr;
-	return ENOSYS;
-}
-
-int
-wn_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-	(void)srq;
-	*bad = wr;
-	return ENOSYS;
 }

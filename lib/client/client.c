@@ -305,6 +305,14 @@ wn_client_create_cq(struct wn_client *c, uint32_t cqe, int notify_fd, uint64_t c
 	cq->depth = resp.depth[0];
 	cq->ring_size = resp.ring_size;
 	cq->cookie = cookie;
+	if (wn_queue_cons_attach(&cq->cqr, cq->ring, cq->ring_size, WN_QUEUE_KIND_CQ) != 0) {
+		munmap(cq->ring, cq->ring_size);
+		call_handle(c, WN_CTL_DESTROY_CQ, resp.handle);
+		free(cq);
+		errno = EPROTO;
+		return NULL;
+	}
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	return cq;
 }
 
@@ -350,6 +358,14 @@ wn_client_create_srq(struct wn_client *c, uint32_t pd, uint32_t max_wr, uint32_t
 	srq->depth = resp.depth[0];
 	srq->max_sge = resp.sge[0];
 	srq->ring_size = resp.ring_size;
+	if (wn_queue_prod_attach(&srq->rq, srq->ring, srq->ring_size, WN_QUEUE_KIND_SRQ) != 0) {
+		munmap(srq->ring, srq->ring_size);
+		call_handle(c, WN_CTL_DESTROY_SRQ, resp.handle);
+		free(srq);
+		errno = EPROTO;
+		return NULL;
+	}
+	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
 	return srq;
 }
 
@@ -363,6 +379,21 @@ wn_client_destroy_srq(struct wn_client *c, struct wn_client_srq *srq)
 	munmap(srq->ring, srq->ring_size);
 	free(srq);
 	return 0;
+}
+
+/* SQ at offset 0, RQ (if any) at wn_queue_qp_rq_offset() of the QP memfd (wn_queue.h). */
+static int
+qp_attach(struct wn_client_qp *qp)
+{
+	uint64_t off = wn_queue_qp_rq_offset(qp->sq_depth, qp->max_send_sge, qp->max_inline);
+
+	if (off == 0 || off > qp->ring_size ||
+	    wn_queue_prod_attach(&qp->sq, qp->ring, off, WN_QUEUE_KIND_SQ) != 0)
+		return -EPROTO;
+	if (qp->rq_depth == 0)
+		return 0;
+	return wn_queue_prod_attach(&qp->rq, (uint8_t *)qp->ring + off, qp->ring_size - off,
+				    WN_QUEUE_KIND_RQ);
 }
 
 struct wn_client_qp *
@@ -397,6 +428,15 @@ wn_client_create_qp(struct wn_client *c, const struct wn_ctl_create_qp_req *attr
 	qp->max_inline = resp.max_inline;
 	qp->ring_size = resp.ring_size;
 	qp->state = WN_CTL_QPS_RESET;
+	if (qp_attach(qp) != 0) {
+		munmap(qp->ring, qp->ring_size);
+		call_handle(c, WN_CTL_DESTROY_QP, resp.handle);
+		free(qp);
+		errno = EPROTO;
+		return NULL;
+	}
+	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	return qp;
 }
 
@@ -439,6 +479,96 @@ wn_client_destroy_qp(struct wn_client *c, struct wn_client_qp *qp)
 	munmap(qp->ring, qp->ring_size);
 	free(qp);
 	return 0;
+}
+
+/* ---------------------------------------------------------------- data path */
+
+static void
+wq_pick(struct wn_client_qp *qp, struct wn_client_srq *srq, bool rq, struct wn_queue_ring **r,
+	pthread_spinlock_t **l)
+{
+	if (srq != NULL) {
+		*r = &srq->rq;
+		*l = &srq->lock;
+	} else if (rq) {
+		*r = &qp->rq;
+		*l = &qp->rq_lock;
+	} else {
+		*r = &qp->sq;
+		*l = &qp->sq_lock;
+	}
+}
+
+int64_t
+wn_client_wq_begin(struct wn_client_qp *qp, struct wn_client_srq *srq, bool rq)
+{
+	struct wn_queue_ring *r;
+	pthread_spinlock_t *l;
+	int64_t space;
+
+	if (qp == NULL && srq == NULL)
+		return -EINVAL;
+	wq_pick(qp, srq, rq, &r, &l);
+	if (r->hdr == NULL)
+		return -EINVAL;
+	pthread_spin_lock(l);
+	space = wn_queue_prod_space(r);
+	if (space < 0)
+		pthread_spin_unlock(l);
+	return space;
+}
+
+void *
+wn_client_wq_slot(struct wn_client_qp *qp, struct wn_client_srq *srq, bool rq, uint32_t i)
+{
+	struct wn_queue_ring *r;
+	pthread_spinlock_t *l;
+
+	wq_pick(qp, srq, rq, &r, &l);
+	return wn_queue_prod_slot(r, i);
+}
+
+void
+wn_client_wq_end(struct wn_client_qp *qp, struct wn_client_srq *srq, bool rq, uint32_t n)
+{
+	struct wn_queue_ring *r;
+	pthread_spinlock_t *l;
+
+	wq_pick(qp, srq, rq, &r, &l);
+	/* ring the doorbell only when the consumer may be idle (wn_queue.h, Dekker rule) */
+	if (n > 0 && wn_queue_prod_commit(r, n))
+		wn_queue_prod_ring(r);
+	pthread_spin_unlock(l);
+}
+
+int
+wn_client_poll_cq(struct wn_client_cq *cq, struct wn_queue_cqe *out, int n)
+{
+	int64_t avail;
+	int i;
+
+	if (n <= 0)
+		return 0;
+	pthread_spin_lock(&cq->lock);
+	avail = wn_queue_cons_avail(&cq->cqr);
+	if (avail < 0) {
+		pthread_spin_unlock(&cq->lock);
+		return -EPROTO;
+	}
+	if (avail < n)
+		n = (int)avail;
+	for (i = 0; i < n; i++)
+		memcpy(&out[i], wn_queue_cons_slot(&cq->cqr, (uint32_t)i), sizeof(out[i]));
+	if (n > 0)
+		wn_queue_cons_release(&cq->cqr, (uint32_t)n);
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+void
+wn_client_cq_arm(struct wn_client_cq *cq, bool solicited_only)
+{
+	wn_queue_cq_arm(&cq->cqr, solicited_only);
 }
 
 /* ---------------------------------------------------------------- CM */

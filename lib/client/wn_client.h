@@ -30,10 +30,13 @@
 #ifndef WN_CLIENT_H
 #define WN_CLIENT_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "wn_ctl.h"
+#include "wn_queue.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,25 +57,29 @@ struct wn_client_mr {
 	struct wn_client_seg *segs[WN_CTL_MR_PIECES]; /**< private: shared segments used */
 };
 
-/** A completion queue and its shared ring. */
+/** A completion queue and its shared ring (this process is the CQ's consumer). */
 struct wn_client_cq {
 	uint32_t handle;
 	uint32_t depth;
 	void *ring;
 	uint64_t ring_size;
 	uint64_t cookie;
+	struct wn_queue_ring cqr; /**< consumer view */
+	pthread_spinlock_t lock;
 };
 
-/** A shared receive queue and its shared ring. */
+/** A shared receive queue and its shared ring (this process produces WQEs). */
 struct wn_client_srq {
 	uint32_t handle;
 	uint32_t depth;
 	uint32_t max_sge;
 	void *ring;
 	uint64_t ring_size;
+	struct wn_queue_ring rq; /**< producer view */
+	pthread_spinlock_t lock;
 };
 
-/** A queue pair and its shared rings. */
+/** A queue pair and its shared rings (this process produces SQ and RQ WQEs). */
 struct wn_client_qp {
 	uint32_t handle;
 	uint32_t qpn;
@@ -81,6 +88,9 @@ struct wn_client_qp {
 	uint32_t state; /**< last state reported by the server (enum wn_ctl_qp_state) */
 	void *ring;
 	uint64_t ring_size;
+	struct wn_queue_ring sq; /**< producer view */
+	struct wn_queue_ring rq; /**< producer view; unused (hdr NULL) with an SRQ */
+	pthread_spinlock_t sq_lock, rq_lock;
 };
 
 /** A CM event channel: @c fd becomes readable when an event is queued. */
@@ -190,6 +200,42 @@ int wn_client_query_qp(struct wn_client *c, struct wn_client_qp *qp, struct wn_c
 
 /** Destroy a QP and unmap its rings. @return 0 or -errno. Any thread. */
 int wn_client_destroy_qp(struct wn_client *c, struct wn_client_qp *qp);
+
+/*
+ * Data path. Posting is begin / slot / end on a work ring: begin takes the ring's lock and
+ * returns the free slots, the caller fills up to that many entries in place (slot i, in
+ * lib/queue's WQE layout), and end publishes them (store-release of the producer index)
+ * and rings the doorbell when the consumer may be idle. Thread-safe: the lock serializes
+ * posters of one ring, as verbs requires.
+ */
+
+/**
+ * Start posting to a QP's SQ (@p rq false) or RQ (@p rq true), or an SRQ (@p srq non-NULL,
+ * @p qp NULL).
+ * @return free slots (>= 0; the lock is held), or -EINVAL (no such ring), -EPROTO (the
+ *   ring's consumer index is corrupt; lock not held).
+ */
+int64_t wn_client_wq_begin(struct wn_client_qp *qp, struct wn_client_srq *srq, bool rq);
+
+/** Slot @p i (< the count begin returned) of the ring being posted to. */
+void *wn_client_wq_slot(struct wn_client_qp *qp, struct wn_client_srq *srq, bool rq,
+			uint32_t i);
+
+/** Publish @p n filled slots (may be 0) and drop the lock taken by begin. */
+void wn_client_wq_end(struct wn_client_qp *qp, struct wn_client_srq *srq, bool rq, uint32_t n);
+
+/**
+ * Take up to @p n completions from a CQ.
+ * @return completions copied to @p out (0..n), or -EPROTO if the producer index is corrupt.
+ *   Any thread (serialized per CQ).
+ */
+int wn_client_poll_cq(struct wn_client_cq *cq, struct wn_queue_cqe *out, int n);
+
+/**
+ * Arm a CQ: the next completion (solicited or error only, if @p solicited_only) makes
+ * warpnicd write the CQ's cookie to its notification fd once. Any thread.
+ */
+void wn_client_cq_arm(struct wn_client_cq *cq, bool solicited_only);
 
 /** Create a CM event channel. @return it, or NULL with errno. Any thread. */
 struct wn_client_cm_channel *wn_client_cm_channel_create(struct wn_client *c);

@@ -294,6 +294,90 @@ test_mr_sharing(void **state)
 	wn_client_close(c);
 }
 
+/*
+ * No dataplane: a QP moved to Error completes its outstanding WRs with WR_FLUSH_ERR and an
+ * armed CQ notifies once through its fd (rping joins its CQ thread on exactly this).
+ */
+static void
+test_flush_on_error(void **state)
+{
+	struct wn_client *c = wn_client_open(sock_path);
+	struct wn_ctl_create_qp_req qr;
+	struct wn_ctl_modify_qp_req mq;
+	struct wn_queue_cqe e[8];
+	struct wn_client_cq *cq;
+	struct wn_client_qp *qp;
+	struct pollfd pfd;
+	uint64_t cookie = 0;
+	uint32_t pd, i;
+	int p[2];
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	cq = wn_client_create_cq(c, 16, p[1], 0xc0ffee);
+	assert_non_null(cq);
+	memset(&qr, 0, sizeof(qr));
+	qr.pd = pd;
+	qr.send_cq = qr.recv_cq = cq->handle;
+	qr.qp_type = WN_CTL_QPT_RC;
+	qr.max_send_wr = qr.max_recv_wr = 4;
+	qr.max_send_sge = qr.max_recv_sge = 1;
+	qp = wn_client_create_qp(c, &qr);
+	assert_non_null(qp);
+	/* three receives and one send */
+	assert_true(wn_client_wq_begin(qp, NULL, true) >= 3);
+	for (i = 0; i < 3; i++) {
+		struct wn_queue_rwqe *w = wn_client_wq_slot(qp, NULL, true, i);
+
+		w->wr_id = 100 + i;
+		w->num_sge = 0;
+	}
+	wn_client_wq_end(qp, NULL, true, 3);
+	assert_true(wn_client_wq_begin(qp, NULL, false) >= 1);
+	{
+		struct wn_queue_swqe *w = wn_client_wq_slot(qp, NULL, false, 0);
+
+		memset(w, 0, sizeof(*w));
+		w->wr_id = 7;
+		w->opcode = WN_QUEUE_WR_RDMA_READ;
+	}
+	wn_client_wq_end(qp, NULL, false, 1);
+	assert_int_equal(wn_client_poll_cq(cq, e, 8), 0);
+	wn_client_cq_arm(cq, false);
+	memset(&mq, 0, sizeof(mq));
+	mq.mask = WN_CTL_QP_STATE;
+	mq.qp_state = WN_CTL_QPS_ERR;
+	assert_int_equal(wn_client_modify_qp(c, qp, &mq, NULL), 0);
+	/* one notification with the CQ's cookie */
+	pfd.fd = p[0];
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(read(p[0], &cookie, sizeof(cookie)), (ssize_t)sizeof(cookie));
+	assert_int_equal(cookie, 0xc0ffee);
+	assert_int_equal(wn_client_poll_cq(cq, e, 8), 4);
+	assert_int_equal(e[0].wr_id, 7);
+	assert_int_equal(e[0].opcode, WN_QUEUE_WC_RDMA_READ);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(e[i].status, WN_QUEUE_WC_WR_FLUSH_ERR);
+		assert_int_equal(e[i].qp_num, qp->qpn);
+	}
+	for (i = 1; i < 4; i++) {
+		assert_int_equal(e[i].wr_id, 100 + i - 1);
+		assert_int_equal(e[i].opcode, WN_QUEUE_WC_RECV);
+	}
+	assert_int_equal(wn_client_destroy_qp(c, qp), 0);
+	assert_int_equal(wn_client_destroy_cq(c, cq), 0);
+	/* the arming was consumed: nothing more was written */
+	pfd.revents = 0;
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	close(p[0]);
+	close(p[1]);
+	assert_int_equal(wn_client_dealloc_pd(c, pd), 0);
+	wn_client_close(c);
+}
+
 /* fork() while a malloc'd buffer is registered: the child gets a private copy. */
 static void
 test_mr_fork(void **state)
@@ -666,6 +750,7 @@ main(void)
 		cmocka_unit_test(test_objects_lifetime),
 		cmocka_unit_test(test_mr_sharing),
 		cmocka_unit_test(test_mr_fork),
+		cmocka_unit_test(test_flush_on_error),
 		cmocka_unit_test(test_cm_local),
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_killed_client_reclaimed),
