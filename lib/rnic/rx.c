@@ -278,6 +278,10 @@ rx_read_req(void *ctx, const struct wn_ddp_seg *s)
 		return rc;
 	/* a zero-length Read is not validated and gets a zero-length Response (§5.2.1) */
 	if (s->u.rreq.size != 0) {
+		/* the Response would carry sink TOs that wrap 2^64 (RFC 5041 §7.1): refuse */
+		if (s->u.rreq.size - 1 > UINT64_MAX - s->u.rreq.sink_to)
+			return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_REMOTE_PROT,
+				    WN_TERM_RP_TO_WRAP);
 		v = wn_mem_check(qp->c.mem, s->u.rreq.src_stag, s->u.rreq.src_to, s->u.rreq.size,
 				 WN_MEM_ACCESS_REMOTE_READ, qp->c.pd, qp->c.qpn, NULL);
 		if (v != WN_MEM_OK)

@@ -856,6 +856,86 @@ test_close(void **state)
 	assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
 }
 
+/* Inject one crafted ULPDU into B; @return B's Terminate cause via its event. */
+static void
+raw_expect(struct pair *p, const uint8_t *u, int n, int layer, int etype, int code)
+{
+	assert_true(n > 0);
+	assert_int_equal(wn_rnic_rx(p->b.qp, u, (size_t)n), -EPROTO);
+	wn_rnic_tx_poll(p->b.qp, 8);
+	assert_int_equal(p->b.n_term_sent, 1);
+	assert_int_equal(p->b.term_sent.layer, layer);
+	assert_int_equal(p->b.term_sent.etype, etype);
+	assert_int_equal(p->b.term_sent.code, code);
+	assert_int_equal(wn_rnic_qp_state(p->b.qp), WN_RNIC_QPS_TERMINATE);
+}
+
+static void
+test_raw_read_req_sink_wrap(void **state)
+{
+	struct pair *p = *state;
+	uint32_t rb = h_reg(&p->b, 0, 4096, RW);
+	struct wn_rdmap_read_req rr = { .sink_stag = 1, .sink_to = UINT64_MAX - 10, .size = 100,
+					.src_stag = rb, .src_to = h_va(0) };
+	uint8_t u[64];
+
+	/* the Response would need sink TOs past 2^64 */
+	raw_expect(p, u, wn_rdmap_read_req_build(u, sizeof(u), 1, &rr), 0, 1, 0x04);
+}
+
+static void
+test_raw_unexpected_read_resp(void **state)
+{
+	struct pair *p = *state;
+	uint8_t u[64] = { 0 };
+	int n = wn_rdmap_read_resp_build(u, sizeof(u), 5, 0, true);
+
+	/* no Read outstanding: RDMAP Remote Operation, unexpected opcode 0/2/0x06 */
+	raw_expect(p, u, n + 4, 0, 2, 0x06);
+}
+
+static void
+test_raw_send_bad_msn(void **state)
+{
+	struct pair *p = *state;
+	uint32_t lb = h_reg(&p->b, 0, 4096, RW);
+	struct wn_queue_sge rs = { h_va(0), 64, lb };
+	uint8_t u[64] = { 0 };
+	int n = wn_rdmap_send_build(u, sizeof(u), WN_RDMAP_SEND, 0, 7, 0, true);
+
+	h_post_recv(&p->b, 1, 1, &rs);
+	/* MSN 7 where 1 is expected: DDP untagged "MSN range not valid" 1/2/0x03 */
+	raw_expect(p, u, n + 8, 1, 2, 0x03);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(p->b.buf[i], 0);
+}
+
+static void
+test_raw_atomic_no_rights(void **state)
+{
+	struct pair *p = *state;
+	uint32_t rb = h_reg(&p->b, 0, 4096, RW); /* no remote atomic */
+	struct wn_rdmap_atomic_req ar = { .aopcode = WN_RDMAP_AOP_FETCH_ADD, .stag = rb,
+					  .to = h_va(8), .add_swap = 1 };
+	uint8_t u[96];
+
+	raw_expect(p, u, wn_rdmap_atomic_req_build(u, sizeof(u), 1, &ar), 0, 1, 0x02);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(p->b.buf[i], 0);
+}
+
+static void
+test_raw_bad_version(void **state)
+{
+	struct pair *p = *state;
+	uint8_t u[64] = { 0 };
+	int n = wn_rdmap_write_build(u, sizeof(u), 1, 0, true);
+
+	u[1] = (uint8_t)((u[1] & 0x3f) | 0x80); /* RDMAP version 2 */
+	/* RFC 5040 §7.2: invalid RDMAP version 0/2/0x05 */
+	raw_expect(p, u, n + 4, 0, 2, 0x05);
+}
+
 int
 main(void)
 {
@@ -884,6 +964,11 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_tx_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rtr, setup_rtr, teardown),
 		cmocka_unit_test_setup_teardown(test_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_raw_read_req_sink_wrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_raw_unexpected_read_resp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_raw_send_bad_msn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_raw_atomic_no_rights, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_raw_bad_version, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
