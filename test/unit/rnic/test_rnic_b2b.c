@@ -936,6 +936,77 @@ test_raw_bad_version(void **state)
 	raw_expect(p, u, n + 4, 0, 2, 0x05);
 }
 
+/* A QP on a shared receive queue: receives come from the SRQ, and a disconnect leaves the
+ * SRQ's WQEs in the SRQ (only the one in use is flushed). */
+static void
+test_srq(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW), lb = h_reg(&p->b, 0, 4096, RW);
+	struct wn_queue_ring srq_e, srq_c;
+	struct wn_rnic_qp_conf c = { 0 };
+	struct wn_rnic_qp *qp;
+	struct wn_queue_rwqe *rw;
+	struct wn_queue_sge *g;
+	struct wn_queue_swqe *w;
+	struct wn_queue_cqe e;
+	void *m = h_ring(WN_QUEUE_KIND_SRQ, 8, 1, 0, &srq_e, &srq_c, true);
+
+	/* B's QP becomes an SRQ QP */
+	c.qpn = 2;
+	c.pd = p->b.pd;
+	c.mem = p->b.mem;
+	c.sq = &p->b.sq_e;
+	c.srq = &srq_e;
+	c.scq = &p->b.scq_e;
+	c.rcq = &p->b.rcq_e;
+	c.mulpdu = 128;
+	c.ord = 4;
+	c.ird = 4;
+	c.tx = h_tx;
+	c.tx_arg = &p->b;
+	c.event = h_event;
+	c.event_arg = &p->b;
+	c.rq = &p->b.rq_e;
+	assert_null(wn_rnic_qp_create(&c)); /* RQ and SRQ: one or the other */
+	c.rq = NULL;
+	qp = wn_rnic_qp_create(&c);
+	assert_non_null(qp);
+	wn_rnic_qp_destroy(p->b.qp);
+	p->b.qp = qp;
+	assert_int_equal(wn_rnic_qp_start(qp), 0);
+	for (int i = 0; i < 3; i++) {
+		rw = wn_queue_prod_slot(&srq_c, 0);
+		rw->wr_id = 500 + i;
+		rw->num_sge = 1;
+		g = (struct wn_queue_sge *)(rw + 1);
+		*g = (struct wn_queue_sge){ h_va(1000 * i), 500, lb };
+		wn_queue_prod_commit(&srq_c, 1);
+	}
+	h_fill(p->a.buf, 4096, 16);
+	w = h_swqe(&p->a);
+	w->opcode = WN_QUEUE_WR_SEND;
+	h_sge(w, h_va(0), 300, la);
+	h_post_send(&p->a);
+	/* a second message, of which B sees only the first segment */
+	w = h_swqe(&p->a);
+	w->opcode = WN_QUEUE_WR_SEND;
+	h_sge(w, h_va(0), 300, la);
+	h_post_send(&p->a);
+	wn_rnic_tx_poll(p->a.qp, 4);
+	for (unsigned int i = 0; i < 4; i++)
+		wn_rnic_rx(p->b.qp, p->a.out[i].b, p->a.out[i].len);
+	expect_cqe(&p->b.rcq_c, 500, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RECV, 300);
+	assert_memory_equal(p->b.buf, p->a.buf, 300);
+	wn_rnic_qp_disconnect(p->b.qp);
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.wr_id, 501);
+	assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+	expect_no_cqe(&p->b.rcq_c);
+	assert_int_equal(wn_queue_cons_avail(&srq_e), 1); /* 502 stays for the other QPs */
+	free(m);
+}
+
 int
 main(void)
 {
@@ -964,6 +1035,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_tx_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rtr, setup_rtr, teardown),
 		cmocka_unit_test_setup_teardown(test_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_srq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_read_req_sink_wrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_unexpected_read_resp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_send_bad_msn, setup, teardown),
