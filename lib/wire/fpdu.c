@@ -679,3 +679,97 @@ wn_mpa_marker_locate(uint32_t seg_seq, const uint8_t *buf, size_t len, uint32_t 
 	}
 	return n;
 }
+
+/* FPDU start (its first wire octet) for a ULPDU_Length at @p len_seq. */
+static uint32_t
+fpdu_start_of(uint32_t len_seq, const struct wn_mpa_stream *st)
+{
+	uint32_t m = len_seq - WN_MPA_MARKER_SIZE;
+
+	/* a Marker right before ULPDU_Length is that FPDU's leading Marker */
+	return st->markers && marker_off(m, st->seq_start) == 0 ? m : len_seq;
+}
+
+/* Read ULPDU_Length of the FPDU starting at @p start, if inside the segment. */
+static bool
+seg_len_at(uint32_t seg_seq, const uint8_t *buf, size_t len, uint32_t start,
+	   const struct wn_mpa_stream *st, uint16_t *ulpdu_len)
+{
+	uint32_t off = start - seg_seq;
+
+	if (st->markers && marker_off(start, st->seq_start) == 0)
+		off += WN_MPA_MARKER_SIZE;
+	if ((size_t)off + 2 > len)
+		return false;
+	*ulpdu_len = get_be16(buf + off);
+	return true;
+}
+
+int
+wn_mpa_segment_fpdus(uint32_t seg_seq, const uint8_t *buf, size_t len,
+		     const struct wn_mpa_deframer_cfg *cfg, bool aligned,
+		     const struct wn_mpa_rx_ops *ops, void *arg, uint32_t *first, uint32_t *end)
+{
+	const struct wn_mpa_stream *st;
+	struct wn_mpa_marker_hit hit;
+	bool found = false;
+	uint32_t start = 0, pos;
+	uint16_t ul = 0;
+	int n = 0;
+
+	if (cfg == NULL || ops == NULL || (buf == NULL && len != 0))
+		return -EINVAL;
+	st = &cfg->stream;
+	if (st->markers) {
+		/* RFC 5044 §4.3: header position = Marker sequence - FPDUPTR */
+		for (size_t k = (WN_MPA_MARKER_INTERVAL - marker_off(seg_seq, st->seq_start)) &
+				MARKER_MASK;
+		     k + WN_MPA_MARKER_SIZE <= len && !found; k += WN_MPA_MARKER_INTERVAL) {
+			if (wn_mpa_marker_locate(seg_seq + (uint32_t)k, buf + k, WN_MPA_MARKER_SIZE,
+						 st->seq_start, &hit, 1) != 1)
+				continue;
+			uint32_t s = hit.fpduptr == 0 ? hit.marker_seq
+						      : fpdu_start_of(hit.fpdu_seq, st);
+			if (s - seg_seq < len) { /* begins inside the segment */
+				start = s;
+				found = true;
+			}
+		}
+	}
+	if (!found && aligned) {
+		start = seg_seq;
+		found = true;
+	}
+	if (!found)
+		return 0;
+
+	/* Walk complete FPDUs by ULPDU_Length. */
+	pos = start;
+	while (seg_len_at(seg_seq, buf, len, pos, st, &ul)) {
+		size_t w = wn_mpa_fpdu_wire_len(pos, st->seq_start, st->markers, ul);
+		if ((size_t)(pos - seg_seq) + w > len)
+			break;
+		pos += (uint32_t)w;
+		n++;
+	}
+	if (first != NULL)
+		*first = start;
+	if (end != NULL)
+		*end = pos;
+	if (pos == start)
+		return 0;
+
+	struct wn_mpa_deframer_cfg dc = *cfg;
+	struct wn_mpa_deframer d;
+	int rc;
+
+	dc.seq = start;
+	rc = wn_mpa_deframer_init(&d, &dc, ops, arg);
+	if (rc < 0)
+		return rc;
+	size_t used = 0;
+	rc = wn_mpa_deframer_input(&d, buf + (start - seg_seq), pos - start, &used);
+	if (rc < 0)
+		return rc;
+	return n; /* every FPDU walked was complete: the deframer ended on a boundary */
+}

@@ -551,6 +551,31 @@ unsigned int wn_mpa_marker_locate(uint32_t seg_seq, const uint8_t *buf, size_t l
 				  uint32_t seq_start, struct wn_mpa_marker_hit *hits,
 				  unsigned int max);
 
+/**
+ * Out-of-order receive: deframe the complete FPDUs inside one TCP segment
+ * that does not continue the in-order stream, so DDP can place them before
+ * the gap is filled (RFC 5044 §4.3 Markers, §5.1-5.2, App. A FPDU alignment).
+ *
+ * The first FPDU start is taken from the first Marker in the segment whose
+ * FPDU begins inside it (FPDUPTR 0: the FPDU begins with that Marker); without
+ * Markers, or with none usable, only when @p aligned says the segment starts
+ * on an FPDU boundary (the sender aligns FPDUs to segments). From there FPDUs
+ * are walked by ULPDU_Length; each one wholly inside the segment is fed to a
+ * deframer with @p cfg's stream parameters (SeqStart, Markers, CRC,
+ * check_markers, hdr_len; cfg->seq is ignored) and reported through @p ops.
+ * A trailing partial FPDU produces no event.
+ *
+ * @param first set to the sequence number of the first FPDU reported (may be NULL)
+ * @param end set to the sequence number just after the last one (may be NULL)
+ * @return the number of FPDUs reported (0: none found), -EBADMSG / -EPROTO
+ *   (an FPDU failed its CRC / Marker check: drop the segment, RFC 5044 §8),
+ *   -EINVAL, or a callback's negative value.
+ * Thread safety: pure apart from the callbacks, any thread.
+ */
+int wn_mpa_segment_fpdus(uint32_t seg_seq, const uint8_t *buf, size_t len,
+			 const struct wn_mpa_deframer_cfg *cfg, bool aligned,
+			 const struct wn_mpa_rx_ops *ops, void *arg, uint32_t *first, uint32_t *end);
+
 #ifdef __cplusplus
 }
 #endif

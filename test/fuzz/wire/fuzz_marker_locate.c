@@ -10,6 +10,57 @@
 
 #include "wn_wire_mpa.h"
 
+struct seg_ctx {
+	bool in;
+	uint32_t next;
+	uint16_t len;
+	unsigned int ends;
+};
+
+static int
+seg_header(void *arg, const struct wn_mpa_rx_hdr *h)
+{
+	struct seg_ctx *c = arg;
+
+	if (c->in || h->hdr_len > h->ulpdu_len)
+		abort();
+	c->in = true;
+	c->next = h->hdr_len;
+	c->len = h->ulpdu_len;
+	return 0;
+}
+
+static int
+seg_payload(void *arg, const uint8_t *p, size_t len, uint32_t off)
+{
+	struct seg_ctx *c = arg;
+	volatile uint8_t x = 0;
+
+	if (!c->in || off != c->next || off + len > c->len)
+		abort();
+	for (size_t i = 0; i < len; i++)
+		x ^= p[i];
+	(void)x;
+	c->next += (uint32_t)len;
+	return 0;
+}
+
+static int
+seg_end(void *arg, const struct wn_mpa_rx_hdr *h, enum wn_mpa_err v)
+{
+	struct seg_ctx *c = arg;
+
+	(void)v;
+	if (!c->in || c->next != h->ulpdu_len)
+		abort();
+	c->in = false;
+	c->ends++;
+	return 0;
+}
+
+static const struct wn_mpa_rx_ops seg_ops = {
+	.header = seg_header, .payload = seg_payload, .end = seg_end};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -41,6 +92,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (hits[i].fpdu_seq != (ptr ? hits[i].marker_seq - ptr : hits[i].marker_seq + 4))
 			abort();
+	}
+	/* out-of-order deframing of the same segment (Markers on; or aligned, off) */
+	for (int mode = 0; mode < 2; mode++) {
+		struct wn_mpa_deframer_cfg cfg = {
+			.stream = {.seq_start = seq_start, .markers = mode == 0,
+				   .crc = (seg_seq & 1) != 0},
+			.check_markers = true, .hdr_len = (uint16_t)(seq_start % 40)};
+		struct seg_ctx c = {0};
+		uint32_t first = 0, end = 0;
+		int r = wn_mpa_segment_fpdus(seg_seq, seg, size, &cfg, mode == 1, &seg_ops, &c,
+					     &first, &end);
+		if (r > 0) {
+			if (c.ends != (unsigned int)r || c.in)
+				abort();
+			if (first - seg_seq > size || end - seg_seq > size || end - first > size)
+				abort();
+		}
 	}
 	free(seg);
 	return 0;

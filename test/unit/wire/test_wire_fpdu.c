@@ -431,6 +431,8 @@ struct tx_stream {
 	uint8_t *ulpdu[MAX_ULPDUS];
 	uint16_t ulen[MAX_ULPDUS];
 	uint32_t len_seq[MAX_ULPDUS]; /* seq of each ULPDU_Length */
+	size_t start_off[MAX_ULPDUS]; /* stream offset of each FPDU's first wire octet */
+	size_t end_off[MAX_ULPDUS];
 	uint32_t *owner;              /* per octet: seq of its FPDU's ULPDU_Length */
 };
 
@@ -470,6 +472,8 @@ tx_stream_make(struct tx_stream *s, const struct wn_mpa_stream *st, uint32_t seq
 		assert_int_equal(rc, (int)w);
 		bool lead = st->markers && ((fseq - st->seq_start) & 511) == 0;
 		s->len_seq[i] = fseq + (lead ? 4 : 0);
+		s->start_off[i] = s->len;
+		s->end_off[i] = s->len + w;
 		for (size_t k = 0; k < w; k++)
 			s->owner[s->len + k] = s->len_seq[i];
 		s->len += w;
@@ -524,6 +528,89 @@ test_roundtrip_random(void **state)
 		log_free(&l);
 		tx_stream_free(&s);
 	}
+}
+
+
+static void
+test_segment_fpdus(void **state)
+{
+	unsigned int found_markers = 0, found_aligned = 0;
+	(void)state;
+
+	for (int it = 0; it < 400; it++) {
+		struct wn_mpa_stream st = {.seq_start = rnd(), .markers = it % 3 != 0, .crc = true};
+		uint32_t seq = st.seq_start + ((rnd() % 3000) & ~3u);
+		struct tx_stream s;
+		struct rx_log l = {0};
+		uint32_t first = 0, end = 0;
+
+		if (it % 5 == 0)
+			st.seq_start = 0xFFFFFFFFu - (rnd() % 3000);
+		seq = st.seq_start + ((rnd() % 3000) & ~3u);
+		tx_stream_make(&s, &st, seq, 10, 1400);
+		size_t off, len;
+		int j = -1;
+		if (st.markers) {
+			off = rnd() % s.len;
+			len = rnd() % (s.len - off + 1);
+			/* expected: the first Marker in the window whose FPDU starts inside it */
+			for (size_t k = 0; k + 4 <= len && j < 0; k++) {
+				uint32_t q = seq + (uint32_t)(off + k);
+				if (((q - st.seq_start) & 511) != 0)
+					continue;
+				for (unsigned int f = 0; f < s.n; f++)
+					if (s.len_seq[f] == s.owner[off + k] && s.start_off[f] >= off)
+						j = (int)f;
+			}
+		} else {
+			j = (int)(rnd() % s.n);
+			off = s.start_off[j];
+			len = rnd() % (s.len - off + 1);
+		}
+		struct wn_mpa_deframer_cfg cfg = {.stream = st, .check_markers = true};
+		int rc = wn_mpa_segment_fpdus(seq + (uint32_t)off, s.buf + off, len, &cfg,
+					      !st.markers, &log_ops, &l, &first, &end);
+		unsigned int expect = 0;
+		if (j >= 0) {
+			for (unsigned int f = (unsigned int)j; f < s.n && s.end_off[f] <= off + len;
+			     f++)
+				expect++;
+		}
+		assert_int_equal(rc, (int)expect);
+		assert_int_equal(l.n, expect);
+		for (unsigned int k = 0; k < expect; k++) {
+			assert_int_equal(l.len[k], s.ulen[j + (int)k]);
+			if (l.len[k])
+				assert_memory_equal(l.data[k], s.ulpdu[j + (int)k], l.len[k]);
+		}
+		if (expect > 0) {
+			if (st.markers)
+				found_markers++;
+			else
+				found_aligned++;
+			assert_int_equal(first, seq + (uint32_t)s.start_off[j]);
+			assert_int_equal(end, seq + (uint32_t)s.end_off[j + (int)expect - 1]);
+			/* a damaged FPDU in the segment: drop it (RFC 5044 §8) */
+			log_free(&l);
+			s.buf[s.end_off[j] - 5] ^= 0x80;
+			rc = wn_mpa_segment_fpdus(seq + (uint32_t)off, s.buf + off, len, &cfg,
+						  !st.markers, &log_ops, &l, NULL, NULL);
+			assert_int_equal(rc, -EBADMSG);
+		}
+		/* without Markers and without alignment nothing can be found */
+		if (!st.markers) {
+			log_free(&l);
+			rc = wn_mpa_segment_fpdus(seq + (uint32_t)off, s.buf + off, len, &cfg, false,
+						  &log_ops, &l, NULL, NULL);
+			assert_int_equal(rc, 0);
+			assert_int_equal(l.n, 0);
+		}
+		log_free(&l);
+		tx_stream_free(&s);
+	}
+	/* the cases above really exercised both ways of finding an FPDU */
+	assert_true(found_markers > 50);
+	assert_true(found_aligned > 30);
 }
 
 struct collect_ctx {
@@ -1147,6 +1234,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_deframe_figures),
 		cmocka_unit_test(test_roundtrip_random),
 		cmocka_unit_test(test_collector),
+		cmocka_unit_test(test_segment_fpdus),
 		cmocka_unit_test(test_crc_error),
 		cmocka_unit_test(test_marker_error),
 		cmocka_unit_test(test_marker_between_fpdus),
