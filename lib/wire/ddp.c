@@ -11,7 +11,10 @@
 
 #include "wn_wire_ddp.h"
 
-#define CAUSE(l, e, c) {.layer = (l), .etype = (e), .code = (c)}
+#define CAUSE(l, e, c)                                                                             \
+	{                                                                                          \
+		.layer = (l), .etype = (e), .code = (c)                                            \
+	}
 
 static const struct {
 	struct wn_term_cause cause;
@@ -41,16 +44,14 @@ static const struct {
 	[WN_DDP_R_QN] = {CAUSE(WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_INVALID_QN),
 			 "invalid QN for the opcode"},
 	/* the QN 1/2/3 buffer holds exactly one header: a longer message does not fit */
-	[WN_DDP_R_NOT_LAST] = {CAUSE(WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED,
-				     WN_TERM_DU_TOO_LONG),
+	[WN_DDP_R_NOT_LAST] = {CAUSE(WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_TOO_LONG),
 			       "single-segment opcode without L"},
 	[WN_DDP_R_MO] = {CAUSE(WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_INVALID_MO),
 			 "single-segment opcode with MO != 0"},
 	[WN_DDP_R_HDR_SHORT] = {CAUSE(WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_REMOTE_OP,
 				      WN_TERM_RO_UNSPECIFIED),
 				"RDMAP header or Immediate Data too short"},
-	[WN_DDP_R_TOO_LONG] = {CAUSE(WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED,
-				     WN_TERM_DU_TOO_LONG),
+	[WN_DDP_R_TOO_LONG] = {CAUSE(WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_TOO_LONG),
 			       "DDP message too long"},
 	/* RFC 5041 §7.1: TO + length must not wrap */
 	[WN_DDP_R_TO_WRAP] = {CAUSE(WN_TERM_LAYER_DDP, WN_TERM_DDP_TAGGED, WN_TERM_DT_TO_WRAP),

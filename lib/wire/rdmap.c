@@ -9,10 +9,10 @@
 
 #include "wn_wire_ddp.h"
 
-#define RV_BITS (WN_RDMAP_VERSION << WN_RDMAP_CTRL_RV_SHIFT)
+#define RV_BITS	  (WN_RDMAP_VERSION << WN_RDMAP_CTRL_RV_SHIFT)
 #define UNBOUNDED WN_DDP_ULPDU_MAX
-#define T_LEN WN_DDP_TAGGED_HDR_LEN
-#define U_LEN WN_DDP_UNTAGGED_HDR_LEN
+#define T_LEN	  WN_DDP_TAGGED_HDR_LEN
+#define U_LEN	  WN_DDP_UNTAGGED_HDR_LEN
 
 /* Payload-carrying opcodes (RFC 5040 §4.2 Fig. 4/5). */
 #define OP_DATA(nm, t, q, inv, se, opc)                                                            \
@@ -28,7 +28,8 @@
 	{                                                                                          \
 		.name = (nm), .valid = true, .rfc7306 = (x), .qn = (q), .single = true,            \
 		.solicited = (se), .ddp_hdr_len = U_LEN, .rdmap_hdr_len = (hl),                    \
-		.min_ulpdu = U_LEN + (hl), .max_ulpdu = U_LEN + (hl), .ctrl_rdmap = RV_BITS | (opc) \
+		.min_ulpdu = U_LEN + (hl), .max_ulpdu = U_LEN + (hl),                              \
+		.ctrl_rdmap = RV_BITS | (opc)                                                      \
 	}
 
 #define OP_NONE(nm, opc)                                                                           \
@@ -40,8 +41,8 @@ const struct wn_rdmap_op wn_rdmap_ops[WN_RDMAP_OPCODE_COUNT] = {
 	[WN_RDMAP_WRITE] = OP_DATA("RDMA Write", true, 0, false, false, WN_RDMAP_WRITE),
 	[WN_RDMAP_READ_REQ] = OP_FIXED("RDMA Read Request", WN_DDP_QN_RREQ,
 				       WN_RDMAP_READ_REQ_HDR_LEN, false, false, WN_RDMAP_READ_REQ),
-	[WN_RDMAP_READ_RESP] = OP_DATA("RDMA Read Response", true, 0, false, false,
-				       WN_RDMAP_READ_RESP),
+	[WN_RDMAP_READ_RESP] =
+		OP_DATA("RDMA Read Response", true, 0, false, false, WN_RDMAP_READ_RESP),
 	[WN_RDMAP_SEND] = OP_DATA("Send", false, WN_DDP_QN_SEND, false, false, WN_RDMAP_SEND),
 	[WN_RDMAP_SEND_INV] = OP_DATA("Send with Invalidate", false, WN_DDP_QN_SEND, true, false,
 				      WN_RDMAP_SEND_INV),
@@ -50,23 +51,26 @@ const struct wn_rdmap_op wn_rdmap_ops[WN_RDMAP_OPCODE_COUNT] = {
 	[WN_RDMAP_SEND_SE_INV] = OP_DATA("Send with Solicited Event and Invalidate", false,
 					 WN_DDP_QN_SEND, true, true, WN_RDMAP_SEND_SE_INV),
 	/* RFC 5040 §4.8: 4-octet control word, + 2 + 14/18 with D, + 28 with R */
-	[WN_RDMAP_TERMINATE] = {.name = "Terminate", .valid = true, .qn = WN_DDP_QN_TERM,
-				.single = true, .ddp_hdr_len = U_LEN,
+	[WN_RDMAP_TERMINATE] = {.name = "Terminate",
+				.valid = true,
+				.qn = WN_DDP_QN_TERM,
+				.single = true,
+				.ddp_hdr_len = U_LEN,
 				.rdmap_hdr_len = WN_TERM_CTRL_LEN,
 				.min_ulpdu = U_LEN + WN_TERM_CTRL_LEN,
 				.max_ulpdu = U_LEN + WN_RDMAP_TERM_HDR_MAX,
 				.ctrl_rdmap = RV_BITS | WN_RDMAP_TERMINATE},
 	[WN_RDMAP_IMMEDIATE] = OP_FIXED("Immediate Data", WN_DDP_QN_SEND, WN_RDMAP_IMMEDIATE_LEN,
 					false, true, WN_RDMAP_IMMEDIATE),
-	[WN_RDMAP_IMMEDIATE_SE] = OP_FIXED("Immediate Data with Solicited Event", WN_DDP_QN_SEND,
-					   WN_RDMAP_IMMEDIATE_LEN, true, true,
-					   WN_RDMAP_IMMEDIATE_SE),
-	[WN_RDMAP_ATOMIC_REQ] = OP_FIXED("Atomic Request", WN_DDP_QN_RREQ,
-					 WN_RDMAP_ATOMIC_REQ_HDR_LEN, false, true,
-					 WN_RDMAP_ATOMIC_REQ),
-	[WN_RDMAP_ATOMIC_RESP] = OP_FIXED("Atomic Response", WN_DDP_QN_ARESP,
-					  WN_RDMAP_ATOMIC_RESP_HDR_LEN, false, true,
-					  WN_RDMAP_ATOMIC_RESP),
+	[WN_RDMAP_IMMEDIATE_SE] =
+		OP_FIXED("Immediate Data with Solicited Event", WN_DDP_QN_SEND,
+			 WN_RDMAP_IMMEDIATE_LEN, true, true, WN_RDMAP_IMMEDIATE_SE),
+	[WN_RDMAP_ATOMIC_REQ] =
+		OP_FIXED("Atomic Request", WN_DDP_QN_RREQ, WN_RDMAP_ATOMIC_REQ_HDR_LEN, false, true,
+			 WN_RDMAP_ATOMIC_REQ),
+	[WN_RDMAP_ATOMIC_RESP] =
+		OP_FIXED("Atomic Response", WN_DDP_QN_ARESP, WN_RDMAP_ATOMIC_RESP_HDR_LEN, false,
+			 true, WN_RDMAP_ATOMIC_RESP),
 	[0xC] = OP_NONE("unassigned", 0xC),
 	[0xD] = OP_NONE("unassigned", 0xD),
 	[0xE] = OP_NONE("unassigned", 0xE),
@@ -95,11 +99,10 @@ wn_rdmap_write_build(uint8_t *out, size_t cap, uint32_t stag, uint64_t to, bool 
 }
 
 int
-wn_rdmap_read_resp_build(uint8_t *out, size_t cap, uint32_t sink_stag, uint64_t sink_to,
-			 bool last)
+wn_rdmap_read_resp_build(uint8_t *out, size_t cap, uint32_t sink_stag, uint64_t sink_to, bool last)
 {
-	struct wn_ddp_hdr h = {.opcode = WN_RDMAP_READ_RESP, .last = last, .stag = sink_stag,
-			       .to = sink_to};
+	struct wn_ddp_hdr h = {
+		.opcode = WN_RDMAP_READ_RESP, .last = last, .stag = sink_stag, .to = sink_to};
 
 	return wn_ddp_hdr_build(out, cap, &h);
 }
@@ -108,8 +111,8 @@ int
 wn_rdmap_send_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t inv_stag, uint32_t msn,
 		    uint32_t mo, bool last)
 {
-	struct wn_ddp_hdr h = {.opcode = opcode, .last = last, .inv_stag = inv_stag, .msn = msn,
-			       .mo = mo};
+	struct wn_ddp_hdr h = {
+		.opcode = opcode, .last = last, .inv_stag = inv_stag, .msn = msn, .mo = mo};
 
 	if (opcode < WN_RDMAP_SEND || opcode > WN_RDMAP_SEND_SE_INV)
 		return -EINVAL;

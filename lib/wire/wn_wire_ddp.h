@@ -91,10 +91,10 @@ wn_wire_put_be64(uint8_t *p, uint64_t v)
  */
 
 /** Byte masks of the DDP control octet (U+0). */
-#define WN_DDP_CTRL_T        0x80u /**< tagged */
-#define WN_DDP_CTRL_L        0x40u /**< last segment of the message */
-#define WN_DDP_CTRL_RSVD     0x3Cu /**< zero on send, not checked */
-#define WN_DDP_CTRL_DV_MASK  0x03u /**< DDP version */
+#define WN_DDP_CTRL_T	    0x80u /**< tagged */
+#define WN_DDP_CTRL_L	    0x40u /**< last segment of the message */
+#define WN_DDP_CTRL_RSVD    0x3Cu /**< zero on send, not checked */
+#define WN_DDP_CTRL_DV_MASK 0x03u /**< DDP version */
 /** Byte masks of the RDMAP control octet (U+1, DDP RsvdULP[0:7]). */
 #define WN_RDMAP_CTRL_RV_MASK  0xC0u /**< RDMAP version */
 #define WN_RDMAP_CTRL_RV_SHIFT 6
@@ -102,13 +102,13 @@ wn_wire_put_be64(uint8_t *p, uint64_t v)
 #define WN_RDMAP_CTRL_OP_MASK  0x0Fu /**< RDMAP opcode */
 
 /** Host masks of the 16-bit unit at U+0 after ntohs(). */
-#define WN_DDP_HCTRL_T       0x8000u
-#define WN_DDP_HCTRL_L       0x4000u
-#define WN_DDP_HCTRL_RSVD    0x3C00u
-#define WN_DDP_HCTRL_DV      0x0300u
-#define WN_DDP_HCTRL_RV      0x00C0u
-#define WN_DDP_HCTRL_RSV     0x0030u
-#define WN_DDP_HCTRL_OPCODE  0x000Fu
+#define WN_DDP_HCTRL_T	    0x8000u
+#define WN_DDP_HCTRL_L	    0x4000u
+#define WN_DDP_HCTRL_RSVD   0x3C00u
+#define WN_DDP_HCTRL_DV	    0x0300u
+#define WN_DDP_HCTRL_RV	    0x00C0u
+#define WN_DDP_HCTRL_RSV    0x0030u
+#define WN_DDP_HCTRL_OPCODE 0x000Fu
 
 /** DDP version of RFC 5041 (0 is the RDMA Consortium version, RFC 5041 §4.1). */
 #define WN_DDP_VERSION 1
@@ -161,7 +161,7 @@ wn_rdmap_ctrl_opcode(uint8_t rdmap)
 struct wn_ddp_tagged_hdr {
 	struct wn_ddp_ctrl_hdr ctrl;
 	wn_be32_t stag; /**< Data Sink STag */
-	wn_be64_t to;   /**< Tagged Offset */
+	wn_be64_t to;	/**< Tagged Offset */
 } __attribute__((packed));
 #define WN_DDP_TAGGED_HDR_LEN 14
 static_assert(sizeof(struct wn_ddp_tagged_hdr) == WN_DDP_TAGGED_HDR_LEN, "DDP tagged header");
@@ -170,21 +170,20 @@ static_assert(offsetof(struct wn_ddp_tagged_hdr, to) == 6, "DDP TO offset");
 /** Untagged buffer segment header, T=0 (RFC 5041 §4.3). */
 struct wn_ddp_untagged_hdr {
 	struct wn_ddp_ctrl_hdr ctrl;
-	wn_be32_t inv_stag; /**< RsvdULP[8:39]: Invalidate STag for opcodes 0x4/0x6 (RFC 5040 §4.1) */
-	wn_be32_t qn;       /**< Queue Number */
-	wn_be32_t msn;      /**< Message Sequence Number */
-	wn_be32_t mo;       /**< Message Offset */
+	wn_be32_t inv_stag; /**< RsvdULP[8:39]: Invalidate STag of 0x4/0x6 (RFC 5040 §4.1) */
+	wn_be32_t qn;	    /**< Queue Number */
+	wn_be32_t msn;	    /**< Message Sequence Number */
+	wn_be32_t mo;	    /**< Message Offset */
 } __attribute__((packed));
 #define WN_DDP_UNTAGGED_HDR_LEN 18
-static_assert(sizeof(struct wn_ddp_untagged_hdr) == WN_DDP_UNTAGGED_HDR_LEN,
-	      "DDP untagged header");
+static_assert(sizeof(struct wn_ddp_untagged_hdr) == WN_DDP_UNTAGGED_HDR_LEN, "DDP untagged header");
 static_assert(offsetof(struct wn_ddp_untagged_hdr, mo) == 14, "DDP MO offset");
 
 /** Untagged queue numbers (RFC 5040 §4.1, RFC 7306 §10.2). */
-#define WN_DDP_QN_SEND   0 /**< Sends, Immediate Data */
-#define WN_DDP_QN_RREQ   1 /**< RDMA Read Request, Atomic Request */
-#define WN_DDP_QN_TERM   2 /**< Terminate */
-#define WN_DDP_QN_ARESP  3 /**< Atomic Response (RFC 7306) */
+#define WN_DDP_QN_SEND	0 /**< Sends, Immediate Data */
+#define WN_DDP_QN_RREQ	1 /**< RDMA Read Request, Atomic Request */
+#define WN_DDP_QN_TERM	2 /**< Terminate */
+#define WN_DDP_QN_ARESP 3 /**< Atomic Response (RFC 7306) */
 
 /* ---------------------------------------------------------------------------------------------
  * RDMAP headers (RFC 5040 §4.4, §4.8; RFC 7306 §5.2, §6)
@@ -194,7 +193,7 @@ static_assert(offsetof(struct wn_ddp_untagged_hdr, mo) == 14, "DDP MO offset");
 struct wn_rdmap_read_req_hdr {
 	wn_be32_t sink_stag; /**< Data Sink STag */
 	wn_be64_t sink_to;   /**< Data Sink Tagged Offset */
-	wn_be32_t size;      /**< RDMA Read Message Size */
+	wn_be32_t size;	     /**< RDMA Read Message Size */
 	wn_be32_t src_stag;  /**< Data Source STag */
 	wn_be64_t src_to;    /**< Data Source Tagged Offset */
 } __attribute__((packed));
@@ -203,16 +202,16 @@ static_assert(sizeof(struct wn_rdmap_read_req_hdr) == WN_RDMAP_READ_REQ_HDR_LEN,
 	      "RDMA Read Request header");
 
 /** Host masks of the Terminate Control word, ntohl() at U+18 (RFC 5040 §4.8 Fig. 8). */
-#define WN_TERM_CTRL_LAYER_MASK  0xF0000000u
+#define WN_TERM_CTRL_LAYER_MASK	 0xF0000000u
 #define WN_TERM_CTRL_LAYER_SHIFT 28
-#define WN_TERM_CTRL_ETYPE_MASK  0x0F000000u
+#define WN_TERM_CTRL_ETYPE_MASK	 0x0F000000u
 #define WN_TERM_CTRL_ETYPE_SHIFT 24
-#define WN_TERM_CTRL_CODE_MASK   0x00FF0000u
-#define WN_TERM_CTRL_CODE_SHIFT  16
-#define WN_TERM_CTRL_M           0x00008000u /**< DDP Segment Length valid */
-#define WN_TERM_CTRL_D           0x00004000u /**< Terminated DDP header included */
-#define WN_TERM_CTRL_R           0x00002000u /**< Terminated RDMA header included */
-#define WN_TERM_CTRL_RSVD        0x00001FFFu /**< zero on send, ignored */
+#define WN_TERM_CTRL_CODE_MASK	 0x00FF0000u
+#define WN_TERM_CTRL_CODE_SHIFT	 16
+#define WN_TERM_CTRL_M		 0x00008000u /**< DDP Segment Length valid */
+#define WN_TERM_CTRL_D		 0x00004000u /**< Terminated DDP header included */
+#define WN_TERM_CTRL_R		 0x00002000u /**< Terminated RDMA header included */
+#define WN_TERM_CTRL_RSVD	 0x00001FFFu /**< zero on send, ignored */
 
 /** Octets of the Terminate Control word (with its 13 reserved bits). */
 #define WN_TERM_CTRL_LEN 4
@@ -225,24 +224,24 @@ static_assert(sizeof(struct wn_rdmap_read_req_hdr) == WN_RDMAP_READ_REQ_HDR_LEN,
  * RDMA header starts 4 octets earlier; without D/R the header ends earlier.
  */
 struct wn_rdmap_term_hdr {
-	wn_be32_t ctrl;     /**< Layer, EType, Error Code, M D R, Reserved */
-	wn_be16_t seg_len;  /**< DDP Segment Length (D=1) */
+	wn_be32_t ctrl;				  /**< Layer, EType, Error Code, M D R, Reserved */
+	wn_be16_t seg_len;			  /**< DDP Segment Length (D=1) */
 	uint8_t ddp_hdr[WN_DDP_UNTAGGED_HDR_LEN]; /**< Terminated DDP header, 14 or 18 (D=1) */
-	struct wn_rdmap_read_req_hdr rdma_hdr;    /**< Terminated RDMA header (R=1) */
+	struct wn_rdmap_read_req_hdr rdma_hdr;	  /**< Terminated RDMA header (R=1) */
 } __attribute__((packed));
 #define WN_RDMAP_TERM_HDR_MAX 52
 static_assert(sizeof(struct wn_rdmap_term_hdr) == WN_RDMAP_TERM_HDR_MAX, "Terminate header");
 
 /** Atomic Request header (RFC 7306 §5.2.1 Fig. 4). */
 struct wn_rdmap_atomic_req_hdr {
-	wn_be32_t aopcode;      /**< 28 reserved bits, AOpCode in the low 4 bits */
-	wn_be32_t req_id;       /**< Request Identifier */
-	wn_be32_t stag;         /**< Remote STag */
-	wn_be64_t to;           /**< Remote Tagged Offset (64-bit aligned) */
-	wn_be64_t add_swap;     /**< Add Data or Swap Data */
+	wn_be32_t aopcode;	 /**< 28 reserved bits, AOpCode in the low 4 bits */
+	wn_be32_t req_id;	 /**< Request Identifier */
+	wn_be32_t stag;		 /**< Remote STag */
+	wn_be64_t to;		 /**< Remote Tagged Offset (64-bit aligned) */
+	wn_be64_t add_swap;	 /**< Add Data or Swap Data */
 	wn_be64_t add_swap_mask; /**< Add Mask or Swap Mask */
-	wn_be64_t compare;      /**< Compare Data */
-	wn_be64_t compare_mask; /**< Compare Mask */
+	wn_be64_t compare;	 /**< Compare Data */
+	wn_be64_t compare_mask;	 /**< Compare Mask */
 } __attribute__((packed));
 #define WN_RDMAP_ATOMIC_REQ_HDR_LEN 52
 static_assert(sizeof(struct wn_rdmap_atomic_req_hdr) == WN_RDMAP_ATOMIC_REQ_HDR_LEN,
@@ -257,7 +256,7 @@ static_assert(sizeof(struct wn_rdmap_atomic_req_hdr) == WN_RDMAP_ATOMIC_REQ_HDR_
 /** Atomic Response header (RFC 7306 §5.2.2 Fig. 6: 12 octets, not the 32 of its §4). */
 struct wn_rdmap_atomic_resp_hdr {
 	wn_be32_t req_id; /**< Original Request Identifier */
-	wn_be64_t orig;   /**< Original Remote Data Value */
+	wn_be64_t orig;	  /**< Original Remote Data Value */
 } __attribute__((packed));
 #define WN_RDMAP_ATOMIC_RESP_HDR_LEN 12
 static_assert(sizeof(struct wn_rdmap_atomic_resp_hdr) == WN_RDMAP_ATOMIC_RESP_HDR_LEN,
@@ -308,21 +307,21 @@ typedef int (*wn_rdmap_rx_fn)(void *ctx, const struct wn_ddp_seg *seg);
 
 /** One opcode's properties; one table entry per opcode value. */
 struct wn_rdmap_op {
-	const char *name;     /**< "RDMA Write", ... ; "unassigned"/"reserved" otherwise */
-	bool valid;           /**< assigned by RFC 5040 or RFC 7306 */
-	bool rfc7306;         /**< defined by RFC 7306 (optional for a peer) */
-	bool tagged;          /**< carried in tagged segments */
-	uint8_t qn;           /**< untagged queue number */
-	bool payload;         /**< carries ULP payload after its headers */
-	bool single;          /**< single segment only: L=1, MO=0 */
-	bool invalidate;      /**< RsvdULP[8:39] carries an Invalidate STag */
-	bool solicited;       /**< Solicited Event */
-	uint8_t ddp_hdr_len;  /**< 14 tagged, 18 untagged */
+	const char *name;      /**< "RDMA Write", ... ; "unassigned"/"reserved" otherwise */
+	bool valid;	       /**< assigned by RFC 5040 or RFC 7306 */
+	bool rfc7306;	       /**< defined by RFC 7306 (optional for a peer) */
+	bool tagged;	       /**< carried in tagged segments */
+	uint8_t qn;	       /**< untagged queue number */
+	bool payload;	       /**< carries ULP payload after its headers */
+	bool single;	       /**< single segment only: L=1, MO=0 */
+	bool invalidate;       /**< RsvdULP[8:39] carries an Invalidate STag */
+	bool solicited;	       /**< Solicited Event */
+	uint8_t ddp_hdr_len;   /**< 14 tagged, 18 untagged */
 	uint8_t rdmap_hdr_len; /**< RDMAP header after the DDP header (Terminate: its minimum 4) */
-	uint16_t min_ulpdu;   /**< smallest valid ULPDU */
-	uint16_t max_ulpdu;   /**< largest valid ULPDU (WN_DDP_ULPDU_MAX when unbounded) */
-	uint8_t ctrl_rdmap;   /**< RDMAP control octet template (RV 1, opcode) */
-	wn_rdmap_rx_fn rx;    /**< receive handler; NULL in wn_rdmap_ops */
+	uint16_t min_ulpdu;    /**< smallest valid ULPDU */
+	uint16_t max_ulpdu;    /**< largest valid ULPDU (WN_DDP_ULPDU_MAX when unbounded) */
+	uint8_t ctrl_rdmap;    /**< RDMAP control octet template (RV 1, opcode) */
+	wn_rdmap_rx_fn rx;     /**< receive handler; NULL in wn_rdmap_ops */
 };
 
 /** The opcode table indexed by opcode 0x0-0xF; rx slots are NULL. */
@@ -339,7 +338,7 @@ void wn_rdmap_op_table_init(struct wn_rdmap_op *tbl);
 const char *wn_rdmap_opcode_str(uint8_t op);
 
 /* ---------------------------------------------------------------------------------------------
- * Terminate causes (RFC 5040 §4.8 Fig. 9, RFC 5041 §7.2, RFC 5044 §8, RFC 6581 §8, RFC 6580 §3)
+ * Terminate causes (RFC 5040 §4.8 Fig. 9, RFC 5041 §7.2, RFC 5044 §8, RFC 6581 §8; RFC 6580)
  */
 
 /** Terminate layers. */
@@ -350,39 +349,39 @@ const char *wn_rdmap_opcode_str(uint8_t op);
 /** RDMAP error types. */
 #define WN_TERM_RDMAP_LOCAL_CATA  0x0
 #define WN_TERM_RDMAP_REMOTE_PROT 0x1
-#define WN_TERM_RDMAP_REMOTE_OP   0x2
+#define WN_TERM_RDMAP_REMOTE_OP	  0x2
 /** RDMAP remote protection codes. */
-#define WN_TERM_RP_INVALID_STAG     0x00
-#define WN_TERM_RP_BASE_BOUNDS      0x01
-#define WN_TERM_RP_ACCESS           0x02
-#define WN_TERM_RP_STAG_NOT_ASSOC   0x03
-#define WN_TERM_RP_TO_WRAP          0x04
-#define WN_TERM_RP_CANT_INVALIDATE  0x09
-#define WN_TERM_RP_UNSPECIFIED      0xFF
+#define WN_TERM_RP_INVALID_STAG	   0x00
+#define WN_TERM_RP_BASE_BOUNDS	   0x01
+#define WN_TERM_RP_ACCESS	   0x02
+#define WN_TERM_RP_STAG_NOT_ASSOC  0x03
+#define WN_TERM_RP_TO_WRAP	   0x04
+#define WN_TERM_RP_CANT_INVALIDATE 0x09
+#define WN_TERM_RP_UNSPECIFIED	   0xFF
 /** RDMAP remote operation codes. */
-#define WN_TERM_RO_INVALID_VERSION  0x05
-#define WN_TERM_RO_UNEXPECTED_OP    0x06
-#define WN_TERM_RO_CATA_STREAM      0x07
-#define WN_TERM_RO_CATA_GLOBAL      0x08
-#define WN_TERM_RO_CANT_INVALIDATE  0x09
-#define WN_TERM_RO_UNSPECIFIED      0xFF
+#define WN_TERM_RO_INVALID_VERSION 0x05
+#define WN_TERM_RO_UNEXPECTED_OP   0x06
+#define WN_TERM_RO_CATA_STREAM	   0x07
+#define WN_TERM_RO_CATA_GLOBAL	   0x08
+#define WN_TERM_RO_CANT_INVALIDATE 0x09
+#define WN_TERM_RO_UNSPECIFIED	   0xFF
 
 /** DDP error types. */
 #define WN_TERM_DDP_CATA     0x0
 #define WN_TERM_DDP_TAGGED   0x1
 #define WN_TERM_DDP_UNTAGGED 0x2
 /** DDP tagged buffer codes. */
-#define WN_TERM_DT_INVALID_STAG    0x00
-#define WN_TERM_DT_BASE_BOUNDS     0x01
+#define WN_TERM_DT_INVALID_STAG	   0x00
+#define WN_TERM_DT_BASE_BOUNDS	   0x01
 #define WN_TERM_DT_STAG_NOT_ASSOC  0x02
-#define WN_TERM_DT_TO_WRAP         0x03
+#define WN_TERM_DT_TO_WRAP	   0x03
 #define WN_TERM_DT_INVALID_VERSION 0x04
 /** DDP untagged buffer codes. */
-#define WN_TERM_DU_INVALID_QN      0x01
+#define WN_TERM_DU_INVALID_QN	   0x01
 #define WN_TERM_DU_MSN_NO_BUFFER   0x02
-#define WN_TERM_DU_MSN_RANGE       0x03
-#define WN_TERM_DU_INVALID_MO      0x04
-#define WN_TERM_DU_TOO_LONG        0x05
+#define WN_TERM_DU_MSN_RANGE	   0x03
+#define WN_TERM_DU_INVALID_MO	   0x04
+#define WN_TERM_DU_TOO_LONG	   0x05
 #define WN_TERM_DU_INVALID_VERSION 0x06
 
 /** LLP (MPA) error type; codes are enum wn_mpa_err 1-7 of wn_wire_mpa.h. */
@@ -414,15 +413,15 @@ const char *wn_term_cause_str(uint8_t layer, uint8_t etype, uint8_t code);
 
 /** DDP header fields (host order), both for parsing and building. */
 struct wn_ddp_hdr {
-	uint8_t opcode;    /**< RDMAP opcode */
-	bool tagged;       /**< T (implied by the opcode when building) */
-	bool last;         /**< L */
-	uint32_t stag;     /**< tagged: STag */
-	uint64_t to;       /**< tagged: TO */
+	uint8_t opcode;	   /**< RDMAP opcode */
+	bool tagged;	   /**< T (implied by the opcode when building) */
+	bool last;	   /**< L */
+	uint32_t stag;	   /**< tagged: STag */
+	uint64_t to;	   /**< tagged: TO */
 	uint32_t inv_stag; /**< untagged: RsvdULP[8:39] (Invalidate STag for 0x4/0x6) */
-	uint32_t qn;       /**< untagged: QN (the opcode's QN when building) */
-	uint32_t msn;      /**< untagged: MSN */
-	uint32_t mo;       /**< untagged: MO */
+	uint32_t qn;	   /**< untagged: QN (the opcode's QN when building) */
+	uint32_t msn;	   /**< untagged: MSN */
+	uint32_t mo;	   /**< untagged: MO */
 };
 
 /** Read Request header, host order (RFC 5040 §4.4). */
@@ -453,14 +452,14 @@ struct wn_rdmap_atomic_resp {
 };
 
 /** Quirks seen in a received Terminate (bit set in wn_rdmap_term::quirks). */
-#define WN_TERM_Q_SWAPPED    0x01u /**< unknown cause, but known with Layer/EType swapped (siw) */
-#define WN_TERM_Q_R_NO_HDR   0x02u /**< R=1 without room for the RDMA header (siw) */
-#define WN_TERM_Q_RSVD       0x04u /**< reserved control bits set (ignored) */
+#define WN_TERM_Q_SWAPPED  0x01u /**< unknown cause, but known with Layer/EType swapped (siw) */
+#define WN_TERM_Q_R_NO_HDR 0x02u /**< R=1 without room for the RDMA header (siw) */
+#define WN_TERM_Q_RSVD	   0x04u /**< reserved control bits set (ignored) */
 
 /** Outcome of wn_rdmap_term_parse(). */
 enum wn_term_status {
 	WN_TERM_OK = 0,
-	WN_TERM_SHORT,         /**< fewer than 4 octets */
+	WN_TERM_SHORT,	       /**< fewer than 4 octets */
 	WN_TERM_UNKNOWN_CAUSE, /**< (layer, etype, code) not in the RFC tables */
 	WN_TERM_M_WITHOUT_D,   /**< M=1 but no DDP Segment Length present (needs D) */
 	WN_TERM_D_SHORT,       /**< D=1 but the terminated DDP header does not fit */
@@ -474,18 +473,18 @@ const char *wn_term_status_str(enum wn_term_status st);
 
 /** Terminate header (RFC 5040 §4.8): parse result and builder input. */
 struct wn_rdmap_term {
-	struct wn_term_cause cause; /**< as received (RFC reading) */
-	struct wn_term_cause swapped; /**< parse: nibbles swapped, valid with WN_TERM_Q_SWAPPED */
-	bool m;                     /**< DDP Segment Length valid */
-	bool d;                     /**< Terminated DDP header included */
-	bool r;                     /**< Terminated RDMA header included */
-	uint16_t seg_len;           /**< DDP Segment Length (D=1) */
-	uint8_t ddp_hdr_len;        /**< 14 or 18 (D=1) */
-	const uint8_t *ddp_hdr;     /**< Terminated DDP header (D=1) */
-	struct wn_ddp_hdr ddp;      /**< parse: its fields (D=1) */
+	struct wn_term_cause cause;    /**< as received (RFC reading) */
+	struct wn_term_cause swapped;  /**< parse: nibbles swapped, valid with WN_TERM_Q_SWAPPED */
+	bool m;			       /**< DDP Segment Length valid */
+	bool d;			       /**< Terminated DDP header included */
+	bool r;			       /**< Terminated RDMA header included */
+	uint16_t seg_len;	       /**< DDP Segment Length (D=1) */
+	uint8_t ddp_hdr_len;	       /**< 14 or 18 (D=1) */
+	const uint8_t *ddp_hdr;	       /**< Terminated DDP header (D=1) */
+	struct wn_ddp_hdr ddp;	       /**< parse: its fields (D=1) */
 	struct wn_rdmap_read_req rdma; /**< Terminated RDMA header (R=1 and present) */
-	uint8_t quirks;             /**< parse: WN_TERM_Q_* */
-	enum wn_term_status status; /**< parse: strict verdict */
+	uint8_t quirks;		       /**< parse: WN_TERM_Q_* */
+	enum wn_term_status status;    /**< parse: strict verdict */
 };
 
 /** Parse flags. */
@@ -493,17 +492,17 @@ struct wn_rdmap_term {
 
 /** A parsed ULPDU (one DDP segment). */
 struct wn_ddp_seg {
-	struct wn_ddp_hdr h;      /**< DDP header */
-	uint8_t dv;               /**< DDP version seen */
-	uint8_t rv;               /**< RDMAP version seen */
-	uint16_t hdr_len;         /**< DDP + RDMAP header octets */
-	const uint8_t *payload;   /**< ULP payload (points into the input) */
-	uint32_t payload_len;     /**< ULP payload octets */
+	struct wn_ddp_hdr h;	/**< DDP header */
+	uint8_t dv;		/**< DDP version seen */
+	uint8_t rv;		/**< RDMAP version seen */
+	uint16_t hdr_len;	/**< DDP + RDMAP header octets */
+	const uint8_t *payload; /**< ULP payload (points into the input) */
+	uint32_t payload_len;	/**< ULP payload octets */
 	union {
-		struct wn_rdmap_read_req rreq;    /**< opcode 0x1 */
-		struct wn_rdmap_term term;        /**< opcode 0x7 */
-		uint64_t imm;                     /**< opcodes 0x8/0x9 */
-		struct wn_rdmap_atomic_req areq;  /**< opcode 0xA */
+		struct wn_rdmap_read_req rreq;	   /**< opcode 0x1 */
+		struct wn_rdmap_term term;	   /**< opcode 0x7 */
+		uint64_t imm;			   /**< opcodes 0x8/0x9 */
+		struct wn_rdmap_atomic_req areq;   /**< opcode 0xA */
 		struct wn_rdmap_atomic_resp aresp; /**< opcode 0xB */
 	} u;
 };
@@ -511,20 +510,20 @@ struct wn_ddp_seg {
 /** Why wn_ddp_parse() rejected a ULPDU. */
 enum wn_ddp_reason {
 	WN_DDP_R_OK = 0,
-	WN_DDP_R_TRUNCATED,      /**< DDP header incomplete */
-	WN_DDP_R_DDP_VERSION,    /**< DV != 1 */
-	WN_DDP_R_RDMAP_VERSION,  /**< RV != 1 */
-	WN_DDP_R_OPCODE,         /**< unassigned/reserved opcode, or RFC 7306 not enabled */
-	WN_DDP_R_OPCODE_T,       /**< opcode in the wrong buffer model (T bit) */
-	WN_DDP_R_QN,             /**< QN not the opcode's queue */
-	WN_DDP_R_NOT_LAST,       /**< single-segment opcode with L=0 */
-	WN_DDP_R_MO,             /**< single-segment opcode with MO != 0 */
-	WN_DDP_R_HDR_SHORT,      /**< RDMAP header incomplete / Immediate Data under 8 octets */
-	WN_DDP_R_TOO_LONG,       /**< longer than the opcode allows (or MO + length >= 2^32) */
-	WN_DDP_R_TO_WRAP,        /**< tagged: last payload octet beyond TO 2^64 - 1 */
-	WN_DDP_R_READ_WRAP,      /**< Read Request: source TO + size - 1 beyond 2^64 - 1 */
-	WN_DDP_R_AOPCODE,        /**< Atomic Request AOpCode not FetchAdd/CmpSwap */
-	WN_DDP_R_ATOMIC_ALIGN,   /**< Atomic Request TO not 64-bit aligned */
+	WN_DDP_R_TRUNCATED,	/**< DDP header incomplete */
+	WN_DDP_R_DDP_VERSION,	/**< DV != 1 */
+	WN_DDP_R_RDMAP_VERSION, /**< RV != 1 */
+	WN_DDP_R_OPCODE,	/**< unassigned/reserved opcode, or RFC 7306 not enabled */
+	WN_DDP_R_OPCODE_T,	/**< opcode in the wrong buffer model (T bit) */
+	WN_DDP_R_QN,		/**< QN not the opcode's queue */
+	WN_DDP_R_NOT_LAST,	/**< single-segment opcode with L=0 */
+	WN_DDP_R_MO,		/**< single-segment opcode with MO != 0 */
+	WN_DDP_R_HDR_SHORT,	/**< RDMAP header incomplete / Immediate Data under 8 octets */
+	WN_DDP_R_TOO_LONG,	/**< longer than the opcode allows (or MO + length >= 2^32) */
+	WN_DDP_R_TO_WRAP,	/**< tagged: last payload octet beyond TO 2^64 - 1 */
+	WN_DDP_R_READ_WRAP,	/**< Read Request: source TO + size - 1 beyond 2^64 - 1 */
+	WN_DDP_R_AOPCODE,	/**< Atomic Request AOpCode not FetchAdd/CmpSwap */
+	WN_DDP_R_ATOMIC_ALIGN,	/**< Atomic Request TO not 64-bit aligned */
 	WN_DDP_R_COUNT,
 };
 
@@ -615,8 +614,7 @@ int wn_rdmap_read_req_build(uint8_t *out, size_t cap, uint32_t msn,
  * Whole Immediate Data ULPDU (26 octets, @p opcode 0x8 or 0x9, QN 0, L=1).
  * @return 26, -EINVAL, -ENOSPC.
  */
-int wn_rdmap_immediate_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t msn,
-			     uint64_t data);
+int wn_rdmap_immediate_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t msn, uint64_t data);
 
 /**
  * Whole Atomic Request ULPDU (70 octets, QN 1). For FetchAdd the Compare Data
@@ -681,16 +679,16 @@ int wn_rdmap_term_parse(const uint8_t *p, size_t len, struct wn_rdmap_term *t);
 
 /** One segment of a message. */
 struct wn_ddp_span {
-	uint32_t off;  /**< offset of the payload in the message (MO, or TO - initial TO) */
-	uint32_t len;  /**< payload octets in this segment */
-	bool last;     /**< L bit */
+	uint32_t off; /**< offset of the payload in the message (MO, or TO - initial TO) */
+	uint32_t len; /**< payload octets in this segment */
+	bool last;    /**< L bit */
 };
 
 /** Segmentation iterator; initialise with wn_ddp_seg_iter_init(). */
 struct wn_ddp_seg_iter {
 	uint32_t msg_len; /**< message length */
-	uint32_t max;     /**< payload per segment: MULPDU - 14 or - 18 */
-	uint32_t off;     /**< next offset */
+	uint32_t max;	  /**< payload per segment: MULPDU - 14 or - 18 */
+	uint32_t off;	  /**< next offset */
 	bool done;
 };
 

@@ -34,8 +34,8 @@ test_layout(void **state)
 	assert_int_equal((wn_wire_get_be16(b) & WN_DDP_HCTRL_RV) >> 6, 1);
 	assert_int_equal(wn_wire_get_be16(b) & WN_DDP_HCTRL_OPCODE, 3);
 	/* "c1 40" = tagged Last RDMA Write */
-	assert_int_equal(wn_rdmap_write_build(b, sizeof(b), 0x01020304u, 0x1122334455667788ull,
-					      true), 14);
+	assert_int_equal(
+		wn_rdmap_write_build(b, sizeof(b), 0x01020304u, 0x1122334455667788ull, true), 14);
 	static const uint8_t w[14] = {0xc1, 0x40, 0x01, 0x02, 0x03, 0x04, 0x11,
 				      0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
 	assert_memory_equal(b, w, 14);
@@ -47,10 +47,12 @@ test_layout(void **state)
 	assert_int_equal(wn_rdmap_write_build(b, sizeof(b), 1, 0, false), 14);
 	assert_int_equal(b[0], 0x81);
 	/* field offsets of the untagged header (RFC 5041 §4.3) */
-	h = (struct wn_ddp_hdr){.opcode = WN_RDMAP_SEND_INV, .inv_stag = 0xA1A2A3A4u,
-				.msn = 0xB1B2B3B4u, .mo = 0xC1C2C3C4u};
+	h = (struct wn_ddp_hdr){.opcode = WN_RDMAP_SEND_INV,
+				.inv_stag = 0xA1A2A3A4u,
+				.msn = 0xB1B2B3B4u,
+				.mo = 0xC1C2C3C4u};
 	assert_int_equal(wn_ddp_hdr_build(b, sizeof(b), &h), 18);
-	static const uint8_t s[18] = {0x01, 0x44, 0xA1, 0xA2, 0xA3, 0xA4, 0, 0, 0,
+	static const uint8_t s[18] = {0x01, 0x44, 0xA1, 0xA2, 0xA3, 0xA4, 0,	0,    0,
 				      0,    0xB1, 0xB2, 0xB3, 0xB4, 0xC1, 0xC2, 0xC3, 0xC4};
 	assert_memory_equal(b, s, 18);
 	/* Invalidate STag is zero for opcodes without it (RFC 5040 §4.1) */
@@ -115,8 +117,8 @@ test_parse_untagged(void **state)
 	struct wn_ddp_seg seg;
 	(void)state;
 
-	assert_int_equal(wn_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND_SE_INV, 0x77, 9, 1436,
-					     true), 18);
+	assert_int_equal(
+		wn_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND_SE_INV, 0x77, 9, 1436, true), 18);
 	memset(b + 18, 0xAB, 10);
 	assert_int_equal(wn_ddp_parse(b, 28, 0, &seg, NULL), 0);
 	assert_false(seg.h.tagged);
@@ -142,10 +144,11 @@ test_parse_untagged(void **state)
 /* One rejection: a valid ULPDU, a mutation, the expected reason and Terminate. */
 struct rej {
 	const char *what;
-	int kind; /* 0 Send(10 payload) 1 Write(10) 2 Read Req 3 Immediate 4 Atomic Req 5 Atomic Resp */
+	int kind; /* 0 Send(10 payload) 1 Write(10) 2 Read Req 3 Immediate 4 Atomic Req 5 Atomic
+		     Resp */
 	unsigned int flags;
-	int off;       /* octet to overwrite, -1 none */
-	uint8_t val;   /* new value (or mask with xor) */
+	int off;     /* octet to overwrite, -1 none */
+	uint8_t val; /* new value (or mask with xor) */
 	bool xor_;
 	int len_delta; /* change of the ULPDU length */
 	enum wn_ddp_reason reason;
@@ -167,8 +170,8 @@ make(int kind, uint8_t *b, size_t cap)
 		n = wn_rdmap_write_build(b, cap, 5, 4096, true) + 10;
 		break;
 	case 2: {
-		struct wn_rdmap_read_req rr = {.sink_stag = 1, .sink_to = 0, .size = 100,
-					       .src_stag = 2, .src_to = 64};
+		struct wn_rdmap_read_req rr = {
+			.sink_stag = 1, .sink_to = 0, .size = 100, .src_stag = 2, .src_to = 64};
 		n = wn_rdmap_read_req_build(b, cap, 1, &rr);
 		break;
 	}
@@ -176,9 +179,13 @@ make(int kind, uint8_t *b, size_t cap)
 		n = wn_rdmap_immediate_build(b, cap, WN_RDMAP_IMMEDIATE, 1, 42);
 		break;
 	case 4: {
-		struct wn_rdmap_atomic_req ar = {.aopcode = WN_RDMAP_AOP_CMP_SWAP, .req_id = 7,
-						 .stag = 3, .to = 64, .add_swap = 1,
-						 .add_swap_mask = UINT64_MAX, .compare = 0,
+		struct wn_rdmap_atomic_req ar = {.aopcode = WN_RDMAP_AOP_CMP_SWAP,
+						 .req_id = 7,
+						 .stag = 3,
+						 .to = 64,
+						 .add_swap = 1,
+						 .add_swap_mask = UINT64_MAX,
+						 .compare = 0,
 						 .compare_mask = UINT64_MAX};
 		n = wn_rdmap_atomic_req_build(b, cap, 1, &ar);
 		break;
@@ -194,8 +201,8 @@ make(int kind, uint8_t *b, size_t cap)
 }
 
 #define L_RDMAP 0
-#define L_DDP   1
-#define F7306   WN_DDP_F_RFC7306
+#define L_DDP	1
+#define F7306	WN_DDP_F_RFC7306
 
 static const struct rej rejections[] = {
 	{"untagged DDP version 0", 0, 0, 0, 0x40, false, 0, WN_DDP_R_DDP_VERSION, L_DDP, 2, 0x06,
@@ -215,12 +222,11 @@ static const struct rej rejections[] = {
 	{"opcode 0xF", 0, F7306, 1, 0x4F, false, 0, WN_DDP_R_OPCODE, L_RDMAP, 2, 0x06, true},
 	{"Immediate without RFC 7306", 3, 0, -1, 0, false, 0, WN_DDP_R_OPCODE, L_RDMAP, 2, 0x06,
 	 true},
-	{"Atomic without RFC 7306", 4, 0, -1, 0, false, 0, WN_DDP_R_OPCODE, L_RDMAP, 2, 0x06,
-	 true},
+	{"Atomic without RFC 7306", 4, 0, -1, 0, false, 0, WN_DDP_R_OPCODE, L_RDMAP, 2, 0x06, true},
 	{"Send opcode in a tagged segment", 1, 0, 1, 0x43, false, 0, WN_DDP_R_OPCODE_T, L_RDMAP, 2,
 	 0x06, true},
-	{"Write opcode in an untagged segment", 0, 0, 1, 0x40, false, 0, WN_DDP_R_OPCODE_T,
-	 L_RDMAP, 2, 0x06, true},
+	{"Write opcode in an untagged segment", 0, 0, 1, 0x40, false, 0, WN_DDP_R_OPCODE_T, L_RDMAP,
+	 2, 0x06, true},
 	{"Send on QN 1", 0, 0, 9, 1, false, 0, WN_DDP_R_QN, L_DDP, 2, 0x01, true},
 	{"Send on QN 0x100", 0, 0, 8, 1, false, 0, WN_DDP_R_QN, L_DDP, 2, 0x01, true},
 	{"Read Request on QN 0", 2, 0, 9, 0, false, 0, WN_DDP_R_QN, L_DDP, 2, 0x01, true},
@@ -337,8 +343,11 @@ test_wraps(void **state)
 	assert_int_equal(wn_ddp_parse(b, 14, 0, &seg, NULL), 0);
 
 	/* RFC 5040 §7.2 4e: source TO + size must not wrap; size 0 not validated */
-	struct wn_rdmap_read_req rr = {.sink_stag = 1, .sink_to = 0, .size = 0x100,
-				       .src_stag = 2, .src_to = UINT64_MAX - 0xFE};
+	struct wn_rdmap_read_req rr = {.sink_stag = 1,
+				       .sink_to = 0,
+				       .size = 0x100,
+				       .src_stag = 2,
+				       .src_to = UINT64_MAX - 0xFE};
 	assert_int_equal(wn_rdmap_read_req_build(b, sizeof(b), 1, &rr), 46);
 	assert_int_equal(wn_ddp_parse(b, 46, 0, &seg, NULL), -EBADMSG);
 	check_reject(b, 46, 0, WN_DDP_R_READ_WRAP, L_RDMAP, 1, 0x04, true, "Read source wrap");
@@ -351,8 +360,8 @@ test_wraps(void **state)
 	assert_int_equal(wn_ddp_parse(b, 46, 0, &seg, NULL), 0);
 
 	/* RFC 5041 §5.2: message length MO + payload below 2^32 */
-	assert_int_equal(wn_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND, 0, 1, UINT32_MAX - 10,
-					     false), 18);
+	assert_int_equal(
+		wn_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND, 0, 1, UINT32_MAX - 10, false), 18);
 	assert_int_equal(wn_ddp_parse(b, 18 + 10, 0, &seg, NULL), 0);
 	check_reject(b, 18 + 11, 0, WN_DDP_R_TOO_LONG, L_DDP, 2, 0x05, true, "MO + len >= 2^32");
 }
@@ -416,8 +425,8 @@ test_segmentation_rfc5041(void **state)
 static void
 test_segmentation_sweep(void **state)
 {
-	static const uint32_t lens[] = {1, 2, 127, 1435, 1436, 1437, 4096, 65536, 1000000,
-					UINT32_MAX};
+	static const uint32_t lens[] = {1,    2,    127,   1435,    1436,
+					1437, 4096, 65536, 1000000, UINT32_MAX};
 	static const uint32_t mulpdus[] = {128, 1454, 1500, 8954, 64768};
 	(void)state;
 
@@ -431,7 +440,8 @@ test_segmentation_sweep(void **state)
 
 				if (lens[i] / max > 100000)
 					continue;
-				assert_int_equal(wn_ddp_seg_iter_init(&it, lens[i], mulpdus[j], t), 0);
+				assert_int_equal(wn_ddp_seg_iter_init(&it, lens[i], mulpdus[j], t),
+						 0);
 				while (wn_ddp_seg_iter_next(&it, &s)) {
 					assert_int_equal(s.off, covered);
 					assert_true(s.len > 0 && s.len <= max);

@@ -131,10 +131,11 @@ test_every_opcode(void **state)
 	/* 0x0 / 0x2 tagged with payload */
 	for (uint8_t op = 0; op <= 2; op += 2) {
 		if (op == 0)
-			n = wn_rdmap_write_build(b, sizeof(b), 0x11223344u, 0xAABBCCDDEEFF0011ull, true);
+			n = wn_rdmap_write_build(b, sizeof(b), 0x11223344u, 0xAABBCCDDEEFF0011ull,
+						 true);
 		else
-			n = wn_rdmap_read_resp_build(b, sizeof(b), 0x11223344u, 0xAABBCCDDEEFF0011ull,
-						     true);
+			n = wn_rdmap_read_resp_build(b, sizeof(b), 0x11223344u,
+						     0xAABBCCDDEEFF0011ull, true);
 		assert_int_equal(n, 14);
 		memcpy(b + 14, "payload", 7);
 		assert_int_equal(wn_ddp_parse(b, 21, 0, &seg, &err), 0);
@@ -146,8 +147,9 @@ test_every_opcode(void **state)
 	}
 	/* 0x3-0x6 Sends */
 	for (uint8_t op = 3; op <= 6; op++) {
-		assert_int_equal(wn_rdmap_send_build(b, sizeof(b), op, 0xFEEDu, 0x10203040u, 100,
-						     op != 5), 18);
+		assert_int_equal(
+			wn_rdmap_send_build(b, sizeof(b), op, 0xFEEDu, 0x10203040u, 100, op != 5),
+			18);
 		memcpy(b + 18, "abc", 3);
 		assert_int_equal(wn_ddp_parse(b, 21, 0, &seg, &err), 0);
 		assert_int_equal(seg.h.opcode, op);
@@ -158,8 +160,10 @@ test_every_opcode(void **state)
 		assert_int_equal(seg.payload_len, 3);
 	}
 	/* 0x1 Read Request (RFC 5040 §4.4) */
-	struct wn_rdmap_read_req rr = {.sink_stag = 0x01020304u, .sink_to = 0x1112131415161718ull,
-				       .size = 0x21222324u, .src_stag = 0x31323334u,
+	struct wn_rdmap_read_req rr = {.sink_stag = 0x01020304u,
+				       .sink_to = 0x1112131415161718ull,
+				       .size = 0x21222324u,
+				       .src_stag = 0x31323334u,
 				       .src_to = 0x4142434445464748ull};
 	assert_int_equal(wn_rdmap_read_req_build(b, sizeof(b), 77, &rr), 46);
 	static const uint8_t rr_hdr[28] = {
@@ -181,8 +185,8 @@ test_every_opcode(void **state)
 	assert_int_equal(seg.u.term.cause.code, 0x06);
 	/* 0x8/0x9 Immediate Data (RFC 7306 §6) */
 	for (uint8_t op = 8; op <= 9; op++) {
-		assert_int_equal(wn_rdmap_immediate_build(b, sizeof(b), op, 5, 0x0102030405060708ull),
-				 26);
+		assert_int_equal(
+			wn_rdmap_immediate_build(b, sizeof(b), op, 5, 0x0102030405060708ull), 26);
 		static const uint8_t imm[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 		assert_memory_equal(b + 18, imm, 8);
 		assert_int_equal(wn_ddp_parse(b, 26, WN_DDP_F_RFC7306, &seg, &err), 0);
@@ -192,8 +196,10 @@ test_every_opcode(void **state)
 	}
 	assert_int_equal(wn_rdmap_immediate_build(b, sizeof(b), 3, 5, 0), -EINVAL);
 	/* 0xA Atomic Request (RFC 7306 §5.2.1) */
-	struct wn_rdmap_atomic_req ar = {.aopcode = WN_RDMAP_AOP_CMP_SWAP, .req_id = 0xA1A2A3A4u,
-					 .stag = 0xB1B2B3B4u, .to = 0x1000,
+	struct wn_rdmap_atomic_req ar = {.aopcode = WN_RDMAP_AOP_CMP_SWAP,
+					 .req_id = 0xA1A2A3A4u,
+					 .stag = 0xB1B2B3B4u,
+					 .to = 0x1000,
 					 .add_swap = 0x0102030405060708ull,
 					 .add_swap_mask = 0x1112131415161718ull,
 					 .compare = 0x2122232425262728ull,
@@ -268,8 +274,8 @@ test_wire_vectors(void **state)
 	assert_int_equal(seg.payload_len, 0);
 
 	/* zero-length RDMA Read Request RTR */
-	uint8_t read_rtr[52] = {0x00, 0x2e, 0x41, 0x41, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1,
-				0,    0,    0,    0,    0, 0, 0, 1};
+	uint8_t read_rtr[52] = {0x00, 0x2e, 0x41, 0x41, 0, 0, 0, 0, 0, 0, 0, 1,
+				0,    0,    0,	  1,	0, 0, 0, 0, 0, 0, 0, 1};
 	read_rtr[24 + 8 + 7] = 0x01;
 	static const uint8_t rr_crc[4] = {0x27, 0xdb, 0xd7, 0xe7};
 	memcpy(read_rtr + 48, rr_crc, 4);
@@ -286,8 +292,8 @@ test_wire_vectors(void **state)
 	assert_int_equal(seg.u.rreq.size, 0);
 
 	/* Terminate, RDMAP local catastrophic 0xFF, no headers, MSN 1 */
-	static const uint8_t term[28] = {0x00, 0x16, 0x41, 0x47, 0, 0, 0, 0, 0, 0,
-					 0,    0x02, 0,    0,    0, 1, 0, 0, 0, 0,
+	static const uint8_t term[28] = {0x00, 0x16, 0x41, 0x47, 0,    0,    0,	   0,	0, 0,
+					 0,    0x02, 0,	   0,	 0,    1,    0,	   0,	0, 0,
 					 0x00, 0xff, 0x00, 0x00, 0x51, 0x89, 0x6a, 0x8c};
 	struct wn_rdmap_term t;
 	assert_int_equal(wn_rdmap_term_from_cause(&t, (struct wn_term_cause){0, 0, 0xFF}, u, 46),
@@ -315,16 +321,16 @@ test_term_fig10(void **state)
 	int n;
 	(void)state;
 
-	struct wn_rdmap_read_req rr = {.sink_stag = 5, .sink_to = 4096, .size = 64,
-				       .src_stag = 6, .src_to = 8192};
+	struct wn_rdmap_read_req rr = {
+		.sink_stag = 5, .sink_to = 4096, .size = 64, .src_stag = 6, .src_to = 8192};
 	assert_int_equal(wn_rdmap_read_req_build(bad_rr, sizeof(bad_rr), 3, &rr), 46);
 	assert_int_equal(wn_rdmap_write_build(bad_w, sizeof(bad_w), 0xBAD, 64, true), 14);
-	assert_int_equal(wn_rdmap_send_build(bad_s, sizeof(bad_s), WN_RDMAP_SEND_INV, 0x99, 4, 0,
-					     true), 18);
+	assert_int_equal(
+		wn_rdmap_send_build(bad_s, sizeof(bad_s), WN_RDMAP_SEND_INV, 0x99, 4, 0, true), 18);
 
 	/* RDMAP remote protection on a Read Request: D, M and the RDMA header */
-	assert_int_equal(wn_rdmap_term_from_cause(&t, (struct wn_term_cause){0, 1, 0x00}, bad_rr,
-						  46), 0);
+	assert_int_equal(
+		wn_rdmap_term_from_cause(&t, (struct wn_term_cause){0, 1, 0x00}, bad_rr, 46), 0);
 	assert_true(t.m && t.d && t.r);
 	assert_int_equal(t.ddp_hdr_len, 18);
 	assert_int_equal(t.seg_len, 46);
@@ -344,8 +350,8 @@ test_term_fig10(void **state)
 	assert_int_equal(wn_wire_get_be32(out + 18), 0x01008000u | 0x4000u | 0x2000u);
 
 	/* RDMAP remote protection on a Send with Invalidate: D, no RDMA header */
-	assert_int_equal(wn_rdmap_term_from_cause(&t, (struct wn_term_cause){0, 1, 0x09}, bad_s,
-						  22), 0);
+	assert_int_equal(
+		wn_rdmap_term_from_cause(&t, (struct wn_term_cause){0, 1, 0x09}, bad_s, 22), 0);
 	assert_true(t.d && t.m && !t.r);
 	n = wn_rdmap_term_build(out, sizeof(out), 1, &t);
 	assert_int_equal(n, 18 + 4 + 2 + 18);
@@ -354,7 +360,8 @@ test_term_fig10(void **state)
 
 	/* DDP tagged error on a Write: D + M, 14-octet header, 38-octet Terminate */
 	assert_int_equal(wn_rdmap_term_from_cause(&t, (struct wn_term_cause){1, 1, 0x00}, bad_w,
-						  sizeof(bad_w)), 0);
+						  sizeof(bad_w)),
+			 0);
 	assert_true(t.d && t.m && !t.r);
 	assert_int_equal(t.ddp_hdr_len, 14);
 	n = wn_rdmap_term_build(out, sizeof(out), 1, &t);
@@ -366,17 +373,17 @@ test_term_fig10(void **state)
 	assert_int_equal(p.seg_len, sizeof(bad_w));
 
 	/* RDMAP remote operation: DDP header if possible; none when truncated */
-	assert_int_equal(wn_rdmap_term_from_cause(&t, (struct wn_term_cause){0, 2, 0x06}, bad_s,
-						  22), 0);
+	assert_int_equal(
+		wn_rdmap_term_from_cause(&t, (struct wn_term_cause){0, 2, 0x06}, bad_s, 22), 0);
 	assert_true(t.d && !t.r);
-	assert_int_equal(wn_rdmap_term_from_cause(&t, (struct wn_term_cause){0, 2, 0x06}, bad_s,
-						  10), 0);
+	assert_int_equal(
+		wn_rdmap_term_from_cause(&t, (struct wn_term_cause){0, 2, 0x06}, bad_s, 10), 0);
 	assert_false(t.d || t.m || t.r);
 	assert_int_equal(wn_rdmap_term_build(out, sizeof(out), 1, &t), 22);
 
 	/* LLP (MPA CRC) error: nothing */
-	assert_int_equal(wn_rdmap_term_from_cause(&t, (struct wn_term_cause){2, 0, 0x02}, bad_s,
-						  22), 0);
+	assert_int_equal(
+		wn_rdmap_term_from_cause(&t, (struct wn_term_cause){2, 0, 0x02}, bad_s, 22), 0);
 	assert_false(t.d || t.m || t.r);
 	n = wn_rdmap_term_build(out, sizeof(out), 1, &t);
 	assert_int_equal(n, 22);
@@ -386,8 +393,8 @@ test_term_fig10(void **state)
 	/* builder rejects inconsistent requests */
 	t = (struct wn_rdmap_term){.cause = {0, 2, 6}, .m = true};
 	assert_int_equal(wn_rdmap_term_build(out, sizeof(out), 1, &t), -EINVAL);
-	t = (struct wn_rdmap_term){.cause = {0, 2, 6}, .d = true, .ddp_hdr = bad_s,
-				   .ddp_hdr_len = 14};
+	t = (struct wn_rdmap_term){
+		.cause = {0, 2, 6}, .d = true, .ddp_hdr = bad_s, .ddp_hdr_len = 14};
 	assert_int_equal(wn_rdmap_term_build(out, sizeof(out), 1, &t), -EINVAL);
 	t = (struct wn_rdmap_term){.cause = {0x10, 2, 6}};
 	assert_int_equal(wn_rdmap_term_build(out, sizeof(out), 1, &t), -EINVAL);
@@ -502,8 +509,8 @@ test_cause_names(void **state)
 				known++;
 				if (l == 0 && e == 0)
 					continue; /* local catastrophic: any code, one name */
-				const char *s = wn_term_cause_str((uint8_t)l, (uint8_t)e,
-								  (uint8_t)c);
+				const char *s =
+					wn_term_cause_str((uint8_t)l, (uint8_t)e, (uint8_t)c);
 				assert_string_not_equal(s, "unknown");
 				for (unsigned int i = 0; i < ns; i++)
 					assert_string_not_equal(s, seen[i]);
@@ -539,12 +546,9 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_opcode_table),
-		cmocka_unit_test(test_every_opcode),
-		cmocka_unit_test(test_wire_vectors),
-		cmocka_unit_test(test_term_fig10),
-		cmocka_unit_test(test_term_strict),
-		cmocka_unit_test(test_cause_names),
+		cmocka_unit_test(test_opcode_table), cmocka_unit_test(test_every_opcode),
+		cmocka_unit_test(test_wire_vectors), cmocka_unit_test(test_term_fig10),
+		cmocka_unit_test(test_term_strict),  cmocka_unit_test(test_cause_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

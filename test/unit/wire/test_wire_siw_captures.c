@@ -45,8 +45,8 @@ struct flow {
 static uint32_t
 rd32(const uint8_t *p, bool swap)
 {
-	uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-		     (uint32_t)p[3] << 24;
+	uint32_t v =
+		(uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 	return swap ? __builtin_bswap32(v) : v;
 }
 
@@ -146,7 +146,8 @@ load(const char *name, struct flow *flows)
 		struct flow *f = NULL;
 		for (int i = 0; i < nf; i++)
 			if (flows[i].sport == sp && flows[i].dport == dp &&
-			    memcmp(flows[i].src, sa, alen) == 0 && memcmp(flows[i].dst, da, alen) == 0)
+			    memcmp(flows[i].src, sa, alen) == 0 &&
+			    memcmp(flows[i].dst, da, alen) == 0)
 				f = &flows[i];
 		if (f == NULL) {
 			assert_true(nf < MAX_FLOWS);
@@ -180,16 +181,16 @@ reverse_of(struct flow *flows, int nf, const struct flow *f)
 
 struct dir_state {
 	unsigned int ops[WN_RDMAP_OPCODE_COUNT]; /* messages (L segments) per opcode */
-	unsigned int segs;                       /* ULPDUs */
-	uint32_t next_msn[4];                    /* per QN, RFC 5041 §5.2 */
-	uint32_t mo;                             /* octets received of the open untagged msg */
-	uint64_t payload;                        /* ULP payload octets */
+	unsigned int segs;			 /* ULPDUs */
+	uint32_t next_msn[4];			 /* per QN, RFC 5041 §5.2 */
+	uint32_t mo;				 /* octets received of the open untagged msg */
+	uint64_t payload;			 /* ULP payload octets */
 	/* Read Requests this direction sent, answered by the other direction in order */
 	struct wn_rdmap_read_req rreq[MAX_RREQ];
 	unsigned int rreq_head, rreq_tail;
 	uint64_t resp_got; /* octets of the current Read Response (other direction's view) */
 	bool first_seen;
-	struct wn_ddp_seg first; /* the first ULPDU (p2p RTR check) */
+	struct wn_ddp_seg first;   /* the first ULPDU (p2p RTR check) */
 	unsigned int rtr_zero_len; /* zero-length RDMA Writes */
 };
 
@@ -279,8 +280,7 @@ on_ulpdu(struct dir_state *me, struct dir_state *peer, const uint8_t *u, size_t 
 
 /* Walk the FPDUs of one direction by ULPDU_Length (no Markers: siw never uses them). */
 static unsigned int
-walk(struct dir_state *me, struct dir_state *peer, const uint8_t *p, size_t n, bool crc,
-     bool pass1)
+walk(struct dir_state *me, struct dir_state *peer, const uint8_t *p, size_t n, bool crc, bool pass1)
 {
 	unsigned int fpdus = 0;
 	size_t off = 0;
@@ -326,8 +326,8 @@ deframe(const uint8_t *p, size_t n, bool crc, size_t *octets)
 {
 	static uint8_t ulpdu[65536];
 	struct collect_ctx c = {0};
-	struct wn_mpa_collector col = {.buf = ulpdu, .cap = sizeof(ulpdu),
-				       .deliver = collect_deliver, .arg = &c};
+	struct wn_mpa_collector col = {
+		.buf = ulpdu, .cap = sizeof(ulpdu), .deliver = collect_deliver, .arg = &c};
 	struct wn_mpa_deframer_cfg cfg = {.stream = {.seq_start = 7, .markers = false, .crc = crc},
 					  .seq = 7};
 	struct wn_mpa_deframer d;
@@ -486,8 +486,8 @@ test_siw_crc_flip(void **state)
 		struct wn_mpa_frame fr;
 		size_t used = 0, fl = 0;
 
-		if (f->len < 16 || wn_mpa_frame_decode(f->data, f->len, NULL, &fr, &fl) !=
-					   WN_MPA_FRAME_OK)
+		if (f->len < 16 ||
+		    wn_mpa_frame_decode(f->data, f->len, NULL, &fr, &fl) != WN_MPA_FRAME_OK)
 			continue;
 		uint8_t *p = f->data + fl;
 		size_t n = f->len - fl;
@@ -495,8 +495,8 @@ test_siw_crc_flip(void **state)
 		p[n - 5] ^= 0x10; /* last octet before the last CRC: ULPDU or PAD */
 		static uint8_t ulpdu[65536];
 		struct collect_ctx c = {0};
-		struct wn_mpa_collector col = {.buf = ulpdu, .cap = sizeof(ulpdu),
-					       .deliver = collect_deliver, .arg = &c};
+		struct wn_mpa_collector col = {
+			.buf = ulpdu, .cap = sizeof(ulpdu), .deliver = collect_deliver, .arg = &c};
 		struct wn_mpa_deframer_cfg cfg = {.stream = {.markers = false, .crc = true}};
 		struct wn_mpa_deframer d;
 		assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &wn_mpa_collect_ops, &col), 0);
