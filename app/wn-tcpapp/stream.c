@@ -113,7 +113,7 @@ tcpapp_conn_finish(struct tcpapp_conn *ac, uint64_t now)
 {
 	struct tcpapp *app = ac->app;
 	unsigned char md[EVP_MAX_MD_SIZE];
-	char hex[2 * EVP_MAX_MD_SIZE + 1], l[80], r[80];
+	char hex[2 * EVP_MAX_MD_SIZE + 1], l[80], r[80], tcb[96] = "";
 	unsigned int mdlen = 0, i;
 
 	if (ac->done)
@@ -135,9 +135,16 @@ tcpapp_conn_finish(struct tcpapp_conn *ac, uint64_t now)
 	app->total_mismatch += ac->mismatch;
 	if (app->t_last < now)
 		app->t_last = now;
+	if (ac->c != NULL && !ac->closed) {
+		struct wn_tcp_info info;
+
+		wn_tcp_conn_info(ac->c, &info);
+		snprintf(tcb, sizeof(tcb), " srtt_us %u rto_us %u retrans %" PRIu64, info.srtt_us,
+			 info.rto_us, info.retrans);
+	}
 	if (!app->p.quiet || app->p.conns <= 1)
-		printf("conn %u local %s remote %s bytes %" PRIu64 " sha256 %s%s\n", ac->idx, l, r,
-		       ac->bytes, hex, ac->mismatch ? " MISMATCH" : "");
+		printf("conn %u local %s remote %s bytes %" PRIu64 " sha256 %s%s%s\n", ac->idx, l,
+		       r, ac->bytes, hex, ac->mismatch ? " MISMATCH" : "", tcb);
 	fflush(stdout);
 }
 
