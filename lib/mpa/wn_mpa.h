@@ -15,6 +15,20 @@
  * In Full Operation received FPDUs are deframed with the caller's
  * struct wn_mpa_rx_ops, and wn_mpa_conn_frame() builds outgoing FPDUs.
  *
+ * Decisions where the RFCs leave room (keep DESIGN.md in sync):
+ *  - The startup timer (WN_MPA_STARTUP_TIMEOUT_US) runs until the Reply is
+ *    received (initiator) or sent (responder); waiting for the initiator's
+ *    first FPDU is not timed, because a client may legitimately take its
+ *    time before its first message (RFC 6581 §4.3).
+ *  - Octets behind the Request before our Reply, or behind the Reply in the
+ *    same chunk, are a protocol error (error 4, close), as siw does.
+ *  - A Rev 1 peer, or S=0, gets no RFC 6581 negotiation: IRD/ORD are the
+ *    local capabilities (INTEROP-NOTES: pick sensible values for Rev 1).
+ *  - A responder whose RFC 6581 negotiation fails (6, 7) answers with a
+ *    Reject carrying its requirements, then leaves MPA; an initiator whose
+ *    negotiation fails enters Full Operation only to send the Terminate.
+ *  - With CRC off the CRC field is sent as zero and ignored on receive.
+ *
  * Thread safety: a connection is used by one thread at a time (the lcore
  * that owns the TCP connection); different connections are independent.
  */
