@@ -132,10 +132,58 @@ main(int argc, char **argv)
 		CHECK(qa.qp_state == IBV_QPS_RTS);
 	}
 
-	/* disconnect: DISCONNECTED on both sides */
-	CHECK(rdma_disconnect(cid) == 0);
-	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED));
-	rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_DISCONNECTED));
+	/* receives outstanding at disconnect complete with WR_FLUSH_ERR via the channel */
+	{
+		struct ibv_recv_wr rw[2], *bad = NULL;
+		struct ibv_sge sge[2];
+		struct ibv_wc wc[4];
+		struct ibv_cq *ecq;
+		struct ibv_mr *mr;
+		struct pollfd p;
+		void *ectx;
+		char *buf = malloc(8192);
+		int i, n;
+
+		CHECK(buf != NULL);
+		mr = ibv_reg_mr(pid->pd != NULL ? pid->pd : pid->qp->pd, buf, 8192,
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		CHECK(mr != NULL && mr->lkey != 0);
+		memset(rw, 0, sizeof(rw));
+		for (i = 0; i < 2; i++) {
+			sge[i].addr = (uintptr_t)buf + 4096 * (unsigned int)i;
+			sge[i].length = 4096;
+			sge[i].lkey = mr->lkey;
+			rw[i].wr_id = 0x100 + (uint64_t)i;
+			rw[i].sg_list = &sge[i];
+			rw[i].num_sge = 1;
+			rw[i].next = i == 0 ? &rw[1] : NULL;
+		}
+		CHECK(ibv_post_recv(pid->qp, rw, &bad) == 0);
+		CHECK(ibv_poll_cq(pid->recv_cq, 4, wc) == 0);
+		CHECK(ibv_req_notify_cq(pid->recv_cq, 0) == 0);
+
+		/* disconnect: DISCONNECTED on both sides */
+		CHECK(rdma_disconnect(cid) == 0);
+		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED));
+		rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_DISCONNECTED));
+
+		p.fd = pid->recv_cq_channel->fd;
+		p.events = POLLIN;
+		CHECK(poll(&p, 1, 5000) == 1);
+		CHECK(ibv_get_cq_event(pid->recv_cq_channel, &ecq, &ectx) == 0);
+		CHECK(ecq == pid->recv_cq && ectx == pid);
+		ibv_ack_cq_events(ecq, 1);
+		n = ibv_poll_cq(pid->recv_cq, 4, wc);
+		CHECK(n == 2);
+		for (i = 0; i < 2; i++) {
+			CHECK(wc[i].status == IBV_WC_WR_FLUSH_ERR);
+			CHECK(wc[i].opcode == IBV_WC_RECV);
+			CHECK(wc[i].wr_id == 0x100 + (uint64_t)i);
+			CHECK(wc[i].qp_num == pid->qp->qp_num);
+		}
+		CHECK(ibv_dereg_mr(mr) == 0);
+		free(buf);
+	}
 	rdma_destroy_qp(pid);
 	rdma_destroy_qp(cid);
 	CHECK(rdma_destroy_id(pid) == 0);
