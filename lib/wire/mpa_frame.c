@@ -116,7 +116,7 @@ wn_mpa_frame_decode(const uint8_t *buf, size_t len, const struct wn_mpa_frame_ru
 	if (len < WN_MPA_FRAME_HDR_LEN)
 		return WN_MPA_FRAME_NEED_MORE;
 	pd_len = (unsigned int)buf[18] << 8 | buf[19];
-	pd_max = rules->pd_max < WN_MPA_PD_MAX ? rules->pd_max : WN_MPA_PD_MAX;
+	pd_max = rules->pd_max != 0 && rules->pd_max < WN_MPA_PD_MAX ? rules->pd_max : WN_MPA_PD_MAX;
 	if (pd_len > pd_max)
 		return WN_MPA_FRAME_PD_TOO_LONG;
 	/* RFC 6581 §6: S is only meaningful from Rev 2; for Rev < 2 it is a Res bit. */

@@ -158,7 +158,7 @@ struct wn_mpa_frame {
 struct wn_mpa_frame_rules {
 	uint8_t rev_mask; /**< accepted revisions, bit n = Rev n (n <= 2) */
 	bool enhanced;    /**< RFC 6581 implemented (else S=1 at Rev >= 2 is malformed) */
-	uint16_t pd_max;  /**< largest PD_Length accepted (<= 512; siw uses 256) */
+	uint16_t pd_max;  /**< largest PD_Length accepted (0 or above 512: 512; siw uses 256) */
 };
 
 /** Default rules: Rev 1 and 2, RFC 6581 on, 512 octets of Private Data. */

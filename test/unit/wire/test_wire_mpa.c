@@ -218,6 +218,9 @@ test_decoder_rejects(void **state)
 	struct wn_mpa_frame_rules r256 = {.rev_mask = 6, .enhanced = true, .pd_max = 256};
 	n = mk(buf, false, 0, 1, 257, big, 257);
 	assert_int_equal(decode_exact(buf, n, &r256, &f, NULL), WN_MPA_FRAME_PD_TOO_LONG);
+	/* pd_max 0 means the RFC limit */
+	r256.pd_max = 0;
+	assert_int_equal(decode_exact(buf, n, &r256, &f, NULL), WN_MPA_FRAME_OK);
 
 	/* S=1 needs PD_Length >= 4 */
 	n = mk(buf, false, 0x10, 2, 3, enh, 3);
