@@ -40,6 +40,7 @@ struct wn_id {
 	uint32_t handle;
 	struct wn_ec *ec;
 	bool sync;        /* created without a channel: operations wait for their event */
+	bool own_ec;      /* the channel was created for this id (destroyed with it) */
 	bool own_cqs;     /* CQs created by rdma_create_qp */
 	bool has_qp_attr; /* rdma_create_ep on a passive id: QP template for get_request */
 	struct ibv_qp_init_attr qp_attr;
@@ -321,11 +322,12 @@ rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **out, void *con
 			return -1;
 		}
 		id->sync = true;
+		id->own_ec = true;
 	}
 	id->ec = (struct wn_ec *)ch;
 	ret = wn_client_cm_create_id(cm_cl(), id->ec->wch, (uintptr_t)id, &id->handle);
 	if (ret != 0) {
-		if (id->sync)
+		if (id->own_ec)
 			rdma_destroy_event_channel(ch);
 		free(id);
 		return fail(ret);
@@ -348,7 +350,8 @@ rdma_destroy_id(struct rdma_cm_id *cid)
 
 	wn_client_cm_destroy_id(cm_cl(), id->handle);
 	id_unlink(id);
-	if (id->sync)
+	/* ids of incoming connections share their listener's private channel */
+	if (id->own_ec)
 		rdma_destroy_event_channel(&id->ec->ch);
 	free(id);
 	return 0;

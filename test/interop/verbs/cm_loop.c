@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,18 @@ expect(struct rdma_event_channel *ch, enum rdma_cm_event_type t)
 			rdma_event_str(t));
 	CHECK(ev->event == t);
 	return ev;
+}
+
+/* rdma_server's half of a synchronous endpoint connection */
+static void *
+ep_server(void *arg)
+{
+	struct rdma_cm_id *listen = arg, *id = NULL;
+
+	if (rdma_get_request(listen, &id) != 0 || id->qp == NULL || id->recv_cq == NULL ||
+	    rdma_accept(id, NULL) != 0)
+		return NULL;
+	return id;
 }
 
 static struct ibv_qp *
@@ -222,8 +235,28 @@ main(int argc, char **argv)
 		a.cap.max_send_wr = a.cap.max_recv_wr = 1;
 		a.cap.max_send_sge = a.cap.max_recv_sge = 1;
 		a.qp_type = IBV_QPT_RC;
+		struct rdma_addrinfo *cres;
+		struct rdma_cm_id *aid, *sid;
+		pthread_t th;
+		void *ret;
+
 		CHECK(rdma_create_ep(&lid, res, NULL, &a) == 0);
 		CHECK(rdma_listen(lid, 1) == 0);
+		CHECK(pthread_create(&th, NULL, ep_server, lid) == 0);
+		hints.ai_flags = 0;
+		CHECK(rdma_getaddrinfo(ip, "7471", &hints, &cres) == 0);
+		CHECK(cres->ai_dst_addr != NULL);
+		/* synchronous: resolve, create the QP (with CQs + channels), connect and wait */
+		CHECK(rdma_create_ep(&aid, cres, NULL, &a) == 0);
+		CHECK(aid->qp != NULL && aid->send_cq_channel != NULL && aid->pd != NULL);
+		CHECK(rdma_connect(aid, NULL) == 0);
+		CHECK(pthread_join(th, &ret) == 0);
+		sid = ret;
+		CHECK(sid != NULL && sid->qp->state == IBV_QPS_RTS && aid->qp->state == IBV_QPS_RTS);
+		CHECK(rdma_disconnect(aid) == 0);
+		rdma_destroy_ep(aid);
+		rdma_destroy_ep(sid);
+		rdma_freeaddrinfo(cres);
 	}
 	rdma_freeaddrinfo(res);
 	rdma_destroy_ep(lid);
