@@ -19,6 +19,7 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_log.h>
+#include <rte_telemetry.h>
 
 #include "ctl.h"
 
@@ -29,6 +30,32 @@ struct params {
 };
 
 static volatile sig_atomic_t quit;
+static struct wn_ctl_server *ctl_srv;
+
+/* rte_telemetry "/warpnic/ctl": control thread object counts (dpdk-telemetry.py). */
+static int
+tel_ctl(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct wn_ctl_server_stats st;
+
+	(void)cmd;
+	(void)params;
+	if (ctl_srv == NULL)
+		return -ENODEV;
+	wn_ctl_server_stats(ctl_srv, &st);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "clients", st.clients);
+	rte_tel_data_add_dict_u64(d, "pds", st.pds);
+	rte_tel_data_add_dict_u64(d, "mrs", st.mrs);
+	rte_tel_data_add_dict_u64(d, "cqs", st.cqs);
+	rte_tel_data_add_dict_u64(d, "srqs", st.srqs);
+	rte_tel_data_add_dict_u64(d, "qps", st.qps);
+	rte_tel_data_add_dict_u64(d, "cm_channels", st.channels);
+	rte_tel_data_add_dict_u64(d, "cm_ids", st.cm_ids);
+	rte_tel_data_add_dict_u64(d, "requests", st.requests);
+	rte_tel_data_add_dict_u64(d, "bad_requests", st.bad_requests);
+	return 0;
+}
 
 static void
 on_signal(int sig)
@@ -157,6 +184,9 @@ main(int argc, char **argv)
 		wn_ctl_server_destroy(srv);
 		goto out;
 	}
+	ctl_srv = srv;
+	rte_telemetry_register_cmd("/warpnic/ctl", tel_ctl,
+				   "Control thread object counts. Takes no parameters");
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -164,6 +194,7 @@ main(int argc, char **argv)
 		p.dev_name, p.ctl_path);
 	while (!quit)
 		pause();
+	ctl_srv = NULL;
 	wn_ctl_server_destroy(srv);
 	rte_eal_cleanup();
 	return 0;
