@@ -260,6 +260,13 @@ sq_start(struct wn_rnic_qp *qp)
 		st = precheck(qp, WN_MEM_ACCESS_LOCAL_READ, &total);
 		break;
 	}
+	/* a remote range that wraps 2^64 would be a TO wrap at the peer (RFC 5041 §7.1,
+	 * RFC 5040 §7.2): refuse the WQE here instead of sending an invalid message */
+	if (st == 0 && total != 0 &&
+	    (w->opcode == WN_QUEUE_WR_RDMA_WRITE || w->opcode == WN_QUEUE_WR_RDMA_WRITE_WITH_IMM ||
+	     w->opcode == WN_QUEUE_WR_RDMA_READ) &&
+	    total - 1 > UINT64_MAX - w->u.rdma.remote_addr)
+		st = WN_QUEUE_WC_LOC_QP_OP_ERR;
 	if (st != 0) {
 		local_error(qp, idx, (uint8_t)st);
 		return 2;

@@ -1007,6 +1007,30 @@ test_srq(void **state)
 	free(m);
 }
 
+/* A client WQE whose remote range wraps 2^64 is refused locally, nothing goes out. */
+static void
+test_write_remote_wrap_refused(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW);
+	struct wn_queue_swqe *w = h_swqe(&p->a);
+	struct wn_queue_cqe e;
+
+	w->wr_id = 42;
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->u.rdma.remote_addr = UINT64_MAX - 5;
+	w->u.rdma.rkey = 0x100;
+	h_sge(w, h_va(0), 100, la);
+	h_post_send(&p->a);
+	wn_rnic_tx_poll(p->a.qp, 8);
+	assert_true(h_poll(&p->a.scq_c, &e));
+	assert_int_equal(e.wr_id, 42);
+	assert_int_equal(e.status, WN_QUEUE_WC_LOC_QP_OP_ERR);
+	/* only the Terminate (local catastrophic) left A */
+	assert_int_equal(p->a.n_out, 1);
+	assert_int_equal(p->a.n_term_sent, 1);
+}
+
 int
 main(void)
 {
@@ -1036,6 +1060,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rtr, setup_rtr, teardown),
 		cmocka_unit_test_setup_teardown(test_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_srq, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_remote_wrap_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_read_req_sink_wrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_unexpected_read_resp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_send_bad_msn, setup, teardown),
