@@ -419,6 +419,75 @@ test_rcu_grace_period(void **state)
 	free(r.qs);
 }
 
+/* ---- seqlock: a lookup racing fast-register/invalidate never sees a torn region ---- */
+
+#define TORN_ITERS 200000
+
+struct torn_fx {
+	struct wn_mem_table *t;
+	uint32_t pd, fr;
+	atomic_int stop;
+	unsigned long ok, torn;
+};
+
+/* Two registrations of the same FRMR with different keys, TOs and offsets. */
+static const struct {
+	uint8_t key;
+	uint64_t iova, off, len;
+} torn_reg[2] = { { 0x10, 0x100000, 0, 1024 }, { 0x20, 0x900000, 2048, 512 } };
+
+static void *
+torn_writer(void *arg)
+{
+	struct torn_fx *f = arg;
+
+	for (int i = 0; i < TORN_ITERS; i++) {
+		int k = i & 1;
+		uint32_t s = wn_mem_stag(wn_mem_stag_index(f->fr), torn_reg[k].key);
+
+		if (wn_mem_fast_reg(f->t, s, f->pd, torn_reg[k].iova, torn_reg[k].len,
+				    torn_reg[k].off, RW) != WN_MEM_OK ||
+		    wn_mem_invalidate(f->t, s, f->pd, 1, false) != WN_MEM_OK)
+			f->torn++;
+	}
+	atomic_store(&f->stop, 1);
+	return NULL;
+}
+
+static void
+test_seqlock_no_torn_reads(void **state)
+{
+	static uint8_t backing[4096];
+	struct torn_fx f = { 0 };
+	pthread_t th;
+
+	(void)state;
+	f.t = wn_mem_table_create(8, NULL);
+	f.pd = (uint32_t)wn_mem_pd_alloc(f.t);
+	assert_int_equal(wn_mem_frmr_alloc(f.t, f.pd, backing, sizeof(backing), 0, &f.fr), 0);
+	assert_int_equal(pthread_create(&th, NULL, torn_writer, &f), 0);
+	while (!atomic_load(&f.stop)) {
+		for (int k = 0; k < 2; k++) {
+			uint32_t s = wn_mem_stag(wn_mem_stag_index(f.fr), torn_reg[k].key);
+			uint64_t to = torn_reg[k].iova + 100;
+			uint8_t *h = NULL;
+
+			/* success must come with the host address of this very registration */
+			if (wn_mem_check(f.t, s, to, 8, WN_MEM_ACCESS_REMOTE_WRITE, f.pd, 1, &h) ==
+			    WN_MEM_OK) {
+				if (h != backing + torn_reg[k].off + 100)
+					f.torn++;
+				f.ok++;
+			}
+		}
+	}
+	pthread_join(th, NULL);
+	print_message("seqlock: %lu successful lookups during %d re-registrations\n", f.ok,
+		      TORN_ITERS);
+	assert_int_equal(f.torn, 0);
+	wn_mem_table_free(f.t);
+}
+
 int
 main(void)
 {
@@ -433,6 +502,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_fast_register_and_invalidate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_windows, setup, teardown),
 		cmocka_unit_test(test_rcu_grace_period),
+		cmocka_unit_test(test_seqlock_no_torn_reads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
