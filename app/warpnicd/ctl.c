@@ -1875,7 +1875,8 @@ wn_ctl_server_create(const struct wn_ctl_server_conf *conf)
 	srv->dp_efd = -1;
 	srv->next_port = EPHEMERAL_LO;
 	pthread_mutex_init(&srv->lock, NULL);
-	srv->mem = wn_mem_table_create(MEM_ENTRIES, conf->mem_qs);
+	srv->mem = wn_mem_table_create(conf->mem_entries != 0 ? conf->mem_entries : MEM_ENTRIES,
+				       conf->mem_qs);
 	if (srv->mem == NULL)
 		goto err;
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -44,6 +44,7 @@ struct wn_ctl_server_conf {
 	uint32_t n_addrs;
 	struct wn_ctl_addr addrs[WN_CTL_SERVER_MAX_ADDRS]; /**< port addresses (port field 0) */
 	struct rte_rcu_qsbr *mem_qs; /**< QSBR the dataplane lcores report to (NULL: none) */
+	uint32_t mem_entries; /**< lib/mem table size (STag index space); 0: 65536 */
 };
 
 /** Object counts, for tests and telemetry. */
