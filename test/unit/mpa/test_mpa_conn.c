@@ -836,8 +836,13 @@ load_flows(const char *name, struct flow *flows, unsigned int max)
 	char path[512];
 	unsigned int nf = 0;
 
-	snprintf(path, sizeof(path), "%s/../shared/captures/siw/%s", src_root, name);
+	/* the copy in the repository, else the shared folder next to it */
+	snprintf(path, sizeof(path), "%s/test/data/siw/%s", src_root, name);
 	FILE *fp = fopen(path, "rb");
+	if (fp == NULL) {
+		snprintf(path, sizeof(path), "%s/../shared/captures/siw/%s", src_root, name);
+		fp = fopen(path, "rb");
+	}
 	if (fp == NULL)
 		return 0;
 	size_t len = fread(file, 1, sizeof(file), fp);
