@@ -273,7 +273,10 @@ tcp_timer_update(struct wn_tcp_conn *c)
 		c->deadline = 0;
 		return;
 	}
-	tick = d / TCP_TICK_US;
+	/* Round up: the slot is visited once now >= its tick, so the deadline has passed
+	 * then; rounding down would leave a deadline inside the current tick for a whole
+	 * wheel rotation. */
+	tick = (d + TCP_TICK_US - 1) / TCP_TICK_US;
 	if (tick < ctx->wheel_tick)
 		tick = ctx->wheel_tick;
 	slot = (uint32_t)(tick % TCP_WHEEL_SLOTS);
