@@ -804,37 +804,63 @@ conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	fin_input(c);
 }
 
+/* Segments parsed and looked up together (rte_hash bulk lookup) per chunk. */
+#define RX_CHUNK 32
+
+static uint16_t
+rx_one(struct wn_tcp_ctx *ctx, struct tcp_seg *s, struct wn_tcp_conn *c)
+{
+	struct tcp_key k;
+	struct wn_tcp_listener *l;
+
+	/* A miss (or a connection closed earlier in this burst) is looked up again: the
+	 * burst itself may have created or removed the connection. */
+	if (c == NULL || (c->flags & CF_DEAD)) {
+		tcp_key_make(&k, &s->dst, &s->src);
+		if (rte_hash_lookup_data(ctx->hash, &k, (void **)&c) < 0)
+			c = NULL;
+	}
+	if (c != NULL) {
+		conn_input(c, s);
+		return 1;
+	}
+	l = tcp_listener_find(ctx, &s->dst);
+	if (l != NULL)
+		return (uint16_t)listen_input(ctx, l, s);
+	ctx->st.rx_drop_noconn++;
+	tcp_send_rst_for(ctx, s);
+	return 0;
+}
+
 uint16_t
 wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
+	struct tcp_seg segs[RX_CHUNK];
+	struct tcp_key keys[RX_CHUNK];
+	const void *kp[RX_CHUNK];
+	void *data[RX_CHUNK];
 	uint16_t ok = 0;
-	struct tcp_seg s;
 
 	if (now > ctx->now)
 		ctx->now = now;
-	for (uint16_t i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		struct wn_tcp_conn *c = NULL;
-		struct tcp_key k;
+	for (uint16_t base = 0; base < n; base += RX_CHUNK) {
+		uint16_t cnt = (uint16_t)RTE_MIN(n - base, RX_CHUNK), nk = 0;
+		uint64_t hits = 0;
 
-		ctx->st.rx_segs++;
-		if (tcp_parse(ctx, m, &s) == 0) {
-			tcp_key_make(&k, &s.dst, &s.src);
-			if (rte_hash_lookup_data(ctx->hash, &k, (void **)&c) >= 0) {
-				conn_input(c, &s);
-				ok++;
-			} else {
-				struct wn_tcp_listener *l = tcp_listener_find(ctx, &s.dst);
-
-				if (l != NULL) {
-					ok += listen_input(ctx, l, &s);
-				} else {
-					ctx->st.rx_drop_noconn++;
-					tcp_send_rst_for(ctx, &s);
-				}
-			}
+		for (uint16_t j = 0; j < cnt; j++) {
+			ctx->st.rx_segs++;
+			if (tcp_parse(ctx, pkts[base + j], &segs[nk]) != 0)
+				continue;
+			tcp_key_make(&keys[nk], &segs[nk].dst, &segs[nk].src);
+			kp[nk] = &keys[nk];
+			nk++;
 		}
-		rte_pktmbuf_free(m);
+		if (nk > 0)
+			rte_hash_lookup_bulk_data(ctx->hash, kp, nk, &hits, data);
+		for (uint16_t k = 0; k < nk; k++)
+			ok += rx_one(ctx, &segs[k],
+				     (hits & (1ull << k)) ? (struct wn_tcp_conn *)data[k] : NULL);
+		rte_pktmbuf_free_bulk(&pkts[base], cnt);
 	}
 	return ok;
 }
