@@ -1696,6 +1696,12 @@ wn_ctl_server_adopt(struct wn_ctl_server *srv, int fd)
 
 	if (srv->nclients >= MAX_CLIENTS)
 		return -EMFILE;
+	/*
+	 * Non-blocking: a client that stops reading its responses must not stall the control
+	 * thread; its replies are dropped instead (wn_ctl_send() returns -EAGAIN).
+	 */
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0)
+		return -errno;
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return -ENOMEM;

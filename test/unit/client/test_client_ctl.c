@@ -663,6 +663,43 @@ test_bad_requests(void **state)
 	assert_true(st.bad_requests >= st0.bad_requests + 2);
 }
 
+/* A client that sends requests but never reads the answers cannot stall the server. */
+static void
+test_flooding_client(void **state)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct wn_ctl_server_stats st;
+	struct wn_ctl_device_attr dev;
+	struct wn_ctl_hdr m;
+	struct wn_client *c;
+	int fd, i, sent = 0;
+
+	(void)state;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	for (i = 0; i < 20000; i++) {
+		wn_ctl_hdr_init(&m, WN_CTL_QUERY_DEVICE, (uint32_t)i, 0);
+		if (send(fd, &m, sizeof(m), MSG_NOSIGNAL) < 0)
+			break;
+		sent++;
+	}
+	assert_true(sent > 100);
+	/* the server answers everyone else meanwhile */
+	c = wn_client_open(sock_path);
+	assert_non_null(c);
+	assert_int_equal(wn_client_query_device(c, &dev), 0);
+	wn_client_close(c);
+	close(fd);
+	for (i = 0; i < 500; i++) {
+		wn_ctl_server_stats(srv, &st);
+		if (st.clients == 0)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st.clients, 0);
+}
+
 static void
 test_killed_client_reclaimed(void **state)
 {
@@ -753,6 +790,7 @@ main(void)
 		cmocka_unit_test(test_flush_on_error),
 		cmocka_unit_test(test_cm_local),
 		cmocka_unit_test(test_bad_requests),
+		cmocka_unit_test(test_flooding_client),
 		cmocka_unit_test(test_killed_client_reclaimed),
 	};
 
