@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -722,6 +723,9 @@ test_killed_client_reclaimed(void **state)
 	assert_true(child >= 0);
 	if (child == 0) {
 		struct wn_ctl_create_qp_req qr;
+
+		/* never outlive a failed parent (the child otherwise pauses forever) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		struct wn_client_cq *cq;
 		struct wn_client *c = wn_client_open(sock_path);
 		uint32_t pd, id;
