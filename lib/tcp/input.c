@@ -472,8 +472,10 @@ dup_ack(struct wn_tcp_conn *c)
 		tcp_mark_pending(c);
 		return;
 	}
-	if (c->dupacks < TCP_DUPTHRESH && !(c->sack_ok && sb_is_lost(c, c->snd.una)))
+	if (c->dupacks < TCP_DUPTHRESH && !(c->sack_ok && sb_is_lost(c, c->snd.una))) {
+		tcp_mark_pending(c); /* Limited Transmit (RFC 3042) may send */
 		return;
+	}
 	/* RFC 6582 §3.2 step 2: no new recovery for losses of the previous window. */
 	if (SEQ_LT(c->snd.una, c->recover) && c->recover != c->snd.iss)
 		return;
@@ -640,10 +642,14 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			ooo_pop_front(c);
 		}
 		set_ack_now(c); /* a hole was filled: ACK now (RFC 5681 §4.2) */
-	} else if (++c->rcv.unacked_segs >= 2 || c->nooo > 0 || (s->flags & TH_PSH)) {
-		/* At least every second full-sized segment (RFC 5681 §4.2), and at once at the
-		 * end of a sender's write (PSH): a delayed ACK there only makes the sender's
-		 * tail-loss probe fire. */
+	} else if (++c->rcv.unacked_segs >= 2 && len >= tcp_emss(c)) {
+		/* At least every second full-sized segment (RFC 5681 §4.2), sent right away
+		 * rather than once per receive burst: one lost ACK must not leave the sender
+		 * with a whole window unacknowledged. */
+		tcp_send_ack(c);
+	} else if (c->rcv.unacked_segs >= 2 || c->nooo > 0 || (s->flags & TH_PSH)) {
+		/* small segments, or the end of a sender's write (PSH): ACK before the burst
+		 * ends; a delayed ACK there only makes the sender's tail-loss probe fire */
 		set_ack_now(c);
 	} else if (c->t_delack == 0) {
 		c->t_delack = ctx->now + ctx->conf.delack_us;

@@ -496,7 +496,12 @@ tcp_output(struct wn_tcp_conn *c)
 				flight = sb_pipe(c);
 			swnd = SEQ_GT(c->snd.una + c->snd.wnd, c->snd.nxt) ?
 				c->snd.una + c->snd.wnd - c->snd.nxt : 0;
-			cwl = c->cwnd > flight ? c->cwnd - flight : 0;
+			cwl = c->cwnd;
+			/* RFC 3042 Limited Transmit: one new segment per each of the first two
+			 * duplicate ACKs, so that small windows still reach DupThresh. */
+			if (!c->in_recovery && c->dupacks > 0 && c->dupacks < TCP_DUPTHRESH)
+				cwl += c->dupacks * tcp_emss(c);
+			cwl = cwl > flight ? cwl - flight : 0;
 			allowed = RTE_MIN(swnd, cwl);
 			if (SEQ_LT(c->snd.nxt, end)) {
 				if (allowed == 0)
