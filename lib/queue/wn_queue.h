@@ -149,7 +149,7 @@ static_assert(sizeof(struct wn_queue_sge) == 16, "sge size");
 /** Send WQE opcodes: ibv_wr_opcode values, plus warpnic's fast-register. */
 enum wn_queue_wr_opcode {
 	WN_QUEUE_WR_RDMA_WRITE = 0,          /**< IBV_WR_RDMA_WRITE */
-	WN_QUEUE_WR_RDMA_WRITE_WITH_IMM = 1, /**< IBV_WR_RDMA_WRITE_WITH_IMM: Write + RFC 7306 Imm */
+	WN_QUEUE_WR_RDMA_WRITE_WITH_IMM = 1, /**< Write + RFC 7306 Immediate Data */
 	WN_QUEUE_WR_SEND = 2,                /**< IBV_WR_SEND */
 	WN_QUEUE_WR_SEND_WITH_IMM = 3,       /**< IBV_WR_SEND_WITH_IMM: not in iWARP, rejected */
 	WN_QUEUE_WR_RDMA_READ = 4,           /**< IBV_WR_RDMA_READ */
@@ -210,7 +210,7 @@ struct wn_queue_swqe {
 			uint32_t rsvd[7];
 		} local_inv;
 		struct {
-			uint64_t iova;     /**< first TO of the region (VA-based), 0 with ZERO_BASED */
+			uint64_t iova;     /**< first TO (VA-based); ignored if ZERO_BASED */
 			uint64_t length;   /**< octets */
 			uint64_t offset;   /**< octet offset into the MR's backing memory */
 			uint32_t stag;     /**< allocated MR index with the new 8-bit key */
@@ -306,13 +306,14 @@ struct wn_queue_ring {
 	uint32_t max_sge;
 	uint32_t max_inline;
 	uint32_t kind;
-	uint32_t head;   /**< this side's own index (prod for the producer, cons for the consumer) */
+	uint32_t head;   /**< this side's index: prod (producer) or cons (consumer) */
 	uint32_t peer;   /**< last value read of the other side's index */
 };
 
 /* ---------------------------------------------------------------------------------------- */
 /* Sizing and initialisation                                                                  */
 
+/** @return @p v rounded up to @p a (a power of two). Internal helper; any thread. */
 static inline uint32_t
 wn_queue__round_up(uint32_t v, uint32_t a)
 {
@@ -517,7 +518,7 @@ wn_queue_cons_attach(struct wn_queue_ring *r, void *mem, uint64_t len, enum wn_q
 	return rc;
 }
 
-/** Entry at free-running index @p idx. */
+/** @return the entry at free-running index @p idx. The view's owner thread. */
 static inline void *
 wn_queue_entry(const struct wn_queue_ring *r, uint32_t idx)
 {

@@ -142,7 +142,8 @@ rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_q
 		ev.type = WN_RNIC_EV_CQ_OVERFLOW;
 		rnic_event(qp, &ev);
 		if (qp->state != WN_RNIC_QPS_ERROR)
-			rnic_queue_term(qp, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0, NULL, 0);
+			rnic_queue_term(qp, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0, NULL,
+					0);
 		return -ENOSPC;
 	}
 	memcpy(wn_queue_prod_slot(cq, 0), e, sizeof(*e));

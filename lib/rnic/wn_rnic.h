@@ -121,7 +121,7 @@ struct wn_rnic_qp_conf {
 	struct wn_queue_ring *srq;
 	struct wn_queue_ring *scq;
 	struct wn_queue_ring *rcq;
-	uint32_t mulpdu;      /**< largest ULPDU (RFC 5044 §4.5); may change: wn_rnic_set_mulpdu() */
+	uint32_t mulpdu;      /**< largest ULPDU (RFC 5044 §4.5); see wn_rnic_set_mulpdu() */
 	uint32_t ord;         /**< outstanding Reads + Atomics we may issue (>= 1) */
 	uint32_t ird;         /**< inbound Reads + Atomics we accept at once (>= 1) */
 	bool sq_sig_all;      /**< every send WQE completes with a CQE */

@@ -300,7 +300,8 @@ test_memory_windows(void **state)
 				       RW | WN_MEM_ACCESS_MW_BIND, 1, &mr), 0);
 	assert_int_equal(wn_mem_mr_reg(f->t, f->pd, buf, 1024, 0x10000, RW, 1, &nobind), 0);
 	assert_int_equal(wn_mem_mr_reg(f->t, f->pd, buf, 1024, 0x10000,
-				       WN_MEM_ACCESS_REMOTE_READ | WN_MEM_ACCESS_MW_BIND, 1, &ro), 0);
+				       WN_MEM_ACCESS_REMOTE_READ | WN_MEM_ACCESS_MW_BIND, 1, &ro),
+			 0);
 	assert_int_equal(wn_mem_mw_alloc(f->t, f->pd, 1, 0x20, &mw1), 0);
 	assert_int_equal(wn_mem_mw_alloc(f->t, f->pd, 2, 0x30, &mw2), 0);
 	assert_int_equal(wn_mem_mw_alloc(f->t, f->pd, 3, 0x30, &mw2b), -EINVAL);

@@ -110,10 +110,12 @@ h_ring(enum wn_queue_kind kind, uint32_t depth, uint32_t sge, uint32_t inl,
 	if (posix_memalign(&m, 4096, size) != 0 || wn_queue_ring_init(m, kind, depth, sge, inl))
 		abort();
 	if (engine_consumes) {
-		if (wn_queue_cons_attach(eng, m, size, kind) || wn_queue_prod_attach(cli, m, size, kind))
+		if (wn_queue_cons_attach(eng, m, size, kind) ||
+		    wn_queue_prod_attach(cli, m, size, kind))
 			abort();
 	} else {
-		if (wn_queue_prod_attach(eng, m, size, kind) || wn_queue_cons_attach(cli, m, size, kind))
+		if (wn_queue_prod_attach(eng, m, size, kind) ||
+		    wn_queue_cons_attach(cli, m, size, kind))
 			abort();
 	}
 	return m;
