@@ -322,9 +322,13 @@ wn_rpcrdma_encode(const struct wn_rpcrdma_hdr *h, uint8_t *out, size_t cap)
 int
 wn_rpcrdma_error_build(uint8_t *out, size_t cap, uint32_t xid, uint32_t credits, uint32_t err)
 {
-	struct wn_rpcrdma_hdr h = {.xid = xid, .vers = WN_RPCRDMA_VERSION, .credits = credits,
-				   .proc = WN_RPCRDMA_ERROR, .err = err,
-				   .vers_low = WN_RPCRDMA_VERSION, .vers_high = WN_RPCRDMA_VERSION};
+	struct wn_rpcrdma_hdr h = {.xid = xid,
+				   .vers = WN_RPCRDMA_VERSION,
+				   .credits = credits,
+				   .proc = WN_RPCRDMA_ERROR,
+				   .err = err,
+				   .vers_low = WN_RPCRDMA_VERSION,
+				   .vers_high = WN_RPCRDMA_VERSION};
 
 	if (err != WN_RPCRDMA_ERR_VERS && err != WN_RPCRDMA_ERR_CHUNK)
 		return -EINVAL;

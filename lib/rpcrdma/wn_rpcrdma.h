@@ -29,11 +29,11 @@ extern "C" {
 
 /** Message types, rdma_proc (RFC 5666 §4.3). */
 enum wn_rpcrdma_proc {
-	WN_RPCRDMA_MSG = 0,    /**< RPC message follows the chunk lists */
-	WN_RPCRDMA_NOMSG = 1,  /**< RPC message moved by chunks only */
-	WN_RPCRDMA_MSGP = 2,   /**< padded: align, threshold, chunk lists, RPC message */
-	WN_RPCRDMA_DONE = 3,   /**< client: reply chunk consumed */
-	WN_RPCRDMA_ERROR = 4,  /**< transport error */
+	WN_RPCRDMA_MSG = 0,   /**< RPC message follows the chunk lists */
+	WN_RPCRDMA_NOMSG = 1, /**< RPC message moved by chunks only */
+	WN_RPCRDMA_MSGP = 2,  /**< padded: align, threshold, chunk lists, RPC message */
+	WN_RPCRDMA_DONE = 3,  /**< client: reply chunk consumed */
+	WN_RPCRDMA_ERROR = 4, /**< transport error */
 };
 
 /** RDMA_ERROR codes (RFC 5666 §4.3). */
@@ -43,9 +43,9 @@ enum wn_rpcrdma_errcode {
 };
 
 /** Decoder limits (a receiver sizes its buffers with these). */
-#define WN_RPCRDMA_MAX_READ_SEGS   16 /**< read list entries */
-#define WN_RPCRDMA_MAX_WRITE_CHUNKS 8 /**< write list entries */
-#define WN_RPCRDMA_MAX_CHUNK_SEGS  16 /**< segments of one write/reply chunk */
+#define WN_RPCRDMA_MAX_READ_SEGS    16 /**< read list entries */
+#define WN_RPCRDMA_MAX_WRITE_CHUNKS 8  /**< write list entries */
+#define WN_RPCRDMA_MAX_CHUNK_SEGS   16 /**< segments of one write/reply chunk */
 /** Words of the draft/RFC 5666 default error arm (rdma_extra). */
 #define WN_RPCRDMA_ERR_EXTRA_WORDS 8
 
@@ -90,7 +90,7 @@ struct wn_rpcrdma_hdr {
 	bool has_reply;
 	struct wn_rpcrdma_chunk reply;
 	/* RDMA_ERROR */
-	uint32_t err;       /**< enum wn_rpcrdma_errcode, or another code (extra words) */
+	uint32_t err;	    /**< enum wn_rpcrdma_errcode, or another code (extra words) */
 	uint32_t vers_low;  /**< ERR_VERS */
 	uint32_t vers_high; /**< ERR_VERS */
 	uint32_t extra[WN_RPCRDMA_ERR_EXTRA_WORDS]; /**< other codes (RFC 5666 default arm) */
@@ -101,12 +101,12 @@ struct wn_rpcrdma_hdr {
 /** Outcome of wn_rpcrdma_decode(). */
 enum wn_rpcrdma_status {
 	WN_RPCRDMA_OK = 0,
-	WN_RPCRDMA_SHORT,      /**< input ends inside the header */
-	WN_RPCRDMA_BAD_VERS,   /**< version not 1: answer ERR_VERS (RFC 5666 §4.2) */
-	WN_RPCRDMA_BAD_PROC,   /**< message type above RDMA_ERROR */
+	WN_RPCRDMA_SHORT,	/**< input ends inside the header */
+	WN_RPCRDMA_BAD_VERS,	/**< version not 1: answer ERR_VERS (RFC 5666 §4.2) */
+	WN_RPCRDMA_BAD_PROC,	/**< message type above RDMA_ERROR */
 	WN_RPCRDMA_BAD_DISCRIM, /**< optional-data discriminator not 0 or 1 */
-	WN_RPCRDMA_TOO_MANY,   /**< a list or array above the WN_RPCRDMA_MAX_* limits */
-	WN_RPCRDMA_TRAILING,   /**< octets after a NOMSG/DONE/ERROR header */
+	WN_RPCRDMA_TOO_MANY,	/**< a list or array above the WN_RPCRDMA_MAX_* limits */
+	WN_RPCRDMA_TRAILING,	/**< octets after a NOMSG/DONE/ERROR header */
 	WN_RPCRDMA_STATUS_COUNT,
 };
 
@@ -131,8 +131,7 @@ uint32_t wn_rpcrdma_status_errcode(enum wn_rpcrdma_status st);
  *   header length; for RDMA_MSG/RDMA_MSGP the RPC message is the rest.
  * Thread safety: pure, any thread.
  */
-enum wn_rpcrdma_status wn_rpcrdma_decode(const uint8_t *buf, size_t len,
-					 struct wn_rpcrdma_hdr *h);
+enum wn_rpcrdma_status wn_rpcrdma_decode(const uint8_t *buf, size_t len, struct wn_rpcrdma_hdr *h);
 
 /**
  * Encode @p h (version as given in @p h->vers).

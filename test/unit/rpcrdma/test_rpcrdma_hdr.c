@@ -30,15 +30,16 @@ words(uint8_t *out, const uint32_t *w, size_t n)
 
 /* A header written word by word from RFC 5666 §4.3 (independent of the encoder). */
 static const uint32_t chunked[] = {
-	0x11223344, 1, 32, 0,                                /* xid vers credits RDMA_MSG */
-	1, 0, 0xA1, 4096, 0x00000001, 0x00000000,            /* read: P 0, H, L, OO */
-	1, 0, 0xA2, 100, 0x00000001, 0x00001000,             /* read: P 0, next segment */
-	1, 136, 0xA3, 8192, 0xFFFFFFFF, 0xFFFF0000,          /* read: P 136 */
-	0,                                                   /* end of read list */
-	1, 2, 0xB1, 512, 0, 64, 0xB2, 512, 0, 1024,          /* write chunk of 2 segments */
-	1, 1, 0xB3, 32, 0x12345678, 0x9ABCDEF0,              /* write chunk of 1 */
-	0,                                                   /* end of write list */
-	1, 1, 0xC1, 1024, 0, 0x2000,                         /* reply chunk */
+	0x11223344, 1,	 32,   0,			     /* xid vers credits RDMA_MSG */
+	1,	    0,	 0xA1, 4096, 0x00000001, 0x00000000, /* read: P 0, H, L, OO */
+	1,	    0,	 0xA2, 100,  0x00000001, 0x00001000, /* read: P 0, next segment */
+	1,	    136, 0xA3, 8192, 0xFFFFFFFF, 0xFFFF0000, /* read: P 136 */
+	0,						     /* end of read list */
+	1,	    2,	 0xB1, 512,  0,		 64,
+	0xB2,	    512, 0,    1024,			     /* write chunk of 2 segments */
+	1,	    1,	 0xB3, 32,   0x12345678, 0x9ABCDEF0, /* write chunk of 1 */
+	0,						     /* end of write list */
+	1,	    1,	 0xC1, 1024, 0,		 0x2000,     /* reply chunk */
 };
 
 static void
@@ -293,7 +294,8 @@ test_rejections(void **state)
 
 	assert_int_equal(wn_rpcrdma_decode(NULL, 0, &h), WN_RPCRDMA_SHORT);
 	for (int s = 0; s < WN_RPCRDMA_STATUS_COUNT; s++)
-		assert_string_not_equal(wn_rpcrdma_status_str((enum wn_rpcrdma_status)s), "unknown");
+		assert_string_not_equal(wn_rpcrdma_status_str((enum wn_rpcrdma_status)s),
+					"unknown");
 	assert_int_equal(wn_rpcrdma_status_errcode(WN_RPCRDMA_OK), 0);
 }
 
@@ -306,7 +308,7 @@ test_error_build(void **state)
 
 	assert_int_equal(wn_rpcrdma_error_build(b, sizeof(b), 0x55, 3, WN_RPCRDMA_ERR_VERS), 28);
 	static const uint8_t vers[28] = {0, 0, 0, 0x55, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0,
-					 0, 4, 0, 0, 0,    1, 0, 0, 0, 1, 0, 0, 0, 1};
+					 0, 4, 0, 0,	0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
 	assert_memory_equal(b, vers, 28);
 	assert_int_equal(wn_rpcrdma_decode(b, 28, &h), WN_RPCRDMA_OK);
 	assert_int_equal(h.err, WN_RPCRDMA_ERR_VERS);
