@@ -115,6 +115,7 @@ struct obj {
 struct client {
 	struct client *next;
 	int fd;
+	pid_t pid;   /* SO_PEERCRED; 0 if unknown */
 	uint32_t id;
 	uint32_t nobjs;
 };
@@ -611,8 +612,15 @@ cm_bind_qp(struct wn_ctl_server *srv, struct obj *id, uint32_t qph)
 
 	if (qph == 0)
 		return 0;
-	qp = obj_get(srv, id->owner, qph, OBJ_QP);
-	if (qp == NULL || (qp->u.qp.cm_id != 0 && qp->u.qp.cm_id != id->handle))
+	/*
+	 * The QP may belong to another device context of the same process (an application
+	 * that opened the device itself and uses rdma_cm's id->verbs for nothing else).
+	 */
+	qp = obj_get(srv, NULL, qph, OBJ_QP);
+	if (qp == NULL || (qp->owner != id->owner &&
+			   (qp->owner->pid == 0 || qp->owner->pid != id->owner->pid)))
+		return -EINVAL;
+	if (qp->u.qp.cm_id != 0 && qp->u.qp.cm_id != id->handle)
 		return -EINVAL;
 	qp->u.qp.cm_id = id->handle;
 	id->u.id.qp = qph;
@@ -1707,6 +1715,13 @@ wn_ctl_server_adopt(struct wn_ctl_server *srv, int fd)
 		return -ENOMEM;
 	c->fd = fd;
 	c->id = ++srv->next_client_id;
+	{
+		struct ucred cr;
+		socklen_t l = sizeof(cr);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) == 0)
+			c->pid = cr.pid;
+	}
 	ev.data.ptr = c;
 	if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 		int err = errno;
