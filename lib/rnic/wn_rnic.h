@@ -147,6 +147,22 @@ void wn_rnic_qp_destroy(struct wn_rnic_qp *qp);
 enum wn_rnic_qp_state wn_rnic_qp_state(const struct wn_rnic_qp *qp);
 
 /**
+ * The verbs state (enum ibv_qp_state numbering) reported for an iWARP state, as RDMAC verbs
+ * map them: IDLE → INIT (1), RTS → RTS (3), CLOSING → SQD (4, draining), TERMINATE → SQE
+ * (5, send queue error), ERROR → ERR (6). Any thread.
+ */
+static inline uint32_t
+wn_rnic_qp_state_ibv(enum wn_rnic_qp_state s)
+{
+	static const uint8_t map[] = {
+		[WN_RNIC_QPS_IDLE] = 1, [WN_RNIC_QPS_RTS] = 3, [WN_RNIC_QPS_CLOSING] = 4,
+		[WN_RNIC_QPS_TERMINATE] = 5, [WN_RNIC_QPS_ERROR] = 6,
+	};
+
+	return (unsigned int)s < sizeof(map) ? map[s] : 6;
+}
+
+/**
  * Enter RDMA mode (IDLE → RTS), after MPA negotiation.
  * @return 0 or -EINVAL (not IDLE). Owning lcore.
  */

@@ -848,12 +848,17 @@ test_close(void **state)
 	w->opcode = WN_QUEUE_WR_SEND;
 	h_sge(w, h_va(0), 10, la);
 	h_post_send(&p->a);
+	assert_int_equal(wn_rnic_qp_state_ibv(wn_rnic_qp_state(p->a.qp)), 3);
 	assert_int_equal(wn_rnic_qp_close(p->a.qp), 0);
+	assert_int_equal(wn_rnic_qp_state_ibv(wn_rnic_qp_state(p->a.qp)), 4);
+	assert_int_equal(wn_rnic_qp_close(p->a.qp), -EINVAL);
 	assert_int_equal(wn_rnic_tx_poll(p->a.qp, 8), 0);
 	assert_true(wn_rnic_qp_idle(p->a.qp));
 	wn_rnic_qp_disconnect(p->a.qp);
 	assert_true(h_poll(&p->a.scq_c, &e));
 	assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+	assert_int_equal(wn_rnic_qp_state_ibv(wn_rnic_qp_state(p->a.qp)), 6);
+	assert_int_equal(wn_rnic_qp_start(p->a.qp), -EINVAL);
 }
 
 /* Inject one crafted ULPDU into B; @return B's Terminate cause via its event. */
