@@ -345,6 +345,7 @@ listen_input(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp
 	c->snd.una = c->snd.nxt = c->snd.max = c->snd.iss;
 	c->snd.wl2 = c->snd.iss;
 	c->recover = c->snd.iss;
+	c->high_rxt = c->snd.iss;
 	c->sbase = c->snd.iss + 1;
 	tcp_mark_pending(c); /* SYN-ACK on the next output */
 	return 1;
@@ -390,6 +391,7 @@ syn_sent_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	c->snd.wl1 = s->seq;
 	c->snd.wl2 = s->ack;
 	c->recover = c->snd.iss;
+	c->high_rxt = c->snd.iss;
 	if (ack_ok) {
 		c->snd.una = s->ack;
 		rtt_from_ack(c, s);
@@ -435,7 +437,13 @@ new_ack(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			c->in_recovery = false;
 			c->dupacks = 0;
 			ctx->conf.cc->on_recovery_end(c, ctx->now);
-		} else if (!c->sack_ok) {
+		} else if (c->sack_ok) {
+			/* Partial ACK: the new first hole is retransmitted at once unless that
+			 * already happened (RFC 6582 §3.2 step 5 applied to SACK recovery; with
+			 * a small window, RFC 6675 IsLost() would otherwise wait for an RTO). */
+			if (SEQ_LEQ(c->high_rxt, c->snd.una))
+				tcp_retransmit_una(c);
+		} else {
 			/* RFC 6582 §3.2 step 5: partial ACK, retransmit and deflate */
 			uint32_t smss = tcp_smss(c);
 
@@ -469,6 +477,11 @@ dup_ack(struct wn_tcp_conn *c)
 	if (c->in_recovery) {
 		if (!c->sack_ok)
 			c->cwnd += smss; /* RFC 6582 §3.2 step 4 (RFC 5681 §3.2 step 5) */
+		else if (SEQ_GT(c->high_rxt, c->snd.una) && c->nsb > 0 &&
+			 SEQ_GT(c->sb[c->nsb - 1].end, c->rxt_mark + TCP_DUPTHRESH * smss))
+			/* Lost retransmission: data sent after our retransmission of SND.UNA
+			 * is SACKed but SND.UNA is not: send it again (as RACK would). */
+			tcp_retransmit_una(c);
 		tcp_mark_pending(c);
 		return;
 	}

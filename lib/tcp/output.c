@@ -555,6 +555,7 @@ tcp_retransmit_una(struct wn_tcp_conn *c)
 	uint32_t end = c->sbase + c->slen, len;
 	bool fin;
 
+	c->rxt_mark = c->snd.max;
 	if (SEQ_LT(c->snd.una, end)) {
 		len = send_data(c, c->snd.una, tcp_emss(c), &fin);
 		if (len > 0 && c->in_recovery && c->sack_ok &&

@@ -160,6 +160,7 @@ struct wn_tcp_conn {
 	uint32_t dupacks;
 	uint32_t recover;           /* RFC 6582 "recover" */
 	uint32_t high_rxt;          /* RFC 6675 HighRxt */
+	uint32_t rxt_mark;          /* SND.MAX when SND.UNA was last retransmitted */
 	uint64_t cc_priv[WN_TCP_CC_PRIV_SIZE / 8];
 	bool in_recovery;
 
