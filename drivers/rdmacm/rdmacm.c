@@ -211,7 +211,9 @@ convert(struct wn_ec *ec, const struct wn_ctl_cm_event *e)
 	w->ev.status = e->status;
 	memcpy(w->pd, e->param.pd, e->param.pd_len);
 	w->ev.param.conn.private_data = e->param.pd_len ? w->pd : NULL;
-	w->ev.param.conn.private_data_len = (uint8_t)(e->param.pd_len > 255 ? 255 : e->param.pd_len);
+	/* rdma_conn_param carries at most 255 octets; iWARP allows up to 512 */
+	w->ev.param.conn.private_data_len =
+		(uint8_t)(e->param.pd_len > 255 ? 255 : e->param.pd_len);
 	w->ev.param.conn.responder_resources = (uint8_t)e->param.ird;
 	w->ev.param.conn.initiator_depth = (uint8_t)e->param.ord;
 	w->ev.param.conn.flow_control = (uint8_t)(e->param.flags & 1);

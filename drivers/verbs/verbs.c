@@ -57,8 +57,8 @@ probe_device(void)
 		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "uverbs_%.48s", d->dev.name);
 		snprintf(d->dev.dev_path, sizeof(d->dev.dev_path), "/dev/infiniband/uverbs_%.48s",
 			 d->dev.name);
-		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "/sys/class/infiniband/%.48s",
-			 d->dev.name);
+		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path),
+			 "/sys/class/infiniband/%.48s", d->dev.name);
 		d->guid = attr.node_guid;
 		snprintf(d->ctl_path, sizeof(d->ctl_path), "%s", ctl_path());
 		the_dev = d;
@@ -1042,7 +1042,8 @@ ibv_event_type_str(enum ibv_event_type e)
 		"communication established", "send queue drained", "path migrated",
 		"path migration request error", "local catastrophic error", "port active",
 		"port error", "LID change", "P_Key change", "SM change", "SRQ catastrophic error",
-		"SRQ limit reached", "last WQE reached", "client reregistration", "GID table change",
+		"SRQ limit reached", "last WQE reached", "client reregistration",
+		"GID table change",
 		"WQ fatal"};
 
 	return (unsigned int)e < sizeof(n) / sizeof(n[0]) ? n[e] : "unknown";
@@ -1053,7 +1054,8 @@ ibv_wc_status_str(enum ibv_wc_status st)
 {
 	static const char *const n[] = {
 		"success", "local length error", "local QP operation error",
-		"local EE context operation error", "local protection error", "Work Request Flushed Error",
+		"local EE context operation error", "local protection error",
+		"Work Request Flushed Error",
 		"memory management operation error", "bad response error", "local access error",
 		"remote invalid request error", "remote access error", "remote operation error",
 		"transport retry counter exceeded", "RNR retry counter exceeded",

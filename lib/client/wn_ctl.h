@@ -194,7 +194,8 @@ struct wn_ctl_reg_mr_req {
 	uint64_t addr;     /**< client virtual address of the first byte */
 	uint64_t length;   /**< > 0 */
 	uint64_t iova;     /**< address remote peers use (ibv_reg_mr_iova2) */
-	uint32_t n_pieces; /**< 1..WN_CTL_MR_PIECES; pieces cover the pages of [addr, addr+length) */
+	/** 1..WN_CTL_MR_PIECES; the pieces cover the pages of [addr, addr+length) in order */
+	uint32_t n_pieces;
 	uint32_t rsvd;
 	struct wn_ctl_mr_piece piece[WN_CTL_MR_PIECES];
 };
