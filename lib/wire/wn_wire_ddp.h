@@ -20,6 +20,7 @@
 #define WN_WIRE_DDP_H
 
 #include <assert.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -569,6 +570,19 @@ const char *wn_ddp_reason_str(enum wn_ddp_reason r);
  */
 int wn_ddp_parse(const uint8_t *u, size_t len, unsigned int flags, struct wn_ddp_seg *seg,
 		 struct wn_ddp_error *err);
+
+/**
+ * Call the receive handler of @p seg's opcode in the engine table @p tbl.
+ * @return the handler's value, or -ENOTSUP when the slot is empty.
+ * Thread safety: the lcore that owns @p ctx.
+ */
+static inline int
+wn_rdmap_rx_dispatch(const struct wn_rdmap_op *tbl, void *ctx, const struct wn_ddp_seg *seg)
+{
+	wn_rdmap_rx_fn fn = tbl[seg->h.opcode & WN_RDMAP_CTRL_OP_MASK].rx;
+
+	return fn == NULL ? -ENOTSUP : fn(ctx, seg);
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Builders

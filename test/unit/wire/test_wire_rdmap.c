@@ -91,8 +91,16 @@ test_opcode_table(void **state)
 	wn_rdmap_op_table_init(tbl);
 	assert_memory_equal(tbl, wn_rdmap_ops, sizeof(tbl));
 	tbl[WN_RDMAP_SEND].rx = rx_stub;
-	assert_int_equal(tbl[WN_RDMAP_SEND].rx(&ret, NULL), -7);
 	assert_null(wn_rdmap_ops[WN_RDMAP_SEND].rx);
+	/* dispatch by the parsed opcode */
+	uint8_t b[32];
+	struct wn_ddp_seg seg;
+	assert_int_equal(wn_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND, 0, 1, 0, true), 18);
+	assert_int_equal(wn_ddp_parse(b, 18, 0, &seg, NULL), 0);
+	assert_int_equal(wn_rdmap_rx_dispatch(tbl, &ret, &seg), -7);
+	assert_int_equal(wn_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND_SE, 0, 1, 0, true), 18);
+	assert_int_equal(wn_ddp_parse(b, 18, 0, &seg, NULL), 0);
+	assert_int_equal(wn_rdmap_rx_dispatch(tbl, &ret, &seg), -ENOTSUP);
 }
 
 static void
