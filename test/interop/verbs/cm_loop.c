@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -41,6 +42,40 @@ expect(struct rdma_event_channel *ch, enum rdma_cm_event_type t)
 			rdma_event_str(t));
 	CHECK(ev->event == t);
 	return ev;
+}
+
+static void *
+cq_waiter(void *arg)
+{
+	struct ibv_comp_channel *ch = arg;
+	struct ibv_cq *cq;
+	void *ctx;
+
+	ibv_get_cq_event(ch, &cq, &ctx); /* blocks: nothing will complete */
+	return NULL;
+}
+
+static void *
+cm_waiter(void *arg)
+{
+	struct rdma_cm_event *ev;
+
+	rdma_get_cm_event(arg, &ev); /* blocks: no event will come */
+	return NULL;
+}
+
+/* rping cancels its CQ and CM threads: both blocking calls must be cancellation points */
+static void
+check_cancel(void *(*fn)(void *), void *arg)
+{
+	pthread_t th;
+	void *ret;
+
+	CHECK(pthread_create(&th, NULL, fn, arg) == 0);
+	usleep(100000); /* let it block; cancellation works whether or not it got there */
+	CHECK(pthread_cancel(th) == 0);
+	CHECK(pthread_join(th, &ret) == 0);
+	CHECK(ret == PTHREAD_CANCELED);
 }
 
 /* rdma_server's half of a synchronous endpoint connection */
@@ -261,6 +296,19 @@ main(int argc, char **argv)
 	}
 	rdma_freeaddrinfo(res);
 	rdma_destroy_ep(lid);
+
+	{
+		struct ibv_device **l = ibv_get_device_list(NULL);
+		struct ibv_context *ctx = l != NULL && l[0] != NULL ? ibv_open_device(l[0]) : NULL;
+		struct ibv_comp_channel *cc = ctx != NULL ? ibv_create_comp_channel(ctx) : NULL;
+
+		CHECK(cc != NULL && cc->fd >= 0);
+		check_cancel(cq_waiter, cc);
+		check_cancel(cm_waiter, sch);
+		CHECK(ibv_destroy_comp_channel(cc) == 0);
+		CHECK(ibv_close_device(ctx) == 0);
+		ibv_free_device_list(l);
+	}
 
 	/* rsockets are not provided and say so */
 	CHECK(rsocket(AF_INET, SOCK_STREAM, 0) == -1 && errno == ENOSYS);
