@@ -269,7 +269,7 @@ enum wn_queue_wc_opcode {
 	WN_QUEUE_WC_FETCH_ADD = 4,
 	WN_QUEUE_WC_BIND_MW = 5,
 	WN_QUEUE_WC_LOCAL_INV = 6,
-	WN_QUEUE_WC_FAST_REG = 7,  /**< no ibv value; reported as IBV_WC_LOCAL_INV-like success */
+	WN_QUEUE_WC_FAST_REG = 32, /**< no ibv value (7 is IBV_WC_TSO) */
 	WN_QUEUE_WC_RECV = 128,
 	WN_QUEUE_WC_RECV_RDMA_WITH_IMM = 129,
 };
