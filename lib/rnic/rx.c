@@ -394,7 +394,6 @@ wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len)
 	struct rx_ctx x = { .qp = qp };
 	struct wn_ddp_seg seg;
 	struct wn_ddp_error err;
-	wn_rdmap_rx_fn fn;
 
 	/* RFC 5041 §7.1: after an error all later segments are dropped silently */
 	if ((qp->state != WN_RNIC_QPS_RTS && qp->state != WN_RNIC_QPS_CLOSING) ||
@@ -406,8 +405,7 @@ wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len)
 				err.hdr_valid ? ulpdu : NULL, len);
 		return -EPROTO;
 	}
-	fn = qp->ops[seg.h.opcode].rx;
-	if (fn == NULL || fn(&x, &seg) != 0) {
+	if (wn_rdmap_rx_dispatch(qp->ops, &x, &seg) != 0) {
 		if (!x.res.err)
 			x.res.cause = (struct wn_term_cause){ WN_TERM_LAYER_RDMAP,
 							      WN_TERM_RDMAP_REMOTE_OP,
