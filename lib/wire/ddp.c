@@ -181,7 +181,12 @@ wn_ddp_parse(const uint8_t *u, size_t len, unsigned int flags, struct wn_ddp_seg
 {
 	if (seg == NULL || (u == NULL && len != 0))
 		return -EINVAL;
-	memset(seg, 0, sizeof(*seg));
+	/* the opcode's union member is written whole by parse_rdmap(); skip it here */
+	memset(&seg->h, 0, sizeof(seg->h));
+	seg->dv = seg->rv = 0;
+	seg->hdr_len = 0;
+	seg->payload = NULL;
+	seg->payload_len = 0;
 	if (err != NULL)
 		memset(err, 0, sizeof(*err));
 	if (len < 1)

@@ -499,6 +499,7 @@ struct wn_ddp_seg {
 	uint16_t hdr_len;	/**< DDP + RDMAP header octets */
 	const uint8_t *payload; /**< ULP payload (points into the input) */
 	uint32_t payload_len;	/**< ULP payload octets */
+	/** the opcode's RDMAP header; only the member of the parsed opcode is written */
 	union {
 		struct wn_rdmap_read_req rreq;	   /**< opcode 0x1 */
 		struct wn_rdmap_term term;	   /**< opcode 0x7 */
