@@ -547,17 +547,18 @@ const char *wn_ddp_reason_str(enum wn_ddp_reason r);
  * Strict parse of one whole ULPDU (the DDP segment MPA delivered).
  *
  * Checks, in this order, everything decidable from the segment alone: DDP
- * version (RFC 5041 §7.2: tagged 1/1/0x04, untagged 1/2/0x06), header length,
- * RDMAP version (RFC 5040 §7.2: 0/2/0x05), opcode assigned and enabled and in
- * its buffer model (0/2/0x06), untagged QN of the opcode (1/2/0x01),
- * single-segment opcodes with L=1 (else 1/2/0x05) and MO=0 (else 1/2/0x04),
- * the opcode's exact header length (short: 0/2/0xFF, long: 1/2/0x05), MO +
- * payload < 2^32 (1/2/0x05), tagged TO + payload no wrap (1/1/0x03, not for
- * zero-length segments, RFC 5041 §5.2), Read Request source TO + size no wrap
- * when size != 0 (RFC 5040 §7.2: 0/1/0x04), Immediate Data exactly 8 octets
- * (RFC 7306 §6.3), Atomic Request AOpCode 0 or 2 (0/2/0x06) and TO 64-bit
- * aligned (RFC 7306 §8.2: 0/2/0x07). A Terminate (opcode 0x7) is accepted when
- * it has 4..52 header octets; its strict verdict is in @p seg->u.term.status.
+ * version (RFC 5041 §7.2: tagged 1/1/0x04, untagged 1/2/0x06), DDP header
+ * complete (else 0/2/0xFF), RDMAP version (RFC 5040 §7.2: 0/2/0x05), opcode
+ * assigned and enabled and in its buffer model (0/2/0x06); tagged: the last
+ * payload octet's TO does not wrap (1/1/0x03; not for zero-length segments,
+ * RFC 5041 §5.2); untagged: QN of the opcode (1/2/0x01), single-segment
+ * opcodes with L=1 (else 1/2/0x05) and MO=0 (else 1/2/0x04), MO + payload
+ * < 2^32 (1/2/0x05), the opcode's exact header length (short: 0/2/0xFF, long:
+ * 1/2/0x05; Immediate Data exactly 8 octets, RFC 7306 §6.3), Read Request
+ * source TO + size - 1 no wrap when size != 0 (RFC 5040 §7.2: 0/1/0x04),
+ * Atomic Request AOpCode 0 or 2 (0/2/0x06) and TO 64-bit aligned (RFC 7306
+ * §8.2: 0/2/0x07). A Terminate (opcode 0x7) is accepted when it has 4..52
+ * header octets; its strict verdict is in @p seg->u.term.status.
  * Reserved bits are ignored. Never reads beyond @p len.
  *
  * @param u the ULPDU
