@@ -309,6 +309,7 @@ main(int argc, char **argv)
 		}
 	}
 	memset(&app, 0, sizeof(app));
+	app.magic = TCPAPP_MAGIC_APP;
 	argc = wn_impair_argv_extract(argc, argv);
 	if (argc < 0)
 		rte_exit(2, "too many --vdev net_wn_impair\n");

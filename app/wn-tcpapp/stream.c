@@ -90,6 +90,7 @@ tcpapp_conn_new(struct tcpapp *app, struct wn_tcp_conn *c)
 	if (i == app->nb_slots)
 		return NULL;
 	memset(ac, 0, sizeof(*ac));
+	ac->magic = TCPAPP_MAGIC_CONN;
 	ac->sha = EVP_MD_CTX_new();
 	if (ac->sha == NULL || EVP_DigestInit_ex(ac->sha, EVP_sha256(), NULL) != 1) {
 		EVP_MD_CTX_free(ac->sha);
@@ -220,8 +221,8 @@ tcpapp_server_closed(struct wn_tcp_conn *c, void *arg, enum wn_tcp_close_reason 
 	struct tcpapp *app;
 
 	(void)c;
-	if (ac == NULL || ac->app == NULL)
-		return; /* refused before it had a slot */
+	if (ac == NULL || ac->magic != TCPAPP_MAGIC_CONN)
+		return; /* never established: the argument is still the listener's */
 	app = ac->app;
 	if (!ac->done) {
 		app->nb_failed++;

@@ -74,8 +74,17 @@ struct tcpapp_params {
 	struct rte_ether_addr peer_mac; /* rawtx destination */
 };
 
+/*
+ * First member of struct tcpapp and struct tcpapp_conn: a closed event may carry the
+ * listener's argument (the application) for a connection that never reached
+ * ESTABLISHED, so callbacks check what their argument is.
+ */
+#define TCPAPP_MAGIC_APP 0x61707031u
+#define TCPAPP_MAGIC_CONN 0x636f6e6eu
+
 /** A TCP connection of the application. */
 struct tcpapp_conn {
+	uint32_t magic; /* TCPAPP_MAGIC_CONN */
 	struct wn_tcp_conn *c;
 	struct tcpapp *app;
 	uint32_t idx;
@@ -91,6 +100,7 @@ struct tcpapp_conn {
 };
 
 struct tcpapp {
+	uint32_t magic; /* TCPAPP_MAGIC_APP */
 	struct tcpapp_params p;
 	uint16_t port_id;
 	struct rte_ether_addr mac; /* the port's */

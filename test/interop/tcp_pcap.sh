@@ -48,6 +48,7 @@ caused = ["previous segment", "acked segment that wasn't captured", "retransmiss
 benign = ["window is full", "completely full", "zero window", "window update"]
 sec = None
 bad = []
+info = []
 for line in text.splitlines():
     m = re.match(r"\s*(Errors|Warns|Notes|Chats)\s*\(\d+\)", line)
     if m:
@@ -56,18 +57,20 @@ for line in text.splitlines():
     row = re.match(r"\s*(\d+)\s+(\S+)\s+(\S+)\s+(.*\S)", line)
     if not row or sec is None or row.group(1) == "Frequency":
         continue
-    proto, summary = row.group(3), row.group(4).lower()
+    group, proto, summary = row.group(2), row.group(3), row.group(4).lower()
     if proto not in ("TCP", "IPv4", "IPv6", "ETH", "Ethernet", "ARP", "ICMP", "Frame"):
         continue  # a payload dissector guessing at random data
-    if sec in ("Chats",):
+    if sec in ("Notes", "Chats"):
+        continue  # informational (a peer's retransmission is not an error)
+    item = "%s: %s/%s %s" % (sec, proto, group, summary)
+    if any(b in summary for b in benign) or (impaired and any(c in summary for c in caused)):
         continue
-    if any(b in summary for b in benign):
+    if sec == "Warns" and group != "Sequence":
+        info.append(item)  # not TCP analysis, e.g. a checksum written 0xffff for 0x0000
         continue
-    if impaired and any(c in summary for c in caused):
-        continue
-    if sec == "Notes" and not any(c in summary for c in caused):
-        continue  # other notes (e.g. keep-alive) are informational
-    bad.append("%s: %s %s" % (sec, proto, summary))
+    bad.append(item)
+for i in info:
+    print("note:", i)
 for b in bad[:20]:
     print("unexpected:", b)
 if len(bad) > 20:
