@@ -369,6 +369,44 @@ test_challenge_ack_rate_limit(void **state)
 }
 
 static void
+test_burst_with_reset_then_data(void **state)
+{
+	struct hx h;
+	struct tapp srv;
+	struct hx_parsed p;
+	struct rte_mbuf *pkts[2];
+	uint16_t n;
+	uint32_t siss;
+	struct hx_seg rst = { .seq = 5001, .flags = RTE_TCP_RST_FLAG, .win = 65535,
+			      .sport = RAW_PORT, .dport = SRV_PORT };
+	struct hx_seg dat = { .seq = 5001, .flags = RTE_TCP_ACK_FLAG, .win = 65535,
+			      .sport = RAW_PORT, .dport = SRV_PORT, .data = "late", .len = 4 };
+	(void)state;
+
+	hx_init_conf(&h, NULL, true, false);
+	tapp_init(&srv);
+	siss = raw_open(&h, &srv, 5000, NULL, 0, NULL);
+	hx_cap_clear(&h);
+	dat.ack = siss + 1;
+	/* one receive burst: the RST closes the connection the second segment was looked
+	 * up for in bulk; that segment must meet a closed port, not a freed connection */
+	pkts[0] = hx_craft(&h, 0, 1, &rst);
+	pkts[1] = hx_craft(&h, 0, 1, &dat);
+	n = wn_net_rx_bulk(h.s[1].nif, pkts, 2, h.now);
+	assert_int_equal(n, 2);
+	assert_int_equal(wn_tcp_rx_bulk(h.s[1].tcp, pkts, n, h.now), 1);
+	assert_int_equal(srv.closed, 1);
+	assert_int_equal(srv.rx_len, 0);
+	assert_int_equal(stats(&h, 1).rx_drop_noconn, 1);
+	hx_step(&h);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.flags, RTE_TCP_RST_FLAG);
+	assert_int_equal(p.seq, siss + 1);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+static void
 test_closed_port_gets_rst(void **state)
 {
 	struct hx h;
@@ -872,6 +910,7 @@ main(void)
 		cmocka_unit_test(test_simultaneous_open),
 		cmocka_unit_test(test_rst_rules_rfc5961),
 		cmocka_unit_test(test_challenge_ack_rate_limit),
+		cmocka_unit_test(test_burst_with_reset_then_data),
 		cmocka_unit_test(test_closed_port_gets_rst),
 		cmocka_unit_test(test_connect_refused),
 		cmocka_unit_test(test_syn_retries_backoff_timeout),
