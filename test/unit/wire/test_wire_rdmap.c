@@ -2,8 +2,9 @@
 /*
  * RDMAP messages (RFC 5040, RFC 7306): the opcode table, encode/decode of
  * every opcode, the IWARP-WIRE.md §5 vectors, the Terminate codec (parts per
- * RFC 5040 Fig. 10, strict parse, siw quirks) and the names of every
- * Terminate cause. A failure here means warpnic sends RDMAP headers a peer
+ * RFC 5040 Fig. 10, strict parse, siw quirks), the names of every
+ * Terminate cause, and Wireshark's iwarp_ddp_rdmap dissector reading the
+ * same fields from a capture of our messages (skipped without tshark). A failure here means warpnic sends RDMAP headers a peer
  * cannot read, misreads a peer's, or sends or reports the wrong Terminate.
  */
 #include <errno.h>
@@ -12,7 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -550,13 +554,218 @@ test_cause_names(void **state)
 		assert_string_not_equal(wn_ddp_reason_str((enum wn_ddp_reason)r), "unknown");
 }
 
+/* ---- Wireshark's iwarp_ddp_rdmap dissector reads what we build -------------------------- */
+
+struct pcap {
+	FILE *fp;
+	uint32_t seq[2]; /* next sequence number per direction (0 client, 1 server) */
+	uint32_t t;
+	struct wn_mpa_stream st[2];
+};
+
+static void
+put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/* One Ethernet/IPv4/TCP packet from side @p dir with @p flags and payload. */
+static void
+packet(struct pcap *pc, int dir, uint8_t flags, const uint8_t *pl, size_t n)
+{
+	static const uint8_t mac[2][6] = {{2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2}};
+	static const uint8_t addr[2][4] = {{198, 18, 0, 1}, {198, 18, 0, 2}};
+	uint8_t f[2048], rec[16];
+	size_t len = 14 + 20 + 20 + n;
+
+	assert_true(len <= sizeof(f));
+	memset(f, 0, 54);
+	memcpy(f, mac[!dir], 6);
+	memcpy(f + 6, mac[dir], 6);
+	f[12] = 0x08;
+	uint8_t *ip = f + 14;
+	ip[0] = 0x45;
+	wn_wire_put_be16(ip + 2, (uint16_t)(20 + 20 + n));
+	ip[8] = 64;
+	ip[9] = 6;
+	memcpy(ip + 12, addr[dir], 4);
+	memcpy(ip + 16, addr[!dir], 4);
+	uint32_t sum = 0;
+	for (int i = 0; i < 20; i += 2)
+		sum += wn_wire_get_be16(ip + i);
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	wn_wire_put_be16(ip + 10, (uint16_t)~sum);
+	uint8_t *tcp = ip + 20;
+	wn_wire_put_be16(tcp, dir ? 4791 : 40000);
+	wn_wire_put_be16(tcp + 2, dir ? 40000 : 4791);
+	wn_wire_put_be32(tcp + 4, pc->seq[dir]);
+	wn_wire_put_be32(tcp + 8, (flags & 0x10) ? pc->seq[!dir] : 0);
+	tcp[12] = 5 << 4;
+	tcp[13] = flags;
+	wn_wire_put_be16(tcp + 14, 65535);
+	if (n != 0)
+		memcpy(tcp + 20, pl, n);
+	pc->seq[dir] += (uint32_t)n + ((flags & 0x02) ? 1 : 0);
+	put_le32(rec, pc->t++);
+	put_le32(rec + 4, 0);
+	put_le32(rec + 8, (uint32_t)len);
+	put_le32(rec + 12, (uint32_t)len);
+	assert_int_equal(fwrite(rec, 1, 16, pc->fp), 16);
+	assert_int_equal(fwrite(f, 1, len, pc->fp), len);
+}
+
+/* Frame ULPDU @p u (+ @p plen payload octets of 0x5A) and send it from @p dir. */
+static void
+fpdu(struct pcap *pc, int dir, const uint8_t *u, size_t ulen, size_t plen)
+{
+	uint8_t pay[64], out[256];
+	struct iovec iov[2] = {{.iov_base = (void *)(uintptr_t)u, .iov_len = ulen},
+			       {.iov_base = pay, .iov_len = plen}};
+
+	assert_true(plen <= sizeof(pay));
+	memset(pay, 0x5A, plen);
+	int n = wn_mpa_fpdu_build(out, sizeof(out), iov, 2, pc->seq[dir], &pc->st[dir]);
+	assert_true(n > 0);
+	packet(pc, dir, 0x18, out, (size_t)n);
+}
+
+static void
+write_capture(const char *path)
+{
+	struct pcap pc = {.seq = {1000, 5000}};
+	uint8_t b[256], bad[32];
+	int n;
+
+	pc.fp = fopen(path, "wb");
+	assert_non_null(pc.fp);
+	uint8_t gh[24] = {0};
+	put_le32(gh, 0xa1b2c3d4u);
+	gh[4] = 2;
+	gh[6] = 4;
+	put_le32(gh + 16, 65535);
+	put_le32(gh + 20, 1);
+	assert_int_equal(fwrite(gh, 1, 24, pc.fp), 24);
+	packet(&pc, 0, 0x02, NULL, 0);
+	packet(&pc, 1, 0x12, NULL, 0);
+	packet(&pc, 0, 0x10, NULL, 0);
+	struct wn_mpa_frame fr = {.type = WN_MPA_FRAME_REQUEST, .crc = true, .rev = 1};
+	n = wn_mpa_frame_encode(&fr, b, sizeof(b));
+	packet(&pc, 0, 0x18, b, (size_t)n);
+	fr.type = WN_MPA_FRAME_REPLY;
+	n = wn_mpa_frame_encode(&fr, b, sizeof(b));
+	packet(&pc, 1, 0x18, b, (size_t)n);
+	for (int d = 0; d < 2; d++)
+		pc.st[d] = (struct wn_mpa_stream){.seq_start = pc.seq[d], .crc = true};
+
+	/* frame 6: RDMA Write, 8 octets */
+	n = wn_rdmap_write_build(b, sizeof(b), 0x1111, 0x2000, true);
+	fpdu(&pc, 0, b, (size_t)n, 8);
+	/* frame 7: Read Request */
+	struct wn_rdmap_read_req rr = {.sink_stag = 0x21,
+				       .sink_to = 0x3000,
+				       .size = 16,
+				       .src_stag = 0x22,
+				       .src_to = 0x4000};
+	n = wn_rdmap_read_req_build(b, sizeof(b), 1, &rr);
+	fpdu(&pc, 0, b, (size_t)n, 0);
+	/* frame 8: Read Response from the server */
+	n = wn_rdmap_read_resp_build(b, sizeof(b), 0x21, 0x3000, true);
+	fpdu(&pc, 1, b, (size_t)n, 16);
+	/* frame 9: Send with SE and Invalidate, second segment of a message */
+	n = wn_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND_SE_INV, 0x55, 1, 1436, true);
+	fpdu(&pc, 0, b, (size_t)n, 4);
+	/* frame 10: Atomic Request CmpSwap */
+	struct wn_rdmap_atomic_req ar = {.aopcode = WN_RDMAP_AOP_CMP_SWAP,
+					 .req_id = 0x77,
+					 .stag = 0x33,
+					 .to = 0x5000,
+					 .add_swap = 1,
+					 .add_swap_mask = UINT64_MAX,
+					 .compare = 0,
+					 .compare_mask = UINT64_MAX};
+	n = wn_rdmap_atomic_req_build(b, sizeof(b), 2, &ar);
+	fpdu(&pc, 0, b, (size_t)n, 0);
+	/* frame 11: Terminate from the server: DDP untagged invalid QN on a Send */
+	n = wn_rdmap_send_build(bad, sizeof(bad), WN_RDMAP_SEND, 0, 2, 0, true);
+	wn_wire_put_be32(bad + 6, 9); /* QN 9 */
+	struct wn_rdmap_term t;
+	assert_int_equal(wn_rdmap_term_from_cause(&t, (struct wn_term_cause){1, 2, 0x01}, bad, 22),
+			 0);
+	n = wn_rdmap_term_build(b, sizeof(b), 1, &t);
+	fpdu(&pc, 1, b, (size_t)n, 0);
+	packet(&pc, 0, 0x11, NULL, 0);
+	assert_int_equal(fclose(pc.fp), 0);
+}
+
+static void
+test_tshark_agrees(void **state)
+{
+	char path[] = "/tmp/wn_rdmap_XXXXXX.pcap";
+	char cmd[1024];
+	(void)state;
+
+	if (system("command -v tshark >/dev/null 2>&1") != 0) {
+		print_message("tshark not installed: skipped\n");
+		skip();
+	}
+	int fd = mkstemps(path, 5);
+	assert_true(fd >= 0);
+	close(fd);
+	write_capture(path);
+	snprintf(cmd, sizeof(cmd),
+		 "tshark -r %s -Y iwarp_ddp_rdmap -T fields -E separator=@ "
+		 "-e frame.number -e iwarp_rdma.opcode -e iwarp_ddp.last_flag "
+		 "-e iwarp_ddp.stag -e iwarp_ddp.tagged_offset -e iwarp_ddp.qn -e iwarp_ddp.msn "
+		 "-e iwarp_ddp.mo -e iwarp_rdma.inval_stag -e iwarp_rdma.sinkstag "
+		 "-e iwarp_rdma.rdmardsz -e iwarp_rdma.srcto -e iwarp_rdma.atomic.opcode "
+		 "-e iwarp_rdma.atomic.remote_stag -e iwarp_rdma.term_layer "
+		 "-e iwarp_rdma.term_etype_ddp -e iwarp_rdma.term_errcode_ddp_untagged "
+		 "-e iwarp_rdma.hdrct_d "
+		 "-e iwarp_rdma.term_ddp_seg_len 2>/dev/null",
+		 path);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	/* frame@op@L@stag@to@qn@msn@mo@inv@sinkstag@size@srcto@aop@astag@layer@etype@code@D@len */
+	static const char *const want[] = {
+		"6@0x00@1@0x00001111@0x0000000000002000@@@@@@@@@@@@@@",
+		"7@0x01@1@@@1@1@0@@0x00000021@16@0x0000000000004000@@@@@@@",
+		"8@0x02@1@0x00000021@0x0000000000003000@@@@@@@@@@@@@@",
+		"9@0x06@1@@@0@1@1436@85@@@@@@@@@@",
+		"10@0x0a@1@@@1@2@0@@@@@2@51@@@@@",
+		"11@0x07@1@@@2@1@0@@@@@@@0x01@0x02@0x01@1@0016", /* seg len 0x0016 = 22 */
+	};
+	static char lines[16][256];
+	size_t i = 0;
+	while (i < 16 && fgets(lines[i], sizeof(lines[0]), p) != NULL) {
+		lines[i][strcspn(lines[i], "\n")] = '\0';
+		i++;
+	}
+	int rc = pclose(p);
+	if (getenv("WN_TSHARK_KEEP") != NULL)
+		print_message("capture kept: %s\n", path);
+	else
+		unlink(path);
+	assert_int_equal(rc, 0);
+	for (size_t k = 0; k < i; k++) {
+		print_message("tshark: %s\n", lines[k]);
+		assert_true(k < sizeof(want) / sizeof(want[0]));
+		assert_string_equal(lines[k], want[k]);
+	}
+	assert_int_equal(i, sizeof(want) / sizeof(want[0]));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_opcode_table), cmocka_unit_test(test_every_opcode),
-		cmocka_unit_test(test_wire_vectors), cmocka_unit_test(test_term_fig10),
-		cmocka_unit_test(test_term_strict),  cmocka_unit_test(test_cause_names),
+		cmocka_unit_test(test_opcode_table),  cmocka_unit_test(test_every_opcode),
+		cmocka_unit_test(test_wire_vectors),  cmocka_unit_test(test_term_fig10),
+		cmocka_unit_test(test_term_strict),   cmocka_unit_test(test_cause_names),
+		cmocka_unit_test(test_tshark_agrees),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
