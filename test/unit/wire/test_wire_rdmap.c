@@ -4,8 +4,9 @@
  * every opcode, the IWARP-WIRE.md §5 vectors, the Terminate codec (parts per
  * RFC 5040 Fig. 10, strict parse, siw quirks), the names of every
  * Terminate cause, and Wireshark's iwarp_ddp_rdmap dissector reading the
- * same fields from a capture of our messages (skipped without tshark). A failure here means warpnic sends RDMAP headers a peer
- * cannot read, misreads a peer's, or sends or reports the wrong Terminate.
+ * same fields from a capture of our messages (skipped without tshark). A
+ * failure here means warpnic sends RDMAP headers a peer cannot read,
+ * misreads a peer's, or sends or reports the wrong Terminate.
  */
 #include <errno.h>
 #include <setjmp.h>
