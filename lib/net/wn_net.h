@@ -136,6 +136,7 @@ struct wn_netif;
 
 /**
  * Create a netif.
+ * @param conf  configuration; zero fields take their defaults, conf->pool is required.
  * @return the netif, or NULL with rte_errno/errno EINVAL (bad conf) or ENOMEM.
  * Thread safety: any thread; the netif is then used by one lcore only.
  */
@@ -146,6 +147,9 @@ void wn_netif_free(struct wn_netif *nif);
 
 /**
  * Add a local address with its prefix length (on-link subnet).
+ * @param nif     the netif.
+ * @param addr    the address.
+ * @param prefix  on-link prefix length (0..32 or 0..128).
  * @return 0, -EINVAL (bad family/prefix), -ENOSPC (WN_NETIF_MAX_ADDRS), -EEXIST.
  * Thread safety: owning lcore.
  */
@@ -178,7 +182,7 @@ const struct rte_ether_addr *wn_netif_mac(const struct wn_netif *nif);
 int wn_net_start(struct wn_netif *nif, uint64_t now);
 
 /**
- * Receive a burst of frames. ARP, ICMP echo and NDP are consumed (replies are queued for
+ * Receive a burst of frames (@p n frames in @p pkts of netif @p nif at time @p now). ARP, ICMP echo and NDP are consumed (replies are queued for
  * wn_net_tx_bulk), bad frames are freed and counted, IPv4 fragments are reassembled.
  * TCP packets are compacted at the front of @p pkts with the data offset at the IP
  * header, l2_len = 0, l3_len set and packet_type RTE_PTYPE_L3_IPV4/6 | RTE_PTYPE_L4_TCP.
@@ -187,7 +191,8 @@ int wn_net_start(struct wn_netif *nif, uint64_t now);
 uint16_t wn_net_rx_bulk(struct wn_netif *nif, struct rte_mbuf **pkts, uint16_t n, uint64_t now);
 
 /**
- * Prepend an IPv4 or IPv6 header to an L4 packet at the data offset. Fields the output
+ * Prepend an IPv4 or IPv6 header (@p src to @p dst, protocol @p proto) to the L4 packet
+ * @p m at its data offset. Fields the output
  * path owns (IPv4 id, checksum) are filled there.
  * @return 0, -EINVAL (family mismatch) or -ENOSPC (no headroom). Any lcore (touches @p m only).
  */
@@ -195,7 +200,8 @@ int wn_net_ip_prepend(struct rte_mbuf *m, const struct wn_ip_addr *src,
 		      const struct wn_ip_addr *dst, uint8_t proto);
 
 /**
- * Send an IP packet (IP header at the data offset, e.g. from wn_net_ip_prepend): fills
+ * Send IP packet @p m on @p nif at time @p now (IP header at the data offset, e.g. from
+ * wn_net_ip_prepend): fills
  * IPv4 id/checksum and the TCP/UDP checksum (offloaded when the port supports it), never
  * fragments, resolves the next hop (the packet waits in a bounded queue while ARP/NDP runs)
  * and prepends Ethernet. The mbuf is always consumed.

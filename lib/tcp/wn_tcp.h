@@ -237,6 +237,7 @@ struct wn_tcp_info {
 
 /**
  * Create a per-lcore context.
+ * @param conf  configuration; zero fields take their defaults, conf->pool is required.
  * @return the context, or NULL with errno EINVAL (no pool, bad conf) or ENOMEM.
  * Thread safety: any thread; the context is then used by one lcore only.
  */
@@ -245,12 +246,17 @@ struct wn_tcp_ctx *wn_tcp_ctx_create(const struct wn_tcp_ctx_conf *conf);
 /**
  * Free a context: every connection is dropped silently (no RST, no callbacks) and every
  * mbuf is freed. NULL is a no-op. Owning lcore.
+ * @param ctx  the context.
  */
 void wn_tcp_ctx_free(struct wn_tcp_ctx *ctx);
 
 /**
  * Feed TCP packets (IP header at the data offset, as wn_net_rx_bulk leaves them).
- * Every mbuf is consumed. @return how many were accepted by a connection or listener.
+ * Every mbuf is consumed.
+ * @param ctx   the context.
+ * @param pkts  the packets.
+ * @param n     how many.
+ * @param now   current time in microseconds (monotonic). @return how many were accepted by a connection or listener.
  * Owning lcore.
  */
 uint16_t wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n,
@@ -259,11 +265,16 @@ uint16_t wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t
 /**
  * Run expired timers (RTO, delayed ACK, persist, TIME_WAIT, SYN), pending output and
  * deferred frees. Call once per loop iteration. Owning lcore.
+ * @param ctx  the context.
+ * @param now  current time in microseconds (monotonic, never going back).
  */
 void wn_tcp_process(struct wn_tcp_ctx *ctx, uint64_t now);
 
 /**
  * Take up to @p n queued segments as IP packets (for wn_net_output_bulk).
+ * @param ctx   the context.
+ * @param pkts  where to store them.
+ * @param n     room in @p pkts.
  * @return how many were stored in @p pkts. Owning lcore.
  */
 uint16_t wn_tcp_tx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n);
@@ -271,6 +282,10 @@ uint16_t wn_tcp_tx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t
 /**
  * Listen on @p local (address of family WN_AF_INET/6; all-zero address: any of that family).
  * Accepted connections start with @p cb and @p arg.
+ * @param ctx    the context.
+ * @param local  local address and port (port != 0).
+ * @param cb     callbacks of accepted connections (may be NULL).
+ * @param arg    their initial user pointer.
  * @return the listener, or NULL with errno EINVAL, EADDRINUSE, ENOSPC. Owning lcore.
  */
 struct wn_tcp_listener *wn_tcp_listen(struct wn_tcp_ctx *ctx,
@@ -283,6 +298,11 @@ int wn_tcp_unlisten(struct wn_tcp_listener *l);
 /**
  * Open a connection (SYN sent on the next wn_tcp_tx_bulk). @p local port 0 picks an
  * ephemeral port; @p local address must be set (see wn_netif_src_addr).
+ * @param ctx     the context.
+ * @param local   local endpoint.
+ * @param remote  remote endpoint (same family, port != 0).
+ * @param cb      callbacks (may be NULL).
+ * @param arg     user pointer passed to them.
  * @return the connection in SYN_SENT, or NULL with errno EINVAL, EADDRINUSE (4-tuple
  * taken or no free port), ENOSPC (connection limit), ENOMEM. Owning lcore.
  */
@@ -321,13 +341,20 @@ int wn_tcp_set_mode(struct wn_tcp_conn *c, enum wn_tcp_mode mode);
 /**
  * Queue stream bytes (stream mode). Sending starts in ESTABLISHED/CLOSE_WAIT; bytes may be
  * queued in SYN_SENT/SYN_RCVD.
+ * @param c    the connection.
+ * @param buf  the bytes (copied).
+ * @param len  how many.
  * @return bytes accepted (0..len, limited by wn_tcp_send_space), or -ENOTCONN (closed or
  * after close), -EINVAL (record mode). Owning lcore.
  */
 int wn_tcp_send(struct wn_tcp_conn *c, const void *buf, uint32_t len);
 
 /**
- * Append one record (record mode) gathered from @p iov: all or nothing.
+ * Append one record (record mode) gathered from @p iov: all or nothing. The record starts
+ * at wn_tcp_next_seq() as read just before this call.
+ * @param c       the connection.
+ * @param iov     the pieces (copied).
+ * @param iovcnt  how many pieces.
  * @return 0, -ENOBUFS (send space or record slots short: retry after a sent event),
  * -EMSGSIZE (longer than the current EMSS), -ENOTCONN, -EINVAL. Owning lcore.
  */
@@ -351,6 +378,9 @@ uint16_t wn_tcp_emss(const struct wn_tcp_conn *c);
 
 /**
  * Copy up to @p len in-order bytes out of the receive buffer; opens the window.
+ * @param c    the connection.
+ * @param buf  destination.
+ * @param len  its size.
  * @return bytes copied (0 if none), or -ENOTCONN after the connection is gone. Owning lcore.
  */
 int wn_tcp_recv(struct wn_tcp_conn *c, void *buf, uint32_t len);
