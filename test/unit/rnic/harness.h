@@ -39,6 +39,7 @@ struct h_side {
 	struct h_pdu out[H_MAX_PDU];
 	unsigned int n_out;
 	int tx_refuse;                         /* > 0: refuse that many tx calls (-EAGAIN) */
+	uint32_t mulpdu;                       /* every ULPDU must fit (RFC 5041 §5.2) */
 	/* events */
 	unsigned int n_term_recv, n_term_sent, n_rtr, n_notify;
 	struct wn_mem_term term_recv, term_sent;
@@ -69,7 +70,7 @@ h_tx(void *arg, const struct wn_rnic_ulpdu *u)
 		memcpy(p->b + off, u->iov[i].base, u->iov[i].len);
 		off += u->iov[i].len;
 	}
-	if (off != u->len)
+	if (off != u->len || u->len > s->mulpdu)
 		abort();
 	return 0;
 }
@@ -151,6 +152,7 @@ h_side_init(struct h_side *s, const char *name, uint32_t qpn, const struct h_opt
 	c.scq = &s->scq_e;
 	c.rcq = &s->rcq_e;
 	c.mulpdu = o->mulpdu;
+	s->mulpdu = o->mulpdu;
 	c.ord = o->ord;
 	c.ird = o->ird;
 	c.sq_sig_all = o->sig_all;
