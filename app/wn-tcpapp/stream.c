@@ -233,11 +233,16 @@ tcpapp_server_closed(struct wn_tcp_conn *c, void *arg, enum wn_tcp_close_reason 
 	ac->closed = true;
 }
 
-/* Servers: finished when --conns N connections have ended and none is open. */
+/*
+ * Servers: finished when --conns N connections have ended and none is open, or a grace
+ * period after the last one ended: our FIN may wait in LAST_ACK for a peer that is gone.
+ */
 int
 tcpapp_server_poll(struct tcpapp *app, uint64_t now)
 {
-	(void)now;
-	return app->p.conns > 0 && app->nb_done >= app->p.conns &&
-	       wn_tcp_conn_count(app->tcp) == 0;
+	if (app->p.conns == 0 || app->nb_done < app->p.conns)
+		return 0;
+	if (app->t_all_done == 0)
+		app->t_all_done = now;
+	return wn_tcp_conn_count(app->tcp) == 0 || now - app->t_all_done > TCPAPP_GRACE_US;
 }

@@ -119,12 +119,15 @@ struct tcpapp {
 	uint64_t total_mismatch;
 	uint64_t t_first;           /* first connection established (us) */
 	uint64_t t_last;            /* last connection done (us) */
+	uint64_t t_all_done;        /* servers: --conns reached (us) */
 	uint64_t rx_pkts, tx_pkts, tx_drop;
 	uint64_t raw_bytes;         /* raw modes */
 	uint8_t *buf;               /* scratch for generating data (TCPAPP_CHUNK) */
 };
 
 #define TCPAPP_CHUNK (64 * 1024)
+/** Servers wait this long for their last FINs to be acknowledged before exiting. */
+#define TCPAPP_GRACE_US 3000000
 
 /* params.c */
 int tcpapp_params_parse(struct tcpapp_params *p, int argc, char **argv);

@@ -7,11 +7,13 @@
 # itself, or does not survive drop/duplicate/reorder/corrupt (checksums must catch every
 # corrupted segment).
 #
-#   tcp_memif.sh BUILD_DIR BYTES [IMPAIR_ARGS|none]
+#   tcp_memif.sh BUILD_DIR BYTES [IMPAIR_ARGS|none [CONNS]]
+# With CONNS > 1, CONNS concurrent connections each carry BYTES.
 set -uo pipefail
 build=$(cd "${1:?usage: $0 BUILD_DIR BYTES [IMPAIR]}" && pwd)
 bytes=${2:?bytes}
 impair=${3:-none}
+conns=${4:-1}
 app=$build/app/bin/wn-tcpapp
 [ -x "$app" ] || { echo "SKIP: wn-tcpapp not built"; exit 77; }
 t=$(mktemp -d /tmp/wn-integ.XXXXXX)
@@ -34,18 +36,18 @@ if [ "$(nproc)" -ge 2 ]; then lc_a=0 lc_b=1; else lc_a=0 lc_b=0; fi
 sock=$t/memif.sock
 vdevs=(--vdev "net_memif0,role=server,socket=$sock")
 [ "$impair" = none ] || vdevs+=(--vdev "net_wn_impair0,port=net_memif0,$impair")
-echo "case: $bytes bytes over memif, impair $impair"
+echo "case: $conns x $bytes bytes over memif, impair $impair"
 
 # shellcheck disable=SC2046
 "$app" -l "$lc_a" $(mem) --no-pci --file-prefix "wni-$$-s" --log-level lib.eal:warning \
-	"${vdevs[@]}" -- --mode sink --ip 198.18.2.1/24 --listen 5001 --conns 1 --verify \
+	"${vdevs[@]}" -- --mode sink --ip 198.18.2.1/24 --listen 5001 --conns "$conns" --verify \
 	--timeout 200 >"$t/sink.out" 2>"$t/sink.err" &
 spid=$!
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 # shellcheck disable=SC2046
 "$app" -l "$lc_b" $(mem) --no-pci --file-prefix "wni-$$-c" --log-level lib.eal:warning \
 	--vdev "net_memif0,role=client,socket=$sock" -- --mode source --ip 198.18.2.2/24 \
-	--connect 198.18.2.1:5001 --bytes "$bytes" --timeout 200 >"$t/source.out" \
+	--connect 198.18.2.1:5001 --bytes "$bytes" --conns "$conns" --timeout 200 >"$t/source.out" \
 	2>"$t/source.err"
 crc=$?
 wait "$spid"
@@ -59,10 +61,13 @@ bad() {
 }
 [ "$crc" = 0 ] || bad "source exit status $crc"
 [ "$src" = 0 ] || bad "sink exit status $src (data mismatch, reset or timeout)"
-s1=$(grep -E '^conn ' "$t/source.out" | sed -E 's/.*sha256 ([0-9a-f]+).*/\1/')
-s2=$(grep -E '^conn ' "$t/sink.out" | sed -E 's/.*sha256 ([0-9a-f]+).*/\1/')
-n2=$(grep -E '^conn ' "$t/sink.out" | sed -E 's/.* bytes ([0-9]+).*/\1/')
-[ "$n2" = "$bytes" ] || bad "sink got ${n2:-nothing} bytes, expected $bytes"
+# every connection carries the same seeded stream: one distinct digest and size per side
+s1=$(grep -E '^conn ' "$t/source.out" | sed -E 's/.*sha256 ([0-9a-f]+).*/\1/' | sort -u)
+s2=$(grep -E '^conn ' "$t/sink.out" | sed -E 's/.*sha256 ([0-9a-f]+).*/\1/' | sort -u)
+n2=$(grep -E '^conn ' "$t/sink.out" | sed -E 's/.* bytes ([0-9]+).*/\1/' | sort -u)
+c2=$(grep -cE '^conn ' "$t/sink.out")
+[ "$c2" = "$conns" ] || bad "sink finished $c2 connections, expected $conns"
+[ "$n2" = "$bytes" ] || bad "sink got ${n2:-nothing} bytes per connection, expected $bytes"
 [ -n "$s1" ] && [ "$s1" = "$s2" ] || bad "sha256 differs: $s1 vs $s2"
 grep -Eq '^sink: .* errors 0 ' "$t/sink.out" || bad "sink found octets that differ"
 if [ "$impair" != none ]; then

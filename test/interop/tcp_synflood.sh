@@ -7,10 +7,10 @@
 # A new connection attempt during the flood is reported, not asserted: lib/tcp has no
 # SYN cookies yet, so a full backlog refuses newcomers until half-open entries expire.
 #
-#   tcp_synflood.sh BUILD_DIR        (WN_INTEROP_FLOOD_BYTES, default 64 MiB: the flood and
+#   tcp_synflood.sh BUILD_DIR        (WN_INTEROP_FLOOD_BYTES, default 32 MiB: the flood and
 #                                  the client share one core with the kernel)
 . "$(dirname "$0")/lib.sh" "$1"
-bytes=${WN_INTEROP_FLOOD_BYTES:-67108864}
+bytes=${WN_INTEROP_FLOOD_BYTES:-33554432}
 echo "case: SYN flood during a $bytes byte transfer"
 
 start_app app --mode sink --ip "$WN_IP/24" --listen 5001 --max-conns 1024 \
