@@ -118,7 +118,7 @@ struct wn_queue_ring_hdr {
 	_Atomic uint32_t arm;      /**< CQ: enum wn_queue_cq_arm, client sets, warpnicd clears */
 	_Atomic uint32_t arm_sn;   /**< CQ: incremented by warpnicd on each notification sent */
 	_Atomic uint32_t status;   /**< WN_QUEUE_ST_* flags, warpnicd-written */
-	uint32_t srq_limit;        /**< SRQ: limit event threshold (control thread) */
+	_Atomic uint32_t srq_limit; /**< SRQ: armed limit (0: disarmed), see wn_queue_srq_limit_hit() */
 	uint8_t pad3[WN_QUEUE_CACHE_LINE - 16];
 };
 static_assert(sizeof(struct wn_queue_ring_hdr) == WN_QUEUE_HDR_SIZE, "ring header size");
@@ -398,6 +398,7 @@ wn_queue_ring_init(void *mem, enum wn_queue_kind kind, uint32_t depth, uint32_t 
 	atomic_init(&h->arm, WN_QUEUE_CQ_DISARMED);
 	atomic_init(&h->arm_sn, 0);
 	atomic_init(&h->status, 0);
+	atomic_init(&h->srq_limit, 0);
 	atomic_thread_fence(memory_order_release);
 	return 0;
 }
@@ -693,6 +694,32 @@ wn_queue_cq_notify_check(struct wn_queue_ring *r, bool solicited)
 	}
 	atomic_fetch_add_explicit(&r->hdr->arm_sn, 1, memory_order_relaxed);
 	return true;
+}
+
+/**
+ * Arm the SRQ limit event (ibv_modify_srq with IBV_SRQ_LIMIT): when fewer than @p limit
+ * WQEs remain, the dataplane reports IBV_EVENT_SRQ_LIMIT_REACHED once and disarms.
+ * 0 disarms. Ordering: release store. Control thread.
+ */
+static inline void
+wn_queue_srq_limit_arm(struct wn_queue_ring *r, uint32_t limit)
+{
+	atomic_store_explicit(&r->hdr->srq_limit, limit, memory_order_release);
+}
+
+/**
+ * After taking SRQ WQEs: @p remaining are left. If the armed limit is above that, disarm it
+ * (one CAS, so one event per arming) and return true: the caller raises the event.
+ * Dataplane (SRQ consumer).
+ */
+static inline bool
+wn_queue_srq_limit_hit(struct wn_queue_ring *r, uint32_t remaining)
+{
+	uint32_t limit = atomic_load_explicit(&r->hdr->srq_limit, memory_order_acquire);
+
+	return limit != 0 && remaining < limit &&
+	       atomic_compare_exchange_strong_explicit(&r->hdr->srq_limit, &limit, 0,
+						       memory_order_acq_rel, memory_order_relaxed);
 }
 
 /** Set status flags (WN_QUEUE_ST_*); release so earlier CQEs are visible. warpnicd only. */

@@ -235,6 +235,11 @@ rnic_take_rwqe(struct wn_rnic_qp *qp)
 	}
 	memcpy(qp->rq.sge, w + 1, h.num_sge * sizeof(struct wn_queue_sge));
 	wn_queue_cons_release(r, 1);
+	if (r == qp->c.srq && wn_queue_srq_limit_hit(r, (uint32_t)avail - 1)) {
+		struct wn_rnic_event ev = { .type = WN_RNIC_EV_SRQ_LIMIT, .srq = r };
+
+		rnic_event(qp, &ev);
+	}
 	qp->rq.active = true;
 	qp->rq.wr_id = h.wr_id;
 	qp->rq.num_sge = h.num_sge;

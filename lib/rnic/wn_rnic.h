@@ -92,6 +92,7 @@ enum wn_rnic_event_type {
 	WN_RNIC_EV_CQ_NOTIFY,  /**< armed CQ @c cq got a matching CQE: signal its eventfd */
 	WN_RNIC_EV_RTR_RECV,   /**< the peer's RFC 6581 RTR message arrived */
 	WN_RNIC_EV_CQ_OVERFLOW, /**< CQ @c cq was full; the QP went to ERROR */
+	WN_RNIC_EV_SRQ_LIMIT,  /**< SRQ @c srq fell below its armed limit (now disarmed) */
 };
 
 /** An event. */
@@ -100,6 +101,7 @@ struct wn_rnic_event {
 	enum wn_rnic_qp_state state;
 	struct wn_mem_term term;
 	struct wn_queue_ring *cq;
+	struct wn_queue_ring *srq;
 };
 
 /** Event callback; runs on the QP's lcore. */

@@ -41,7 +41,7 @@ struct h_side {
 	int tx_refuse;                         /* > 0: refuse that many tx calls (-EAGAIN) */
 	uint32_t mulpdu;                       /* every ULPDU must fit (RFC 5041 §5.2) */
 	/* events */
-	unsigned int n_term_recv, n_term_sent, n_rtr, n_notify;
+	unsigned int n_term_recv, n_term_sent, n_rtr, n_notify, n_srq_limit;
 	struct wn_mem_term term_recv, term_sent;
 	/* memory: one big buffer with guard areas at both ends */
 	uint8_t *raw;
@@ -95,6 +95,9 @@ h_event(void *arg, struct wn_rnic_qp *qp, const struct wn_rnic_event *ev)
 		break;
 	case WN_RNIC_EV_CQ_NOTIFY:
 		s->n_notify++;
+		break;
+	case WN_RNIC_EV_SRQ_LIMIT:
+		s->n_srq_limit++;
 		break;
 	default:
 		break;

@@ -988,6 +988,7 @@ test_srq(void **state)
 		*g = (struct wn_queue_sge){ h_va(1000 * i), 500, lb };
 		wn_queue_prod_commit(&srq_c, 1);
 	}
+	wn_queue_srq_limit_arm(&srq_c, 3); /* fires when fewer than 3 remain */
 	h_fill(p->a.buf, 4096, 16);
 	w = h_swqe(&p->a);
 	w->opcode = WN_QUEUE_WR_SEND;
@@ -1003,6 +1004,9 @@ test_srq(void **state)
 		wn_rnic_rx(p->b.qp, p->a.out[i].b, p->a.out[i].len);
 	expect_cqe(&p->b.rcq_c, 500, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RECV, 300);
 	assert_memory_equal(p->b.buf, p->a.buf, 300);
+	/* two WQEs taken, one left: the limit fired once and disarmed itself */
+	assert_int_equal(p->b.n_srq_limit, 1);
+	assert_int_equal(atomic_load(&srq_c.hdr->srq_limit), 0);
 	wn_rnic_qp_disconnect(p->b.qp);
 	assert_true(h_poll(&p->b.rcq_c, &e));
 	assert_int_equal(e.wr_id, 501);
