@@ -167,6 +167,12 @@ test_cq_arm(void **state)
 	wn_queue_cq_arm(&c, true);                          /* does not narrow NEXT */
 	assert_true(wn_queue_cq_notify_check(&p, false));
 	assert_int_equal(atomic_load(&c.hdr->arm_sn), 2);
+	/* SRQ-style limit word: fires once when the remainder drops below it */
+	assert_false(wn_queue_srq_limit_hit(&p, 0));
+	wn_queue_srq_limit_arm(&c, 4);
+	assert_false(wn_queue_srq_limit_hit(&p, 4));
+	assert_true(wn_queue_srq_limit_hit(&p, 3));
+	assert_false(wn_queue_srq_limit_hit(&p, 1));
 	wn_queue_status_set(&p, WN_QUEUE_ST_ERROR);
 	assert_int_equal(wn_queue_status(&c), WN_QUEUE_ST_ERROR);
 	free(mem);
