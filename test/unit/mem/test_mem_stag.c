@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -412,7 +413,15 @@ test_rcu_grace_period(void **state)
 	/* ... but it cannot have completed: we have not reported a quiescent state */
 	assert_int_equal(atomic_load(&r.destroyed), 0);
 	h[0] = 0x5a; /* still ours to touch */
-	rte_rcu_qsbr_quiescent(r.qs, 0);
+	/*
+	 * The destroyer may not have started its grace period yet (it cleared the valid bit
+	 * first): a quiescent state reported before its token would not end the wait, so keep
+	 * reporting until it returns, as a polling lcore does.
+	 */
+	while (atomic_load(&r.destroyed) == 0) {
+		rte_rcu_qsbr_quiescent(r.qs, 0);
+		sched_yield();
+	}
 	pthread_join(th, NULL);
 	assert_int_equal(atomic_load(&r.destroyed), 1);
 	rte_rcu_qsbr_thread_offline(r.qs, 0);
