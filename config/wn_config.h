@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Compile-time limits of warpnic. Runtime defaults live in config/*.conf.
+ * Compile-time limits of warpnic. Runtime defaults live in config/warpnicd.conf.
  */
 #ifndef WN_CONFIG_H
 #define WN_CONFIG_H
