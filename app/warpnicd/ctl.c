@@ -108,6 +108,7 @@ struct obj {
 			uint32_t qp;
 			uint32_t ird, ord;
 			bool remote;       /* handled by the dataplane */
+			uint32_t dp_conn;  /* passive remote ids: the dataplane's connection key */
 		} id;
 	} u;
 };
@@ -809,8 +810,15 @@ cmid_destroy(struct wn_ctl_server *srv, struct obj *id)
 			qp->u.qp.cm_id = 0;
 	}
 	/* the dataplane knows CM ids by handle only: no DONE needed */
-	if (id->u.id.remote || id->u.id.state == CM_LISTEN)
-		dp_send(srv, WN_CTL_DP_CM_DESTROY, id->handle, NULL, NULL);
+	if (id->u.id.remote || id->u.id.state == CM_LISTEN) {
+		struct wn_ctl_dp_msg *m;
+
+		if (dp_send(srv, WN_CTL_DP_CM_DESTROY, id->handle, NULL, &m) == 0 && m != NULL) {
+			m->u.cm.id = id->handle;
+			m->u.cm.conn = id->u.id.dp_conn;
+			dp_post(srv, m);
+		}
+	}
 	id->u.id.chan->refs--;
 	obj_free(srv, id);
 }
@@ -1335,6 +1343,7 @@ cm_forward(struct wn_ctl_server *srv, uint32_t type, struct obj *id,
 	if (ret != 0 || m == NULL)
 		return ret != 0 ? ret : -ENOTCONN;
 	m->u.cm.id = id->handle;
+	m->u.cm.conn = id->u.id.dp_conn;
 	m->u.cm.src = id->u.id.src;
 	m->u.cm.dst = id->u.id.dst;
 	if (r != NULL) {
@@ -1766,6 +1775,7 @@ dp_readable(struct wn_ctl_server *srv)
 					n->u.id.src = e->src;
 					n->u.id.dst = e->dst;
 					n->u.id.listener = l->handle;
+					n->u.id.dp_conn = e->id;
 					l->u.id.pending++;
 					cm_event(srv, n, e->event, 0, l->handle, &e->param);
 				}

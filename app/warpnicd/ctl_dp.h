@@ -54,8 +54,10 @@ enum wn_ctl_dp_type {
 	WN_CTL_DP_CM_DESTROY,     /**< u.cm: id (CM ids are known by handle: no ack) */
 	WN_CTL_DP_DONE,           /**< dp → ctl: handle/obj of a *_DESTROY / DEREG is released */
 	WN_CTL_DP_CM_EVENT,       /**< dp → ctl: u.cm.ev for id u.cm.id (CONNECT_REQUEST: new
-				   *   connection on listener u.cm.ev.listen_id; the control
-				   *   thread allocates the id and rewrites ev.id) */
+				   *   connection on listener u.cm.ev.listen_id, ev.id is the
+				   *   dataplane's connection key; the control thread allocates
+				   *   the id and sends the key back in u.cm.conn of every
+				   *   CM message about it) */
 };
 
 /** A registered region as the dataplane sees it. */
@@ -111,6 +113,7 @@ struct wn_ctl_dp_msg {
 		uint32_t qp_state;
 		struct {
 			uint32_t id;
+			uint32_t conn; /**< passive ids: the dataplane's key from CONNECT_REQUEST */
 			uint32_t qp;
 			struct wn_ctl_addr src;
 			struct wn_ctl_addr dst;

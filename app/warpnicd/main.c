@@ -2,10 +2,11 @@
 /*
  * warpnicd: the warpnic dataplane process.
  *
- *   warpnicd [EAL options] -- [--ip ADDR/PREFIX]... [--ctl PATH] [--mtu N] [--name DEV]
+ *   warpnicd [EAL options] -- [options]      (see usage() / --help)
  *
- * Today it brings up EAL and the control thread (ctl.c); the dataplane lcores attach to
- * the control thread through wn_ctl_server_dp_attach() (ctl_dp.h).
+ * Brings up EAL, the port (any ethdev; optionally wrapped by the net_wn_impair fault
+ * injector), the control thread serving clients on a unix socket (ctl.c), and runs the
+ * dataplane loop (dp.c) on the main lcore until SIGINT/SIGTERM.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,22 +15,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
 #include <rte_telemetry.h>
 
 #include "ctl.h"
+#include "dp.h"
+#include "wn_impair.h"
+#include "wn_port.h"
+
+#define CTL_RING_SIZE 4096
 
 struct params {
 	struct wn_ctl_server_conf ctl;
+	struct wn_dp_conf dp;
 	char ctl_path[108];
 	char dev_name[WN_CTL_NAME_LEN];
+	const char *pcap;
+	int port;
+	uint32_t mbufs;
+	bool offload;
 };
 
-static volatile sig_atomic_t quit;
+static volatile int quit;
 static struct wn_ctl_server *ctl_srv;
 
 /* rte_telemetry "/warpnic/ctl": control thread object counts (dpdk-telemetry.py). */
@@ -68,137 +83,485 @@ static void
 usage(const char *prog)
 {
 	printf("Usage: %s [EAL options] -- [options]\n"
+	       "The port is the first ethdev (or --port N), e.g. EAL --vdev net_memif0,... or\n"
+	       "--vdev net_af_packet0,iface=veth0 or --vdev net_tap0. A fault injector wraps it\n"
+	       "with EAL --vdev 'net_wn_impair0,drop=0.01,reorder=0.01,...'.\n"
+	       "Options (also accepted one per line, without the dashes, in --config FILE):\n"
 	       "  --ip ADDR/PREFIX   port address (repeatable; IPv4 or IPv6)\n"
+	       "  --gw ADDR          default gateway\n"
+	       "  --port N           ethdev port id (default: the first)\n"
 	       "  --ctl PATH         control socket (default %s)\n"
-	       "  --mtu N            L3 MTU (default 1500)\n"
 	       "  --name DEV         verbs device name (default wn0)\n"
-	       "  --help             this text\n",
+	       "  --mtu N            L3 MTU (default 1500)\n"
+	       "  --pcap FILE        write every packet of the port to FILE (pcapng)\n"
+	       "  --idle-us N        sleep N us after ~2000 idle loop iterations (default 20;\n"
+	       "                     0 = poll without pause)\n"
+	       "  --max-conns N      TCP connections (default 1024)\n"
+	       "  --sockbuf BYTES    TCP send/receive buffer per connection (default 1 MiB)\n"
+	       "  --mbufs N          mbuf pool size (default 32767)\n"
+	       "  --no-offload       software checksums even when the port offloads them\n"
+	       "  --mpa-rev 1|2      MPA revision (default 2: RFC 6581 enhanced)\n"
+	       "  --markers          ask the peer to send MPA Markers (default off)\n"
+	       "  --no-crc           do not ask for MPA CRC (used if the peer asks)\n"
+	       "  --no-p2p           initiator does not ask for RFC 6581 peer-to-peer mode\n"
+	       "  --rtr LIST         RTR types offered/accepted: any of send,write,read\n"
+	       "                     (default send,write,read)\n"
+	       "  --mpa-timeout MS   MPA startup timeout (default 10000)\n"
+	       "  --config FILE      read options from FILE (see config/warpnicd.conf)\n"
+	       "  --help             this text\n"
+	       "Telemetry (dpdk-telemetry.py): /warpnic/ctl, /warpnic/dp/stats, /warpnic/dp/tcp,\n"
+	       "/warpnic/dp/port, /warpnic/dp/qp[,QPN].\n",
 	       prog, WN_CTL_DEFAULT_PATH);
 }
 
 static int
-parse_ip(struct wn_ctl_server_conf *c, const char *arg)
+parse_ip(struct params *p, const char *arg)
 {
-	char buf[64];
-	char *slash;
+	struct wn_ctl_server_conf *c = &p->ctl;
+	struct wn_ip_addr ip;
 	struct wn_ctl_addr *a;
+	uint8_t prefix;
 
-	if (c->n_addrs == WN_CTL_SERVER_MAX_ADDRS)
+	if (c->n_addrs == WN_CTL_SERVER_MAX_ADDRS || p->dp.n_addrs == WN_NETIF_MAX_ADDRS)
 		return -ENOSPC;
-	snprintf(buf, sizeof(buf), "%s", arg);
-	slash = strchr(buf, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	a = &c->addrs[c->n_addrs];
-	memset(a, 0, sizeof(*a));
-	if (inet_pton(AF_INET, buf, a->addr) == 1)
-		a->family = WN_CTL_AF_INET;
-	else if (inet_pton(AF_INET6, buf, a->addr) == 1)
-		a->family = WN_CTL_AF_INET6;
-	else
+	if (wn_ip_addr_parse(arg, &ip, &prefix) != 0)
 		return -EINVAL;
-	c->n_addrs++;
+	a = &c->addrs[c->n_addrs++];
+	memset(a, 0, sizeof(*a));
+	if (ip.family == WN_AF_INET) {
+		a->family = WN_CTL_AF_INET;
+		memcpy(a->addr, &ip.v4, 4);
+	} else {
+		a->family = WN_CTL_AF_INET6;
+		memcpy(a->addr, ip.v6, 16);
+	}
+	p->dp.addrs[p->dp.n_addrs] = ip;
+	p->dp.prefix[p->dp.n_addrs++] = prefix;
 	return 0;
+}
+
+static int
+parse_rtr(const char *arg, uint8_t *rtr)
+{
+	char buf[64], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	*rtr = 0;
+	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "send") == 0)
+			*rtr |= WN_MPA_RTR_SEND;
+		else if (strcmp(tok, "write") == 0)
+			*rtr |= WN_MPA_RTR_WRITE;
+		else if (strcmp(tok, "read") == 0)
+			*rtr |= WN_MPA_RTR_READ;
+		else if (strcmp(tok, "none") != 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+num(const char *arg, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 0);
+	if (errno != 0 || end == arg || *end != '\0' || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+enum {
+	O_IP = 256, O_GW, O_PORT, O_CTL, O_NAME, O_MTU, O_PCAP, O_IDLE, O_MAXC, O_SOCKBUF,
+	O_MBUFS, O_NOOFF, O_REV, O_MARKERS, O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_CONFIG, O_HELP,
+};
+
+static const struct option opts[] = {
+	{"ip", required_argument, NULL, O_IP},
+	{"gw", required_argument, NULL, O_GW},
+	{"port", required_argument, NULL, O_PORT},
+	{"ctl", required_argument, NULL, O_CTL},
+	{"name", required_argument, NULL, O_NAME},
+	{"mtu", required_argument, NULL, O_MTU},
+	{"pcap", required_argument, NULL, O_PCAP},
+	{"idle-us", required_argument, NULL, O_IDLE},
+	{"max-conns", required_argument, NULL, O_MAXC},
+	{"sockbuf", required_argument, NULL, O_SOCKBUF},
+	{"mbufs", required_argument, NULL, O_MBUFS},
+	{"no-offload", no_argument, NULL, O_NOOFF},
+	{"mpa-rev", required_argument, NULL, O_REV},
+	{"markers", no_argument, NULL, O_MARKERS},
+	{"no-crc", no_argument, NULL, O_NOCRC},
+	{"no-p2p", no_argument, NULL, O_NOP2P},
+	{"rtr", required_argument, NULL, O_RTR},
+	{"mpa-timeout", required_argument, NULL, O_MPATO},
+	{"config", required_argument, NULL, O_CONFIG},
+	{"help", no_argument, NULL, O_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+static int parse_config(struct params *p, const char *path, int depth);
+
+static int
+apply(struct params *p, int o, const char *arg, int depth)
+{
+	unsigned long v;
+
+	switch (o) {
+	case O_IP:
+		return parse_ip(p, arg);
+	case O_GW:
+		p->dp.has_gw = true;
+		return wn_ip_addr_parse(arg, &p->dp.gw, NULL);
+	case O_PORT:
+		if (num(arg, 0, RTE_MAX_ETHPORTS - 1, &v) != 0)
+			return -EINVAL;
+		p->port = (int)v;
+		return 0;
+	case O_CTL:
+		snprintf(p->ctl_path, sizeof(p->ctl_path), "%s", arg);
+		return 0;
+	case O_NAME:
+		snprintf(p->dev_name, sizeof(p->dev_name), "%s", arg);
+		return 0;
+	case O_MTU:
+		if (num(arg, 576, 9000, &v) != 0)
+			return -EINVAL;
+		p->ctl.mtu = (uint32_t)v;
+		p->dp.mtu = (uint16_t)v;
+		return 0;
+	case O_PCAP:
+		p->pcap = strdup(arg);
+		return p->pcap != NULL ? 0 : -ENOMEM;
+	case O_IDLE:
+		if (num(arg, 0, 100000, &v) != 0)
+			return -EINVAL;
+		p->dp.idle_us = (uint32_t)v;
+		return 0;
+	case O_MAXC:
+		if (num(arg, 1, 1u << 20, &v) != 0)
+			return -EINVAL;
+		p->dp.max_conns = (uint32_t)v;
+		return 0;
+	case O_SOCKBUF:
+		if (num(arg, 16384, 64u << 20, &v) != 0)
+			return -EINVAL;
+		p->dp.sockbuf = (uint32_t)v;
+		return 0;
+	case O_MBUFS:
+		if (num(arg, 1023, 1u << 22, &v) != 0)
+			return -EINVAL;
+		p->mbufs = (uint32_t)v;
+		return 0;
+	case O_NOOFF:
+		p->offload = false;
+		return 0;
+	case O_REV:
+		if (num(arg, 1, 2, &v) != 0)
+			return -EINVAL;
+		p->dp.mpa_rev = (uint8_t)v;
+		return 0;
+	case O_MARKERS:
+		p->dp.markers = true;
+		return 0;
+	case O_NOCRC:
+		p->dp.crc = false;
+		return 0;
+	case O_NOP2P:
+		p->dp.p2p = false;
+		return 0;
+	case O_RTR:
+		return parse_rtr(arg, &p->dp.rtr);
+	case O_MPATO:
+		if (num(arg, 1, 3600000, &v) != 0)
+			return -EINVAL;
+		p->dp.mpa_timeout_us = (uint32_t)v * 1000;
+		return 0;
+	case O_CONFIG:
+		return parse_config(p, arg, depth + 1);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* A config file: "name value" or "name" per line, '#' comments; names as the long options. */
+static int
+parse_config(struct params *p, const char *path, int depth)
+{
+	char line[512];
+	unsigned int lineno = 0;
+	FILE *f;
+	int ret = 0;
+
+	if (depth > 4)
+		return -ELOOP;
+	f = fopen(path, "r");
+	if (f == NULL) {
+		fprintf(stderr, "warpnicd: config %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	while (ret == 0 && fgets(line, sizeof(line), f) != NULL) {
+		char *name, *val, *save = NULL;
+		const struct option *o;
+
+		lineno++;
+		line[strcspn(line, "#\r\n")] = '\0';
+		name = strtok_r(line, " \t=", &save);
+		if (name == NULL)
+			continue;
+		val = strtok_r(NULL, " \t=", &save);
+		for (o = opts; o->name != NULL; o++)
+			if (strcmp(o->name, name) == 0)
+				break;
+		if (o->name == NULL || o->val == O_HELP ||
+		    (o->has_arg == required_argument) != (val != NULL)) {
+			fprintf(stderr, "warpnicd: %s:%u: bad line\n", path, lineno);
+			ret = -EINVAL;
+			break;
+		}
+		ret = apply(p, o->val, val, depth);
+		if (ret != 0)
+			fprintf(stderr, "warpnicd: %s:%u: bad value for %s\n", path, lineno, name);
+	}
+	fclose(f);
+	return ret;
+}
+
+static void
+defaults(struct params *p)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->ctl_path, sizeof(p->ctl_path), "%s", WN_CTL_DEFAULT_PATH);
+	snprintf(p->dev_name, sizeof(p->dev_name), "wn0");
+	p->port = -1;
+	p->mbufs = 32767;
+	p->offload = true;
+	p->ctl.mtu = 1500;
+	p->dp.mtu = 1500;
+	p->dp.idle_us = 20;
+	p->dp.max_conns = 1024;
+	p->dp.sockbuf = 1u << 20;
+	p->dp.mpa_rev = 2;
+	p->dp.crc = true;
+	p->dp.p2p = true;
+	p->dp.rtr = WN_MPA_RTR_ALL;
+	p->dp.rfc7306 = true;
 }
 
 static int
 parse_args(struct params *p, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"ip", required_argument, NULL, 'i'},
-		{"ctl", required_argument, NULL, 'c'},
-		{"mtu", required_argument, NULL, 'm'},
-		{"name", required_argument, NULL, 'n'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int o;
+	int o, ret;
 
-	snprintf(p->ctl_path, sizeof(p->ctl_path), "%s", WN_CTL_DEFAULT_PATH);
-	snprintf(p->dev_name, sizeof(p->dev_name), "wn0");
-	p->ctl.mtu = 1500;
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (o) {
-		case 'i':
-			if (parse_ip(&p->ctl, optarg) != 0) {
-				fprintf(stderr, "warpnicd: bad --ip '%s'\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'c':
-			snprintf(p->ctl_path, sizeof(p->ctl_path), "%s", optarg);
-			break;
-		case 'm':
-			p->ctl.mtu = (uint32_t)strtoul(optarg, NULL, 0);
-			if (p->ctl.mtu < 576 || p->ctl.mtu > 9000)
-				return -EINVAL;
-			break;
-		case 'n':
-			snprintf(p->dev_name, sizeof(p->dev_name), "%s", optarg);
-			break;
-		case 'h':
+		if (o == O_HELP) {
 			usage(argv[0]);
 			exit(0);
-		default:
+		}
+		if (o == '?') {
 			usage(argv[0]);
 			return -EINVAL;
 		}
+		ret = apply(p, o, optarg, 0);
+		if (ret != 0) {
+			fprintf(stderr, "warpnicd: bad value for --%s: '%s'\n", opts[o - O_IP].name,
+				optarg != NULL ? optarg : "");
+			return ret;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "warpnicd: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (p->dp.n_addrs == 0) {
+		fprintf(stderr, "warpnicd: give the port an address with --ip ADDR/PREFIX\n");
+		return -EINVAL;
 	}
 	p->ctl.path = p->ctl_path;
 	p->ctl.dev_name = p->dev_name;
 	return 0;
 }
 
+static int
+pick_port(const struct params *p, const uint16_t *pending, int nb_pending, uint16_t *port)
+{
+	uint16_t pid;
+
+	if (p->port >= 0) {
+		if (!rte_eth_dev_is_valid_port((uint16_t)p->port))
+			return -ENODEV;
+		*port = (uint16_t)p->port;
+		return 0;
+	}
+	if (nb_pending > 0) {
+		*port = pending[0]; /* EAL --vdev net_wn_impair0,port=...: its face */
+		return 0;
+	}
+	RTE_ETH_FOREACH_DEV(pid) {
+		*port = pid;
+		return 0;
+	}
+	return -ENODEV;
+}
+
 int
 main(int argc, char **argv)
 {
-	struct wn_ctl_server *srv;
+	uint16_t pending[WN_IMPAIR_MAX_PENDING];
+	struct wn_ctl_server *srv = NULL;
+	struct rte_rcu_qsbr *qs = NULL;
+	struct wn_dp *dp = NULL;
+	struct wn_port_conf pc;
 	struct params p;
-	uint16_t port;
-	int n;
+	uint16_t port = 0;
+	uint32_t room;
+	int n, ret, nb_pending, efd = -1, status = 1;
+	size_t qsz;
 
+	for (n = 1; n < argc; n++) {
+		if (strcmp(argv[n], "--help") == 0 || strcmp(argv[n], "-h") == 0) {
+			bool after = false;
+
+			for (int k = 1; k < n; k++)
+				after |= strcmp(argv[k], "--") == 0;
+			if (after || n == 1) {
+				usage(argv[0]);
+				return 0;
+			}
+		}
+	}
+	defaults(&p);
+	argc = wn_impair_argv_extract(argc, argv);
+	if (argc < 0) {
+		fprintf(stderr, "warpnicd: too many --vdev net_wn_impair\n");
+		return 2;
+	}
 	n = rte_eal_init(argc, argv);
 	if (n < 0) {
 		fprintf(stderr, "warpnicd: EAL init failed: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
-	memset(&p, 0, sizeof(p));
 	argv[n] = argv[0];
-	if (parse_args(&p, argc - n, argv + n) != 0)
+	if (parse_args(&p, argc - n, argv + n) != 0) {
+		rte_eal_cleanup();
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	if (p.dp.mtu + 18u + RTE_PKTMBUF_HEADROOM > room)
+		room = p.dp.mtu + 18u + RTE_PKTMBUF_HEADROOM;
+	p.dp.pool = rte_pktmbuf_pool_create("warpnicd", p.mbufs, 256, 0, (uint16_t)room,
+					    (int)rte_socket_id());
+	if (p.dp.pool == NULL) {
+		fprintf(stderr, "warpnicd: mbuf pool: %s\n", rte_strerror(rte_errno));
 		goto out;
-	RTE_ETH_FOREACH_DEV(port) {
+	}
+	nb_pending = wn_impair_create_pending(p.dp.pool, pending, RTE_DIM(pending));
+	if (nb_pending < 0) {
+		fprintf(stderr, "warpnicd: net_wn_impair: %s\n", strerror(-nb_pending));
+		goto out;
+	}
+	ret = pick_port(&p, pending, nb_pending, &port);
+	if (ret < 0) {
+		fprintf(stderr, "warpnicd: no port (give one with EAL --vdev, e.g. net_memif0)\n");
+		goto out;
+	}
+	memset(&pc, 0, sizeof(pc));
+	pc.port_id = port;
+	pc.mtu = p.dp.mtu;
+	pc.offload = p.offload;
+	pc.set_mtu = !wn_impair_is_face(port);
+	pc.pool = p.dp.pool;
+	ret = wn_port_setup(&pc, &p.dp.tx_offload_capa, &p.dp.rx_offload_capa);
+	if (ret < 0) {
+		fprintf(stderr, "warpnicd: port %u set-up: %s\n", port, strerror(-ret));
+		goto out;
+	}
+	p.dp.port_id = port;
+	{
 		struct rte_ether_addr mac;
 
-		if (rte_eth_macaddr_get(port, &mac) == 0) {
+		if (rte_eth_macaddr_get(port, &mac) == 0)
 			memcpy(p.ctl.mac, mac.addr_bytes, 6);
-			break;
+	}
+	if (p.pcap != NULL) {
+		p.dp.pcap = wn_pcap_open(p.pcap, p.dp.mtu + 64u, "warpnicd");
+		if (p.dp.pcap == NULL) {
+			fprintf(stderr, "warpnicd: --pcap %s: %s\n", p.pcap, strerror(errno));
+			goto out;
 		}
 	}
+
+	/* control thread ↔ dataplane */
+	p.dp.to_dp = rte_ring_create("wn_to_dp", CTL_RING_SIZE, SOCKET_ID_ANY,
+				     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	p.dp.to_ctl = rte_ring_create("wn_to_ctl", CTL_RING_SIZE, SOCKET_ID_ANY,
+				      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	qsz = rte_rcu_qsbr_get_memsize(1);
+	qs = rte_zmalloc("wn_mem_qs", qsz, RTE_CACHE_LINE_SIZE);
+	if (p.dp.to_dp == NULL || p.dp.to_ctl == NULL || efd < 0 || qs == NULL ||
+	    rte_rcu_qsbr_init(qs, 1) != 0) {
+		fprintf(stderr, "warpnicd: control rings: %s\n", rte_strerror(rte_errno));
+		goto out;
+	}
+	p.ctl.mem_qs = qs;
 	srv = wn_ctl_server_create(&p.ctl);
 	if (srv == NULL) {
 		fprintf(stderr, "warpnicd: control socket %s: %s\n", p.ctl_path, strerror(errno));
 		goto out;
 	}
-	if (wn_ctl_server_start(srv) != 0) {
-		wn_ctl_server_destroy(srv);
+	p.dp.ctl_efd = efd;
+	p.dp.mem = wn_ctl_server_mem(srv);
+	p.dp.qs = qs;
+	dp = wn_dp_create(&p.dp);
+	if (dp == NULL) {
+		fprintf(stderr, "warpnicd: dataplane: %s\n", strerror(errno));
+		goto out;
+	}
+	if (wn_ctl_server_dp_attach(srv, p.dp.to_dp, p.dp.to_ctl, efd) != 0 ||
+	    wn_ctl_server_start(srv) != 0) {
+		fprintf(stderr, "warpnicd: control thread failed to start\n");
 		goto out;
 	}
 	ctl_srv = srv;
 	rte_telemetry_register_cmd("/warpnic/ctl", tel_ctl,
 				   "Control thread object counts. Takes no parameters");
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
-	rte_log(RTE_LOG_NOTICE, RTE_LOGTYPE_USER1, "warpnicd: serving %s on %s\n",
-		p.dev_name, p.ctl_path);
-	while (!quit)
-		pause();
+	wn_dp_telemetry_register(dp);
+	rte_log(RTE_LOG_NOTICE, RTE_LOGTYPE_USER1, "warpnicd: serving %s on %s, port %u\n",
+		p.dev_name, p.ctl_path, port);
+	fflush(stdout);
+
+	ret = wn_dp_run(dp, &quit);
+	if (ret != 0)
+		fprintf(stderr, "warpnicd: dataplane stopped: %s\n", strerror(-ret));
+	status = ret != 0;
 	ctl_srv = NULL;
-	wn_ctl_server_destroy(srv);
-	rte_eal_cleanup();
-	return 0;
 out:
+	if (srv != NULL)
+		wn_ctl_server_stop(srv);
+	wn_dp_free(dp);
+	wn_ctl_server_destroy(srv);
+	wn_pcap_close(p.dp.pcap);
+	if (efd >= 0)
+		close(efd);
+	rte_ring_free(p.dp.to_dp);
+	rte_ring_free(p.dp.to_ctl);
+	rte_free(qs);
+	if (rte_eth_dev_is_valid_port(port)) {
+		if (wn_impair_is_face(port))
+			wn_impair_destroy(port);
+		else
+			(void)rte_eth_dev_stop(port);
+	}
+	free((void *)(uintptr_t)p.pcap);
 	rte_eal_cleanup();
-	return 1;
+	return status;
 }

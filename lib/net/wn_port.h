@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Ethernet port bring-up and packet capture shared by warpnicd and wn-tcpapp.
+ *
+ * wn_port_setup() configures one RX and one TX queue per lcore that polls the port,
+ * enables the checksum offloads the port has (the stack falls back to rte_net software
+ * checksums for the rest), sets the MTU and starts the port.
+ * wn_pcap_*() write what a port receives and sends to a pcapng file with rte_pcapng, so
+ * tshark's iwarp dissectors can read a run.
+ *
+ * Thread safety: set-up on the main lcore before the polling lcores start; a struct
+ * wn_pcap is used by one lcore.
+ */
+#ifndef WN_PORT_H
+#define WN_PORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_pcapng.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Port configuration. */
+struct wn_port_conf {
+	uint16_t port_id;
+	uint16_t nb_queues;        /**< RX and TX queue pairs (0: 1) */
+	uint16_t nb_desc;          /**< descriptors per queue (0: 1024, adjusted to the port) */
+	uint16_t mtu;              /**< L3 MTU to set (0: leave the port's) */
+	bool offload;              /**< enable IPv4/TCP checksum offloads the port offers */
+	bool set_mtu;              /**< call rte_eth_dev_set_mtu (false for wrapper ports) */
+	struct rte_mempool *pool;  /**< RX mbufs */
+};
+
+/**
+ * Configure and start a port.
+ * @param conf     the configuration.
+ * @param tx_capa  out: TX offloads enabled (for wn_netif_conf).
+ * @param rx_capa  out: RX offloads enabled.
+ * @return 0 or a negative errno from ethdev. An MTU the port refuses is reported on stderr
+ *   and not fatal. Main lcore.
+ */
+int wn_port_setup(const struct wn_port_conf *conf, uint64_t *tx_capa, uint64_t *rx_capa);
+
+/** A pcapng capture. */
+struct wn_pcap;
+
+/**
+ * Open a capture file (truncated) for packets of up to @p snaplen octets.
+ * @param app  application name recorded in the section header.
+ * @return the capture, or NULL with errno set. Main lcore.
+ */
+struct wn_pcap *wn_pcap_open(const char *path, uint32_t snaplen, const char *app);
+
+/**
+ * Record @p n packets of @p port_id queue @p queue in direction @p dir (copies; the
+ * packets are not modified). NULL @p p: no-op. The capture's lcore.
+ */
+void wn_pcap_capture(struct wn_pcap *p, uint16_t port_id, uint16_t queue,
+		     struct rte_mbuf **pkts, uint16_t n, enum rte_pcapng_direction dir);
+
+/** Packets recorded and packets that could not be copied. */
+void wn_pcap_stats(const struct wn_pcap *p, uint64_t *written, uint64_t *dropped);
+
+/** Flush and close (NULL: no-op). */
+void wn_pcap_close(struct wn_pcap *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WN_PORT_H */
