@@ -76,6 +76,9 @@ start() {
 	[ -x "$bin" ] || { echo "wn-pair: $bin not built (ninja -C $build)" >&2; exit 2; }
 	mkdir -p "$dir"
 	stop
+	# EAL runtime files per pair, so several pairs (parallel tests) can run at once
+	local tag
+	tag=$(printf '%s' "$dir" | cksum | cut -d' ' -f1)
 	local n role ip mac cpu vdevs pid pcap_opt
 	for n in a b; do
 		if [ $n = a ]; then role=server; ip=10.88.0.1; mac=02:77:6e:00:00:01; cpu=0
@@ -87,7 +90,7 @@ start() {
 		pcap_opt=()
 		[ -n "$pcap" ] && { mkdir -p "$pcap"; pcap_opt=(--pcap "$pcap/$n.pcapng"); }
 		# one lcore each (--idle-us naps when idle, so clients get CPU time too)
-		"$bin" -l $cpu --file-prefix "wn_$n" --proc-type primary --no-pci "${mem[@]}" \
+		"$bin" -l $cpu --file-prefix "wn_${n}_$tag" --proc-type primary --no-pci "${mem[@]}" \
 			--log-level lib.eal:error "${vdevs[@]}" -- \
 			--ip "$ip/24" --ctl "$dir/$n.sock" --name "wn_$n" "${pcap_opt[@]}" "${extra[@]}" \
 			>"$dir/$n.log" 2>&1 &
