@@ -195,9 +195,12 @@ dp_qp_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
 		DP_LOG(NOTICE, "QP %u: Terminate %s: layer %u etype %u code %u\n", qp->d->qpn,
 		       ev->type == WN_RNIC_EV_TERM_SENT ? "sent" : "received", ev->term.layer,
 		       ev->term.etype, ev->term.code);
-		/* RFC 5040 §6.3: after a Terminate the LLP stream is closed */
-		if (qp->conn != NULL && ev->type == WN_RNIC_EV_TERM_RECV)
-			dp_conn_qp_gone(qp->conn->dp, qp->conn, false);
+		/*
+		 * RFC 5040 §6.3: after a Terminate the LLP stream is closed (FIN after the
+		 * Terminate we queued); the QP is flushed when TCP is gone.
+		 */
+		if (qp->conn != NULL)
+			dp_conn_close(qp->conn);
 		break;
 	default:
 		break;

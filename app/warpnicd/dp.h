@@ -220,6 +220,8 @@ void dp_conns_free(struct wn_dp *dp);
 int dp_conn_tx(void *arg, const struct wn_rnic_ulpdu *u);
 /** Engine event callback. */
 void dp_qp_event(void *arg, struct wn_rnic_qp *qp, const struct wn_rnic_event *ev);
+/** Close TCP gracefully after what is queued (a Terminate went out or came in). */
+void dp_conn_close(struct dp_conn *c);
 /** Abort a connection whose QP is being destroyed or moved to error by the ULP. */
 void dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort);
 

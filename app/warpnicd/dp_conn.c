@@ -186,6 +186,12 @@ conn_fail(struct dp_conn *c, const char *why)
 }
 
 void
+dp_conn_close(struct dp_conn *c)
+{
+	conn_close(c);
+}
+
+void
 dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort)
 {
 	(void)dp;
@@ -345,6 +351,21 @@ mpa_event(void *arg, const struct wn_mpa_event *ev)
 			conn_final(c, WN_CTL_CM_EV_REJECTED, -ECONNREFUSED, &cp);
 			conn_detach_qp(c);
 			conn_close(c);
+			break;
+		}
+		/*
+		 * RFC 5044 §8 / RFC 5040 §7.1: in RDMA mode an MPA error is reported to the
+		 * peer with a Terminate (Layer LLP, EType MPA, the error code) before the
+		 * stream is closed; the engine sends it first and TERM_SENT closes TCP.
+		 */
+		if (ev->send_terminate && c->st == DPC_FULL && c->qp != NULL &&
+		    c->qp->eng != NULL &&
+		    wn_rnic_terminate(c->qp->eng, WN_TERM_LAYER_LLP, WN_TERM_LLP_MPA,
+				      (uint8_t)ev->err) == 0) {
+			CONN_LOG(NOTICE, "connection id %u: MPA %s: Terminate\n", c->id,
+				 wn_mpa_err_str(ev->err));
+			c->dp->st.mpa_errors++;
+			c->tx_ok = c->record_mode;
 			break;
 		}
 		conn_fail(c, ev->reason != NULL ? ev->reason : wn_mpa_err_str(ev->err));

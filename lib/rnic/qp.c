@@ -212,6 +212,15 @@ rnic_queue_term(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t cod
 	rnic_set_state(qp, WN_RNIC_QPS_TERMINATE);
 }
 
+int
+wn_rnic_terminate(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t code)
+{
+	if (qp == NULL || qp->state == WN_RNIC_QPS_IDLE || qp->state == WN_RNIC_QPS_ERROR)
+		return -EINVAL;
+	rnic_queue_term(qp, layer, etype, code, NULL, 0);
+	return 0;
+}
+
 /* Take the next receive WQE for a new QN 0 message. @return 0, -ENOBUFS, -EPROTO. */
 int
 rnic_take_rwqe(struct wn_rnic_qp *qp)

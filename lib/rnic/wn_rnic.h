@@ -187,6 +187,15 @@ bool wn_rnic_qp_idle(const struct wn_rnic_qp *qp);
  */
 void wn_rnic_qp_disconnect(struct wn_rnic_qp *qp);
 
+/**
+ * The layer below failed (e.g. an MPA CRC or Marker error, RFC 5044 §8): queue one Terminate
+ * with cause (@p layer, @p etype, @p code) carrying no headers (RFC 5040 Fig. 10: LLP
+ * errors) and enter TERMINATE; wn_rnic_tx_poll() sends it first. Only the first error of a
+ * stream is reported (RFC 5040 §7.1).
+ * @return 0, or -EINVAL (IDLE or ERROR: no RDMA stream to report on). Owning lcore.
+ */
+int wn_rnic_terminate(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t code);
+
 /** Change the MULPDU (MPA renegotiation, path MTU change). @return 0 or -EINVAL. */
 int wn_rnic_set_mulpdu(struct wn_rnic_qp *qp, uint32_t mulpdu);
 

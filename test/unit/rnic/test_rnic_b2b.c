@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "wn_wire_mpa.h"
 
 #define RW (WN_MEM_ACCESS_LOCAL_WRITE | WN_MEM_ACCESS_REMOTE_WRITE | WN_MEM_ACCESS_REMOTE_READ)
 #define ALL (RW | WN_MEM_ACCESS_REMOTE_ATOMIC | WN_MEM_ACCESS_MW_BIND)
@@ -929,6 +930,36 @@ test_raw_atomic_no_rights(void **state)
 		assert_int_equal(p->b.buf[i], 0);
 }
 
+/* An MPA failure below the engine (RFC 5044 §8) is reported with an LLP Terminate. */
+static void
+test_llp_terminate(void **state)
+{
+	struct pair *p = *state;
+
+	assert_int_equal(wn_rnic_terminate(p->a.qp, WN_TERM_LAYER_LLP, WN_TERM_LLP_MPA,
+					   WN_MPA_ERR_CRC), 0);
+	assert_int_equal(wn_rnic_qp_state(p->a.qp), WN_RNIC_QPS_TERMINATE);
+	/* only the first error of a stream is reported */
+	assert_int_equal(wn_rnic_terminate(p->a.qp, WN_TERM_LAYER_LLP, WN_TERM_LLP_MPA,
+					   WN_MPA_ERR_MARKER), 0);
+	h_pump(&p->a, &p->b);
+	assert_int_equal(p->a.n_term_sent, 1);
+	assert_int_equal(p->b.n_term_recv, 1);
+	assert_int_equal(p->b.term_recv.layer, WN_TERM_LAYER_LLP);
+	assert_int_equal(p->b.term_recv.etype, WN_TERM_LLP_MPA);
+	assert_int_equal(p->b.term_recv.code, WN_MPA_ERR_CRC);
+}
+
+static void
+test_llp_terminate_needs_stream(void **state)
+{
+	struct pair *p = *state;
+
+	wn_rnic_qp_disconnect(p->a.qp);
+	assert_int_equal(wn_rnic_terminate(p->a.qp, WN_TERM_LAYER_LLP, 0, 1), -EINVAL);
+	assert_int_equal(wn_rnic_terminate(NULL, WN_TERM_LAYER_LLP, 0, 1), -EINVAL);
+}
+
 static void
 test_raw_bad_version(void **state)
 {
@@ -1074,6 +1105,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_raw_unexpected_read_resp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_send_bad_msn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_atomic_no_rights, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_llp_terminate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_llp_terminate_needs_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_bad_version, setup, teardown),
 	};
 
