@@ -7,7 +7,7 @@
 #   scripts/setup.sh            everything
 #   scripts/setup.sh --deps     packages only
 #   scripts/setup.sh --huge     hugepages only
-#   WN_HUGEPAGES=N              number of 2 MiB pages to reserve (default 1024)
+#   WN_HUGEPAGES=N              number of 2 MiB pages to reserve (default 3072)
 set -euo pipefail
 
 want_deps=1 want_huge=1
@@ -58,7 +58,7 @@ if [ "$want_deps" = 1 ]; then
 fi
 
 if [ "$want_huge" = 1 ]; then
-	pages=${WN_HUGEPAGES:-1024}
+	pages=${WN_HUGEPAGES:-3072}
 	cur=$(cat /proc/sys/vm/nr_hugepages)
 	if [ "$cur" -lt "$pages" ]; then
 		echo "$pages" | $SUDO tee /proc/sys/vm/nr_hugepages >/dev/null ||

@@ -11,7 +11,7 @@
 #   WN_PAIR_DIR defaults to /tmp/wn-pair; logs in $WN_PAIR_DIR/{a,b}.log.
 #   --impair SPEC  wrap B's port with the fault injector, e.g. drop=0.01,reorder=0.01,dup=0.001
 #   --pcap DIR     each instance writes DIR/{a,b}.pcapng
-#   --no-huge      run without hugepages (EAL --no-huge -m 512)
+#   --no-huge      run without hugepages (EAL --no-huge -m 256)
 #   WN_BUILD       build directory (default build/ next to this script)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,12 +63,12 @@ wait_ready() {
 }
 
 start() {
-	local impair="" pcap="" mem=(--huge-dir /dev/hugepages -m 512) extra=()
+	local impair="" pcap="" mem=(--huge-dir /dev/hugepages -m 256) extra=()
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--impair) impair=$2; shift 2 ;;
 		--pcap) pcap=$2; shift 2 ;;
-		--no-huge) mem=(--no-huge -m 512); shift ;;
+		--no-huge) mem=(--no-huge -m 256); shift ;;
 		--) shift; extra=("$@"); break ;;
 		*) echo "wn-pair: unknown option $1" >&2; exit 2 ;;
 		esac
