@@ -1255,6 +1255,24 @@ h_modify_qp(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_mod
 	return 0;
 }
 
+/*
+ * With a dataplane, 127.0.0.0/8 stands for the port's first IPv4 address: the dataplane's
+ * TCP/IP stack owns the port's addresses only (and loops segments between them back).
+ */
+static void
+loopback_to_port(const struct wn_ctl_server *srv, struct wn_ctl_addr *a)
+{
+	uint32_t i;
+
+	if (srv->to_dp == NULL || a->family != WN_CTL_AF_INET || a->addr[0] != 127)
+		return;
+	for (i = 0; i < srv->conf.n_addrs; i++)
+		if (srv->conf.addrs[i].family == WN_CTL_AF_INET) {
+			memcpy(a->addr, srv->conf.addrs[i].addr, 4);
+			return;
+		}
+}
+
 static int
 h_cm_addr(struct wn_ctl_server *srv, struct client *c, uint16_t op,
 	  const struct wn_ctl_cm_addr_req *r, struct wn_ctl_cm_addr_resp *out)
@@ -1271,6 +1289,7 @@ h_cm_addr(struct wn_ctl_server *srv, struct client *c, uint16_t op,
 		a = r->src;
 		if (!addr_is_any(&a) && !addr_is_local(srv, &a))
 			return -EADDRNOTAVAIL;
+		loopback_to_port(srv, &a);
 		if (a.port == 0)
 			a.port = ephemeral_port(srv, &a);
 		else if (port_in_use(srv, &a, false))
@@ -1297,7 +1316,14 @@ h_cm_addr(struct wn_ctl_server *srv, struct client *c, uint16_t op,
 			cm_event(srv, id, WN_CTL_CM_EV_ADDR_ERROR, -EHOSTUNREACH, 0, NULL);
 			break;
 		}
-		id->u.id.remote = !addr_is_local(srv, &r->dst);
+		/*
+		 * With a dataplane every connection runs over it, also between two clients
+		 * of this instance (the dataplane loops such segments back); loopback
+		 * addresses mean the port's own address then.
+		 */
+		id->u.id.remote = srv->to_dp != NULL || !addr_is_local(srv, &r->dst);
+		loopback_to_port(srv, &id->u.id.dst);
+		loopback_to_port(srv, &id->u.id.src);
 		id->u.id.state = CM_ADDR_RESOLVED;
 		cm_event(srv, id, WN_CTL_CM_EV_ADDR_RESOLVED, 0, 0, NULL);
 		break;

@@ -447,6 +447,44 @@ port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 	}
 }
 
+/*
+ * Segments to one of our own addresses (a client connecting to a listener of this same
+ * instance) never reach the wire: they go straight back into TCP input, as the kernel's
+ * loopback does; their checksums are not computed (marked good).
+ * @return the packets left for the port, compacted at the front of @p pkts.
+ */
+static uint16_t
+loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *loop[DP_BURST];
+	uint16_t i, k = 0, nl = 0;
+
+	for (i = 0; i < n; i++) {
+		const uint8_t *ip = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+		struct wn_ip_addr dst;
+
+		memset(&dst, 0, sizeof(dst));
+		if ((ip[0] >> 4) == 4) {
+			dst.family = WN_AF_INET;
+			memcpy(&dst.v4, ip + 16, 4);
+		} else {
+			dst.family = WN_AF_INET6;
+			memcpy(dst.v6, ip + 24, 16);
+		}
+		if (!wn_netif_is_local(dp->nif, &dst)) {
+			pkts[k++] = pkts[i];
+			continue;
+		}
+		pkts[i]->ol_flags = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+		loop[nl++] = pkts[i];
+	}
+	if (nl > 0) {
+		dp->st.loopback_pkts += nl;
+		wn_tcp_rx_bulk(dp->tcp, loop, nl, dp->now);
+	}
+	return k;
+}
+
 static void
 tel_refresh(struct wn_dp *dp)
 {
@@ -521,6 +559,7 @@ wn_dp_run(struct wn_dp *dp, volatile int *quit)
 		wn_tcp_process(dp->tcp, dp->now);
 		while ((n = wn_tcp_tx_bulk(dp->tcp, pkts, DP_BURST)) > 0) {
 			work += n;
+			n = loopback(dp, pkts, n);
 			wn_net_output_bulk(dp->nif, pkts, n, dp->now);
 		}
 		wn_net_process(dp->nif, dp->now);
@@ -623,6 +662,7 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	TEL_U64(d, &dp->tel_dp, tx_fpdus);
 	TEL_U64(d, &dp->tel_dp, tx_again);
 	TEL_U64(d, &dp->tel_dp, cq_notify);
+	TEL_U64(d, &dp->tel_dp, loopback_pkts);
 	rte_tel_data_add_dict_u64(d, "active_qps", dp->tel_nqp);
 	pthread_mutex_unlock(&dp->tel_lock);
 	return 0;

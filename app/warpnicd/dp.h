@@ -80,6 +80,7 @@ struct wn_dp_stats {
 	uint64_t mpa_crc_errors;
 	uint64_t rx_fpdus, tx_fpdus, tx_again;
 	uint64_t cq_notify;
+	uint64_t loopback_pkts;      /**< segments between two connections of this instance */
 };
 
 /** Kind tag: first member of every object in wn_dp::objs. */
