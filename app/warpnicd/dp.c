@@ -488,6 +488,7 @@ loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 static void
 tel_refresh(struct wn_dp *dp)
 {
+	struct dp_conn *c;
 	struct dp_qp *qp;
 	uint32_t n = 0;
 
@@ -506,6 +507,27 @@ tel_refresh(struct wn_dp *dp)
 		n++;
 	}
 	dp->tel_nqp = n;
+	n = 0;
+	TAILQ_FOREACH(c, &dp->conns, next) {
+		const struct wn_mpa_params *mp = wn_mpa_conn_params(&c->mpa);
+
+		if (n == DP_TEL_QPS)
+			break;
+		if (c->tcp == NULL)
+			continue;
+		dp->tel_conn[n].id = c->id;
+		dp->tel_conn[n].qpn = c->qp != NULL ? c->qp->d->qpn : 0;
+		dp->tel_conn[n].state = c->st;
+		dp->tel_conn[n].mulpdu = c->mulpdu;
+		dp->tel_conn[n].active = c->active;
+		dp->tel_conn[n].markers_tx = c->st == DPC_FULL && mp->tx.markers;
+		dp->tel_conn[n].markers_rx = c->st == DPC_FULL && mp->rx.markers;
+		dp->tel_conn[n].crc = c->st == DPC_FULL && mp->tx.crc;
+		dp->tel_conn[n].fpdus_rx = c->mpa.fpdus_rx;
+		wn_tcp_conn_info(c->tcp, &dp->tel_conn[n].tcp);
+		n++;
+	}
+	dp->tel_nconn = n;
 	pthread_mutex_unlock(&dp->tel_lock);
 }
 
@@ -774,6 +796,58 @@ tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+static const char *const conn_state_name[] = {
+	[DPC_TCP] = "TCP", [DPC_MPA] = "MPA", [DPC_REQ] = "REQUEST", [DPC_FULL] = "RDMA",
+	[DPC_CLOSING] = "CLOSING", [DPC_DEAD] = "CLOSED",
+};
+
+static int
+tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct wn_dp *dp = tel_dp;
+	uint32_t i;
+
+	(void)cmd;
+	(void)params;
+	if (dp == NULL)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&dp->tel_lock);
+	for (i = 0; i < dp->tel_nconn; i++) {
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		const struct wn_tcp_info *t = &dp->tel_conn[i].tcp;
+		char name[32], a[48], b[48], ep[128];
+
+		if (c == NULL)
+			break;
+		rte_tel_data_start_dict(c);
+		snprintf(ep, sizeof(ep), "%s:%u -> %s:%u",
+			 wn_ip_addr_fmt(&t->local.addr, a, sizeof(a)), t->local.port,
+			 wn_ip_addr_fmt(&t->remote.addr, b, sizeof(b)), t->remote.port);
+		rte_tel_data_add_dict_string(c, "tcp", ep);
+		rte_tel_data_add_dict_string(c, "state", conn_state_name[dp->tel_conn[i].state]);
+		rte_tel_data_add_dict_string(c, "tcp_state", wn_tcp_state_name(t->state));
+		rte_tel_data_add_dict_string(c, "role", dp->tel_conn[i].active ? "initiator"
+										: "responder");
+		rte_tel_data_add_dict_u64(c, "cm_id", dp->tel_conn[i].id);
+		rte_tel_data_add_dict_u64(c, "qpn", dp->tel_conn[i].qpn);
+		rte_tel_data_add_dict_u64(c, "mulpdu", dp->tel_conn[i].mulpdu);
+		rte_tel_data_add_dict_u64(c, "markers_tx", dp->tel_conn[i].markers_tx);
+		rte_tel_data_add_dict_u64(c, "markers_rx", dp->tel_conn[i].markers_rx);
+		rte_tel_data_add_dict_u64(c, "crc", dp->tel_conn[i].crc);
+		rte_tel_data_add_dict_u64(c, "fpdus_rx", dp->tel_conn[i].fpdus_rx);
+		rte_tel_data_add_dict_u64(c, "cwnd", t->cwnd);
+		rte_tel_data_add_dict_u64(c, "srtt_us", t->srtt_us);
+		rte_tel_data_add_dict_u64(c, "rto_us", t->rto_us);
+		rte_tel_data_add_dict_u64(c, "retrans", t->retrans);
+		rte_tel_data_add_dict_u64(c, "snd_queued", t->snd_queued);
+		snprintf(name, sizeof(name), "conn%u", i);
+		rte_tel_data_add_dict_container(d, name, c, 0);
+	}
+	pthread_mutex_unlock(&dp->tel_lock);
+	return 0;
+}
+
 void
 wn_dp_telemetry_register(struct wn_dp *dp)
 {
@@ -784,6 +858,9 @@ wn_dp_telemetry_register(struct wn_dp *dp)
 				   "TCP stack counters of the dataplane lcore. No parameters");
 	rte_telemetry_register_cmd("/warpnic/dp/port", tel_port,
 				   "Port counters (ethdev and lib/net). No parameters");
+	rte_telemetry_register_cmd("/warpnic/dp/conns", tel_conns,
+				   "iWARP connections: TCP endpoints and state, MPA settings, "
+				   "congestion state. No parameters");
 	rte_telemetry_register_cmd("/warpnic/dp/qp", tel_qps,
 				   "Without parameter: QP numbers in RDMA mode. Parameter: QP "
 				   "number, its counters");

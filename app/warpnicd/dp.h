@@ -180,6 +180,13 @@ struct wn_dp {
 	struct wn_dp_stats tel_dp;
 	struct wn_net_stats tel_net;
 	struct wn_tcp_stats tel_tcp;
+	uint32_t tel_nconn;
+	struct {
+		uint32_t id, qpn, state, mulpdu;
+		bool active, markers_tx, markers_rx, crc;
+		struct wn_tcp_info tcp;
+		uint64_t fpdus_rx;
+	} tel_conn[DP_TEL_QPS];
 	uint32_t tel_nqp;
 	struct {
 		uint32_t handle, qpn, state, conn_state;

@@ -98,7 +98,7 @@ usage(const char *prog)
 	       "                     0 = poll without pause)\n"
 	       "  --max-conns N      TCP connections (default 1024)\n"
 	       "  --sockbuf BYTES    TCP send/receive buffer per connection (default 1 MiB)\n"
-	       "  --mbufs N          mbuf pool size (default 32767)\n"
+	       "  --mbufs N          mbuf pool size (default 16383)\n"
 	       "  --no-offload       software checksums even when the port offloads them\n"
 	       "  --mpa-rev 1|2      MPA revision (default 2: RFC 6581 enhanced)\n"
 	       "  --markers          ask the peer to send MPA Markers (default off)\n"
@@ -110,7 +110,7 @@ usage(const char *prog)
 	       "  --config FILE      read options from FILE (see config/warpnicd.conf)\n"
 	       "  --help             this text\n"
 	       "Telemetry (dpdk-telemetry.py): /warpnic/ctl, /warpnic/dp/stats, /warpnic/dp/tcp,\n"
-	       "/warpnic/dp/port, /warpnic/dp/qp[,QPN].\n",
+	       "/warpnic/dp/port, /warpnic/dp/conns, /warpnic/dp/qp[,QPN].\n",
 	       prog, WN_CTL_DEFAULT_PATH);
 }
 
@@ -337,7 +337,7 @@ defaults(struct params *p)
 	snprintf(p->ctl_path, sizeof(p->ctl_path), "%s", WN_CTL_DEFAULT_PATH);
 	snprintf(p->dev_name, sizeof(p->dev_name), "wn0");
 	p->port = -1;
-	p->mbufs = 32767;
+	p->mbufs = 16383;
 	p->offload = true;
 	p->ctl.mtu = 1500;
 	p->dp.mtu = 1500;
