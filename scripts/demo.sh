@@ -20,7 +20,7 @@ perf_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--no-setup) setup=0; shift ;;
-	--json) perf_args+=(--json); shift ;;
+	--json) perf_args+=(--json -); shift ;;
 	-h|--help) sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	--) shift; perf_args+=("$@"); break ;;
 	*) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;

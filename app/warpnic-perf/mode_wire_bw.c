@@ -316,6 +316,10 @@ wire_bw_parse(struct wn_perf_params *p)
 		fprintf(stderr, "wire_bw runs locally: --server/--client do not apply\n");
 		return -EINVAL;
 	}
+	if (p->duration_set) {
+		fprintf(stderr, "wire_bw: --duration does not apply (use --iters)\n");
+		return -EINVAL;
+	}
 	for (unsigned int i = 0; i < p->nb_sizes; i++) {
 		if (p->sizes[i] < WIRE_BW_HDR || p->sizes[i] > WN_MPA_MULPDU_MAX) {
 			fprintf(stderr, "wire_bw: --size must be %u..%u (RFC 5044 §4.5 MULPDU)\n",
@@ -345,6 +349,7 @@ wire_bw_run(const struct wn_perf_params *p)
 	rep.title = "wire_bw: ULPDU octets/s on one lcore (GB/s = 1e9 B/s, best of 5 runs); ratios "
 		    "to memcpy and isa-l crc32c of the same run; deframer fed 1448-octet chunks";
 	rep.iters = p->iters;
+	rep.wire_cols = true;
 	rep.nb_cols = 4;
 	rep.col[0] = "GB/s";
 	rep.col[1] = "vs_memcpy";
@@ -353,13 +358,14 @@ wire_bw_run(const struct wn_perf_params *p)
 	for (unsigned int i = 0; i < p->nb_sizes && rc == 0; i++)
 		rc = wire_bw_case(&rep, p->sizes[i], iters_for(p, p->sizes[i]));
 	if (rc == 0)
-		wn_perf_report_print(&rep, p->json);
+		rc = wn_perf_report_emit(&rep, p);
 	return rc;
 }
 
 const struct wn_perf_mode wn_perf_mode_wire_bw = {
 	.name = "wire_bw",
-	.help = "MPA framer/deframer throughput vs memcpy and CRC32c (no network)",
+	.help = "MPA framer/deframer throughput vs memcpy and CRC32c (local, no network)",
+	.needs_eal = false,
 	.parse = wire_bw_parse,
 	.run = wire_bw_run,
 };

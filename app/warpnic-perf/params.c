@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,24 +13,41 @@
 void
 wn_perf_usage(const char *prog)
 {
-	printf("Usage: %s [EAL options] -- --mode MODE [options]\n"
+	printf("Usage: %s [EAL options --] --mode MODE [options]\n"
 	       "\n"
-	       "EAL options: e.g. --no-huge --in-memory --no-pci -l 0 (see DPDK's EAL docs)\n"
+	       "EAL options (before \"--\") are used only by the modes that drive a DPDK port\n"
+	       "(raw_bw, raw_lat), e.g. -l 0 --no-pci --in-memory --vdev net_memif0,role=server;\n"
+	       "the other modes ignore them. Without \"--\", every argument is an option below.\n"
 	       "\n"
 	       "Options:\n"
-	       "  --mode MODE      test to run (list below)\n"
-	       "  --server         wait for a --client peer (network modes)\n"
-	       "  --client ADDR    connect to a --server at ADDR (network modes)\n"
-	       "  --size N         message / ULPDU size in octets (repeatable)\n"
-	       "  --sweep          run a range of sizes instead of --size\n"
-	       "  --qps N          queue pairs (network modes, default 1)\n"
-	       "  --depth N        outstanding work requests per QP (default 64)\n"
-	       "  --iters N        operations per measurement (default: per mode)\n"
-	       "  --json           print one JSON object instead of a table\n"
-	       "  -h, --help       this text\n"
+	       "  --mode MODE        test to run (list below)\n"
+	       "  --server           wait for one --client peer, serve its run, exit\n"
+	       "  --client ADDR      run against a --server: RNIC modes: its IP address;\n"
+	       "                     raw modes: the peer's MAC, or \"any\" (broadcast)\n"
+	       "  --bind ADDR        RNIC server: listen on ADDR only (default: any address)\n"
+	       "  --port N           RNIC modes: TCP port (default %u)\n"
+	       "  --ctl PATH         RNIC modes: warpnicd control socket (default $WARPNIC_CTL,\n"
+	       "                     else /run/warpnic/warpnicd.sock)\n"
+	       "  --size N[,N...]    message size(s) in octets (repeatable)\n"
+	       "  --sweep[=N,N...]   sizes 2 B..1 MiB in powers of two (wire_bw: 64 B..64 KiB),\n"
+	       "                     or the given list\n"
+	       "  --qps N            RNIC modes: data queue pairs (default 1)\n"
+	       "  --depth N          RNIC bw modes: outstanding work requests per QP (default 64)\n"
+	       "  --iters N          operations per size (bw modes: per QP)\n"
+	       "  --duration SEC     time per size (the measurement ends at whichever of --iters\n"
+	       "                     and --duration comes first; neither: the mode's iterations,\n"
+	       "                     at most %.0f s)\n"
+	       "  --timeout SEC      give up when the peer is silent this long (default %.0f)\n"
+	       "  --json FILE        write the results as one JSON object (\"-\": stdout)\n"
+	       "  --csv FILE         write the results as CSV (\"-\": stdout)\n"
+	       "  -h, --help         this text\n"
+	       "\n"
+	       "The client (or the local mode) prints a table to stdout (to stderr when stdout\n"
+	       "carries JSON or CSV). Bandwidth counts message octets; latency is half the\n"
+	       "round trip (ping-pong), except read_lat: one whole RDMA Read.\n"
 	       "\n"
 	       "Modes:\n",
-	       prog);
+	       prog, WN_PERF_DEFAULT_PORT, WN_PERF_DEFAULT_DURATION, WN_PERF_DEFAULT_TIMEOUT);
 	wn_perf_modes_usage(stdout);
 }
 
@@ -47,16 +65,89 @@ parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+static int
+parse_secs(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < 0 || v > 86400)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* "N[,N...]" appended to p->sizes */
+static int
+parse_sizes(const char *s, struct wn_perf_params *p)
+{
+	char buf[512], *tok, *save = NULL;
+	uint64_t v;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		if (parse_u64(tok, 1, UINT32_MAX, &v) < 0 || p->nb_sizes == WN_PERF_MAX_SIZES)
+			return -EINVAL;
+		p->sizes[p->nb_sizes++] = (uint32_t)v;
+	}
+	return p->nb_sizes > 0 ? 0 : -EINVAL;
+}
+
+int
+wn_perf_sizes_default(struct wn_perf_params *p, const char *mode, uint32_t def, uint32_t min,
+		      uint32_t max)
+{
+	if (p->sweep) {
+		for (uint32_t s = 2; s <= (1u << 20) && p->nb_sizes < WN_PERF_MAX_SIZES; s *= 2)
+			if (s >= min && s <= max)
+				p->sizes[p->nb_sizes++] = s;
+	} else if (p->nb_sizes == 0) {
+		p->sizes[p->nb_sizes++] = def;
+	}
+	for (unsigned int i = 0; i < p->nb_sizes; i++) {
+		if (p->sizes[i] < min || p->sizes[i] > max) {
+			fprintf(stderr, "%s: --size must be %" PRIu32 "..%" PRIu32 " (got %" PRIu32
+				")\n", mode, min, max, p->sizes[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+void
+wn_perf_budget(const struct wn_perf_params *p, uint64_t def_iters, uint64_t *iters, double *secs)
+{
+	if (!p->iters_set && !p->duration_set) {
+		*iters = def_iters;
+		*secs = WN_PERF_DEFAULT_DURATION;
+	} else {
+		*iters = p->iters_set ? p->iters : UINT64_MAX;
+		*secs = p->duration_set && p->duration > 0 ? p->duration : INFINITY;
+		if (*iters == UINT64_MAX && isinf(*secs))
+			*secs = WN_PERF_DEFAULT_DURATION; /* --duration 0 alone */
+	}
+}
+
 enum {
 	OPT_MODE = 256,
 	OPT_SERVER,
 	OPT_CLIENT,
+	OPT_BIND,
+	OPT_PORT,
+	OPT_CTL,
 	OPT_SIZE,
 	OPT_SWEEP,
 	OPT_QPS,
 	OPT_DEPTH,
 	OPT_ITERS,
+	OPT_DURATION,
+	OPT_TIMEOUT,
 	OPT_JSON,
+	OPT_CSV,
 };
 
 int
@@ -66,22 +157,31 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 		{"mode", required_argument, NULL, OPT_MODE},
 		{"server", no_argument, NULL, OPT_SERVER},
 		{"client", required_argument, NULL, OPT_CLIENT},
+		{"bind", required_argument, NULL, OPT_BIND},
+		{"port", required_argument, NULL, OPT_PORT},
+		{"ctl", required_argument, NULL, OPT_CTL},
 		{"size", required_argument, NULL, OPT_SIZE},
-		{"sweep", no_argument, NULL, OPT_SWEEP},
+		{"sweep", optional_argument, NULL, OPT_SWEEP},
 		{"qps", required_argument, NULL, OPT_QPS},
 		{"depth", required_argument, NULL, OPT_DEPTH},
 		{"iters", required_argument, NULL, OPT_ITERS},
-		{"json", no_argument, NULL, OPT_JSON},
+		{"duration", required_argument, NULL, OPT_DURATION},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"json", required_argument, NULL, OPT_JSON},
+		{"csv", required_argument, NULL, OPT_CSV},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *prog = argc > 0 ? argv[0] : "warpnic-perf";
+	bool size_list = false, sweep_opt = false;
 	uint64_t v;
 	int c;
 
 	memset(p, 0, sizeof(*p));
 	p->qps = 1;
 	p->depth = 64;
+	p->port = WN_PERF_DEFAULT_PORT;
+	p->timeout = WN_PERF_DEFAULT_TIMEOUT;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -94,21 +194,42 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 		case OPT_CLIENT:
 			p->client = optarg;
 			break;
-		case OPT_SIZE:
-			if (parse_u64(optarg, 1, UINT32_MAX, &v) < 0 ||
-			    p->nb_sizes == WN_PERF_MAX_SIZES) {
-				fprintf(stderr, "%s: bad --size '%s'\n", prog, optarg);
+		case OPT_BIND:
+			p->bind = optarg;
+			break;
+		case OPT_CTL:
+			p->ctl = optarg;
+			break;
+		case OPT_PORT:
+			if (parse_u64(optarg, 1, 65535, &v) < 0) {
+				fprintf(stderr, "%s: bad --port '%s'\n", prog, optarg);
 				return -EINVAL;
 			}
-			p->sizes[p->nb_sizes++] = (uint32_t)v;
+			p->port = (uint16_t)v;
+			break;
+		case OPT_SIZE:
+			if (parse_sizes(optarg, p) < 0) {
+				fprintf(stderr, "%s: bad --size '%s' (at most %u sizes)\n", prog,
+					optarg, WN_PERF_MAX_SIZES);
+				return -EINVAL;
+			}
+			size_list = true;
 			break;
 		case OPT_SWEEP:
-			p->sweep = true;
+			sweep_opt = true;
+			if (optarg == NULL) {
+				p->sweep = true;
+			} else if (parse_sizes(optarg, p) < 0) {
+				fprintf(stderr, "%s: bad --sweep list '%s'\n", prog, optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_QPS:
 		case OPT_DEPTH:
-			if (parse_u64(optarg, 1, 65536, &v) < 0) {
-				fprintf(stderr, "%s: bad number '%s'\n", prog, optarg);
+			if (parse_u64(optarg, 1, c == OPT_QPS ? 64 : 4096, &v) < 0) {
+				fprintf(stderr, "%s: bad --%s '%s' (1..%u)\n", prog,
+					c == OPT_QPS ? "qps" : "depth", optarg,
+					c == OPT_QPS ? 64 : 4096);
 				return -EINVAL;
 			}
 			if (c == OPT_QPS)
@@ -122,9 +243,23 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 				return -EINVAL;
 			}
 			p->iters = v;
+			p->iters_set = true;
+			break;
+		case OPT_DURATION:
+		case OPT_TIMEOUT:
+			if (parse_secs(optarg, c == OPT_DURATION ? &p->duration : &p->timeout) < 0 ||
+			    (c == OPT_TIMEOUT && p->timeout < 0.1)) {
+				fprintf(stderr, "%s: bad number of seconds '%s'\n", prog, optarg);
+				return -EINVAL;
+			}
+			if (c == OPT_DURATION)
+				p->duration_set = true;
 			break;
 		case OPT_JSON:
-			p->json = true;
+			p->json = optarg;
+			break;
+		case OPT_CSV:
+			p->csv = optarg;
 			break;
 		case 'h':
 			wn_perf_usage(prog);
@@ -146,8 +281,13 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 		fprintf(stderr, "%s: --server and --client exclude each other\n", prog);
 		return -EINVAL;
 	}
-	if (p->sweep && p->nb_sizes > 0) {
+	if (sweep_opt && size_list) {
 		fprintf(stderr, "%s: --sweep and --size exclude each other\n", prog);
+		return -EINVAL;
+	}
+	if (p->json != NULL && p->csv != NULL && strcmp(p->json, "-") == 0 &&
+	    strcmp(p->csv, "-") == 0) {
+		fprintf(stderr, "%s: --json - and --csv - cannot both use stdout\n", prog);
 		return -EINVAL;
 	}
 	return 0;

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Modes write_bw, read_bw, send_bw (ib_write_bw, ib_read_bw, ib_send_bw): the client keeps
+ * --depth work requests outstanding on each of --qps QPs, every one signaled, until --iters
+ * per QP or --duration; bandwidth is message octets completed over the time from the first
+ * post to the last completion.
+ *
+ * write_bw: client tx half → server rx half; the server checks its rx halves.
+ * read_bw:  server rx half (the pattern) → client rx half; the client checks.
+ * send_bw:  client tx half → a receive the server posted in its rx half. An iWARP Send
+ *           that finds no receive is fatal (RFC 5040 §7.1: Terminate), so the sender only
+ *           sends against credits: the server starts with one receive per RQ slot and
+ *           returns the cumulative count of receives it has posted in a small Send every
+ *           quarter of the RQ. The server checks every length and its rx halves.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "wn_queue.h"
+
+#include "perf.h"
+#include "perf_rnic.h"
+
+#define BW_BATCH 32
+
+static int
+bw_prepare(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *ready)
+{
+	bool read = r->ops->opcode == WN_QUEUE_WR_RDMA_READ;
+
+	(void)ready;
+	/* read_bw: the server's rx halves are the source */
+	perf_buffers_reset(r, start->size, start->seed, read && r->server);
+	return 0;
+}
+
+/* send_bw sender: take credit Sends, repost their receives. */
+static int
+bw_credits(struct perf_rnic *r)
+{
+	struct wn_queue_cqe e[BW_BATCH];
+	int n = perf_poll(r, r->rcq, e, BW_BATCH);
+
+	for (int i = 0; i < n; i++) {
+		struct perf_conn *c = perf_conn_of(r, e[i].wr_id);
+		uint64_t v;
+		int rc;
+
+		if (c == NULL || perf_wr_kind_of(e[i].wr_id) != PERF_WR_CREDIT)
+			return -EPROTO;
+		/* cumulative: a newer credit overwriting an older one loses nothing */
+		v = __atomic_load_n(c->credit_slot, __ATOMIC_ACQUIRE);
+		if (v > c->credits)
+			c->credits = v;
+		rc = perf_repost(r, &e[i]);
+		if (rc != 0)
+			return rc;
+	}
+	return n;
+}
+
+static int
+bw_client(struct perf_rnic *r, const struct perf_msg *start, const struct perf_msg *ready,
+	  struct perf_msg *end, struct wn_perf_row *row)
+{
+	struct wn_queue_cqe e[BW_BATCH];
+	bool send = r->ops->send, open = true;
+	double t0, t_last, last_progress, now;
+	double deadline = start->ms ? wn_perf_now() + start->ms / 1e3 : INFINITY;
+	uint64_t total = 0;
+	uint32_t spins = 0;
+
+	(void)ready;
+	t0 = t_last = last_progress = wn_perf_now();
+	for (;;) {
+		bool idle = true, busy = false;
+		int n;
+
+		for (uint32_t i = 0; open && i < r->qps; i++) {
+			struct perf_conn *c = &r->conn[i];
+			uint64_t want = r->depth - c->outstanding;
+
+			if (start->iters - c->posted < want)
+				want = start->iters - c->posted;
+			if (send && c->credits - c->sent < want)
+				want = c->credits - c->sent;
+			if (want == 0)
+				continue;
+			n = perf_post_data(r, c, r->ops->opcode, start->size, (uint32_t)want);
+			if (n < 0)
+				return n;
+			if (send)
+				c->sent += (uint64_t)n;
+		}
+		n = perf_poll(r, r->scq, e, BW_BATCH);
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			struct perf_conn *c = perf_conn_of(r, e[i].wr_id);
+
+			if (c == NULL || perf_wr_kind_of(e[i].wr_id) != PERF_WR_DATA)
+				return -EPROTO;
+			c->outstanding--;
+			c->done++;
+		}
+		total += (uint64_t)n;
+		now = wn_perf_now();
+		if (n > 0) {
+			t_last = last_progress = now;
+			idle = false;
+		}
+		if (send) {
+			n = bw_credits(r);
+			if (n < 0)
+				return n;
+			if (n > 0)
+				idle = false;
+		}
+		if (open && now > deadline)
+			open = false;
+		for (uint32_t i = 0; i < r->qps; i++) {
+			busy |= r->conn[i].outstanding > 0;
+			if (r->conn[i].posted < start->iters)
+				busy |= open;
+		}
+		if (!busy)
+			break;
+		if (idle) {
+			perf_relax(&spins);
+			if (now - last_progress > r->p->timeout) {
+				fprintf(stderr, "%s: size %" PRIu32 ": no completion for %.0f s after "
+					"%" PRIu64 " (dataplane stalled?)\n", r->ops->name,
+					start->size, r->p->timeout, total);
+				return -ETIMEDOUT;
+			}
+		}
+	}
+	end->count = total;
+	row->val[0] = (double)total * start->size * 8 / (t_last - t0) / 1e9;
+	row->val[1] = (double)total / (t_last - t0) / 1e6;
+	row->val[2] = (double)total;
+	return 0;
+}
+
+/* send_bw receiver: count, repost, and return credits every quarter of the RQ. */
+static int
+bw_receive(struct perf_rnic *r, uint32_t size, uint64_t *got)
+{
+	struct wn_queue_cqe e[BW_BATCH];
+	int n = perf_poll(r, r->rcq, e, BW_BATCH);
+
+	for (int i = 0; i < n; i++) {
+		struct perf_conn *c = perf_conn_of(r, e[i].wr_id);
+		int rc;
+
+		if (c == NULL || perf_wr_kind_of(e[i].wr_id) != PERF_WR_RECV)
+			return -EPROTO;
+		c->received++;
+		c->done++;
+		(*got)++;
+		if (e[i].byte_len != size)
+			c->bad_len++;
+		rc = perf_repost(r, &e[i]);
+		if (rc != 0)
+			return rc;
+		c->reposted++;
+	}
+	for (uint32_t i = 0; i < r->qps; i++) {
+		struct perf_conn *c = &r->conn[i];
+		uint64_t posted = r->rq_depth + c->reposted;
+		int rc;
+
+		if (posted - c->credit_sent < r->rq_depth / 4)
+			continue;
+		__atomic_store_n(c->credit_slot, posted, __ATOMIC_RELEASE);
+		rc = perf_post_send(r, c, WN_QUEUE_WR_SEND, WN_QUEUE_SEND_SIGNALED, c->credit_slot,
+				    sizeof(uint64_t), r->ctl_mr->lkey, 0, 0,
+				    perf_wr_id(c->index, PERF_WR_CREDIT, 0));
+		if (rc == 0)
+			c->credit_sent = posted;
+		else if (rc != -EAGAIN)
+			return rc;
+	}
+	/* reap the credit Sends */
+	int k = perf_poll(r, r->scq, e, BW_BATCH);
+
+	if (k < 0)
+		return k;
+	for (int i = 0; i < k; i++) {
+		struct perf_conn *c = perf_conn_of(r, e[i].wr_id);
+
+		if (c != NULL)
+			c->outstanding--;
+	}
+	return n + k;
+}
+
+static int
+bw_server(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *end)
+{
+	double limit = r->p->timeout + start->ms / 1e3, last_progress = wn_perf_now();
+	bool have_end = false;
+	uint64_t got = 0;
+	uint32_t spins = 0;
+
+	if (!r->ops->send) /* Write and Read need nothing from the server's CPU */
+		return perf_ctl_recv(r, end, PERF_MSG_END, limit);
+	for (uint32_t i = 0; i < r->qps; i++)
+		r->conn[i].bad_len = 0;
+	while (!have_end || got < end->count) {
+		int n = bw_receive(r, start->size, &got), m = 0;
+
+		if (n < 0)
+			return n;
+		if (!have_end) {
+			m = perf_ctl_try_recv(r, end);
+			if (m < 0)
+				return m;
+			if (m > 0 && end->type != PERF_MSG_END)
+				return -EPROTO;
+			have_end = m > 0;
+		}
+		if (n > 0 || m > 0) {
+			last_progress = wn_perf_now();
+		} else {
+			perf_relax(&spins);
+			if (spins % 1024 == 0 && wn_perf_now() - last_progress > limit) {
+				fprintf(stderr, "%s: size %" PRIu32 ": got %" PRIu64 " of %s%" PRIu64
+					" messages, then nothing for %.0f s\n", r->ops->name,
+					start->size, got, have_end ? "" : "at least ",
+					have_end ? end->count : got, limit);
+				return -ETIMEDOUT;
+			}
+		}
+	}
+	return 0;
+}
+
+static int
+bw_check(struct perf_rnic *r, const struct perf_msg *start, const struct perf_msg *end,
+	 uint64_t *aux)
+{
+	bool read = r->ops->opcode == WN_QUEUE_WR_RDMA_READ;
+
+	/* whoever received checks: the server for Write and Send, the client for Read */
+	if (read == r->server)
+		return 0;
+	if (r->ops->send) {
+		uint64_t got = 0;
+
+		for (uint32_t i = 0; i < r->qps; i++) {
+			got += r->conn[i].done;
+			if (r->conn[i].bad_len != 0) {
+				fprintf(stderr, "%s: QP %u: %" PRIu32 " receptions of a length "
+					"other than %" PRIu32 "\n", r->ops->name, i,
+					r->conn[i].bad_len, start->size);
+				return -EIO;
+			}
+		}
+		if (got != end->count) {
+			fprintf(stderr, "%s: received %" PRIu64 " messages, the client sent %"
+				PRIu64 "\n", r->ops->name, got, end->count);
+			return -EIO;
+		}
+	}
+	return perf_check_rx(r, start->size, start->seed, aux);
+}
+
+#define BW_OPS(nm, op, snd, what)                                                              \
+	static const struct perf_rnic_ops nm##_ops = {                                         \
+		.name = #nm,                                                                   \
+		.title = #nm ": RDMA " what " through warpnicd, message octets (Gbit/s)",     \
+		.send = snd,                                                                   \
+		.opcode = op,                                                                  \
+		.def_size = 65536,                                                             \
+		.def_iters = 5000,                                                             \
+		.prepare = bw_prepare,                                                         \
+		.client = bw_client,                                                           \
+		.server = bw_server,                                                           \
+		.check = bw_check,                                                             \
+	};                                                                                     \
+	static int nm##_parse(struct wn_perf_params *p)                                        \
+	{                                                                                      \
+		return perf_rnic_parse(p, &nm##_ops);                                          \
+	}                                                                                      \
+	static int nm##_run(const struct wn_perf_params *p)                                    \
+	{                                                                                      \
+		return perf_rnic_run(p, &nm##_ops);                                            \
+	}                                                                                      \
+	const struct wn_perf_mode wn_perf_mode_##nm = {                                        \
+		.name = #nm,                                                                   \
+		.help = "RDMA " what " (client of warpnicd; --server / --client)",            \
+		.parse = nm##_parse,                                                           \
+		.run = nm##_run,                                                               \
+	}
+
+BW_OPS(write_bw, WN_QUEUE_WR_RDMA_WRITE, false, "Write bandwidth");
+BW_OPS(read_bw, WN_QUEUE_WR_RDMA_READ, false, "Read bandwidth");
+BW_OPS(send_bw, WN_QUEUE_WR_SEND, true, "Send bandwidth");
