@@ -39,6 +39,7 @@ struct params {
 	char ctl_path[108];
 	char dev_name[WN_CTL_NAME_LEN];
 	const char *pcap;
+	const char *impair;
 	int port;
 	uint32_t mbufs;
 	bool offload;
@@ -94,6 +95,8 @@ usage(const char *prog)
 	       "  --name DEV         verbs device name (default wn0)\n"
 	       "  --mtu N            L3 MTU (default 1500)\n"
 	       "  --pcap FILE        write every packet of the port to FILE (pcapng)\n"
+	       "  --impair SPEC      wrap the port with the fault injector, e.g.\n"
+	       "                     drop=0.01,reorder=0.01,dup=0.001,corrupt=0,seed=1\n"
 	       "  --idle-us N        sleep N us after ~2000 idle loop iterations (default 20;\n"
 	       "                     0 = poll without pause)\n"
 	       "  --max-conns N      TCP connections (default 1024)\n"
@@ -176,7 +179,8 @@ num(const char *arg, unsigned long lo, unsigned long hi, unsigned long *out)
 
 enum {
 	O_IP = 256, O_GW, O_PORT, O_CTL, O_NAME, O_MTU, O_PCAP, O_IDLE, O_MAXC, O_SOCKBUF,
-	O_MBUFS, O_NOOFF, O_REV, O_MARKERS, O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_CONFIG, O_HELP,
+	O_MBUFS, O_NOOFF, O_REV, O_MARKERS, O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_CONFIG, O_IMPAIR,
+	O_HELP,
 };
 
 static const struct option opts[] = {
@@ -199,6 +203,7 @@ static const struct option opts[] = {
 	{"rtr", required_argument, NULL, O_RTR},
 	{"mpa-timeout", required_argument, NULL, O_MPATO},
 	{"config", required_argument, NULL, O_CONFIG},
+	{"impair", required_argument, NULL, O_IMPAIR},
 	{"help", no_argument, NULL, O_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -282,6 +287,9 @@ apply(struct params *p, int o, const char *arg, int depth)
 		return 0;
 	case O_CONFIG:
 		return parse_config(p, arg, depth + 1);
+	case O_IMPAIR:
+		p->impair = strdup(arg);
+		return p->impair != NULL ? 0 : -ENOMEM;
 	default:
 		return -EINVAL;
 	}
@@ -389,23 +397,34 @@ parse_args(struct params *p, int argc, char **argv)
 static int
 pick_port(const struct params *p, const uint16_t *pending, int nb_pending, uint16_t *port)
 {
+	char name[RTE_ETH_NAME_MAX_LEN], args[1024];
 	uint16_t pid;
+	int face;
 
 	if (p->port >= 0) {
 		if (!rte_eth_dev_is_valid_port((uint16_t)p->port))
 			return -ENODEV;
 		*port = (uint16_t)p->port;
-		return 0;
-	}
-	if (nb_pending > 0) {
+	} else if (nb_pending > 0) {
 		*port = pending[0]; /* EAL --vdev net_wn_impair0,port=...: its face */
-		return 0;
-	}
-	RTE_ETH_FOREACH_DEV(pid) {
+	} else {
+		RTE_ETH_FOREACH_DEV(pid)
+			break;
+		if (pid >= RTE_MAX_ETHPORTS)
+			return -ENODEV;
 		*port = pid;
-		return 0;
 	}
-	return -ENODEV;
+	if (p->impair == NULL)
+		return 0;
+	if (rte_eth_dev_get_name_by_port(*port, name) != 0)
+		return -ENODEV;
+	if ((size_t)snprintf(args, sizeof(args), "port=%s,%s", name, p->impair) >= sizeof(args))
+		return -E2BIG;
+	face = wn_impair_create("net_wn_impair_dp", args, p->dp.pool);
+	if (face < 0)
+		return face;
+	*port = (uint16_t)face;
+	return 0;
 }
 
 int
@@ -470,7 +489,9 @@ main(int argc, char **argv)
 	}
 	ret = pick_port(&p, pending, nb_pending, &port);
 	if (ret < 0) {
-		fprintf(stderr, "warpnicd: no port (give one with EAL --vdev, e.g. net_memif0)\n");
+		fprintf(stderr, "warpnicd: no port (give one with EAL --vdev, e.g. net_memif0)%s%s\n",
+			p.impair != NULL ? " or --impair: " : "",
+			p.impair != NULL ? strerror(-ret) : "");
 		goto out;
 	}
 	memset(&pc, 0, sizeof(pc));
@@ -562,6 +583,7 @@ out:
 			(void)rte_eth_dev_stop(port);
 	}
 	free((void *)(uintptr_t)p.pcap);
+	free((void *)(uintptr_t)p.impair);
 	rte_eal_cleanup();
 	return status;
 }
