@@ -161,6 +161,7 @@ struct perf_rnic {
 	unsigned int ctl_outstanding; /**< control Sends not completed */
 	struct perf_msg ctl_q[PERF_CTL_SLOTS]; /**< received, not yet consumed */
 	unsigned int ctl_q_head, ctl_q_n;
+	struct wn_queue_cqe wc_err;   /**< error completion not reported yet (status != 0) */
 };
 
 /** One RNIC mode. */

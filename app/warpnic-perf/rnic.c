@@ -227,25 +227,41 @@ perf_repost(struct perf_rnic *r, const struct wn_queue_cqe *e)
 	return post_data_recv(r, c, perf_wr_kind_of(e->wr_id));
 }
 
+static void
+report_wc(const struct perf_rnic *r, const struct wn_queue_cqe *e)
+{
+	fprintf(stderr, "%s: completion error on QP %" PRIu32 ": %s (status %u, vendor_err 0x%"
+		PRIx32 ", opcode %u, wr kind %u, connection %" PRIu32 ")\n", r->ops->name,
+		e->qp_num, wc_status_name(e->status), e->status, e->vendor_err, e->opcode,
+		perf_wr_kind_of(e->wr_id), perf_wr_conn(e->wr_id));
+}
+
 int
 perf_poll(struct perf_rnic *r, struct wn_client_cq *cq, struct wn_queue_cqe *e, int n)
 {
-	int got = wn_client_poll_cq(cq, e, n);
+	int got;
 
-	(void)r;
+	/* an error completion found behind good ones in the last batch */
+	if (r->wc_err.status != WN_QUEUE_WC_SUCCESS) {
+		report_wc(r, &r->wc_err);
+		r->wc_err.status = WN_QUEUE_WC_SUCCESS;
+		return -EIO;
+	}
+	got = wn_client_poll_cq(cq, e, n);
 	if (got < 0) {
 		fprintf(stderr, "%s: CQ ring corrupt (%s)\n", r->ops->name, strerror(-got));
 		return got;
 	}
 	for (int i = 0; i < got; i++) {
-		if (e[i].status != WN_QUEUE_WC_SUCCESS) {
-			fprintf(stderr, "%s: completion error on QP %" PRIu32 ": %s (status %u, "
-				"vendor_err 0x%" PRIx32 ", opcode %u, wr kind %u, connection %"
-				PRIu32 ")\n", r->ops->name, e[i].qp_num,
-				wc_status_name(e[i].status), e[i].status, e[i].vendor_err,
-				e[i].opcode, perf_wr_kind_of(e[i].wr_id), perf_wr_conn(e[i].wr_id));
+		if (e[i].status == WN_QUEUE_WC_SUCCESS)
+			continue;
+		if (i == 0) {
+			report_wc(r, &e[i]);
 			return -EIO;
 		}
+		/* hand out the good ones first (a BYE before the flush of a closing peer) */
+		r->wc_err = e[i];
+		return i;
 	}
 	return got;
 }
@@ -541,8 +557,10 @@ parse_addr(const char *s, uint16_t port, struct wn_ctl_addr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->port = port;
-	if (s == NULL)
-		return 0; /* AF_NONE: any address */
+	if (s == NULL) {
+		a->family = WN_CTL_AF_INET; /* INADDR_ANY, as rdma_bind_addr() would say */
+		return 0;
+	}
 	if (inet_pton(AF_INET, s, a->addr) == 1)
 		a->family = WN_CTL_AF_INET;
 	else if (inet_pton(AF_INET6, s, a->addr) == 1)
