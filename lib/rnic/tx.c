@@ -232,7 +232,7 @@ sq_start(struct wn_rnic_qp *qp)
 	    ((w->opcode == WN_QUEUE_WR_RDMA_WRITE_WITH_IMM || w->opcode ==
 	      WN_QUEUE_WR_ATOMIC_CMP_AND_SWP || w->opcode == WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD) &&
 	     !qp->c.rfc7306) ||
-	    (w->opcode == WN_QUEUE_WR_RDMA_READ && w->num_sge != 1)) {
+	    (w->opcode == WN_QUEUE_WR_RDMA_READ && w->num_sge > 1)) {
 		local_error(qp, idx, WN_QUEUE_WC_LOC_QP_OP_ERR);
 		return 2;
 	}
@@ -331,8 +331,10 @@ sq_emit(struct wn_rnic_qp *qp)
 	}
 	switch (w->opcode) {
 	case WN_QUEUE_WR_RDMA_READ: {
+		/* one sink STag per Read Request; a zero-length Read may have no SGE at all */
 		struct wn_rdmap_read_req rr = {
-			.sink_stag = sge[0].lkey, .sink_to = sge[0].addr, .size = qp->cur_len,
+			.sink_stag = w->num_sge != 0 ? sge[0].lkey : 0,
+			.sink_to = w->num_sge != 0 ? sge[0].addr : 0, .size = qp->cur_len,
 			.src_stag = w->u.rdma.rkey, .src_to = w->u.rdma.remote_addr,
 		};
 		struct ord_ent *o = &qp->ord[qp->ord_tail % qp->c.ord];

@@ -239,6 +239,30 @@ test_read(void **state)
 	assert_int_equal(wn_rnic_qp_state(p->b.qp), WN_RNIC_QPS_RTS);
 }
 
+/* A zero-length Read posted with no SGE (num_sge 0, as verbs allows) completes. */
+static void
+test_read_zero_no_sge(void **state)
+{
+	struct pair *p = *state;
+	uint32_t rb = h_reg(&p->b, 0, 8192, RW);
+	struct wn_queue_swqe *w;
+
+	w = h_swqe(&p->a);
+	w->wr_id = 23;
+	w->opcode = WN_QUEUE_WR_RDMA_READ;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.rdma.remote_addr = h_va(100);
+	w->u.rdma.rkey = rb;
+	w->num_sge = 0;
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->a.scq_c, 23, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_READ, 0);
+	expect_no_cqe(&p->a.scq_c);
+	assert_int_equal(wn_rnic_qp_state(p->a.qp), WN_RNIC_QPS_RTS);
+	assert_int_equal(wn_rnic_qp_state(p->b.qp), WN_RNIC_QPS_RTS);
+	assert_true(h_guards_intact(&p->a));
+}
+
 /* A Send posted after a Read completes after it (SQ order), although it was sent first. */
 static void
 test_completion_order(void **state)
@@ -1080,6 +1104,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_with_imm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_zero_no_sge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_completion_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ord_limit, setup_ord2, teardown),
 		cmocka_unit_test_setup_teardown(test_ird_limit, setup_ird1, teardown),
