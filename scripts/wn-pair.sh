@@ -63,7 +63,7 @@ wait_ready() {
 }
 
 start() {
-	local impair="" pcap="" mem=(--huge-dir /dev/hugepages -m 256) extra=()
+	local impair="" pcap="" mem=(--huge-dir /dev/hugepages --huge-unlink -m 256) extra=()
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--impair) impair=$2; shift 2 ;;

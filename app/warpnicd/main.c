@@ -576,14 +576,10 @@ out:
 	rte_ring_free(p.dp.to_dp);
 	rte_ring_free(p.dp.to_ctl);
 	rte_free(qs);
-	if (rte_eth_dev_is_valid_port(port)) {
-		if (wn_impair_is_face(port))
-			wn_impair_destroy(port);
-		else
-			(void)rte_eth_dev_stop(port);
-	}
+	if (rte_eth_dev_is_valid_port(port) && wn_impair_is_face(port))
+		wn_impair_destroy(port);
 	free((void *)(uintptr_t)p.pcap);
 	free((void *)(uintptr_t)p.impair);
-	rte_eal_cleanup();
+	wn_port_shutdown();
 	return status;
 }

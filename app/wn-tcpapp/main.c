@@ -21,6 +21,7 @@
 #include <rte_pcapng.h>
 
 #include "wn_impair.h"
+#include "wn_port.h"
 #include "tcpapp.h"
 
 #define NB_DESC 1024
@@ -79,50 +80,16 @@ wrap_port(struct tcpapp *app)
 static int
 port_setup(struct tcpapp *app, uint64_t *tx_capa, uint64_t *rx_capa)
 {
-	const uint64_t want_tx = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
-				 RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
-	const uint64_t want_rx = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
-	struct rte_eth_dev_info info;
-	struct rte_eth_conf conf;
-	uint16_t nb_rxd = NB_DESC, nb_txd = NB_DESC;
-	int socket = rte_eth_dev_socket_id(app->port_id);
-	int ret;
+	struct wn_port_conf pc = {
+		.port_id = app->port_id,
+		.nb_desc = NB_DESC,
+		.mtu = app->p.mtu,
+		.offload = app->p.offload,
+		.set_mtu = !wn_impair_is_face(app->port_id),
+		.pool = app->pool,
+	};
 
-	ret = rte_eth_dev_info_get(app->port_id, &info);
-	if (ret < 0)
-		return ret;
-	memset(&conf, 0, sizeof(conf));
-	if (app->p.offload) {
-		conf.txmode.offloads = info.tx_offload_capa & want_tx;
-		conf.rxmode.offloads = info.rx_offload_capa & want_rx;
-	}
-	*tx_capa = conf.txmode.offloads;
-	*rx_capa = conf.rxmode.offloads;
-	ret = rte_eth_dev_configure(app->port_id, 1, 1, &conf);
-	if (ret < 0)
-		return ret;
-	ret = rte_eth_dev_adjust_nb_rx_tx_desc(app->port_id, &nb_rxd, &nb_txd);
-	if (ret < 0)
-		return ret;
-	if (socket < 0)
-		socket = (int)rte_socket_id();
-	ret = rte_eth_rx_queue_setup(app->port_id, 0, nb_rxd, socket, NULL, app->pool);
-	if (ret < 0)
-		return ret;
-	ret = rte_eth_tx_queue_setup(app->port_id, 0, nb_txd, socket, NULL);
-	if (ret < 0)
-		return ret;
-	if (app->p.mtu != 0 && !wn_impair_is_face(app->port_id)) {
-		ret = rte_eth_dev_set_mtu(app->port_id, app->p.mtu);
-		if (ret < 0)
-			fprintf(stderr, "wn-tcpapp: port MTU %u not set: %s\n", app->p.mtu,
-				strerror(-ret));
-	}
-	ret = rte_eth_dev_start(app->port_id);
-	if (ret < 0)
-		return ret;
-	(void)rte_eth_promiscuous_enable(app->port_id);
-	return 0;
+	return wn_port_setup(&pc, tx_capa, rx_capa);
 }
 
 static int
@@ -176,58 +143,16 @@ stack_setup(struct tcpapp *app, uint64_t tx_capa, uint64_t rx_capa, uint64_t now
 static int
 pcap_setup(struct tcpapp *app)
 {
-	uint32_t snap = (app->p.mtu ? app->p.mtu : 1500) + 64;
-	int fd;
-
 	if (app->p.pcap == NULL)
 		return 0;
-	fd = open(app->p.pcap, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		return -errno;
-	app->pcap = rte_pcapng_fdopen(fd, NULL, NULL, "wn-tcpapp", NULL);
-	if (app->pcap == NULL) {
-		close(fd);
-		return -rte_errno;
-	}
-	app->pcap_pool = rte_pktmbuf_pool_create("tcpapp_pcap", 8191, 256, 0,
-						 rte_pcapng_mbuf_size(snap), SOCKET_ID_ANY);
-	if (app->pcap_pool == NULL)
-		return -rte_errno;
-	return 0;
-}
-
-/*
- * DPDK 22.11's rte_pcapng_write_packets() documents that it frees the copies but does
- * not (dpdk-dumpcap frees them itself), so free them here.
- */
-static void
-pcap_write(struct tcpapp *app, struct rte_mbuf **cp, uint16_t n)
-{
-	rte_pcapng_write_packets(app->pcap, cp, n);
-	rte_pktmbuf_free_bulk(cp, n);
+	app->pcap = wn_pcap_open(app->p.pcap, UINT32_MAX, "wn-tcpapp");
+	return app->pcap != NULL ? 0 : -errno;
 }
 
 static void
 capture(struct tcpapp *app, struct rte_mbuf **pkts, uint16_t n, enum rte_pcapng_direction dir)
 {
-	struct rte_mbuf *cp[TCPAPP_BURST];
-	uint64_t ts = rte_get_tsc_cycles();
-	uint16_t i, k = 0;
-
-	if (app->pcap == NULL)
-		return;
-	for (i = 0; i < n; i++) {
-		cp[k] = rte_pcapng_copy(app->port_id, 0, pkts[i], app->pcap_pool, UINT32_MAX, ts,
-					dir);
-		if (cp[k] != NULL)
-			k++;
-		if (k == TCPAPP_BURST) {
-			pcap_write(app, cp, k);
-			k = 0;
-		}
-	}
-	if (k > 0)
-		pcap_write(app, cp, k);
+	wn_pcap_capture(app->pcap, app->port_id, 0, pkts, n, dir);
 }
 
 static void
@@ -376,8 +301,7 @@ main(int argc, char **argv)
 		       tx.reorder, tx.corrupt);
 		fflush(stdout);
 	}
-	if (app.pcap != NULL)
-		rte_pcapng_close(app.pcap);
+	wn_pcap_close(app.pcap);
 	for (i = 0; i < (int)app.nb_slots; i++)
 		if (app.conns[i].sha != NULL)
 			EVP_MD_CTX_free(app.conns[i].sha);
@@ -387,8 +311,6 @@ main(int argc, char **argv)
 	free(app.buf);
 	if (wn_impair_is_face(app.port_id))
 		wn_impair_destroy(app.port_id);
-	else
-		(void)rte_eth_dev_stop(app.port_id);
-	rte_eal_cleanup();
+	wn_port_shutdown();
 	return status;
 }

@@ -16,6 +16,7 @@
 #include <rte_pcapng.h>
 
 #include "wn_net.h"
+#include "wn_port.h"
 #include "wn_tcp.h"
 
 #define TCPAPP_BURST 32
@@ -108,8 +109,7 @@ struct tcpapp {
 	struct wn_netif *nif;
 	struct wn_tcp_ctx *tcp;
 	struct wn_tcp_listener *listener;
-	rte_pcapng_t *pcap;
-	struct rte_mempool *pcap_pool;
+	struct wn_pcap *pcap;
 	struct tcpapp_conn *conns;  /* p.conns (source) or max_conns (servers) slots */
 	uint32_t nb_slots;
 	uint32_t nb_open;           /* connections started */

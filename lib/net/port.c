@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -74,6 +75,24 @@ wn_port_setup(const struct wn_port_conf *c, uint64_t *tx_capa, uint64_t *rx_capa
 		return ret;
 	(void)rte_eth_promiscuous_enable(c->port_id);
 	return 0;
+}
+
+void
+wn_port_shutdown(void)
+{
+	struct rte_eth_dev_info info;
+	uint16_t pid;
+
+	RTE_ETH_FOREACH_DEV(pid) {
+		if (rte_eth_dev_info_get(pid, &info) == 0 && info.driver_name != NULL &&
+		    strcmp(info.driver_name, "net_memif") == 0)
+			return;
+	}
+	RTE_ETH_FOREACH_DEV(pid) {
+		(void)rte_eth_dev_stop(pid);
+		(void)rte_eth_dev_close(pid);
+	}
+	rte_eal_cleanup();
 }
 
 struct wn_pcap {

@@ -46,6 +46,14 @@ struct wn_port_conf {
  */
 int wn_port_setup(const struct wn_port_conf *conf, uint64_t *tx_capa, uint64_t *rx_capa);
 
+/**
+ * Shut EAL down at exit: stop and close every port, then rte_eal_cleanup(). Not done when a
+ * net_memif port exists: in DPDK 22.11 its interrupt thread handles a peer's disconnect
+ * concurrently with stop/close/cleanup and crashes (SIGSEGV in eal-intr-thread); the
+ * process exit releases the same resources. Main lcore, after the loops stopped.
+ */
+void wn_port_shutdown(void);
+
 /** A pcapng capture. */
 struct wn_pcap;
 
