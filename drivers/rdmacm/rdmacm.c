@@ -32,6 +32,7 @@ uint32_t wn_verbs_qp_handle(struct ibv_qp *qp);
 struct wn_ec {
 	struct rdma_event_channel ch;
 	struct wn_client_cm_channel *wch;
+	struct wn_ec *next; /* live channels (g_ecs) */
 };
 
 struct wn_id {
@@ -43,6 +44,7 @@ struct wn_id {
 	bool own_ec;      /* the channel was created for this id (destroyed with it) */
 	bool own_cqs;     /* CQs created by rdma_create_qp */
 	bool has_qp_attr; /* rdma_create_ep on a passive id: QP template for get_request */
+	bool conn_started; /* connect/accept issued or request received: an iw_cm id exists */
 	struct ibv_qp_init_attr qp_attr;
 };
 
@@ -54,6 +56,7 @@ struct wn_event {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ibv_context *g_ctx;
 static struct wn_id *g_ids;
+static struct wn_ec *g_ecs;
 
 static struct ibv_context *
 cm_ctx(void)
@@ -144,16 +147,53 @@ rdma_create_event_channel(void)
 		return NULL;
 	}
 	ec->ch.fd = ec->wch->fd;
+	pthread_mutex_lock(&g_lock);
+	ec->next = g_ecs;
+	g_ecs = ec;
+	pthread_mutex_unlock(&g_lock);
 	return &ec->ch;
 }
 
 EXPORT void
 rdma_destroy_event_channel(struct rdma_event_channel *ch)
 {
-	struct wn_ec *ec = (struct wn_ec *)ch;
+	struct wn_ec *ec = (struct wn_ec *)ch, **pp;
 
+	/* unlink first: a thread still blocked on the fd must see the channel as gone */
+	pthread_mutex_lock(&g_lock);
+	for (pp = &g_ecs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == ec) {
+			*pp = ec->next;
+			break;
+		}
+	pthread_mutex_unlock(&g_lock);
 	wn_client_cm_channel_destroy(cm_cl(), ec->wch);
 	free(ec);
+}
+
+static bool
+ec_live(const struct wn_ec *ec)
+{
+	const struct wn_ec *e;
+
+	pthread_mutex_lock(&g_lock);
+	for (e = g_ecs; e != NULL && e != ec; e = e->next)
+		;
+	pthread_mutex_unlock(&g_lock);
+	return e != NULL;
+}
+
+/*
+ * A thread blocked in rdma_get_cm_event() when another thread destroys the channel: with
+ * the kernel's rdma_cm the read() on the closed fd never returns (rping's CM thread relies
+ * on it and exit()s on an error). Here warpnicd closing its end wakes the reader with EOF;
+ * keep it blocked instead, as a cancellation point (pthread_cancel still ends it).
+ */
+static void
+block_forever(void)
+{
+	for (;;)
+		pause();
 }
 
 /* ------------------------------------------------------------------ events */
@@ -195,6 +235,7 @@ convert(struct wn_ec *ec, const struct wn_ctl_cm_event *e)
 		id->id.port_num = 1;
 		id->id.qp_type = IBV_QPT_RC;
 		id->id.pd = lid->id.pd;
+		id->conn_started = true;
 		id_link(id);
 	} else {
 		id = id_find(e->id);
@@ -238,6 +279,8 @@ rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
 
 	for (;;) {
 		ret = wn_client_cm_get_event(ec->wch, &e);
+		if (ret == -EPIPE && !ec_live(ec))
+			block_forever();
 		if (ret != 0)
 			return fail(ret == -EPIPE ? ENODEV : -ret);
 		w = convert(ec, &e);
@@ -462,6 +505,7 @@ rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *conn)
 	ret = wn_client_cm_conn(cm_cl(), WN_CTL_CM_CONNECT, id->handle, qp_handle(cid), &p);
 	if (ret != 0)
 		return fail(ret);
+	id->conn_started = true;
 	return id->sync ? sync_wait(id, RDMA_CM_EVENT_ESTABLISHED, NULL) : 0;
 }
 
@@ -501,6 +545,14 @@ rdma_disconnect(struct rdma_cm_id *cid)
 	struct wn_id *id = (struct wn_id *)cid;
 	int ret = wn_client_cm_disconnect(cm_cl(), id->handle);
 
+	/*
+	 * iw_cm_disconnect() returns 0 when the peer closed first, when this side already
+	 * disconnected, and after a rejected or never accepted request; warpnicd answers
+	 * EINVAL for an id that is no longer connected. Only an id that never took part in a
+	 * connection (or a listener) fails, as with rdma_cm.
+	 */
+	if (ret == -EINVAL && id->conn_started)
+		ret = 0;
 	if (ret != 0)
 		return fail(ret);
 	if (cid->qp != NULL)
@@ -723,14 +775,18 @@ rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res, struct ibv_pd
 		ret = rdma_bind_addr(cid, res->ai_src_addr);
 		if (ret == 0 && qp_init_attr != NULL) {
 			id->qp_attr = *qp_init_attr;
+			id->qp_attr.qp_type = (enum ibv_qp_type)res->ai_qp_type;
 			id->has_qp_attr = true;
 		}
 	} else {
 		ret = rdma_resolve_addr(cid, res->ai_src_addr, res->ai_dst_addr, 2000);
 		if (ret == 0)
 			ret = rdma_resolve_route(cid, 2000);
-		if (ret == 0 && qp_init_attr != NULL)
+		/* as librdmacm: the QP type comes from the addrinfo (rdma_client leaves it 0) */
+		if (ret == 0 && qp_init_attr != NULL) {
+			qp_init_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;
 			ret = rdma_create_qp(cid, pd, qp_init_attr);
+		}
 	}
 	if (ret != 0) {
 		int err = errno;

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Unmodified Debian RDMA tools on the warpnic shims against a running warpnicd:
-#   verbs_tools.sh WARPNICD WARPNIC_RUN CM_LOOP
+#   verbs_tools.sh BUILD_DIR CM_LOOP
 # Breaks if: the shims stop exporting a symbol a Debian binary imports (BIND_NOW load
 # fails), the device is not reported as an iWARP RNIC with an active Ethernet port and
 # IPv4-mapped GID 0, or the rdma_cm path through the control thread breaks. warpnicd itself
 # runs without the shim directory on LD_LIBRARY_PATH (its DPDK mlx5 PMD needs the real libmlx5).
 set -u
-warpnicd=$1 run=$2 cm_loop=$3
+build=$(cd "$1" && pwd) cm_loop=$2
+warpnicd=$build/app/warpnicd/warpnicd
+shim_dirs=$build/drivers/verbs:$build/drivers/rdmacm
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+# warpnic-run with this build's shims (not the default build/ of the source tree)
+wrun() { "$top/scripts/warpnic-run" --shim "$shim_dirs" "$@"; }
+run=wrun
 tmp=$(mktemp -d /tmp/wn-verbs-XXXXXX)
 sock=$tmp/ctl.sock
 fail=0
@@ -18,7 +24,7 @@ cleanup() {
 trap cleanup EXIT
 bad() { echo "FAIL: $*"; fail=1; }
 
-env -u LD_LIBRARY_PATH "$warpnicd" --no-huge --no-shconf -m 64 --no-pci -l 0 --vdev net_null0 --log-level=lib.eal:error \
+env -u LD_LIBRARY_PATH "$warpnicd" --no-huge --no-shconf -m 256 --no-pci -l 0 --vdev net_null0 --log-level=lib.eal:error \
 	-- --ip 198.18.0.1/24 --ctl "$sock" >"$tmp/warpnicd.log" 2>&1 &
 dpid=$!
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
@@ -41,7 +47,7 @@ for b in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat 
 	p=$(command -v "$b") || { echo "SKIP: $b not installed"; continue; }
 	libs=$("$run" --ctl "$sock" env LD_TRACE_LOADED_OBJECTS=1 "$p" 2>&1)
 	echo "$libs" | grep -Eq 'not found|symbol lookup error|version .* not found' && bad "$b: $libs"
-	echo "$libs" | grep -E 'lib(ibverbs|rdmacm|mlx5|efa)\.so' | grep -qv "$(dirname "$run")/../build\|/build/drivers/" \
+	echo "$libs" | grep -E 'lib(ibverbs|rdmacm|mlx5|efa)\.so' | grep -qvF "$build/drivers/" \
 		&& bad "$b loads a system RDMA library: $libs"
 done
 for b in ib_write_bw ib_read_lat ib_send_bw; do

@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Common part of the two-instance verbs interop tests: sourced as `. pair_lib.sh BUILD_DIR`.
+# Starts nothing by itself; pair_start runs scripts/wn-pair.sh (two warpnicd joined by
+# net_memif, A = 10.88.0.1, B = 10.88.0.2) in a private WN_PAIR_DIR, so tests can run in
+# parallel. Unmodified Debian binaries reach the instances through scripts/warpnic-run and
+# the shims of BUILD_DIR. Everything is stopped on exit; logs are printed on failure
+# (WN_INTEROP_KEEP=1 keeps them).
+set -uo pipefail
+
+WN_BUILD=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
+WN_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+WN_TOP=$(cd "$WN_HERE/../../.." && pwd)
+RUN=$WN_TOP/scripts/warpnic-run
+PAIR=$WN_TOP/scripts/wn-pair.sh
+SHIM=$WN_BUILD/drivers/verbs:$WN_BUILD/drivers/rdmacm
+A_IP=10.88.0.1
+B_IP=10.88.0.2
+# no single step of a test may hang the suite
+STEP_TIMEOUT=${WN_VERBS_TIMEOUT:-45}
+
+skip() { echo "SKIP: $*"; exit 77; }
+
+[ -x "$WN_BUILD/app/warpnicd/warpnicd" ] || skip "warpnicd not built"
+[ -e "$WN_BUILD/drivers/verbs/libibverbs.so.1" ] || skip "verbs shim not built"
+[ -e "$WN_BUILD/drivers/rdmacm/librdmacm.so.1" ] || skip "rdmacm shim not built"
+
+T=$(mktemp -d "/tmp/wn-verbs-$(basename "$0" .sh).XXXXXX")
+export WN_BUILD WN_PAIR_DIR=$T/pair
+A_CTL=$WN_PAIR_DIR/a.sock
+B_CTL=$WN_PAIR_DIR/b.sock
+BG=()
+FAILED=0
+
+show_logs() {
+	local f
+	for f in "$T"/*.out "$WN_PAIR_DIR"/a.log "$WN_PAIR_DIR"/b.log; do
+		[ -s "$f" ] || continue
+		echo "----- $(basename "$f") (last 40 lines)"
+		tail -n 40 "$f"
+	done
+}
+
+# fail MSG: report, show the logs, exit 1 (cleanup stops everything)
+fail() {
+	echo "FAIL: $*"
+	FAILED=1
+	show_logs
+	exit 1
+}
+
+cleanup() {
+	local p
+	for p in "${BG[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	"$PAIR" stop >/dev/null 2>&1
+	rm -rf "$(eal_dir a)" "$(eal_dir b)"
+	if [ -n "${WN_INTEROP_KEEP:-}" ]; then
+		echo "logs kept in $T"
+	else
+		rm -rf "$T"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# need TOOL...: skip unless every tool is installed
+need() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null || skip "$t not installed"
+	done
+}
+
+# pair_start [wn-pair.sh start options]: hugepages when enough are free, else plain memory
+pair_start() {
+	local free mem=()
+
+	free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
+	grep -q hugetlbfs /proc/mounts && [ "${free:-0}" -ge 400 ] || mem=(--no-huge)
+	# warpnicd must not see the shim directory (meson test puts it on LD_LIBRARY_PATH): DPDK's
+	# mlx5 PMD would load the stand-in libmlx5
+	env -u LD_LIBRARY_PATH "$PAIR" start "${mem[@]}" "$@" >"$T/pair.out" 2>&1 ||
+		fail "wn-pair.sh start failed"
+}
+
+# on_a / on_b PROGRAM ARGS...: run a program on instance A / B (bounded by STEP_TIMEOUT)
+on_a() { timeout -k 5 "$STEP_TIMEOUT" "$RUN" --ctl "$A_CTL" --shim "$SHIM" "$@"; }
+on_b() { timeout -k 5 "$STEP_TIMEOUT" "$RUN" --ctl "$B_CTL" --shim "$SHIM" "$@"; }
+
+# bg_a NAME PROGRAM ARGS...: on_a in the background, output in $T/NAME.out; sets BG_PID
+bg_a() {
+	local name=$1
+	shift
+	on_a "$@" >"$T/$name.out" 2>&1 &
+	BG_PID=$!
+	BG+=("$BG_PID")
+}
+
+# wait_pid PID SECS: the exit status, 124 on timeout
+wait_pid() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }
+		sleep 0.1
+	done
+	return 124
+}
+
+# wait_line FILE REGEX SECS
+wait_line() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -Eq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# EAL runtime directory of instance a/b (wn-pair.sh's --file-prefix), holds the telemetry socket
+eal_dir() { echo "/var/run/dpdk/wn_${1}_$(printf '%s' "$WN_PAIR_DIR" | cksum | cut -d' ' -f1)"; }
+
+# tel a|b COMMAND: the telemetry reply (JSON) of instance a/b
+tel() { python3 "$WN_HERE/telemetry.py" "$(eal_dir "$1")/dpdk_telemetry.v2" "$2"; }
+
+# tel_field a|b COMMAND KEY: one number of a telemetry dictionary
+tel_field() {
+	tel "$1" "$2" | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$3"
+}
+
+# wait_server SECS: a server program on A has created its CM id (it listens right after)
+wait_server() {
+	local i n
+	for ((i = 0; i < $1 * 10; i++)); do
+		n=$(tel_field a /warpnic/ctl cm_ids 2>/dev/null) || n=0
+		if [ "${n:-0}" -ge 1 ]; then
+			sleep 0.5 # bind + listen follow the id's creation
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# daemons_alive: both warpnicd still running
+daemons_alive() {
+	local n
+	for n in a b; do
+		kill -0 "$(cat "$WN_PAIR_DIR/$n.pid" 2>/dev/null)" 2>/dev/null || return 1
+	done
+}
