@@ -3,7 +3,8 @@
 """check-json.py KEY=VALUE... -- COMMAND...: run COMMAND, require exit 0 and one
 JSON object on stdout whose top-level KEYs equal VALUEs, with a non-empty
 "results" list whose rows carry a finite positive number under every column
-named by --col. Never compares timings against thresholds."""
+named by --col. Never compares timings against thresholds. A COMMAND exit status of 77
+(skipped) is passed on."""
 import json
 import math
 import subprocess
@@ -32,6 +33,9 @@ def main():
             i += 1
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     sys.stderr.write(p.stderr)
+    if p.returncode == 77:
+        print('skipped by the command')
+        return 77
     if p.returncode != 0:
         print('command failed with status %d' % p.returncode)
         return 1

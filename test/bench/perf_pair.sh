@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Run warpnic-perf network modes as server + client and print the client's results as one
+# JSON object on stdout (for check-json.py). Several modes of one kind run in turn and their
+# rows are merged; "mode" is their names joined by "+".
+#
+#   perf_pair.sh BUILD_DIR raw  MODE[,MODE...] [CLIENT OPTIONS...]
+#       two warpnic-perf processes with EAL, joined by net_memif (lcores 0 and 1)
+#   perf_pair.sh BUILD_DIR rnic MODE[,MODE...] [CLIENT OPTIONS...]
+#       two warpnicd on memif (scripts/wn-pair.sh); the server is a client of B, the
+#       client a client of A connecting to B's address
+# Exit status: 0, 1 when a run fails, 77 (skip) when a program is not built.
+# Logs: $WN_BENCH_KEEP set keeps the temporary directory.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:?usage: $0 BUILD_DIR raw|rnic MODES [OPTIONS]}" && pwd)
+kind=${2:?kind}
+modes=${3:?modes}
+shift 3
+perf=$build/app/bin/warpnic-perf
+[ -x "$perf" ] || { echo "SKIP: warpnic-perf not built" >&2; exit 77; }
+if [ "$kind" = rnic ] && [ ! -x "$build/app/warpnicd/warpnicd" ]; then
+	echo "SKIP: warpnicd not built" >&2
+	exit 77
+fi
+t=$(mktemp -d /tmp/wn-perf.XXXXXX)
+spid=
+cleanup() {
+	[ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null
+	if [ "$kind" = rnic ]; then
+		WN_BUILD=$build WN_PAIR_DIR=$t/pair "$top/scripts/wn-pair.sh" stop >/dev/null 2>&1
+	fi
+	if [ -n "${WN_BENCH_KEEP:-}" ]; then echo "logs kept in $t" >&2; else rm -rf "$t"; fi
+}
+trap cleanup EXIT
+if [ "$(nproc)" -ge 2 ]; then lc_s=0 lc_c=1; else lc_s=0 lc_c=0; fi
+fail() {
+	echo "FAIL: $*" >&2
+	tail -n 20 "$t"/*.log >&2
+	exit 1
+}
+
+if [ "$kind" = rnic ]; then
+	WN_BUILD=$build WN_PAIR_DIR=$t/pair "$top/scripts/wn-pair.sh" start --no-huge \
+		>"$t/pair.log" 2>&1 || fail "scripts/wn-pair.sh start"
+fi
+
+IFS=, read -r -a list <<<"$modes"
+for m in "${list[@]}"; do
+	case "$kind" in
+	raw)
+		sock=$t/memif.sock
+		rm -f "$sock"
+		eal=(--no-pci --no-huge --no-shconf -m 256 --log-level=lib.eal:error)
+		memif="net_memif0,socket=$sock,socket-abstract=no"
+		"$perf" -l "$lc_s" "${eal[@]}" --file-prefix "wnp-$$-s" \
+			--vdev "$memif,role=server" -- --mode "$m" --server >"$t/$m.server.log" 2>&1 &
+		spid=$!
+		for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+		"$perf" -l "$lc_c" "${eal[@]}" --file-prefix "wnp-$$-c" \
+			--vdev "$memif,role=client" -- --mode "$m" --client any --json "$t/$m.json" \
+			"$@" >"$t/$m.client.log" 2>&1 || fail "$m client"
+		;;
+	rnic)
+		"$perf" --mode "$m" --server --ctl "$t/pair/b.sock" >"$t/$m.server.log" 2>&1 &
+		spid=$!
+		sleep 0.2
+		"$perf" --mode "$m" --client 10.88.0.2 --ctl "$t/pair/a.sock" --json "$t/$m.json" \
+			"$@" >"$t/$m.client.log" 2>&1 || fail "$m client"
+		;;
+	*)
+		echo "usage: $0 BUILD_DIR raw|rnic MODES [OPTIONS]" >&2
+		exit 2
+		;;
+	esac
+	wait "$spid" || { spid=; fail "$m server"; }
+	spid=
+	cat "$t/$m.client.log" >&2
+done
+
+python3 - "$modes" "$t" <<'PY'
+import json, sys
+modes, t = sys.argv[1].split(','), sys.argv[2]
+docs = [json.load(open('%s/%s.json' % (t, m))) for m in modes]
+out = dict(docs[0])
+out['mode'] = '+'.join(d['mode'] for d in docs)
+out['results'] = [r for d in docs for r in d['results']]
+print(json.dumps(out))
+PY
