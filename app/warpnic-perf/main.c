@@ -16,6 +16,8 @@
 #include <rte_errno.h>
 #include <rte_log.h>
 
+#include "wn_port.h"
+
 #include "perf.h"
 
 static const struct wn_perf_mode *const modes[] = {
@@ -124,7 +126,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: mode %s failed: %s\n", argv[0], m->name, strerror(-rc));
 out:
 	if (eal_up)
-		rte_eal_cleanup();
+		wn_port_shutdown(); /* ports and EAL, as far as net_memif allows */
 	free(eal_argv);
 	free(app_argv);
 	return rc < 0 ? 1 : 0;

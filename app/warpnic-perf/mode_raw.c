@@ -33,6 +33,8 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
+#include "wn_port.h"
+
 #include "perf.h"
 
 #define RAW_ETHERTYPE 0x88B5
@@ -97,10 +99,10 @@ struct raw_ctx {
 static int
 raw_port_setup(struct raw_ctx *c)
 {
-	struct rte_eth_conf conf;
+	struct wn_port_conf pc = {0};
 	struct rte_eth_link link;
-	uint16_t nb_rxd = RAW_NB_DESC, nb_txd = RAW_NB_DESC, mtu = 1500, pid;
-	uint64_t deadline;
+	uint64_t deadline, tx_capa, rx_capa;
+	uint16_t mtu = 1500, pid;
 	int socket, rc;
 	bool found = false;
 
@@ -121,21 +123,15 @@ raw_port_setup(struct raw_ctx *c)
 					  RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 	if (c->pool == NULL)
 		return -ENOMEM;
-	memset(&conf, 0, sizeof(conf));
-	rc = rte_eth_dev_configure(c->port, 1, 1, &conf);
-	if (rc == 0)
-		rc = rte_eth_dev_adjust_nb_rx_tx_desc(c->port, &nb_rxd, &nb_txd);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(c->port, 0, nb_rxd, socket, NULL, c->pool);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(c->port, 0, nb_txd, socket, NULL);
-	if (rc == 0)
-		rc = rte_eth_dev_start(c->port);
+	pc.port_id = c->port;
+	pc.nb_queues = 1;
+	pc.nb_desc = RAW_NB_DESC;
+	pc.pool = c->pool;
+	rc = wn_port_setup(&pc, &tx_capa, &rx_capa);
 	if (rc != 0) {
 		fprintf(stderr, "raw: port %u set-up: %s\n", c->port, strerror(-rc));
 		return rc;
 	}
-	(void)rte_eth_promiscuous_enable(c->port);
 	rte_eth_macaddr_get(c->port, &c->mac);
 	if (rte_eth_dev_get_mtu(c->port, &mtu) != 0 || mtu > 1500)
 		mtu = 1500; /* frames of the MTU warpnicd uses by default */
@@ -153,17 +149,6 @@ raw_port_setup(struct raw_ctx *c)
 			return -ETIMEDOUT;
 		}
 		rte_delay_us_sleep(10000);
-	}
-}
-
-static void
-raw_port_close(struct raw_ctx *c)
-{
-	if (c->pool != NULL) {
-		(void)rte_eth_dev_stop(c->port);
-		(void)rte_eth_dev_close(c->port);
-		rte_mempool_free(c->pool);
-		c->pool = NULL;
 	}
 }
 
@@ -741,7 +726,7 @@ raw_run(const struct wn_perf_params *p, bool lat)
 	if (rc == 0)
 		rc = wn_perf_report_emit(&rep, p);
 out:
-	raw_port_close(&c);
+	/* the port stays up: wn_port_shutdown() at exit knows what net_memif tolerates */
 	free(c.pat);
 	return rc;
 }
