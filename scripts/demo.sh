@@ -1,48 +1,180 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The README's main command: prepare the machine, build warpnic, and show
-# what the MPA wire path costs on this machine (warpnic-perf --mode wire_bw:
-# framer and deframer next to memcpy and isa-l CRC32c, same run).
+# The README's main command: prepare the machine, build warpnic, start two warpnicd joined
+# by net_memif (scripts/wn-pair.sh) and measure RDMA Write/Read/Send bandwidth and latency
+# between them (warpnic-perf), next to the raw Ethernet baseline over the same kind of
+# memif link measured in the same run; then, as a short extra, the MPA wire core (wire_bw).
+# Prints every RNIC figure beside the baseline and the ratio. Each figure is the median of
+# three measurements (the machine may be shared). Takes about a minute.
 #
-#   scripts/demo.sh [--no-setup] [--json] [-- WARPNIC_PERF_OPTIONS...]
+#   scripts/demo.sh [--no-setup] [--json] [--quick]
 #
 #   --no-setup   skip scripts/setup.sh (packages, hugepages)
-#   --json       print the results as JSON
+#   --json       print one JSON object with every result instead of the tables
+#   --quick      one size per mode, shorter measurements
 #   -h, --help   this text
-# Options after "--" go to warpnic-perf after "--mode wire_bw", e.g.
-#   scripts/demo.sh -- --sweep
+# Environment: WN_BUILD (build directory, default build), WN_PAIR_DIR (default /tmp/wn-demo).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-setup=1
-perf_args=()
+setup=1 json=0 quick=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--no-setup) setup=0; shift ;;
-	--json) perf_args+=(--json -); shift ;;
-	-h|--help) sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	--) shift; perf_args+=("$@"); break ;;
+	--json) json=1; shift ;;
+	--quick) quick=1; shift ;;
+	-h|--help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
+
+build=${WN_BUILD:-build}
+case "$build" in /*) ;; *) build=$top/$build ;; esac
+export WN_BUILD=$build WN_PAIR_DIR=${WN_PAIR_DIR:-/tmp/wn-demo}
 
 if [ "$setup" = 1 ]; then
 	echo "== scripts/setup.sh" >&2
 	scripts/setup.sh >&2
 fi
 
-echo "== build" >&2
-[ -f build/build.ninja ] || meson setup build >&2
-if ! ninja -C build >&2; then
-	# Another part of the tree may be mid-change; the demo only needs warpnic-perf.
-	echo "demo.sh: full build failed, building warpnic-perf alone" >&2
-	ninja -C build app/bin/warpnic-perf >&2
+echo "== build ($WN_BUILD)" >&2
+[ -f "$WN_BUILD/build.ninja" ] || meson setup "$WN_BUILD" >&2
+if ! ninja -C "$WN_BUILD" >&2; then
+	# Another part of the tree may be mid-change; the demo needs two programs.
+	echo "demo.sh: full build failed, building warpnic-perf and warpnicd alone" >&2
+	ninja -C "$WN_BUILD" app/bin/warpnic-perf app/warpnicd/warpnicd >&2
 fi
-perf=build/app/bin/warpnic-perf
-[ -x "$perf" ] || { echo "demo.sh: $perf was not built (is DPDK installed?)" >&2; exit 1; }
+perf=$WN_BUILD/app/bin/warpnic-perf
+for p in "$perf" "$WN_BUILD/app/warpnicd/warpnicd"; do
+	[ -x "$p" ] || { echo "demo.sh: $p was not built (is DPDK installed?)" >&2; exit 1; }
+done
 
-echo "== warpnic-perf --mode wire_bw" >&2
-# No NIC and no hugepages needed: one lcore, heap memory, no shared runtime files.
-exec "$perf" --no-huge --no-shconf --no-pci -l 0 --log-level=warning -- \
-	--mode wire_bw "${perf_args[@]}"
+if [ "$quick" = 1 ]; then
+	bw_sizes=65536 lat_sizes=64 secs=0.3
+else
+	bw_sizes=4096,65536,1048576 lat_sizes=2,4096,65536 secs=0.4
+fi
+t=$(mktemp -d /tmp/wn-demo.XXXXXX)
+spid=
+cleanup() {
+	[ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null
+	scripts/wn-pair.sh stop >/dev/null 2>&1 || true
+	rm -rf "$t"
+}
+trap cleanup EXIT
+fail() {
+	echo "demo.sh: $*" >&2
+	tail -n 20 "$t"/*.log "$WN_PAIR_DIR"/*.log >&2 2>/dev/null || true
+	exit 1
+}
+
+# the same memory for the baseline and the dataplane: hugepages when there are enough
+free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
+if grep -q hugetlbfs /proc/mounts && [ "${free:-0}" -ge 600 ]; then
+	raw_mem=(--in-memory -m 256) pair_mem=()
+else
+	raw_mem=(--no-huge --no-shconf -m 256) pair_mem=(--no-huge)
+fi
+if [ "$(nproc)" -ge 2 ]; then lc_s=0 lc_c=1; else lc_s=0 lc_c=0; fi
+
+# raw MODE SIZES: the baseline, two warpnic-perf processes over one memif
+raw() {
+	local m=$1 sizes=$2 memif="net_memif0,socket=$t/memif.sock,socket-abstract=no"
+	rm -f "$t/memif.sock"
+	"$perf" -l "$lc_s" "${raw_mem[@]}" --no-pci --file-prefix "wnd-$$-s" \
+		--log-level=lib.eal:error --vdev "$memif,role=server" -- --mode "$m" --server \
+		>"$t/$m.server.log" 2>&1 &
+	spid=$!
+	for _ in $(seq 100); do [ -S "$t/memif.sock" ] && break; sleep 0.1; done
+	"$perf" -l "$lc_c" "${raw_mem[@]}" --no-pci --file-prefix "wnd-$$-c" \
+		--log-level=lib.eal:error --vdev "$memif,role=client" -- --mode "$m" --client any \
+		--sweep="$sizes" --duration "$secs" --reps 3 --json "$t/$m.json" \
+		>"$t/$m.client.log" 2>&1 || fail "$m failed"
+	wait "$spid" || { spid=; fail "$m server failed"; }
+	spid=
+}
+
+# rnic MODE SIZES [OPTIONS]: server on warpnicd B, client on A connecting to B
+rnic() {
+	local m=$1 sizes=$2
+	shift 2
+	"$perf" --mode "$m" --server --ctl "$WN_PAIR_DIR/b.sock" >"$t/$m.server.log" 2>&1 &
+	spid=$!
+	sleep 0.2
+	"$perf" --mode "$m" --client 10.88.0.2 --ctl "$WN_PAIR_DIR/a.sock" --sweep="$sizes" \
+		--duration "$secs" --reps 3 --json "$t/$m.json" "$@" >"$t/$m.client.log" 2>&1 ||
+		fail "$m failed"
+	wait "$spid" || { spid=; fail "$m server failed"; }
+	spid=
+}
+
+echo "== baseline: raw Ethernet frames over memif (raw_bw, raw_lat)" >&2
+raw raw_bw "$bw_sizes"
+raw raw_lat "$lat_sizes"
+
+echo "== two warpnicd on memif (scripts/wn-pair.sh start ${pair_mem[*]})" >&2
+scripts/wn-pair.sh start "${pair_mem[@]}" >"$t/pair.log" 2>&1 || fail "wn-pair.sh start"
+for m in write_bw read_bw send_bw; do
+	echo "== $m" >&2
+	rnic $m "$bw_sizes"
+done
+for m in write_lat read_lat send_lat; do
+	echo "== $m" >&2
+	rnic $m "$lat_sizes"
+done
+scripts/wn-pair.sh stop >/dev/null 2>&1 || true
+
+echo "== extra: MPA framer/deframer on one lcore (wire_bw)" >&2
+"$perf" --mode wire_bw --size 4096,64768 --iters 2000 --json "$t/wire_bw.json" \
+	>"$t/wire_bw.log" 2>&1 || fail "wire_bw failed"
+
+python3 - "$t" "$json" <<'PY'
+import json, os, sys
+t, as_json = sys.argv[1], sys.argv[2] == '1'
+doc = {m: json.load(open(os.path.join(t, m + '.json')))
+       for m in ('raw_bw', 'raw_lat', 'write_bw', 'read_bw', 'send_bw',
+                 'write_lat', 'read_lat', 'send_lat', 'wire_bw')}
+base = {}
+for m in ('raw_bw', 'raw_lat'):
+    for r in doc[m]['results']:
+        base[(m, r['size'])] = r
+rows = []
+for m in ('write_bw', 'read_bw', 'send_bw'):
+    for r in doc[m]['results']:
+        b = base[('raw_bw', r['size'])]
+        rows.append({'mode': m, 'size': r['size'], 'metric': 'Gbit/s', 'rnic': r['Gbit/s'],
+                     'raw': b['Gbit/s'], 'ratio': r['Gbit/s'] / b['Gbit/s']})
+for m in ('write_lat', 'read_lat', 'send_lat'):
+    for r in doc[m]['results']:
+        b = base[('raw_lat', r['size'])]
+        for q in ('p50_us', 'p99_us'):
+            # read_lat is one whole Read; the baseline is half a round trip
+            raw = b[q] * (2 if m == 'read_lat' else 1)
+            rows.append({'mode': m, 'size': r['size'], 'metric': q, 'rnic': r[q], 'raw': raw,
+                         'ratio': r[q] / raw})
+if as_json:
+    print(json.dumps({'demo': 'rnic_vs_raw', 'comparison': rows, 'runs': doc}, indent=1))
+    sys.exit(0)
+print('warpnic RNIC (two warpnicd over memif) vs raw Ethernet frames over memif, same run')
+print('bandwidth: message octets; ratio = RNIC / raw (1.0 = the wire path itself)')
+print('%-10s %8s  %-8s %12s %12s %9s' % ('mode', 'size', 'metric', 'RNIC', 'raw', 'RNIC/raw'))
+for r in rows:
+    if r['metric'] == 'Gbit/s':
+        print('%-10s %8d  %-8s %12.3f %12.3f %9.3f' % (r['mode'], r['size'], r['metric'],
+                                                      r['rnic'], r['raw'], r['ratio']))
+print()
+print('latency (us): half a ping-pong round trip (read_lat: one Read vs one raw round trip);')
+print('ratio = RNIC / raw (how many times the raw frame path)')
+print('%-10s %8s  %-8s %12s %12s %9s' % ('mode', 'size', 'metric', 'RNIC', 'raw', 'RNIC/raw'))
+for r in rows:
+    if r['metric'] != 'Gbit/s':
+        print('%-10s %8d  %-8s %12.2f %12.2f %9.1f' % (r['mode'], r['size'], r['metric'],
+                                                      r['rnic'], r['raw'], r['ratio']))
+print()
+print('extra: MPA wire core on one lcore (wire_bw, GB/s of ULPDU octets; ratio to memcpy)')
+print('%-18s %8s %7s %9s %10s' % ('case', 'size', 'markers', 'GB/s', 'vs_memcpy'))
+for r in doc['wire_bw']['results']:
+    print('%-18s %8d %7s %9.3f %10.3f' % (r['name'], r['size'], r['markers'], r['GB/s'],
+                                         r['vs_memcpy']))
+PY

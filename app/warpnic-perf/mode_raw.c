@@ -700,6 +700,7 @@ raw_run(const struct wn_perf_params *p, bool lat)
 			: "raw_bw: raw Ethernet frames over the port, message octets (Gbit/s = 1e9 "
 			  "bit/s)";
 	rep.iters = p->iters;
+	rep.reps = p->reps;
 	if (lat) {
 		rep.nb_cols = wn_perf_lat_cols(&rep, 0);
 	} else {
@@ -713,10 +714,18 @@ raw_run(const struct wn_perf_params *p, bool lat)
 		struct wn_perf_row *row = wn_perf_report_row(&rep, rep.mode, p->sizes[i], NULL,
 							     NULL);
 
-		if (row == NULL)
+		struct wn_perf_row rep_rows[WN_PERF_MAX_REPS];
+
+		if (row == NULL) {
 			rc = -ENOSPC;
-		else
-			rc = lat ? raw_lat_size(&c, row) : raw_bw_size(&c, row);
+			break;
+		}
+		for (unsigned int k = 0; k < p->reps && rc == 0; k++) {
+			rep_rows[k] = *row;
+			rc = lat ? raw_lat_size(&c, &rep_rows[k]) : raw_bw_size(&c, &rep_rows[k]);
+		}
+		if (rc == 0)
+			wn_perf_row_median(row, rep_rows, p->reps, lat ? 1 : 0);
 	}
 	/* let the server go, even after a failure */
 	memset(&ctl, 0, sizeof(ctl));

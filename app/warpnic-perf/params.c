@@ -38,6 +38,8 @@ wn_perf_usage(const char *prog)
 	       "                     and --duration comes first; neither: the mode's iterations,\n"
 	       "                     at most %.0f s)\n"
 	       "  --timeout SEC      give up when the peer is silent this long (default %.0f)\n"
+	       "  --reps N           network modes: measure each size N times and report the\n"
+	       "                     median run (bandwidth, or p50 latency); default 1\n"
 	       "  --json FILE        write the results as one JSON object (\"-\": stdout)\n"
 	       "  --csv FILE         write the results as CSV (\"-\": stdout)\n"
 	       "  -h, --help         this text\n"
@@ -146,6 +148,7 @@ enum {
 	OPT_ITERS,
 	OPT_DURATION,
 	OPT_TIMEOUT,
+	OPT_REPS,
 	OPT_JSON,
 	OPT_CSV,
 };
@@ -167,6 +170,7 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 		{"iters", required_argument, NULL, OPT_ITERS},
 		{"duration", required_argument, NULL, OPT_DURATION},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"reps", required_argument, NULL, OPT_REPS},
 		{"json", required_argument, NULL, OPT_JSON},
 		{"csv", required_argument, NULL, OPT_CSV},
 		{"help", no_argument, NULL, 'h'},
@@ -182,6 +186,7 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 	p->depth = 64;
 	p->port = WN_PERF_DEFAULT_PORT;
 	p->timeout = WN_PERF_DEFAULT_TIMEOUT;
+	p->reps = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -254,6 +259,14 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 			}
 			if (c == OPT_DURATION)
 				p->duration_set = true;
+			break;
+		case OPT_REPS:
+			if (parse_u64(optarg, 1, WN_PERF_MAX_REPS, &v) < 0) {
+				fprintf(stderr, "%s: bad --reps '%s' (1..%u)\n", prog, optarg,
+					WN_PERF_MAX_REPS);
+				return -EINVAL;
+			}
+			p->reps = (unsigned int)v;
 			break;
 		case OPT_JSON:
 			p->json = optarg;

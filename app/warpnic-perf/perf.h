@@ -38,6 +38,7 @@ struct wn_perf_params {
 	double duration;             /**< --duration in s (0: none) */
 	bool duration_set;           /**< --duration was given */
 	double timeout;              /**< --timeout in s */
+	unsigned int reps;           /**< --reps: measurements per size, the median is kept */
 	const char *json;            /**< --json FILE ("-": stdout) */
 	const char *csv;             /**< --csv FILE ("-": stdout) */
 };
@@ -105,11 +106,22 @@ struct wn_perf_report {
 	bool wire_cols;                       /**< print the markers/crc columns */
 	unsigned int qps;                     /**< network modes: --qps (0: not shown) */
 	unsigned int depth;                   /**< network modes: --depth */
+	unsigned int reps;                    /**< network modes: --reps (0: not shown) */
 	unsigned int nb_cols;
 	const char *col[WN_PERF_MAX_COLS];    /**< column keys (JSON/CSV) and headers */
 	unsigned int nb_rows;
 	struct wn_perf_row row[WN_PERF_MAX_ROWS];
 };
+
+/** Most --reps. */
+#define WN_PERF_MAX_REPS 9
+
+/**
+ * Copy into @p out the row of @p rows[0..n) whose column @p col is the median (the lower
+ * middle for even @p n); name and size are kept from @p out.
+ */
+void wn_perf_row_median(struct wn_perf_row *out, const struct wn_perf_row *rows, unsigned int n,
+			unsigned int col);
 
 /** Append a row; @return it, or NULL when the table is full. */
 struct wn_perf_row *wn_perf_report_row(struct wn_perf_report *r, const char *name,

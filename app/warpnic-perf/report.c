@@ -66,6 +66,32 @@ wn_perf_report_row(struct wn_perf_report *r, const char *name, uint32_t size,
 	return row;
 }
 
+void
+wn_perf_row_median(struct wn_perf_row *out, const struct wn_perf_row *rows, unsigned int n,
+		   unsigned int col)
+{
+	unsigned int order[WN_PERF_MAX_REPS], k = 0;
+	char name[sizeof(out->name)];
+	uint32_t size = out->size;
+
+	for (unsigned int i = 0; i < n && i < WN_PERF_MAX_REPS; i++) {
+		unsigned int j = k++;
+
+		/* insertion sort of the indices by the column */
+		while (j > 0 && rows[order[j - 1]].val[col] > rows[i].val[col]) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	if (k == 0)
+		return;
+	memcpy(name, out->name, sizeof(name));
+	*out = rows[order[(k - 1) / 2]];
+	memcpy(out->name, name, sizeof(name));
+	out->size = size;
+}
+
 static void
 json_num(FILE *f, double v)
 {
@@ -81,6 +107,8 @@ wn_perf_report_json(const struct wn_perf_report *r, FILE *f)
 	fprintf(f, "{\"mode\": \"%s\", \"iters\": %" PRIu64, r->mode, r->iters);
 	if (r->qps != 0)
 		fprintf(f, ", \"qps\": %u, \"depth\": %u", r->qps, r->depth);
+	if (r->reps != 0)
+		fprintf(f, ", \"reps\": %u", r->reps);
 	fprintf(f, ", \"results\": [");
 	for (unsigned int i = 0; i < r->nb_rows; i++) {
 		const struct wn_perf_row *row = &r->row[i];

@@ -966,64 +966,80 @@ serve(struct perf_rnic *r)
 	}
 }
 
+/* Client: one measurement of one size (START ... RESULT, both sides' checks). */
+static int
+drive_size(struct perf_rnic *r, uint32_t size, uint64_t iters, double secs,
+	   struct wn_perf_row *row)
+{
+	struct perf_msg start, ready, end, res;
+	uint64_t aux = 0;
+	int rc;
+
+	memset(&start, 0, sizeof(start));
+	start.type = PERF_MSG_START;
+	start.size = size;
+	start.iters = iters;
+	start.seed = wn_perf_now_ns() * 0x9e3779b97f4a7c15ull + size;
+	start.ms = isinf(secs) ? 0 : (uint32_t)(secs * 1000) + 1;
+	rc = r->ops->prepare(r, &start, NULL);
+	if (rc == 0)
+		rc = perf_ctl_send(r, &start);
+	if (rc == 0)
+		rc = perf_ctl_recv(r, &ready, PERF_MSG_READY, r->p->timeout);
+	if (rc == 0 && ready.status != 0) {
+		fprintf(stderr, "%s: the server could not prepare size %" PRIu32 ": %s\n",
+			r->ops->name, size, strerror(-ready.status));
+		rc = ready.status;
+	}
+	if (rc != 0)
+		return rc;
+	for (uint32_t k = 0; k < r->qps; k++)
+		r->conn[k].done = r->conn[k].posted = 0;
+	memset(&end, 0, sizeof(end));
+	rc = r->ops->client(r, &start, &ready, &end, row);
+	if (rc != 0)
+		return rc;
+	end.type = PERF_MSG_END;
+	rc = perf_ctl_send(r, &end);
+	if (rc == 0)
+		rc = perf_ctl_recv(r, &res, PERF_MSG_RESULT, r->p->timeout);
+	if (rc == 0 && res.status != 0) {
+		fprintf(stderr, "%s: size %" PRIu32 ": the server's check failed (%s%s%" PRIu64
+			")\n", r->ops->name, size, strerror(-res.status),
+			res.aux ? ", first bad octet " : ", received ",
+			res.aux ? res.aux - 1 : res.count);
+		return res.status;
+	}
+	if (rc != 0)
+		return rc;
+	rc = r->ops->check(r, &start, &end, &aux);
+	if (rc != 0)
+		fprintf(stderr, "%s: size %" PRIu32 ": received data is wrong\n", r->ops->name,
+			size);
+	return rc;
+}
+
 static int
 drive(struct perf_rnic *r, struct wn_perf_report *rep)
 {
+	struct wn_perf_row rows[WN_PERF_MAX_REPS];
 	uint64_t iters;
 	double secs;
 	int rc = 0;
 
 	wn_perf_budget(r->p, r->ops->def_iters, &iters, &secs);
 	for (unsigned int i = 0; i < r->p->nb_sizes && rc == 0; i++) {
-		struct perf_msg start, ready, end, res;
 		struct wn_perf_row *row = wn_perf_report_row(rep, r->ops->name, r->p->sizes[i],
 							     NULL, NULL);
 
 		if (row == NULL)
 			return -ENOSPC;
-		memset(&start, 0, sizeof(start));
-		start.type = PERF_MSG_START;
-		start.size = r->p->sizes[i];
-		start.iters = iters;
-		start.seed = wn_perf_now_ns() * 0x9e3779b97f4a7c15ull + start.size;
-		start.ms = isinf(secs) ? 0 : (uint32_t)(secs * 1000) + 1;
-		rc = r->ops->prepare(r, &start, NULL);
-		if (rc == 0)
-			rc = perf_ctl_send(r, &start);
-		if (rc == 0)
-			rc = perf_ctl_recv(r, &ready, PERF_MSG_READY, r->p->timeout);
-		if (rc == 0 && ready.status != 0) {
-			fprintf(stderr, "%s: the server could not prepare size %" PRIu32 ": %s\n",
-				r->ops->name, start.size, strerror(-ready.status));
-			rc = ready.status;
+		for (unsigned int k = 0; k < r->p->reps && rc == 0; k++) {
+			rows[k] = *row;
+			rc = drive_size(r, row->size, iters, secs, &rows[k]);
 		}
-		if (rc != 0)
-			break;
-		for (uint32_t k = 0; k < r->qps; k++)
-			r->conn[k].done = r->conn[k].posted = 0;
-		memset(&end, 0, sizeof(end));
-		rc = r->ops->client(r, &start, &ready, &end, row);
-		if (rc != 0)
-			break;
-		end.type = PERF_MSG_END;
-		rc = perf_ctl_send(r, &end);
 		if (rc == 0)
-			rc = perf_ctl_recv(r, &res, PERF_MSG_RESULT, r->p->timeout);
-		if (rc == 0 && res.status != 0) {
-			fprintf(stderr, "%s: size %" PRIu32 ": the server's check failed (%s%s"
-				"%" PRIu64 ")\n", r->ops->name, start.size, strerror(-res.status),
-				res.aux ? ", first bad octet " : ", received ",
-				res.aux ? res.aux - 1 : res.count);
-			rc = res.status;
-		}
-		if (rc == 0) {
-			uint64_t aux = 0;
-
-			rc = r->ops->check(r, &start, &end, &aux);
-			if (rc != 0)
-				fprintf(stderr, "%s: size %" PRIu32 ": received data is wrong\n",
-					r->ops->name, start.size);
-		}
+			wn_perf_row_median(row, rows, r->p->reps, r->ops->lat ? 1 : 0);
 	}
 	return rc;
 }
@@ -1060,6 +1076,7 @@ perf_rnic_run(const struct wn_perf_params *p, const struct perf_rnic_ops *ops)
 		rep.iters = p->iters;
 		rep.qps = r.qps;
 		rep.depth = ops->lat ? 1 : r.depth;
+		rep.reps = p->reps;
 		if (ops->lat) {
 			rep.nb_cols = wn_perf_lat_cols(&rep, 0);
 		} else {
