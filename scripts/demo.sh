@@ -7,9 +7,10 @@
 # Prints every RNIC figure beside the baseline and the ratio. Each figure is the median of
 # three measurements (the machine may be shared). Takes about a minute.
 #
-#   scripts/demo.sh [--no-setup] [--json] [--quick]
+#   scripts/demo.sh [--no-setup] [--no-build] [--json] [--quick]
 #
 #   --no-setup   skip scripts/setup.sh (packages, hugepages)
+#   --no-build   use the programs already built in WN_BUILD
 #   --json       print one JSON object with every result instead of the tables
 #   --quick      one size per mode, shorter measurements
 #   -h, --help   this text
@@ -18,13 +19,14 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-setup=1 json=0 quick=0
+setup=1 build_it=1 json=0 quick=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--no-setup) setup=0; shift ;;
+	--no-build) build_it=0; shift ;;
 	--json) json=1; shift ;;
 	--quick) quick=1; shift ;;
-	-h|--help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -38,12 +40,14 @@ if [ "$setup" = 1 ]; then
 	scripts/setup.sh >&2
 fi
 
-echo "== build ($WN_BUILD)" >&2
-[ -f "$WN_BUILD/build.ninja" ] || meson setup "$WN_BUILD" >&2
-if ! ninja -C "$WN_BUILD" >&2; then
-	# Another part of the tree may be mid-change; the demo needs two programs.
-	echo "demo.sh: full build failed, building warpnic-perf and warpnicd alone" >&2
-	ninja -C "$WN_BUILD" app/bin/warpnic-perf app/warpnicd/warpnicd >&2
+if [ "$build_it" = 1 ]; then
+	echo "== build ($WN_BUILD)" >&2
+	[ -f "$WN_BUILD/build.ninja" ] || meson setup "$WN_BUILD" >&2
+	if ! ninja -C "$WN_BUILD" >&2; then
+		# Another part of the tree may be mid-change; the demo needs two programs.
+		echo "demo.sh: full build failed, building warpnic-perf and warpnicd alone" >&2
+		ninja -C "$WN_BUILD" app/bin/warpnic-perf app/warpnicd/warpnicd >&2
+	fi
 fi
 perf=$WN_BUILD/app/bin/warpnic-perf
 for p in "$perf" "$WN_BUILD/app/warpnicd/warpnicd"; do
