@@ -40,8 +40,9 @@ wn_perf_usage(const char *prog)
 	       "  --timeout SEC      give up when the peer is silent this long (default %.0f)\n"
 	       "  --reps N           network modes: measure each size N times and report the\n"
 	       "                     median run (bandwidth, or p50 latency); default 1\n"
-	       "  --json FILE        write the results as one JSON object (\"-\": stdout)\n"
-	       "  --csv FILE         write the results as CSV (\"-\": stdout)\n"
+	       "  --json [FILE]      write the results as one JSON object to FILE (none or\n"
+	       "                     \"-\": stdout)\n"
+	       "  --csv [FILE]       write the results as CSV to FILE (none or \"-\": stdout)\n"
 	       "  -h, --help         this text\n"
 	       "\n"
 	       "The client (or the local mode) prints a table to stdout (to stderr when stdout\n"
@@ -171,8 +172,8 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 		{"duration", required_argument, NULL, OPT_DURATION},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"reps", required_argument, NULL, OPT_REPS},
-		{"json", required_argument, NULL, OPT_JSON},
-		{"csv", required_argument, NULL, OPT_CSV},
+		{"json", optional_argument, NULL, OPT_JSON},
+		{"csv", optional_argument, NULL, OPT_CSV},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -269,10 +270,14 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 			p->reps = (unsigned int)v;
 			break;
 		case OPT_JSON:
-			p->json = optarg;
-			break;
 		case OPT_CSV:
-			p->csv = optarg;
+			/* "--json" alone (stdout), "--json=FILE" or "--json FILE" */
+			if (optarg == NULL && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
+			if (c == OPT_JSON)
+				p->json = optarg != NULL ? optarg : "-";
+			else
+				p->csv = optarg != NULL ? optarg : "-";
 			break;
 		case 'h':
 			wn_perf_usage(prog);
@@ -300,7 +305,7 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 	}
 	if (p->json != NULL && p->csv != NULL && strcmp(p->json, "-") == 0 &&
 	    strcmp(p->csv, "-") == 0) {
-		fprintf(stderr, "%s: --json - and --csv - cannot both use stdout\n", prog);
+		fprintf(stderr, "%s: --json and --csv cannot both write to stdout\n", prog);
 		return -EINVAL;
 	}
 	return 0;
