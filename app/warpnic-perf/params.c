@@ -272,7 +272,8 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 		case OPT_JSON:
 		case OPT_CSV:
 			/* "--json" alone (stdout), "--json=FILE" or "--json FILE" */
-			if (optarg == NULL && optind < argc && argv[optind][0] != '-')
+			if (optarg == NULL && optind < argc &&
+			    (argv[optind][0] != '-' || strcmp(argv[optind], "-") == 0))
 				optarg = argv[optind++];
 			if (c == OPT_JSON)
 				p->json = optarg != NULL ? optarg : "-";
