@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Start or stop two warpnicd instances joined by net_memif (the "embedded default link").
 #
-#   scripts/wn-pair.sh start [--impair SPEC] [--pcap DIR] [--no-huge] [-- WARPNICD-OPTS...]
+#   scripts/wn-pair.sh start [--impair SPEC] [--pcap DIR] [--no-huge] [--lcores N]
+#                            [-- WARPNICD-OPTS...]
 #   scripts/wn-pair.sh stop
 #   scripts/wn-pair.sh env          # print the shell variables below
 #
@@ -12,6 +13,7 @@
 #   --impair SPEC  wrap B's port with the fault injector, e.g. drop=0.01,reorder=0.01,dup=0.001
 #   --pcap DIR     each instance writes DIR/{a,b}.pcapng
 #   --no-huge      run without hugepages (EAL --no-huge -m 256)
+#   --lcores N     N dataplane lcores (port queues) per instance (default 1)
 #   WN_BUILD       build directory (default build/ next to this script)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,12 +65,13 @@ wait_ready() {
 }
 
 start() {
-	local impair="" pcap="" mem=(--huge-dir /dev/hugepages --huge-unlink -m 256) extra=()
+	local lcores=1 impair="" pcap="" mem=(--huge-dir /dev/hugepages --huge-unlink -m 256) extra=()
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--impair) impair=$2; shift 2 ;;
 		--pcap) pcap=$2; shift 2 ;;
 		--no-huge) mem=(--no-huge -m 256); shift ;;
+		--lcores) lcores=$2; shift 2 ;;
 		--) shift; extra=("$@"); break ;;
 		*) echo "wn-pair: unknown option $1" >&2; exit 2 ;;
 		esac
@@ -89,8 +92,13 @@ start() {
 		fi
 		pcap_opt=()
 		[ -n "$pcap" ] && { mkdir -p "$pcap"; pcap_opt=(--pcap "$pcap/$n.pcapng"); }
-		# one lcore each (--idle-us naps when idle, so clients get CPU time too)
-		"$bin" -l $cpu --file-prefix "wn_${n}_$tag" --proc-type primary --no-pci "${mem[@]}" \
+		# N lcores each (--idle-us naps when idle, so clients get CPU time too); lcore i
+		# of instance b runs on CPU (i+1) mod nproc, of a on CPU i mod nproc
+		local lmap="" i
+		for ((i = 0; i < lcores; i++)); do
+			lmap+="${lmap:+,}$i@$(( (i + cpu) % $(nproc) ))"
+		done
+		"$bin" --lcores "$lmap" --file-prefix "wn_${n}_$tag" --proc-type primary --no-pci "${mem[@]}" \
 			--log-level lib.eal:error "${vdevs[@]}" -- \
 			--ip "$ip/24" --ctl "$dir/$n.sock" --name "wn_$n" "${pcap_opt[@]}" "${extra[@]}" \
 			>"$dir/$n.log" 2>&1 &

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * warpnicd dataplane: the run-to-completion loop, the port, object tables fed by the
- * control thread, QP engines and telemetry (dp.h).
+ * warpnicd dataplane: shard creation, the run-to-completion loop of each lcore, software
+ * flow steering between shards, loopback and the port's transmit path (dp.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,12 +12,13 @@
 #include <unistd.h>
 
 #include <rte_ethdev.h>
+#include <rte_ether.h>
 #include <rte_hash.h>
+#include <rte_ip.h>
 #include <rte_jhash.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
-#include <rte_malloc.h>
-#include <rte_telemetry.h>
+#include <rte_tcp.h>
 
 #include "dp.h"
 #include "wn_impair.h"
@@ -28,21 +29,13 @@
 #define IDLE_SPINS 2048
 /* Telemetry snapshot period. */
 #define TEL_PERIOD_US 100000
-
-static struct wn_dp *tel_dp;
-
-void *
-dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind)
-{
-	void *p;
-
-	if (rte_hash_lookup_data(dp->objs, &handle, &p) < 0 || *(enum dp_obj_kind *)p != kind)
-		return NULL;
-	return p;
-}
+/* Frames in flight from one shard to another. */
+#define HANDOFF_RING 4096
+/* Control messages queued for one shard. */
+#define SHARD_CTL_RING 1024
 
 static struct rte_hash *
-hash_create(const char *name, uint32_t entries)
+hash_create(const char *name, uint32_t entries, uint8_t flags)
 {
 	struct rte_hash_parameters hp = {
 		.name = name,
@@ -50,33 +43,50 @@ hash_create(const char *name, uint32_t entries)
 		.key_len = sizeof(uint32_t),
 		.hash_func = rte_jhash,
 		.socket_id = (int)rte_socket_id(),
+		.extra_flag = flags,
 	};
 
 	return rte_hash_create(&hp);
 }
 
-struct wn_dp *
-wn_dp_create(const struct wn_dp_conf *conf)
+static struct wn_dp *
+shard_create(struct wn_dp_group *g, uint16_t idx)
 {
+	const struct wn_dp_conf *conf = &g->c;
 	struct wn_netif_conf nc;
 	struct wn_tcp_ctx_conf tc;
+	char name[RTE_RING_NAMESIZE];
 	struct wn_dp *dp;
 	uint32_t i;
 
 	dp = calloc(1, sizeof(*dp));
 	if (dp == NULL)
 		return NULL;
+	g->shard[idx] = dp;
 	dp->c = *conf;
+	dp->g = g;
+	dp->idx = idx;
+	dp->objs = g->objs;
 	TAILQ_INIT(&dp->active);
 	TAILQ_INIT(&dp->conns);
 	pthread_mutex_init(&dp->tel_lock, NULL);
-	dp->objs = hash_create("wn_dp_objs", 16384);
-	dp->cm = hash_create("wn_dp_cm", 2 * (conf->max_conns ? conf->max_conns : 1024) + 64);
-	if (dp->objs == NULL || dp->cm == NULL)
-		goto fail;
+	snprintf(name, sizeof(name), "wn_dp_cm%u", idx);
+	dp->cm = hash_create(name, 2 * (conf->max_conns ? conf->max_conns : 1024) + 64, 0);
+	snprintf(name, sizeof(name), "wn_dp_ho%u", idx);
+	dp->handoff = rte_ring_create(name, HANDOFF_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (dp->cm == NULL || dp->handoff == NULL)
+		return NULL;
+	if (idx > 0) {
+		snprintf(name, sizeof(name), "wn_dp_ctl%u", idx);
+		dp->ctl = rte_ring_create(name, SHARD_CTL_RING, SOCKET_ID_ANY,
+					  RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (dp->ctl == NULL)
+			return NULL;
+	}
 
 	memset(&nc, 0, sizeof(nc));
 	nc.port_id = conf->port_id;
+	nc.queue_id = idx;
 	nc.socket_id = SOCKET_ID_ANY;
 	nc.mtu = conf->mtu;
 	nc.pool = conf->pool;
@@ -86,12 +96,12 @@ wn_dp_create(const struct wn_dp_conf *conf)
 	rte_eth_macaddr_get(conf->port_id, &nc.mac);
 	dp->nif = wn_netif_create(&nc);
 	if (dp->nif == NULL)
-		goto fail;
+		return NULL;
 	for (i = 0; i < conf->n_addrs; i++)
 		if (wn_netif_addr_add(dp->nif, &conf->addrs[i], conf->prefix[i]) < 0)
-			goto fail;
+			return NULL;
 	if (conf->has_gw && wn_netif_gateway_set(dp->nif, &conf->gw) < 0)
-		goto fail;
+		return NULL;
 
 	memset(&tc, 0, sizeof(tc));
 	tc.socket_id = SOCKET_ID_ANY;
@@ -102,355 +112,185 @@ wn_dp_create(const struct wn_dp_conf *conf)
 	tc.mtu = conf->mtu;
 	dp->tcp = wn_tcp_ctx_create(&tc);
 	if (dp->tcp == NULL)
-		goto fail;
+		return NULL;
 	dp->next_token = 1;
 	return dp;
+}
+
+struct wn_dp_group *
+wn_dp_create(const struct wn_dp_conf *conf, uint16_t n_shards)
+{
+	struct wn_dp_group *g;
+	uint16_t i;
+
+	if (n_shards == 0 || n_shards > DP_MAX_SHARDS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return NULL;
+	g->c = *conf;
+	g->n = n_shards;
+	/* one writer (shard 0), readers on every shard */
+	g->objs = hash_create("wn_dp_objs", 16384, RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY);
+	g->cm_owner = hash_create("wn_dp_cmown", 16384, 0);
+	if (g->objs == NULL || g->cm_owner == NULL)
+		goto fail;
+	for (i = 0; i < n_shards; i++)
+		if (shard_create(g, i) == NULL)
+			goto fail;
+	return g;
 fail:
-	wn_dp_free(dp);
+	wn_dp_free(g);
 	errno = errno ? errno : ENOMEM;
 	return NULL;
 }
 
-/* ---------------------------------------------------------------- notifications */
-
-static void
-ctl_kick(struct wn_dp *dp)
-{
-	uint64_t one = 1;
-
-	if (write(dp->c.ctl_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		DP_LOG(ERR, "control eventfd: %s\n", strerror(errno));
-}
-
-static void
-ctl_post(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
-{
-	if (rte_ring_enqueue(dp->c.to_ctl, m) != 0) {
-		dp->st.ctl_drop++;
-		free(m);
-		return;
-	}
-	ctl_kick(dp);
-}
-
-static void
-ctl_done(struct wn_dp *dp, uint32_t handle)
-{
-	struct wn_ctl_dp_msg *m = calloc(1, sizeof(*m));
-
-	if (m == NULL) {
-		dp->st.ctl_drop++;
-		return;
-	}
-	m->type = WN_CTL_DP_DONE;
-	m->handle = handle;
-	ctl_post(dp, m);
-}
-
 void
-dp_cm_event(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev)
+dp_ep_of(const struct wn_ctl_addr *a, struct wn_tcp_endpoint *e)
 {
-	struct wn_ctl_dp_msg *m = calloc(1, sizeof(*m));
+	memset(e, 0, sizeof(*e));
+	if (a->family == WN_CTL_AF_INET6) {
+		e->addr.family = WN_AF_INET6;
+		memcpy(e->addr.v6, a->addr, 16);
+	} else {
+		e->addr.family = WN_AF_INET;
+		memcpy(&e->addr.v4, a->addr, 4);
+	}
+	e->port = a->port;
+}
 
-	if (m == NULL) {
-		dp->st.ctl_drop++;
+/*
+ * The shard of a flow: the Toeplitz hash of its endpoints in a canonical order, so both ends
+ * of a connection between two warpnicd instances with the same number of lcores pick the
+ * same index; a peer then sends on the queue (memif queue pair) of the owning shard and no
+ * frame has to cross shards.
+ */
+static uint16_t
+steer_ep(uint16_t n, const struct wn_tcp_endpoint *l, const struct wn_tcp_endpoint *r)
+{
+	int c = memcmp(&l->addr, &r->addr, sizeof(l->addr));
+
+	if (c > 0 || (c == 0 && l->port > r->port))
+		return (uint16_t)wn_tcp_flow_steer(r, l, n);
+	return (uint16_t)wn_tcp_flow_steer(l, r, n);
+}
+
+uint16_t
+dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
+	 const struct wn_ctl_addr *remote)
+{
+	struct wn_tcp_endpoint l, r;
+
+	if (g->n == 1)
+		return 0;
+	dp_ep_of(local, &l);
+	dp_ep_of(remote, &r);
+	return steer_ep(g->n, &l, &r);
+}
+
+/* ---------------------------------------------------------------- steering */
+
+enum { STEER_BCAST = 0xffff };
+
+/*
+ * Which shard a frame belongs to: the owner of its TCP flow, every shard for ARP and
+ * ICMPv6 (neighbour tables), this shard for the rest (ICMP echo, fragments).
+ */
+static uint16_t
+steer_frame(const struct wn_dp *dp, const struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	uint16_t type = rte_be_to_cpu_16(eh->ether_type);
+	struct wn_tcp_endpoint l, r;
+	const uint8_t *l4;
+
+	memset(&l, 0, sizeof(l));
+	memset(&r, 0, sizeof(r));
+	if (type == RTE_ETHER_TYPE_ARP)
+		return STEER_BCAST;
+	if (type == RTE_ETHER_TYPE_IPV4 &&
+	    rte_pktmbuf_data_len(m) >= sizeof(*eh) + sizeof(struct rte_ipv4_hdr) + 4) {
+		const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eh + 1);
+		uint32_t hl = (ip->version_ihl & 0xf) * 4u;
+
+		if (ip->next_proto_id != IPPROTO_TCP || hl < 20 ||
+		    (rte_be_to_cpu_16(ip->fragment_offset) &
+		     (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0 ||
+		    rte_pktmbuf_data_len(m) < sizeof(*eh) + hl + 4)
+			return dp->idx;
+		l.addr.family = r.addr.family = WN_AF_INET;
+		l.addr.v4 = ip->dst_addr;
+		r.addr.v4 = ip->src_addr;
+		l4 = (const uint8_t *)ip + hl;
+	} else if (type == RTE_ETHER_TYPE_IPV6 &&
+		   rte_pktmbuf_data_len(m) >= sizeof(*eh) + sizeof(struct rte_ipv6_hdr) + 4) {
+		const struct rte_ipv6_hdr *ip6 = (const struct rte_ipv6_hdr *)(eh + 1);
+
+		if (ip6->proto == IPPROTO_ICMPV6)
+			return STEER_BCAST;
+		if (ip6->proto != IPPROTO_TCP)
+			return dp->idx;
+		l.addr.family = r.addr.family = WN_AF_INET6;
+		memcpy(l.addr.v6, ip6->dst_addr, 16);
+		memcpy(r.addr.v6, ip6->src_addr, 16);
+		l4 = (const uint8_t *)(ip6 + 1);
+	} else {
+		return dp->idx;
+	}
+	r.port = (uint16_t)(l4[0] << 8 | l4[1]);
+	l.port = (uint16_t)(l4[2] << 8 | l4[3]);
+	return steer_ep(dp->g->n, &l, &r);
+}
+
+static void
+handoff(struct wn_dp *dp, uint16_t to, struct rte_mbuf *m)
+{
+	if (rte_ring_mp_enqueue(dp->g->shard[to]->handoff, m) != 0) {
+		dp->st.handoff_drop++;
+		rte_pktmbuf_free(m);
 		return;
 	}
-	m->type = WN_CTL_DP_CM_EVENT;
-	m->handle = id;
-	m->u.cm.id = id;
-	m->u.cm.ev = *ev;
-	m->u.cm.ev.id = id;
-	dp->st.cm_events++;
-	ctl_post(dp, m);
+	dp->st.handoff_tx++;
 }
 
-static struct dp_cq *
-cq_of_ring(struct wn_queue_ring *r)
+/* Keep this shard's frames at the front of @p pkts, hand the others over. @return kept. */
+static uint16_t
+steer_burst(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 {
-	return (struct dp_cq *)((uint8_t *)r - offsetof(struct dp_cq, prod));
-}
+	uint16_t i, k = 0;
 
-void
-dp_qp_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
-{
-	struct dp_qp *qp = arg;
-	struct wn_dp *dp = qp->conn != NULL ? qp->conn->dp : tel_dp;
+	for (i = 0; i < n; i++) {
+		uint16_t to = steer_frame(dp, pkts[i]);
 
-	(void)eng;
-	switch (ev->type) {
-	case WN_RNIC_EV_CQ_NOTIFY: {
-		struct dp_cq *cq = cq_of_ring(ev->cq);
+		if (to == dp->idx) {
+			pkts[k++] = pkts[i];
+		} else if (to == STEER_BCAST) {
+			for (uint16_t s = 0; s < dp->g->n; s++) {
+				struct rte_mbuf *c;
 
-		if (cq->d->notify_fd >= 0 &&
-		    write(cq->d->notify_fd, &cq->d->cookie, sizeof(cq->d->cookie)) < 0 &&
-		    errno != EAGAIN)
-			DP_LOG(WARNING, "CQ %u notify: %s\n", cq->handle, strerror(errno));
-		if (dp != NULL)
-			dp->st.cq_notify++;
-		break;
-	}
-	case WN_RNIC_EV_TERM_SENT:
-	case WN_RNIC_EV_TERM_RECV:
-		DP_LOG(NOTICE, "QP %u: Terminate %s: layer %u etype %u code %u\n", qp->d->qpn,
-		       ev->type == WN_RNIC_EV_TERM_SENT ? "sent" : "received", ev->term.layer,
-		       ev->term.etype, ev->term.code);
-		/*
-		 * RFC 5040 §6.3: after a Terminate the LLP stream is closed (FIN after the
-		 * Terminate we queued); the QP is flushed when TCP is gone.
-		 */
-		if (qp->conn != NULL)
-			dp_conn_close(qp->conn);
-		break;
-	default:
-		break;
-	}
-}
-
-/* ---------------------------------------------------------------- QP engines */
-
-int
-dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, uint32_t mulpdu,
-	     uint32_t ird, uint32_t ord, uint32_t rtr_recv)
-{
-	struct wn_rnic_qp_conf rc;
-
-	if (qp->eng != NULL)
-		return -EBUSY;
-	memset(&rc, 0, sizeof(rc));
-	rc.qpn = qp->d->qpn;
-	rc.pd = qp->d->pd;
-	rc.mem = dp->c.mem;
-	rc.sq = &qp->sq;
-	rc.rq = qp->srq == NULL ? &qp->rq : NULL;
-	rc.srq = qp->srq != NULL ? &qp->srq->cons : NULL;
-	rc.scq = &qp->scq->prod;
-	rc.rcq = &qp->rcq->prod;
-	rc.mulpdu = mulpdu;
-	rc.ird = RTE_MAX(ird, 1u);
-	rc.ord = RTE_MAX(ord, 1u);
-	rc.sq_sig_all = qp->d->sq_sig_all != 0;
-	rc.rfc7306 = dp->c.rfc7306;
-	rc.rtr_recv = rtr_recv;
-	rc.tx = dp_conn_tx;
-	rc.tx_arg = conn;
-	rc.event = dp_qp_event;
-	rc.event_arg = qp;
-	qp->eng = wn_rnic_qp_create(&rc);
-	if (qp->eng == NULL)
-		return -errno;
-	qp->conn = conn;
-	qp->scq->refs++;
-	qp->rcq->refs++;
-	TAILQ_INSERT_TAIL(&dp->active, qp, next);
-	qp->active = true;
-	return 0;
-}
-
-static int
-no_tx(void *arg, const struct wn_rnic_ulpdu *u)
-{
-	(void)arg;
-	(void)u;
-	return -EAGAIN;
-}
-
-void
-dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
-{
-	if (qp->eng == NULL) {
-		/*
-		 * Never connected (or the ULP moved it to Error first): a throw-away engine
-		 * flushes the rings exactly as a connected one would.
-		 */
-		struct wn_rnic_qp_conf rc;
-
-		memset(&rc, 0, sizeof(rc));
-		rc.qpn = qp->d->qpn;
-		rc.pd = qp->d->pd;
-		rc.mem = dp->c.mem;
-		rc.sq = &qp->sq;
-		rc.rq = qp->srq == NULL ? &qp->rq : NULL;
-		rc.srq = qp->srq != NULL ? &qp->srq->cons : NULL;
-		rc.scq = &qp->scq->prod;
-		rc.rcq = &qp->rcq->prod;
-		rc.mulpdu = WN_RNIC_MULPDU_MIN;
-		rc.ird = rc.ord = 1;
-		rc.tx = no_tx;
-		rc.event = dp_qp_event;
-		rc.event_arg = qp;
-		qp->eng = wn_rnic_qp_create(&rc);
-		if (qp->eng == NULL)
-			return;
-		qp->scq->refs++;
-		qp->rcq->refs++;
-	}
-	if (wn_rnic_qp_state(qp->eng) != WN_RNIC_QPS_ERROR)
-		wn_rnic_qp_disconnect(qp->eng);
-	if (qp->active) {
-		TAILQ_REMOVE(&dp->active, qp, next);
-		qp->active = false;
-	}
-	qp->conn = NULL;
-}
-
-static void
-qp_free(struct wn_dp *dp, struct dp_qp *qp)
-{
-	if (qp->conn != NULL)
-		dp_conn_qp_gone(dp, qp->conn, true);
-	if (qp->active)
-		TAILQ_REMOVE(&dp->active, qp, next);
-	if (qp->eng != NULL) {
-		qp->scq->refs--;
-		qp->rcq->refs--;
-		wn_rnic_qp_destroy(qp->eng);
-	}
-	free(qp);
-}
-
-/* ---------------------------------------------------------------- control messages */
-
-static int
-obj_add(struct wn_dp *dp, uint32_t handle, void *o)
-{
-	int ret = rte_hash_add_key_data(dp->objs, &handle, o);
-
-	if (ret < 0)
-		DP_LOG(ERR, "object table: handle %u: %s\n", handle, strerror(-ret));
-	return ret;
-}
-
-static void
-ctl_qp_create(struct wn_dp *dp, struct wn_ctl_dp_qp *d)
-{
-	struct dp_qp *qp = calloc(1, sizeof(*qp));
-	uint64_t off;
-
-	if (qp == NULL)
-		return;
-	qp->kind = DPO_QP;
-	qp->handle = d->handle;
-	qp->d = d;
-	qp->scq = dp_obj(dp, d->send_cq->handle, DPO_CQ);
-	qp->rcq = dp_obj(dp, d->recv_cq->handle, DPO_CQ);
-	qp->srq = d->srq != NULL ? dp_obj(dp, d->srq->handle, DPO_SRQ) : NULL;
-	off = wn_queue_qp_rq_offset(d->sq_depth, d->max_send_sge, d->max_inline);
-	if (qp->scq == NULL || qp->rcq == NULL || (d->srq != NULL && qp->srq == NULL) ||
-	    wn_queue_cons_attach(&qp->sq, d->ring, off, WN_QUEUE_KIND_SQ) != 0 ||
-	    (d->srq == NULL && wn_queue_cons_attach(&qp->rq, (uint8_t *)d->ring + off,
-						    d->ring_size - off, WN_QUEUE_KIND_RQ) != 0) ||
-	    obj_add(dp, d->handle, qp) < 0) {
-		DP_LOG(ERR, "QP %u: bad descriptor\n", d->handle);
-		free(qp);
-	}
-}
-
-static void
-ctl_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
-{
-	void *o;
-
-	dp->st.ctl_msgs++;
-	switch (m->type) {
-	case WN_CTL_DP_MR_REG:
-		break; /* regions live in the shared lib/mem table */
-	case WN_CTL_DP_MR_DEREG:
-		ctl_done(dp, m->handle);
-		break;
-	case WN_CTL_DP_CQ_CREATE: {
-		struct wn_ctl_dp_cq *d = m->obj;
-		struct dp_cq *cq = calloc(1, sizeof(*cq));
-
-		if (cq == NULL)
-			break;
-		cq->kind = DPO_CQ;
-		cq->handle = d->handle;
-		cq->d = d;
-		if (wn_queue_prod_attach(&cq->prod, d->ring, d->ring_size, WN_QUEUE_KIND_CQ) != 0 ||
-		    obj_add(dp, d->handle, cq) < 0)
-			free(cq);
-		break;
-	}
-	case WN_CTL_DP_SRQ_CREATE: {
-		struct wn_ctl_dp_srq *d = m->obj;
-		struct dp_srq *srq = calloc(1, sizeof(*srq));
-
-		if (srq == NULL)
-			break;
-		srq->kind = DPO_SRQ;
-		srq->handle = d->handle;
-		srq->d = d;
-		if (wn_queue_cons_attach(&srq->cons, d->ring, d->ring_size, WN_QUEUE_KIND_SRQ) !=
-			    0 ||
-		    obj_add(dp, d->handle, srq) < 0)
-			free(srq);
-		break;
-	}
-	case WN_CTL_DP_QP_CREATE:
-		ctl_qp_create(dp, m->obj);
-		break;
-	case WN_CTL_DP_QP_MODIFY: {
-		struct dp_qp *qp = dp_obj(dp, m->handle, DPO_QP);
-
-		if (qp == NULL)
-			break;
-		/* RTS comes from the connection itself; Error tears it down and flushes */
-		if (m->u.qp_state == WN_CTL_QPS_ERR) {
-			if (qp->conn != NULL)
-				dp_conn_qp_gone(dp, qp->conn, false);
-			dp_qp_disconnect(dp, qp);
+				if (s == dp->idx)
+					continue;
+				c = rte_pktmbuf_copy(pkts[i], dp->c.pool, 0, UINT32_MAX);
+				if (c == NULL)
+					dp->st.handoff_drop++;
+				else
+					handoff(dp, s, c);
+			}
+			pkts[k++] = pkts[i];
+		} else {
+			handoff(dp, to, pkts[i]);
 		}
-		break;
 	}
-	case WN_CTL_DP_QP_DESTROY:
-	case WN_CTL_DP_CQ_DESTROY:
-	case WN_CTL_DP_SRQ_DESTROY:
-		o = dp_obj(dp, m->handle,
-			   m->type == WN_CTL_DP_QP_DESTROY   ? DPO_QP
-			   : m->type == WN_CTL_DP_CQ_DESTROY ? DPO_CQ
-							     : DPO_SRQ);
-		if (o != NULL) {
-			rte_hash_del_key(dp->objs, &m->handle);
-			if (m->type == WN_CTL_DP_QP_DESTROY)
-				qp_free(dp, o);
-			else
-				free(o);
-		}
-		ctl_done(dp, m->handle);
-		break;
-	default:
-		dp_cm_msg(dp, m);
-		break;
-	}
-	free(m);
-}
-
-/* ---------------------------------------------------------------- loop */
-
-static void
-port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
-{
-	uint16_t sent = 0, i;
-	unsigned int tries;
-
-	wn_pcap_capture(dp->c.pcap, dp->c.port_id, 0, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
-	for (tries = 0; sent < n && tries < 64; tries++) {
-		sent += rte_eth_tx_burst(dp->c.port_id, 0, pkts + sent, n - sent);
-		if (sent < n)
-			wn_impair_poll_all(); /* a face's tx ring drains only when polled */
-	}
-	dp->st.tx_pkts += sent;
-	for (i = sent; i < n; i++) {
-		rte_pktmbuf_free(pkts[i]);
-		dp->st.tx_drop++;
-	}
+	return k;
 }
 
 /*
  * Segments to one of our own addresses (a client connecting to a listener of this same
- * instance) never reach the wire: they go straight back into TCP input, as the kernel's
- * loopback does; their checksums are not computed (marked good).
+ * instance) never reach the wire: they go back into TCP input, as the kernel's loopback
+ * does, with their checksums marked good (never computed). A segment whose connection lives
+ * on another shard gets an Ethernet header and goes through that shard's handoff ring.
  * @return the packets left for the port, compacted at the front of @p pkts.
  */
 static uint16_t
@@ -460,8 +300,11 @@ loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 	uint16_t i, k = 0, nl = 0;
 
 	for (i = 0; i < n; i++) {
-		const uint8_t *ip = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+		struct rte_mbuf *m = pkts[i];
+		const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
 		struct wn_ip_addr dst;
+		struct rte_ether_hdr *eh;
+		uint16_t to;
 
 		memset(&dst, 0, sizeof(dst));
 		if ((ip[0] >> 4) == 4) {
@@ -472,17 +315,52 @@ loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 			memcpy(dst.v6, ip + 24, 16);
 		}
 		if (!wn_netif_is_local(dp->nif, &dst)) {
-			pkts[k++] = pkts[i];
+			pkts[k++] = m;
 			continue;
 		}
-		pkts[i]->ol_flags = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
-		loop[nl++] = pkts[i];
+		dp->st.loopback_pkts++;
+		m->ol_flags = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+		eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(*eh));
+		if (eh == NULL) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		rte_eth_macaddr_get(dp->c.port_id, &eh->src_addr);
+		eh->dst_addr = eh->src_addr;
+		eh->ether_type = rte_cpu_to_be_16(dst.family == WN_AF_INET ? RTE_ETHER_TYPE_IPV4
+									    : RTE_ETHER_TYPE_IPV6);
+		to = dp->g->n > 1 ? steer_frame(dp, m) : dp->idx;
+		if (to != dp->idx && to != STEER_BCAST) {
+			handoff(dp, to, m);
+			continue;
+		}
+		rte_pktmbuf_adj(m, sizeof(*eh));
+		loop[nl++] = m;
 	}
-	if (nl > 0) {
-		dp->st.loopback_pkts += nl;
+	if (nl > 0)
 		wn_tcp_rx_bulk(dp->tcp, loop, nl, dp->now);
-	}
 	return k;
+}
+
+/* ---------------------------------------------------------------- loop */
+
+static void
+port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = 0, i;
+	unsigned int tries;
+
+	wn_pcap_capture(dp->c.pcap, dp->c.port_id, dp->idx, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
+	for (tries = 0; sent < n && tries < 64; tries++) {
+		sent += rte_eth_tx_burst(dp->c.port_id, dp->idx, pkts + sent, n - sent);
+		if (sent < n && dp->idx == 0)
+			wn_impair_poll_all(); /* a face's tx ring drains only when polled */
+	}
+	dp->st.tx_pkts += sent;
+	for (i = sent; i < n; i++) {
+		rte_pktmbuf_free(pkts[i]);
+		dp->st.tx_drop++;
+	}
 }
 
 static void
@@ -532,46 +410,65 @@ tel_refresh(struct wn_dp *dp)
 }
 
 int
-wn_dp_run(struct wn_dp *dp, volatile int *quit)
+wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit)
 {
-	struct rte_mbuf *pkts[DP_BURST];
+	struct wn_dp *dp = g->shard[idx];
+	struct rte_mbuf *pkts[2 * DP_BURST];
 	void *msgs[DP_BURST];
 	unsigned int idle = 0, i;
-	uint16_t n;
+	uint16_t n, k;
 	int ret;
 
 	dp->quit = quit;
-	tel_dp = dp;
 	if (dp->c.qs != NULL) {
-		ret = rte_rcu_qsbr_thread_register(dp->c.qs, 0);
+		ret = rte_rcu_qsbr_thread_register(dp->c.qs, idx);
 		if (ret != 0)
 			return ret;
-		rte_rcu_qsbr_thread_online(dp->c.qs, 0);
+		rte_rcu_qsbr_thread_online(dp->c.qs, idx);
 	}
 	dp->now = wn_net_now_us();
 	ret = wn_net_start(dp->nif, dp->now);
 	if (ret < 0)
 		return ret;
+	atomic_fetch_add(&g->running, 1);
 	while (!*quit) {
 		unsigned int work = 0;
 		struct dp_qp *qp, *tmp;
 
 		dp->now = wn_net_now_us();
 		dp->st.loops++;
-		wn_impair_poll_all();
-		n = rte_eth_rx_burst(dp->c.port_id, 0, pkts, DP_BURST);
+		if (idx == 0)
+			wn_impair_poll_all();
+		n = rte_eth_rx_burst(dp->c.port_id, idx, pkts, DP_BURST);
 		if (n > 0) {
 			work += n;
 			dp->st.rx_pkts += n;
-			wn_pcap_capture(dp->c.pcap, dp->c.port_id, 0, pkts, n,
+			wn_pcap_capture(dp->c.pcap, dp->c.port_id, idx, pkts, n,
 					RTE_PCAPNG_DIRECTION_IN);
+			if (g->n > 1)
+				n = steer_burst(dp, pkts, n);
+		}
+		if (g->n > 1) {
+			k = (uint16_t)rte_ring_sc_dequeue_burst(dp->handoff, (void **)pkts + n,
+								 DP_BURST, NULL);
+			dp->st.handoff_rx += k;
+			work += k;
+			n += k;
+		}
+		if (n > 0) {
 			n = wn_net_rx_bulk(dp->nif, pkts, n, dp->now);
 			if (n > 0)
 				wn_tcp_rx_bulk(dp->tcp, pkts, n, dp->now);
 		}
-		n = (uint16_t)rte_ring_dequeue_burst(dp->c.to_dp, msgs, DP_BURST, NULL);
-		for (i = 0; i < n; i++)
-			ctl_msg(dp, msgs[i]);
+		if (idx == 0) {
+			n = (uint16_t)rte_ring_dequeue_burst(dp->c.to_dp, msgs, DP_BURST, NULL);
+			for (i = 0; i < n; i++)
+				dp_dispatch(dp, msgs[i]);
+		} else {
+			n = (uint16_t)rte_ring_dequeue_burst(dp->ctl, msgs, DP_BURST, NULL);
+			for (i = 0; i < n; i++)
+				dp_local_msg(dp, msgs[i]);
+		}
 		work += n;
 		RTE_TAILQ_FOREACH_SAFE(qp, &dp->active, next, tmp) {
 			if (qp->conn == NULL || !qp->conn->tx_ok)
@@ -589,7 +486,7 @@ wn_dp_run(struct wn_dp *dp, volatile int *quit)
 			port_tx(dp, pkts, n);
 		dp_conns_tick(dp);
 		if (dp->c.qs != NULL)
-			rte_rcu_qsbr_quiescent(dp->c.qs, 0);
+			rte_rcu_qsbr_quiescent(dp->c.qs, idx);
 		if (dp->now - dp->tel_at >= TEL_PERIOD_US) {
 			dp->tel_at = dp->now;
 			tel_refresh(dp);
@@ -611,257 +508,45 @@ wn_dp_run(struct wn_dp *dp, volatile int *quit)
 	while ((n = wn_net_tx_bulk(dp->nif, pkts, DP_BURST)) > 0)
 		port_tx(dp, pkts, n);
 	if (dp->c.qs != NULL) {
-		rte_rcu_qsbr_thread_offline(dp->c.qs, 0);
-		rte_rcu_qsbr_thread_unregister(dp->c.qs, 0);
+		rte_rcu_qsbr_thread_offline(dp->c.qs, idx);
+		rte_rcu_qsbr_thread_unregister(dp->c.qs, idx);
 	}
+	atomic_fetch_sub(&g->running, 1);
 	return 0;
 }
 
-void
-wn_dp_free(struct wn_dp *dp)
+static void
+shard_free(struct wn_dp *dp)
 {
-	const void *key;
-	void *data;
-	uint32_t it = 0;
+	void *m;
 
 	if (dp == NULL)
 		return;
-	if (tel_dp == dp)
-		tel_dp = NULL;
-	if (dp->objs != NULL) {
-		/* QPs first: their engines write into CQs and read SRQs */
-		for (int pass = 0; pass < 2; pass++) {
-			it = 0;
-			while (rte_hash_iterate(dp->objs, &key, &data, &it) >= 0) {
-				enum dp_obj_kind k = *(enum dp_obj_kind *)data;
-
-				if (pass == 0 && k == DPO_QP)
-					qp_free(dp, data);
-				else if (pass == 1 && k != DPO_QP)
-					free(data);
-			}
-		}
-	}
+	if (dp->handoff != NULL)
+		while (rte_ring_dequeue(dp->handoff, &m) == 0)
+			rte_pktmbuf_free(m);
+	if (dp->ctl != NULL)
+		while (rte_ring_dequeue(dp->ctl, &m) == 0)
+			free(m);
+	rte_ring_free(dp->handoff);
+	rte_ring_free(dp->ctl);
 	wn_tcp_ctx_free(dp->tcp);
 	wn_netif_free(dp->nif);
-	rte_hash_free(dp->objs);
 	rte_hash_free(dp->cm);
 	pthread_mutex_destroy(&dp->tel_lock);
 	free(dp);
 }
 
-/* ---------------------------------------------------------------- telemetry */
-
-#define TEL_U64(d, s, f) rte_tel_data_add_dict_u64(d, #f, (s)->f)
-
-static int
-tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	struct wn_dp *dp = tel_dp;
-
-	(void)cmd;
-	(void)params;
-	if (dp == NULL)
-		return -ENODEV;
-	rte_tel_data_start_dict(d);
-	pthread_mutex_lock(&dp->tel_lock);
-	TEL_U64(d, &dp->tel_dp, rx_pkts);
-	TEL_U64(d, &dp->tel_dp, tx_pkts);
-	TEL_U64(d, &dp->tel_dp, tx_drop);
-	TEL_U64(d, &dp->tel_dp, loops);
-	TEL_U64(d, &dp->tel_dp, idle_sleeps);
-	TEL_U64(d, &dp->tel_dp, ctl_msgs);
-	TEL_U64(d, &dp->tel_dp, cm_events);
-	TEL_U64(d, &dp->tel_dp, ctl_drop);
-	TEL_U64(d, &dp->tel_dp, conns_active);
-	TEL_U64(d, &dp->tel_dp, conns_passive);
-	TEL_U64(d, &dp->tel_dp, conns_established);
-	TEL_U64(d, &dp->tel_dp, conns_failed);
-	TEL_U64(d, &dp->tel_dp, conns_rejected);
-	TEL_U64(d, &dp->tel_dp, mpa_errors);
-	TEL_U64(d, &dp->tel_dp, mpa_crc_errors);
-	TEL_U64(d, &dp->tel_dp, rx_fpdus);
-	TEL_U64(d, &dp->tel_dp, tx_fpdus);
-	TEL_U64(d, &dp->tel_dp, tx_again);
-	TEL_U64(d, &dp->tel_dp, cq_notify);
-	TEL_U64(d, &dp->tel_dp, loopback_pkts);
-	rte_tel_data_add_dict_u64(d, "active_qps", dp->tel_nqp);
-	pthread_mutex_unlock(&dp->tel_lock);
-	return 0;
-}
-
-static int
-tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	struct wn_dp *dp = tel_dp;
-	struct wn_tcp_stats s;
-
-	(void)cmd;
-	(void)params;
-	if (dp == NULL)
-		return -ENODEV;
-	pthread_mutex_lock(&dp->tel_lock);
-	s = dp->tel_tcp;
-	pthread_mutex_unlock(&dp->tel_lock);
-	rte_tel_data_start_dict(d);
-	TEL_U64(d, &s, rx_segs);
-	TEL_U64(d, &s, rx_drop_cksum);
-	TEL_U64(d, &s, rx_drop_noconn);
-	TEL_U64(d, &s, rx_dupack);
-	TEL_U64(d, &s, rx_ooo);
-	TEL_U64(d, &s, rx_dup_data);
-	TEL_U64(d, &s, rx_rst);
-	TEL_U64(d, &s, tx_segs);
-	TEL_U64(d, &s, tx_data_bytes);
-	TEL_U64(d, &s, tx_retrans);
-	TEL_U64(d, &s, tx_rst);
-	TEL_U64(d, &s, tx_drop_nombuf);
-	TEL_U64(d, &s, rto_fired);
-	TEL_U64(d, &s, fast_retrans);
-	TEL_U64(d, &s, conns_opened);
-	TEL_U64(d, &s, conns_closed);
-	TEL_U64(d, &s, record_split);
-	return 0;
-}
-
-static int
-tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	struct wn_dp *dp = tel_dp;
-	struct wn_net_stats s;
-	struct rte_eth_stats es;
-
-	(void)cmd;
-	(void)params;
-	if (dp == NULL)
-		return -ENODEV;
-	pthread_mutex_lock(&dp->tel_lock);
-	s = dp->tel_net;
-	pthread_mutex_unlock(&dp->tel_lock);
-	memset(&es, 0, sizeof(es));
-	rte_eth_stats_get(dp->c.port_id, &es);
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "port_id", dp->c.port_id);
-	rte_tel_data_add_dict_u64(d, "ipackets", es.ipackets);
-	rte_tel_data_add_dict_u64(d, "opackets", es.opackets);
-	rte_tel_data_add_dict_u64(d, "ibytes", es.ibytes);
-	rte_tel_data_add_dict_u64(d, "obytes", es.obytes);
-	rte_tel_data_add_dict_u64(d, "imissed", es.imissed);
-	rte_tel_data_add_dict_u64(d, "ierrors", es.ierrors);
-	rte_tel_data_add_dict_u64(d, "oerrors", es.oerrors);
-	TEL_U64(d, &s, rx_pkts);
-	return 0;
-}
-
-static int
-tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	struct wn_dp *dp = tel_dp;
-	uint32_t i, want = 0;
-	bool one = params != NULL && *params != '\0';
-
-	(void)cmd;
-	if (dp == NULL)
-		return -ENODEV;
-	if (one)
-		want = (uint32_t)strtoul(params, NULL, 0);
-	pthread_mutex_lock(&dp->tel_lock);
-	if (!one) {
-		rte_tel_data_start_array(d, RTE_TEL_U64_VAL);
-		for (i = 0; i < dp->tel_nqp; i++)
-			rte_tel_data_add_array_u64(d, dp->tel_qp[i].qpn);
-		pthread_mutex_unlock(&dp->tel_lock);
-		return 0;
-	}
-	for (i = 0; i < dp->tel_nqp; i++)
-		if (dp->tel_qp[i].qpn == want)
-			break;
-	if (i == dp->tel_nqp) {
-		pthread_mutex_unlock(&dp->tel_lock);
-		return -ENOENT;
-	}
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "qpn", dp->tel_qp[i].qpn);
-	rte_tel_data_add_dict_u64(d, "handle", dp->tel_qp[i].handle);
-	rte_tel_data_add_dict_u64(d, "state", dp->tel_qp[i].state);
-	rte_tel_data_add_dict_u64(d, "conn_state", dp->tel_qp[i].conn_state);
-	TEL_U64(d, &dp->tel_qp[i].s, rx_ulpdu);
-	TEL_U64(d, &dp->tel_qp[i].s, tx_ulpdu);
-	TEL_U64(d, &dp->tel_qp[i].s, rx_bytes_placed);
-	TEL_U64(d, &dp->tel_qp[i].s, tx_payload);
-	TEL_U64(d, &dp->tel_qp[i].s, cqe);
-	TEL_U64(d, &dp->tel_qp[i].s, terminates_sent);
-	TEL_U64(d, &dp->tel_qp[i].s, ord_stalls);
-	pthread_mutex_unlock(&dp->tel_lock);
-	return 0;
-}
-
-static const char *const conn_state_name[] = {
-	[DPC_TCP] = "TCP", [DPC_MPA] = "MPA", [DPC_REQ] = "REQUEST", [DPC_FULL] = "RDMA",
-	[DPC_CLOSING] = "CLOSING", [DPC_DEAD] = "CLOSED",
-};
-
-static int
-tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	struct wn_dp *dp = tel_dp;
-	uint32_t i;
-
-	(void)cmd;
-	(void)params;
-	if (dp == NULL)
-		return -ENODEV;
-	rte_tel_data_start_dict(d);
-	pthread_mutex_lock(&dp->tel_lock);
-	for (i = 0; i < dp->tel_nconn; i++) {
-		struct rte_tel_data *c = rte_tel_data_alloc();
-		const struct wn_tcp_info *t = &dp->tel_conn[i].tcp;
-		char name[32], a[48], b[48], ep[128];
-
-		if (c == NULL)
-			break;
-		rte_tel_data_start_dict(c);
-		snprintf(ep, sizeof(ep), "%s:%u -> %s:%u",
-			 wn_ip_addr_fmt(&t->local.addr, a, sizeof(a)), t->local.port,
-			 wn_ip_addr_fmt(&t->remote.addr, b, sizeof(b)), t->remote.port);
-		rte_tel_data_add_dict_string(c, "tcp", ep);
-		rte_tel_data_add_dict_string(c, "state", conn_state_name[dp->tel_conn[i].state]);
-		rte_tel_data_add_dict_string(c, "tcp_state", wn_tcp_state_name(t->state));
-		rte_tel_data_add_dict_string(c, "role", dp->tel_conn[i].active ? "initiator"
-										: "responder");
-		rte_tel_data_add_dict_u64(c, "cm_id", dp->tel_conn[i].id);
-		rte_tel_data_add_dict_u64(c, "qpn", dp->tel_conn[i].qpn);
-		rte_tel_data_add_dict_u64(c, "mulpdu", dp->tel_conn[i].mulpdu);
-		rte_tel_data_add_dict_u64(c, "markers_tx", dp->tel_conn[i].markers_tx);
-		rte_tel_data_add_dict_u64(c, "markers_rx", dp->tel_conn[i].markers_rx);
-		rte_tel_data_add_dict_u64(c, "crc", dp->tel_conn[i].crc);
-		rte_tel_data_add_dict_u64(c, "fpdus_rx", dp->tel_conn[i].fpdus_rx);
-		rte_tel_data_add_dict_u64(c, "cwnd", t->cwnd);
-		rte_tel_data_add_dict_u64(c, "srtt_us", t->srtt_us);
-		rte_tel_data_add_dict_u64(c, "rto_us", t->rto_us);
-		rte_tel_data_add_dict_u64(c, "retrans", t->retrans);
-		rte_tel_data_add_dict_u64(c, "snd_queued", t->snd_queued);
-		snprintf(name, sizeof(name), "conn%u", i);
-		rte_tel_data_add_dict_container(d, name, c, 0);
-	}
-	pthread_mutex_unlock(&dp->tel_lock);
-	return 0;
-}
-
 void
-wn_dp_telemetry_register(struct wn_dp *dp)
+wn_dp_free(struct wn_dp_group *g)
 {
-	tel_dp = dp;
-	rte_telemetry_register_cmd("/warpnic/dp/stats", tel_stats,
-				   "Dataplane counters (packets, connections, FPDUs). No parameters");
-	rte_telemetry_register_cmd("/warpnic/dp/tcp", tel_tcp,
-				   "TCP stack counters of the dataplane lcore. No parameters");
-	rte_telemetry_register_cmd("/warpnic/dp/port", tel_port,
-				   "Port counters (ethdev and lib/net). No parameters");
-	rte_telemetry_register_cmd("/warpnic/dp/conns", tel_conns,
-				   "iWARP connections: TCP endpoints and state, MPA settings, "
-				   "congestion state. No parameters");
-	rte_telemetry_register_cmd("/warpnic/dp/qp", tel_qps,
-				   "Without parameter: QP numbers in RDMA mode. Parameter: QP "
-				   "number, its counters");
+	if (g == NULL)
+		return;
+	dp_tel_unregister(g);
+	dp_objs_free(g);
+	for (uint16_t i = 0; i < DP_MAX_SHARDS; i++)
+		shard_free(g->shard[i]);
+	rte_hash_free(g->objs);
+	rte_hash_free(g->cm_owner);
+	free(g);
 }

@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * warpnicd dataplane: one run-to-completion lcore that owns a port queue, the TCP/IP stack
- * (lib/net, lib/tcp), every iWARP connection (lib/mpa) and every QP engine (lib/rnic).
+ * warpnicd dataplane: run-to-completion lcores ("shards"), each owning one port queue, its
+ * own TCP/IP stack (lib/net, lib/tcp), its iWARP connections (lib/mpa) and the QP engines of
+ * those connections (lib/rnic). A connection lives on the shard wn_tcp_flow_steer() picks for
+ * its 4-tuple; frames that arrive on another shard's queue are handed over on that shard's
+ * handoff ring (software steering: memif and many vdevs have no RSS), ARP/ND frames are
+ * copied to every shard. Shard 0 takes the control thread's messages and dispatches them:
+ * objects (CQ, SRQ, QP) live in a table shared by the shards, a QP's messages go to the
+ * shard of its connection, listeners exist on every shard.
  *
  *   rx_burst → wn_net → wn_tcp → recv callback → MPA startup / deframer → wn_rnic_rx
  *   SQ rings → wn_rnic_tx_poll → FPDU framing (markers, CRC) → wn_tcp_send_record → tx_burst
@@ -11,13 +17,16 @@
  * on to_ctl followed by an eventfd write. dp.c holds the loop, port and object tables;
  * dp_conn.c the per-connection glue and the connection manager.
  *
- * Thread safety: everything here runs on the dataplane lcore, except wn_dp_create/free
- * (main lcore, before/after the loop) and the telemetry snapshot (mutex).
+ * Thread safety: a shard's state is used by its lcore only; the object table (rte_hash with
+ * reader-writer concurrency) is written by shard 0 only; CQ/SRQ structures are reference
+ * counted (atomics) and their rings locked when several shards run; wn_dp_create/free run on
+ * the main lcore before/after the loops; the telemetry snapshot has a mutex.
  */
 #ifndef WN_DP_H
 #define WN_DP_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
@@ -26,6 +35,7 @@
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
+#include <rte_spinlock.h>
 #include <rte_tailq.h>
 
 #include "ctl_dp.h"
@@ -38,6 +48,10 @@
 #include "wn_tcp.h"
 
 #define DP_BURST 32
+/** Most dataplane lcores. */
+#define DP_MAX_SHARDS 16
+/** dp_qp::owner before a connection binds the QP. */
+#define DP_NO_OWNER UINT16_MAX
 /** Most QPs the telemetry snapshot lists. */
 #define DP_TEL_QPS 64
 
@@ -81,6 +95,9 @@ struct wn_dp_stats {
 	uint64_t rx_fpdus, tx_fpdus, tx_again;
 	uint64_t cq_notify;
 	uint64_t loopback_pkts;      /**< segments between two connections of this instance */
+	uint64_t handoff_tx;         /**< frames steered to another lcore */
+	uint64_t handoff_rx;         /**< frames steered here by another lcore */
+	uint64_t handoff_drop;       /**< handoff ring full or no mbuf for a copy */
 };
 
 /** Kind tag: first member of every object in wn_dp::objs. */
@@ -91,7 +108,8 @@ struct dp_cq {
 	uint32_t handle;
 	struct wn_ctl_dp_cq *d;
 	struct wn_queue_ring prod;    /**< producer view (the engines write CQEs here) */
-	uint32_t refs;                /**< QP engines using it */
+	rte_spinlock_t lock;          /**< serialises producers on several shards */
+	_Atomic uint32_t refs;    /**< the table + QPs using it; 0: freed, DONE sent */
 };
 
 struct dp_srq {
@@ -99,6 +117,8 @@ struct dp_srq {
 	uint32_t handle;
 	struct wn_ctl_dp_srq *d;
 	struct wn_queue_ring cons;
+	rte_spinlock_t lock;
+	_Atomic uint32_t refs;
 };
 
 struct dp_conn;
@@ -114,6 +134,7 @@ struct dp_qp {
 	struct dp_conn *conn;
 	TAILQ_ENTRY(dp_qp) next;      /**< in dp->active while it has an engine */
 	bool active;
+	uint16_t owner;               /**< shard of its connection (set by shard 0) */
 };
 
 enum dp_conn_state {
@@ -162,17 +183,25 @@ struct dp_conn {
 TAILQ_HEAD(dp_qp_list, dp_qp);
 TAILQ_HEAD(dp_conn_list, dp_conn);
 
+struct wn_dp_group;
+
+/** One dataplane lcore. */
 struct wn_dp {
-	struct wn_dp_conf c;
+	struct wn_dp_conf c;          /**< the group's configuration */
+	struct wn_dp_group *g;
+	uint16_t idx;                 /**< shard index = port queue = QSBR thread id */
+	struct rte_ring *handoff;     /**< frames steered here by other shards (MP/SC) */
+	struct rte_ring *ctl;         /**< control messages dispatched by shard 0 (SP/SC) */
 	struct wn_netif *nif;
 	struct wn_tcp_ctx *tcp;
-	struct rte_hash *objs;        /**< handle → dp_cq / dp_srq / dp_qp */
+	struct rte_hash *objs;        /**< the group's handle → dp_cq / dp_srq / dp_qp */
 	struct rte_hash *cm;          /**< CM id handle or passive token → dp_conn / dp_listen */
 	struct dp_qp_list active;
 	struct dp_conn_list conns;
 	uint32_t next_token;
 	uint64_t now;
 	struct wn_dp_stats st;
+	uint64_t last_tick;
 	volatile int *quit;
 	/* telemetry snapshot, refreshed by the lcore */
 	pthread_mutex_t tel_lock;
@@ -194,22 +223,47 @@ struct wn_dp {
 	} tel_qp[DP_TEL_QPS];
 };
 
-/** Create the dataplane (tables, netif, TCP context). @return NULL with errno. Main lcore. */
-struct wn_dp *wn_dp_create(const struct wn_dp_conf *conf);
+/** The dataplane of one instance: its shards and what they share. */
+struct wn_dp_group {
+	struct wn_dp_conf c;
+	uint16_t n;                   /**< shards */
+	struct wn_dp *shard[DP_MAX_SHARDS];
+	struct rte_hash *objs;        /**< handle → object; written by shard 0 only */
+	struct rte_hash *cm_owner;    /**< shard 0 only: CM id → shard (DP_OWNER_LISTEN: all) */
+	_Atomic uint32_t running;
+};
 
-/** Run the loop until *quit becomes non-zero. The dataplane lcore. */
-int wn_dp_run(struct wn_dp *dp, volatile int *quit);
+/** cm_owner value of a listener (it exists on every shard). */
+#define DP_OWNER_LISTEN 0xffffu
 
-/** Free everything (after wn_dp_run returned). */
-void wn_dp_free(struct wn_dp *dp);
+/**
+ * Create the dataplane with @p n_shards lcores (port queues 0..n-1, QSBR threads 0..n-1).
+ * @return NULL with errno. Main lcore.
+ */
+struct wn_dp_group *wn_dp_create(const struct wn_dp_conf *conf, uint16_t n_shards);
 
-/** Register the /warpnic/dp/... telemetry commands for @p dp. */
-void wn_dp_telemetry_register(struct wn_dp *dp);
+/** Run shard @p idx until *quit becomes non-zero. Its lcore. */
+int wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit);
+
+/** Free everything (after every wn_dp_run returned). */
+void wn_dp_free(struct wn_dp_group *g);
+
+/** Register the /warpnic/dp/... telemetry commands for @p g. */
+void wn_dp_telemetry_register(struct wn_dp_group *g);
 
 /* ---- internal, shared by dp.c and dp_conn.c ---- */
 
 /** Send a CM event for CM id @p id to the control thread. */
 void dp_cm_event(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev);
+/** Shard that owns the connection (local, remote) (wn_tcp_flow_steer). */
+uint16_t dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
+		  const struct wn_ctl_addr *remote);
+/** Shard index encoded in a passive connection's token. */
+static inline uint16_t
+dp_token_shard(uint32_t token)
+{
+	return (uint16_t)((token >> 24) & 0x7f);
+}
 /** Create the QP's engine for a connection in RDMA mode. @return 0 or -errno. */
 int dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, uint32_t mulpdu,
 		 uint32_t ird, uint32_t ord, uint32_t rtr_recv);
@@ -218,6 +272,16 @@ void dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp);
 /** Look up an object by handle. */
 void *dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind);
 
+/** Convert a control-protocol address to a TCP endpoint. */
+void dp_ep_of(const struct wn_ctl_addr *a, struct wn_tcp_endpoint *e);
+/** Shard 0: a message from the control thread (handled, or forwarded to a shard). */
+void dp_dispatch(struct wn_dp *dp, struct wn_ctl_dp_msg *m);
+/** A control message dispatched to this shard. */
+void dp_local_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m);
+/** Free every object (after the loops stopped). */
+void dp_objs_free(struct wn_dp_group *g);
+/** Telemetry no longer reads @p g. */
+void dp_tel_unregister(struct wn_dp_group *g);
 /** CM messages from the control thread (dp_conn.c). */
 void dp_cm_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m);
 /** Startup timers, deferred frees. */

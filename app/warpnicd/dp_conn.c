@@ -34,20 +34,6 @@ static const struct wn_tcp_cb listen_cb;
 /* ---------------------------------------------------------------- addresses */
 
 static void
-ep_of(const struct wn_ctl_addr *a, struct wn_tcp_endpoint *e)
-{
-	memset(e, 0, sizeof(*e));
-	if (a->family == WN_CTL_AF_INET6) {
-		e->addr.family = WN_AF_INET6;
-		memcpy(e->addr.v6, a->addr, 16);
-	} else {
-		e->addr.family = WN_AF_INET;
-		memcpy(&e->addr.v4, a->addr, 4);
-	}
-	e->port = a->port;
-}
-
-static void
 addr_of(const struct wn_tcp_endpoint *e, struct wn_ctl_addr *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -92,8 +78,9 @@ token_new(struct wn_dp *dp)
 {
 	uint32_t t;
 
+	/* bits 30..24: the shard, so shard 0 can route messages about it */
 	do {
-		t = 0x80000000u | (dp->next_token++ & 0x7fffffffu);
+		t = 0x80000000u | (uint32_t)dp->idx << 24 | (dp->next_token++ & 0xffffffu);
 	} while (cm_get(dp, t) != NULL);
 	return t;
 }
@@ -670,7 +657,7 @@ cm_listen(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 	l->id = m->u.cm.id;
 	l->src = m->u.cm.src;
 	l->dp = dp;
-	ep_of(&m->u.cm.src, &ep);
+	dp_ep_of(&m->u.cm.src, &ep);
 	l->l = wn_tcp_listen(dp->tcp, &ep, &listen_cb, l);
 	if (l->l == NULL || cm_add(dp, l->id, l) < 0) {
 		CONN_LOG(ERR, "listen on port %u: %s\n", ep.port, strerror(errno));
@@ -706,8 +693,8 @@ cm_connect(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 	c->qp = m->u.cm.qp != 0 ? dp_obj(dp, m->u.cm.qp, DPO_QP) : NULL;
 	if (c->qp != NULL && c->qp->conn != NULL)
 		c->qp = NULL; /* already carrying a connection */
-	ep_of(&c->src, &local);
-	ep_of(&c->dst, &remote);
+	dp_ep_of(&c->src, &local);
+	dp_ep_of(&c->dst, &remote);
 	if (cm_add(dp, c->id, c) < 0) {
 		c->st = DPC_DEAD;
 		c->id = 0;
@@ -871,16 +858,14 @@ dp_cm_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 
 /* ---------------------------------------------------------------- periodic */
 
-static uint64_t last_tick;
-
 void
 dp_conns_tick(struct wn_dp *dp)
 {
 	struct dp_conn *c, *tmp;
 
-	if (dp->now - last_tick < TICK_US)
+	if (dp->now - dp->last_tick < TICK_US)
 		return;
-	last_tick = dp->now;
+	dp->last_tick = dp->now;
 	RTE_TAILQ_FOREACH_SAFE(c, &dp->conns, next, tmp) {
 		if (c->st == DPC_DEAD) {
 			TAILQ_REMOVE(&dp->conns, c, next);

@@ -48,6 +48,24 @@ struct params {
 static volatile int quit;
 static struct wn_ctl_server *ctl_srv;
 
+struct shard_arg {
+	struct wn_dp_group *g;
+	uint16_t idx;
+};
+
+static int
+shard_main(void *arg)
+{
+	struct shard_arg *a = arg;
+	int ret = wn_dp_run(a->g, a->idx, &quit);
+
+	if (ret != 0) {
+		fprintf(stderr, "warpnicd: lcore shard %u stopped: %s\n", a->idx, strerror(-ret));
+		quit = 1;
+	}
+	return ret;
+}
+
 /* rte_telemetry "/warpnic/ctl": control thread object counts (dpdk-telemetry.py). */
 static int
 tel_ctl(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -433,7 +451,10 @@ main(int argc, char **argv)
 	uint16_t pending[WN_IMPAIR_MAX_PENDING];
 	struct wn_ctl_server *srv = NULL;
 	struct rte_rcu_qsbr *qs = NULL;
-	struct wn_dp *dp = NULL;
+	struct wn_dp_group *dp = NULL;
+	struct shard_arg shard_args[DP_MAX_SHARDS];
+	uint16_t n_shards;
+	unsigned int lcore;
 	struct wn_port_conf pc;
 	struct params p;
 	uint16_t port = 0;
@@ -494,8 +515,11 @@ main(int argc, char **argv)
 			p.impair != NULL ? strerror(-ret) : "");
 		goto out;
 	}
+	/* one shard (port queue) per EAL lcore */
+	n_shards = (uint16_t)RTE_MIN(rte_lcore_count(), (unsigned int)DP_MAX_SHARDS);
 	memset(&pc, 0, sizeof(pc));
 	pc.port_id = port;
+	pc.nb_queues = n_shards;
 	pc.mtu = p.dp.mtu;
 	pc.offload = p.offload;
 	pc.set_mtu = !wn_impair_is_face(port);
@@ -523,13 +547,13 @@ main(int argc, char **argv)
 	/* control thread ↔ dataplane */
 	p.dp.to_dp = rte_ring_create("wn_to_dp", CTL_RING_SIZE, SOCKET_ID_ANY,
 				     RING_F_SP_ENQ | RING_F_SC_DEQ);
-	p.dp.to_ctl = rte_ring_create("wn_to_ctl", CTL_RING_SIZE, SOCKET_ID_ANY,
-				      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	/* every lcore posts CM events and DONEs: multi-producer */
+	p.dp.to_ctl = rte_ring_create("wn_to_ctl", CTL_RING_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
 	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	qsz = rte_rcu_qsbr_get_memsize(1);
+	qsz = rte_rcu_qsbr_get_memsize(n_shards);
 	qs = rte_zmalloc("wn_mem_qs", qsz, RTE_CACHE_LINE_SIZE);
 	if (p.dp.to_dp == NULL || p.dp.to_ctl == NULL || efd < 0 || qs == NULL ||
-	    rte_rcu_qsbr_init(qs, 1) != 0) {
+	    rte_rcu_qsbr_init(qs, n_shards) != 0) {
 		fprintf(stderr, "warpnicd: control rings: %s\n", rte_strerror(rte_errno));
 		goto out;
 	}
@@ -542,7 +566,7 @@ main(int argc, char **argv)
 	p.dp.ctl_efd = efd;
 	p.dp.mem = wn_ctl_server_mem(srv);
 	p.dp.qs = qs;
-	dp = wn_dp_create(&p.dp);
+	dp = wn_dp_create(&p.dp, n_shards);
 	if (dp == NULL) {
 		fprintf(stderr, "warpnicd: dataplane: %s\n", strerror(errno));
 		goto out;
@@ -556,13 +580,27 @@ main(int argc, char **argv)
 	rte_telemetry_register_cmd("/warpnic/ctl", tel_ctl,
 				   "Control thread object counts. Takes no parameters");
 	wn_dp_telemetry_register(dp);
-	rte_log(RTE_LOG_NOTICE, RTE_LOGTYPE_USER1, "warpnicd: serving %s on %s, port %u\n",
-		p.dev_name, p.ctl_path, port);
+	rte_log(RTE_LOG_NOTICE, RTE_LOGTYPE_USER1,
+		"warpnicd: serving %s on %s, port %u, %u dataplane lcore(s)\n", p.dev_name,
+		p.ctl_path, port, n_shards);
 	fflush(stdout);
 
-	ret = wn_dp_run(dp, &quit);
-	if (ret != 0)
-		fprintf(stderr, "warpnicd: dataplane stopped: %s\n", strerror(-ret));
+	n = 1;
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (n == n_shards)
+			break;
+		shard_args[n].g = dp;
+		shard_args[n].idx = (uint16_t)n;
+		if (rte_eal_remote_launch(shard_main, &shard_args[n], lcore) != 0) {
+			fprintf(stderr, "warpnicd: lcore %u: launch failed\n", lcore);
+			quit = 1;
+		}
+		n++;
+	}
+	shard_args[0].g = dp;
+	shard_args[0].idx = 0;
+	ret = shard_main(&shard_args[0]);
+	rte_eal_mp_wait_lcore();
 	status = ret != 0;
 	ctl_srv = NULL;
 out:

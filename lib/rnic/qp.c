@@ -134,9 +134,16 @@ rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_q
 	      bool solicited)
 {
 	struct wn_rnic_event ev = { .cq = cq };
-	int64_t space = wn_queue_prod_space(cq);
+	rte_spinlock_t *lock = cq == qp->c.scq ? qp->c.scq_lock : qp->c.rcq_lock;
+	int64_t space;
+	bool notify;
 
+	if (lock != NULL)
+		rte_spinlock_lock(lock);
+	space = wn_queue_prod_space(cq);
 	if (space <= 0) {
+		if (lock != NULL)
+			rte_spinlock_unlock(lock);
 		/* CQ overrun: the verbs contract is broken; report and stop the QP */
 		wn_queue_status_set(cq, WN_QUEUE_ST_OVERFLOW);
 		ev.type = WN_RNIC_EV_CQ_OVERFLOW;
@@ -149,8 +156,11 @@ rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_q
 	memcpy(wn_queue_prod_slot(cq, 0), e, sizeof(*e));
 	if (wn_queue_prod_commit(cq, 1))
 		wn_queue_prod_ring(cq);
+	notify = wn_queue_cq_notify_check(cq, solicited || e->status != WN_QUEUE_WC_SUCCESS);
+	if (lock != NULL)
+		rte_spinlock_unlock(lock);
 	qp->st.cqe++;
-	if (wn_queue_cq_notify_check(cq, solicited || e->status != WN_QUEUE_WC_SUCCESS)) {
+	if (notify) {
 		ev.type = WN_RNIC_EV_CQ_NOTIFY;
 		rnic_event(qp, &ev);
 	}
@@ -226,25 +236,36 @@ int
 rnic_take_rwqe(struct wn_rnic_qp *qp)
 {
 	struct wn_queue_ring *r = qp->c.rq != NULL ? qp->c.rq : qp->c.srq;
+	rte_spinlock_t *lock = r == qp->c.srq ? qp->c.srq_lock : NULL;
 	const struct wn_queue_rwqe *w;
 	struct wn_queue_rwqe h;
-	int64_t avail = wn_queue_cons_avail(r);
+	int64_t avail;
 	uint32_t i;
+	bool limit;
 
-	if (avail < 0)
-		return -EPROTO;
-	if (avail == 0)
-		return -ENOBUFS;
+	if (lock != NULL)
+		rte_spinlock_lock(lock);
+	avail = wn_queue_cons_avail(r);
+	if (avail <= 0) {
+		if (lock != NULL)
+			rte_spinlock_unlock(lock);
+		return avail < 0 ? -EPROTO : -ENOBUFS;
+	}
 	w = wn_queue_cons_slot(r, 0);
 	memcpy(&h, w, sizeof(h)); /* private copy: the client may scribble on the ring */
 	if (wn_queue_rwqe_validate(r, &h) != 0) {
 		wn_queue_cons_release(r, 1);
+		if (lock != NULL)
+			rte_spinlock_unlock(lock);
 		qp->rq.wr_id = h.wr_id;
 		return -EPROTO;
 	}
 	memcpy(qp->rq.sge, w + 1, h.num_sge * sizeof(struct wn_queue_sge));
 	wn_queue_cons_release(r, 1);
-	if (r == qp->c.srq && wn_queue_srq_limit_hit(r, (uint32_t)avail - 1)) {
+	limit = r == qp->c.srq && wn_queue_srq_limit_hit(r, (uint32_t)avail - 1);
+	if (lock != NULL)
+		rte_spinlock_unlock(lock);
+	if (limit) {
 		struct wn_rnic_event ev = { .type = WN_RNIC_EV_SRQ_LIMIT, .srq = r };
 
 		rnic_event(qp, &ev);

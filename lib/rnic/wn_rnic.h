@@ -27,9 +27,9 @@
  * in MSN order and a segment of a message other than the current one on QN 0/1/3 is an MSN
  * error (RFC 5041 §7.1 "MSN range not valid").
  *
- * Thread safety: a QP, its rings' engine-side views and its CQs are used by one lcore only
- * (CQs shared by several QPs: those QPs live on the same lcore). The region table is shared
- * (see wn_mem.h).
+ * Thread safety: a QP and its SQ/RQ views are used by one lcore only. CQs and SRQs shared
+ * by QPs of different lcores need the locks of struct wn_rnic_qp_conf (one view and one lock
+ * per ring, shared by those QPs). The region table is shared (see wn_mem.h).
  */
 #ifndef WN_RNIC_H
 #define WN_RNIC_H
@@ -37,6 +37,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <rte_spinlock.h>
 
 #include "wn_mem.h"
 #include "wn_queue.h"
@@ -133,6 +135,15 @@ struct wn_rnic_qp_conf {
 	void *tx_arg;
 	wn_rnic_event_fn event; /**< may be NULL */
 	void *event_arg;
+	/**
+	 * Locks of rings shared with QPs on other lcores (NULL: the ring is used by this
+	 * lcore only, no locking). A CQ ring has one producer index and an SRQ one consumer
+	 * index, so engines on different lcores that share one serialise on its lock; the
+	 * same lock must be given to every QP using that ring.
+	 */
+	rte_spinlock_t *scq_lock;
+	rte_spinlock_t *rcq_lock;
+	rte_spinlock_t *srq_lock;
 };
 
 /**

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * warpnicd dataplane telemetry (rte_telemetry, dpdk-telemetry.py): every command reads the
+ * snapshots the shards refresh every 100 ms under their mutex, never live lcore state.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_telemetry.h>
+
+#include "dp.h"
+
+static struct wn_dp_group *tel_g;
+
+#define ADD(f) (sum->f += s->f)
+
+static void
+sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
+{
+	ADD(rx_pkts);
+	ADD(tx_pkts);
+	ADD(tx_drop);
+	ADD(loops);
+	ADD(idle_sleeps);
+	ADD(ctl_msgs);
+	ADD(cm_events);
+	ADD(ctl_drop);
+	ADD(conns_active);
+	ADD(conns_passive);
+	ADD(conns_established);
+	ADD(conns_failed);
+	ADD(conns_rejected);
+	ADD(mpa_errors);
+	ADD(mpa_crc_errors);
+	ADD(rx_fpdus);
+	ADD(tx_fpdus);
+	ADD(tx_again);
+	ADD(cq_notify);
+	ADD(loopback_pkts);
+	ADD(handoff_tx);
+	ADD(handoff_rx);
+	ADD(handoff_drop);
+}
+
+static void
+sum_tcp(struct wn_tcp_stats *sum, const struct wn_tcp_stats *s)
+{
+	ADD(rx_segs);
+	ADD(rx_drop_cksum);
+	ADD(rx_drop_noconn);
+	ADD(rx_dupack);
+	ADD(rx_ooo);
+	ADD(rx_dup_data);
+	ADD(rx_rst);
+	ADD(tx_segs);
+	ADD(tx_data_bytes);
+	ADD(tx_retrans);
+	ADD(tx_rst);
+	ADD(tx_drop_nombuf);
+	ADD(rto_fired);
+	ADD(fast_retrans);
+	ADD(conns_opened);
+	ADD(conns_closed);
+	ADD(record_split);
+}
+
+#undef ADD
+#define TEL_U64(d, s, f) rte_tel_data_add_dict_u64(d, #f, (s)->f)
+
+static void
+put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
+{
+	TEL_U64(d, s, rx_pkts);
+	TEL_U64(d, s, tx_pkts);
+	TEL_U64(d, s, tx_drop);
+	TEL_U64(d, s, loops);
+	TEL_U64(d, s, idle_sleeps);
+	TEL_U64(d, s, ctl_msgs);
+	TEL_U64(d, s, cm_events);
+	TEL_U64(d, s, ctl_drop);
+	TEL_U64(d, s, conns_active);
+	TEL_U64(d, s, conns_passive);
+	TEL_U64(d, s, conns_established);
+	TEL_U64(d, s, conns_failed);
+	TEL_U64(d, s, conns_rejected);
+	TEL_U64(d, s, mpa_errors);
+	TEL_U64(d, s, mpa_crc_errors);
+	TEL_U64(d, s, rx_fpdus);
+	TEL_U64(d, s, tx_fpdus);
+	TEL_U64(d, s, tx_again);
+	TEL_U64(d, s, cq_notify);
+	TEL_U64(d, s, loopback_pkts);
+	TEL_U64(d, s, handoff_tx);
+	TEL_U64(d, s, handoff_rx);
+	TEL_U64(d, s, handoff_drop);
+}
+
+static int
+tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct wn_dp_group *g = tel_g;
+	struct wn_dp_stats sum;
+	uint32_t qps = 0;
+
+	(void)cmd;
+	(void)params;
+	if (g == NULL)
+		return -ENODEV;
+	memset(&sum, 0, sizeof(sum));
+	for (uint16_t i = 0; i < g->n; i++) {
+		struct wn_dp *dp = g->shard[i];
+
+		pthread_mutex_lock(&dp->tel_lock);
+		sum_dp(&sum, &dp->tel_dp);
+		qps += dp->tel_nqp;
+		pthread_mutex_unlock(&dp->tel_lock);
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "lcores", g->n);
+	put_dp(d, &sum);
+	rte_tel_data_add_dict_u64(d, "active_qps", qps);
+	return 0;
+}
+
+static int
+tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct wn_dp_group *g = tel_g;
+
+	(void)cmd;
+	(void)params;
+	if (g == NULL)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	for (uint16_t i = 0; i < g->n; i++) {
+		struct wn_dp *dp = g->shard[i];
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		char name[32];
+
+		if (c == NULL)
+			break;
+		rte_tel_data_start_dict(c);
+		pthread_mutex_lock(&dp->tel_lock);
+		rte_tel_data_add_dict_u64(c, "queue", dp->idx);
+		rte_tel_data_add_dict_u64(c, "connections", dp->tel_nconn);
+		rte_tel_data_add_dict_u64(c, "active_qps", dp->tel_nqp);
+		put_dp(c, &dp->tel_dp);
+		pthread_mutex_unlock(&dp->tel_lock);
+		snprintf(name, sizeof(name), "lcore_shard%u", i);
+		rte_tel_data_add_dict_container(d, name, c, 0);
+	}
+	return 0;
+}
+
+static int
+tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct wn_dp_group *g = tel_g;
+	struct wn_tcp_stats s;
+
+	(void)cmd;
+	(void)params;
+	if (g == NULL)
+		return -ENODEV;
+	memset(&s, 0, sizeof(s));
+	for (uint16_t i = 0; i < g->n; i++) {
+		pthread_mutex_lock(&g->shard[i]->tel_lock);
+		sum_tcp(&s, &g->shard[i]->tel_tcp);
+		pthread_mutex_unlock(&g->shard[i]->tel_lock);
+	}
+	rte_tel_data_start_dict(d);
+	TEL_U64(d, &s, rx_segs);
+	TEL_U64(d, &s, rx_drop_cksum);
+	TEL_U64(d, &s, rx_drop_noconn);
+	TEL_U64(d, &s, rx_dupack);
+	TEL_U64(d, &s, rx_ooo);
+	TEL_U64(d, &s, rx_dup_data);
+	TEL_U64(d, &s, rx_rst);
+	TEL_U64(d, &s, tx_segs);
+	TEL_U64(d, &s, tx_data_bytes);
+	TEL_U64(d, &s, tx_retrans);
+	TEL_U64(d, &s, tx_rst);
+	TEL_U64(d, &s, tx_drop_nombuf);
+	TEL_U64(d, &s, rto_fired);
+	TEL_U64(d, &s, fast_retrans);
+	TEL_U64(d, &s, conns_opened);
+	TEL_U64(d, &s, conns_closed);
+	TEL_U64(d, &s, record_split);
+	return 0;
+}
+
+static int
+tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct wn_dp_group *g = tel_g;
+	struct rte_eth_stats es;
+	uint64_t rx = 0;
+
+	(void)cmd;
+	(void)params;
+	if (g == NULL)
+		return -ENODEV;
+	for (uint16_t i = 0; i < g->n; i++) {
+		pthread_mutex_lock(&g->shard[i]->tel_lock);
+		rx += g->shard[i]->tel_net.rx_pkts;
+		pthread_mutex_unlock(&g->shard[i]->tel_lock);
+	}
+	memset(&es, 0, sizeof(es));
+	rte_eth_stats_get(g->c.port_id, &es);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "port_id", g->c.port_id);
+	rte_tel_data_add_dict_u64(d, "queues", g->n);
+	rte_tel_data_add_dict_u64(d, "ipackets", es.ipackets);
+	rte_tel_data_add_dict_u64(d, "opackets", es.opackets);
+	rte_tel_data_add_dict_u64(d, "ibytes", es.ibytes);
+	rte_tel_data_add_dict_u64(d, "obytes", es.obytes);
+	rte_tel_data_add_dict_u64(d, "imissed", es.imissed);
+	rte_tel_data_add_dict_u64(d, "ierrors", es.ierrors);
+	rte_tel_data_add_dict_u64(d, "oerrors", es.oerrors);
+	rte_tel_data_add_dict_u64(d, "net_rx_pkts", rx);
+	return 0;
+}
+
+static int
+tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct wn_dp_group *g = tel_g;
+	bool one = params != NULL && *params != '\0';
+	uint32_t want = one ? (uint32_t)strtoul(params, NULL, 0) : 0;
+
+	(void)cmd;
+	if (g == NULL)
+		return -ENODEV;
+	if (!one)
+		rte_tel_data_start_array(d, RTE_TEL_U64_VAL);
+	for (uint16_t s = 0; s < g->n; s++) {
+		struct wn_dp *dp = g->shard[s];
+
+		pthread_mutex_lock(&dp->tel_lock);
+		for (uint32_t i = 0; i < dp->tel_nqp; i++) {
+			if (!one) {
+				rte_tel_data_add_array_u64(d, dp->tel_qp[i].qpn);
+				continue;
+			}
+			if (dp->tel_qp[i].qpn != want)
+				continue;
+			rte_tel_data_start_dict(d);
+			rte_tel_data_add_dict_u64(d, "qpn", dp->tel_qp[i].qpn);
+			rte_tel_data_add_dict_u64(d, "lcore_shard", s);
+			rte_tel_data_add_dict_u64(d, "handle", dp->tel_qp[i].handle);
+			rte_tel_data_add_dict_u64(d, "state", dp->tel_qp[i].state);
+			rte_tel_data_add_dict_u64(d, "conn_state", dp->tel_qp[i].conn_state);
+			TEL_U64(d, &dp->tel_qp[i].s, rx_ulpdu);
+			TEL_U64(d, &dp->tel_qp[i].s, tx_ulpdu);
+			TEL_U64(d, &dp->tel_qp[i].s, rx_bytes_placed);
+			TEL_U64(d, &dp->tel_qp[i].s, tx_payload);
+			TEL_U64(d, &dp->tel_qp[i].s, cqe);
+			TEL_U64(d, &dp->tel_qp[i].s, terminates_sent);
+			TEL_U64(d, &dp->tel_qp[i].s, ord_stalls);
+			pthread_mutex_unlock(&dp->tel_lock);
+			return 0;
+		}
+		pthread_mutex_unlock(&dp->tel_lock);
+	}
+	return one ? -ENOENT : 0;
+}
+
+static const char *const conn_state_name[] = {
+	[DPC_TCP] = "TCP", [DPC_MPA] = "MPA", [DPC_REQ] = "REQUEST", [DPC_FULL] = "RDMA",
+	[DPC_CLOSING] = "CLOSING", [DPC_DEAD] = "CLOSED",
+};
+
+static int
+tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct wn_dp_group *g = tel_g;
+	unsigned int k = 0;
+
+	(void)cmd;
+	(void)params;
+	if (g == NULL)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	for (uint16_t s = 0; s < g->n; s++) {
+		struct wn_dp *dp = g->shard[s];
+
+		pthread_mutex_lock(&dp->tel_lock);
+		for (uint32_t i = 0; i < dp->tel_nconn; i++) {
+			struct rte_tel_data *c = rte_tel_data_alloc();
+			const struct wn_tcp_info *t = &dp->tel_conn[i].tcp;
+			char name[32], a[48], b[48], ep[128];
+
+			if (c == NULL)
+				break;
+			rte_tel_data_start_dict(c);
+			snprintf(ep, sizeof(ep), "%s:%u -> %s:%u",
+				 wn_ip_addr_fmt(&t->local.addr, a, sizeof(a)), t->local.port,
+				 wn_ip_addr_fmt(&t->remote.addr, b, sizeof(b)), t->remote.port);
+			rte_tel_data_add_dict_string(c, "tcp", ep);
+			rte_tel_data_add_dict_string(c, "state",
+						     conn_state_name[dp->tel_conn[i].state]);
+			rte_tel_data_add_dict_string(c, "tcp_state", wn_tcp_state_name(t->state));
+			rte_tel_data_add_dict_string(c, "role", dp->tel_conn[i].active
+									? "initiator"
+									: "responder");
+			rte_tel_data_add_dict_u64(c, "lcore_shard", s);
+			rte_tel_data_add_dict_u64(c, "cm_id", dp->tel_conn[i].id);
+			rte_tel_data_add_dict_u64(c, "qpn", dp->tel_conn[i].qpn);
+			rte_tel_data_add_dict_u64(c, "mulpdu", dp->tel_conn[i].mulpdu);
+			rte_tel_data_add_dict_u64(c, "markers_tx", dp->tel_conn[i].markers_tx);
+			rte_tel_data_add_dict_u64(c, "markers_rx", dp->tel_conn[i].markers_rx);
+			rte_tel_data_add_dict_u64(c, "crc", dp->tel_conn[i].crc);
+			rte_tel_data_add_dict_u64(c, "fpdus_rx", dp->tel_conn[i].fpdus_rx);
+			rte_tel_data_add_dict_u64(c, "cwnd", t->cwnd);
+			rte_tel_data_add_dict_u64(c, "srtt_us", t->srtt_us);
+			rte_tel_data_add_dict_u64(c, "rto_us", t->rto_us);
+			rte_tel_data_add_dict_u64(c, "retrans", t->retrans);
+			rte_tel_data_add_dict_u64(c, "snd_queued", t->snd_queued);
+			snprintf(name, sizeof(name), "conn%u", k++);
+			rte_tel_data_add_dict_container(d, name, c, 0);
+		}
+		pthread_mutex_unlock(&dp->tel_lock);
+	}
+	return 0;
+}
+
+void
+dp_tel_unregister(struct wn_dp_group *g)
+{
+	if (tel_g == g)
+		tel_g = NULL;
+}
+
+void
+wn_dp_telemetry_register(struct wn_dp_group *g)
+{
+	tel_g = g;
+	rte_telemetry_register_cmd("/warpnic/dp/stats", tel_stats,
+				   "Dataplane counters summed over its lcores (packets, "
+				   "connections, FPDUs). No parameters");
+	rte_telemetry_register_cmd("/warpnic/dp/lcores", tel_lcores,
+				   "Dataplane counters of each lcore (shard). No parameters");
+	rte_telemetry_register_cmd("/warpnic/dp/tcp", tel_tcp,
+				   "TCP stack counters summed over the lcores. No parameters");
+	rte_telemetry_register_cmd("/warpnic/dp/port", tel_port,
+				   "Port counters (ethdev and lib/net). No parameters");
+	rte_telemetry_register_cmd("/warpnic/dp/conns", tel_conns,
+				   "iWARP connections: TCP endpoints and state, lcore, MPA "
+				   "settings, congestion state. No parameters");
+	rte_telemetry_register_cmd("/warpnic/dp/qp", tel_qps,
+				   "Without parameter: QP numbers in RDMA mode. Parameter: QP "
+				   "number, its counters");
+}
