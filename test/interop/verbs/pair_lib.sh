@@ -40,10 +40,27 @@ show_logs() {
 	done
 }
 
+# note MSG: progress line with the seconds since the test started (slow steps show in logs)
+note() { echo "[${SECONDS}s] $*"; }
+
+# Known causes outside the shims, recognised in the programs' output.
+diagnose() {
+	if grep -qs "Couldn't post send" "$T"/*.out; then
+		cat <<'EOF'
+DIAGNOSIS: a perftest ibv_post_send() found the send queue full right after it polled
+  the completion that should have freed a slot. warpnicd bug: lib/rnic/qp.c
+  rnic_complete_sq() publishes the CQE (rnic_post_cqe) before it releases the SQ slot
+  (wn_queue_cons_release), so a client polling in between sees the completion while the
+  slot is still held (ENOMEM). Releasing the slot first fixes it.
+EOF
+	fi
+}
+
 # fail MSG: report, show the logs, exit 1 (cleanup stops everything)
 fail() {
 	echo "FAIL: $*"
 	FAILED=1
+	diagnose
 	show_logs
 	exit 1
 }
@@ -93,6 +110,17 @@ bg_a() {
 	local name=$1
 	shift
 	on_a "$@" >"$T/$name.out" 2>&1 &
+	BG_PID=$!
+	BG+=("$BG_PID")
+}
+
+# bg_exec a|b NAME PROGRAM ARGS...: like bg_a but without the timeout wrapper, so BG_PID is
+# the program itself (warpnic-run execs it) and can be signalled; cleanup kills it
+bg_exec() {
+	local ctl=$A_CTL name=$2
+	[ "$1" = b ] && ctl=$B_CTL
+	shift 2
+	"$RUN" --ctl "$ctl" --shim "$SHIM" "$@" >"$T/$name.out" 2>&1 &
 	BG_PID=$!
 	BG+=("$BG_PID")
 }
