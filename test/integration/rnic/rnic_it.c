@@ -1,0 +1,1658 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rnic_it: one end of an iWARP integration case between two warpnicd instances, written
+ * against the real rdma-core headers (verbs + rdma_cm) and run on warpnic's shims.
+ *
+ *   rnic_it --server [--port P] --oob PATH --case NAME [options]
+ *   rnic_it --client ADDR [--port P] --oob PATH --case NAME [options]
+ *
+ * The two processes run on the same host, each talking to its own warpnicd (WARPNIC_CTL).
+ * They agree on steps and exchange buffer addresses and rkeys over a unix socket (--oob),
+ * the way perftest uses a TCP side channel, so that every byte on the iWARP connection
+ * belongs to the operation under test. Each side checks what it can see itself (data
+ * placed into its memory, completions, CM events) and exits 0 only if every check held;
+ * the first failed check is printed with "FAIL:" and the process exits 1.
+ *
+ * Cases (both sides run the same NAME):
+ *   basic     Send, Write, Write with Immediate, Read in both directions, a few sizes
+ *   ops       every RDMAP operation over a 1 B..1 MiB sweep, scatter/gather, inline,
+ *             zero-length, Send with Solicited Event (CQ armed solicited-only)
+ *   atomics   RFC 7306 Fetch-and-Add and Compare-and-Swap
+ *   send_inv  Send with Invalidate of a region's STag (a plain MR cannot be invalidated:
+ *             the responder must Terminate, RFC 5040 §5.3)
+ *   ordneg    RFC 6581 IRD/ORD: values seen in CONNECT_REQUEST / ESTABLISHED / query_qp,
+ *             then many outstanding Reads throttled by ORD (never failed)
+ *   viol      remote access violation (--viol rights|bounds|stag|read): the requester's
+ *             QP errors, the target memory is untouched
+ *   flush     disconnect: posted receives complete with WR_FLUSH_ERR on both sides
+ *   bulk      MiB-scale Write/Read/Send with verification (--mib N)
+ *   stream    client: Write/Read forever (killed by the driver); server: see "kill"
+ *   kill      server: first connection's client is killed (DISCONNECTED + flush
+ *             expected), then a second client runs "basic" on a fresh connection
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#define DEPTH       256  /* SQ and RQ depth */
+#define CQ_DEPTH    1024
+#define MAX_SGE     4
+#define MAX_INLINE  128
+#define WAIT_MS     20000 /* longest wait for one completion or event */
+#define MAX_REGIONS 64
+
+/* Access of a test target region. */
+#define ACC_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+/* ---------------------------------------------------------------- options, state */
+
+struct opts {
+	bool server;
+	const char *addr;
+	uint16_t port;
+	const char *oob;
+	const char *cs;
+	const char *viol;
+	const char *tel;   /* telemetry socket of this side's warpnicd, or NULL */
+	uint32_t c_ird, c_ord, s_ird, s_ord;
+	uint32_t mib;
+	uint32_t reads;    /* ordneg: outstanding Reads posted at once */
+};
+
+/* A registered buffer. */
+struct buf {
+	uint8_t *p;
+	size_t len;
+	struct ibv_mr *mr;
+};
+
+/* One RDMA connection and its verbs objects. */
+struct conn {
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *rch; /* completion channel of the receive CQ */
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *qp;
+	struct rdma_conn_param seen;  /* CONNECT_REQUEST (server) / ESTABLISHED (client) */
+	unsigned int cq_events;
+	struct buf *pre;              /* receive buffer posted before the accept/connect */
+};
+
+/* A remote region as the peer announced it. */
+struct rbuf {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t len;
+};
+
+static struct opts o = {
+	.port = 7471, .c_ird = 16, .c_ord = 16, .s_ird = 16, .s_ord = 16, .mib = 4, .reads = 48,
+};
+static const char *role = "?";
+static struct rdma_event_channel *ec;
+static struct rdma_cm_id *listen_id;
+static int oob_lfd = -1, oob_fd = -1;
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "rnic_it %s (%s): FAIL: ", role, o.cs != NULL ? o.cs : "-");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+static void __attribute__((format(printf, 1, 2)))
+note(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("rnic_it %s: ", role);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void __attribute__((noreturn, format(printf, 3, 4)))
+fail_at(int line, const char *expr, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "rnic_it %s (%s): FAIL: line %d: %s", role, o.cs != NULL ? o.cs : "-",
+		line, expr);
+	if (fmt[1] != '\0') { /* fmt is "|" followed by the caller's format */
+		fprintf(stderr, ": ");
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt + 1, ap);
+		va_end(ap);
+	}
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+/* CHECK(cond) or CHECK(cond, fmt, ...): fail with the line, the condition and the message */
+#define CHECK(c, ...)                                                                       \
+	do {                                                                                \
+		if (!(c))                                                                   \
+			fail_at(__LINE__, #c, "|" __VA_ARGS__);                             \
+	} while (0)
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+nap_us(long us)
+{
+	struct timespec ts = { 0, us * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---------------------------------------------------------------- data patterns */
+
+/* Octet @p i of pattern @p seed: position-dependent, so misplaced data is caught. */
+static inline uint8_t
+pat(uint32_t seed, uint64_t i)
+{
+	uint64_t x = i * 0x9e3779b97f4a7c15ull ^ ((uint64_t)seed << 32 | seed);
+
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 32;
+	return (uint8_t)x;
+}
+
+/* p[k] = pat(seed, base + k) */
+static void
+pat_fill(uint8_t *p, size_t n, uint32_t seed, uint64_t base)
+{
+	for (size_t k = 0; k < n; k++)
+		p[k] = pat(seed, base + k);
+}
+
+static void
+pat_check(const uint8_t *p, size_t n, uint32_t seed, uint64_t base, const char *what)
+{
+	size_t bad = 0, first = 0;
+
+	for (size_t k = 0; k < n; k++)
+		if (p[k] != pat(seed, base + k)) {
+			if (bad++ == 0)
+				first = k;
+		}
+	if (bad != 0)
+		fail("%s: %zu of %zu octets differ, first at offset %zu (got 0x%02x, want 0x%02x)",
+		     what, bad, n, first, p[first], pat(seed, base + first));
+}
+
+/* Regions of a buffer, each followed by a guard gap; the gaps must stay untouched. */
+struct layout {
+	size_t n;
+	size_t off[MAX_REGIONS];
+	size_t len[MAX_REGIONS];
+	size_t total;
+};
+
+static void
+layout_make(struct layout *l, const size_t *sizes, size_t n)
+{
+	size_t off = 64;
+
+	CHECK(n <= MAX_REGIONS);
+	l->n = n;
+	for (size_t i = 0; i < n; i++) {
+		l->off[i] = off;
+		l->len[i] = sizes[i];
+		off += (sizes[i] + 63) / 64 * 64 + 64;
+	}
+	l->total = off;
+}
+
+/* Every octet of @p p outside the regions still holds pat(guard, offset). */
+static void
+layout_check_gaps(const uint8_t *p, const struct layout *l, uint32_t guard, const char *what)
+{
+	size_t at = 0;
+	char w[160];
+
+	for (size_t i = 0; i <= l->n; i++) {
+		size_t end = i < l->n ? l->off[i] : l->total;
+
+		snprintf(w, sizeof(w), "%s: guard before region %zu", what, i);
+		pat_check(p + at, end - at, guard, at, w);
+		if (i < l->n)
+			at = l->off[i] + l->len[i];
+	}
+}
+
+/* ---------------------------------------------------------------- out-of-band channel */
+
+enum {
+	T_HELLO = 1, T_LISTENING, T_MR, T_READY, T_DONE, T_GO, T_ARMED, T_SENT, T_RESULT,
+};
+
+struct oob_msg {
+	uint32_t tag;
+	uint32_t arg;
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t len;
+	uint64_t val;
+};
+
+static void
+oob_put(uint32_t tag, uint32_t arg, const struct rbuf *r, uint64_t val)
+{
+	struct oob_msg m = { .tag = tag, .arg = arg, .val = val };
+
+	if (r != NULL) {
+		m.addr = r->addr;
+		m.rkey = r->rkey;
+		m.len = r->len;
+	}
+	if (write(oob_fd, &m, sizeof(m)) != (ssize_t)sizeof(m))
+		fail("oob write (tag %u): %s", tag, strerror(errno));
+}
+
+static struct oob_msg
+oob_get(uint32_t tag)
+{
+	struct pollfd pf = { .fd = oob_fd, .events = POLLIN };
+	struct oob_msg m;
+	size_t got = 0;
+
+	while (got < sizeof(m)) {
+		ssize_t n;
+
+		if (poll(&pf, 1, 45000) != 1)
+			fail("oob: no message (waiting for tag %u)", tag);
+		n = read(oob_fd, (uint8_t *)&m + got, sizeof(m) - got);
+		if (n <= 0)
+			fail("oob: peer gone (waiting for tag %u)", tag);
+		got += (size_t)n;
+	}
+	if (m.tag != tag)
+		fail("oob: got tag %u, want %u", m.tag, tag);
+	return m;
+}
+
+static struct rbuf
+oob_get_mr(void)
+{
+	struct oob_msg m = oob_get(T_MR);
+
+	return (struct rbuf){ .addr = m.addr, .rkey = m.rkey, .len = m.len };
+}
+
+static void
+oob_put_mr(const struct buf *b)
+{
+	struct rbuf r = { (uintptr_t)b->p, b->mr->rkey, (uint32_t)b->len };
+
+	oob_put(T_MR, 0, &r, 0);
+}
+
+static void
+oob_sockaddr(struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	CHECK(strlen(o.oob) < sizeof(sa->sun_path), "oob path too long");
+	strcpy(sa->sun_path, o.oob);
+}
+
+static void
+oob_listen(void)
+{
+	struct sockaddr_un sa;
+
+	oob_sockaddr(&sa);
+	unlink(o.oob);
+	oob_lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(oob_lfd >= 0);
+	CHECK(bind(oob_lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "%s", strerror(errno));
+	CHECK(listen(oob_lfd, 4) == 0);
+}
+
+static void
+oob_accept(void)
+{
+	struct pollfd pf = { .fd = oob_lfd, .events = POLLIN };
+
+	if (oob_fd >= 0)
+		close(oob_fd);
+	if (poll(&pf, 1, 45000) != 1)
+		fail("oob: no client connected");
+	oob_fd = accept(oob_lfd, NULL, NULL);
+	CHECK(oob_fd >= 0);
+	oob_get(T_HELLO);
+}
+
+static void
+oob_connect(void)
+{
+	struct sockaddr_un sa;
+	uint64_t end = now_ms() + 30000;
+
+	oob_sockaddr(&sa);
+	for (;;) {
+		oob_fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		CHECK(oob_fd >= 0);
+		if (connect(oob_fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			break;
+		close(oob_fd);
+		if (now_ms() > end)
+			fail("oob: cannot connect to %s: %s", o.oob, strerror(errno));
+		nap_us(50000);
+	}
+	oob_put(T_HELLO, 0, NULL, 0);
+}
+
+/* ---------------------------------------------------------------- CM */
+
+/* Wait for the next CM event; it must be @p want. The connection parameters are kept. */
+static struct rdma_cm_id *
+cm_wait(enum rdma_cm_event_type want, struct rdma_conn_param *seen)
+{
+	struct pollfd pf = { .fd = ec->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	if (poll(&pf, 1, WAIT_MS) != 1)
+		fail("no CM event within %d ms (want %s)", WAIT_MS, rdma_event_str(want));
+	CHECK(rdma_get_cm_event(ec, &ev) == 0, "%s", strerror(errno));
+	if (ev->event != want)
+		fail("CM event %s (status %d), want %s", rdma_event_str(ev->event), ev->status,
+		     rdma_event_str(want));
+	if (seen != NULL) {
+		*seen = ev->param.conn;
+		seen->private_data = NULL;
+	}
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+	return id;
+}
+
+/* ---------------------------------------------------------------- verbs helpers */
+
+static void
+buf_alloc(struct conn *c, struct buf *b, size_t len, int access)
+{
+	size_t al = (len + 4095) / 4096 * 4096;
+
+	b->len = len;
+	b->p = aligned_alloc(4096, al);
+	CHECK(b->p != NULL);
+	memset(b->p, 0, al);
+	b->mr = ibv_reg_mr(c->pd, b->p, len, access);
+	CHECK(b->mr != NULL, "ibv_reg_mr(%zu): %s", len, strerror(errno));
+}
+
+static void
+buf_free(struct buf *b)
+{
+	if (b->mr != NULL)
+		CHECK(ibv_dereg_mr(b->mr) == 0);
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+static void
+conn_res(struct conn *c, struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr qa;
+
+	c->id = id;
+	c->pd = ibv_alloc_pd(id->verbs);
+	CHECK(c->pd != NULL);
+	c->rch = ibv_create_comp_channel(id->verbs);
+	CHECK(c->rch != NULL);
+	c->scq = ibv_create_cq(id->verbs, CQ_DEPTH, c, NULL, 0);
+	c->rcq = ibv_create_cq(id->verbs, CQ_DEPTH, c, c->rch, 0);
+	CHECK(c->scq != NULL && c->rcq != NULL, "%s", strerror(errno));
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = c->scq;
+	qa.recv_cq = c->rcq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = DEPTH;
+	qa.cap.max_recv_wr = DEPTH;
+	qa.cap.max_send_sge = MAX_SGE;
+	qa.cap.max_recv_sge = MAX_SGE;
+	qa.cap.max_inline_data = MAX_INLINE;
+	CHECK(rdma_create_qp(id, c->pd, &qa) == 0, "%s", strerror(errno));
+	c->qp = id->qp;
+	CHECK(qa.cap.max_inline_data >= MAX_INLINE);
+}
+
+static void buf_free(struct buf *b);
+
+static void
+conn_free(struct conn *c)
+{
+	if (c->pre != NULL) {
+		buf_free(c->pre);
+		free(c->pre);
+	}
+	if (c->cq_events != 0)
+		ibv_ack_cq_events(c->rcq, c->cq_events);
+	rdma_destroy_qp(c->id);
+	CHECK(ibv_destroy_cq(c->scq) == 0);
+	CHECK(ibv_destroy_cq(c->rcq) == 0);
+	CHECK(ibv_destroy_comp_channel(c->rch) == 0);
+	CHECK(ibv_dealloc_pd(c->pd) == 0, "PD still in use");
+	CHECK(rdma_destroy_id(c->id) == 0);
+	memset(c, 0, sizeof(*c));
+}
+
+static void
+post_recv_sges(struct conn *c, uint64_t wr_id, struct ibv_sge *sg, int n)
+{
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sg, .num_sge = n }, *bad;
+	int ret = ibv_post_recv(c->qp, &wr, &bad);
+
+	CHECK(ret == 0, "ibv_post_recv: %s", strerror(ret));
+}
+
+static void
+post_recv(struct conn *c, uint64_t wr_id, struct buf *b, size_t off, size_t len)
+{
+	struct ibv_sge sg = { (uintptr_t)(b->p + off), (uint32_t)len, b->mr->lkey };
+
+	post_recv_sges(c, wr_id, &sg, len != 0 ? 1 : 0);
+}
+
+/* One send-queue WQE: opcode with (remote) target and local SGEs. */
+static int
+post_wr(struct conn *c, enum ibv_wr_opcode op, uint64_t wr_id, struct ibv_sge *sg, int n,
+	unsigned int flags, uint64_t raddr, uint32_t rkey, uint32_t ex)
+{
+	struct ibv_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.opcode = op;
+	wr.sg_list = sg;
+	wr.num_sge = n;
+	wr.send_flags = flags;
+	if (op == IBV_WR_SEND_WITH_INV)
+		wr.invalidate_rkey = ex;
+	else if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
+		wr.imm_data = htonl(ex);
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(c->qp, &wr, &bad);
+}
+
+static void
+post1(struct conn *c, enum ibv_wr_opcode op, uint64_t wr_id, struct buf *b, size_t off,
+      size_t len, uint64_t raddr, uint32_t rkey, uint32_t ex)
+{
+	struct ibv_sge sg = { (uintptr_t)(b->p + off), (uint32_t)len, b->mr->lkey };
+	int ret = post_wr(c, op, wr_id, &sg, len != 0 ? 1 : 0, IBV_SEND_SIGNALED, raddr, rkey,
+			  ex);
+
+	CHECK(ret == 0, "ibv_post_send(op %d, wr_id %" PRIu64 "): %s", op, wr_id, strerror(ret));
+}
+
+/* One completion within @p ms; false if none came. */
+static bool
+wc_try(struct ibv_cq *cq, struct ibv_wc *wc, int ms, const char *what)
+{
+	uint64_t end = now_ms() + (uint64_t)ms;
+	unsigned int idle = 0;
+	int n;
+
+	while ((n = ibv_poll_cq(cq, 1, wc)) == 0) {
+		if (++idle > 64) {
+			if (now_ms() > end)
+				return false;
+			nap_us(20);
+		}
+	}
+	CHECK(n == 1, "ibv_poll_cq returned %d (%s)", n, what);
+	return true;
+}
+
+static void
+wc_get(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
+{
+	if (!wc_try(cq, wc, WAIT_MS, what))
+		fail("%s: no completion within %d ms", what, WAIT_MS);
+}
+
+static const char *
+wc_str(enum ibv_wc_status s)
+{
+	return ibv_wc_status_str(s);
+}
+
+/* The next completion must be @p wr_id, successful, with opcode @p op; returns it. */
+static struct ibv_wc
+wc_expect(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_opcode op, const char *what)
+{
+	struct ibv_wc wc;
+
+	wc_get(cq, &wc, what);
+	if (wc.status != IBV_WC_SUCCESS)
+		fail("%s: wr_id %" PRIu64 " completed with %s (vendor_err 0x%x)", what, wc.wr_id,
+		     wc_str(wc.status), wc.vendor_err);
+	if (wc.wr_id != wr_id)
+		fail("%s: completion for wr_id %" PRIu64 ", want %" PRIu64, what, wc.wr_id, wr_id);
+	if (wc.opcode != op)
+		fail("%s: wr_id %" PRIu64 " opcode %d, want %d", what, wc.wr_id, wc.opcode, op);
+	return wc;
+}
+
+/* Nothing more may complete on @p cq now. */
+static void
+wc_none(struct ibv_cq *cq, const char *what)
+{
+	struct ibv_wc wc;
+
+	if (ibv_poll_cq(cq, 1, &wc) != 0)
+		fail("%s: unexpected completion wr_id %" PRIu64 " status %s opcode %d", what,
+		     wc.wr_id, wc_str(wc.status), wc.opcode);
+}
+
+/* ---------------------------------------------------------------- connection setup */
+
+static void
+server_listen(void)
+{
+	struct sockaddr_in sa;
+
+	ec = rdma_create_event_channel();
+	CHECK(ec != NULL, "%s (is WARPNIC_CTL right?)", strerror(errno));
+	CHECK(rdma_create_id(ec, &listen_id, NULL, RDMA_PS_TCP) == 0, "%s", strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(o.port);
+	CHECK(rdma_bind_addr(listen_id, (struct sockaddr *)&sa) == 0, "%s", strerror(errno));
+	CHECK(rdma_listen(listen_id, 8) == 0, "%s", strerror(errno));
+}
+
+/* Server: take the next connection; @p prepost posts receives before the accept. */
+static void
+server_accept(struct conn *c, void (*prepost)(struct conn *))
+{
+	struct rdma_conn_param p;
+	struct rdma_cm_id *id;
+
+	oob_put(T_LISTENING, 0, NULL, 0);
+	memset(c, 0, sizeof(*c));
+	id = cm_wait(RDMA_CM_EVENT_CONNECT_REQUEST, &c->seen);
+	conn_res(c, id);
+	if (prepost != NULL)
+		prepost(c);
+	memset(&p, 0, sizeof(p));
+	p.responder_resources = (uint8_t)o.s_ird;
+	p.initiator_depth = (uint8_t)o.s_ord;
+	CHECK(rdma_accept(id, &p) == 0, "%s", strerror(errno));
+	cm_wait(RDMA_CM_EVENT_ESTABLISHED, NULL);
+}
+
+static void
+client_connect(struct conn *c, void (*prepost)(struct conn *))
+{
+	struct sockaddr_in sa;
+	struct rdma_conn_param p;
+	struct rdma_cm_id *id;
+
+	oob_get(T_LISTENING);
+	memset(c, 0, sizeof(*c));
+	ec = ec != NULL ? ec : rdma_create_event_channel();
+	CHECK(ec != NULL, "%s (is WARPNIC_CTL right?)", strerror(errno));
+	CHECK(rdma_create_id(ec, &id, NULL, RDMA_PS_TCP) == 0, "%s", strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(o.port);
+	CHECK(inet_pton(AF_INET, o.addr, &sa.sin_addr) == 1, "bad address %s", o.addr);
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 5000) == 0, "%s",
+	      strerror(errno));
+	cm_wait(RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
+	CHECK(rdma_resolve_route(id, 5000) == 0, "%s", strerror(errno));
+	cm_wait(RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
+	conn_res(c, id);
+	if (prepost != NULL)
+		prepost(c);
+	memset(&p, 0, sizeof(p));
+	p.responder_resources = (uint8_t)o.c_ird;
+	p.initiator_depth = (uint8_t)o.c_ord;
+	CHECK(rdma_connect(id, &p) == 0, "%s", strerror(errno));
+	cm_wait(RDMA_CM_EVENT_ESTABLISHED, &c->seen);
+}
+
+static void
+conn_up(struct conn *c, void (*prepost)(struct conn *))
+{
+	if (o.server)
+		server_accept(c, prepost);
+	else
+		client_connect(c, prepost);
+}
+
+/* Orderly end: the client disconnects, both sides see DISCONNECTED. */
+static void
+conn_down(struct conn *c)
+{
+	if (o.server) {
+		oob_put(T_DONE, 0, NULL, 0);
+		cm_wait(RDMA_CM_EVENT_DISCONNECTED, NULL);
+	} else {
+		oob_get(T_DONE);
+		CHECK(rdma_disconnect(c->id) == 0, "%s", strerror(errno));
+		cm_wait(RDMA_CM_EVENT_DISCONNECTED, NULL);
+	}
+}
+
+/* ---------------------------------------------------------------- data phases */
+
+static const size_t basic_sizes[] = { 1, 100, 1500, 5000, 70001, 262144 };
+static const size_t sweep_sizes[] = {
+	1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 255, 256, 511, 512, 513,
+	1023, 1024, 1025, 1430, 1435, 1436, 1437, 1440, 1441, 1448, 1449, 1460, 1500, 2047,
+	2048, 2872, 2873, 2880, 2881, 4095, 4096, 4097, 8191, 9000, 16384, 32768, 65535,
+	65536, 65537, 131071, 262144, 524287, 1048576,
+};
+
+struct sizes {
+	const size_t *v;
+	size_t n;
+};
+
+/*
+ * Sends client → server: the server posts one receive per message (wr_id = index) into
+ * distinct regions, the client sends pattern (seed 0x100 + i) messages, all signaled.
+ */
+static void
+phase_send(struct conn *c, const struct sizes *sz)
+{
+	struct layout l;
+	struct buf b;
+	char w[96];
+
+	layout_make(&l, sz->v, sz->n);
+	buf_alloc(c, &b, l.total, ACC_ALL);
+	if (o.server) {
+		pat_fill(b.p, l.total, 0xee, 0);
+		for (size_t i = 0; i < l.n; i++)
+			post_recv(c, i, &b, l.off[i], l.len[i]);
+		oob_put(T_READY, 0, NULL, 0);
+		for (size_t i = 0; i < l.n; i++) {
+			struct ibv_wc wc;
+
+			snprintf(w, sizeof(w), "Send #%zu (%zu octets)", i, l.len[i]);
+			wc = wc_expect(c->rcq, i, IBV_WC_RECV, w);
+			if (wc.byte_len != l.len[i])
+				fail("%s: byte_len %u", w, wc.byte_len);
+			if (wc.wc_flags & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV))
+				fail("%s: wc_flags 0x%x", w, wc.wc_flags);
+			pat_check(b.p + l.off[i], l.len[i], 0x100 + (uint32_t)i, 0, w);
+		}
+		layout_check_gaps(b.p, &l, 0xee, "Send receive buffer");
+		wc_none(c->rcq, "after the Sends");
+		note("Send: %zu messages verified", l.n);
+	} else {
+		for (size_t i = 0; i < l.n; i++)
+			pat_fill(b.p + l.off[i], l.len[i], 0x100 + (uint32_t)i, 0);
+		oob_get(T_READY);
+		for (size_t i = 0; i < l.n; i++)
+			post1(c, IBV_WR_SEND, i, &b, l.off[i], l.len[i], 0, 0, 0);
+		for (size_t i = 0; i < l.n; i++) {
+			snprintf(w, sizeof(w), "Send #%zu (%zu octets)", i, l.len[i]);
+			wc_expect(c->scq, i, IBV_WC_SEND, w);
+		}
+	}
+	buf_free(&b);
+}
+
+/*
+ * Writes from @p writer into the peer's regions (pattern 0x200 + i), then a Write with
+ * Immediate as the last one: its receive completion tells the target that every Write
+ * before it was placed (in-order delivery).
+ */
+static void
+phase_write(struct conn *c, const struct sizes *sz, bool writer)
+{
+	struct layout l;
+	struct buf b;
+	char w[96];
+	const uint32_t imm = 0xc0ffee01;
+
+	layout_make(&l, sz->v, sz->n);
+	buf_alloc(c, &b, l.total, ACC_ALL);
+	if (!writer) {
+		struct ibv_wc wc;
+		size_t last = l.n - 1;
+
+		pat_fill(b.p, l.total, 0xee, 0);
+		post_recv(c, 1000, &b, 0, 0); /* the immediate consumes a receive, no data */
+		oob_put_mr(&b);
+		wc = wc_expect(c->rcq, 1000, IBV_WC_RECV_RDMA_WITH_IMM, "Write with Immediate");
+		CHECK(wc.wc_flags & IBV_WC_WITH_IMM, "flags 0x%x", wc.wc_flags);
+		CHECK(wc.imm_data == htonl(imm), "imm_data 0x%x", ntohl(wc.imm_data));
+		CHECK(wc.byte_len == l.len[last], "Write with Immediate byte_len %u, want %zu",
+		      wc.byte_len, l.len[last]);
+		for (size_t i = 0; i < l.n; i++) {
+			snprintf(w, sizeof(w), "Write #%zu (%zu octets) at offset %zu", i, l.len[i],
+				 l.off[i]);
+			pat_check(b.p + l.off[i], l.len[i], 0x200 + (uint32_t)i, 0, w);
+		}
+		layout_check_gaps(b.p, &l, 0xee, "Write target");
+		oob_put(T_DONE, 0, NULL, 0);
+		note("Write: %zu regions verified (last with Immediate Data)", l.n);
+	} else {
+		struct rbuf r = oob_get_mr();
+
+		CHECK(r.len == l.total);
+		for (size_t i = 0; i < l.n; i++)
+			pat_fill(b.p + l.off[i], l.len[i], 0x200 + (uint32_t)i, 0);
+		for (size_t i = 0; i < l.n; i++)
+			post1(c, i + 1 == l.n ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+			      i, &b, l.off[i], l.len[i], r.addr + l.off[i], r.rkey, imm);
+		for (size_t i = 0; i < l.n; i++) {
+			snprintf(w, sizeof(w), "Write #%zu (%zu octets)", i, l.len[i]);
+			wc_expect(c->scq, i, IBV_WC_RDMA_WRITE, w);
+		}
+		oob_get(T_DONE);
+	}
+	buf_free(&b);
+}
+
+/* Reads by @p reader from the peer's buffer (pat 0x300), source offsets unaligned. */
+static void
+phase_read(struct conn *c, const struct sizes *sz, bool reader)
+{
+	struct layout l;
+	struct buf b;
+	char w[96];
+
+	layout_make(&l, sz->v, sz->n);
+	buf_alloc(c, &b, l.total + 64, ACC_ALL);
+	if (!reader) {
+		pat_fill(b.p, b.len, 0x300, 0);
+		oob_put_mr(&b);
+		oob_get(T_DONE);
+		pat_check(b.p, b.len, 0x300, 0, "Read source after the Reads");
+	} else {
+		struct rbuf r = oob_get_mr();
+		size_t posted = 0, done = 0;
+		struct ibv_wc wc;
+
+		pat_fill(b.p, b.len, 0xee, 0);
+		/* keep at most DEPTH in flight; the RNIC throttles to ORD itself */
+		while (done < l.n) {
+			while (posted < l.n && posted - done < DEPTH) {
+				size_t src = l.off[posted] + posted % 8;
+
+				post1(c, IBV_WR_RDMA_READ, posted, &b, l.off[posted], l.len[posted],
+				      r.addr + src, r.rkey, 0);
+				posted++;
+			}
+			snprintf(w, sizeof(w), "Read #%zu (%zu octets)", done, l.len[done]);
+			wc = wc_expect(c->scq, done, IBV_WC_RDMA_READ, w);
+			if (wc.byte_len != l.len[done] && wc.byte_len != 0)
+				fail("%s: byte_len %u", w, wc.byte_len);
+			pat_check(b.p + l.off[done], l.len[done], 0x300, l.off[done] + done % 8, w);
+			done++;
+		}
+		layout_check_gaps(b.p, &l, 0xee, "Read sink");
+		oob_put(T_DONE, 0, NULL, 0);
+		note("Read: %zu Reads verified", l.n);
+	}
+	buf_free(&b);
+}
+
+/* Data in every direction with @p sz: the connection's common workload. */
+static void
+run_data(struct conn *c, const struct sizes *sz)
+{
+	phase_send(c, sz);
+	phase_write(c, sz, !o.server);
+	phase_read(c, sz, !o.server);
+	/* the passive side as requester */
+	phase_write(c, sz, o.server);
+	phase_read(c, sz, o.server);
+}
+
+/* ---------------------------------------------------------------- case: ops extras */
+
+/* Scatter/gather: 3 gather pieces into 4 scatter pieces; inline; zero-length messages. */
+static void
+phase_sg_inline_zero(struct conn *c)
+{
+	static const uint32_t gather[3] = { 100, 3000, 7 };
+	static const uint32_t scatter[4] = { 50, 2000, 1000, 100 };
+	const size_t msg = 3107, inl = MAX_INLINE;
+	struct buf b;
+
+	buf_alloc(c, &b, 65536, ACC_ALL);
+	if (o.server) {
+		struct ibv_sge sg[4];
+		uint8_t out[4096];
+		size_t at = 0;
+		struct ibv_wc wc;
+
+		pat_fill(b.p, b.len, 0xee, 0);
+		for (int i = 0; i < 4; i++) {
+			sg[i] = (struct ibv_sge){ (uintptr_t)(b.p + 1 + 9000 * (size_t)i),
+						  scatter[i], b.mr->lkey };
+		}
+		post_recv_sges(c, 1, sg, 4);
+		post_recv(c, 2, &b, 40000, inl);
+		post_recv(c, 3, &b, 50000, 64); /* zero-length Send */
+		post_recv(c, 4, &b, 0, 0);      /* zero-length Write with Immediate */
+		oob_put_mr(&b);
+		wc = wc_expect(c->rcq, 1, IBV_WC_RECV, "gathered Send");
+		CHECK(wc.byte_len == msg, "byte_len %u", wc.byte_len);
+		for (int i = 0; i < 4; i++) {
+			size_t take = msg - at < scatter[i] ? msg - at : scatter[i];
+			size_t off = 1 + 9000 * (size_t)i;
+
+			memcpy(out + at, b.p + off, take);
+			at += take;
+			/* octets of a piece beyond the message, and between pieces: untouched */
+			pat_check(b.p + off + take, 9000 - take, 0xee, off + take, "scatter gap");
+		}
+		pat_check(out, msg, 0x600, 0, "scattered receive");
+		wc = wc_expect(c->rcq, 2, IBV_WC_RECV, "inline Send");
+		CHECK(wc.byte_len == inl, "byte_len %u", wc.byte_len);
+		pat_check(b.p + 40000, inl, 0x601, 0, "inline Send");
+		wc = wc_expect(c->rcq, 3, IBV_WC_RECV, "zero-length Send");
+		CHECK(wc.byte_len == 0, "byte_len %u", wc.byte_len);
+		pat_check(b.p + 50000, 64, 0xee, 50000, "zero-length Send buffer");
+		wc = wc_expect(c->rcq, 4, IBV_WC_RECV_RDMA_WITH_IMM, "zero-length Write w/ Imm");
+		CHECK(wc.byte_len == 0 && wc.imm_data == htonl(7), "byte_len %u imm 0x%x",
+		      wc.byte_len, ntohl(wc.imm_data));
+		pat_check(b.p + 60000, 512, 0xee, 60000, "zero-length Write target");
+		oob_put(T_DONE, 0, NULL, 0);
+		note("scatter/gather, inline, zero-length Send/Write/Read verified");
+	} else {
+		struct rbuf r = oob_get_mr();
+		struct ibv_sge sg[3];
+		size_t at = 0;
+		int ret;
+
+		for (int i = 0; i < 3; i++) {
+			sg[i] = (struct ibv_sge){ (uintptr_t)(b.p + 5 + 7000 * (size_t)i),
+						  gather[i], b.mr->lkey };
+			pat_fill((uint8_t *)(uintptr_t)sg[i].addr, gather[i], 0x600, at);
+			at += gather[i];
+		}
+		ret = post_wr(c, IBV_WR_SEND, 1, sg, 3, IBV_SEND_SIGNALED, 0, 0, 0);
+		CHECK(ret == 0, "%s", strerror(ret));
+		/* inline: the source may change as soon as the post returns */
+		pat_fill(b.p + 30000, inl, 0x601, 0);
+		sg[0] = (struct ibv_sge){ (uintptr_t)(b.p + 30000), (uint32_t)inl, 0 };
+		ret = post_wr(c, IBV_WR_SEND, 2, sg, 1, IBV_SEND_SIGNALED | IBV_SEND_INLINE, 0, 0,
+			      0);
+		CHECK(ret == 0, "inline post: %s", strerror(ret));
+		memset(b.p + 30000, 0x5a, inl);
+		post1(c, IBV_WR_SEND, 3, &b, 0, 0, 0, 0, 0);
+		post1(c, IBV_WR_RDMA_READ, 4, &b, 0, 0, r.addr + 100, r.rkey, 0);
+		post1(c, IBV_WR_RDMA_WRITE_WITH_IMM, 5, &b, 0, 0, r.addr + 60000, r.rkey, 7);
+		wc_expect(c->scq, 1, IBV_WC_SEND, "gathered Send");
+		wc_expect(c->scq, 2, IBV_WC_SEND, "inline Send");
+		wc_expect(c->scq, 3, IBV_WC_SEND, "zero-length Send");
+		wc_expect(c->scq, 4, IBV_WC_RDMA_READ, "zero-length Read");
+		wc_expect(c->scq, 5, IBV_WC_RDMA_WRITE, "zero-length Write w/ Imm");
+		oob_get(T_DONE);
+	}
+	buf_free(&b);
+}
+
+/* Is the completion channel readable within @p ms? */
+static bool
+channel_ready(struct conn *c, int ms)
+{
+	struct pollfd pf = { .fd = c->rch->fd, .events = POLLIN };
+
+	return poll(&pf, 1, ms) == 1;
+}
+
+static void
+channel_take(struct conn *c, const char *what)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+
+	if (!channel_ready(c, WAIT_MS))
+		fail("%s: no completion event", what);
+	CHECK(ibv_get_cq_event(c->rch, &cq, &ctx) == 0, "%s", what);
+	CHECK(cq == c->rcq && ctx == c, "%s: event for another CQ", what);
+	c->cq_events++;
+}
+
+/*
+ * Send with Solicited Event: the receive CQ armed solicited-only is not notified by a plain
+ * Send, and is by a Send with SE; then an ordinary arming is notified by a plain Send.
+ */
+static void
+phase_se(struct conn *c)
+{
+	struct buf b;
+
+	buf_alloc(c, &b, 4096, ACC_ALL);
+	if (o.server) {
+		for (int i = 0; i < 3; i++)
+			post_recv(c, 10 + i, &b, 1024 * (size_t)i, 1024);
+		CHECK(ibv_req_notify_cq(c->rcq, 1) == 0);
+		oob_put(T_ARMED, 0, NULL, 0);
+		wc_expect(c->rcq, 10, IBV_WC_RECV, "unsolicited Send");
+		pat_check(b.p, 64, 0x700, 0, "unsolicited Send");
+		/* a wrong notification would have been written with the CQE: allow it time */
+		if (channel_ready(c, 300))
+			fail("CQ armed solicited-only was notified by a Send without SE");
+		oob_put(T_GO, 0, NULL, 0);
+		channel_take(c, "Send with SE");
+		wc_expect(c->rcq, 11, IBV_WC_RECV, "Send with SE");
+		pat_check(b.p + 1024, 64, 0x701, 0, "Send with SE");
+		CHECK(ibv_req_notify_cq(c->rcq, 0) == 0);
+		oob_put(T_ARMED, 1, NULL, 0);
+		channel_take(c, "Send after ordinary arming");
+		wc_expect(c->rcq, 12, IBV_WC_RECV, "Send after ordinary arming");
+		pat_check(b.p + 2048, 64, 0x702, 0, "Send after ordinary arming");
+		oob_put(T_DONE, 0, NULL, 0);
+		note("Send with Solicited Event: solicited-only arming honoured");
+	} else {
+		struct ibv_sge sg;
+		int ret;
+
+		for (int i = 0; i < 3; i++)
+			pat_fill(b.p + 1024 * (size_t)i, 64, 0x700 + (uint32_t)i, 0);
+		oob_get(T_ARMED);
+		post1(c, IBV_WR_SEND, 10, &b, 0, 64, 0, 0, 0);
+		wc_expect(c->scq, 10, IBV_WC_SEND, "unsolicited Send");
+		oob_get(T_GO);
+		sg = (struct ibv_sge){ (uintptr_t)(b.p + 1024), 64, b.mr->lkey };
+		ret = post_wr(c, IBV_WR_SEND, 11, &sg, 1, IBV_SEND_SIGNALED | IBV_SEND_SOLICITED, 0,
+			      0, 0);
+		CHECK(ret == 0, "%s", strerror(ret));
+		wc_expect(c->scq, 11, IBV_WC_SEND, "Send with SE");
+		oob_get(T_ARMED);
+		post1(c, IBV_WR_SEND, 12, &b, 2048, 64, 0, 0, 0);
+		wc_expect(c->scq, 12, IBV_WC_SEND, "Send after ordinary arming");
+		oob_get(T_DONE);
+	}
+	buf_free(&b);
+}
+
+static void
+case_basic(void)
+{
+	struct conn c;
+	struct sizes sz = { basic_sizes, sizeof(basic_sizes) / sizeof(basic_sizes[0]) };
+
+	conn_up(&c, NULL);
+	run_data(&c, &sz);
+	conn_down(&c);
+	conn_free(&c);
+}
+
+static void
+case_ops(void)
+{
+	struct conn c;
+	struct sizes sz = { sweep_sizes, sizeof(sweep_sizes) / sizeof(sweep_sizes[0]) };
+
+	conn_up(&c, NULL);
+	run_data(&c, &sz);
+	phase_sg_inline_zero(&c);
+	phase_se(&c);
+	conn_down(&c);
+	conn_free(&c);
+}
+
+/* ---------------------------------------------------------------- case: atomics */
+
+static void
+case_atomics(void)
+{
+	struct conn c;
+	struct buf b;
+
+	conn_up(&c, NULL);
+	buf_alloc(&c, &b, 4096, ACC_ALL | IBV_ACCESS_REMOTE_ATOMIC);
+	if (o.server) {
+		uint64_t *v = (uint64_t *)b.p;
+
+		pat_fill(b.p, b.len, 0xee, 0);
+		v[1] = 1000;
+		v[2] = 0xdeadbeefcafef00dull;
+		oob_put_mr(&b);
+		oob_get(T_DONE);
+		CHECK(v[1] == 1000 + 5 + 0xffffffffull, "fetch-add target 0x%" PRIx64, v[1]);
+		CHECK(v[2] == 42, "compare-swap target 0x%" PRIx64, v[2]);
+		pat_check(b.p, 8, 0xee, 0, "octets before the atomic targets");
+		pat_check(b.p + 24, b.len - 24, 0xee, 24, "octets after the atomic targets");
+		note("atomics: target memory as expected");
+	} else {
+		struct rbuf r = oob_get_mr();
+		uint64_t *res = (uint64_t *)b.p;
+		struct ibv_send_wr wr, *bad;
+		struct ibv_sge sg;
+		static const struct {
+			enum ibv_wr_opcode op;
+			uint64_t off, cmp_add, swap, want;
+		} steps[] = {
+			{ IBV_WR_ATOMIC_FETCH_AND_ADD, 8, 5, 0, 1000 },
+			{ IBV_WR_ATOMIC_FETCH_AND_ADD, 8, 0xffffffffull, 0, 1005 },
+			/* no swap */
+			{ IBV_WR_ATOMIC_CMP_AND_SWP, 16, 7, 99, 0xdeadbeefcafef00dull },
+			{ IBV_WR_ATOMIC_CMP_AND_SWP, 16, 0xdeadbeefcafef00dull, 42,
+			  0xdeadbeefcafef00dull },
+			{ IBV_WR_ATOMIC_CMP_AND_SWP, 16, 41, 77, 42 }, /* no swap */
+		};
+
+		for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+			struct ibv_wc wc;
+
+			res[i] = 0x5555555555555555ull;
+			sg = (struct ibv_sge){ (uintptr_t)&res[i], 8, b.mr->lkey };
+			memset(&wr, 0, sizeof(wr));
+			wr.wr_id = i;
+			wr.opcode = steps[i].op;
+			wr.sg_list = &sg;
+			wr.num_sge = 1;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			wr.wr.atomic.remote_addr = r.addr + steps[i].off;
+			wr.wr.atomic.rkey = r.rkey;
+			wr.wr.atomic.compare_add = steps[i].cmp_add;
+			wr.wr.atomic.swap = steps[i].swap;
+			CHECK(ibv_post_send(c.qp, &wr, &bad) == 0, "atomic post %zu", i);
+			wc = wc_expect(c.scq, i,
+				       steps[i].op == IBV_WR_ATOMIC_FETCH_AND_ADD ? IBV_WC_FETCH_ADD
+										 : IBV_WC_COMP_SWAP,
+				       "atomic");
+			(void)wc;
+			if (res[i] != steps[i].want)
+				fail("atomic step %zu returned 0x%" PRIx64 ", want 0x%" PRIx64, i,
+				     res[i], steps[i].want);
+		}
+		/* and a Read of the targets agrees */
+		post1(&c, IBV_WR_RDMA_READ, 100, &b, 512, 16, r.addr + 8, r.rkey, 0);
+		wc_expect(c.scq, 100, IBV_WC_RDMA_READ, "Read of the atomic targets");
+		CHECK(((uint64_t *)(b.p + 512))[0] == 1000 + 5 + 0xffffffffull);
+		CHECK(((uint64_t *)(b.p + 512))[1] == 42);
+		oob_put(T_DONE, 0, NULL, 0);
+		note("atomics: Fetch-and-Add and Compare-and-Swap returned the original values");
+	}
+	conn_down(&c);
+	buf_free(&b);
+	conn_free(&c);
+}
+
+/* ---------------------------------------------------------------- error cases */
+
+/* Wait for the connection to end (DISCONNECTED), whatever came first. */
+static void
+wait_disconnected(const char *what)
+{
+	cm_wait(RDMA_CM_EVENT_DISCONNECTED, NULL);
+	note("%s: DISCONNECTED", what);
+}
+
+/* Collect @p n completions of @p cq (any status) into @p wc, in order. */
+static void
+wc_collect(struct ibv_cq *cq, struct ibv_wc *wc, int n, const char *what)
+{
+	for (int i = 0; i < n; i++)
+		wc_get(cq, &wc[i], what);
+}
+
+/* Every one of @p n posted receives (wr_id base + i) completes with WR_FLUSH_ERR. */
+static void
+expect_recv_flush(struct conn *c, uint64_t base, int n, const char *what)
+{
+	for (int i = 0; i < n; i++) {
+		struct ibv_wc wc;
+
+		wc_get(c->rcq, &wc, what);
+		if (wc.status != IBV_WC_WR_FLUSH_ERR || wc.wr_id != base + (uint64_t)i)
+			fail("%s: receive completion %d: wr_id %" PRIu64 " status %s, want wr_id %"
+			     PRIu64 " WR_FLUSH_ERR", what, i, wc.wr_id, wc_str(wc.status),
+			     base + (uint64_t)i);
+	}
+	wc_none(c->rcq, what);
+	note("%s: %d receives flushed (WR_FLUSH_ERR)", what, n);
+}
+
+/*
+ * Remote access violation: the client's first operation breaks the server's region rules;
+ * the server's RNIC terminates, the client's outstanding Read and receive are flushed, and
+ * the server's memory (region and its neighbours) is untouched.
+ */
+static void
+case_viol(void)
+{
+	bool rd = strcmp(o.viol, "read") == 0;
+	int access = ACC_ALL;
+	struct conn c;
+	struct buf b;
+
+	if (strcmp(o.viol, "rights") == 0)
+		access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+	else if (rd)
+		access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	else if (strcmp(o.viol, "bounds") != 0 && strcmp(o.viol, "stag") != 0)
+		fail("unknown --viol %s", o.viol);
+	conn_up(&c, NULL);
+	if (o.server) {
+		uint8_t *whole = aligned_alloc(4096, 3 * 4096);
+		struct rbuf r;
+
+		CHECK(whole != NULL);
+		pat_fill(whole, 3 * 4096, 0x800, 0);
+		b.p = whole + 4096;
+		b.len = 4096;
+		b.mr = ibv_reg_mr(c.pd, b.p, b.len, access);
+		CHECK(b.mr != NULL, "%s", strerror(errno));
+		for (int i = 0; i < 2; i++)
+			post_recv(&c, 20 + (uint64_t)i, &b, 0, 64); /* never used: flushed */
+		r = (struct rbuf){ (uintptr_t)b.p, b.mr->rkey, (uint32_t)b.len };
+		oob_put(T_MR, 0, &r, 0);
+		wait_disconnected("target");
+		expect_recv_flush(&c, 20, 2, "target");
+		pat_check(whole, 3 * 4096, 0x800, 0, "target memory after the violation");
+		note("violation '%s': target memory untouched", o.viol);
+		CHECK(ibv_dereg_mr(b.mr) == 0);
+		free(whole);
+	} else {
+		struct rbuf r = oob_get_mr();
+		uint64_t raddr = r.addr;
+		uint32_t rkey = r.rkey, len = 1024;
+		struct ibv_wc wc[2];
+
+		buf_alloc(&c, &b, 8192, ACC_ALL);
+		pat_fill(b.p, b.len, 0x801, 0);
+		if (strcmp(o.viol, "bounds") == 0) {
+			raddr = r.addr + r.len - 100;
+			len = 200;
+		} else if (strcmp(o.viol, "stag") == 0) {
+			rkey ^= 0xff; /* same index, another key: not a valid STag */
+		}
+		post_recv(&c, 30, &b, 4096, 64);
+		if (rd)
+			post1(&c, IBV_WR_RDMA_READ, 1, &b, 0, len, raddr, rkey, 0);
+		else
+			post1(&c, IBV_WR_RDMA_WRITE, 1, &b, 0, len, raddr, rkey, 0);
+		/* a legal Read behind it: never answered, so it must not succeed */
+		post1(&c, IBV_WR_RDMA_READ, 2, &b, 2048, 16, r.addr, r.rkey, 0);
+		wc_collect(c.scq, wc, 2, "requester completions");
+		note("requester: wr 1 %s (vendor_err 0x%x), wr 2 %s (vendor_err 0x%x)",
+		     wc_str(wc[0].status), wc[0].vendor_err, wc_str(wc[1].status),
+		     wc[1].vendor_err);
+		CHECK(wc[0].wr_id == 1 && wc[1].wr_id == 2, "completion order");
+		if (rd && wc[0].status == IBV_WC_SUCCESS)
+			fail("the violating Read completed successfully");
+		if (wc[1].status == IBV_WC_SUCCESS)
+			fail("the Read behind the violation completed successfully");
+		wait_disconnected("requester");
+		expect_recv_flush(&c, 30, 1, "requester");
+		pat_check(b.p, b.len, 0x801, 0, "requester buffer (Read sink)");
+		buf_free(&b);
+	}
+	conn_free(&c);
+}
+
+/*
+ * Send with Invalidate naming the responder's MR STag: an MR cannot be invalidated, so
+ * the responder terminates (RFC 5040 §5.3, "STag cannot be invalidated"), places no
+ * completion for the message and its MR stays usable by itself.
+ */
+static void
+case_send_inv(void)
+{
+	struct conn c;
+	struct buf b;
+
+	conn_up(&c, NULL);
+	buf_alloc(&c, &b, 8192, ACC_ALL);
+	if (o.server) {
+		struct ibv_wc wc;
+
+		pat_fill(b.p, b.len, 0x900, 0);
+		post_recv(&c, 40, &b, 0, 1024);
+		post_recv(&c, 41, &b, 1024, 1024);
+		oob_put_mr(&b);
+		wait_disconnected("responder");
+		wc_get(c.rcq, &wc, "Send with Invalidate receive");
+		if (wc.status == IBV_WC_SUCCESS)
+			fail("Send with Invalidate of an MR STag completed successfully "
+			     "(wc_flags 0x%x invalidated_rkey 0x%x)", wc.wc_flags,
+			     wc.invalidated_rkey);
+		CHECK(wc.wr_id == 40);
+		note("responder: the receive completed with %s", wc_str(wc.status));
+		expect_recv_flush(&c, 41, 1, "responder");
+		pat_check(b.p + 1024, b.len - 1024, 0x900, 1024, "untouched receive buffers");
+	} else {
+		struct rbuf r = oob_get_mr();
+		struct ibv_sge sg = { (uintptr_t)b.p, 512, b.mr->lkey };
+		struct ibv_wc wc[2];
+		int ret;
+
+		pat_fill(b.p, b.len, 0x901, 0);
+		post_recv(&c, 50, &b, 4096, 64);
+		ret = post_wr(&c, IBV_WR_SEND_WITH_INV, 1, &sg, 1, IBV_SEND_SIGNALED, 0, 0, r.rkey);
+		CHECK(ret == 0, "%s", strerror(ret));
+		post1(&c, IBV_WR_RDMA_READ, 2, &b, 2048, 16, r.addr, r.rkey, 0);
+		wc_collect(c.scq, wc, 2, "requester completions");
+		note("requester: Send w/ Inv %s, Read behind it %s", wc_str(wc[0].status),
+		     wc_str(wc[1].status));
+		if (wc[1].status == IBV_WC_SUCCESS)
+			fail("the Read behind the Send with Invalidate completed successfully");
+		wait_disconnected("requester");
+		expect_recv_flush(&c, 50, 1, "requester");
+	}
+	buf_free(&b);
+	conn_free(&c);
+}
+
+/* Disconnect with receives outstanding on both sides: all flushed, in order. */
+static void
+prepost_flush(struct conn *c)
+{
+	c->pre = calloc(1, sizeof(*c->pre));
+	CHECK(c->pre != NULL);
+	buf_alloc(c, c->pre, 16 * 1024, ACC_ALL);
+	for (int i = 0; i < 8; i++)
+		post_recv(c, 60 + (uint64_t)i, c->pre, 1024 * (size_t)i, 1024);
+}
+
+static void
+case_flush(void)
+{
+	struct conn c;
+	struct buf b;
+
+	conn_up(&c, prepost_flush);
+	buf_alloc(&c, &b, 4096, ACC_ALL);
+	if (o.server) {
+		struct ibv_wc wc;
+
+		oob_put(T_READY, 0, NULL, 0);
+		wc = wc_expect(c.rcq, 60, IBV_WC_RECV, "the one Send");
+		CHECK(wc.byte_len == 100);
+		oob_put(T_DONE, 0, NULL, 0);
+		wait_disconnected("server");
+		expect_recv_flush(&c, 61, 7, "server");
+	} else {
+		struct ibv_qp_attr qa;
+		struct ibv_qp_init_attr qi;
+		struct ibv_wc wc;
+		int ret;
+
+		pat_fill(b.p, 100, 0xa01, 0);
+		oob_get(T_READY);
+		post1(&c, IBV_WR_SEND, 1, &b, 0, 100, 0, 0, 0);
+		wc_expect(c.scq, 1, IBV_WC_SEND, "the one Send");
+		oob_get(T_DONE);
+		CHECK(rdma_disconnect(c.id) == 0, "%s", strerror(errno));
+		wait_disconnected("client");
+		expect_recv_flush(&c, 60, 8, "client");
+		CHECK(ibv_query_qp(c.qp, &qa, IBV_QP_STATE, &qi) == 0);
+		CHECK(qa.qp_state == IBV_QPS_ERR, "QP state %d after disconnect", qa.qp_state);
+		/* a WQE posted to a QP in error is flushed (or refused), never executed */
+		ret = post_wr(&c, IBV_WR_SEND, 2, NULL, 0, IBV_SEND_SIGNALED, 0, 0, 0);
+		if (ret == 0) {
+			if (!wc_try(c.scq, &wc, 10000, "Send posted after the disconnect"))
+				fail("a Send posted to the QP in Error was accepted (ibv_post_send "
+				     "returned 0) but neither flushed nor completed within 10 s");
+			CHECK(wc.wr_id == 2 && wc.status == IBV_WC_WR_FLUSH_ERR, "status %s",
+			      wc_str(wc.status));
+			note("client: Send posted in Error flushed");
+		} else {
+			note("client: Send posted in Error refused (%s)", strerror(ret));
+		}
+	}
+	buf_free(&b);
+	conn_free(&c);
+}
+
+/* ---------------------------------------------------------------- IRD/ORD */
+
+static uint32_t
+min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Telemetry: value of "key" in the reply to @p cmd on the DPDK telemetry socket, or -1. */
+static long long
+tel_get(const char *cmd, const char *key)
+{
+	struct sockaddr_un sa;
+	char buf[16384], pat_key[64];
+	long long v = -1;
+	ssize_t n;
+	char *p;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", o.tel);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		fail("telemetry %s: %s", o.tel, strerror(errno));
+	if (read(fd, buf, sizeof(buf) - 1) <= 0 || write(fd, cmd, strlen(cmd)) < 0)
+		fail("telemetry %s: no greeting", o.tel);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	snprintf(pat_key, sizeof(pat_key), "\"%s\":", key);
+	p = strstr(buf, pat_key);
+	if (p != NULL)
+		v = strtoll(p + strlen(pat_key), NULL, 10);
+	return v;
+}
+
+static void
+case_ordneg(void)
+{
+	/* RFC 6581 §5: the responder's IRD/ORD are the minimum of its own and the request's */
+	uint32_t resp_ird = min_u32(o.s_ird, o.c_ord), resp_ord = min_u32(o.s_ord, o.c_ird);
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	struct conn c;
+	struct buf b;
+	const size_t sz = 16384;
+
+	conn_up(&c, NULL);
+	CHECK(ibv_query_qp(c.qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC,
+			   &qi) == 0);
+	if (o.server) {
+		note("CONNECT_REQUEST: responder_resources %u initiator_depth %u; QP ORD %u IRD %u",
+		     c.seen.responder_resources, c.seen.initiator_depth, qa.max_rd_atomic,
+		     qa.max_dest_rd_atomic);
+		CHECK(c.seen.responder_resources == o.c_ird, "initiator's IRD seen as %u, sent %u",
+		      c.seen.responder_resources, o.c_ird);
+		CHECK(c.seen.initiator_depth == o.c_ord, "initiator's ORD seen as %u, sent %u",
+		      c.seen.initiator_depth, o.c_ord);
+		CHECK(qa.max_rd_atomic == resp_ord, "responder ORD %u, want %u", qa.max_rd_atomic,
+		      resp_ord);
+	} else {
+		note("ESTABLISHED: responder_resources %u initiator_depth %u; QP ORD %u IRD %u",
+		     c.seen.responder_resources, c.seen.initiator_depth, qa.max_rd_atomic,
+		     qa.max_dest_rd_atomic);
+		CHECK(c.seen.responder_resources == resp_ird, "responder's IRD %u, want %u",
+		      c.seen.responder_resources, resp_ird);
+		CHECK(c.seen.initiator_depth == resp_ord, "responder's ORD %u, want %u",
+		      c.seen.initiator_depth, resp_ord);
+		CHECK(qa.max_rd_atomic == min_u32(o.c_ord, resp_ird), "initiator ORD %u, want %u",
+		      qa.max_rd_atomic, min_u32(o.c_ord, resp_ird));
+	}
+	buf_alloc(&c, &b, sz * o.reads + 4096, ACC_ALL);
+	if (o.server) {
+		pat_fill(b.p, b.len, 0xb00, 0);
+		oob_put_mr(&b);
+		oob_get(T_DONE);
+	} else {
+		struct rbuf r = oob_get_mr();
+		uint32_t ord = min_u32(o.c_ord, resp_ird);
+		char w[64];
+		long long stalls = -1;
+
+		memset(b.p, 0, b.len);
+		/* far more Reads than ORD at once: the RNIC queues them, none fails */
+		for (uint32_t i = 0; i < o.reads; i++)
+			post1(&c, IBV_WR_RDMA_READ, i, &b, sz * i, sz, r.addr + sz * i + 3, r.rkey,
+			      0);
+		for (uint32_t i = 0; i < o.reads; i++) {
+			snprintf(w, sizeof(w), "Read %u of %u (ORD %u)", i, o.reads, ord);
+			wc_expect(c.scq, i, IBV_WC_RDMA_READ, w);
+			pat_check(b.p + sz * i, sz, 0xb00, sz * i + 3, w);
+		}
+		note("%u outstanding Reads with ORD %u: all completed and verified", o.reads, ord);
+		if (o.tel != NULL) {
+			char cmd[64];
+			uint64_t end = now_ms() + 5000;
+
+			/* the dataplane publishes QP counters every 100 ms */
+			snprintf(cmd, sizeof(cmd), "/warpnic/dp/qp,%u", c.qp->qp_num);
+			while ((stalls = tel_get(cmd, "ord_stalls")) <= 0 && now_ms() < end)
+				nap_us(100000);
+			note("telemetry %s: ord_stalls %lld", cmd, stalls);
+			if (o.reads > ord)
+				CHECK(stalls > 0, "Reads beyond ORD were not held back");
+		}
+		oob_put(T_DONE, 0, NULL, 0);
+	}
+	conn_down(&c);
+	buf_free(&b);
+	conn_free(&c);
+}
+
+/* ---------------------------------------------------------------- bulk, stream, kill */
+
+/* @p mib MiB each of Write and Read (256 KiB operations) and 1/4 of that as Sends. */
+static void
+case_bulk(void)
+{
+	const size_t op = 256 * 1024, total = (size_t)o.mib << 20, n = total / op;
+	const size_t smsg = 64 * 1024, sn = total / 4 / smsg;
+	struct conn c;
+	struct buf b, rb;
+
+	conn_up(&c, NULL);
+	buf_alloc(&c, &b, total, ACC_ALL);
+	buf_alloc(&c, &rb, sn * smsg, ACC_ALL);
+	if (o.server) {
+		pat_fill(b.p, total, 0xc01, 0); /* the Read source, replaced by the Writes */
+		for (size_t i = 0; i < sn; i++)
+			post_recv(&c, i, &rb, i * smsg, smsg);
+		oob_put_mr(&b);
+		oob_get(T_DONE); /* Reads done */
+		post_recv(&c, 999, &rb, 0, 0);
+		oob_put(T_READY, 0, NULL, 0);
+		for (size_t i = 0; i < sn; i++) {
+			wc_expect(c.rcq, i, IBV_WC_RECV, "bulk Send");
+			pat_check(rb.p + i * smsg, smsg, 0xc02, i * smsg, "bulk Send");
+		}
+		wc_expect(c.rcq, 999, IBV_WC_RECV_RDMA_WITH_IMM, "end of the bulk Writes");
+		pat_check(b.p, total, 0xc00, 0, "bulk Write target");
+		oob_put(T_DONE, 0, NULL, 0);
+		note("bulk: %u MiB Read, %u MiB Written, %zu KiB Sent: verified", o.mib, o.mib,
+		     sn * smsg / 1024);
+	} else {
+		struct rbuf r = oob_get_mr();
+
+		for (size_t i = 0; i < n; i++)
+			post1(&c, IBV_WR_RDMA_READ, i, &b, i * op, op, r.addr + i * op, r.rkey, 0);
+		for (size_t i = 0; i < n; i++)
+			wc_expect(c.scq, i, IBV_WC_RDMA_READ, "bulk Read");
+		pat_check(b.p, total, 0xc01, 0, "bulk Read sink");
+		oob_put(T_DONE, 0, NULL, 0);
+		pat_fill(b.p, total, 0xc00, 0);
+		pat_fill(rb.p, sn * smsg, 0xc02, 0);
+		oob_get(T_READY);
+		for (size_t i = 0; i < sn; i++)
+			post1(&c, IBV_WR_SEND, i, &rb, i * smsg, smsg, 0, 0, 0);
+		for (size_t i = 0; i < n; i++)
+			post1(&c, i + 1 == n ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+			      100 + i, &b, i * op, op, r.addr + i * op, r.rkey, 1);
+		for (size_t i = 0; i < sn; i++)
+			wc_expect(c.scq, i, IBV_WC_SEND, "bulk Send");
+		for (size_t i = 0; i < n; i++)
+			wc_expect(c.scq, 100 + i, IBV_WC_RDMA_WRITE, "bulk Write");
+		oob_get(T_DONE);
+	}
+	conn_down(&c);
+	buf_free(&b);
+	buf_free(&rb);
+	conn_free(&c);
+}
+
+/* Client of the kill case: Writes and Reads until killed (at most 50 s). */
+static void
+case_stream(void)
+{
+	const size_t op = 256 * 1024;
+	struct conn c;
+	struct buf b;
+	struct rbuf r;
+	uint64_t end = now_ms() + 50000, round = 0;
+
+	CHECK(!o.server, "stream is the client side of 'kill'");
+	conn_up(&c, NULL);
+	buf_alloc(&c, &b, 2 * op, ACC_ALL);
+	r = oob_get_mr();
+	pat_fill(b.p, op, 0xd00, 0);
+	while (now_ms() < end) {
+		post1(&c, IBV_WR_RDMA_WRITE, 1, &b, 0, op, r.addr, r.rkey, 0);
+		post1(&c, IBV_WR_RDMA_READ, 2, &b, op, op, r.addr, r.rkey, 0);
+		wc_expect(c.scq, 1, IBV_WC_RDMA_WRITE, "stream Write");
+		wc_expect(c.scq, 2, IBV_WC_RDMA_READ, "stream Read");
+		if (round++ == 0) {
+			pat_check(b.p + op, op, 0xd00, 0, "stream Read");
+			note("STREAMING");
+		}
+	}
+	fail("not killed within 50 s");
+}
+
+static void
+prepost_kill(struct conn *c)
+{
+	c->pre = calloc(1, sizeof(*c->pre));
+	CHECK(c->pre != NULL);
+	buf_alloc(c, c->pre, 4096, ACC_ALL);
+	for (int i = 0; i < 4; i++)
+		post_recv(c, 70 + (uint64_t)i, c->pre, 1024 * (size_t)i, 1024);
+}
+
+static void
+case_kill(void)
+{
+	struct sizes sz = { basic_sizes, sizeof(basic_sizes) / sizeof(basic_sizes[0]) };
+	struct conn c;
+	struct buf b;
+
+	CHECK(o.server, "kill is the server side (the client runs 'stream', then 'basic')");
+	conn_up(&c, prepost_kill);
+	buf_alloc(&c, &b, 256 * 1024, ACC_ALL);
+	oob_put_mr(&b);
+	note("first connection up; waiting for its client to die");
+	wait_disconnected("server (client killed)");
+	expect_recv_flush(&c, 70, 4, "server (client killed)");
+	buf_free(&b);
+	conn_free(&c);
+	/* a new client on a new connection: everything works as before */
+	oob_accept();
+	conn_up(&c, NULL);
+	run_data(&c, &sz);
+	conn_down(&c);
+	conn_free(&c);
+	note("second connection after the kill: data verified");
+}
+
+/* ---------------------------------------------------------------- main */
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{ "basic", case_basic },   { "ops", case_ops },       { "atomics", case_atomics },
+	{ "send_inv", case_send_inv }, { "ordneg", case_ordneg }, { "viol", case_viol },
+	{ "flush", case_flush },   { "bulk", case_bulk },     { "stream", case_stream },
+	{ "kill", case_kill },
+};
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+		"usage: rnic_it (--server | --client ADDR) --oob PATH --case NAME [--port P]\n"
+		"       [--c-ird N --c-ord N --s-ird N --s-ord N] [--reads N] [--viol KIND]\n"
+		"       [--mib N] [--tel TELEMETRY_SOCKET]\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "server", no_argument, NULL, 'S' },	{ "client", required_argument, NULL, 'C' },
+		{ "port", required_argument, NULL, 'p' }, { "oob", required_argument, NULL, 'o' },
+		{ "case", required_argument, NULL, 'c' }, { "viol", required_argument, NULL, 'v' },
+		{ "tel", required_argument, NULL, 't' },  { "c-ird", required_argument, NULL, 1 },
+		{ "c-ord", required_argument, NULL, 2 },  { "s-ird", required_argument, NULL, 3 },
+		{ "s-ord", required_argument, NULL, 4 },  { "mib", required_argument, NULL, 5 },
+		{ "reads", required_argument, NULL, 6 },  { NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'S': o.server = true; break;
+		case 'C': o.addr = optarg; break;
+		case 'p': o.port = (uint16_t)atoi(optarg); break;
+		case 'o': o.oob = optarg; break;
+		case 'c': o.cs = optarg; break;
+		case 'v': o.viol = optarg; break;
+		case 't': o.tel = optarg; break;
+		case 1: o.c_ird = (uint32_t)atoi(optarg); break;
+		case 2: o.c_ord = (uint32_t)atoi(optarg); break;
+		case 3: o.s_ird = (uint32_t)atoi(optarg); break;
+		case 4: o.s_ord = (uint32_t)atoi(optarg); break;
+		case 5: o.mib = (uint32_t)atoi(optarg); break;
+		case 6: o.reads = (uint32_t)atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (o.server == (o.addr != NULL) || o.oob == NULL || o.cs == NULL || o.mib == 0)
+		usage();
+	if (strcmp(o.cs, "viol") == 0 && o.viol == NULL)
+		usage();
+	role = o.server ? "server" : "client";
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (strcmp(cases[i].name, o.cs) != 0)
+			continue;
+		if (o.server) {
+			oob_listen();
+			server_listen();
+			oob_accept();
+		} else {
+			oob_connect();
+		}
+		cases[i].fn();
+		if (listen_id != NULL)
+			rdma_destroy_id(listen_id);
+		if (ec != NULL)
+			rdma_destroy_event_channel(ec);
+		note("PASS %s", o.cs);
+		return 0;
+	}
+	fprintf(stderr, "rnic_it: unknown case %s\n", o.cs);
+	return 2;
+}
