@@ -88,7 +88,7 @@ raw() {
 	rm -f "$t/memif.sock"
 	"$perf" -l "$lc_s" "${raw_mem[@]}" --no-pci --file-prefix "wnd-$$-s" \
 		--log-level=lib.eal:error --vdev "$memif,role=server" -- --mode "$m" --server \
-		>"$t/$m.server.log" 2>&1 &
+		--timeout 30 >"$t/$m.server.log" 2>&1 &
 	spid=$!
 	for _ in $(seq 100); do [ -S "$t/memif.sock" ] && break; sleep 0.1; done
 	"$perf" -l "$lc_c" "${raw_mem[@]}" --no-pci --file-prefix "wnd-$$-c" \
@@ -103,7 +103,8 @@ raw() {
 rnic() {
 	local m=$1 sizes=$2
 	shift 2
-	"$perf" --mode "$m" --server --ctl "$WN_PAIR_DIR/b.sock" >"$t/$m.server.log" 2>&1 &
+	"$perf" --mode "$m" --server --timeout 30 --ctl "$WN_PAIR_DIR/b.sock" \
+		>"$t/$m.server.log" 2>&1 &
 	spid=$!
 	sleep 0.2
 	"$perf" --mode "$m" --client 10.88.0.2 --ctl "$WN_PAIR_DIR/a.sock" --sweep="$sizes" \

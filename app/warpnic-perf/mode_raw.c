@@ -138,6 +138,8 @@ raw_port_setup(struct raw_ctx *c)
 	c->frag = mtu - (uint32_t)sizeof(struct raw_hdr);
 	/* net_memif: the link comes up when the peer process connects */
 	deadline = wn_perf_now_ns() + (uint64_t)(c->p->timeout * 1e9);
+	if (c->p->server && !c->p->timeout_set)
+		deadline = UINT64_MAX; /* a server waits for its client */
 	for (;;) {
 		memset(&link, 0, sizeof(link));
 		rte_eth_link_get_nowait(c->port, &link);
@@ -348,7 +350,7 @@ raw_serve(struct raw_ctx *c)
 		uint16_t n = rte_eth_rx_burst(c->port, 0, m, RAW_BURST);
 		uint64_t now = wn_perf_now_ns();
 
-		if (n == 0 && now - idle_since > limit) {
+		if (n == 0 && now - idle_since > limit && (started || c->p->timeout_set)) {
 			fprintf(stderr, "raw server: no frame from the client for %.0f s\n",
 				c->p->timeout);
 			return -ETIMEDOUT;

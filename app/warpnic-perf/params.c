@@ -37,7 +37,8 @@ wn_perf_usage(const char *prog)
 	       "  --duration SEC     time per size (the measurement ends at whichever of --iters\n"
 	       "                     and --duration comes first; neither: the mode's iterations,\n"
 	       "                     at most %.0f s)\n"
-	       "  --timeout SEC      give up when the peer is silent this long (default %.0f)\n"
+	       "  --timeout SEC      give up when the peer is silent this long (default %.0f;\n"
+	       "                     a server waits for its client without limit unless given)\n"
 	       "  --reps N           network modes: measure each size N times and report the\n"
 	       "                     median run (bandwidth, or p50 latency); default 1\n"
 	       "  --json [FILE]      write the results as one JSON object to FILE (none or\n"
@@ -260,6 +261,8 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 			}
 			if (c == OPT_DURATION)
 				p->duration_set = true;
+			else
+				p->timeout_set = true;
 			break;
 		case OPT_REPS:
 			if (parse_u64(optarg, 1, WN_PERF_MAX_REPS, &v) < 0) {

@@ -38,6 +38,7 @@ struct wn_perf_params {
 	double duration;             /**< --duration in s (0: none) */
 	bool duration_set;           /**< --duration was given */
 	double timeout;              /**< --timeout in s */
+	bool timeout_set;            /**< --timeout given (else a server waits for ever) */
 	unsigned int reps;           /**< --reps: measurements per size, the median is kept */
 	const char *json;            /**< --json FILE ("-": stdout) */
 	const char *csv;             /**< --csv FILE ("-": stdout) */

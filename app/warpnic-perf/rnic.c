@@ -570,15 +570,13 @@ parse_addr(const char *s, uint16_t port, struct wn_ctl_addr *a)
 	return 0;
 }
 
-/*
- * Next CM event within --timeout. @p id: only events of that id (or listener) count; the
- * connection errors of that id end the wait with -ECONNREFUSED.
- */
+/* Next CM event within --timeout (a server's first: without limit unless --timeout). */
 static int
 cm_next(struct perf_rnic *r, struct wn_ctl_cm_event *ev)
 {
 	struct pollfd pfd = {.fd = r->ch->fd, .events = POLLIN};
-	int rc = poll(&pfd, 1, (int)(r->p->timeout * 1000));
+	bool forever = r->server && r->ctl.qp == NULL && !r->p->timeout_set;
+	int rc = poll(&pfd, 1, forever ? -1 : (int)(r->p->timeout * 1000));
 
 	if (rc < 0)
 		return -errno;
@@ -593,6 +591,7 @@ cm_next(struct perf_rnic *r, struct wn_ctl_cm_event *ev)
 	return rc;
 }
 
+/* Wait for event @p want of CM id @p id; its connection errors end the wait (-ECONNREFUSED). */
 static int
 cm_wait(struct perf_rnic *r, uint32_t id, uint32_t want, struct wn_ctl_cm_event *ev)
 {

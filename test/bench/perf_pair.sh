@@ -54,7 +54,8 @@ for m in "${list[@]}"; do
 		eal=(--no-pci --no-huge --no-shconf -m 256 --log-level=lib.eal:error)
 		memif="net_memif0,socket=$sock,socket-abstract=no"
 		"$perf" -l "$lc_s" "${eal[@]}" --file-prefix "wnp-$$-s" \
-			--vdev "$memif,role=server" -- --mode "$m" --server >"$t/$m.server.log" 2>&1 &
+			--vdev "$memif,role=server" -- --mode "$m" --server --timeout 30 \
+			>"$t/$m.server.log" 2>&1 &
 		spid=$!
 		for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 		"$perf" -l "$lc_c" "${eal[@]}" --file-prefix "wnp-$$-c" \
@@ -62,7 +63,8 @@ for m in "${list[@]}"; do
 			"$@" >"$t/$m.client.log" 2>&1 || fail "$m client"
 		;;
 	rnic)
-		"$perf" --mode "$m" --server --ctl "$t/pair/b.sock" >"$t/$m.server.log" 2>&1 &
+		"$perf" --mode "$m" --server --timeout 30 --ctl "$t/pair/b.sock" \
+			>"$t/$m.server.log" 2>&1 &
 		spid=$!
 		sleep 0.2
 		"$perf" --mode "$m" --client 10.88.0.2 --ctl "$t/pair/a.sock" --json "$t/$m.json" \
