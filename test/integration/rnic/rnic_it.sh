@@ -56,6 +56,8 @@ A_CTL=$WN_PAIR_DIR/a.sock
 B_CTL=$WN_PAIR_DIR/b.sock
 A_LOG=$WN_PAIR_DIR/a.log
 B_LOG=$WN_PAIR_DIR/b.log
+# wn-pair.sh's EAL file prefixes are wn_a_TAG and wn_b_TAG
+EAL_TAG=$(printf '%s' "$WN_PAIR_DIR" | cksum | cut -d' ' -f1)
 SERVER_IP=10.88.0.1
 PAIR_KIND=wn-pair # or "own" (started by launch_own)
 OWN_PIDS=()
@@ -95,6 +97,9 @@ cleanup() {
 	fi
 	[ -n "$NS_A" ] && ip netns del "$NS_A" 2>/dev/null
 	[ -n "$NS_B" ] && ip netns del "$NS_B" 2>/dev/null
+	# EAL runtime directories of this case's instances
+	rm -rf "/var/run/dpdk/wn_a_$EAL_TAG" "/var/run/dpdk/wn_b_$EAL_TAG" \
+		"/var/run/dpdk/wn_rnic_a_$$" "/var/run/dpdk/wn_rnic_b_$$"
 	if [ "${WN_RNIC_KEEP:-0}" = 1 ]; then
 		echo "kept $T"
 	else
@@ -170,9 +175,7 @@ log_has() {
 }
 
 tel_sock() { # instance letter
-	local tag
-	tag=$(printf '%s' "$WN_PAIR_DIR" | cksum | cut -d' ' -f1)
-	echo "/var/run/dpdk/wn_${1}_$tag/dpdk_telemetry.v2"
+	echo "/var/run/dpdk/wn_${1}_$EAL_TAG/dpdk_telemetry.v2"
 }
 
 # tel LETTER COMMAND KEY...: "k=v ..." of a warpnicd telemetry dictionary
