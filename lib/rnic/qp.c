@@ -176,20 +176,23 @@ rnic_complete_sq(struct wn_rnic_qp *qp)
 	while (sq->head != qp->sq_fetch) {
 		struct sq_pend *p = &qp->pend[sq->head & sq->mask];
 
+		bool cqe = p->signaled || p->status != WN_QUEUE_WC_SUCCESS;
+		struct wn_queue_cqe e = {
+			.wr_id = p->wr_id, .status = p->status, .opcode = p->wc_opcode,
+			.byte_len = p->byte_len, .qp_num = qp->c.qpn, .vendor_err = p->vendor_err,
+		};
+
 		if (!p->done)
 			break;
-		if (p->signaled || p->status != WN_QUEUE_WC_SUCCESS) {
-			struct wn_queue_cqe e = {
-				.wr_id = p->wr_id, .status = p->status, .opcode = p->wc_opcode,
-				.byte_len = p->byte_len, .qp_num = qp->c.qpn,
-				.vendor_err = p->vendor_err,
-			};
-
-			if (rnic_post_cqe(qp, qp->c.scq, &e, false) != 0)
-				break;
-		}
+		/*
+		 * The slot goes back before the completion is visible: a client that polls the
+		 * CQE may post into that slot at once (verbs: a completed WR's slot is free).
+		 * A full CQ is fatal for the QP (rnic_post_cqe), so nothing is retried.
+		 */
 		p->done = 0;
 		wn_queue_cons_release(sq, 1);
+		if (cqe)
+			(void)rnic_post_cqe(qp, qp->c.scq, &e, false);
 	}
 }
 

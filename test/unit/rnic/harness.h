@@ -42,6 +42,7 @@ struct h_side {
 	uint32_t mulpdu;                       /* every ULPDU must fit (RFC 5041 §5.2) */
 	/* events */
 	unsigned int n_term_recv, n_term_sent, n_rtr, n_notify, n_srq_limit;
+	int64_t sq_space_at_notify;            /* client's SQ space when the last CQ notify fired */
 	struct wn_mem_term term_recv, term_sent;
 	/* memory: one big buffer with guard areas at both ends */
 	uint8_t *raw;
@@ -95,6 +96,8 @@ h_event(void *arg, struct wn_rnic_qp *qp, const struct wn_rnic_event *ev)
 		break;
 	case WN_RNIC_EV_CQ_NOTIFY:
 		s->n_notify++;
+		/* the CQE is visible now: what a client polling it would see of its SQ */
+		s->sq_space_at_notify = wn_queue_prod_space(&s->sq_c);
 		break;
 	case WN_RNIC_EV_SRQ_LIMIT:
 		s->n_srq_limit++;

@@ -954,6 +954,36 @@ test_raw_atomic_no_rights(void **state)
 		assert_int_equal(p->b.buf[i], 0);
 }
 
+/* A completed send WR's SQ slot is free by the time its CQE can be polled (verbs). */
+static void
+test_sq_slot_free_at_completion(void **state)
+{
+	struct pair *p = *state;
+	uint32_t rb = h_reg(&p->b, 0, 65536, RW);
+	struct wn_queue_swqe *w;
+	int64_t before;
+
+	/* fill the SQ to the last slot with signaled Writes */
+	before = wn_queue_prod_space(&p->a.sq_c);
+	for (int64_t i = 0; i < before; i++) {
+		w = h_swqe(&p->a);
+		w->wr_id = (uint64_t)i;
+		w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+		w->flags = WN_QUEUE_SEND_SIGNALED | WN_QUEUE_SEND_INLINE;
+		w->inline_len = 8;
+		w->u.rdma.remote_addr = h_va(0);
+		w->u.rdma.rkey = rb;
+		h_post_send(&p->a);
+	}
+	assert_int_equal(wn_queue_prod_space(&p->a.sq_c), 0);
+	wn_queue_cq_arm(&p->a.scq_c, false);
+	p->a.sq_space_at_notify = -1;
+	h_pump(&p->a, &p->b);
+	assert_true(p->a.n_notify >= 1);
+	/* when the first CQE became visible its slot was already back */
+	assert_true(p->a.sq_space_at_notify >= 1);
+}
+
 /* An MPA failure below the engine (RFC 5044 §8) is reported with an LLP Terminate. */
 static void
 test_llp_terminate(void **state)
@@ -1130,6 +1160,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_raw_unexpected_read_resp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_send_bad_msn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_atomic_no_rights, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sq_slot_free_at_completion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_llp_terminate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_llp_terminate_needs_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_bad_version, setup, teardown),
