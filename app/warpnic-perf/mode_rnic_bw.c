@@ -176,7 +176,7 @@ bw_receive(struct perf_rnic *r, uint32_t size, uint64_t *got)
 		if (posted - c->credit_sent < r->rq_depth / 4)
 			continue;
 		__atomic_store_n(c->credit_slot, posted, __ATOMIC_RELEASE);
-		rc = perf_post_send(r, c, WN_QUEUE_WR_SEND, WN_QUEUE_SEND_SIGNALED, c->credit_slot,
+		rc = perf_post_send(c, WN_QUEUE_WR_SEND, WN_QUEUE_SEND_SIGNALED, c->credit_slot,
 				    sizeof(uint64_t), r->ctl_mr->lkey, 0, 0,
 				    perf_wr_id(c->index, PERF_WR_CREDIT, 0));
 		if (rc == 0)
@@ -269,32 +269,34 @@ bw_check(struct perf_rnic *r, const struct perf_msg *start, const struct perf_ms
 	return perf_check_rx(r, start->size, start->seed, aux);
 }
 
-#define BW_OPS(nm, op, snd, what)                                                              \
-	static const struct perf_rnic_ops nm##_ops = {                                         \
-		.name = #nm,                                                                   \
-		.title = #nm ": RDMA " what " through warpnicd, message octets (Gbit/s)",     \
-		.send = snd,                                                                   \
-		.opcode = op,                                                                  \
-		.def_size = 65536,                                                             \
-		.def_iters = 5000,                                                             \
-		.prepare = bw_prepare,                                                         \
-		.client = bw_client,                                                           \
-		.server = bw_server,                                                           \
-		.check = bw_check,                                                             \
-	};                                                                                     \
-	static int nm##_parse(struct wn_perf_params *p)                                        \
-	{                                                                                      \
-		return perf_rnic_parse(p, &nm##_ops);                                          \
-	}                                                                                      \
-	static int nm##_run(const struct wn_perf_params *p)                                    \
-	{                                                                                      \
-		return perf_rnic_run(p, &nm##_ops);                                            \
-	}                                                                                      \
-	const struct wn_perf_mode wn_perf_mode_##nm = {                                        \
-		.name = #nm,                                                                   \
-		.help = "RDMA " what " (client of warpnicd; --server / --client)",            \
-		.parse = nm##_parse,                                                           \
-		.run = nm##_run,                                                               \
+#define BW_OPS(nm, op, snd, what)                                                               \
+	static const struct perf_rnic_ops nm##_ops = {                                          \
+		.name = #nm,                                                                    \
+		.title = #nm ": RDMA " what " through warpnicd, message octets (Gbit/s)",       \
+		.send = snd,                                                                    \
+		.opcode = op,                                                                   \
+		.def_size = 65536,                                                              \
+		.def_iters = 5000,                                                              \
+		.prepare = bw_prepare,                                                          \
+		.client = bw_client,                                                            \
+		.server = bw_server,                                                            \
+		.check = bw_check,                                                              \
+	};                                                                                      \
+	static int                                                                              \
+	nm##_parse(struct wn_perf_params *p)                                                    \
+	{                                                                                       \
+		return perf_rnic_parse(p, &nm##_ops);                                           \
+	}                                                                                       \
+	static int                                                                              \
+	nm##_run(const struct wn_perf_params *p)                                                \
+	{                                                                                       \
+		return perf_rnic_run(p, &nm##_ops);                                             \
+	}                                                                                       \
+	const struct wn_perf_mode wn_perf_mode_##nm = {                                         \
+		.name = #nm,                                                                    \
+		.help = "RDMA " what " (client of warpnicd; --server / --client)",              \
+		.parse = nm##_parse,                                                            \
+		.run = nm##_run,                                                                \
 	}
 
 BW_OPS(write_bw, WN_QUEUE_WR_RDMA_WRITE, false, "Write bandwidth");

@@ -261,33 +261,35 @@ lat_check(struct perf_rnic *r, const struct perf_msg *start, const struct perf_m
 	return rc;
 }
 
-#define LAT_OPS(nm, op, snd, what, how)                                                        \
-	static const struct perf_rnic_ops nm##_ops = {                                         \
-		.name = #nm,                                                                   \
-		.title = #nm ": " what " latency through warpnicd, " how " (us)",              \
-		.lat = true,                                                                   \
-		.send = snd,                                                                   \
-		.opcode = op,                                                                  \
-		.def_size = 2,                                                                 \
-		.def_iters = 1000,                                                             \
-		.prepare = lat_prepare,                                                        \
-		.client = lat_client,                                                          \
-		.server = lat_server,                                                          \
-		.check = lat_check,                                                            \
-	};                                                                                     \
-	static int nm##_parse(struct wn_perf_params *p)                                        \
-	{                                                                                      \
-		return perf_rnic_parse(p, &nm##_ops);                                          \
-	}                                                                                      \
-	static int nm##_run(const struct wn_perf_params *p)                                    \
-	{                                                                                      \
-		return perf_rnic_run(p, &nm##_ops);                                            \
-	}                                                                                      \
-	const struct wn_perf_mode wn_perf_mode_##nm = {                                        \
-		.name = #nm,                                                                   \
-		.help = "RDMA " what " latency (client of warpnicd; --server / --client)",     \
-		.parse = nm##_parse,                                                           \
-		.run = nm##_run,                                                               \
+#define LAT_OPS(nm, op, snd, what, how)                                                         \
+	static const struct perf_rnic_ops nm##_ops = {                                          \
+		.name = #nm,                                                                    \
+		.title = #nm ": " what " latency through warpnicd, " how " (us)",               \
+		.lat = true,                                                                    \
+		.send = snd,                                                                    \
+		.opcode = op,                                                                   \
+		.def_size = 2,                                                                  \
+		.def_iters = 1000,                                                              \
+		.prepare = lat_prepare,                                                         \
+		.client = lat_client,                                                           \
+		.server = lat_server,                                                           \
+		.check = lat_check,                                                             \
+	};                                                                                      \
+	static int                                                                              \
+	nm##_parse(struct wn_perf_params *p)                                                    \
+	{                                                                                       \
+		return perf_rnic_parse(p, &nm##_ops);                                           \
+	}                                                                                       \
+	static int                                                                              \
+	nm##_run(const struct wn_perf_params *p)                                                \
+	{                                                                                       \
+		return perf_rnic_run(p, &nm##_ops);                                             \
+	}                                                                                       \
+	const struct wn_perf_mode wn_perf_mode_##nm = {                                         \
+		.name = #nm,                                                                    \
+		.help = "RDMA " what " latency (client of warpnicd; --server / --client)",      \
+		.parse = nm##_parse,                                                            \
+		.run = nm##_run,                                                                \
 	}
 
 LAT_OPS(write_lat, WN_QUEUE_WR_RDMA_WRITE, false, "Write", "half the ping-pong round trip");

@@ -190,9 +190,8 @@ int perf_rnic_parse(struct wn_perf_params *p, const struct perf_rnic_ops *ops);
 int perf_rnic_run(const struct wn_perf_params *p, const struct perf_rnic_ops *ops);
 
 /** Post one send-queue WR on @p c. @return 0, -EAGAIN (SQ full), -EIO. */
-int perf_post_send(struct perf_rnic *r, struct perf_conn *c, uint8_t opcode, uint8_t flags,
-		   const void *laddr, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey,
-		   uint64_t wr_id);
+int perf_post_send(struct perf_conn *c, uint8_t opcode, uint8_t flags, const void *laddr,
+		   uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t wr_id);
 /** Post up to @p n data WRs (the mode's opcode, @p size) on @p c; @return posted or -EIO. */
 int perf_post_data(struct perf_rnic *r, struct perf_conn *c, uint8_t opcode, uint32_t size,
 		   uint32_t n);

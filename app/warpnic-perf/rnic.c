@@ -101,15 +101,13 @@ wc_status_name(uint8_t s)
 /* ------------------------------------------------------------------------ rings */
 
 int
-perf_post_send(struct perf_rnic *r, struct perf_conn *c, uint8_t opcode, uint8_t flags,
-	       const void *laddr, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey,
-	       uint64_t wr_id)
+perf_post_send(struct perf_conn *c, uint8_t opcode, uint8_t flags, const void *laddr,
+	       uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t wr_id)
 {
 	struct wn_queue_swqe *w;
 	struct wn_queue_sge *sge;
 	int64_t space;
 
-	(void)r;
 	space = wn_client_wq_begin(c->qp, NULL, false);
 	if (space < 0)
 		return -EIO;
@@ -361,7 +359,7 @@ perf_ctl_send(struct perf_rnic *r, const struct perf_msg *m)
 	r->ctl_tx_next = (r->ctl_tx_next + 1) % PERF_CTL_TX;
 	memcpy(slot, m, sizeof(*m));
 	slot->magic = PERF_MAGIC;
-	rc = perf_post_send(r, &r->ctl, WN_QUEUE_WR_SEND, WN_QUEUE_SEND_SIGNALED, slot,
+	rc = perf_post_send(&r->ctl, WN_QUEUE_WR_SEND, WN_QUEUE_SEND_SIGNALED, slot,
 			    sizeof(*m), r->ctl_mr->lkey, 0, 0, perf_wr_id(0, PERF_WR_CTL_SEND, 0));
 	if (rc == 0)
 		r->ctl_outstanding++;
