@@ -29,6 +29,8 @@
  *   stream    client: Write/Read forever (killed by the driver); server: see "kill"
  *   kill      server: first connection's client is killed (DISCONNECTED + flush
  *             expected), then a second client runs "basic" on a fresh connection
+ *   refused   the connection must fail (client: error event, receive flushed; server:
+ *             no CONNECT_REQUEST)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -484,7 +486,10 @@ post_recv_sges(struct conn *c, uint64_t wr_id, struct ibv_sge *sg, int n)
 static void
 post_recv(struct conn *c, uint64_t wr_id, struct buf *b, size_t off, size_t len)
 {
-	struct ibv_sge sg = { (uintptr_t)(b->p + off), (uint32_t)len, b->mr->lkey };
+	struct ibv_sge sg = { 0, 0, 0 };
+
+	if (len != 0)
+		sg = (struct ibv_sge){ (uintptr_t)(b->p + off), (uint32_t)len, b->mr->lkey };
 
 	post_recv_sges(c, wr_id, &sg, len != 0 ? 1 : 0);
 }
@@ -1575,6 +1580,81 @@ case_kill(void)
 	note("second connection after the kill: data verified");
 }
 
+/* ---------------------------------------------------------------- refused */
+
+/*
+ * The connection cannot be established (e.g. an enhanced initiator and a Rev 1 responder,
+ * RFC 6581 §10): the client's connect ends in an error event, the server's application
+ * never sees a CONNECT_REQUEST.
+ */
+static void
+case_refused(void)
+{
+	if (o.server) {
+		struct pollfd pf;
+
+		oob_put(T_LISTENING, 0, NULL, 0);
+		oob_get(T_DONE);
+		pf = (struct pollfd){ .fd = ec->fd, .events = POLLIN };
+		if (poll(&pf, 1, 0) == 1) {
+			struct rdma_cm_event *ev;
+
+			CHECK(rdma_get_cm_event(ec, &ev) == 0);
+			fail("listener got %s for a connection that must fail",
+			     rdma_event_str(ev->event));
+		}
+		note("no CONNECT_REQUEST reached the application");
+	} else {
+		struct sockaddr_in sa;
+		struct pollfd pf;
+		struct rdma_cm_event *ev;
+		struct rdma_cm_id *id;
+		struct conn c;
+
+		oob_get(T_LISTENING);
+		ec = rdma_create_event_channel();
+		CHECK(ec != NULL);
+		CHECK(rdma_create_id(ec, &id, NULL, RDMA_PS_TCP) == 0);
+		memset(&sa, 0, sizeof(sa));
+		sa.sin_family = AF_INET;
+		sa.sin_port = htons(o.port);
+		CHECK(inet_pton(AF_INET, o.addr, &sa.sin_addr) == 1);
+		CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 5000) == 0);
+		cm_wait(RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
+		CHECK(rdma_resolve_route(id, 5000) == 0);
+		cm_wait(RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
+		memset(&c, 0, sizeof(c));
+		conn_res(&c, id);
+		post_recv(&c, 80, NULL, 0, 0);
+		CHECK(rdma_connect(id, NULL) == 0, "%s", strerror(errno));
+		pf = (struct pollfd){ .fd = ec->fd, .events = POLLIN };
+		CHECK(poll(&pf, 1, WAIT_MS) == 1, "no event for the failing connect");
+		CHECK(rdma_get_cm_event(ec, &ev) == 0);
+		note("connect ended with %s (status %d)", rdma_event_str(ev->event), ev->status);
+		if (ev->event != RDMA_CM_EVENT_CONNECT_ERROR && ev->event != RDMA_CM_EVENT_REJECTED &&
+		    ev->event != RDMA_CM_EVENT_UNREACHABLE)
+			fail("connect ended with %s", rdma_event_str(ev->event));
+		rdma_ack_cm_event(ev);
+		oob_put(T_DONE, 0, NULL, 0);
+		/*
+		 * Whether the QP of a failed connect goes to Error (siw's does, flushing its
+		 * receives) is the provider's choice: reported, not required. Never a success.
+		 */
+		{
+			struct ibv_wc wc;
+
+			if (!wc_try(c.rcq, &wc, 1000, "receive of the failed connect"))
+				note("client: the QP's receive stays posted after the failed connect");
+			else if (wc.status == IBV_WC_SUCCESS)
+				fail("a receive completed on a connection that never existed");
+			else
+				note("client: the QP's receive completed with %s",
+				     wc_str(wc.status));
+		}
+		conn_free(&c);
+	}
+}
+
 /* ---------------------------------------------------------------- main */
 
 static const struct {
@@ -1584,7 +1664,7 @@ static const struct {
 	{ "basic", case_basic },   { "ops", case_ops },       { "atomics", case_atomics },
 	{ "send_inv", case_send_inv }, { "ordneg", case_ordneg }, { "viol", case_viol },
 	{ "flush", case_flush },   { "bulk", case_bulk },     { "stream", case_stream },
-	{ "kill", case_kill },
+	{ "kill", case_kill },     { "refused", case_refused },
 };
 
 static void

@@ -23,6 +23,10 @@
 #   ordneg_one     IRD/ORD 16/16 against 1/1: 48 Reads through ORD 1
 #   markers_both   --markers on both sides (markers on the wire in both directions)
 #   markers_one    --markers on A only (B sends markers, A does not)
+#   mpa_rev1_initiator   B Rev 1, A Rev 2: A accepts the Rev 1 Request (RFC 6581 §5),
+#                  no RTR, data flows
+#   mpa_rev1_responder   B Rev 2 (S=1), A Rev 1: A closes (RFC 6581 §10), B's connect fails
+#                  cleanly, both instances stay up
 #   no_crc         --no-crc on both sides (CRC field zero on the wire)
 #   viol_rights|viol_bounds|viol_stag|viol_read   remote access violations: Terminate logged
 #                  by both warpnicd with the RFC 5040/5041 code, requester's QP flushed,
@@ -304,6 +308,25 @@ memif_vdev() { # role mac
 	echo "net_memif0,role=$1,id=0,socket=$WN_PAIR_DIR/memif.sock,socket-abstract=no,mac=$2"
 }
 
+# A and B as wn-pair.sh starts them, with ${a_opts[@]} / ${b_opts[@]} for one side only and
+# captures in $T/pcap
+own_memif_pair() {
+	PAIR_KIND=own
+	mkdir -p "$T/pcap"
+	launch a "" 0 "$(memif_vdev server 02:77:6e:00:00:01)" --ip 10.88.0.1/24 \
+		--pcap "$T/pcap/a.pcapng" "${a_opts[@]}"
+	launch b "" "$(cpu_b)" "$(memif_vdev client 02:77:6e:00:00:02)" --ip 10.88.0.2/24 \
+		--pcap "$T/pcap/b.pcapng" "${b_opts[@]}"
+}
+
+# Stop the own pair (the captures are complete afterwards).
+own_stop() {
+	local p
+	for p in "${OWN_PIDS[@]}"; do kill -TERM "$p"; done
+	for p in "${OWN_PIDS[@]}"; do wait "$p" || fail "warpnicd (pid $p) exited with $?"; done
+	OWN_PIDS=()
+}
+
 # ---------------------------------------------------------------- cases
 
 case "$CASE" in
@@ -371,28 +394,55 @@ markers_both | no_crc)
 		[ "$nz" -eq 0 ] || fail "$nz frames carry a non-zero CRC field"
 	fi
 	;;
-markers_one)
+markers_one | mpa_rev1_initiator | mpa_rev1_responder)
 	need_tshark
-	PAIR_KIND=own
-	mkdir -p "$T/pcap"
-	launch a "" 0 "$(memif_vdev server 02:77:6e:00:00:01)" --ip 10.88.0.1/24 --markers \
-		--pcap "$T/pcap/a.pcapng"
-	launch b "" "$(cpu_b)" "$(memif_vdev client 02:77:6e:00:00:02)" --ip 10.88.0.2/24 \
-		--pcap "$T/pcap/b.pcapng"
-	run_case --case basic
-	for p in "${OWN_PIDS[@]}"; do kill -TERM "$p"; done
-	for p in "${OWN_PIDS[@]}"; do wait "$p"; done
-	OWN_PIDS=()
-	# A asked for markers (in its Reply): B → A carries markers, A → B does not
-	check_startup "$T/pcap/a.pcapng" 0 1 1 2
-	check_fpdus "$T/pcap/a.pcapng" 20 1
-	to_a=$(fields "$T/pcap/a.pcapng" "iwarp_mpa.markers && ip.dst==10.88.0.1" frame.number |
-		wc -l)
-	to_b=$(fields "$T/pcap/a.pcapng" "iwarp_mpa.markers && ip.dst==10.88.0.2" frame.number |
-		wc -l)
-	echo "  frames with markers: to A $to_a, to B $to_b"
-	[ "$to_a" -gt 0 ] || fail "B sent no markers although A asked for them"
-	[ "$to_b" -eq 0 ] || fail "A sent markers although B did not ask for them"
+	a_opts=()
+	b_opts=()
+	case "$CASE" in
+	markers_one) a_opts=(--markers) ;;
+	mpa_rev1_initiator) b_opts=(--mpa-rev 1) ;;
+	mpa_rev1_responder) a_opts=(--mpa-rev 1) ;;
+	esac
+	own_memif_pair
+	if [ "$CASE" = mpa_rev1_responder ]; then
+		# RFC 6581 §10: a Rev 1 responder treats S=1 as malformed and closes; the
+		# initiator MAY retry with Rev 1 (warpnicd does not): a clean failure
+		run_case --case refused
+	else
+		run_case --case basic
+	fi
+	own_stop
+	case "$CASE" in
+	markers_one)
+		# A asked for markers (in its Reply): B → A carries markers, A → B does not
+		check_startup "$T/pcap/a.pcapng" 0 1 1 2
+		check_fpdus "$T/pcap/a.pcapng" 20 1
+		to_a=$(fields "$T/pcap/a.pcapng" "iwarp_mpa.markers && ip.dst==10.88.0.1" \
+			frame.number | wc -l)
+		to_b=$(fields "$T/pcap/a.pcapng" "iwarp_mpa.markers && ip.dst==10.88.0.2" \
+			frame.number | wc -l)
+		echo "  frames with markers: to A $to_a, to B $to_b"
+		[ "$to_a" -gt 0 ] || fail "B sent no markers although A asked for them"
+		[ "$to_b" -eq 0 ] || fail "A sent markers although B did not ask for them"
+		;;
+	mpa_rev1_responder)
+		req=$(fields "$T/pcap/a.pcapng" iwarp_mpa.req iwarp_mpa.rev | head -1)
+		rep=$(fields "$T/pcap/a.pcapng" iwarp_mpa.rep iwarp_mpa.rev | head -1)
+		n=$(fields "$T/pcap/a.pcapng" iwarp_mpa.fpdu frame.number | wc -l)
+		echo "  MPA Request Rev $req, Reply: '$rep', FPDUs: $n"
+		[ "$req" = 2 ] || fail "the initiator's Request is Rev '$req', want 2"
+		[ -z "$rep" ] || fail "a Reply followed"
+		[ "$n" -eq 0 ] || fail "$n FPDUs followed"
+		;;
+	*)
+		# RFC 6581 §5: a Rev 2 host accepts Rev 1 Requests; a Rev 1 exchange has no RTR
+		check_startup "$T/pcap/a.pcapng" 0 0 1 1
+		check_fpdus "$T/pcap/a.pcapng" 20 1
+		got=$(first_fpdu_from_b "$T/pcap/b.pcapng")
+		echo "  initiator's first FPDU (opcode ULPDU_Length): $got"
+		[ "$got" = "0x03 19" ] || fail "initiator's first FPDU is '$got', want '0x03 19'"
+		;;
+	esac
 	;;
 viol_rights | viol_bounds | viol_stag | viol_read)
 	kind=${CASE#viol_}
