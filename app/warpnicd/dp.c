@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -420,6 +421,8 @@ wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit)
 	int ret;
 
 	dp->quit = quit;
+	/* naps of --idle-us must not be stretched by the default 50 us timer slack */
+	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	if (dp->c.qs != NULL) {
 		ret = rte_rcu_qsbr_thread_register(dp->c.qs, idx);
 		if (ret != 0)
