@@ -45,6 +45,9 @@ note() { echo "[${SECONDS}s] $*"; }
 
 # Known causes outside the shims, recognised in the programs' output.
 diagnose() {
+	if grep -qs "MPA startup timeout" "$WN_PAIR_DIR"/a.log "$WN_PAIR_DIR"/b.log; then
+		echo "DIAGNOSIS: warpnicd gave up an MPA startup (no MPA Reply within --mpa-timeout)"
+	fi
 	if grep -qs "Couldn't post send" "$T"/*.out; then
 		cat <<'EOF'
 DIAGNOSIS: a perftest ibv_post_send() found the send queue full right after it polled
@@ -105,11 +108,14 @@ pair_start() {
 on_a() { timeout -k 5 "$STEP_TIMEOUT" "$RUN" --ctl "$A_CTL" --shim "$SHIM" "$@"; }
 on_b() { timeout -k 5 "$STEP_TIMEOUT" "$RUN" --ctl "$B_CTL" --shim "$SHIM" "$@"; }
 
-# bg_a NAME PROGRAM ARGS...: on_a in the background, output in $T/NAME.out; sets BG_PID
+# bg_a NAME PROGRAM ARGS...: a server on A in the background, output in $T/NAME.out; sets
+# BG_PID. Its bound outlasts the client's (started later, bounded by STEP_TIMEOUT), so a slow
+# run fails as the client's timeout, not as a server killed under a running client.
 bg_a() {
 	local name=$1
 	shift
-	on_a "$@" >"$T/$name.out" 2>&1 &
+	timeout -k 5 $((STEP_TIMEOUT + 20)) "$RUN" --ctl "$A_CTL" --shim "$SHIM" "$@" \
+		>"$T/$name.out" 2>&1 &
 	BG_PID=$!
 	BG+=("$BG_PID")
 }

@@ -9,7 +9,7 @@
 # disconnect through the shims break.
 . "$(dirname "$0")/pair_lib.sh" "$1"
 TOOL=${2:?usage: $0 BUILD_DIR TOOL [ITERS]}
-ITERS=${3:-200}
+ITERS=${3:-20}
 need "$TOOL"
 
 pair_start
