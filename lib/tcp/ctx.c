@@ -259,13 +259,14 @@ void
 tcp_timer_update(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
-	uint64_t d = UINT64_MAX, t[4] = { c->t_rto, c->t_delack, c->t_persist, c->t_tw };
+	uint64_t d = UINT64_MAX;
+	uint64_t t[5] = { c->t_rto, c->t_delack, c->t_persist, c->t_tw, c->t_tlp };
 	uint64_t tick;
 	uint32_t slot;
 
 	if (c->flags & CF_DEAD)
 		return;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (t[i] != 0 && t[i] < d)
 			d = t[i];
 	if (d == UINT64_MAX) {
@@ -314,7 +315,7 @@ tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
 		c->flags &= ~CF_SYN_RCVD_COUNTED;
 	}
 	wheel_remove(c);
-	c->t_rto = c->t_delack = c->t_persist = c->t_tw = 0;
+	c->t_rto = c->t_delack = c->t_persist = c->t_tw = c->t_tlp = 0;
 	if (c->flags & CF_PENDING) {
 		TAILQ_REMOVE(&ctx->pending, c, pend_link);
 		c->flags &= ~CF_PENDING;
@@ -411,6 +412,11 @@ run_timers(struct wn_tcp_conn *c, uint64_t now)
 		c->ctx->st.delack_fired++;
 		c->flags |= CF_ACK_NOW;
 		tcp_mark_pending(c);
+	}
+	if (c->t_tlp != 0 && c->t_tlp <= now) {
+		c->t_tlp = 0;
+		if (c->t_rto == 0 || c->t_rto > now)
+			tcp_tlp_fire(c);
 	}
 	if (c->t_rto != 0 && c->t_rto <= now) {
 		c->t_rto = 0;

@@ -461,46 +461,182 @@ new_ack(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		c->t_rto = 0;
 	else
 		tcp_set_rto_timer(c);
+	tcp_tlp_arm(c); /* RFC 8985 §7.2: restart the PTO on an ACK of new data */
 	tcp_mark_pending(c);
 	if (data_acked > 0 && c->cb != NULL && c->cb->sent != NULL)
 		c->cb->sent(c, c->arg, data_acked);
+}
+
+/* RFC 6675 §5 step (4) (RFC 5681 §3.2 step 2 without SACK): fast retransmit, recovery. */
+static void
+enter_recovery(struct wn_tcp_conn *c)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+
+	/* RFC 6582 §3.2 step 2 / RFC 6675 §5.1: no new recovery before SND.UNA passes the
+	 * RecoveryPoint of the previous one (or of the last RTO). */
+	if (SEQ_LT(c->snd.una, c->recover) && c->recover != c->snd.iss)
+		return;
+	ctx->st.fast_retrans++;
+	c->in_recovery = true;
+	c->t_tlp = 0;
+	c->tlp_out = false;
+	c->recover = c->snd.max;
+	c->undo_ok = c->sack_ok;
+	c->undo_retrans = 0;
+	c->undo_start = c->snd.una;
+	c->undo_end = c->snd.una;
+	c->prior_cwnd = c->cwnd;
+	c->prior_ssthresh = c->ssthresh;
+	ctx->conf.cc->on_loss(c, ctx->now);
+	if (!c->sack_ok)
+		c->cwnd = c->ssthresh + TCP_DUPTHRESH * tcp_smss(c);
+	c->high_rxt = c->snd.una;
+	tcp_retransmit_una(c);
+	tcp_tlp_arm(c);
+	tcp_mark_pending(c);
 }
 
 static void
 dup_ack(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
-	uint32_t smss = tcp_smss(c);
 
 	ctx->st.rx_dupack++;
 	c->dupacks++;
 	if (c->in_recovery) {
 		if (!c->sack_ok)
-			c->cwnd += smss; /* RFC 6582 §3.2 step 4 (RFC 5681 §3.2 step 5) */
-		else if (SEQ_GT(c->high_rxt, c->snd.una) && c->nsb > 0 &&
-			 SEQ_GT(c->sb[c->nsb - 1].end, c->rxt_mark + TCP_DUPTHRESH * smss))
-			/* Lost retransmission: data sent after our retransmission of SND.UNA
-			 * is SACKed but SND.UNA is not: send it again (as RACK would). */
-			tcp_retransmit_una(c);
+			c->cwnd += tcp_smss(c); /* RFC 6582 §3.2 step 4 (RFC 5681 §3.2 step 5) */
 		tcp_mark_pending(c);
 		return;
 	}
+	/* RFC 6675 §5 steps (1)-(3): DupThresh duplicates, or IsLost(HighACK + 1). */
 	if (c->dupacks < TCP_DUPTHRESH && !(c->sack_ok && sb_is_lost(c, c->snd.una))) {
 		tcp_mark_pending(c); /* Limited Transmit (RFC 3042) may send */
 		return;
 	}
-	/* RFC 6582 §3.2 step 2: no new recovery for losses of the previous window. */
-	if (SEQ_LT(c->snd.una, c->recover) && c->recover != c->snd.iss)
+	enter_recovery(c);
+}
+
+/*
+ * RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT without SACK: same ACK, no data, no SYN/FIN, same
+ * window, data outstanding. With SACK, RFC 6675 §2: an ACK whose SACK blocks cover octets
+ * not SACKed before is a duplicate whatever its window or payload (a Linux receiver
+ * changes its window on most ACKs as its application reads).
+ */
+static bool
+is_dup_ack(const struct wn_tcp_conn *c, const struct tcp_seg *s, uint32_t wnd,
+	   uint32_t sacked_new)
+{
+	if (s->ack != c->snd.una || c->snd.max == c->snd.una)
+		return false;
+	if (c->sack_ok && s->nsack > 0)
+		return sacked_new > 0;
+	return s->len == 0 && !(s->flags & (TH_SYN | TH_FIN)) && wnd == c->snd.wnd;
+}
+
+/*
+ * Loss detection from the scoreboard on any ACK that SACKed new octets (RFC 6675 §5).
+ * Outside recovery, a cumulative ACK may still leave IsLost(HighACK + 1) true. In recovery,
+ * retransmissions are checked for loss: octets sent after the last retransmission are
+ * SACKed beyond DupThresh segments while a retransmitted hole is still missing, so the
+ * holes below HighRxt are lost again and NextSeg() starts over from SND.UNA (Linux's
+ * lost-retransmit detection; without it every lost retransmission costs an RTO).
+ */
+static void
+sack_loss_check(struct wn_tcp_conn *c)
+{
+	uint32_t smss = tcp_smss(c);
+
+	if (!c->in_recovery) {
+		/* RFC 8985 §7.4.1 (RACK's view of a probe): the probe, sent after everything
+		 * outstanding, was SACKed, so SND.UNA's segment sent before it is lost. */
+		if (c->nsb > 0 && (sb_is_lost(c, c->snd.una) ||
+				   (c->tlp_out && SEQ_GEQ(c->sb[c->nsb - 1].end, c->tlp_high))))
+			enter_recovery(c);
 		return;
-	ctx->st.fast_retrans++;
-	c->in_recovery = true;
-	c->recover = c->snd.max;
-	ctx->conf.cc->on_loss(c, ctx->now);
-	if (!c->sack_ok)
-		c->cwnd = c->ssthresh + TCP_DUPTHRESH * smss;
-	c->high_rxt = c->snd.una;
-	tcp_retransmit_una(c);
+	}
+	if (SEQ_GT(c->high_rxt, c->snd.una) && c->nsb > 0 &&
+	    SEQ_LT(c->snd.una, c->sb[0].start) &&
+	    SEQ_GT(c->sb[c->nsb - 1].end, c->rxt_mark + TCP_DUPTHRESH * smss)) {
+		c->ctx->st.rxt_lost++;
+		c->high_rxt = c->snd.una;
+		c->rxt_mark = c->snd.max;
+	}
+	if (!c->tlp_out)
+		tcp_tlp_arm(c); /* the peer is alive: the probe waits for silence */
 	tcp_mark_pending(c);
+}
+
+/*
+ * RFC 3708 §3 / RFC 4015: every retransmission of the last recovery reported as a duplicate
+ * (D-SACK) means the "loss" was reordering; the window reduction is undone (as Linux does;
+ * the 1% reorder of the interop tests made half of all recoveries spurious).
+ */
+static void
+dsack_undo(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	uint32_t a = s->sack[0].start, b = s->sack[0].end, emss = tcp_emss(c), n;
+
+	if (SEQ_LT(a, c->undo_start) || SEQ_GT(b, c->undo_end) || !SEQ_LT(a, b))
+		return;
+	n = (b - a + emss - 1) / emss;
+	c->undo_retrans = (uint16_t)(c->undo_retrans > n ? c->undo_retrans - n : 0);
+	if (c->undo_retrans > 0)
+		return;
+	c->undo_ok = false;
+	ctx->st.undo_spurious++;
+	c->cwnd = RTE_MAX(c->cwnd, c->prior_cwnd);
+	c->ssthresh = RTE_MAX(c->ssthresh, c->prior_ssthresh);
+	if (c->in_recovery) {
+		c->in_recovery = false;
+		c->dupacks = 0;
+		c->recover = c->snd.una; /* a real hole left may start a new recovery */
+	}
+	tcp_mark_pending(c);
+}
+
+/* RFC 2883 §4: a D-SACK block lies below the ACK or inside the block after it. */
+static bool
+has_dsack(const struct tcp_seg *s)
+{
+	if (s->nsack == 0)
+		return false;
+	if (SEQ_LEQ(s->sack[0].end, s->ack))
+		return true;
+	return s->nsack > 1 && SEQ_GEQ(s->sack[0].start, s->sack[1].start) &&
+	       SEQ_LEQ(s->sack[0].end, s->sack[1].end);
+}
+
+/*
+ * RFC 8985 §7.4: close a tail loss probe's episode. A probe of new data, or a
+ * retransmission the peer reports as a duplicate (D-SACK), repaired nothing. An ACK
+ * beyond the probe without D-SACK means the probe repaired a loss: congestion response.
+ * An ACK of exactly the probe may still be followed by its D-SACK, so it waits (Linux's
+ * tcp_process_tlp_ack()), unless it is a pure duplicate.
+ */
+static void
+tlp_ack(struct wn_tcp_conn *c, const struct tcp_seg *s, bool advanced, uint32_t sacked_new)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+
+	if (!c->tlp_out || SEQ_LT(s->ack, c->tlp_high))
+		return;
+	if (!c->tlp_retrans || has_dsack(s)) {
+		c->tlp_out = false;
+	} else if (SEQ_GT(s->ack, c->tlp_high)) {
+		c->tlp_out = false;
+		ctx->st.tlp_recovered++;
+		if (!c->tlp_rec && !c->in_recovery) {
+			ctx->conf.cc->on_loss(c, ctx->now);
+			ctx->conf.cc->on_recovery_end(c, ctx->now);
+		}
+	} else if (!advanced && sacked_new == 0) {
+		c->tlp_out = false;
+	}
+	if (!c->tlp_out)
+		tcp_tlp_arm(c);
 }
 
 static bool
@@ -514,7 +650,8 @@ static bool
 ack_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
-	uint32_t wnd = (uint32_t)s->wnd << c->snd.wscale;
+	uint32_t wnd = (uint32_t)s->wnd << c->snd.wscale, sacked_new = 0;
+	bool advanced;
 
 	if (c->state == WN_TCP_SYN_RCVD) {
 		if (!SEQ_LT(c->snd.una, s->ack) || SEQ_GT(s->ack, c->snd.max)) {
@@ -545,15 +682,20 @@ ack_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		return false;
 	}
 	if (c->sack_ok && s->nsack > 0)
-		sb_update(c, s);
-	if (SEQ_GT(s->ack, c->snd.una)) {
+		sacked_new = sb_update(c, s);
+	advanced = SEQ_GT(s->ack, c->snd.una);
+	if (advanced) {
 		new_ack(c, s);
 		if (c->flags & CF_DEAD)
 			return false;
-	} else if (s->ack == c->snd.una && s->len == 0 && !(s->flags & (TH_SYN | TH_FIN)) &&
-		   wnd == c->snd.wnd && c->snd.max != c->snd.una) {
-		dup_ack(c); /* RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT */
+	} else if (is_dup_ack(c, s, wnd, sacked_new)) {
+		dup_ack(c);
 	}
+	if (c->undo_ok && c->undo_retrans > 0 && c->sack_ok && has_dsack(s))
+		dsack_undo(c, s);
+	tlp_ack(c, s, advanced, sacked_new);
+	if (sacked_new > 0 && c->snd.una != c->snd.max)
+		sack_loss_check(c);
 	/* RFC 9293 §3.10.7.4 window update rule */
 	if (SEQ_LT(c->snd.wl1, s->seq) ||
 	    (c->snd.wl1 == s->seq && SEQ_LEQ(c->snd.wl2, s->ack))) {

@@ -413,6 +413,10 @@ send_data(struct wn_tcp_conn *c, uint32_t seq, uint32_t allowed, bool *fin_out)
 	if (SEQ_LT(seq, c->snd.max)) {
 		ctx->st.tx_retrans++;
 		c->retrans++;
+		if (c->undo_ok && c->in_recovery && c->undo_retrans < UINT16_MAX) {
+			c->undo_retrans++;
+			c->undo_end = SEQ_MAX(c->undo_end, seq + len);
+		}
 		/* Karn (RFC 6298 §3): a retransmitted segment is not timed. */
 		if ((c->flags & CF_RTT_TIMING) && SEQ_LT(seq, c->rtt_seq))
 			c->flags &= ~CF_RTT_TIMING;
@@ -428,11 +432,112 @@ send_data(struct wn_tcp_conn *c, uint32_t seq, uint32_t allowed, bool *fin_out)
 static void
 advance_nxt(struct wn_tcp_conn *c, uint32_t nxt)
 {
+	bool new_data = SEQ_GT(nxt, c->snd.max);
+
 	c->snd.nxt = nxt;
-	if (SEQ_GT(nxt, c->snd.max))
+	if (new_data)
 		c->snd.max = nxt;
 	if (c->t_rto == 0)
 		tcp_set_rto_timer(c); /* RFC 6298 §5.1 */
+	if (new_data)
+		tcp_tlp_arm(c); /* RFC 8985 §7.2: restart the PTO after new data */
+}
+
+/*
+ * RFC 8985 §7.2: (re)arm the probe timeout (PTO): SACK in use, no RTO backoff, no probe
+ * episode open, an RTT sample, everything sent once. Unlike RFC 8985 it also runs in SACK
+ * recovery (see tcp_tlp_fire()).
+ * PTO = 2 * SRTT plus two timer ticks (the wheel's and the 1 ms timestamps' granularity);
+ * with one segment in flight the peer's delayed ACK is added (WCDelAckT). An RTO due
+ * sooner wins.
+ */
+void
+tcp_tlp_arm(struct wn_tcp_conn *c)
+{
+	uint64_t pto;
+
+	c->t_tlp = 0;
+	if (!c->sack_ok || c->tlp_out || c->backoff > 0 || !c->rtt_valid ||
+	    c->snd.una == c->snd.max || c->snd.nxt != c->snd.max ||
+	    !synchronized_send_state(c->state))
+		return;
+	pto = 2ull * c->srtt + 2 * TCP_TICK_US;
+	if (c->snd.max - c->snd.una <= tcp_emss(c))
+		pto += TCP_WCDELACK_US;
+	if (c->t_rto != 0 && c->ctx->now + pto >= c->t_rto)
+		return;
+	c->t_tlp = c->ctx->now + pto;
+}
+
+/*
+ * RFC 8985 §7.3: the PTO expired. Send one new segment if the peer's window takes it,
+ * otherwise the last segment sent again (in record mode the first unacknowledged one: every
+ * segment starts on a record boundary), so that a lost tail or a lost final ACK is
+ * answered by an ACK with SACK information instead of waiting for the RTO.
+ * In recovery the probe is SND.UNA's segment again: the ACK of a completed recovery is a
+ * single ACK (a Linux receiver also compresses its SACKs), and when it is lost, or the
+ * last retransmission is, nothing else would arrive before the RTO. Either way the probe
+ * is answered by the cumulative ACK. Recovery already reduced the window, so such a probe
+ * takes no congestion response of its own.
+ */
+/* TLP probe of new data: one segment the peer's window takes (cwnd does not apply). */
+static bool
+tlp_new_data(struct wn_tcp_conn *c)
+{
+	uint32_t end = c->sbase + c->slen, emss = tcp_emss(c), len;
+	bool fin;
+
+	if (!SEQ_LT(c->snd.nxt, end) ||
+	    SEQ_LT(c->snd.una + c->snd.wnd, c->snd.nxt + RTE_MIN(end - c->snd.nxt, emss)))
+		return false;
+	len = send_data(c, c->snd.nxt, emss, &fin);
+	if (len == 0)
+		return false;
+	c->snd.nxt += len + (fin ? 1 : 0);
+	c->snd.max = c->snd.nxt;
+	if (fin)
+		c->flags |= CF_FIN_SENT;
+	return true;
+}
+
+/* TLP probe by retransmission: the last segment (record mode: SND.UNA's). */
+static bool
+tlp_last_segment(struct wn_tcp_conn *c)
+{
+	uint32_t data_end = c->snd.max, emss = tcp_emss(c), seq;
+	bool fin;
+
+	if ((c->flags & CF_FIN_SENT) && c->snd.max == c->snd.fin_seq + 1)
+		data_end = c->snd.fin_seq;
+	data_end = SEQ_MIN(data_end, c->sbase + c->slen);
+	seq = c->rec_len > 0 ? c->snd.una : SEQ_MAX(c->snd.una, data_end - emss);
+	return SEQ_LT(seq, data_end) && send_data(c, seq, data_end - seq, &fin) > 0;
+}
+
+void
+tcp_tlp_fire(struct wn_tcp_conn *c)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+	uint64_t segs = ctx->st.tx_segs;
+
+	if (!c->sack_ok || c->tlp_out || c->snd.una == c->snd.max ||
+	    c->snd.nxt != c->snd.max || !synchronized_send_state(c->state))
+		return;
+	c->tlp_rec = c->in_recovery;
+	c->tlp_retrans = true;
+	if (c->in_recovery) {
+		tcp_retransmit_una(c);
+		if (ctx->st.tx_segs == segs)
+			return;
+	} else if (tlp_new_data(c)) {
+		c->tlp_retrans = false;
+	} else if (!tlp_last_segment(c)) {
+		return;
+	}
+	ctx->st.tlp_probes++;
+	c->tlp_out = true;
+	c->tlp_high = c->snd.max;
+	tcp_set_rto_timer(c);
 }
 
 /* RFC 6675 §5 (C): retransmit lost holes while pipe allows. */
@@ -453,6 +558,7 @@ sack_recovery_send(struct wn_tcp_conn *c)
 		if (len == 0)
 			break;
 		c->high_rxt = hole.start + len;
+		c->rxt_mark = c->snd.max; /* for lost-retransmission detection (input.c) */
 		pipe += len;
 		sent = true;
 		if (c->t_rto == 0)
@@ -598,6 +704,9 @@ tcp_rto_fire(struct wn_tcp_conn *c)
 	if (c->backoff < 16)
 		c->backoff++;
 	c->in_recovery = false;
+	c->undo_ok = false;
+	c->tlp_out = false;
+	c->t_tlp = 0;
 	c->dupacks = 0;
 	c->nsb = 0;        /* RFC 2018 §8: after a timeout SACK state is not trusted */
 	c->recover = c->snd.max; /* RFC 6582 §4 */

@@ -52,9 +52,16 @@ sb_trim(struct wn_tcp_conn *c)
 	c->nsb = (uint8_t)k;
 }
 
-void
+/*
+ * RFC 6675 §5 Update(): merge the segment's SACK blocks into the scoreboard.
+ * @return octets SACKed now that were neither SACKed nor acknowledged before (the
+ * definition of an RFC 6675 duplicate acknowledgment).
+ */
+uint32_t
 sb_update(struct wn_tcp_conn *c, const struct tcp_seg *s)
 {
+	uint32_t before = sb_sacked_bytes(c), after;
+
 	for (unsigned int i = 0; i < s->nsack; i++) {
 		uint32_t a = s->sack[i].start, b = s->sack[i].end;
 
@@ -64,6 +71,9 @@ sb_update(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			continue;
 		sb_insert(c, a, b);
 	}
+	after = sb_sacked_bytes(c);
+	/* a full scoreboard forgets its highest ranges: that is no news */
+	return after > before ? after - before : 0;
 }
 
 uint32_t

@@ -48,6 +48,7 @@
 #define TCP_DEFAULT_MSS4 536      /* RFC 9293 §3.7.1 */
 #define TCP_DEFAULT_MSS6 1220     /* RFC 8200 §5: 1280 - 60 */
 #define TCP_DUPTHRESH 3           /* RFC 5681 §3.2, RFC 6675 §2 */
+#define TCP_WCDELACK_US 200000    /* RFC 8985 §7.2 WCDelAckT: a peer's worst delayed ACK */
 #define TCP_MAX_SACK_BLOCKS 4
 #define TCP_SCOREBOARD_MAX 32     /* sender-side SACKed intervals kept */
 #define TCP_OOO_MAX 32            /* hard bound for conf.ooo_max */
@@ -160,7 +161,16 @@ struct wn_tcp_conn {
 	uint32_t dupacks;
 	uint32_t recover;           /* RFC 6582 "recover" */
 	uint32_t high_rxt;          /* RFC 6675 HighRxt */
-	uint32_t rxt_mark;          /* SND.MAX when SND.UNA was last retransmitted */
+	uint32_t rxt_mark;          /* SND.MAX when a hole was last retransmitted */
+	uint32_t tlp_high;          /* RFC 8985 §7.3 TLP.end_seq (valid with tlp_out) */
+	bool tlp_out;               /* a tail loss probe's episode is open */
+	bool tlp_retrans;           /* ... and the probe was a retransmission */
+	bool tlp_rec;               /* ... sent in recovery (no congestion response) */
+	/* RFC 3708 / RFC 4015: undo a recovery whose retransmissions were all spurious */
+	bool undo_ok;
+	uint16_t undo_retrans;      /* retransmissions not (yet) reported as duplicates */
+	uint32_t undo_start, undo_end; /* the episode's retransmissions lie in [start, end) */
+	uint32_t prior_cwnd, prior_ssthresh;
 	uint64_t cc_priv[WN_TCP_CC_PRIV_SIZE / 8];
 	bool in_recovery;
 
@@ -186,7 +196,7 @@ struct wn_tcp_conn {
 	uint32_t rcap, rhead, rlen;
 
 	/* timers (absolute microseconds, 0 = off) */
-	uint64_t t_rto, t_delack, t_persist, t_tw;
+	uint64_t t_rto, t_delack, t_persist, t_tw, t_tlp;
 	uint64_t deadline;
 	uint32_t slot;
 	uint64_t retrans;
@@ -254,6 +264,8 @@ void tcp_rto_fire(struct wn_tcp_conn *c);
 void tcp_persist_fire(struct wn_tcp_conn *c);
 void tcp_retransmit_una(struct wn_tcp_conn *c);
 void tcp_set_rto_timer(struct wn_tcp_conn *c);
+void tcp_tlp_arm(struct wn_tcp_conn *c);
+void tcp_tlp_fire(struct wn_tcp_conn *c);
 uint32_t tcp_emss(const struct wn_tcp_conn *c);
 uint32_t tcp_flight(const struct wn_tcp_conn *c);
 uint32_t tcp_seg_len(const struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
@@ -262,7 +274,7 @@ void tcp_sbuf_acked(struct wn_tcp_conn *c);
 uint32_t tcp_ts_now(const struct wn_tcp_conn *c);
 
 /* sack.c */
-void sb_update(struct wn_tcp_conn *c, const struct tcp_seg *s);
+uint32_t sb_update(struct wn_tcp_conn *c, const struct tcp_seg *s);
 void sb_trim(struct wn_tcp_conn *c);
 uint32_t sb_sacked_bytes(const struct wn_tcp_conn *c);
 uint32_t sb_pipe(const struct wn_tcp_conn *c);

@@ -18,8 +18,9 @@
  * Implemented: RFC 9293 state machine incl. simultaneous open/close and TIME_WAIT, RFC 5961
  * challenge ACKs, RFC 6528 ISNs, MSS / window scale / timestamps (RFC 7323) / SACK
  * (RFC 2018), RFC 6298 RTO with backoff, RFC 5681 + RFC 6582 NewReno, RFC 6675 SACK
- * recovery, delayed ACK, zero-window probes, bounded out-of-order queue, NewReno and CUBIC
- * (RFC 9438) behind struct wn_tcp_cc_ops, SYN backlog bound, per-context connection limit.
+ * recovery, RFC 8985 tail loss probes, D-SACK undo of spurious recoveries (RFC 3708),
+ * delayed ACK, zero-window probes, bounded out-of-order queue, NewReno and CUBIC (RFC 9438)
+ * behind struct wn_tcp_cc_ops, SYN backlog bound, per-context connection limit.
  */
 #ifndef WN_TCP_H
 #define WN_TCP_H
@@ -197,6 +198,10 @@ struct wn_tcp_stats {
 	uint64_t tx_drop_queue;     /**< context tx queue full */
 	uint64_t rto_fired;         /**< retransmission timeouts */
 	uint64_t fast_retrans;      /**< fast retransmits (entering recovery) */
+	uint64_t rxt_lost;          /**< retransmissions found lost by SACK (sent again) */
+	uint64_t tlp_probes;        /**< RFC 8985 tail loss probes sent */
+	uint64_t tlp_recovered;     /**< ... that repaired a loss (congestion response taken) */
+	uint64_t undo_spurious;     /**< recoveries undone: every retransmission D-SACKed */
 	uint64_t zwp_sent;          /**< zero-window probes */
 	uint64_t delack_fired;      /**< delayed ACK timer expirations */
 	uint64_t conns_opened;      /**< connections created (active + passive) */

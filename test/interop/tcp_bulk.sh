@@ -14,12 +14,6 @@ dir=${2:?direction}
 impair=${3:-none}
 imp=()
 [ "$impair" = none ] || imp=(--impair "$impair")
-# warpnic as the sender under loss: lib/tcp currently recovers through ~1 s RTOs
-# (about 1 MB/s at 1% drop), so this one case defaults to 16 MiB to stay bounded.
-# WN_INTEROP_IMPAIRED_BYTES=268435456 runs the full size.
-if [ "$impair" != none ] && [ "$dir" = from-warpnic ]; then
-	BYTES=${WN_INTEROP_IMPAIRED_BYTES:-16777216}
-fi
 echo "case: $dir, $BYTES bytes, impair $impair"
 
 case "$dir" in

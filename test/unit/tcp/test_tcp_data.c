@@ -591,6 +591,508 @@ test_sack_scoreboard_and_recovery_cubic(void **state)
 	sack_scenario(&wn_tcp_cc_cubic, 2800);
 }
 
+/* ---- loss detection against a receiver that changes its window (as Linux does) ---- */
+
+struct sack_peer {
+	struct hx h;
+	struct tapp cli;
+	struct wn_tcp_conn *c;
+	uint32_t base;      /* first data sequence number */
+};
+
+/* Raw side 0 accepts side 1's connection: MSS 1000, SACK, no timestamps, no scaling. */
+static void
+sack_peer_init(struct sack_peer *sp, const struct wn_tcp_ctx_conf *tc)
+{
+	static const uint8_t opts[] = { 2, 4, 0x03, 0xe8, 1, 1, 4, 2 };
+	struct hx_parsed syn;
+
+	hx_init_conf(&sp->h, tc, true, false);
+	tapp_init(&sp->cli);
+	sp->c = raw_peer_accept(&sp->h, &sp->cli, opts, sizeof(opts), 500, &syn);
+	sp->base = syn.seq + 1;
+}
+
+static void
+sack_peer_fini(struct sack_peer *sp)
+{
+	tapp_fini(&sp->cli);
+	hx_fini(&sp->h);
+}
+
+/* The peer ACKs @p ack (offset from base) with window @p win and SACK blocks (offsets). */
+static void
+sack_peer_ack(struct sack_peer *sp, uint32_t ack, uint16_t win, unsigned int nblocks,
+	      const uint32_t (*blocks)[2])
+{
+	uint8_t opts[4 + 8 * 4] = { 1, 1, 5, (uint8_t)(2 + 8 * nblocks) };
+	struct hx_seg a = { .seq = 501, .ack = sp->base + ack, .flags = RTE_TCP_ACK_FLAG,
+			    .win = win, .sport = RAW_PORT, .dport = 6000 };
+
+	for (unsigned int i = 0; i < nblocks; i++) {
+		uint32_t b = rte_cpu_to_be_32(sp->base + blocks[i][0]);
+		uint32_t e = rte_cpu_to_be_32(sp->base + blocks[i][1]);
+
+		memcpy(opts + 4 + 8 * i, &b, 4);
+		memcpy(opts + 8 + 8 * i, &e, 4);
+	}
+	if (nblocks > 0) {
+		a.opts = opts;
+		a.optlen = (uint8_t)(4 + 8 * nblocks);
+	}
+	hx_inject(&sp->h, 1, &a);
+}
+
+/* Collect the data segments side 1 sent (offsets from base); @return how many. */
+static unsigned int
+sack_peer_sent(struct sack_peer *sp, uint32_t *off, unsigned int max)
+{
+	struct hx_parsed p;
+	unsigned int n = 0;
+
+	while (hx_cap_tcp(&sp->h, &p))
+		if (p.len > 0 && n < max)
+			off[n++] = p.seq - sp->base;
+	return n;
+}
+
+static bool
+sent_has(const uint32_t *off, unsigned int n, uint32_t want)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (off[i] == want)
+			return true;
+	return false;
+}
+
+/* Slow start to a window of 8 segments: 4 sent and ACKed one at a time. */
+static void
+sack_peer_grow(struct sack_peer *sp)
+{
+	uint8_t buf[4000];
+	uint32_t off[16];
+	struct wn_tcp_info ci;
+
+	memset(buf, 'g', sizeof(buf));
+	assert_int_equal(wn_tcp_send(sp->c, buf, 4000), 4000);
+	hx_step(&sp->h);
+	assert_int_equal(sack_peer_sent(sp, off, 16), 4);
+	for (uint32_t k = 1; k <= 4; k++)
+		sack_peer_ack(sp, 1000 * k, 65535, 0, NULL);
+	wn_tcp_conn_info(sp->c, &ci);
+	assert_int_equal(ci.cwnd, 8000);
+	sack_peer_sent(sp, off, 16);
+}
+
+/*
+ * RFC 6675 §2: SACK-carrying ACKs that SACK new data are duplicates even when the window
+ * changes with each (a Linux receiver's window moves as its application reads). Counting
+ * only RFC 5681 duplicates left such a sender waiting for the RTO.
+ */
+static void
+test_sack_dupacks_with_changing_window(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY };
+	struct sack_peer sp;
+	struct wn_tcp_info ci;
+	uint8_t buf[4000];
+	uint32_t off[16];
+	unsigned int n;
+	(void)state;
+
+	sack_peer_init(&sp, &tc);
+	memset(buf, 'w', sizeof(buf));
+	assert_int_equal(wn_tcp_send(sp.c, buf, 4000), 4000);
+	hx_step(&sp.h);
+	assert_int_equal(sack_peer_sent(&sp, off, 16), 4);
+	/* segment 0 lost; 1, 2, 3 SACKed one by one, each ACK with another window */
+	for (uint32_t k = 1; k <= 3; k++) {
+		const uint32_t blk[1][2] = { { 1000, 1000 * (k + 1) } };
+
+		sack_peer_ack(&sp, 0, (uint16_t)(60000 - 1000 * k), 1, blk);
+	}
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_true(ci.in_recovery);
+	assert_int_equal(stats(&sp.h, 1).rx_dupack, 3);
+	assert_int_equal(stats(&sp.h, 1).fast_retrans, 1);
+	n = sack_peer_sent(&sp, off, 16);
+	assert_true(n >= 1);
+	assert_int_equal(off[0], 0); /* the hole, at once */
+	assert_int_equal(stats(&sp.h, 1).rto_fired, 0);
+	/* an ACK repeating the same SACK information (a duplicated frame) is no news */
+	{
+		const uint32_t blk[1][2] = { { 1000, 4000 } };
+
+		sack_peer_ack(&sp, 0, 50000, 1, blk);
+		assert_int_equal(stats(&sp.h, 1).rx_dupack, 3);
+	}
+	sack_peer_fini(&sp);
+}
+
+/*
+ * RFC 6675 §5 IsLost(HighACK + 1) on a cumulative ACK: the ACK that moves SND.UNA may also
+ * SACK three segments above a new hole. That hole is lost now, not after three more
+ * duplicates.
+ */
+static void
+test_sack_cumulative_ack_detects_loss(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY };
+	const uint32_t blk[1][2] = { { 6000, 9000 } };
+	struct sack_peer sp;
+	struct wn_tcp_info ci;
+	uint8_t buf[8000];
+	uint32_t off[16];
+	unsigned int n;
+	(void)state;
+
+	sack_peer_init(&sp, &tc);
+	sack_peer_grow(&sp);
+	memset(buf, 'c', sizeof(buf));
+	assert_int_equal(wn_tcp_send(sp.c, buf, 8000), 8000);
+	hx_step(&sp.h);
+	assert_int_equal(sack_peer_sent(&sp, off, 16), 8); /* [4000, 12000) */
+	/* 4000 arrived, 5000 lost, 6000..8000 arrived: one ACK says so */
+	sack_peer_ack(&sp, 5000, 40000, 1, blk);
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_true(ci.in_recovery);
+	assert_int_equal(ci.snd_una, sp.base + 5000);
+	n = sack_peer_sent(&sp, off, 16);
+	assert_true(n >= 1);
+	assert_int_equal(off[0], 5000);
+	assert_int_equal(stats(&sp.h, 1).fast_retrans, 1);
+	sack_peer_fini(&sp);
+}
+
+/*
+ * A retransmission lost in recovery: data sent after it is SACKed more than DupThresh
+ * segments beyond, so the hole is sent again in the same recovery instead of by the RTO.
+ * The second hole is the one whose retransmission is lost (not SND.UNA).
+ */
+static void
+test_sack_lost_retransmission_resent(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY };
+	struct sack_peer sp;
+	struct wn_tcp_info ci;
+	uint8_t buf[32000];
+	uint32_t off[64], top;
+	unsigned int n, resent = 0;
+	(void)state;
+
+	sack_peer_init(&sp, &tc);
+	sack_peer_grow(&sp);
+	memset(buf, 'r', sizeof(buf));
+	assert_int_equal(wn_tcp_send(sp.c, buf, 32000), 32000);
+	hx_step(&sp.h);
+	assert_int_equal(sack_peer_sent(&sp, off, 64), 8); /* [4000, 12000) */
+	/* 4000 and 6000 lost, the rest SACKed; the window shrinks as the peer buffers */
+	{
+		const uint32_t blk[2][2] = { { 7000, 12000 }, { 5000, 6000 } };
+
+		sack_peer_ack(&sp, 0 + 4000, 30000, 2, blk);
+	}
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_true(ci.in_recovery);
+	n = sack_peer_sent(&sp, off, 64);
+	assert_true(sent_has(off, n, 4000));
+	assert_true(sent_has(off, n, 6000));
+	/* 4000's retransmission arrives, 6000's is lost; new data keeps being SACKed */
+	top = 12000;
+	for (unsigned int i = 0; i < n; i++)
+		if (off[i] >= top)
+			top = off[i] + 1000;
+	{
+		const uint32_t blk[1][2] = { { 7000, top } };
+
+		sack_peer_ack(&sp, 6000, 29000, 1, blk);
+	}
+	for (int round = 0; round < 8 && resent == 0; round++) {
+		const uint32_t blk[1][2] = { { 7000, top } };
+
+		n = sack_peer_sent(&sp, off, 64);
+		for (unsigned int i = 0; i < n; i++) {
+			if (off[i] == 6000)
+				resent++;
+			if (off[i] >= top)
+				top = off[i] + 1000;
+		}
+		if (resent > 0)
+			break;
+		sack_peer_ack(&sp, 6000, (uint16_t)(28000 - 1000 * round), 1, blk);
+	}
+	assert_int_equal(resent, 1);
+	assert_true(top > 12000 + 3 * 1000);
+	assert_int_equal(stats(&sp.h, 1).rxt_lost, 1);
+	assert_int_equal(stats(&sp.h, 1).rto_fired, 0);
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_true(ci.in_recovery);
+	/* the second copy arrives: everything up to the SACKed top is acknowledged */
+	sack_peer_ack(&sp, top, 30000, 0, NULL);
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_int_equal(ci.snd_una, sp.base + top);
+	sack_peer_fini(&sp);
+}
+
+/*
+ * RFC 8985 §7 tail loss probe. The ACK of a whole flight is lost: a probe (the last
+ * segment again) goes out after about two RTTs instead of the 200 ms RTO, and the peer's
+ * D-SACK shows nothing was lost (no congestion response). With data waiting and the
+ * window open, the probe carries new data instead.
+ */
+static void
+test_tail_loss_probe(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY };
+	struct sack_peer sp;
+	struct wn_tcp_info ci;
+	uint8_t buf[16000];
+	uint32_t off[64], cwnd;
+	unsigned int n;
+	(void)state;
+
+	sack_peer_init(&sp, &tc);
+	sack_peer_grow(&sp); /* also an RTT sample */
+	memset(buf, 't', sizeof(buf));
+	assert_int_equal(wn_tcp_send(sp.c, buf, 4000), 4000);
+	hx_step(&sp.h);
+	assert_int_equal(sack_peer_sent(&sp, off, 64), 4); /* [4000, 8000) */
+	wn_tcp_conn_info(sp.c, &ci);
+	cwnd = ci.cwnd;
+	/* no ACK comes: 10 ms later (far below the RTO) one probe went out */
+	hx_run(&sp.h, 10000, 1000);
+	n = sack_peer_sent(&sp, off, 64);
+	assert_int_equal(n, 1);
+	assert_int_equal(off[0], 7000);
+	assert_int_equal(stats(&sp.h, 1).tlp_probes, 1);
+	assert_int_equal(stats(&sp.h, 1).rto_fired, 0);
+	/* one probe per tail */
+	hx_run(&sp.h, 10000, 1000);
+	assert_int_equal(sack_peer_sent(&sp, off, 64), 0);
+	/* everything had arrived: ACK with a D-SACK of the probe, no cwnd reduction */
+	{
+		const uint32_t blk[1][2] = { { 7000, 8000 } };
+
+		sack_peer_ack(&sp, 8000, 65535, 1, blk);
+	}
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_true(ci.cwnd >= cwnd); /* slow start goes on */
+	assert_false(ci.in_recovery);
+	assert_int_equal(stats(&sp.h, 1).tlp_recovered, 0);
+	cwnd = ci.cwnd;
+	/* cwnd-limited with data queued: the probe is new data */
+	assert_int_equal(wn_tcp_send(sp.c, buf, 16000), 16000);
+	hx_step(&sp.h);
+	n = sack_peer_sent(&sp, off, 64);
+	assert_int_equal(n, cwnd / 1000);
+	hx_run(&sp.h, 10000, 1000);
+	n = sack_peer_sent(&sp, off, 64);
+	assert_int_equal(n, 1);
+	assert_int_equal(off[0], 8000 + cwnd);
+	assert_int_equal(stats(&sp.h, 1).tlp_probes, 2);
+	assert_int_equal(stats(&sp.h, 1).rto_fired, 0);
+	sack_peer_fini(&sp);
+}
+
+/*
+ * A probe that repairs a loss (its ACK goes beyond it without D-SACK) takes the congestion
+ * response of RFC 8985 §7.4.2.
+ */
+static void
+test_tail_loss_probe_repairs_loss(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY };
+	struct sack_peer sp;
+	struct wn_tcp_info ci;
+	uint8_t buf[8000];
+	uint32_t off[64], cwnd;
+	(void)state;
+
+	sack_peer_init(&sp, &tc);
+	sack_peer_grow(&sp);
+	memset(buf, 'p', sizeof(buf));
+	assert_int_equal(wn_tcp_send(sp.c, buf, 4000), 4000);
+	hx_step(&sp.h);
+	assert_int_equal(sack_peer_sent(&sp, off, 64), 4); /* [4000, 8000) */
+	wn_tcp_conn_info(sp.c, &ci);
+	cwnd = ci.cwnd;
+	/* 4000..7000 arrived and were ACKed; the ACK was lost, and so was 7000 */
+	hx_run(&sp.h, 10000, 1000);
+	assert_int_equal(sack_peer_sent(&sp, off, 64), 1);
+	assert_int_equal(off[0], 7000);
+	/* the probe fills the hole: ACK of it, no D-SACK; then new data is ACKed */
+	sack_peer_ack(&sp, 8000, 65535, 0, NULL);
+	assert_int_equal(stats(&sp.h, 1).tlp_recovered, 0); /* a D-SACK could still come */
+	assert_int_equal(wn_tcp_send(sp.c, buf, 1000), 1000);
+	hx_step(&sp.h);
+	assert_int_equal(sack_peer_sent(&sp, off, 64), 1);
+	sack_peer_ack(&sp, 9000, 65535, 0, NULL);
+	assert_int_equal(stats(&sp.h, 1).tlp_recovered, 1);
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_true(ci.cwnd < cwnd);
+	sack_peer_fini(&sp);
+}
+
+/*
+ * RFC 8985 §7.4.1: a probe (the last segment again) that the peer SACKs while SND.UNA stays
+ * unacknowledged shows SND.UNA's segment lost: recovery starts without three duplicates.
+ */
+static void
+test_tail_loss_probe_sacked_starts_recovery(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY };
+	const uint32_t blk[1][2] = { { 5000, 6000 } };
+	struct sack_peer sp;
+	struct wn_tcp_info ci;
+	uint8_t buf[2000];
+	uint32_t off[64];
+	(void)state;
+
+	sack_peer_init(&sp, &tc);
+	sack_peer_grow(&sp);
+	memset(buf, 's', sizeof(buf));
+	assert_int_equal(wn_tcp_send(sp.c, buf, 2000), 2000);
+	hx_step(&sp.h);
+	assert_int_equal(sack_peer_sent(&sp, off, 64), 2); /* [4000, 6000) */
+	hx_run(&sp.h, 10000, 1000);
+	assert_int_equal(sack_peer_sent(&sp, off, 64), 1);
+	assert_int_equal(off[0], 5000); /* the probe */
+	/* 4000 was lost: the peer SACKs the probe */
+	sack_peer_ack(&sp, 4000, 65535, 1, blk);
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_true(ci.in_recovery);
+	assert_int_equal(sack_peer_sent(&sp, off, 64), 1);
+	assert_int_equal(off[0], 4000);
+	assert_int_equal(stats(&sp.h, 1).fast_retrans, 1);
+	sack_peer_ack(&sp, 6000, 65535, 0, NULL);
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(stats(&sp.h, 1).rto_fired, 0);
+	sack_peer_fini(&sp);
+}
+
+/*
+ * In recovery, silence after the last retransmission (its ACK, or the retransmission,
+ * lost) is answered by a probe of SND.UNA well before the RTO.
+ */
+static void
+test_probe_in_recovery(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY };
+	struct sack_peer sp;
+	struct wn_tcp_info ci;
+	uint8_t buf[4000];
+	uint32_t off[64];
+	unsigned int n;
+	(void)state;
+
+	sack_peer_init(&sp, &tc);
+	sack_peer_grow(&sp);
+	memset(buf, 'i', sizeof(buf));
+	assert_int_equal(wn_tcp_send(sp.c, buf, 4000), 4000);
+	hx_step(&sp.h);
+	assert_int_equal(sack_peer_sent(&sp, off, 64), 4); /* [4000, 8000) */
+	for (uint32_t k = 1; k <= 3; k++) {
+		const uint32_t blk[1][2] = { { 5000, 5000 + 1000 * k } };
+
+		sack_peer_ack(&sp, 4000, 65535, 1, blk);
+	}
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_true(ci.in_recovery);
+	n = sack_peer_sent(&sp, off, 64);
+	assert_true(sent_has(off, n, 4000));
+	/* the ACK completing the recovery is lost: silence */
+	hx_run(&sp.h, 10000, 1000);
+	n = sack_peer_sent(&sp, off, 64);
+	assert_int_equal(n, 1);
+	assert_int_equal(off[0], 4000);
+	assert_int_equal(stats(&sp.h, 1).tlp_probes, 1);
+	assert_int_equal(stats(&sp.h, 1).rto_fired, 0);
+	{
+		const uint32_t blk[1][2] = { { 4000, 5000 } };
+
+		sack_peer_ack(&sp, 8000, 65535, 1, blk); /* with the D-SACK of the probe */
+	}
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(ci.snd_una, sp.base + 8000);
+	assert_int_equal(stats(&sp.h, 1).tlp_recovered, 0);
+	sack_peer_fini(&sp);
+}
+
+/*
+ * RFC 3708 / RFC 4015: a recovery whose only retransmission the peer reports as a duplicate
+ * (D-SACK) was caused by reordering: the window reduction is undone. A recovery whose
+ * retransmission repaired a loss is not.
+ */
+static void
+test_dsack_undoes_spurious_recovery(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY };
+	struct sack_peer sp;
+	struct wn_tcp_info ci;
+	uint8_t buf[8000];
+	uint32_t off[64], prior;
+	unsigned int n;
+	(void)state;
+
+	sack_peer_init(&sp, &tc);
+	sack_peer_grow(&sp);
+	memset(buf, 'u', sizeof(buf));
+	wn_tcp_conn_info(sp.c, &ci);
+	prior = ci.cwnd;
+	assert_int_equal(wn_tcp_send(sp.c, buf, 8000), 8000);
+	hx_step(&sp.h);
+	assert_int_equal(sack_peer_sent(&sp, off, 64), 8); /* [4000, 12000) */
+	/* 4000 is late: 5000..7000 SACKed first */
+	for (uint32_t k = 1; k <= 3; k++) {
+		const uint32_t blk[1][2] = { { 5000, 5000 + 1000 * k } };
+
+		sack_peer_ack(&sp, 4000, 65535, 1, blk);
+	}
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_true(ci.in_recovery);
+	assert_true(ci.cwnd < prior);
+	n = sack_peer_sent(&sp, off, 64);
+	assert_true(sent_has(off, n, 4000));
+	/* the original arrives: full ACK, recovery over at ssthresh */
+	sack_peer_ack(&sp, 12000, 65535, 0, NULL);
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_false(ci.in_recovery);
+	assert_true(ci.cwnd < prior);
+	/* then the retransmission: D-SACK, and the reduction is undone */
+	{
+		const uint32_t blk[1][2] = { { 4000, 5000 } };
+
+		sack_peer_ack(&sp, 12000, 65535, 1, blk);
+	}
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_true(ci.cwnd >= prior);
+	assert_int_equal(stats(&sp.h, 1).undo_spurious, 1);
+	/* a real loss: the retransmission is not reported as a duplicate, no undo */
+	sack_peer_fini(&sp);
+	sack_peer_init(&sp, &tc);
+	sack_peer_grow(&sp);
+	assert_int_equal(wn_tcp_send(sp.c, buf, 8000), 8000);
+	hx_step(&sp.h);
+	sack_peer_sent(&sp, off, 64);
+	for (uint32_t k = 1; k <= 3; k++) {
+		const uint32_t blk[1][2] = { { 5000, 5000 + 1000 * k } };
+
+		sack_peer_ack(&sp, 4000, 65535, 1, blk);
+	}
+	sack_peer_ack(&sp, 12000, 65535, 0, NULL);
+	{
+		const uint32_t blk[1][2] = { { 11000, 12000 } }; /* a duplicate, not ours */
+
+		sack_peer_ack(&sp, 12000, 65535, 1, blk);
+	}
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_true(ci.cwnd < prior);
+	assert_int_equal(stats(&sp.h, 1).undo_spurious, 0);
+	sack_peer_fini(&sp);
+}
+
 static void
 test_delayed_ack(void **state)
 {
@@ -708,6 +1210,14 @@ main(void)
 		cmocka_unit_test(test_zero_window_probe_and_reopen),
 		cmocka_unit_test(test_sack_scoreboard_and_recovery_newreno),
 		cmocka_unit_test(test_sack_scoreboard_and_recovery_cubic),
+		cmocka_unit_test(test_sack_dupacks_with_changing_window),
+		cmocka_unit_test(test_sack_cumulative_ack_detects_loss),
+		cmocka_unit_test(test_sack_lost_retransmission_resent),
+		cmocka_unit_test(test_tail_loss_probe),
+		cmocka_unit_test(test_tail_loss_probe_repairs_loss),
+		cmocka_unit_test(test_tail_loss_probe_sacked_starts_recovery),
+		cmocka_unit_test(test_probe_in_recovery),
+		cmocka_unit_test(test_dsack_undoes_spurious_recovery),
 		cmocka_unit_test(test_delayed_ack),
 		cmocka_unit_test(test_ooo_queue_bounded_and_sack_blocks),
 	};
