@@ -145,7 +145,7 @@ pcap_setup(struct tcpapp *app)
 {
 	if (app->p.pcap == NULL)
 		return 0;
-	app->pcap = wn_pcap_open(app->p.pcap, UINT32_MAX, "wn-tcpapp");
+	app->pcap = wn_pcap_open(app->p.pcap, (app->p.mtu ? app->p.mtu : 1500) + 64u, "wn-tcpapp");
 	return app->pcap != NULL ? 0 : -errno;
 }
 

@@ -124,8 +124,9 @@ wn_pcap_open(const char *path, uint32_t snaplen, const char *app)
 		goto fail;
 	}
 	snprintf(name, sizeof(name), "wn_pcap%u", seq++);
-	p->snaplen = snaplen;
-	p->pool = rte_pktmbuf_pool_create(name, 8191, 256, 0, rte_pcapng_mbuf_size(snaplen),
+	/* a copy is one mbuf: the snap length bounds its data room (16 bits) */
+	p->snaplen = RTE_MIN(snaplen, (uint32_t)(UINT16_MAX - RTE_PKTMBUF_HEADROOM - 256));
+	p->pool = rte_pktmbuf_pool_create(name, 8191, 256, 0, rte_pcapng_mbuf_size(p->snaplen),
 					  SOCKET_ID_ANY);
 	if (p->pool == NULL) {
 		errno = rte_errno;

@@ -58,7 +58,8 @@ void wn_port_shutdown(void);
 struct wn_pcap;
 
 /**
- * Open a capture file (truncated) for packets of up to @p snaplen octets.
+ * Open a capture file (truncated) for packets of up to @p snaplen octets (longer ones are
+ * cut; at most 65535 minus mbuf headroom).
  * @param app  application name recorded in the section header.
  * @return the capture, or NULL with errno set. Main lcore.
  */
