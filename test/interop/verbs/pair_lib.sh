@@ -50,11 +50,10 @@ diagnose() {
 	fi
 	if grep -qs "Couldn't post send" "$T"/*.out; then
 		cat <<'EOF'
-DIAGNOSIS: a perftest ibv_post_send() found the send queue full right after it polled
-  the completion that should have freed a slot. warpnicd bug: lib/rnic/qp.c
-  rnic_complete_sq() publishes the CQE (rnic_post_cqe) before it releases the SQ slot
-  (wn_queue_cons_release), so a client polling in between sees the completion while the
-  slot is still held (ENOMEM). Releasing the slot first fixes it.
+DIAGNOSIS: a perftest ibv_post_send() failed. If it found the send queue full right
+  after polling the completion that should have freed a slot (ENOMEM), the dataplane
+  published a send CQE before releasing its SQ slot again (lib/rnic/qp.c
+  rnic_complete_sq(): the slot must be released first; fixed in f28a7a5).
 EOF
 	fi
 }
