@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Walk both directions of the first TCP stream of a capture as MPA (RFC 5044, RFC 6581).
+
+    mpa_stream_check.py CAPTURE
+
+Independent of Wireshark's MPA dissector (which frames FPDUs with Markers only when a TCP
+segment holds exactly one FPDU): the reassembled byte stream of each direction (tshark
+"follow,tcp,raw") is parsed from the startup frame to the last FPDU. Checked:
+  * the startup frames: key, Rev, PD_Length; which directions carry Markers (the Request's M
+    asks the Responder for Markers, the Reply's M asks the Initiator, RFC 5044 §7.1.2) and
+    whether CRCs are on (C in either frame);
+  * every Marker sits at SeqStart + 512 * k, its FPDUPTR is 0 when it precedes an FPDU and
+    otherwise the distance back to that FPDU's ULPDU_Length (RFC 5044 §4.3);
+  * every FPDU's CRC32c covers ULPDU_Length, ULPDU, PAD and its Markers (RFC 5044 §4.4), or
+    is 0 when CRCs are off;
+  * the stream ends on an FPDU boundary.
+Prints one line per direction; exits 1 on the first violation.
+"""
+import subprocess
+import sys
+
+KEY_REQ = b"MPA ID Req Frame"
+KEY_REP = b"MPA ID Rep Frame"
+
+
+def crc32c_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+TABLE = crc32c_table()
+
+
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c = TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def die(msg):
+    print("mpa_stream_check: FAIL: " + msg)
+    sys.exit(1)
+
+
+def streams(capture):
+    out = subprocess.run(["tshark", "-r", capture, "-q", "-z", "follow,tcp,raw,0"],
+                         check=True, capture_output=True, text=True).stdout
+    data = {0: bytearray(), 1: bytearray()}
+    started = False
+    for line in out.splitlines():
+        if line.startswith("Node 1:"):
+            started = True
+            continue
+        if not started or line.startswith("="):
+            continue
+        node = 1 if line.startswith("\t") else 0
+        h = line.strip()
+        if h:
+            data[node] += bytes.fromhex(h)
+    return data[0], data[1]  # node 0 opened the connection: the Initiator
+
+
+def startup(s, key, who):
+    if len(s) < 20 or s[:16] != key:
+        die("%s: no MPA %s frame at the start of its stream" % (who, key[7:10].decode()))
+    flags, rev = s[16], s[17]
+    pd_len = int.from_bytes(s[18:20], "big")
+    if pd_len > 512 or len(s) < 20 + pd_len:
+        die("%s: bad PD_Length %d" % (who, pd_len))
+    return {"m": bool(flags & 0x80), "c": bool(flags & 0x40), "r": bool(flags & 0x20),
+            "rev": rev, "len": 20 + pd_len}
+
+
+def walk(s, start, markers, crc, who):
+    """Parse FPDUs of s[start:]; positions are relative to SeqStart = start."""
+    n = len(s) - start
+    pos = 0
+    fpdus = nmark = 0
+    while pos < n:
+        fstart = pos
+        hdr = pos
+        if markers and pos % 512 == 0:
+            m = s[start + pos:start + pos + 4]
+            if len(m) < 4 or int.from_bytes(m, "big") & 0xFFFF != 0:
+                die("%s: Marker at FPDU start %d has FPDUPTR %s, want 0" % (who, pos, m.hex()))
+            nmark += 1
+            hdr = pos + 4
+        # logical octets of the FPDU, Markers skipped
+        if hdr + 2 > n:
+            die("%s: stream ends inside an FPDU header at %d" % (who, hdr))
+        ulen = int.from_bytes(s[start + hdr:start + hdr + 2], "big")
+        need = 2 + ulen + (-(2 + ulen)) % 4 + 4
+        p = hdr
+        logical = 0
+        while logical < need:
+            if markers and p % 512 == 0 and p != fstart:
+                if p + 4 > n:
+                    die("%s: stream ends inside a Marker at %d" % (who, p))
+                ptr = int.from_bytes(s[start + p:start + p + 4], "big") & 0xFFFF
+                if ptr != p - hdr:
+                    die("%s: Marker at %d has FPDUPTR %d, want %d (FPDU header at %d)" %
+                        (who, p, ptr, p - hdr, hdr))
+                nmark += 1
+                p += 4
+                continue
+            take = need - logical
+            if markers:
+                take = min(take, 512 - p % 512)
+            p += take
+            logical += take
+        if p > n:
+            die("%s: stream ends inside the FPDU at %d (ULPDU_Length %d)" % (who, hdr, ulen))
+        wire = s[start + fstart:start + p]
+        got = int.from_bytes(wire[-4:], "little")  # CRC-32C value, least significant octet first
+        want = crc32c(wire[:-4]) if crc else 0
+        if got != want:
+            die("%s: FPDU %d at %d (ULPDU_Length %d): CRC 0x%08x, want 0x%08x" %
+                (who, fpdus, hdr, ulen, got, want))
+        fpdus += 1
+        pos = p
+    return fpdus, nmark
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        sys.exit(2)
+    ini, res = streams(sys.argv[1])
+    req = startup(ini, KEY_REQ, "initiator")
+    rep = startup(res, KEY_REP, "responder")
+    if rep["r"]:
+        die("the Reply rejected the connection")
+    crc = req["c"] or rep["c"]
+    for who, s, f, markers in (("initiator", ini, req, rep["m"]),
+                               ("responder", res, rep, req["m"])):
+        fpdus, nmark = walk(s, f["len"], markers, crc, who)
+        print("%s -> peer: Rev %d, %d FPDUs, Markers %s (%d), CRC %s: all valid" %
+              (who, f["rev"], fpdus, "on" if markers else "off", nmark, "on" if crc else "off"))
+
+
+if __name__ == "__main__":
+    main()
