@@ -44,7 +44,7 @@ struct wn_netif {
 	unsigned int nb_addrs;
 	struct wn_ip_addr gw4, gw6;
 	uint16_t ip_id;
-	bool hw_ip4_cksum_tx, hw_l4_cksum_tx;
+	bool hw_ip4_cksum_tx, hw_l4_cksum_tx; /* hw_l4: TCP, v4 and v6 (see netif.c) */
 
 	struct rte_hash *neigh_hash; /**< key: struct wn_ip_addr -> index in neigh[] */
 	struct neigh *neigh;

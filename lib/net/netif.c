@@ -26,6 +26,28 @@ wn_net_now_us(void)
 	return rte_get_timer_cycles() * 1000000ull / rte_get_timer_hz();
 }
 
+/*
+ * TX TCP checksum offload, unless the port's driver writes 0xffff for a TCP checksum that
+ * computes to 0x0000: RFC 768's rule, for UDP only (RFC 9293 §3.1 sends the sum as it is).
+ * DPDK 22.11's net_tap does (it sums in software anyway, so nothing is lost).
+ */
+static bool
+tx_tcp_cksum_offload(const struct wn_netif_conf *conf)
+{
+	static const char *const zero_as_ffff[] = { "net_tap" };
+	struct rte_eth_dev_info info;
+
+	if (!(conf->tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM))
+		return false;
+	if (!rte_eth_dev_is_valid_port(conf->port_id) ||
+	    rte_eth_dev_info_get(conf->port_id, &info) != 0 || info.driver_name == NULL)
+		return true;
+	for (unsigned int i = 0; i < RTE_DIM(zero_as_ffff); i++)
+		if (strcmp(info.driver_name, zero_as_ffff[i]) == 0)
+			return false;
+	return true;
+}
+
 static void
 conf_defaults(struct wn_netif_conf *c)
 {
@@ -68,7 +90,7 @@ wn_netif_create(const struct wn_netif_conf *conf)
 	nif->conf = *conf;
 	conf_defaults(&nif->conf);
 	nif->hw_ip4_cksum_tx = (conf->tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
-	nif->hw_l4_cksum_tx = (conf->tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) != 0;
+	nif->hw_l4_cksum_tx = tx_tcp_cksum_offload(conf);
 	nif->neigh = rte_zmalloc_socket("wn_neigh", sizeof(*nif->neigh) * nif->conf.neigh_entries,
 					RTE_CACHE_LINE_SIZE, conf->socket_id);
 	nif->neigh_q = rte_zmalloc_socket("wn_neigh_q", sizeof(struct rte_mbuf *) *

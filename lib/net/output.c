@@ -260,7 +260,14 @@ wn_net_ip_prepend(struct rte_mbuf *m, const struct wn_ip_addr *src,
 	return 0;
 }
 
-/* Fill checksums; offload when the port enabled it, software otherwise. */
+/*
+ * Fill checksums; offload when the port enabled it, software otherwise.
+ * TCP (RFC 9293 §3.1) sends the one's complement sum as computed, 0x0000 included: the
+ * 0xffff substitution is UDP's (RFC 768). DPDK 22.11's rte_ipv4/ipv6_udptcp_cksum_mbuf()
+ * apply it to UDP only (test_net checks a zero-sum segment). With offload the PMD computes
+ * the sum: DPDK 22.11's net_tap applies the UDP rule to TCP too (a zero sum left as 0xffff;
+ * receivers accept it, tshark flags it), so netif.c keeps TCP checksums in software there.
+ */
 static void
 ip4_cksums(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv4_hdr *ip)
 {
@@ -296,7 +303,7 @@ ip6_cksums(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6)
 		return;
 	th = (struct rte_tcp_hdr *)(ip6 + 1);
 	th->cksum = 0;
-	if (nif->conf.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) {
+	if (nif->hw_l4_cksum_tx) {
 		m->ol_flags |= RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_TCP_CKSUM;
 		th->cksum = rte_ipv6_phdr_cksum(ip6, m->ol_flags);
 	} else {

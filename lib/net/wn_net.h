@@ -85,7 +85,9 @@ struct wn_netif_conf {
 	struct rte_ether_addr mac; /**< our MAC */
 	uint16_t mtu;              /**< L3 MTU (0: 1500) */
 	struct rte_mempool *pool;  /**< mbufs for ARP/ICMP/NDP replies and requests */
-	uint64_t tx_offload_capa;  /**< RTE_ETH_TX_OFFLOAD_* the port enabled (0: software) */
+	uint64_t tx_offload_capa;  /**< RTE_ETH_TX_OFFLOAD_* the port enabled (0: software);
+				    *   TCP checksums stay in software on net_tap (it writes
+				    *   0xffff for a sum of 0x0000, RFC 768's UDP rule) */
 	uint64_t rx_offload_capa;  /**< RTE_ETH_RX_OFFLOAD_* the port enabled (0: software) */
 	uint32_t neigh_entries;    /**< neighbour table size (0: 256) */
 	uint32_t neigh_reachable_us; /**< lifetime of a resolved entry (0: 300 s) */

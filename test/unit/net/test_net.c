@@ -324,6 +324,95 @@ test_checksum_offload_vs_software(void **state)
 	wn_netif_free(sw);
 }
 
+/*
+ * A TCP segment whose checksum comes out as 0x0000: the payload's first word is chosen so
+ * that the one's complement sum of pseudo header and segment is 0xffff. @p v6: IPv6.
+ */
+static struct rte_mbuf *
+zero_sum_segment(bool v6, const struct wn_ip_addr *src, const struct wn_ip_addr *dst)
+{
+	struct rte_mbuf *m = l4_packet("\0\0zero-sum", 10);
+	struct rte_tcp_hdr *th = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
+	uint16_t raw = 0, fix;
+	uint32_t sum;
+
+	assert_int_equal(rte_raw_cksum_mbuf(m, 0, 30, &raw), 0);
+	if (v6) {
+		struct rte_ipv6_hdr ip6 = { .payload_len = rte_cpu_to_be_16(30),
+					    .proto = IPPROTO_TCP };
+
+		memcpy(ip6.src_addr, src->v6, 16);
+		memcpy(ip6.dst_addr, dst->v6, 16);
+		sum = (uint32_t)raw + rte_ipv6_phdr_cksum(&ip6, 0);
+	} else {
+		struct rte_ipv4_hdr ip = { .version_ihl = RTE_IPV4_VHL_DEF,
+					   .total_length = rte_cpu_to_be_16(50),
+					   .next_proto_id = IPPROTO_TCP,
+					   .src_addr = src->v4, .dst_addr = dst->v4 };
+
+		sum = (uint32_t)raw + rte_ipv4_phdr_cksum(&ip, 0);
+	}
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	fix = (uint16_t)~sum; /* the word that brings the sum to 0xffff */
+	memcpy(th + 1, &fix, 2);
+	return m;
+}
+
+/*
+ * RFC 9293 §3.1: a TCP checksum that computes to 0x0000 is sent as 0x0000. Writing 0xffff
+ * instead (RFC 768's rule, for UDP only) still verifies, but it is not what TCP computes:
+ * tshark flags it and a bit-exact comparison (offload engines, middleboxes) sees a
+ * different segment. And the received 0x0000 is a valid checksum, not "no checksum".
+ */
+static void
+test_tcp_checksum_zero_is_sent_as_zero(void **state)
+{
+	struct wn_netif *sw = mk(0, 0);
+	struct wn_ip_addr src = wn_ip_addr_v4(198, 18, 0, 1), dst = wn_ip_addr_v4(198, 18, 0, 2);
+	struct wn_ip_addr src6, dst6;
+	struct rte_mbuf *m;
+	struct rte_ipv4_hdr *ip;
+	struct rte_ipv6_hdr *ip6;
+	struct rte_tcp_hdr *th;
+	(void)state;
+
+	assert_int_equal(wn_ip_addr_parse("2001:db8::1", &src6, NULL), 0);
+	assert_int_equal(wn_ip_addr_parse("2001:db8::2", &dst6, NULL), 0);
+	wn_net_neigh_add(sw, &dst, &peer_mac, true, 0);
+	wn_net_neigh_add(sw, &dst6, &peer_mac, true, 0);
+	/* IPv4 */
+	assert_int_equal(wn_net_output_l4(sw, zero_sum_segment(false, &src, &dst), &src, &dst,
+					  IPPROTO_TCP, 0), 0);
+	m = tx1(sw);
+	assert_non_null(m);
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	th = (struct rte_tcp_hdr *)(ip + 1);
+	assert_int_equal(th->cksum, 0x0000);
+	assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, th), 0);
+	rte_pktmbuf_free(m);
+	/* IPv6 */
+	assert_int_equal(wn_net_output_l4(sw, zero_sum_segment(true, &src6, &dst6), &src6, &dst6,
+					  IPPROTO_TCP, 0), 0);
+	m = tx1(sw);
+	assert_non_null(m);
+	ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, 14);
+	th = (struct rte_tcp_hdr *)(ip6 + 1);
+	assert_int_equal(th->cksum, 0x0000);
+	assert_int_equal(rte_ipv6_udptcp_cksum_verify(ip6, th), 0);
+	rte_pktmbuf_free(m);
+	/* an ordinary segment keeps a checksum that verifies (and is never 0xffff) */
+	assert_int_equal(wn_net_output_l4(sw, l4_packet("hello", 5), &src, &dst, IPPROTO_TCP, 0),
+			 0);
+	m = tx1(sw);
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	th = (struct rte_tcp_hdr *)(ip + 1);
+	assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, th), 0);
+	assert_int_not_equal(th->cksum, 0xffff);
+	rte_pktmbuf_free(m);
+	wn_netif_free(sw);
+}
+
 static uint16_t
 ip4_build(uint8_t *b, uint8_t proto, uint32_t dst, const void *l4, uint16_t l4len,
 	  uint16_t frag, uint16_t id)
@@ -631,6 +720,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_resolution_queue_and_failure),
 		cmocka_unit_test(test_gateway_mtu_noroute),
 		cmocka_unit_test(test_checksum_offload_vs_software),
+		cmocka_unit_test(test_tcp_checksum_zero_is_sent_as_zero),
 		cmocka_unit_test(test_ipv4_header_checks),
 		cmocka_unit_test(test_icmp_echo_reply),
 		cmocka_unit_test(test_fragments_reassembled_or_dropped),

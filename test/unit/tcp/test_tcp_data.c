@@ -1133,6 +1133,73 @@ test_delayed_ack(void **state)
 	hx_fini(&h);
 }
 
+/* A data segment whose TCP checksum computes to 0x0000; the field is then set to @p field. */
+static struct rte_mbuf *
+zero_sum_frame(struct hx *h, struct hx_seg *d, uint8_t *payload, uint16_t field)
+{
+	struct rte_mbuf *m;
+	struct rte_ipv4_hdr *ip;
+	struct rte_tcp_hdr *th;
+	uint16_t fix;
+
+	payload[0] = payload[1] = 0;
+	m = hx_craft(h, 0, 1, d);
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	th = (struct rte_tcp_hdr *)(ip + 1);
+	fix = th->cksum; /* adding ~sum to the sum makes it 0xffff: checksum 0x0000 */
+	memcpy((uint8_t *)th + 20, &fix, 2);
+	memcpy(payload, &fix, 2);
+	th->cksum = 0;
+	assert_int_equal(rte_ipv4_udptcp_cksum(ip, th), 0x0000);
+	th->cksum = field;
+	return m;
+}
+
+/*
+ * RFC 9293 §3.1: 0x0000 is a TCP checksum like any other (not "no checksum" as in UDP), and
+ * 0xffff written for it (RFC 768's UDP rule, as DPDK 22.11's net_tap offload does) sums the
+ * same; both are accepted, a wrong checksum is not.
+ */
+static void
+test_rx_checksum_zero_accepted(void **state)
+{
+	static const uint8_t opts[] = { 2, 4, 0x05, 0xb4 };
+	struct hx h;
+	struct tapp cli;
+	struct hx_parsed syn;
+	uint8_t buf[64];
+	struct hx_seg d = { .seq = 1001, .flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG,
+			    .win = 65535, .sport = RAW_PORT, .dport = 6000, .data = buf,
+			    .len = sizeof(buf) };
+	struct rte_mbuf *m;
+	(void)state;
+
+	memset(buf, 'k', sizeof(buf));
+	hx_init_conf(&h, NULL, true, false);
+	tapp_init(&cli);
+	raw_peer_accept(&h, &cli, opts, sizeof(opts), 1000, &syn);
+	d.ack = syn.seq + 1;
+	hx_deliver(&h, 1, zero_sum_frame(&h, &d, buf, 0x0000));
+	hx_step(&h);
+	assert_int_equal(cli.rx_len, sizeof(buf));
+	assert_memory_equal(cli.rx, buf, sizeof(buf));
+	d.seq += sizeof(buf);
+	hx_deliver(&h, 1, zero_sum_frame(&h, &d, buf, 0xffff));
+	hx_step(&h);
+	assert_int_equal(cli.rx_len, 2 * sizeof(buf));
+	assert_memory_equal(cli.rx + sizeof(buf), buf, sizeof(buf));
+	assert_int_equal(stats(&h, 1).rx_drop_cksum, 0);
+	/* a checksum that is simply wrong is still caught */
+	d.seq += sizeof(buf);
+	m = zero_sum_frame(&h, &d, buf, 0x0001);
+	hx_deliver(&h, 1, m);
+	hx_step(&h);
+	assert_int_equal(cli.rx_len, 2 * sizeof(buf));
+	assert_int_equal(stats(&h, 1).rx_drop_cksum, 1);
+	tapp_fini(&cli);
+	hx_fini(&h);
+}
+
 static void
 test_ooo_queue_bounded_and_sack_blocks(void **state)
 {
@@ -1220,6 +1287,7 @@ main(void)
 		cmocka_unit_test(test_dsack_undoes_spurious_recovery),
 		cmocka_unit_test(test_delayed_ack),
 		cmocka_unit_test(test_ooo_queue_bounded_and_sack_blocks),
+		cmocka_unit_test(test_rx_checksum_zero_accepted),
 	};
 
 	hx_eal_init("wn_tcp_data");
