@@ -134,6 +134,9 @@ main(int argc, char **argv)
 	CHECK(lid->verbs->device->transport_type == IBV_TRANSPORT_IWARP);
 	CHECK(rdma_create_id(sch, &lid2, NULL, RDMA_PS_TCP) == 0);
 	CHECK(rdma_bind_addr(lid2, (struct sockaddr *)&sa) != 0 && errno == EADDRINUSE);
+	/* an id that never took part in a connection, and a listener, cannot disconnect */
+	CHECK(rdma_disconnect(lid2) != 0 && errno == EINVAL);
+	CHECK(rdma_disconnect(lid) != 0 && errno == EINVAL);
 	CHECK(rdma_destroy_id(lid2) == 0);
 
 	CHECK(rdma_create_id(cch, &cid, (void *)0xc1c1, RDMA_PS_TCP) == 0);
@@ -214,6 +217,9 @@ main(int argc, char **argv)
 		CHECK(rdma_disconnect(cid) == 0);
 		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED));
 		rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_DISCONNECTED));
+		/* as iw_cm: disconnecting again, or after the peer did, succeeds (perftest does) */
+		CHECK(rdma_disconnect(pid) == 0);
+		CHECK(rdma_disconnect(cid) == 0);
 
 		p.fd = pid->recv_cq_channel->fd;
 		p.events = POLLIN;
