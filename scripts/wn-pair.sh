@@ -88,7 +88,7 @@ start() {
 		else role=client; ip=10.88.0.2; mac=02:77:6e:00:00:02; cpu=$(( $(nproc) > 1 ? 1 : 0 )); fi
 		vdevs=(--vdev "net_memif0,role=$role,id=0,socket=$dir/memif.sock,socket-abstract=no,mac=$mac")
 		if [ $n = b ] && [ -n "$impair" ]; then
-			vdevs+=(--vdev "net_wn_impair0,port=net_memif0,$impair")
+			vdevs+=(--vdev "net_wn_impair0,port=net_memif0,queues=$lcores,$impair")
 		fi
 		pcap_opt=()
 		[ -n "$pcap" ] && { mkdir -p "$pcap"; pcap_opt=(--pcap "$pcap/$n.pcapng"); }

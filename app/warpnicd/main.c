@@ -413,7 +413,8 @@ parse_args(struct params *p, int argc, char **argv)
 }
 
 static int
-pick_port(const struct params *p, const uint16_t *pending, int nb_pending, uint16_t *port)
+pick_port(const struct params *p, const uint16_t *pending, int nb_pending, uint16_t nq,
+	  uint16_t *port)
 {
 	char name[RTE_ETH_NAME_MAX_LEN], args[1024];
 	uint16_t pid;
@@ -436,7 +437,9 @@ pick_port(const struct params *p, const uint16_t *pending, int nb_pending, uint1
 		return 0;
 	if (rte_eth_dev_get_name_by_port(*port, name) != 0)
 		return -ENODEV;
-	if ((size_t)snprintf(args, sizeof(args), "port=%s,%s", name, p->impair) >= sizeof(args))
+	/* the face needs a queue per dataplane lcore */
+	if ((size_t)snprintf(args, sizeof(args), "port=%s,queues=%u,%s", name, nq, p->impair) >=
+	    sizeof(args))
 		return -E2BIG;
 	face = wn_impair_create("net_wn_impair_dp", args, p->dp.pool);
 	if (face < 0)
@@ -508,15 +511,15 @@ main(int argc, char **argv)
 		fprintf(stderr, "warpnicd: net_wn_impair: %s\n", strerror(-nb_pending));
 		goto out;
 	}
-	ret = pick_port(&p, pending, nb_pending, &port);
+	/* one shard (port queue) per EAL lcore */
+	n_shards = (uint16_t)RTE_MIN(rte_lcore_count(), (unsigned int)DP_MAX_SHARDS);
+	ret = pick_port(&p, pending, nb_pending, n_shards, &port);
 	if (ret < 0) {
 		fprintf(stderr, "warpnicd: no port (give one with EAL --vdev, e.g. net_memif0)%s%s\n",
 			p.impair != NULL ? " or --impair: " : "",
 			p.impair != NULL ? strerror(-ret) : "");
 		goto out;
 	}
-	/* one shard (port queue) per EAL lcore */
-	n_shards = (uint16_t)RTE_MIN(rte_lcore_count(), (unsigned int)DP_MAX_SHARDS);
 	memset(&pc, 0, sizeof(pc));
 	pc.port_id = port;
 	pc.nb_queues = n_shards;
