@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -573,6 +574,21 @@ ibv_fork_init(void)
 
 /* ------------------------------------------------------------------ channels and CQs */
 
+static pthread_mutex_t chan_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct wn_vchannel *live_chans;
+
+static bool
+chan_live(const struct wn_vchannel *c)
+{
+	const struct wn_vchannel *l;
+
+	pthread_mutex_lock(&chan_lock);
+	for (l = live_chans; l != NULL && l != c; l = l->next)
+		;
+	pthread_mutex_unlock(&chan_lock);
+	return l != NULL;
+}
+
 WN_VERBS_EXPORT struct ibv_comp_channel *
 ibv_create_comp_channel(struct ibv_context *ctx)
 {
@@ -590,16 +606,28 @@ ibv_create_comp_channel(struct ibv_context *ctx)
 	c->ch.fd = p[0];
 	c->ch.refcnt = 0;
 	c->wfd = p[1];
+	pthread_mutex_lock(&chan_lock);
+	c->next = live_chans;
+	live_chans = c;
+	pthread_mutex_unlock(&chan_lock);
 	return &c->ch;
 }
 
 WN_VERBS_EXPORT int
 ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 {
-	struct wn_vchannel *c = (struct wn_vchannel *)ch;
+	struct wn_vchannel *c = (struct wn_vchannel *)ch, **pp;
 
 	if (ch->refcnt != 0)
 		return EBUSY;
+	/* unlink before the write side closes: a reader woken by EOF must see it gone */
+	pthread_mutex_lock(&chan_lock);
+	for (pp = &live_chans; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	pthread_mutex_unlock(&chan_lock);
 	close(ch->fd);
 	close(c->wfd);
 	free(c);
@@ -672,6 +700,14 @@ ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_cont
 
 	/* read(): blocking and a pthread cancellation point (rping cancels its CQ thread) */
 	n = read(ch->fd, &cookie, sizeof(cookie));
+	/*
+	 * EOF: every write side is closed, so the channel was destroyed under this reader.
+	 * With the kernel's uverbs the read() on the closed fd never returns; stay blocked
+	 * likewise (still cancellable) rather than report an error the program never expects.
+	 */
+	if (n == 0 && !chan_live((struct wn_vchannel *)ch))
+		for (;;)
+			pause();
 	if (n != (ssize_t)sizeof(cookie))
 		return -1;
 	*cq = (struct ibv_cq *)(uintptr_t)cookie;

@@ -51,6 +51,7 @@ struct wn_vmr {
 struct wn_vchannel {
 	struct ibv_comp_channel ch;
 	int wfd; /* write side, passed to warpnicd for each CQ */
+	struct wn_vchannel *next; /* live channels */
 };
 
 static inline struct wn_vctx *

@@ -11,9 +11,11 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -76,6 +78,102 @@ check_cancel(void *(*fn)(void *), void *arg)
 	CHECK(pthread_cancel(th) == 0);
 	CHECK(pthread_join(th, &ret) == 0);
 	CHECK(ret == PTHREAD_CANCELED);
+}
+
+struct waiter {
+	void *(*fn)(void *);
+	void *arg;
+	pid_t tid;
+	int returned;
+};
+
+static void *
+waiter_run(void *arg)
+{
+	struct waiter *w = arg;
+
+	void *ret;
+
+	__atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	ret = w->fn(w->arg);
+	__atomic_store_n(&w->returned, 1, __ATOMIC_RELEASE);
+	return ret;
+}
+
+/* The system call thread @p tid is in (-1 when it runs in user space or is gone). */
+static long
+thread_syscall(pid_t tid)
+{
+	char path[64], buf[64];
+	FILE *f;
+	long nr = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) != NULL && buf[0] != 'r')
+		nr = strtol(buf, NULL, 10);
+	fclose(f);
+	return nr;
+}
+
+/* wait until thread @p tid is blocked in system call @p nr */
+static void
+wait_syscall(pid_t tid, long nr)
+{
+	int i;
+
+	for (i = 0; i < 5000 && thread_syscall(tid) != nr; i++)
+		usleep(1000);
+	CHECK(thread_syscall(tid) == nr);
+}
+
+/*
+ * A thread blocked reading a channel that another thread destroys stays blocked, as with
+ * the kernel's fds (rping's CM thread exit()s on an error): destroy() is called once the
+ * waiter sits in its read; the waiter is woken (EOF) and must block again in another system
+ * call instead of returning; it is then cancelled.
+ */
+static void
+check_destroy_under_reader(void *(*fn)(void *), void *arg, long nr, void (*destroy)(void *))
+{
+	struct waiter w = {.fn = fn, .arg = arg};
+	pthread_t th;
+	void *ret;
+	long now;
+	int i;
+
+	CHECK(pthread_create(&th, NULL, waiter_run, &w) == 0);
+	for (i = 0; i < 5000 && __atomic_load_n(&w.tid, __ATOMIC_ACQUIRE) == 0; i++)
+		usleep(1000);
+	CHECK(w.tid != 0);
+	wait_syscall(w.tid, nr);
+	destroy(arg);
+	for (i = 0; i < 5000; i++) {
+		if (__atomic_load_n(&w.returned, __ATOMIC_ACQUIRE))
+			break;
+		now = thread_syscall(w.tid);
+		if (now != -1 && now != nr)
+			break; /* blocked elsewhere */
+		usleep(1000);
+	}
+	CHECK(!__atomic_load_n(&w.returned, __ATOMIC_ACQUIRE));
+	CHECK(pthread_cancel(th) == 0);
+	CHECK(pthread_join(th, &ret) == 0);
+	CHECK(ret == PTHREAD_CANCELED);
+}
+
+static void
+destroy_comp_channel(void *ch)
+{
+	CHECK(ibv_destroy_comp_channel(ch) == 0);
+}
+
+static void
+destroy_event_channel(void *ch)
+{
+	rdma_destroy_event_channel(ch);
 }
 
 /* rdma_server's half of a synchronous endpoint connection */
@@ -320,6 +418,16 @@ main(int argc, char **argv)
 		check_cancel(cq_waiter, cc);
 		check_cancel(cm_waiter, sch);
 		CHECK(ibv_destroy_comp_channel(cc) == 0);
+		cc = ibv_create_comp_channel(ctx);
+		CHECK(cc != NULL);
+		check_destroy_under_reader(cq_waiter, cc, SYS_read, destroy_comp_channel);
+		{
+			struct rdma_event_channel *ech = rdma_create_event_channel();
+
+			CHECK(ech != NULL);
+			check_destroy_under_reader(cm_waiter, ech, SYS_recvfrom,
+						   destroy_event_channel);
+		}
 		CHECK(ibv_close_device(ctx) == 0);
 		ibv_free_device_list(l);
 	}
