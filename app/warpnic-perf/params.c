@@ -29,7 +29,7 @@ wn_perf_usage(const char *prog)
 	       "  --ctl PATH         RNIC modes: warpnicd control socket (default $WARPNIC_CTL,\n"
 	       "                     else /run/warpnic/warpnicd.sock)\n"
 	       "  --size N[,N...]    message size(s) in octets (repeatable)\n"
-	       "  --sweep[=N,N...]   sizes 2 B..1 MiB in powers of two (wire_bw: 64 B..64 KiB),\n"
+	       "  --sweep[=N,N...]   sizes 2 B..1 MiB in powers of two (wire_bw: 64 B..64768 B),\n"
 	       "                     or the given list\n"
 	       "  --qps N            RNIC modes: data queue pairs (default 1)\n"
 	       "  --depth N          RNIC bw modes: outstanding work requests per QP (default 64)\n"
