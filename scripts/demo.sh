@@ -62,9 +62,13 @@ fi
 t=$(mktemp -d /tmp/wn-demo.XXXXXX)
 spid=
 cleanup() {
+	local tag
 	[ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null
 	scripts/wn-pair.sh stop >/dev/null 2>&1 || true
-	rm -rf "$t"
+	# EAL runtime directories: the pair's (named after its directory) and the baseline's
+	tag=$(printf '%s' "$WN_PAIR_DIR" | cksum | cut -d' ' -f1)
+	rm -rf "$t" "/var/run/dpdk/wn_a_$tag" "/var/run/dpdk/wn_b_$tag" \
+		"/var/run/dpdk/wnd-$$-s" "/var/run/dpdk/wnd-$$-c"
 }
 trap cleanup EXIT
 fail() {

@@ -29,7 +29,11 @@ cleanup() {
 	[ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null
 	if [ "$kind" = rnic ]; then
 		WN_BUILD=$build WN_PAIR_DIR=$t/pair "$top/scripts/wn-pair.sh" stop >/dev/null 2>&1
+		# the pair's EAL runtime directories (wn-pair.sh names them after its directory)
+		tag=$(printf '%s' "$t/pair" | cksum | cut -d' ' -f1)
+		rm -rf "/var/run/dpdk/wn_a_$tag" "/var/run/dpdk/wn_b_$tag"
 	fi
+	rm -rf "/var/run/dpdk/wnp-$$-s" "/var/run/dpdk/wnp-$$-c"
 	if [ -n "${WN_BENCH_KEEP:-}" ]; then echo "logs kept in $t" >&2; else rm -rf "$t"; fi
 }
 trap cleanup EXIT
