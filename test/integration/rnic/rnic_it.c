@@ -15,6 +15,7 @@
  *
  * Cases (both sides run the same NAME):
  *   basic     Send, Write, Write with Immediate, Read in both directions, a few sizes
+ *             (--small: up to 20 KB, for captured runs)
  *   ops       every RDMAP operation over a 1 B..1 MiB sweep, scatter/gather, inline,
  *             zero-length, Send with Solicited Event (CQ armed solicited-only)
  *   atomics   RFC 7306 Fetch-and-Add and Compare-and-Swap
@@ -75,6 +76,7 @@ struct opts {
 	uint32_t c_ird, c_ord, s_ird, s_ord;
 	uint32_t mib;
 	uint32_t reads;    /* ordneg: outstanding Reads posted at once */
+	bool small;        /* basic: sizes up to 20 KB */
 };
 
 /* A registered buffer. */
@@ -681,6 +683,8 @@ conn_down(struct conn *c)
 /* ---------------------------------------------------------------- data phases */
 
 static const size_t basic_sizes[] = { 1, 100, 1500, 5000, 70001, 262144 };
+/* captured runs: still multi-segment, but a capture tshark reads quickly */
+static const size_t small_sizes[] = { 1, 100, 1500, 5000, 20001 };
 static const size_t sweep_sizes[] = {
 	1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 255, 256, 511, 512, 513,
 	1023, 1024, 1025, 1430, 1435, 1436, 1437, 1440, 1441, 1448, 1449, 1460, 1500, 2047,
@@ -1015,6 +1019,9 @@ case_basic(void)
 {
 	struct conn c;
 	struct sizes sz = { basic_sizes, sizeof(basic_sizes) / sizeof(basic_sizes[0]) };
+
+	if (o.small)
+		sz = (struct sizes){ small_sizes, sizeof(small_sizes) / sizeof(small_sizes[0]) };
 
 	conn_up(&c, NULL);
 	run_data(&c, &sz);
@@ -1673,7 +1680,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: rnic_it (--server | --client ADDR) --oob PATH --case NAME [--port P]\n"
 		"       [--c-ird N --c-ord N --s-ird N --s-ord N] [--reads N] [--viol KIND]\n"
-		"       [--mib N] [--tel TELEMETRY_SOCKET]\n");
+		"       [--mib N] [--small] [--tel TELEMETRY_SOCKET]\n");
 	exit(2);
 }
 
@@ -1687,7 +1694,8 @@ main(int argc, char **argv)
 		{ "tel", required_argument, NULL, 't' },  { "c-ird", required_argument, NULL, 1 },
 		{ "c-ord", required_argument, NULL, 2 },  { "s-ird", required_argument, NULL, 3 },
 		{ "s-ord", required_argument, NULL, 4 },  { "mib", required_argument, NULL, 5 },
-		{ "reads", required_argument, NULL, 6 },  { NULL, 0, NULL, 0 },
+		{ "reads", required_argument, NULL, 6 },  { "small", no_argument, NULL, 7 },
+		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
 
@@ -1706,6 +1714,7 @@ main(int argc, char **argv)
 		case 4: o.s_ord = (uint32_t)atoi(optarg); break;
 		case 5: o.mib = (uint32_t)atoi(optarg); break;
 		case 6: o.reads = (uint32_t)atoi(optarg); break;
+		case 7: o.small = true; break;
 		default: usage();
 		}
 	}
