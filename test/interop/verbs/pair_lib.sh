@@ -25,6 +25,13 @@ skip() { echo "SKIP: $*"; exit 77; }
 [ -e "$WN_BUILD/drivers/rdmacm/librdmacm.so.1" ] || skip "rdmacm shim not built"
 
 T=$(mktemp -d "/tmp/wn-verbs-$(basename "$0" .sh).XXXXXX")
+# programs run in $T: a crashing one leaves its core there (when the kernel writes plain
+# core files), and show_logs prints its backtrace
+cd "$T" || exit 1
+case "$(cat /proc/sys/kernel/core_pattern 2>/dev/null)" in
+'|'* | /*) ;;
+*) ulimit -c unlimited 2>/dev/null ;;
+esac
 export WN_BUILD WN_PAIR_DIR=$T/pair
 A_CTL=$WN_PAIR_DIR/a.sock
 B_CTL=$WN_PAIR_DIR/b.sock
@@ -38,6 +45,12 @@ show_logs() {
 		echo "----- $(basename "$f") (last 40 lines)"
 		tail -n 40 "$f"
 	done
+	for f in "$T"/core*; do
+		[ -f "$f" ] && command -v gdb >/dev/null && command -v file >/dev/null || continue
+		exe=$(file "$f" | sed -n "s/.*execfn: '\([^']*\)'.*/\1/p")
+		echo "----- backtrace of $(basename "$f") ($exe)"
+		gdb -q -batch -c "$f" -ex 'bt 12' "$exe" 2>&1 | grep -E '^#' | uniq | head -12
+	done
 }
 
 # note MSG: progress line with the seconds since the test started (slow steps show in logs)
@@ -46,7 +59,15 @@ note() { echo "[${SECONDS}s] $*"; }
 # Known causes outside the shims, recognised in the programs' output.
 diagnose() {
 	if grep -qs "MPA startup timeout" "$WN_PAIR_DIR"/a.log "$WN_PAIR_DIR"/b.log; then
-		echo "DIAGNOSIS: warpnicd gave up an MPA startup (no MPA Reply within --mpa-timeout)"
+		echo "DIAGNOSIS: warpnicd gave up an MPA startup (no MPA Reply within --mpa-timeout):"
+		echo "  the passive program did not call rdma_accept() in time (machine overloaded?)"
+	fi
+	if grep -qs "Failed to connect RDMA CM events" "$T"/*.out; then
+		cat <<'EOF'
+DIAGNOSIS: a perftest rdma_cm connect failed. perftest 4.5 then retries with the CM ids it
+  has just destroyed (rdma_cm_destroy_cma, then rdma_resolve_addr on a stale id): a
+  segfault in rdma_resolve_addr() after this is perftest's, the failed connect is the error.
+EOF
 	fi
 	if grep -qs "Couldn't post send" "$T"/*.out; then
 		cat <<'EOF'
@@ -95,12 +116,15 @@ need() {
 pair_start() {
 	local free mem=()
 
+	local opts=("$@") daemon=(--mpa-timeout 20000)
 	free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
 	grep -q hugetlbfs /proc/mounts && [ "${free:-0}" -ge 400 ] || mem=(--no-huge)
 	# warpnicd must not see the shim directory (meson test puts it on LD_LIBRARY_PATH): DPDK's
-	# mlx5 PMD would load the stand-in libmlx5
-	env -u LD_LIBRARY_PATH "$PAIR" start "${mem[@]}" "$@" >"$T/pair.out" 2>&1 ||
-		fail "wn-pair.sh start failed"
+	# mlx5 PMD would load the stand-in libmlx5. MPA startup timeout: siw's 20 s (MPAREQ
+	# timeout) rather than warpnicd's 10 s, so a server slowed down by a loaded machine still
+	# accepts in time (perftest mishandles a failed connect, see diagnose()).
+	env -u LD_LIBRARY_PATH "$PAIR" start "${mem[@]}" "${opts[@]}" -- "${daemon[@]}" \
+		>"$T/pair.out" 2>&1 || fail "wn-pair.sh start failed"
 }
 
 # on_a / on_b PROGRAM ARGS...: run a program on instance A / B (bounded by STEP_TIMEOUT)
