@@ -31,51 +31,62 @@ wait_pid "$SRV" 15 || fail "rping server failed"
 env -u LD_LIBRARY_PATH "$PAIR" stop >/dev/null 2>&1
 
 TS=(tshark --enable-heuristic iwarp_mpa_tcp)
-# fields NAME FILE FILTER FIELDS...: one line per frame, all occurrences, comma-separated
-fields() {
-	local f=$1 filter=$2
-	shift 2
-	local e=() x
-	for x in "$@"; do e+=(-e "$x"); done
-	"${TS[@]}" -r "$f" -Y "$filter" -T fields -E occurrence=a -E aggregator=, "${e[@]}" 2>/dev/null
-}
-# count_values: number of comma-separated values in stdin
-count_values() { tr ',\t' '\n\n' | grep -c .; }
+# One field pass per file (one line per MPA frame, every occurrence, comma-separated); the
+# checks below read it. Fields: ip.src, Request key, Reply key, rev, CRC flag, reject flag,
+# marker flag, ULPDU lengths, good CRCs (crc_check), bad CRCs (crc), RDMAP opcodes, payload.
+FIELDS=(ip.src iwarp_mpa.key.req iwarp_mpa.key.rep iwarp_mpa.rev iwarp_mpa.crc_flag
+	iwarp_mpa.rej_flag iwarp_mpa.marker_flag iwarp_mpa.ulpdulength iwarp_mpa.crc_check
+	iwarp_mpa.crc iwarp_rdma.opcode data.data)
+CHECK='
+import sys
+count, a_ip, b_ip = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+vals = lambda f: [v for v in f.split(",") if v]
+req, rep, fpdus, good, bad, ops, pings = [], [], 0, 0, 0, [], 0
+for line in sys.stdin:
+    f = (line.rstrip("\n").split("\t") + [""] * 12)[:12]
+    hs = (f[0], f[3], f[4], f[5], f[6])
+    if f[1]:
+        req.append(hs)
+    if f[2]:
+        rep.append(hs)
+    fpdus += len(vals(f[7]))
+    good += len(vals(f[8]))
+    bad += len(vals(f[9]))
+    ops += vals(f[10])
+    pings += "72646d612d70696e672d" in f[11]  # "rdma-ping-"
+err = []
+# rev 2, CRC flag set, not rejected, no markers (tshark prints booleans as 1/0)
+if req != [(b_ip, "2", "1", "0", "0")]:
+    err.append("MPA Request not one rev 2 CRC frame from B: %s" % req)
+if rep != [(a_ip, "2", "1", "0", "0")]:
+    err.append("MPA Reply not one rev 2 CRC frame from A: %s" % rep)
+if fpdus < 5 * count:
+    err.append("only %d FPDUs decoded" % fpdus)
+if good != fpdus or bad:
+    err.append("%d FPDUs, %d with a good CRC, %d with a bad CRC" % (fpdus, good, bad))
+for op, want, name in (("0x00", count, "Write"), ("0x01", count, "Read Request"),
+                       ("0x02", count, "Read Response"), ("0x03", 2 * count, "Send")):
+    if ops.count(op) < want:
+        err.append("%d RDMAP %s (want >= %d)" % (ops.count(op), name, want))
+if pings < 2 * count:
+    err.append("ping data in %d frames only" % pings)
+print("; ".join(err) if err else "ok %d" % fpdus)
+'
 
 for n in a b; do
 	f=$CAP/$n.pcapng
 	[ -s "$f" ] || fail "no capture $f"
-	"${TS[@]}" -r "$f" >"$T/tshark_$n.out" 2>&1 || fail "tshark cannot read $f"
-
-	req=$(fields "$f" iwarp_mpa.req ip.src iwarp_mpa.rev iwarp_mpa.crc_flag iwarp_mpa.rej_flag \
-		iwarp_mpa.marker_flag)
-	rep=$(fields "$f" iwarp_mpa.rep ip.src iwarp_mpa.rev iwarp_mpa.crc_flag iwarp_mpa.rej_flag \
-		iwarp_mpa.marker_flag)
-	[ "$req" = "$B_IP	2	1	0	0" ] || fail "$n: MPA Request not one rev 2 CRC frame from B: '$req'"
-	[ "$rep" = "$A_IP	2	1	0	0" ] || fail "$n: MPA Reply not one rev 2 CRC frame from A: '$rep'"
-
-	fpdus=$(fields "$f" iwarp_mpa.fpdu iwarp_mpa.ulpdulength | count_values)
-	good=$(fields "$f" iwarp_mpa.fpdu iwarp_mpa.crc_check | count_values)
-	bad=$(fields "$f" iwarp_mpa.crc iwarp_mpa.crc | count_values)
-	[ "$fpdus" -ge $((5 * COUNT)) ] || fail "$n: only $fpdus FPDUs decoded"
-	[ "$good" = "$fpdus" ] && [ "$bad" = 0 ] ||
-		fail "$n: $fpdus FPDUs, $good with a good CRC, $bad with a bad CRC"
-
-	ops=$(fields "$f" iwarp_ddp_rdmap iwarp_rdma.opcode | tr ',' '\n')
-	for want in "0x00 $COUNT Write" "0x01 $COUNT Read Request" "0x02 $COUNT Read Response" \
-		"0x03 $((2 * COUNT)) Send"; do
-		set -- $want
-		got=$(grep -cx "$1" <<<"$ops")
-		[ "$got" -ge "$2" ] || fail "$n: $got RDMAP ${*:3} (want >= $2)"
-	done
-	pings=$("${TS[@]}" -r "$f" -Y 'iwarp_ddp_rdmap && frame contains "rdma-ping-"' 2>/dev/null |
-		grep -c .)
-	[ "$pings" -ge $((2 * COUNT)) ] || fail "$n: ping data in $pings frames only"
+	e=()
+	for x in "${FIELDS[@]}"; do e+=(-e "$x"); done
+	"${TS[@]}" -r "$f" -Y iwarp_mpa -T fields -E occurrence=a -E aggregator=, "${e[@]}" \
+		>"$T/fields_$n.tsv" 2>"$T/tshark_$n.out" || fail "tshark cannot read $f"
+	res=$(python3 -c "$CHECK" "$COUNT" "$A_IP" "$B_IP" <"$T/fields_$n.tsv")
+	[ "${res%% *}" = ok ] || fail "$n.pcapng: $res"
 
 	"${TS[@]}" -r "$f" -q -z expert,warn >"$T/expert_$n.out" 2>&1
 	others=$(awk '/^Errors|^Warns/ { on = 1; next } /^Notes|^Chats|^=/ { if (!/^=/) on = 0; next }
 		on && NF > 3 && !/Res field is NOT set to zero|Rev field is NOT set to one|Summary/' \
 		"$T/expert_$n.out")
 	[ -z "$others" ] || fail "$n: tshark expert errors/warnings: $others"
-	echo "$n.pcapng: MPA Request/Reply rev 2 with CRC, $fpdus FPDUs all with a good CRC32"
+	echo "$n.pcapng: MPA Request/Reply rev 2 with CRC, ${res#ok } FPDUs all with a good CRC32"
 done
