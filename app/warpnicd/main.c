@@ -127,7 +127,7 @@ usage(const char *prog)
 	       "  --no-p2p           initiator does not ask for RFC 6581 peer-to-peer mode\n"
 	       "  --rtr LIST         RTR types offered/accepted: any of send,write,read\n"
 	       "                     (default send,write,read)\n"
-	       "  --mpa-timeout MS   MPA startup timeout (default 10000)\n"
+	       "  --mpa-timeout MS   MPA startup timeout (default 20000, as siw)\n"
 	       "  --config FILE      read options from FILE (see config/warpnicd.conf)\n"
 	       "  --help             this text\n"
 	       "Telemetry (dpdk-telemetry.py): /warpnic/ctl, /warpnic/dp/stats, /warpnic/dp/tcp,\n"
@@ -375,6 +375,8 @@ defaults(struct params *p)
 	p->dp.p2p = true;
 	p->dp.rtr = WN_MPA_RTR_ALL;
 	p->dp.rfc7306 = true;
+	/* a busy server may take its time to accept; Linux's siw waits 20 s */
+	p->dp.mpa_timeout_us = 20u * 1000 * 1000;
 }
 
 static int

@@ -13,6 +13,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_pcapng.h>
+#include <rte_spinlock.h>
 
 #include "wn_port.h"
 
@@ -97,6 +98,7 @@ wn_port_shutdown(void)
 }
 
 struct wn_pcap {
+	rte_spinlock_t lock; /* lcores of one port share the file */
 	rte_pcapng_t *w;
 	struct rte_mempool *pool;
 	uint32_t snaplen;
@@ -114,6 +116,7 @@ wn_pcap_open(const char *path, uint32_t snaplen, const char *app)
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return NULL;
+	rte_spinlock_init(&p->lock);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		goto fail;
@@ -146,10 +149,12 @@ fail:
 static void
 pcap_flush(struct wn_pcap *p, struct rte_mbuf **cp, uint16_t n)
 {
+	rte_spinlock_lock(&p->lock);
 	if (rte_pcapng_write_packets(p->w, cp, n) < 0)
 		p->dropped += n;
 	else
 		p->written += n;
+	rte_spinlock_unlock(&p->lock);
 	rte_pktmbuf_free_bulk(cp, n);
 }
 
@@ -167,7 +172,9 @@ wn_pcap_capture(struct wn_pcap *p, uint16_t port_id, uint16_t queue, struct rte_
 	for (i = 0; i < n; i++) {
 		cp[k] = rte_pcapng_copy(port_id, queue, pkts[i], p->pool, p->snaplen, ts, dir);
 		if (cp[k] == NULL) {
+			rte_spinlock_lock(&p->lock);
 			p->dropped++;
+			rte_spinlock_unlock(&p->lock);
 			continue;
 		}
 		if (++k == PCAP_BURST) {

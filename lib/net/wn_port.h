@@ -9,8 +9,8 @@
  * wn_pcap_*() write what a port receives and sends to a pcapng file with rte_pcapng, so
  * tshark's iwarp dissectors can read a run.
  *
- * Thread safety: set-up on the main lcore before the polling lcores start; a struct
- * wn_pcap is used by one lcore.
+ * Thread safety: set-up on the main lcore before the polling lcores start; the lcores of a
+ * port may share one struct wn_pcap (a spinlock orders their writes).
  */
 #ifndef WN_PORT_H
 #define WN_PORT_H
@@ -67,7 +67,7 @@ struct wn_pcap *wn_pcap_open(const char *path, uint32_t snaplen, const char *app
 
 /**
  * Record @p n packets of @p port_id queue @p queue in direction @p dir (copies; the
- * packets are not modified). NULL @p p: no-op. The capture's lcore.
+ * packets are not modified). NULL @p p: no-op. Any lcore.
  */
 void wn_pcap_capture(struct wn_pcap *p, uint16_t port_id, uint16_t queue,
 		     struct rte_mbuf **pkts, uint16_t n, enum rte_pcapng_direction dir);
