@@ -2,20 +2,28 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Walk both directions of the first TCP stream of a capture as MPA (RFC 5044, RFC 6581).
 
-    mpa_stream_check.py CAPTURE
+    mpa_stream_check.py CAPTURE.pcapng | TSHARK_OUTPUT
+
+TSHARK_OUTPUT is any tshark output that contains a "-z follow,tcp,raw,0" section (so one
+tshark pass can serve several checks); a .pcap/.pcapng file is read with tshark directly.
 
 Independent of Wireshark's MPA dissector (which frames FPDUs with Markers only when a TCP
-segment holds exactly one FPDU): the reassembled byte stream of each direction (tshark
-"follow,tcp,raw") is parsed from the startup frame to the last FPDU. Checked:
-  * the startup frames: key, Rev, PD_Length; which directions carry Markers (the Request's M
-    asks the Responder for Markers, the Reply's M asks the Initiator, RFC 5044 §7.1.2) and
-    whether CRCs are on (C in either frame);
+segment holds exactly one FPDU): the reassembled byte stream of each direction is parsed from
+the startup frame to the last FPDU. Checked:
+  * the startup frames: key, PD_Length; which directions carry Markers (the Request's M asks
+    the Responder for Markers, the Reply's M asks the Initiator, RFC 5044 §7.1.2) and whether
+    CRCs are on (C in either frame);
   * every Marker sits at SeqStart + 512 * k, its FPDUPTR is 0 when it precedes an FPDU and
     otherwise the distance back to that FPDU's ULPDU_Length (RFC 5044 §4.3);
   * every FPDU's CRC32c covers ULPDU_Length, ULPDU, PAD and its Markers (RFC 5044 §4.4), or
     is 0 when CRCs are off;
   * the stream ends on an FPDU boundary.
-Prints one line per direction; exits 1 on the first violation.
+Output (for the driver to compare):
+    request: M C Rev            e.g. "request: 0 1 2"
+    reply: M C Rev | none       "none": the responder sent nothing (closed the connection)
+    first: OPCODE ULPDU_LENGTH  the initiator's first FPDU (RDMAP opcode in hex) or "none"
+    <direction> -> peer: ...    one summary line per direction
+Exits 1 with "FAIL:" on the first violation.
 """
 import subprocess
 import sys
@@ -49,21 +57,35 @@ def die(msg):
     sys.exit(1)
 
 
-def streams(capture):
-    out = subprocess.run(["tshark", "-r", capture, "-q", "-z", "follow,tcp,raw,0"],
-                         check=True, capture_output=True, text=True).stdout
+def follow_text(arg):
+    if arg.endswith(".pcap") or arg.endswith(".pcapng"):
+        return subprocess.run(["tshark", "-r", arg, "-q", "-z", "follow,tcp,raw,0"],
+                              check=True, capture_output=True, text=True).stdout
+    with open(arg, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def streams(text):
     data = {0: bytearray(), 1: bytearray()}
-    started = False
-    for line in out.splitlines():
-        if line.startswith("Node 1:"):
-            started = True
+    state = 0  # 0: before the section, 1: headers, 2: data, 3: after
+    for line in text.splitlines():
+        if state == 0:
+            if line.startswith("Follow: tcp,raw"):
+                state = 1
             continue
-        if not started or line.startswith("="):
+        if state == 1:
+            if line.startswith("Node 1:"):
+                state = 2
             continue
-        node = 1 if line.startswith("\t") else 0
-        h = line.strip()
-        if h:
-            data[node] += bytes.fromhex(h)
+        if state == 2:
+            if line.startswith("="):
+                break
+            node = 1 if line.startswith("\t") else 0
+            h = line.strip()
+            if h:
+                data[node] += bytes.fromhex(h)
+    if state == 0:
+        die("no follow,tcp,raw section in the input")
     return data[0], data[1]  # node 0 opened the connection: the Initiator
 
 
@@ -83,6 +105,7 @@ def walk(s, start, markers, crc, who):
     n = len(s) - start
     pos = 0
     fpdus = nmark = 0
+    first = None
     while pos < n:
         fstart = pos
         hdr = pos
@@ -118,6 +141,11 @@ def walk(s, start, markers, crc, who):
         if p > n:
             die("%s: stream ends inside the FPDU at %d (ULPDU_Length %d)" % (who, hdr, ulen))
         wire = s[start + fstart:start + p]
+        if first is None:
+            # ULPDU_Length, DDP control, RDMAP control (opcode in its low 4 bits): FPDUs
+            # start 4-aligned from SeqStart, so only a leading Marker can precede them
+            off = hdr - fstart
+            first = (wire[off + 3] & 0x0F if ulen >= 2 else -1, ulen)
         got = int.from_bytes(wire[-4:], "little")  # CRC-32C value, least significant octet first
         want = crc32c(wire[:-4]) if crc else 0
         if got != want:
@@ -125,24 +153,40 @@ def walk(s, start, markers, crc, who):
                 (who, fpdus, hdr, ulen, got, want))
         fpdus += 1
         pos = p
-    return fpdus, nmark
+    return fpdus, nmark, first
 
 
 def main():
     if len(sys.argv) != 2:
         print(__doc__)
         sys.exit(2)
-    ini, res = streams(sys.argv[1])
+    ini, res = streams(follow_text(sys.argv[1]))
     req = startup(ini, KEY_REQ, "initiator")
+    print("request: %d %d %d" % (req["m"], req["c"], req["rev"]))
+    if len(res) == 0:
+        # the responder closed without a Reply: nothing may follow the Request
+        print("reply: none")
+        print("first: none")
+        if len(ini) != req["len"]:
+            die("initiator sent %d octets after its Request without a Reply" %
+                (len(ini) - req["len"]))
+        return
     rep = startup(res, KEY_REP, "responder")
+    print("reply: %d %d %d" % (rep["m"], rep["c"], rep["rev"]))
     if rep["r"]:
         die("the Reply rejected the connection")
     crc = req["c"] or rep["c"]
+    lines = []
     for who, s, f, markers in (("initiator", ini, req, rep["m"]),
                                ("responder", res, rep, req["m"])):
-        fpdus, nmark = walk(s, f["len"], markers, crc, who)
-        print("%s -> peer: Rev %d, %d FPDUs, Markers %s (%d), CRC %s: all valid" %
-              (who, f["rev"], fpdus, "on" if markers else "off", nmark, "on" if crc else "off"))
+        fpdus, nmark, first = walk(s, f["len"], markers, crc, who)
+        if who == "initiator":
+            print("first: " + ("none" if first is None else
+                               "0x%02x %d" % (first[0], first[1])))
+        lines.append("%s -> peer: Rev %d, %d FPDUs, Markers %s (%d), CRC %s: all valid" %
+                     (who, f["rev"], fpdus, "on" if markers else "off", nmark,
+                      "on" if crc else "off"))
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

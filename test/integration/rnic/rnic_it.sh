@@ -207,64 +207,35 @@ need_tshark() {
 	command -v python3 >/dev/null || skip "python3 missing"
 }
 
-# Both directions of FILE's iWARP stream walked FPDU by FPDU: Markers and CRCs everywhere
-check_stream() {
-	local out
-	out=$(python3 "$HERE/mpa_stream_check.py" "$1" 2>&1) ||
-		fail "$(basename "$1"): ${out:-mpa_stream_check failed}"
-	printf '%s\n' "$out" | while IFS= read -r l; do echo "  $(basename "$1"): $l"; done
-}
-
 # Our random payloads look like RPC-over-RDMA or SMB Direct to those heuristic dissectors
 # (a "malformed RPCoRDMA" error is theirs, not ours): iWARP only.
 TSHARK=(tshark --disable-protocol rpcordma --disable-protocol smb_direct)
 
-# fields FILE FILTER FIELD...: one line per matching frame, repeated fields joined by ","
-fields() {
-	local f=$1 filt=$2
-	shift 2
-	local args=() x
-	for x in "$@"; do args+=(-e "$x"); done
-	"${TSHARK[@]}" -r "$f" -Y "$filt" -T fields -E separator=' ' -E occurrence=a \
-		-E aggregator=, "${args[@]}" 2>>"$T/tshark.err"
-}
-
-# The MPA Request (from B, the initiator) and Reply carry the expected M and C bits and
-# revision: check_startup FILE REQ_M REP_M CRC REV (tshark prints booleans as 0/1)
-check_startup() {
-	local f=$1 m_req=$2 m_rep=$3 crc=$4 rev=$5 both req rep
-	# one line per startup frame: "req|rep M C Rev"
-	both=$(fields "$f" "iwarp_mpa.req || iwarp_mpa.rep" iwarp_mpa.key.rep \
-		iwarp_mpa.marker_flag iwarp_mpa.crc_flag iwarp_mpa.rev |
-		awk '{ if (NF == 4) print "rep", $2, $3, $4; else print "req", $1, $2, $3 }')
-	req=$(echo "$both" | awk '$1 == "req" { print $2, $3, $4; exit }')
-	rep=$(echo "$both" | awk '$1 == "rep" { print $2, $3, $4; exit }')
-	echo "  MPA Request (M C Rev): $req; Reply: $rep"
-	[ "$req" = "$m_req $crc $rev" ] || fail "MPA Request flags '$req', want '$m_req $crc $rev'"
-	[ "$rep" = "$m_rep $crc $rev" ] || fail "MPA Reply flags '$rep', want '$m_rep $crc $rev'"
-}
-
-# Every FPDU of FILE decodes as DDP/RDMAP, every CRC is good (when CRC is on), and tshark's
-# expert info has no error or warning except Wireshark 4.0's complaints about RFC 6581
-# startup frames (Rev 2 and the enhanced bits in Res are RFC 6581 §5, not RFC 5044 errors):
-# check_fpdus FILE MIN_FPDUS CRC(0|1)
+# check_capture FILE MIN_FPDUS CRC(0|1)
+# One tshark pass over FILE (packet details, the TCP stream, the expert summary):
+#  * tshark frames at least MIN_FPDUS FPDUs, each with a ULPDU_Length, DDP and RDMAP header;
+#  * every CRC it checks is good, and it checks all of them when CRC is on, none when off;
+#  * its expert info has no iWARP error or warning except Wireshark 4.0's complaints about
+#    RFC 6581 startup frames (Rev 2 and the enhanced bits in Res are RFC 6581 §5, not
+#    RFC 5044 errors); TCP analysis entries are left out: a segment the port dropped under
+#    load is retransmitted, which is not an iWARP error;
+#  * mpa_stream_check.py walks every FPDU of both directions (Markers, FPDUPTRs, CRCs) and
+#    leaves its summary in $T/stream.out (see stream_val).
 # With Markers, Wireshark 4.0 assumes one FPDU per TCP segment (its fpdu_total_length() is
-# the segment's length) and frames only part of our stream, so only the FPDUs it could frame
-# are checked by tshark there (their CRCs cover the Markers); mpa_stream_check.py then walks
-# every FPDU of both directions.
-check_fpdus() {
-	local f=$1 min=$2 crc=$3 name n_fpdu n_len n_ddp n_rdmap good bad expert
+# the segment's length) and frames only part of our stream: the walk covers the rest.
+check_capture() {
+	local f=$1 min=$2 crc=$3 name n_fpdu n_len n_ddp n_rdmap good bad expert out
 	name=$(basename "$f")
-	# one pass: the packet details, then the expert summary
-	"${TSHARK[@]}" -r "$f" -V -z expert >"$T/verbose.out" 2>>"$T/tshark.err" ||
-		fail "tshark cannot read $name"
-	n_fpdu=$(grep -c "^    FPDU$" "$T/verbose.out")
-	n_len=$(grep -c "^        ULPDU length: " "$T/verbose.out")
-	n_ddp=$(grep -c "^    DDP header$" "$T/verbose.out")
-	n_rdmap=$(grep -c "^    RDMAP header$" "$T/verbose.out")
-	good=$(grep -c "(Good CRC32)" "$T/verbose.out")
-	bad=$(grep -c "Bad CRC32" "$T/verbose.out")
-	echo "  $name: $n_fpdu FPDUs, $n_ddp DDP and $n_rdmap RDMAP headers, CRC good $good bad $bad"
+	"${TSHARK[@]}" -r "$f" -V -z follow,tcp,raw,0 -z expert >"$T/tshark.out" \
+		2>>"$T/tshark.err" || fail "tshark cannot read $name"
+	n_fpdu=$(grep -c "^    FPDU$" "$T/tshark.out")
+	n_len=$(grep -c "^        ULPDU length: " "$T/tshark.out")
+	n_ddp=$(grep -c "^    DDP header$" "$T/tshark.out")
+	n_rdmap=$(grep -c "^    RDMAP header$" "$T/tshark.out")
+	good=$(grep -c "(Good CRC32)" "$T/tshark.out")
+	bad=$(grep -c "Bad CRC32" "$T/tshark.out")
+	echo "  $name: tshark: $n_fpdu FPDUs, $n_ddp DDP and $n_rdmap RDMAP headers," \
+		"CRC good $good bad $bad"
 	[ "$n_fpdu" -ge "$min" ] || fail "$name: only $n_fpdu FPDUs decoded"
 	[ "$n_len" -eq "$n_fpdu" ] || fail "$name: $n_fpdu FPDUs but $n_len ULPDU_Length fields"
 	[ "$n_ddp" -eq "$n_fpdu" ] || fail "$name: $n_fpdu FPDUs but $n_ddp DDP headers"
@@ -275,25 +246,43 @@ check_fpdus() {
 	else
 		[ "$good" -eq 0 ] || fail "$name: CRC checked although CRC is off"
 	fi
-	# iWARP entries only: a segment the port dropped under load is retransmitted, which
-	# TCP analysis (and its reassembly, confused by Wireshark's Marker framing) reports
 	expert=$(awk '/^(Errors|Warns) \(/ { on = 1; next } /^(Notes|Chats) \(/ { on = 0 }
-		on && $1 ~ /^[0-9]+$/ && $0 ~ /IWARP|iWARP|MPA|DDP|RDMA/' "$T/verbose.out" |
+		on && $1 ~ /^[0-9]+$/ && $0 ~ /IWARP|iWARP|MPA|DDP|RDMA/' "$T/tshark.out" |
 		grep -v -e "Res field is NOT set to zero as required by RFC 5044" \
 			-e "Rev field is NOT set to one as required by RFC 5044" || true)
 	[ -z "$expert" ] || fail "$name: tshark expert errors/warnings: $expert"
-	check_stream "$f"
+	out=$(python3 "$HERE/mpa_stream_check.py" "$T/tshark.out" 2>&1) ||
+		fail "$name: ${out:-mpa_stream_check failed}"
+	printf '%s\n' "$out" >"$T/stream.out"
+	while IFS= read -r l; do echo "  $name: $l"; done <"$T/stream.out"
 }
 
-# The initiator's (B's) first FPDU as "opcode ULPDU_Length", "none" if there is none.
-first_fpdu_from_b() {
-	local l op len
-	l=$(fields "$1" "iwarp_mpa.fpdu && ip.src==10.88.0.2" iwarp_rdma.opcode \
-		iwarp_mpa.ulpdulength | head -1)
-	[ -n "$l" ] || { echo none; return; }
-	op=${l%% *}
-	len=${l#* }
-	echo "${op%%,*} ${len%%,*}"
+# stream_val KEY: the value of "KEY: value" in the last check_capture's stream summary
+stream_val() {
+	sed -n "s/^$1: //p" "$T/stream.out" | head -1
+}
+
+# expect_startup REQ_M REP_M CRC REV: the MPA Request (from B, the initiator) and the Reply
+# carried these M and C bits and revision
+expect_startup() {
+	local req rep
+	req=$(stream_val request)
+	rep=$(stream_val reply)
+	[ "$req" = "$1 $3 $4" ] || fail "MPA Request (M C Rev) '$req', want '$1 $3 $4'"
+	[ "$rep" = "$2 $3 $4" ] || fail "MPA Reply (M C Rev) '$rep', want '$2 $3 $4'"
+}
+
+# expect_first OPCODE ULPDU_LENGTH: the initiator's first FPDU
+expect_first() {
+	local got
+	got=$(stream_val first)
+	[ "$got" = "$1 $2" ] || fail "initiator's first FPDU (opcode length) '$got', want '$1 $2'"
+}
+
+# expect_markers DIRECTION on|off
+expect_markers() {
+	grep -q "^$1 -> peer: .* Markers $2 " "$T/stream.out" ||
+		fail "$1 -> peer: Markers not $2"
 }
 
 # ---------------------------------------------------------------- own pairs
@@ -360,24 +349,21 @@ send_inv)
 	;;
 rtr_send | rtr_write | rtr_read | mpa_rev1 | no_p2p)
 	need_tshark
+	rev=2
 	case "$CASE" in
-	rtr_send) opts=(--rtr send); want="0x03 18" ;;    # zero-length Send (RFC 6581 §7.1)
-	rtr_write) opts=(--rtr write); want="0x00 14" ;;  # zero-length Write
-	rtr_read) opts=(--rtr read); want="0x01 46" ;;    # Read Request, size 0
-	mpa_rev1) opts=(--mpa-rev 1); want="0x03 19" ;;   # no RTR: the client's 1-octet Send
-	no_p2p) opts=(--no-p2p); want="0x03 19" ;;
+	rtr_send) opts=(--rtr send); want=(0x03 18) ;;    # zero-length Send (RFC 6581 §7.1)
+	rtr_write) opts=(--rtr write); want=(0x00 14) ;;  # zero-length Write
+	rtr_read) opts=(--rtr read); want=(0x01 46) ;;    # Read Request, size 0
+	mpa_rev1) opts=(--mpa-rev 1); want=(0x03 19); rev=1 ;; # no RTR: the 1-octet Send
+	no_p2p) opts=(--no-p2p); want=(0x03 19) ;;
 	esac
 	pair_start --pcap "$T/pcap" -- "${opts[@]}"
 	run_case --case basic --small
 	pair_alive
 	pair_stop
-	rev=2
-	[ "$CASE" = mpa_rev1 ] && rev=1
-	check_startup "$T/pcap/a.pcapng" 0 0 1 $rev
-	got=$(first_fpdu_from_b "$T/pcap/a.pcapng")
-	echo "  initiator's first FPDU (opcode ULPDU_Length): $got"
-	[ "$got" = "$want" ] || fail "initiator's first FPDU is '$got', want '$want'"
-	check_fpdus "$T/pcap/a.pcapng" 20 1
+	check_capture "$T/pcap/a.pcapng" 20 1
+	expect_startup 0 0 1 $rev
+	expect_first "${want[@]}"
 	;;
 ordneg)
 	pair_start
@@ -397,18 +383,11 @@ markers_both | no_crc)
 	run_case --case basic --small
 	pair_alive
 	pair_stop
-	check_startup "$T/pcap/a.pcapng" $m $m $crc 2
-	check_fpdus "$T/pcap/a.pcapng" 20 $crc
+	check_capture "$T/pcap/a.pcapng" 20 $crc
+	expect_startup $m $m $crc 2
 	if [ "$CASE" = markers_both ]; then
-		n=$(fields "$T/pcap/a.pcapng" iwarp_mpa.markers frame.number | wc -l)
-		echo "  frames with markers: $n"
-		[ "$n" -gt 0 ] || fail "no MPA markers on the wire"
-	else
-		z=$(fields "$T/pcap/a.pcapng" "iwarp_mpa.crc == 0" frame.number | wc -l)
-		nz=$(fields "$T/pcap/a.pcapng" "iwarp_mpa.crc != 0" frame.number | wc -l)
-		echo "  frames with a zero CRC field: $z, non-zero: $nz"
-		[ "$z" -gt 0 ] || fail "no CRC field decoded"
-		[ "$nz" -eq 0 ] || fail "$nz frames carry a non-zero CRC field"
+		expect_markers initiator on
+		expect_markers responder on
 	fi
 	;;
 markers_one | mpa_rev1_initiator | mpa_rev1_responder)
@@ -432,32 +411,22 @@ markers_one | mpa_rev1_initiator | mpa_rev1_responder)
 	case "$CASE" in
 	markers_one)
 		# A asked for markers (in its Reply): B → A carries markers, A → B does not
-		check_startup "$T/pcap/a.pcapng" 0 1 1 2
-		check_fpdus "$T/pcap/a.pcapng" 20 1
-		to_a=$(fields "$T/pcap/a.pcapng" "iwarp_mpa.markers && ip.dst==10.88.0.1" \
-			frame.number | wc -l)
-		to_b=$(fields "$T/pcap/a.pcapng" "iwarp_mpa.markers && ip.dst==10.88.0.2" \
-			frame.number | wc -l)
-		echo "  frames with markers: to A $to_a, to B $to_b"
-		[ "$to_a" -gt 0 ] || fail "B sent no markers although A asked for them"
-		[ "$to_b" -eq 0 ] || fail "A sent markers although B did not ask for them"
+		check_capture "$T/pcap/a.pcapng" 20 1
+		expect_startup 0 1 1 2
+		expect_markers initiator on
+		expect_markers responder off
 		;;
 	mpa_rev1_responder)
-		req=$(fields "$T/pcap/a.pcapng" iwarp_mpa.req iwarp_mpa.rev | head -1)
-		rep=$(fields "$T/pcap/a.pcapng" iwarp_mpa.rep iwarp_mpa.rev | head -1)
-		n=$(fields "$T/pcap/a.pcapng" iwarp_mpa.fpdu frame.number | wc -l)
-		echo "  MPA Request Rev $req, Reply: '$rep', FPDUs: $n"
-		[ "$req" = 2 ] || fail "the initiator's Request is Rev '$req', want 2"
-		[ -z "$rep" ] || fail "a Reply followed"
-		[ "$n" -eq 0 ] || fail "$n FPDUs followed"
+		# the Request (Rev 2) and nothing else: no Reply, no FPDU
+		check_capture "$T/pcap/a.pcapng" 0 1
+		[ "$(stream_val request)" = "0 1 2" ] || fail "Request '$(stream_val request)'"
+		[ "$(stream_val reply)" = none ] || fail "a Reply followed"
 		;;
 	*)
 		# RFC 6581 §5: a Rev 2 host accepts Rev 1 Requests; a Rev 1 exchange has no RTR
-		check_startup "$T/pcap/a.pcapng" 0 0 1 1
-		check_fpdus "$T/pcap/a.pcapng" 20 1
-		got=$(first_fpdu_from_b "$T/pcap/a.pcapng")
-		echo "  initiator's first FPDU (opcode ULPDU_Length): $got"
-		[ "$got" = "0x03 19" ] || fail "initiator's first FPDU is '$got', want '0x03 19'"
+		check_capture "$T/pcap/a.pcapng" 20 1
+		expect_startup 0 0 1 1
+		expect_first 0x03 19
 		;;
 	esac
 	;;
@@ -525,9 +494,10 @@ pcap)
 	run_case --case basic
 	pair_alive
 	pair_stop
-	check_startup "$T/pcap/a.pcapng" 0 0 1 2
-	check_fpdus "$T/pcap/a.pcapng" 50 1
-	check_fpdus "$T/pcap/b.pcapng" 50 1
+	check_capture "$T/pcap/a.pcapng" 50 1
+	expect_startup 0 0 1 2
+	check_capture "$T/pcap/b.pcapng" 50 1
+	expect_startup 0 0 1 2
 	;;
 af_packet)
 	[ "$(id -u)" = 0 ] || skip "needs root for network namespaces"
