@@ -26,6 +26,8 @@
  *   viol      remote access violation (--viol rights|bounds|stag|read): the requester's
  *             QP errors, the target memory is untouched
  *   flush     disconnect: posted receives complete with WR_FLUSH_ERR on both sides
+ *   flush_late  flush, then a Send and a receive posted to the QP in Error: flushed or
+ *             refused, never left pending
  *   bulk      MiB-scale Write/Read/Send with verification (--mib N)
  *   stream    client: Write/Read forever (killed by the driver); server: see "kill"
  *   kill      server: first connection's client is killed (DISCONNECTED + flush
@@ -1332,7 +1334,12 @@ case_flush(void)
 		expect_recv_flush(&c, 60, 8, "client");
 		CHECK(ibv_query_qp(c.qp, &qa, IBV_QP_STATE, &qi) == 0);
 		CHECK(qa.qp_state == IBV_QPS_ERR, "QP state %d after disconnect", qa.qp_state);
-		/* a WQE posted to a QP in error is flushed (or refused), never executed */
+		if (strcmp(o.cs, "flush_late") != 0)
+			goto out;
+		/*
+		 * flush_late: a Send and a receive posted to the QP in Error are flushed
+		 * (IB semantics) or refused by the post call, never left pending.
+		 */
 		ret = post_wr(&c, IBV_WR_SEND, 2, NULL, 0, IBV_SEND_SIGNALED, 0, 0, 0);
 		if (ret == 0) {
 			if (!wc_try(c.scq, &wc, 10000, "Send posted after the disconnect"))
@@ -1344,7 +1351,23 @@ case_flush(void)
 		} else {
 			note("client: Send posted in Error refused (%s)", strerror(ret));
 		}
+		{
+			struct ibv_recv_wr rwr = { .wr_id = 3 }, *rbad;
+
+			ret = ibv_post_recv(c.qp, &rwr, &rbad);
+			if (ret != 0) {
+				note("client: receive posted in Error refused (%s)", strerror(ret));
+			} else {
+				if (!wc_try(c.rcq, &wc, 10000, "receive posted after the disconnect"))
+					fail("a receive posted to the QP in Error was accepted but "
+					     "not flushed within 10 s");
+				CHECK(wc.wr_id == 3 && wc.status == IBV_WC_WR_FLUSH_ERR,
+				      "status %s", wc_str(wc.status));
+				note("client: receive posted in Error flushed");
+			}
+		}
 	}
+out:
 	buf_free(&b);
 	conn_free(&c);
 }
@@ -1670,7 +1693,7 @@ static const struct {
 } cases[] = {
 	{ "basic", case_basic },   { "ops", case_ops },       { "atomics", case_atomics },
 	{ "send_inv", case_send_inv }, { "ordneg", case_ordneg }, { "viol", case_viol },
-	{ "flush", case_flush },   { "bulk", case_bulk },     { "stream", case_stream },
+	{ "flush", case_flush },   { "flush_late", case_flush },   { "bulk", case_bulk },     { "stream", case_stream },
 	{ "kill", case_kill },     { "refused", case_refused },
 };
 

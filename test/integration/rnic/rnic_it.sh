@@ -32,6 +32,7 @@
 #                  by both warpnicd with the RFC 5040/5041 code, requester's QP flushed,
 #                  target memory untouched
 #   flush          disconnect: receives outstanding on both sides complete with WR_FLUSH_ERR
+#   flush_late     then a Send and a receive posted to the QP in Error: flushed or refused
 #   kill           kill -9 of the client mid-transfer: the server sees DISCONNECTED and
 #                  flushes, warpnicd B reclaims the client's objects, a new client works
 #   impair         4 MiB Write/Read + 1 MiB Send through drop 1 %, reorder 1 %, dup 0.1 %
@@ -337,7 +338,7 @@ own_stop() {
 # ---------------------------------------------------------------- cases
 
 case "$CASE" in
-ops | atomics | flush)
+ops | atomics | flush | flush_late)
 	pair_start
 	run_case --case "$CASE"
 	;;
