@@ -1358,7 +1358,7 @@ case_flush(void)
 			if (ret != 0) {
 				note("client: receive posted in Error refused (%s)", strerror(ret));
 			} else {
-				if (!wc_try(c.rcq, &wc, 10000, "receive posted after the disconnect"))
+				if (!wc_try(c.rcq, &wc, 10000, "late receive"))
 					fail("a receive posted to the QP in Error was accepted but "
 					     "not flushed within 10 s");
 				CHECK(wc.wr_id == 3 && wc.status == IBV_WC_WR_FLUSH_ERR,
@@ -1661,8 +1661,8 @@ case_refused(void)
 		CHECK(poll(&pf, 1, WAIT_MS) == 1, "no event for the failing connect");
 		CHECK(rdma_get_cm_event(ec, &ev) == 0);
 		note("connect ended with %s (status %d)", rdma_event_str(ev->event), ev->status);
-		if (ev->event != RDMA_CM_EVENT_CONNECT_ERROR && ev->event != RDMA_CM_EVENT_REJECTED &&
-		    ev->event != RDMA_CM_EVENT_UNREACHABLE)
+		if (ev->event != RDMA_CM_EVENT_CONNECT_ERROR &&
+		    ev->event != RDMA_CM_EVENT_REJECTED && ev->event != RDMA_CM_EVENT_UNREACHABLE)
 			fail("connect ended with %s", rdma_event_str(ev->event));
 		rdma_ack_cm_event(ev);
 		oob_put(T_DONE, 0, NULL, 0);
@@ -1674,7 +1674,7 @@ case_refused(void)
 			struct ibv_wc wc;
 
 			if (!wc_try(c.rcq, &wc, 1000, "receive of the failed connect"))
-				note("client: the QP's receive stays posted after the failed connect");
+				note("client: the QP's receive stays posted after the failure");
 			else if (wc.status == IBV_WC_SUCCESS)
 				fail("a receive completed on a connection that never existed");
 			else
@@ -1691,10 +1691,10 @@ static const struct {
 	const char *name;
 	void (*fn)(void);
 } cases[] = {
-	{ "basic", case_basic },   { "ops", case_ops },       { "atomics", case_atomics },
-	{ "send_inv", case_send_inv }, { "ordneg", case_ordneg }, { "viol", case_viol },
-	{ "flush", case_flush },   { "flush_late", case_flush },   { "bulk", case_bulk },     { "stream", case_stream },
-	{ "kill", case_kill },     { "refused", case_refused },
+	{ "basic", case_basic },	{ "ops", case_ops },	      { "atomics", case_atomics },
+	{ "send_inv", case_send_inv },	{ "ordneg", case_ordneg },    { "viol", case_viol },
+	{ "flush", case_flush },	{ "flush_late", case_flush }, { "bulk", case_bulk },
+	{ "stream", case_stream },	{ "kill", case_kill },	      { "refused", case_refused },
 };
 
 static void
