@@ -69,6 +69,7 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	dp->idx = idx;
 	dp->objs = g->objs;
 	TAILQ_INIT(&dp->active);
+	TAILQ_INIT(&dp->errq);
 	TAILQ_INIT(&dp->conns);
 	pthread_mutex_init(&dp->tel_lock, NULL);
 	snprintf(name, sizeof(name), "wn_dp_cm%u", idx);

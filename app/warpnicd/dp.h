@@ -135,6 +135,8 @@ struct dp_qp {
 	TAILQ_ENTRY(dp_qp) next;      /**< in dp->active while it has an engine */
 	bool active;
 	uint16_t owner;               /**< shard of its connection (set by shard 0) */
+	TAILQ_ENTRY(dp_qp) errnext;   /**< in dp->errq while its engine is in ERROR */
+	bool in_errq;
 };
 
 enum dp_conn_state {
@@ -197,6 +199,7 @@ struct wn_dp {
 	struct rte_hash *objs;        /**< the group's handle → dp_cq / dp_srq / dp_qp */
 	struct rte_hash *cm;          /**< CM id handle or passive token → dp_conn / dp_listen */
 	struct dp_qp_list active;
+	struct dp_qp_list errq;       /**< QPs in Error: later postings are flushed */
 	struct dp_conn_list conns;
 	uint32_t next_token;
 	uint64_t now;
@@ -284,6 +287,8 @@ void dp_objs_free(struct wn_dp_group *g);
 void dp_tel_unregister(struct wn_dp_group *g);
 /** CM messages from the control thread (dp_conn.c). */
 void dp_cm_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m);
+/** Flush what clients posted to QPs in Error (every tick). */
+void dp_errq_flush(struct wn_dp *dp);
 /** Startup timers, deferred frees. */
 void dp_conns_tick(struct wn_dp *dp);
 /** Free every connection (shutdown). */

@@ -866,6 +866,7 @@ dp_conns_tick(struct wn_dp *dp)
 	if (dp->now - dp->last_tick < TICK_US)
 		return;
 	dp->last_tick = dp->now;
+	dp_errq_flush(dp);
 	RTE_TAILQ_FOREACH_SAFE(c, &dp->conns, next, tmp) {
 		if (c->st == DPC_DEAD) {
 			TAILQ_REMOVE(&dp->conns, c, next);

@@ -174,10 +174,30 @@ engine_conf(struct wn_dp *dp, struct dp_qp *qp, struct wn_rnic_qp_conf *rc)
 }
 
 static void
-engine_destroy(struct dp_qp *qp)
+errq_remove(struct wn_dp *dp, struct dp_qp *qp)
 {
+	if (qp->in_errq) {
+		TAILQ_REMOVE(&dp->errq, qp, errnext);
+		qp->in_errq = false;
+	}
+}
+
+static void
+engine_destroy(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (dp != NULL)
+		errq_remove(dp, qp);
 	wn_rnic_qp_destroy(qp->eng);
 	qp->eng = NULL;
+}
+
+void
+dp_errq_flush(struct wn_dp *dp)
+{
+	struct dp_qp *qp;
+
+	TAILQ_FOREACH(qp, &dp->errq, errnext)
+		(void)wn_rnic_qp_flush(qp->eng);
 }
 
 int
@@ -189,7 +209,7 @@ dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, uint32_t 
 	if (qp->active)
 		return -EBUSY;
 	if (qp->eng != NULL)
-		engine_destroy(qp); /* a flushed engine of an earlier connection */
+		engine_destroy(dp, qp); /* a flushed engine of an earlier connection */
 	engine_conf(dp, qp, &rc);
 	rc.mulpdu = mulpdu;
 	rc.ird = RTE_MAX(ird, 1u);
@@ -236,6 +256,11 @@ dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 	}
 	if (wn_rnic_qp_state(qp->eng) != WN_RNIC_QPS_ERROR)
 		wn_rnic_qp_disconnect(qp->eng);
+	if (!qp->in_errq) {
+		/* verbs: what the client posts from now on completes with WR_FLUSH_ERR */
+		TAILQ_INSERT_TAIL(&dp->errq, qp, errnext);
+		qp->in_errq = true;
+	}
 	if (qp->active) {
 		TAILQ_REMOVE(&dp->active, qp, next);
 		qp->active = false;
@@ -252,7 +277,7 @@ qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
 	if (qp->active)
 		TAILQ_REMOVE(&dp->active, qp, next);
 	if (qp->eng != NULL)
-		engine_destroy(qp);
+		engine_destroy(dp, qp);
 	cq_put(dp, qp->scq);
 	cq_put(dp, qp->rcq);
 	if (qp->srq != NULL)
@@ -551,7 +576,7 @@ dp_objs_free(struct wn_dp_group *g)
 				struct dp_qp *qp = data;
 
 				if (qp->eng != NULL)
-					engine_destroy(qp);
+					engine_destroy(NULL, qp);
 				free(qp);
 			} else if (pass == 1 && k != DPO_QP) {
 				free(data);

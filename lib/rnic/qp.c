@@ -293,11 +293,50 @@ flush_recv(struct wn_rnic_qp *qp, uint64_t wr_id)
 	rnic_post_cqe(qp, qp->c.rcq, &e, false);
 }
 
+/*
+ * In ERROR: complete every WQE of the SQ and RQ that was never started with WR_FLUSH_ERR,
+ * in order (always reported, signaled or not). The slot goes back before the CQE is seen.
+ * @return WQEs flushed.
+ */
+static unsigned int
+flush_new(struct wn_rnic_qp *qp)
+{
+	struct wn_queue_ring *sq = qp->c.sq;
+	unsigned int n = 0;
+	int64_t avail;
+
+	avail = wn_queue_cons_avail(sq);
+	while (avail > 0 && sq->head == qp->sq_fetch) {
+		const struct wn_queue_swqe *w = wn_queue_cons_slot(sq, 0);
+		struct wn_queue_cqe e = {
+			.wr_id = w->wr_id, .status = WN_QUEUE_WC_WR_FLUSH_ERR, .qp_num = qp->c.qpn,
+		};
+
+		wn_queue_cons_release(sq, 1);
+		qp->sq_fetch = sq->head;
+		avail--;
+		n++;
+		if (rnic_post_cqe(qp, qp->c.scq, &e, false) != 0)
+			break;
+	}
+	if (qp->c.rq != NULL) {
+		avail = wn_queue_cons_avail(qp->c.rq);
+		while (avail-- > 0) {
+			uint64_t wr_id = ((const struct wn_queue_rwqe *)
+						  wn_queue_cons_slot(qp->c.rq, 0))->wr_id;
+
+			wn_queue_cons_release(qp->c.rq, 1);
+			n++;
+			flush_recv(qp, wr_id);
+		}
+	}
+	return n;
+}
+
 void
 wn_rnic_qp_disconnect(struct wn_rnic_qp *qp)
 {
 	struct wn_queue_ring *sq = qp->c.sq;
-	int64_t avail;
 
 	if (qp->state == WN_RNIC_QPS_ERROR)
 		return;
@@ -316,33 +355,20 @@ wn_rnic_qp_disconnect(struct wn_rnic_qp *qp)
 	qp->ord_head = qp->ord_tail;
 	qp->ird_head = qp->ird_tail;
 	rnic_complete_sq(qp);
-	/* WQEs never started: flushed in order (always reported, signaled or not) */
-	avail = wn_queue_cons_avail(sq);
-	while (avail > 0 && sq->head == qp->sq_fetch) {
-		const struct wn_queue_swqe *w = wn_queue_cons_slot(sq, 0);
-		struct wn_queue_cqe e = {
-			.wr_id = w->wr_id, .status = WN_QUEUE_WC_WR_FLUSH_ERR, .qp_num = qp->c.qpn,
-		};
-
-		if (rnic_post_cqe(qp, qp->c.scq, &e, false) != 0)
-			break;
-		wn_queue_cons_release(sq, 1);
-		qp->sq_fetch = sq->head;
-		avail--;
-	}
-	wn_queue_status_set(sq, WN_QUEUE_ST_ERROR);
 	if (qp->rq.active) {
 		qp->rq.active = false;
 		flush_recv(qp, qp->rq.wr_id);
 	}
-	if (qp->c.rq != NULL) {
-		avail = wn_queue_cons_avail(qp->c.rq);
-		while (avail-- > 0) {
-			const struct wn_queue_rwqe *w = wn_queue_cons_slot(qp->c.rq, 0);
-
-			flush_recv(qp, w->wr_id);
-			wn_queue_cons_release(qp->c.rq, 1);
-		}
+	flush_new(qp);
+	wn_queue_status_set(sq, WN_QUEUE_ST_ERROR);
+	if (qp->c.rq != NULL)
 		wn_queue_status_set(qp->c.rq, WN_QUEUE_ST_ERROR);
-	}
+}
+
+unsigned int
+wn_rnic_qp_flush(struct wn_rnic_qp *qp)
+{
+	if (qp == NULL || qp->state != WN_RNIC_QPS_ERROR)
+		return 0;
+	return flush_new(qp);
 }

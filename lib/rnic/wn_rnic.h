@@ -207,6 +207,13 @@ void wn_rnic_qp_disconnect(struct wn_rnic_qp *qp);
  */
 int wn_rnic_terminate(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t code);
 
+/**
+ * In ERROR: complete the WQEs posted since the last flush with IBV_WC_WR_FLUSH_ERR (verbs:
+ * work requests posted to a QP in the Error state are flushed). Poll it while the QP exists.
+ * @return WQEs flushed (0 when not in ERROR). Owning lcore.
+ */
+unsigned int wn_rnic_qp_flush(struct wn_rnic_qp *qp);
+
 /** Change the MULPDU (MPA renegotiation, path MTU change). @return 0 or -EINVAL. */
 int wn_rnic_set_mulpdu(struct wn_rnic_qp *qp, uint32_t mulpdu);
 

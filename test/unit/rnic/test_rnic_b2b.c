@@ -787,6 +787,30 @@ test_disconnect_flush(void **state)
 	expect_no_cqe(&p->a.scq_c);
 	assert_int_equal(wn_rnic_tx_poll(p->a.qp, 32), 0);
 	assert_int_equal(p->a.n_out, 0);
+
+	/* posted in Error: flushed by the next wn_rnic_qp_flush(), in order */
+	assert_int_equal(wn_rnic_qp_flush(p->a.qp), 0);
+	for (int i = 0; i < 2; i++) {
+		struct wn_queue_swqe *w = h_swqe(&p->a);
+
+		w->wr_id = 70 + i;
+		w->opcode = WN_QUEUE_WR_SEND;
+		h_sge(w, h_va(0), 10, la);
+		h_post_send(&p->a);
+		h_post_recv(&p->a, 75 + i, 1, &rs);
+	}
+	assert_int_equal(wn_rnic_qp_flush(p->a.qp), 4);
+	for (int i = 0; i < 2; i++) {
+		assert_true(h_poll(&p->a.scq_c, &e));
+		assert_int_equal(e.wr_id, 70 + i);
+		assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+		assert_true(h_poll(&p->a.rcq_c, &e));
+		assert_int_equal(e.wr_id, 75 + i);
+		assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+	}
+	assert_int_equal(p->a.n_out, 0);
+	/* not in Error: nothing to flush */
+	assert_int_equal(wn_rnic_qp_flush(p->b.qp), 0);
 }
 
 /* The tx callback refusing ULPDUs: the same ULPDU is offered again, nothing lost. */
