@@ -199,6 +199,18 @@ wscale_for(uint32_t buf)
 	return s;
 }
 
+uint8_t
+tcp_rcv_wscale(const struct wn_tcp_ctx *ctx)
+{
+	return (ctx->conf.flags & WN_TCP_F_WSCALE) ? wscale_for(ctx->conf.rcvbuf) : 0;
+}
+
+uint16_t
+tcp_rcv_mss(const struct wn_tcp_ctx *ctx, uint8_t family)
+{
+	return (uint16_t)(ctx->conf.mtu - (family == WN_AF_INET ? 40 : 60));
+}
+
 struct wn_tcp_conn *
 tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	       const struct wn_tcp_endpoint *r)
@@ -236,8 +248,8 @@ tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	}
 	c->flags |= CF_HASHED;
 	c->rto = ctx->conf.rto_init_us;   /* RFC 6298 §2.1 */
-	c->rcv.mss = (uint16_t)(ctx->conf.mtu - (l->addr.family == WN_AF_INET ? 40 : 60));
-	c->rcv.wscale = (ctx->conf.flags & WN_TCP_F_WSCALE) ? wscale_for(c->rcap) : 0;
+	c->rcv.mss = tcp_rcv_mss(ctx, l->addr.family);
+	c->rcv.wscale = tcp_rcv_wscale(ctx);
 	c->snd.mss = l->addr.family == WN_AF_INET ? TCP_DEFAULT_MSS4 : TCP_DEFAULT_MSS6;
 	c->ts_offset = tcp_ts_offset(ctx, l, r);
 	c->ssthresh = UINT32_MAX; /* RFC 5681 §3.1: arbitrarily high */

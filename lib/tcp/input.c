@@ -245,6 +245,9 @@ rtt_sample(struct wn_tcp_conn *c, uint32_t r)
 static void
 rtt_from_ack(struct wn_tcp_conn *c, const struct tcp_seg *s)
 {
+	/* a SYN cookie's TSecr carries options in its low bits: no RTT sample from it */
+	if ((c->flags & CF_SYNCOOKIE) && c->state == WN_TCP_SYN_RCVD)
+		return;
 	if (c->ts_ok && s->has_ts && s->tsecr != 0) {
 		uint32_t ms = tcp_ts_now(c) - s->tsecr;
 
@@ -295,6 +298,117 @@ set_ack_now(struct wn_tcp_conn *c)
 	tcp_mark_pending(c);
 }
 
+/* ---- SYN cookies (RFC 4987 §3.6) ---- */
+
+static void conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s);
+
+/* The cookie keeps 2 bits of the peer's MSS: the largest entry not above it (Linux's). */
+static const uint16_t cookie_mss4[] = { 536, 1300, 1440, 1460 };
+static const uint16_t cookie_mss6[] = { 1220, 1420, 1440, 8940 };
+#define COOKIE_MSS_N RTE_DIM(cookie_mss4)
+#define COOKIE_TS_NO_WS 0xfu     /* TSval low bits: no window scale agreed */
+#define COOKIE_TS_SACK 0x10u     /* TSval low bits: SACK agreed */
+
+static const uint16_t *
+cookie_mss_table(uint8_t family)
+{
+	return family == WN_AF_INET ? cookie_mss4 : cookie_mss6;
+}
+
+/*
+ * Answer a SYN over the full backlog with a SYN cookie: no state kept. With timestamps the
+ * peer's window scale and SACK-permitted travel in the low bits of our TSval (Linux's
+ * cookie_init_timestamp()); without timestamps neither is offered, as on Linux.
+ */
+static void
+send_cookie(struct wn_tcp_ctx *ctx, const struct tcp_seg *s)
+{
+	const uint16_t *tab = cookie_mss_table(s->dst.addr.family);
+	uint32_t f = ctx->conf.flags, idx = 0, opts = COOKIE_TS_NO_WS, now_ts, tsval = 0, iss;
+	uint16_t peer_mss = s->has_mss && s->mss >= 64 ? s->mss : tab[0];
+	bool ts = (f & WN_TCP_F_TIMESTAMPS) && s->has_ts, sackp = false;
+	int ws = -1;
+
+	while (idx + 1 < COOKIE_MSS_N && tab[idx + 1] <= peer_mss)
+		idx++;
+	if (ts) {
+		if ((f & WN_TCP_F_WSCALE) && s->has_ws) {
+			ws = tcp_rcv_wscale(ctx);
+			opts = s->ws;
+		}
+		sackp = (f & WN_TCP_F_SACK) && s->has_sackp;
+		if (sackp)
+			opts |= COOKIE_TS_SACK;
+		/* a clock value not above the current one, its low bits replaced */
+		now_ts = (uint32_t)(ctx->now / 1000) + tcp_ts_offset(ctx, &s->dst, &s->src);
+		tsval = (now_ts & ~((1u << TCP_COOKIE_TS_BITS) - 1)) | opts;
+		if (SEQ_GT(tsval, now_ts))
+			tsval -= 1u << TCP_COOKIE_TS_BITS;
+	}
+	iss = tcp_cookie_make(ctx, &s->dst, &s->src, s->seq, idx, ctx->now);
+	tcp_send_synack_cookie(ctx, s, iss, tcp_rcv_mss(ctx, s->dst.addr.family), ws, sackp, ts,
+			       tsval);
+	ctx->cookie_sent_at = ctx->now != 0 ? ctx->now : 1;
+}
+
+/*
+ * An ACK to a listener while cookies were sent lately: if it returns a valid cookie, the
+ * connection is made from it (MSS from the cookie, window scale and SACK from TSecr) and
+ * the segment processed as in SYN-RECEIVED. @return 1 (connection made), 0 (valid but
+ * dropped at a limit) or -1 (not a cookie of ours).
+ */
+static int
+cookie_ack(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp_seg *s)
+{
+	uint32_t f = ctx->conf.flags, opts = COOKIE_TS_NO_WS;
+	int64_t idx = tcp_cookie_check(ctx, &s->dst, &s->src, s->seq - 1, s->ack - 1, ctx->now);
+	bool ts = (f & WN_TCP_F_TIMESTAMPS) && s->has_ts;
+	struct wn_tcp_conn *c;
+
+	if (idx < 0 || idx >= (int64_t)COOKIE_MSS_N)
+		return -1;
+	if (ts)
+		opts = s->tsecr & ((1u << TCP_COOKIE_TS_BITS) - 1);
+	if (ctx->live >= ctx->conf.max_conns) {
+		ctx->st.rx_drop_conn_limit++;
+		return 0;
+	}
+	c = tcp_conn_alloc(ctx, &s->dst, &s->src);
+	if (c == NULL) {
+		ctx->st.rx_drop_conn_limit++;
+		return 0;
+	}
+	ctx->st.syncookies_ok++;
+	c->flags |= CF_PASSIVE | CF_SYNCOOKIE;
+	c->listener = l;
+	c->cb = l->cb;
+	c->arg = l->arg;
+	c->state = WN_TCP_SYN_RCVD;
+	c->rcv.irs = s->seq - 1;
+	c->rcv.nxt = s->seq;
+	c->rcv.adv = s->seq + RTE_MIN(ctx->conf.rcvbuf, 65535u); /* the SYN-ACK's window */
+	c->rcv.last_ack_sent = s->seq;
+	c->snd.mss = cookie_mss_table(s->dst.addr.family)[idx];
+	c->ws_ok = (f & WN_TCP_F_WSCALE) && (opts & COOKIE_TS_NO_WS) <= TCP_MAX_WSCALE;
+	c->snd.wscale = c->ws_ok ? (uint8_t)(opts & COOKIE_TS_NO_WS) : 0;
+	if (!c->ws_ok)
+		c->rcv.wscale = 0;
+	c->sack_ok = (f & WN_TCP_F_SACK) && (opts & COOKIE_TS_SACK);
+	c->ts_ok = ts;
+	c->ts_recent = s->tsval;
+	c->snd.optlen = ts ? TCP_TS_OPTLEN : 0;
+	c->snd.iss = s->ack - 1;
+	c->snd.una = c->snd.iss;
+	c->snd.nxt = c->snd.max = c->snd.iss + 1;
+	c->snd.wl1 = s->seq;
+	c->snd.wl2 = c->snd.iss;
+	c->recover = c->snd.iss;
+	c->high_rxt = c->snd.iss;
+	c->sbase = c->snd.iss + 1;
+	conn_input(c, s);
+	return 1;
+}
+
 /* ---- LISTEN (RFC 9293 §3.10.7.2) ---- */
 
 static int
@@ -307,6 +421,15 @@ listen_input(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp
 		return 0;
 	}
 	if (s->flags & TH_ACK) {
+		/* the ACK of a SYN cookie sent in the last TCP_COOKIE_AGE minutes? */
+		if (!(s->flags & TH_SYN) && ctx->cookie_sent_at != 0 &&
+		    ctx->now - ctx->cookie_sent_at < TCP_COOKIE_AGE * TCP_COOKIE_PERIOD_US) {
+			int r = cookie_ack(ctx, l, s);
+
+			if (r >= 0)
+				return r;
+			ctx->st.syncookies_failed++;
+		}
 		tcp_send_rst_for(ctx, s);
 		ctx->st.rx_drop_noconn++;
 		return 0;
@@ -321,6 +444,8 @@ listen_input(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp
 	}
 	if (ctx->syn_rcvd >= ctx->conf.syn_backlog) {
 		ctx->st.rx_drop_backlog++;
+		if (ctx->conf.flags & WN_TCP_F_SYNCOOKIES)
+			send_cookie(ctx, s);
 		return 0;
 	}
 	c = tcp_conn_alloc(ctx, &s->dst, &s->src);

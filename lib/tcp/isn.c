@@ -4,7 +4,7 @@
  * remoteport, secretkey), M a 4-microsecond timer, F a keyed PRF. DPDK has no keyed
  * cryptographic hash outside cryptodev, so F is SipHash-2-4 (a PRF; 64-bit output truncated).
  * The same PRF with a second domain byte gives the RFC 7323 §5.4 per-connection timestamp
- * offset.
+ * offset, and with two more the SYN cookies (RFC 4987 §3.6).
  */
 #include <string.h>
 
@@ -60,16 +60,24 @@ siphash24(const uint8_t key[16], const uint8_t *in, size_t len)
 }
 
 static uint64_t
-tuple_prf(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
-	  const struct wn_tcp_endpoint *r, uint8_t domain)
+tuple_prf_x(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+	    const struct wn_tcp_endpoint *r, uint8_t domain, uint32_t extra)
 {
 	struct tcp_key k;
-	uint8_t buf[sizeof(k) + 1];
+	uint8_t buf[sizeof(k) + 5];
 
 	tcp_key_make(&k, l, r);
 	memcpy(buf, &k, sizeof(k));
 	buf[sizeof(k)] = domain;
-	return siphash24(ctx->conf.isn_secret, buf, sizeof(buf));
+	memcpy(buf + sizeof(k) + 1, &extra, 4);
+	return siphash24(ctx->conf.isn_secret, buf, domain < 2 ? sizeof(k) + 1 : sizeof(buf));
+}
+
+static uint64_t
+tuple_prf(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+	  const struct wn_tcp_endpoint *r, uint8_t domain)
+{
+	return tuple_prf_x(ctx, l, r, domain, 0);
 }
 
 uint32_t
@@ -85,4 +93,41 @@ tcp_ts_offset(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	      const struct wn_tcp_endpoint *r)
 {
 	return (uint32_t)tuple_prf(ctx, l, r, 1);
+}
+
+/*
+ * SYN cookies (RFC 4987 §3.6), laid out as Linux does: the ISN is
+ *   F(4-tuple) + peer ISN + (count << 24) + ((F(4-tuple, count) + data) mod 2^24)
+ * with count the minutes of the context's clock and data (< 2^24) what the SYN told us
+ * (here an index into the MSS table). The ACK returning ISN + 1 within TCP_COOKIE_AGE
+ * minutes gives data back; anything else fails the 24-bit keyed check.
+ */
+static uint32_t
+cookie_count(uint64_t now)
+{
+	return (uint32_t)(now / TCP_COOKIE_PERIOD_US);
+}
+
+uint32_t
+tcp_cookie_make(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+		const struct wn_tcp_endpoint *r, uint32_t peer_isn, uint32_t data, uint64_t now)
+{
+	uint32_t count = cookie_count(now);
+
+	return (uint32_t)tuple_prf_x(ctx, l, r, 2, 0) + peer_isn + (count << TCP_COOKIE_BITS) +
+	       (((uint32_t)tuple_prf_x(ctx, l, r, 3, count) + data) & TCP_COOKIE_MASK);
+}
+
+int64_t
+tcp_cookie_check(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+		 const struct wn_tcp_endpoint *r, uint32_t peer_isn, uint32_t cookie, uint64_t now)
+{
+	uint32_t count = cookie_count(now), diff;
+
+	cookie -= (uint32_t)tuple_prf_x(ctx, l, r, 2, 0) + peer_isn;
+	/* now (count' << 24) + (hash + data) mod 2^24, count' the minute it was made */
+	diff = (count - (cookie >> TCP_COOKIE_BITS)) & (UINT32_MAX >> TCP_COOKIE_BITS);
+	if (diff >= TCP_COOKIE_AGE)
+		return -1;
+	return (cookie - (uint32_t)tuple_prf_x(ctx, l, r, 3, count - diff)) & TCP_COOKIE_MASK;
 }

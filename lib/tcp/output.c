@@ -379,6 +379,82 @@ tcp_send_rst_for(struct wn_tcp_ctx *ctx, const struct tcp_seg *s)
 	tcp_txq_push(ctx, m);
 }
 
+/*
+ * A SYN-ACK for @p s that keeps no state (RFC 4987 §3.6): SEQ = @p iss (the cookie),
+ * options MSS, window scale (@p wscale >= 0), SACK-permitted, timestamps (@p ts: TSval
+ * @p tsval carrying the encoded options, TSecr the SYN's TSval); the window unscaled.
+ */
+void
+tcp_send_synack_cookie(struct wn_tcp_ctx *ctx, const struct tcp_seg *s, uint32_t iss,
+		       uint16_t mss, int wscale, bool sackp, bool ts, uint32_t tsval)
+{
+	uint8_t opts[TCP_MAX_OPTLEN], *o = opts;
+	struct rte_tcp_hdr *th;
+	struct rte_mbuf *m;
+	uint32_t optlen, v;
+	uint16_t w;
+
+	*o++ = TCPOPT_MSS;
+	*o++ = 4;
+	w = rte_cpu_to_be_16(mss);
+	memcpy(o, &w, 2);
+	o += 2;
+	if (wscale >= 0) {
+		*o++ = TCPOPT_NOP;
+		*o++ = TCPOPT_WS;
+		*o++ = 3;
+		*o++ = (uint8_t)wscale;
+	}
+	if (sackp) {
+		*o++ = TCPOPT_NOP;
+		*o++ = TCPOPT_NOP;
+		*o++ = TCPOPT_SACK_PERM;
+		*o++ = 2;
+	}
+	if (ts) {
+		*o++ = TCPOPT_NOP;
+		*o++ = TCPOPT_NOP;
+		*o++ = TCPOPT_TS;
+		*o++ = 10;
+		v = rte_cpu_to_be_32(tsval);
+		memcpy(o, &v, 4);
+		v = rte_cpu_to_be_32(s->tsval);
+		memcpy(o + 4, &v, 4);
+		o += 8;
+	}
+	optlen = (uint32_t)(o - opts);
+	m = rte_pktmbuf_alloc(ctx->conf.pool);
+	if (m == NULL) {
+		ctx->st.tx_drop_nombuf++;
+		return;
+	}
+	th = (struct rte_tcp_hdr *)rte_pktmbuf_append(m, (uint16_t)(TCP_HDR_LEN + optlen));
+	if (th == NULL) {
+		rte_pktmbuf_free(m);
+		ctx->st.tx_drop_nombuf++;
+		return;
+	}
+	memset(th, 0, TCP_HDR_LEN);
+	th->src_port = rte_cpu_to_be_16(s->dst.port);
+	th->dst_port = rte_cpu_to_be_16(s->src.port);
+	th->sent_seq = rte_cpu_to_be_32(iss);
+	th->recv_ack = rte_cpu_to_be_32(s->seq + 1);
+	th->data_off = (uint8_t)(((TCP_HDR_LEN + optlen) / 4) << 4);
+	th->tcp_flags = TH_SYN | TH_ACK;
+	/* RFC 7323 §2.2: the window of a SYN is never scaled */
+	th->rx_win = rte_cpu_to_be_16((uint16_t)RTE_MIN(ctx->conf.rcvbuf, 65535u));
+	memcpy(th + 1, opts, optlen);
+	if (wn_net_ip_prepend(m, &s->dst.addr, &s->src.addr, IPPROTO_TCP) != 0) {
+		rte_pktmbuf_free(m);
+		ctx->st.tx_drop_nombuf++;
+		return;
+	}
+	m->l4_len = (uint16_t)(TCP_HDR_LEN + optlen);
+	ctx->st.syncookies_sent++;
+	ctx->st.tx_segs++;
+	tcp_txq_push(ctx, m);
+}
+
 static bool
 synchronized_send_state(enum wn_tcp_state s)
 {

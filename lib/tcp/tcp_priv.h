@@ -55,6 +55,11 @@
 #define TCP_WHEEL_SLOTS 1024
 #define TCP_TICK_US 1000          /* timer wheel granularity */
 #define TCP_RECORDS_PER_CONN 4096 /* record boundaries a connection can queue */
+#define TCP_COOKIE_BITS 24        /* SYN cookie: low bits hash + data, high bits the minute */
+#define TCP_COOKIE_MASK ((1u << TCP_COOKIE_BITS) - 1)
+#define TCP_COOKIE_PERIOD_US 60000000ull /* the cookie clock ticks once a minute */
+#define TCP_COOKIE_AGE 2          /* a cookie is good for the minute it was made and the next */
+#define TCP_COOKIE_TS_BITS 6      /* TSval low bits carrying wscale (4) and SACK (1) */
 
 struct seq_range {
 	uint32_t start, end; /* [start, end) */
@@ -103,6 +108,7 @@ struct tcp_key {
 #define CF_PERSIST (1u << 12)    /* persist (zero window) mode */
 #define CF_WND_UPDATE (1u << 13) /* window opened: advertise */
 #define CF_SYN_AGAIN (1u << 14)  /* repeat our SYN / SYN-ACK now */
+#define CF_SYNCOOKIE (1u << 15)  /* created from a SYN cookie's ACK */
 
 struct wn_tcp_listener {
 	struct wn_tcp_ctx *ctx;
@@ -227,6 +233,7 @@ struct wn_tcp_ctx {
 	uint64_t chal_sec;          /* RFC 5961 §7 rate limit: current second */
 	uint32_t chal_count;        /* challenge ACKs sent in it */
 	uint32_t seg_room;          /* largest TCP header+payload an mbuf of the pool holds */
+	uint64_t cookie_sent_at;    /* when a SYN cookie was last sent (0: never) */
 	struct wn_tcp_stats st;
 };
 
@@ -241,12 +248,20 @@ void tcp_timer_update(struct wn_tcp_conn *c);
 void tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m);
 void tcp_established(struct wn_tcp_conn *c);
 uint32_t tcp_rcv_window(const struct wn_tcp_conn *c);
+uint8_t tcp_rcv_wscale(const struct wn_tcp_ctx *ctx);
+uint16_t tcp_rcv_mss(const struct wn_tcp_ctx *ctx, uint8_t family);
 
 /* isn.c */
 uint32_t tcp_isn(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 		 const struct wn_tcp_endpoint *r, uint64_t now);
 uint32_t tcp_ts_offset(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 		       const struct wn_tcp_endpoint *r);
+uint32_t tcp_cookie_make(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+			 const struct wn_tcp_endpoint *r, uint32_t peer_isn, uint32_t data,
+			 uint64_t now);
+int64_t tcp_cookie_check(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+			 const struct wn_tcp_endpoint *r, uint32_t peer_isn, uint32_t cookie,
+			 uint64_t now);
 
 /* input.c */
 int tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s);
@@ -258,6 +273,8 @@ void tcp_output(struct wn_tcp_conn *c);
 void tcp_send_ack(struct wn_tcp_conn *c);
 void tcp_send_challenge_ack(struct wn_tcp_conn *c);
 void tcp_send_rst_for(struct wn_tcp_ctx *ctx, const struct tcp_seg *s);
+void tcp_send_synack_cookie(struct wn_tcp_ctx *ctx, const struct tcp_seg *s, uint32_t iss,
+			    uint16_t mss, int wscale, bool sackp, bool ts, uint32_t tsval);
 void tcp_send_rst(struct wn_tcp_conn *c);
 void tcp_send_syn(struct wn_tcp_conn *c);
 void tcp_rto_fire(struct wn_tcp_conn *c);

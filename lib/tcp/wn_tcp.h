@@ -131,15 +131,15 @@ extern const struct wn_tcp_cc_ops wn_tcp_cc_newreno;
 /** CUBIC (RFC 9438). */
 extern const struct wn_tcp_cc_ops wn_tcp_cc_cubic;
 
-/** Feature flags of a context (defaults: all on except SYN cookies). */
+/** Feature flags of a context (defaults: all on). */
 #define WN_TCP_F_SACK (1u << 0)       /**< offer/accept SACK (RFC 2018) */
 #define WN_TCP_F_WSCALE (1u << 1)     /**< offer/accept window scale (RFC 7323 §2) */
 #define WN_TCP_F_TIMESTAMPS (1u << 2) /**< offer/accept timestamps (RFC 7323 §3) */
-#define WN_TCP_F_SYNCOOKIES (1u << 3) /**< reserved: SYN cookies (not implemented; full
-				       *   backlog drops with a counter) */
+#define WN_TCP_F_SYNCOOKIES (1u << 3) /**< SYN cookies (RFC 4987 §3.6) once the SYN backlog
+				       *   is full; without, such SYNs are dropped */
 #define WN_TCP_F_NODELAY (1u << 4)    /**< do not wait (Nagle off); default on */
 #define WN_TCP_F_DEFAULTS (WN_TCP_F_SACK | WN_TCP_F_WSCALE | WN_TCP_F_TIMESTAMPS | \
-			   WN_TCP_F_NODELAY)
+			   WN_TCP_F_SYNCOOKIES | WN_TCP_F_NODELAY)
 
 /** Configuration of a per-lcore context; zero fields take the stated default. */
 struct wn_tcp_ctx_conf {
@@ -180,7 +180,11 @@ struct wn_tcp_stats {
 	uint64_t rx_drop_ooo_full;  /**< out-of-order segment with no free interval */
 	uint64_t rx_drop_rcvbuf;    /**< data beyond the receive window (trimmed) */
 	uint64_t rx_drop_ack;       /**< ACK of data never sent (RFC 5961 §5) */
-	uint64_t rx_drop_backlog;   /**< SYN dropped: backlog full */
+	uint64_t rx_drop_backlog;   /**< SYN over a full backlog: not queued (dropped, or
+				     *   answered with a SYN cookie with WN_TCP_F_SYNCOOKIES) */
+	uint64_t syncookies_sent;   /**< SYN-ACKs carrying a SYN cookie */
+	uint64_t syncookies_ok;     /**< connections opened by an ACK returning a cookie */
+	uint64_t syncookies_failed; /**< ACKs to a listener whose cookie did not check */
 	uint64_t rx_drop_conn_limit; /**< SYN dropped: max_conns reached */
 	uint64_t rx_drop_family;    /**< not IPv4/IPv6 TCP */
 	uint64_t rx_dupack;         /**< duplicate ACKs */

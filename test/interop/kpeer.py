@@ -7,7 +7,9 @@
   kpeer.py echo-many HOST PORT CONNS BYTES
                                          CONNS concurrent connections, each sends BYTES random
                                          octets, half-closes, and checks the echo is identical
-  kpeer.py synflood HOST PORT SECONDS    spoofed SYNs (raw socket, random on-link sources)
+  kpeer.py synflood HOST PORT SECONDS [PPS]
+                                         spoofed SYNs (raw socket, random on-link sources),
+                                         as fast as possible or PPS per second
 Output lines are "key value" pairs the shell scripts grep.
 """
 import asyncio
@@ -106,16 +108,21 @@ def csum(data):
     return ~s & 0xFFFF
 
 
-def cmd_synflood(host, port, seconds):
+def cmd_synflood(host, port, seconds, pps=0):
     dst = socket.inet_aton(host)
     base = struct.unpack("!I", dst)[0] & 0xFFFFFF00
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
     s.setsockopt(socket.IPPROTO_IP, socket.IP_HDRINCL, 1)
     rnd = random.Random(1)
     sent = 0
-    end = time.monotonic() + seconds
+    t0 = time.monotonic()
+    end = t0 + seconds
     while time.monotonic() < end:
-        for _ in range(256):
+        if pps > 0:
+            ahead = t0 + sent / pps - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
+        for _ in range(256 if pps == 0 else 16):
             src = struct.pack("!I", base | rnd.randrange(100, 250))
             sport = rnd.randrange(1024, 65535)
             seq = rnd.getrandbits(32)
@@ -146,7 +153,8 @@ def main(argv):
     elif cmd == "echo-many":
         return cmd_echo_many(argv[2], int(argv[3]), int(argv[4]), int(argv[5]))
     elif cmd == "synflood":
-        cmd_synflood(argv[2], int(argv[3]), float(argv[4]))
+        cmd_synflood(argv[2], int(argv[3]), float(argv[4]),
+                     float(argv[5]) if len(argv) > 5 else 0)
     else:
         print(__doc__)
         return 2

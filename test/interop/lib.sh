@@ -122,5 +122,14 @@ wait_pid() {
 # kernel side command in the namespace
 kns() { ip netns exec "$NS" "$@"; }
 
+# kns in the background (redirect the call): its PID in BG_PID, killed at exit. Not
+# `kns ... &`: $! would be the subshell running the function, and killing it left the
+# command running (a SYN flooder outlived its test by minutes).
+kns_bg() {
+	ip netns exec "$NS" "$@" &
+	BG_PID=$!
+	PIDS+=("$BG_PID")
+}
+
 # field VALUE-after-KEY from a result line: field FILE REGEX KEY
 field() { grep -E "$2" "$1" | head -n1 | sed -E "s/(^|.*[[:space:]])$3 ([^[:space:]]+).*/\2/"; }

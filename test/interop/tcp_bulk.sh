@@ -30,10 +30,9 @@ to-warpnic)
 	gotn=$(field "$T/app.out" '^conn ' bytes)
 	;;
 from-warpnic)
-	kns timeout "$CASE_TIMEOUT" python3 "$KPEER" recv 5001 --ready "$T/ready" \
-		>"$T/kpeer.out" 2>"$T/kpeer.err" &
-	kpid=$!
-	PIDS+=("$kpid")
+	kns_bg timeout "$CASE_TIMEOUT" python3 "$KPEER" recv 5001 --ready "$T/ready" \
+		>"$T/kpeer.out" 2>"$T/kpeer.err"
+	kpid=$BG_PID
 	wait_line "$T/ready" ready 10 || fail "kernel server did not start"
 	start_app app --mode source --ip "$WN_IP/24" --connect "$K_IP:5001" --bytes "$BYTES" \
 		--timeout "$CASE_TIMEOUT" "${imp[@]}"

@@ -599,6 +599,233 @@ test_syn_backlog_and_conn_limit(void **state)
 	hx_fini(&h);
 }
 
+/* ---- SYN cookies (RFC 4987 §3.6) ---- */
+
+/* Fill side 1's SYN backlog (1) with a half-open connection from raw side 0. */
+static void
+cookie_fill_backlog(struct hx *h)
+{
+	struct hx_seg sg = { .seq = 77, .flags = RTE_TCP_SYN_FLAG, .win = 100, .sport = 39999,
+			     .dport = SRV_PORT };
+	struct hx_parsed p;
+
+	hx_inject(h, 1, &sg);
+	assert_true(hx_cap_tcp(h, &p)); /* the ordinary SYN-ACK */
+	assert_int_equal(wn_tcp_conn_count(h->s[1].tcp), 1);
+	hx_cap_clear(h);
+}
+
+/* A SYN from raw side 0 port @p sport with options @p opts: @return side 1's SYN-ACK. */
+static void
+cookie_syn(struct hx *h, uint16_t sport, uint32_t seq, const uint8_t *opts, uint8_t optlen,
+	   struct hx_parsed *synack)
+{
+	struct hx_seg sg = { .seq = seq, .flags = RTE_TCP_SYN_FLAG, .win = 65535, .sport = sport,
+			     .dport = SRV_PORT, .opts = opts, .optlen = optlen };
+
+	hx_inject(h, 1, &sg);
+	assert_true(hx_cap_tcp(h, synack));
+	assert_int_equal(synack->flags, RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG);
+	assert_int_equal(synack->ack, seq + 1);
+}
+
+/*
+ * With the SYN backlog full, a SYN gets a SYN-ACK whose ISN is a cookie and no state is
+ * kept; the ACK returning it opens the connection with the MSS, window scale, SACK and
+ * timestamps of the SYN (MSS from the cookie, the rest from the TSecr), data on it
+ * included. A forged ACK gets an RST.
+ */
+static void
+test_syn_cookies(void **state)
+{
+	/* MSS 1400, WS 7, SACK permitted, TS 1000/0 */
+	static const uint8_t opts[] = { 2, 4, 0x05, 0x78, 1, 3, 3, 7, 1, 1, 4, 2,
+					1, 1, 8, 10, 0, 0, 0x03, 0xe8, 0, 0, 0, 0 };
+	struct wn_tcp_ctx_conf tc = { .max_conns = 8, .syn_backlog = 1 };
+	struct hx h;
+	struct tapp srv;
+	struct wn_tcp_endpoint l;
+	struct hx_parsed sa, p;
+	struct wn_tcp_info si;
+	uint8_t ackopts[12] = { 1, 1, 8, 10 }, data[100];
+	struct hx_seg ack = { .flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG, .win = 512,
+			      .sport = RAW_PORT, .dport = SRV_PORT, .opts = ackopts,
+			      .optlen = sizeof(ackopts), .data = data, .len = sizeof(data) };
+	uint32_t v;
+	(void)state;
+
+	memset(data, 'c', sizeof(data));
+	hx_init_conf(&h, &tc, true, false);
+	tapp_init(&srv);
+	l = hx_ep(&h, 1, SRV_PORT);
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	cookie_fill_backlog(&h);
+	cookie_syn(&h, RAW_PORT, 5000, opts, sizeof(opts), &sa);
+	assert_int_equal(stats(&h, 1).syncookies_sent, 1);
+	assert_int_equal(stats(&h, 1).rx_drop_backlog, 1);
+	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 1); /* no state for it */
+	assert_true(sa.has_mss && sa.has_ws && sa.has_sackp && sa.has_ts);
+	assert_int_equal(sa.mss, 1460);
+	assert_int_equal(sa.tsecr, 1000);
+	assert_int_equal(sa.tsval & 0x3f, 7 | 0x10); /* peer's wscale and SACK ride in TSval */
+	/* a forged ACK (a hash bit of the cookie flipped) is refused */
+	ack.seq = 5001;
+	ack.ack = (sa.seq ^ 0x00400000u) + 1;
+	ack.len = 0;
+	v = rte_cpu_to_be_32(2000);
+	memcpy(ackopts + 4, &v, 4);
+	v = rte_cpu_to_be_32(sa.tsval);
+	memcpy(ackopts + 8, &v, 4);
+	hx_inject(&h, 1, &ack);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_true(p.flags & RTE_TCP_RST_FLAG);
+	assert_int_equal(stats(&h, 1).syncookies_failed, 1);
+	assert_int_equal(srv.established, 0);
+	/* the real ACK, with data */
+	ack.ack = sa.seq + 1;
+	ack.len = sizeof(data);
+	hx_inject(&h, 1, &ack);
+	assert_int_equal(srv.established, 1);
+	assert_int_equal(stats(&h, 1).syncookies_ok, 1);
+	assert_int_equal(srv.rx_len, sizeof(data));
+	wn_tcp_conn_info(srv.conn, &si);
+	assert_int_equal(si.state, WN_TCP_ESTABLISHED);
+	assert_int_equal(si.mss, 1300); /* the cookie's table entry not above 1400 */
+	assert_int_equal(si.snd_wscale, 7);
+	assert_int_not_equal(si.rcv_wscale, 0);
+	assert_true(si.sack_ok && si.ts_ok);
+	assert_int_equal(si.snd_wnd, 512u << 7);
+	assert_int_equal(si.rcv_nxt, 5001 + sizeof(data));
+	assert_true(hx_cap_tcp(&h, &p)); /* the data is acknowledged */
+	assert_int_equal(p.ack, 5001 + sizeof(data));
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+/*
+ * Without timestamps a cookie SYN-ACK offers MSS only (window scale and SACK could not be
+ * remembered), and the connection works without them. A cookie is good for up to two
+ * minutes: an older one fails.
+ */
+static void
+test_syn_cookies_no_timestamps_and_expiry(void **state)
+{
+	static const uint8_t opts[] = { 2, 4, 0x05, 0xb4, 1, 3, 3, 7, 1, 1, 4, 2 };
+	struct wn_tcp_ctx_conf tc = { .max_conns = 8, .syn_backlog = 1, .syn_retries = 250,
+				      .rto_max_us = 1000000 };
+	struct hx h;
+	struct tapp srv;
+	struct wn_tcp_endpoint l;
+	struct hx_parsed sa, old, p;
+	struct wn_tcp_info si;
+	struct hx_seg ack = { .seq = 9001, .flags = RTE_TCP_ACK_FLAG, .win = 4000,
+			      .sport = RAW_PORT, .dport = SRV_PORT };
+	(void)state;
+
+	hx_init_conf(&h, &tc, true, false);
+	tapp_init(&srv);
+	l = hx_ep(&h, 1, SRV_PORT);
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	cookie_fill_backlog(&h);
+	cookie_syn(&h, RAW_PORT, 9000, opts, sizeof(opts), &sa);
+	assert_true(sa.has_mss);
+	assert_false(sa.has_ws || sa.has_sackp || sa.has_ts);
+	ack.ack = sa.seq + 1;
+	hx_inject(&h, 1, &ack);
+	assert_int_equal(srv.established, 1);
+	wn_tcp_conn_info(srv.conn, &si);
+	assert_int_equal(si.mss, 1460);
+	assert_int_equal(si.snd_wscale, 0);
+	assert_int_equal(si.rcv_wscale, 0);
+	assert_false(si.sack_ok || si.ts_ok);
+	assert_int_equal(si.snd_wnd, 4000);
+	/* a cookie kept for three minutes: the backlog is still full (SYN-ACK retries), a
+	 * fresh cookie was sent meanwhile, the old one no longer checks */
+	cookie_syn(&h, RAW_PORT + 1, 7000, opts, sizeof(opts), &old);
+	hx_run(&h, 180ull * 1000000, 100000);
+	hx_cap_clear(&h);
+	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 2);
+	cookie_syn(&h, RAW_PORT + 2, 8000, opts, sizeof(opts), &p);
+	ack.sport = RAW_PORT + 1;
+	ack.seq = 7001;
+	ack.ack = old.seq + 1;
+	hx_inject(&h, 1, &ack);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_true(p.flags & RTE_TCP_RST_FLAG);
+	assert_int_equal(stats(&h, 1).syncookies_failed, 1);
+	assert_int_equal(srv.established, 1);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+/* Frames to the backlog filler's port are lost, so its half-open entry stays. */
+static bool
+drop_to_filler(struct hx *h, int from, struct rte_mbuf *m, void *arg)
+{
+	struct hx_parsed p;
+
+	(void)h;
+	(void)arg;
+	return from == 1 && hx_parse(m, &p) && p.dport == 39999;
+}
+
+/* Two stacks: a client meeting a full backlog connects through a cookie; data both ways. */
+static void
+test_syn_cookie_connection_carries_data(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .syn_backlog = 1 };
+	struct hx_seg sg = { .seq = 77, .flags = RTE_TCP_SYN_FLAG, .win = 100, .sport = 39999,
+			     .dport = SRV_PORT };
+	struct hx h;
+	struct tapp cli, srv;
+	struct wn_tcp_endpoint l, lc, r;
+	struct wn_tcp_info si;
+	static uint8_t up[300000], down[200000];
+	size_t uoff = 0, doff = 0;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(up); i++)
+		up[i] = (uint8_t)(i * 7);
+	for (size_t i = 0; i < sizeof(down); i++)
+		down[i] = (uint8_t)(i * 13);
+	hx_init_conf(&h, &tc, false, false);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	h.filter = drop_to_filler;
+	l = hx_ep(&h, 1, SRV_PORT);
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	hx_run(&h, 1000, 1000); /* ARP */
+	hx_inject(&h, 1, &sg);
+	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 1);
+	lc = hx_ep(&h, 0, 0);
+	r = hx_ep(&h, 1, SRV_PORT);
+	cli.conn = wn_tcp_connect(h.s[0].tcp, &lc, &r, &tapp_cb, &cli);
+	assert_non_null(cli.conn);
+	hx_run(&h, 10000, 1000);
+	assert_int_equal(cli.established, 1);
+	assert_int_equal(srv.established, 1);
+	assert_int_equal(stats(&h, 1).syncookies_ok, 1);
+	wn_tcp_conn_info(srv.conn, &si);
+	assert_true(si.ts_ok && si.sack_ok);
+	assert_int_equal(si.mss, 1460);
+	while ((srv.rx_len < sizeof(up) || cli.rx_len < sizeof(down)) && h.now < 60000000) {
+		if (uoff < sizeof(up))
+			uoff += (size_t)wn_tcp_send(cli.conn, up + uoff,
+						    (uint32_t)(sizeof(up) - uoff));
+		if (doff < sizeof(down))
+			doff += (size_t)wn_tcp_send(srv.conn, down + doff,
+						    (uint32_t)(sizeof(down) - doff));
+		hx_run(&h, 1000, 1000);
+	}
+	assert_int_equal(srv.rx_len, sizeof(up));
+	assert_memory_equal(srv.rx, up, sizeof(up));
+	assert_int_equal(cli.rx_len, sizeof(down));
+	assert_memory_equal(cli.rx, down, sizeof(down));
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
 static void
 test_listener_refuses(void **state)
 {
@@ -916,6 +1143,9 @@ main(void)
 		cmocka_unit_test(test_syn_retries_backoff_timeout),
 		cmocka_unit_test(test_malformed_segments_counted),
 		cmocka_unit_test(test_syn_backlog_and_conn_limit),
+		cmocka_unit_test(test_syn_cookies),
+		cmocka_unit_test(test_syn_cookies_no_timestamps_and_expiry),
+		cmocka_unit_test(test_syn_cookie_connection_carries_data),
 		cmocka_unit_test(test_listener_refuses),
 		cmocka_unit_test(test_abort_sends_rst),
 		cmocka_unit_test(test_isn_rfc6528),
