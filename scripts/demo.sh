@@ -111,7 +111,7 @@ rnic() {
 		>"$t/$m.server.log" 2>&1 &
 	spid=$!
 	sleep 0.2
-	"$perf" --mode "$m" --client 10.88.0.2 --ctl "$WN_PAIR_DIR/a.sock" --sweep="$sizes" \
+	"$perf" --mode "$m" --client 198.19.0.2 --ctl "$WN_PAIR_DIR/a.sock" --sweep="$sizes" \
 		--duration "$secs" --reps 3 --json "$t/$m.json" "$@" >"$t/$m.client.log" 2>&1 ||
 		fail "$m failed"
 	wait "$spid" || { spid=; fail "$m server failed"; }

@@ -7,8 +7,8 @@
 #   scripts/wn-pair.sh stop
 #   scripts/wn-pair.sh env          # print the shell variables below
 #
-#   A: control socket $WN_PAIR_DIR/a.sock, IP 10.88.0.1/24, memif server, device wn_a
-#   B: control socket $WN_PAIR_DIR/b.sock, IP 10.88.0.2/24, memif client, device wn_b
+#   A: control socket $WN_PAIR_DIR/a.sock, IP 198.19.0.1/24, memif server, device wn_a
+#   B: control socket $WN_PAIR_DIR/b.sock, IP 198.19.0.2/24, memif client, device wn_b
 #   WN_PAIR_DIR defaults to /tmp/wn-pair; logs in $WN_PAIR_DIR/{a,b}.log.
 #   --impair SPEC  wrap B's port with the fault injector, e.g. drop=0.01,reorder=0.01,dup=0.001
 #   --pcap DIR     each instance writes DIR/{a,b}.pcapng
@@ -28,8 +28,8 @@ print_env() {
 WN_PAIR_DIR=$dir
 WN_A_CTL=$dir/a.sock
 WN_B_CTL=$dir/b.sock
-WN_A_IP=10.88.0.1
-WN_B_IP=10.88.0.2
+WN_A_IP=198.19.0.1
+WN_B_IP=198.19.0.2
 EOF
 }
 
@@ -84,8 +84,8 @@ start() {
 	tag=$(printf '%s' "$dir" | cksum | cut -d' ' -f1)
 	local n role ip mac cpu vdevs pid pcap_opt
 	for n in a b; do
-		if [ $n = a ]; then role=server; ip=10.88.0.1; mac=02:77:6e:00:00:01; cpu=0
-		else role=client; ip=10.88.0.2; mac=02:77:6e:00:00:02; cpu=$(( $(nproc) > 1 ? 1 : 0 )); fi
+		if [ $n = a ]; then role=server; ip=198.19.0.1; mac=02:77:6e:00:00:01; cpu=0
+		else role=client; ip=198.19.0.2; mac=02:77:6e:00:00:02; cpu=$(( $(nproc) > 1 ? 1 : 0 )); fi
 		vdevs=(--vdev "net_memif0,role=$role,id=0,socket=$dir/memif.sock,socket-abstract=no,mac=$mac")
 		if [ $n = b ] && [ -n "$impair" ]; then
 			vdevs+=(--vdev "net_wn_impair0,port=net_memif0,queues=$lcores,$impair")

@@ -71,7 +71,7 @@ for m in "${list[@]}"; do
 			>"$t/$m.server.log" 2>&1 &
 		spid=$!
 		sleep 0.2
-		"$perf" --mode "$m" --client 10.88.0.2 --ctl "$t/pair/a.sock" --json "$t/$m.json" \
+		"$perf" --mode "$m" --client 198.19.0.2 --ctl "$t/pair/a.sock" --json "$t/$m.json" \
 			"$@" >"$t/$m.client.log" 2>&1 || fail "$m client"
 		;;
 	*)

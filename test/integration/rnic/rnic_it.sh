@@ -4,7 +4,7 @@
 #
 #   rnic_it.sh BUILD_DIR RNIC_IT CASE
 #
-# Starts a pair (scripts/wn-pair.sh: A 10.88.0.1 and B 10.88.0.2 on memif, no hugepages) in a
+# Starts a pair (scripts/wn-pair.sh: A 198.19.0.1 and B 198.19.0.2 on memif, no hugepages) in a
 # private directory, runs rnic_it's server on A and its client on B (through
 # scripts/warpnic-run), checks both exit statuses and what the case expects in the warpnicd
 # logs, pcapng files or telemetry, stops the pair. On failure it prints the failed check and
@@ -63,7 +63,7 @@ A_LOG=$WN_PAIR_DIR/a.log
 B_LOG=$WN_PAIR_DIR/b.log
 # wn-pair.sh's EAL file prefixes are wn_a_TAG and wn_b_TAG
 EAL_TAG=$(printf '%s' "$WN_PAIR_DIR" | cksum | cut -d' ' -f1)
-SERVER_IP=10.88.0.1
+SERVER_IP=198.19.0.1
 PAIR_KIND=wn-pair # or "own" (started by launch_own)
 OWN_PIDS=()
 NS_A=
@@ -321,9 +321,9 @@ memif_vdev() { # role mac
 own_memif_pair() {
 	PAIR_KIND=own
 	mkdir -p "$T/pcap"
-	launch a "" 0 "$(memif_vdev server 02:77:6e:00:00:01)" --ip 10.88.0.1/24 \
+	launch a "" 0 "$(memif_vdev server 02:77:6e:00:00:01)" --ip 198.19.0.1/24 \
 		--pcap "$T/pcap/a.pcapng" "${a_opts[@]}"
-	launch b "" "$(cpu_b)" "$(memif_vdev client 02:77:6e:00:00:02)" --ip 10.88.0.2/24 \
+	launch b "" "$(cpu_b)" "$(memif_vdev client 02:77:6e:00:00:02)" --ip 198.19.0.2/24 \
 		--pcap "$T/pcap/b.pcapng" "${b_opts[@]}"
 }
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Common part of the two-instance verbs interop tests: sourced as `. pair_lib.sh BUILD_DIR`.
 # Starts nothing by itself; pair_start runs scripts/wn-pair.sh (two warpnicd joined by
-# net_memif, A = 10.88.0.1, B = 10.88.0.2) in a private WN_PAIR_DIR, so tests can run in
+# net_memif, A = 198.19.0.1, B = 198.19.0.2) in a private WN_PAIR_DIR, so tests can run in
 # parallel. Unmodified Debian binaries reach the instances through scripts/warpnic-run and
 # the shims of BUILD_DIR. Everything is stopped on exit; logs are printed on failure
 # (WN_INTEROP_KEEP=1 keeps them).
@@ -13,8 +13,8 @@ WN_TOP=$(cd "$WN_HERE/../../.." && pwd)
 RUN=$WN_TOP/scripts/warpnic-run
 PAIR=$WN_TOP/scripts/wn-pair.sh
 SHIM=$WN_BUILD/drivers/verbs:$WN_BUILD/drivers/rdmacm
-A_IP=10.88.0.1
-B_IP=10.88.0.2
+A_IP=198.19.0.1
+B_IP=198.19.0.2
 # no single step of a test may hang the suite
 STEP_TIMEOUT=${WN_VERBS_TIMEOUT:-45}
 
