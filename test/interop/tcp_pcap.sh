@@ -34,6 +34,18 @@ tshark -r "$T/cap.pcapng" -d tcp.port==5001,data -o tcp.check_checksum:TRUE \
 pkts=$(tshark -r "$T/cap.pcapng" -T fields -e frame.number 2>/dev/null | wc -l)
 echo "capture: $pkts packets"
 [ "$pkts" -gt 100 ] || fail "capture has only $pkts packets"
+# Without the impairer no frame is ever on the wire twice (a retransmission has a new IPv4
+# ID): an identical frame means the capture itself wrote one twice. Named here, instead of
+# surfacing as a TCP-analysis warning tshark guesses at.
+if [ "$impair" = none ]; then
+	tshark -r "$T/cap.pcapng" -Y ip -T fields -e frame.number -e ip.src -e ip.id -e ip.len \
+		-e tcp.seq_raw -e tcp.ack_raw -e tcp.flags 2>/dev/null |
+		awk -F'\t' '{ k = $2 " " $3 " " $4 " " $5 " " $6 " " $7
+			if (k in first) print "frame " $1 " repeats frame " first[k]
+			else first[k] = $1 }' >"$T/dups.txt"
+	[ -s "$T/dups.txt" ] &&
+		fail "$(wc -l <"$T/dups.txt") frames are in the capture twice: $(head -n 3 "$T/dups.txt")"
+fi
 cat "$T/expert.out"
 # tshark -z expert prints sections "Errors (N)", "Warns (N)", "Notes (N)", "Chats (N)",
 # each followed by a table of "Frequency Group Protocol Summary" rows.
