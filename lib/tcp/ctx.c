@@ -253,6 +253,7 @@ tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	c->snd.mss = l->addr.family == WN_AF_INET ? TCP_DEFAULT_MSS4 : TCP_DEFAULT_MSS6;
 	c->ts_offset = tcp_ts_offset(ctx, l, r);
 	c->ssthresh = UINT32_MAX; /* RFC 5681 §3.1: arbitrarily high */
+	c->dupthresh = TCP_DUPTHRESH;
 	ctx->live++;
 	ctx->st.conns_opened++;
 	return c;
@@ -907,6 +908,7 @@ wn_tcp_conn_info(const struct wn_tcp_conn *c, struct wn_tcp_info *i)
 	i->rto_us = c->rto;
 	i->backoff = c->backoff;
 	i->in_recovery = c->in_recovery;
+	i->dupthresh = c->dupthresh;
 	i->sacked_bytes = sb_sacked_bytes(c);
 	i->sack_blocks = c->nsb;
 	i->ooo_intervals = c->nooo;

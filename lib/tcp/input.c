@@ -636,7 +636,7 @@ dup_ack(struct wn_tcp_conn *c)
 		return;
 	}
 	/* RFC 6675 §5 steps (1)-(3): DupThresh duplicates, or IsLost(HighACK + 1). */
-	if (c->dupacks < TCP_DUPTHRESH && !(c->sack_ok && sb_is_lost(c, c->snd.una))) {
+	if (c->dupacks < c->dupthresh && !(c->sack_ok && sb_is_lost(c, c->snd.una))) {
 		tcp_mark_pending(c); /* Limited Transmit (RFC 3042) may send */
 		return;
 	}
@@ -712,6 +712,10 @@ dsack_undo(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		return;
 	c->undo_ok = false;
 	ctx->st.undo_spurious++;
+	/* Reordering made DupThresh segments arrive before a late one: wait for one more
+	 * next time (RFC 4653 §3.1's adaptive DupThresh in spirit; Linux's tp->reordering). */
+	if (c->dupthresh < TCP_DUPTHRESH_MAX)
+		c->dupthresh++;
 	c->cwnd = RTE_MAX(c->cwnd, c->prior_cwnd);
 	c->ssthresh = RTE_MAX(c->ssthresh, c->prior_ssthresh);
 	if (c->in_recovery) {

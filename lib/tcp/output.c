@@ -681,7 +681,7 @@ tcp_output(struct wn_tcp_conn *c)
 			cwl = c->cwnd;
 			/* RFC 3042 Limited Transmit: one new segment per each of the first two
 			 * duplicate ACKs, so that small windows still reach DupThresh. */
-			if (!c->in_recovery && c->dupacks > 0 && c->dupacks < TCP_DUPTHRESH)
+			if (!c->in_recovery && c->dupacks > 0 && c->dupacks < c->dupthresh)
 				cwl += c->dupacks * tcp_emss(c);
 			cwl = cwl > flight ? cwl - flight : 0;
 			allowed = RTE_MIN(swnd, cwl);

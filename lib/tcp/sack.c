@@ -88,7 +88,8 @@ sb_sacked_bytes(const struct wn_tcp_conn *c)
 
 /*
  * RFC 6675 §4 IsLost(SeqNum): DupThresh discontiguous SACKed ranges above it, or more than
- * (DupThresh - 1) * SMSS octets SACKed above it.
+ * (DupThresh - 1) * SMSS octets SACKed above it. DupThresh is the connection's: 3, raised
+ * after reordering was seen (input.c dsack_undo()).
  */
 bool
 sb_is_lost(const struct wn_tcp_conn *c, uint32_t seq)
@@ -103,7 +104,7 @@ sb_is_lost(const struct wn_tcp_conn *c, uint32_t seq)
 			bytes += c->sb[i].end - c->sb[i].start;
 		}
 	}
-	return blocks >= TCP_DUPTHRESH || bytes > (TCP_DUPTHRESH - 1) * tcp_smss(c);
+	return blocks >= c->dupthresh || bytes > (c->dupthresh - 1u) * tcp_smss(c);
 }
 
 /*

@@ -48,6 +48,7 @@
 #define TCP_DEFAULT_MSS4 536      /* RFC 9293 §3.7.1 */
 #define TCP_DEFAULT_MSS6 1220     /* RFC 8200 §5: 1280 - 60 */
 #define TCP_DUPTHRESH 3           /* RFC 5681 §3.2, RFC 6675 §2 */
+#define TCP_DUPTHRESH_MAX 8       /* raised by observed reordering (RFC 4653 §3.1, Linux) */
 #define TCP_WCDELACK_US 200000    /* RFC 8985 §7.2 WCDelAckT: a peer's worst delayed ACK */
 #define TCP_MAX_SACK_BLOCKS 4
 #define TCP_SCOREBOARD_MAX 32     /* sender-side SACKed intervals kept */
@@ -165,6 +166,7 @@ struct wn_tcp_conn {
 	/* congestion control */
 	uint32_t cwnd, ssthresh;
 	uint32_t dupacks;
+	uint8_t dupthresh;          /* DupThresh: TCP_DUPTHRESH, raised by spurious recoveries */
 	uint32_t recover;           /* RFC 6582 "recover" */
 	uint32_t high_rxt;          /* RFC 6675 HighRxt */
 	uint32_t rxt_mark;          /* SND.MAX when a hole was last retransmitted */

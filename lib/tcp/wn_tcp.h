@@ -235,6 +235,7 @@ struct wn_tcp_info {
 	uint32_t srtt_us, rttvar_us, rto_us;
 	uint32_t backoff;           /**< RTO backoff exponent */
 	bool in_recovery;
+	uint8_t dupthresh;          /**< DupThresh (3, raised after spurious recoveries) */
 	uint32_t sacked_bytes;      /**< scoreboard: bytes SACKed above snd_una */
 	uint32_t sack_blocks;       /**< scoreboard intervals */
 	uint32_t ooo_intervals;     /**< receive side out-of-order intervals */

@@ -1069,6 +1069,26 @@ test_dsack_undoes_spurious_recovery(void **state)
 	wn_tcp_conn_info(sp.c, &ci);
 	assert_true(ci.cwnd >= prior);
 	assert_int_equal(stats(&sp.h, 1).undo_spurious, 1);
+	/* reordering seen: DupThresh is 4 now, three SACKed segments past a late one wait */
+	assert_int_equal(ci.dupthresh, 4);
+	assert_int_equal(wn_tcp_send(sp.c, buf, 8000), 8000);
+	hx_step(&sp.h);
+	assert_true(sack_peer_sent(&sp, off, 64) >= 5); /* from 12000 */
+	for (uint32_t k = 1; k <= 3; k++) {
+		const uint32_t blk[1][2] = { { 13000, 13000 + 1000 * k } };
+
+		sack_peer_ack(&sp, 12000, 65535, 1, blk);
+	}
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_false(ci.in_recovery);
+	{
+		const uint32_t blk[1][2] = { { 13000, 17000 } };
+
+		sack_peer_ack(&sp, 12000, 65535, 1, blk);
+	}
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_true(ci.in_recovery); /* the fourth one: lost after all */
+	assert_int_equal(stats(&sp.h, 1).fast_retrans, 2);
 	/* a real loss: the retransmission is not reported as a duplicate, no undo */
 	sack_peer_fini(&sp);
 	sack_peer_init(&sp, &tc);
@@ -1090,6 +1110,8 @@ test_dsack_undoes_spurious_recovery(void **state)
 	wn_tcp_conn_info(sp.c, &ci);
 	assert_true(ci.cwnd < prior);
 	assert_int_equal(stats(&sp.h, 1).undo_spurious, 0);
+	wn_tcp_conn_info(sp.c, &ci);
+	assert_int_equal(ci.dupthresh, 3);
 	sack_peer_fini(&sp);
 }
 
