@@ -72,6 +72,10 @@ conf_defaults(struct wn_tcp_ctx_conf *c)
 		c->ephemeral_hi = 60999;
 	if (c->challenge_ack_limit == 0)
 		c->challenge_ack_limit = 1000;
+	if (c->keepalive_intvl_us == 0)
+		c->keepalive_intvl_us = 75000000;
+	if (c->keepalive_probes == 0)
+		c->keepalive_probes = 9;
 }
 
 struct wn_tcp_ctx *
@@ -254,6 +258,9 @@ tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	c->ts_offset = tcp_ts_offset(ctx, l, r);
 	c->ssthresh = UINT32_MAX; /* RFC 5681 §3.1: arbitrarily high */
 	c->dupthresh = TCP_DUPTHRESH;
+	c->ka_idle = ctx->conf.keepalive_idle_us;
+	c->ka_intvl = ctx->conf.keepalive_intvl_us;
+	c->ka_probes = ctx->conf.keepalive_probes;
 	ctx->live++;
 	ctx->st.conns_opened++;
 	return c;
@@ -273,13 +280,13 @@ tcp_timer_update(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 	uint64_t d = UINT64_MAX;
-	uint64_t t[5] = { c->t_rto, c->t_delack, c->t_persist, c->t_tw, c->t_tlp };
+	uint64_t t[6] = { c->t_rto, c->t_delack, c->t_persist, c->t_tw, c->t_tlp, c->t_ka };
 	uint64_t tick;
 	uint32_t slot;
 
 	if (c->flags & CF_DEAD)
 		return;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		if (t[i] != 0 && t[i] < d)
 			d = t[i];
 	if (d == UINT64_MAX) {
@@ -328,7 +335,7 @@ tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
 		c->flags &= ~CF_SYN_RCVD_COUNTED;
 	}
 	wheel_remove(c);
-	c->t_rto = c->t_delack = c->t_persist = c->t_tw = c->t_tlp = 0;
+	c->t_rto = c->t_delack = c->t_persist = c->t_tw = c->t_tlp = c->t_ka = 0;
 	if (c->flags & CF_PENDING) {
 		TAILQ_REMOVE(&ctx->pending, c, pend_link);
 		c->flags &= ~CF_PENDING;
@@ -440,6 +447,10 @@ run_timers(struct wn_tcp_conn *c, uint64_t now)
 	if (c->t_persist != 0 && c->t_persist <= now) {
 		c->t_persist = 0;
 		tcp_persist_fire(c);
+	}
+	if (c->t_ka != 0 && c->t_ka <= now) {
+		c->t_ka = 0;
+		tcp_keepalive_fire(c);
 	}
 }
 
@@ -651,6 +662,21 @@ void
 wn_tcp_conn_set_arg(struct wn_tcp_conn *c, void *arg)
 {
 	c->arg = arg;
+}
+
+int
+wn_tcp_set_keepalive(struct wn_tcp_conn *c, uint64_t idle_us, uint32_t intvl_us,
+		     uint32_t probes)
+{
+	if (c == NULL || (idle_us != 0 && (intvl_us == 0 || probes == 0)))
+		return -EINVAL;
+	c->ka_idle = idle_us;
+	c->ka_intvl = intvl_us;
+	c->ka_probes = probes;
+	if (c->last_rx == 0)
+		c->last_rx = c->ctx->now;
+	tcp_keepalive_arm(c);
+	return 0;
 }
 
 void

@@ -1112,6 +1112,10 @@ rx_one(struct wn_tcp_ctx *ctx, struct tcp_seg *s, struct wn_tcp_conn *c)
 	}
 	if (c != NULL) {
 		conn_input(c, s);
+		/* any segment shows the peer alive (keepalive) */
+		c->last_rx = ctx->now;
+		if (c->ka_idle != 0 && !(c->flags & CF_DEAD) && (c->t_ka == 0 || c->ka_sent != 0))
+			tcp_keepalive_arm(c);
 		return 1;
 	}
 	l = tcp_listener_find(ctx, &s->dst);

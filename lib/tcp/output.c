@@ -826,3 +826,51 @@ tcp_persist_fire(struct wn_tcp_conn *c)
 		c->backoff++;
 	c->t_persist = ctx->now + backed_off_rto(c);
 }
+
+void
+tcp_keepalive_arm(struct wn_tcp_conn *c)
+{
+	c->ka_sent = 0;
+	c->t_ka = c->ka_idle != 0 && (c->state == WN_TCP_ESTABLISHED ||
+				      c->state == WN_TCP_CLOSE_WAIT)
+			  ? c->last_rx + c->ka_idle
+			  : 0;
+	tcp_timer_update(c);
+}
+
+/*
+ * Keepalive timer (RFC 1122 §4.2.3.6): after ka_idle of silence with nothing outstanding,
+ * probe with SEG.SEQ = SND.UNA - 1 and no data (the peer answers with an ACK whatever its
+ * state), every ka_intvl; ka_probes unanswered ones end the connection. While data or a
+ * window probe is outstanding the retransmission and persist timers watch the peer.
+ */
+void
+tcp_keepalive_fire(struct wn_tcp_conn *c)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+
+	if (c->ka_idle == 0 || (c->state != WN_TCP_ESTABLISHED && c->state != WN_TCP_CLOSE_WAIT))
+		return;
+	if (c->ka_sent == 0 && ctx->now < c->last_rx + c->ka_idle) {
+		c->t_ka = c->last_rx + c->ka_idle; /* the peer spoke meanwhile */
+		tcp_timer_update(c);
+		return;
+	}
+	if (c->snd.una != c->snd.max || c->t_persist != 0) {
+		c->ka_sent = 0;
+		c->t_ka = ctx->now + c->ka_idle;
+		tcp_timer_update(c);
+		return;
+	}
+	if (c->ka_sent >= c->ka_probes) {
+		ctx->st.keepalive_timeouts++;
+		tcp_send_rst(c); /* as Linux does; the peer may only have lost our state */
+		tcp_conn_closed(c, WN_TCP_CLOSE_TIMEOUT);
+		return;
+	}
+	seg_emit(c, c->snd.una - 1, 0, TH_ACK);
+	c->ka_sent++;
+	ctx->st.keepalive_probes++;
+	c->t_ka = ctx->now + c->ka_intvl;
+	tcp_timer_update(c);
+}

@@ -204,7 +204,10 @@ struct wn_tcp_conn {
 	uint32_t rcap, rhead, rlen;
 
 	/* timers (absolute microseconds, 0 = off) */
-	uint64_t t_rto, t_delack, t_persist, t_tw, t_tlp;
+	uint64_t t_rto, t_delack, t_persist, t_tw, t_tlp, t_ka;
+	/* keepalive (RFC 9293 §3.8.4, RFC 1122 §4.2.3.6): off while ka_idle is 0 */
+	uint64_t ka_idle, ka_intvl, last_rx;
+	uint32_t ka_probes, ka_sent;
 	uint64_t deadline;
 	uint32_t slot;
 	uint64_t retrans;
@@ -281,6 +284,8 @@ void tcp_send_rst(struct wn_tcp_conn *c);
 void tcp_send_syn(struct wn_tcp_conn *c);
 void tcp_rto_fire(struct wn_tcp_conn *c);
 void tcp_persist_fire(struct wn_tcp_conn *c);
+void tcp_keepalive_fire(struct wn_tcp_conn *c);
+void tcp_keepalive_arm(struct wn_tcp_conn *c);
 void tcp_retransmit_una(struct wn_tcp_conn *c);
 void tcp_set_rto_timer(struct wn_tcp_conn *c);
 void tcp_tlp_arm(struct wn_tcp_conn *c);

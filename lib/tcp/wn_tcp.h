@@ -165,6 +165,10 @@ struct wn_tcp_ctx_conf {
 	uint16_t ephemeral_lo;      /**< local port range for connect (0: 32768) */
 	uint16_t ephemeral_hi;      /**< (0: 60999) */
 	uint32_t challenge_ack_limit; /**< RFC 5961 §7 challenge ACKs per second (0: 1000) */
+	uint64_t keepalive_idle_us;   /**< keepalive of new connections after this much silence
+				       *   (0: off, the default; RFC 1122 §4.2.3.6) */
+	uint32_t keepalive_intvl_us;  /**< between unanswered probes (0: 75 s) */
+	uint32_t keepalive_probes;    /**< unanswered probes before giving up (0: 9) */
 };
 
 /** Per-context counters; every drop has one. */
@@ -208,6 +212,8 @@ struct wn_tcp_stats {
 	uint64_t undo_spurious;     /**< recoveries undone: every retransmission D-SACKed */
 	uint64_t zwp_sent;          /**< zero-window probes */
 	uint64_t delack_fired;      /**< delayed ACK timer expirations */
+	uint64_t keepalive_probes;  /**< keepalive probes sent */
+	uint64_t keepalive_timeouts; /**< connections closed by unanswered keepalives */
 	uint64_t conns_opened;      /**< connections created (active + passive) */
 	uint64_t conns_closed;      /**< connections freed */
 	uint64_t conns_timeout;     /**< given up after retries */
@@ -331,6 +337,16 @@ struct wn_tcp_conn *wn_tcp_connect_iss(struct wn_tcp_ctx *ctx,
 
 /** Set the user pointer passed to callbacks. Owning lcore. */
 void wn_tcp_conn_set_arg(struct wn_tcp_conn *c, void *arg);
+
+/**
+ * Keepalive of one connection (RFC 9293 §3.8.4, RFC 1122 §4.2.3.6): after @p idle_us with
+ * nothing received and nothing outstanding, send an ACK probe (SEG.SEQ = SND.UNA - 1, no
+ * data) every @p intvl_us; after @p probes unanswered ones the connection closes with
+ * WN_TCP_CLOSE_TIMEOUT. Any segment from the peer resets it. @p idle_us 0 turns it off.
+ * @return 0 or -EINVAL (intvl_us or probes 0 with idle_us set). Owning lcore.
+ */
+int wn_tcp_set_keepalive(struct wn_tcp_conn *c, uint64_t idle_us, uint32_t intvl_us,
+			 uint32_t probes);
 
 /** Replace the callbacks (e.g. when MPA takes over). Owning lcore. */
 void wn_tcp_conn_set_cb(struct wn_tcp_conn *c, const struct wn_tcp_cb *cb);

@@ -424,6 +424,56 @@ test_retries_exhausted_times_out(void **state)
 	hx_fini(&h);
 }
 
+/* ---- keepalive ---- */
+
+static bool
+drop_filter(struct hx *h, int from, struct rte_mbuf *m, void *arg)
+{
+	(void)h;
+	(void)from;
+	(void)m;
+	return *(bool *)arg;
+}
+
+static void
+test_keepalive(void **state)
+{
+	struct hx h;
+	struct tapp cli, srv;
+	bool drop = false;
+	uint64_t probes;
+	(void)state;
+
+	hx_init(&h);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	h.filter = drop_filter;
+	h.filter_arg = &drop;
+	assert_int_equal(wn_tcp_set_keepalive(cli.conn, 1000000, 0, 3), -EINVAL);
+	assert_int_equal(wn_tcp_set_keepalive(cli.conn, 1000000, 200000, 3), 0);
+	/* an answering peer: a probe after each idle second, the connection lives */
+	hx_run(&h, 4500000, 1000);
+	assert_in_range(stats(&h, 0).keepalive_probes, 3, 5);
+	assert_int_equal(cli.closed, 0);
+	assert_int_equal(stats(&h, 1).keepalive_probes, 0); /* off by default */
+	/* the path dies (last answer ~0.5 s ago): the idle second runs out, 3 unanswered
+	 * probes 200 ms apart, then the connection is given up */
+	probes = stats(&h, 0).keepalive_probes;
+	drop = true;
+	hx_run(&h, 400000, 1000);
+	assert_int_equal(cli.closed, 0);
+	hx_run(&h, 1500000, 1000);
+	assert_int_equal(cli.closed, 1);
+	assert_int_equal(stats(&h, 0).keepalive_probes, probes + 3);
+	assert_int_equal(cli.why, WN_TCP_CLOSE_TIMEOUT);
+	assert_int_equal(stats(&h, 0).keepalive_timeouts, 1);
+	assert_int_equal(srv.closed, 0);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
 /* ---- zero window ---- */
 
 static void
@@ -1296,6 +1346,7 @@ main(void)
 		cmocka_unit_test(test_records_boundaries_kept_on_retransmission),
 		cmocka_unit_test(test_rto_backoff),
 		cmocka_unit_test(test_retries_exhausted_times_out),
+		cmocka_unit_test(test_keepalive),
 		cmocka_unit_test(test_zero_window_probe_and_reopen),
 		cmocka_unit_test(test_sack_scoreboard_and_recovery_newreno),
 		cmocka_unit_test(test_sack_scoreboard_and_recovery_cubic),
