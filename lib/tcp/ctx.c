@@ -64,6 +64,8 @@ conf_defaults(struct wn_tcp_ctx_conf *c)
 		c->delack_us = 40000;
 	if (c->msl_us == 0)
 		c->msl_us = 30000000;
+	if (c->fin_wait2_us == 0)
+		c->fin_wait2_us = 60000000;
 	if (c->ooo_max == 0 || c->ooo_max > TCP_OOO_MAX)
 		c->ooo_max = c->ooo_max == 0 ? 16 : TCP_OOO_MAX;
 	if (c->ephemeral_lo == 0)
@@ -424,7 +426,9 @@ run_timers(struct wn_tcp_conn *c, uint64_t now)
 {
 	if (c->t_tw != 0 && c->t_tw <= now) {
 		c->t_tw = 0;
-		tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL); /* RFC 9293 §3.10.8 timeout */
+		/* RFC 9293 §3.10.8 TIME-WAIT timeout, or a peer that never sent its FIN */
+		tcp_conn_closed(c, c->state == WN_TCP_FIN_WAIT_2 ? WN_TCP_CLOSE_TIMEOUT
+								 : WN_TCP_CLOSE_NORMAL);
 		return;
 	}
 	if (c->t_delack != 0 && c->t_delack <= now) {

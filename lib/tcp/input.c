@@ -837,8 +837,12 @@ ack_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	}
 	switch (c->state) {
 	case WN_TCP_FIN_WAIT_1:
-		if (our_fin_acked(c))
+		if (our_fin_acked(c)) {
 			c->state = WN_TCP_FIN_WAIT_2;
+			/* the ULP is done with it: do not wait forever for the peer's FIN */
+			c->t_tw = c->ctx->now + c->ctx->conf.fin_wait2_us;
+			tcp_timer_update(c);
+		}
 		break;
 	case WN_TCP_CLOSING:
 		if (our_fin_acked(c))

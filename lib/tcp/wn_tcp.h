@@ -161,6 +161,9 @@ struct wn_tcp_ctx_conf {
 	uint32_t syn_retries;       /**< SYN retransmissions (0: 6) */
 	uint32_t delack_us;         /**< delayed ACK timer (0: 40 ms; RFC 9293 < 0.5 s) */
 	uint32_t msl_us;            /**< MSL; TIME_WAIT lasts 2*MSL (0: 30 s) */
+	uint32_t fin_wait2_us;      /**< FIN-WAIT-2 without the peer's FIN closes with
+				     *   WN_TCP_CLOSE_TIMEOUT after this (0: 60 s, Linux's
+				     *   tcp_fin_timeout) */
 	uint32_t ooo_max;           /**< out-of-order intervals kept (0: 16) */
 	uint16_t ephemeral_lo;      /**< local port range for connect (0: 32768) */
 	uint16_t ephemeral_hi;      /**< (0: 60999) */

@@ -185,6 +185,33 @@ test_active_and_passive_close(void **state)
 	hx_fini(&h);
 }
 
+/* A peer that never closes its half: FIN-WAIT-2 ends after fin_wait2_us. */
+static void
+test_fin_wait2_timeout(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .fin_wait2_us = 2000000 };
+	struct hx h;
+	struct tapp cli, srv;
+	(void)state;
+
+	hx_init_conf(&h, &tc, false, false);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	assert_int_equal(wn_tcp_close(cli.conn), 0);
+	hx_run(&h, 10000, 1000);
+	assert_int_equal(wn_tcp_conn_state(cli.conn), WN_TCP_FIN_WAIT_2);
+	hx_run(&h, 1800000, 10000);
+	assert_int_equal(cli.closed, 0);
+	hx_run(&h, 300000, 10000);
+	assert_int_equal(cli.closed, 1);
+	assert_int_equal(cli.why, WN_TCP_CLOSE_TIMEOUT);
+	assert_int_equal(srv.closed, 0); /* CLOSE-WAIT: its ULP still holds it */
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
 static void
 test_simultaneous_close(void **state)
 {
@@ -1133,6 +1160,7 @@ main(void)
 		cmocka_unit_test(test_handshake_no_options),
 		cmocka_unit_test(test_mss_negotiation_and_default),
 		cmocka_unit_test(test_active_and_passive_close),
+		cmocka_unit_test(test_fin_wait2_timeout),
 		cmocka_unit_test(test_simultaneous_close),
 		cmocka_unit_test(test_simultaneous_open),
 		cmocka_unit_test(test_rst_rules_rfc5961),
