@@ -1806,8 +1806,17 @@ dp_readable(struct wn_ctl_server *srv)
 					cm_event(srv, n, e->event, 0, l->handle, &e->param);
 				}
 			} else if (id != NULL) {
-				if (e->event == WN_CTL_CM_EV_ESTABLISHED)
+				if (e->event == WN_CTL_CM_EV_ESTABLISHED) {
+					struct obj *qp = id->u.id.qp != 0
+						? obj_get(srv, NULL, id->u.id.qp, OBJ_QP) : NULL;
+
 					cm_established(srv, id, e->param.ird);
+					/* what MPA negotiated (RFC 6581), as the engine uses it */
+					if (qp != NULL && m->u.cm.param.ird != 0) {
+						qp->u.qp.dp.ird = m->u.cm.param.ird;
+						qp->u.qp.dp.ord = m->u.cm.param.ord;
+					}
+				}
 				else if (e->event == WN_CTL_CM_EV_DISCONNECTED)
 					cm_disconnected(srv, id, false);
 				cm_event(srv, id, e->event, e->status, 0, &e->param);

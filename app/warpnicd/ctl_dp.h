@@ -117,7 +117,8 @@ struct wn_ctl_dp_msg {
 			uint32_t qp;
 			struct wn_ctl_addr src;
 			struct wn_ctl_addr dst;
-			struct wn_ctl_conn_param param;
+			struct wn_ctl_conn_param param; /**< CM_EVENT ESTABLISHED: ird/ord
+							  *   as negotiated (RFC 6581) */
 			struct wn_ctl_cm_event ev;
 		} cm;
 	} u;

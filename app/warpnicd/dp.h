@@ -258,6 +258,9 @@ void wn_dp_telemetry_register(struct wn_dp_group *g);
 
 /** Send a CM event for CM id @p id to the control thread. */
 void dp_cm_event(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev);
+/** The same with the IRD/ORD MPA negotiated (ESTABLISHED). */
+void dp_cm_event_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev,
+		     uint32_t ird, uint32_t ord);
 /** Shard that owns the connection (local, remote) (wn_tcp_flow_steer). */
 uint16_t dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
 		  const struct wn_ctl_addr *remote);

@@ -268,7 +268,17 @@ conn_rdma_mode(struct dp_conn *c, const struct wn_mpa_event *ev)
 	if (!c->active)
 		cp.pd_len = 0; /* the responder's application saw the Request already */
 	c->established_sent = true;
-	conn_event(c, WN_CTL_CM_EV_ESTABLISHED, 0, &cp);
+	{
+		struct wn_ctl_cm_event ev;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.event = WN_CTL_CM_EV_ESTABLISHED;
+		ev.src = c->src;
+		ev.dst = c->dst;
+		ev.param = cp;
+		dp_cm_event_neg(c->dp, c->id, &ev, RTE_MAX(p->neg.ird, 1u),
+				RTE_MAX(p->neg.ord, 1u));
+	}
 	conn_flush_startup(c);
 }
 

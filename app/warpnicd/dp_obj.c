@@ -73,6 +73,13 @@ ctl_done(struct wn_dp *dp, uint32_t handle)
 void
 dp_cm_event(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev)
 {
+	dp_cm_event_neg(dp, id, ev, 0, 0);
+}
+
+void
+dp_cm_event_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev, uint32_t ird,
+		uint32_t ord)
+{
 	struct wn_ctl_dp_msg *m = calloc(1, sizeof(*m));
 
 	if (m == NULL) {
@@ -84,6 +91,8 @@ dp_cm_event(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev)
 	m->u.cm.id = id;
 	m->u.cm.ev = *ev;
 	m->u.cm.ev.id = id;
+	m->u.cm.param.ird = ird;
+	m->u.cm.param.ord = ord;
 	dp->st.cm_events++;
 	ctl_post(dp, m);
 }
