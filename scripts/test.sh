@@ -7,7 +7,7 @@
 # Two build trees: build/ (default compiler, optimized: unit, integration and
 # interop suites) and build-fuzz/ (clang-14 with ASan+UBSan: the unit suite
 # again under sanitizers, and every libFuzzer target for WN_FUZZ_SECONDS,
-# default 20). Ends with the line "N passed, N failed, N skipped".
+# default 20). Ends with "N skipped" and then the line "N passed, N failed".
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -24,7 +24,7 @@ done
 
 build_failed() {
 	echo "test.sh: building $1 failed"
-	echo "0 passed, 1 failed, 0 skipped"
+	echo "0 passed, 1 failed"
 	exit 1
 }
 
@@ -81,6 +81,7 @@ for path in sys.argv[1:]:
         else:
             bad += 1
             print('FAILED: %s/%s (%s)' % (tree, t.get('name'), r))
-print('%d passed, %d failed, %d skipped' % (ok, bad, skip))
+print('%d skipped' % skip)
+print('%d passed, %d failed' % (ok, bad))
 PY
 exit $rc
