@@ -285,8 +285,10 @@ test_cm_through_dataplane(void **state)
 	assert_memory_equal(m->u.cm.dst.addr, ra.addr, 4);
 	assert_int_equal(m->u.cm.param.pd_len, 2);
 	assert_int_equal(m->u.cm.param.ird, 8);
-	/* the peer's MPA Reply, as the dataplane reports it */
+	/* the peer's MPA Reply, as the dataplane reports it (no negotiated IRD/ORD in
+	 * u.cm.param: the control thread applies RFC 6581's rule itself) */
 	memset(&m->u.cm.ev, 0, sizeof(m->u.cm.ev));
+	memset(&m->u.cm.param, 0, sizeof(m->u.cm.param));
 	m->type = WN_CTL_DP_CM_EVENT;
 	m->u.cm.ev.event = WN_CTL_CM_EV_ESTABLISHED;
 	m->u.cm.ev.id = aid;
