@@ -282,22 +282,7 @@ bw_check(struct perf_rnic *r, const struct perf_msg *start, const struct perf_ms
 		.server = bw_server,                                                            \
 		.check = bw_check,                                                              \
 	};                                                                                      \
-	static int                                                                              \
-	nm##_parse(struct wn_perf_params *p)                                                    \
-	{                                                                                       \
-		return perf_rnic_parse(p, &nm##_ops);                                           \
-	}                                                                                       \
-	static int                                                                              \
-	nm##_run(const struct wn_perf_params *p)                                                \
-	{                                                                                       \
-		return perf_rnic_run(p, &nm##_ops);                                             \
-	}                                                                                       \
-	const struct wn_perf_mode wn_perf_mode_##nm = {                                         \
-		.name = #nm,                                                                    \
-		.help = "RDMA " what " (client of warpnicd; --server / --client)",              \
-		.parse = nm##_parse,                                                            \
-		.run = nm##_run,                                                                \
-	}
+	PERF_RNIC_MODE(nm, "RDMA " what " (client of warpnicd; --server / --client)")
 
 BW_OPS(write_bw, WN_QUEUE_WR_RDMA_WRITE, false, "Write bandwidth");
 BW_OPS(read_bw, WN_QUEUE_WR_RDMA_READ, false, "Read bandwidth");

@@ -275,22 +275,7 @@ lat_check(struct perf_rnic *r, const struct perf_msg *start, const struct perf_m
 		.server = lat_server,                                                           \
 		.check = lat_check,                                                             \
 	};                                                                                      \
-	static int                                                                              \
-	nm##_parse(struct wn_perf_params *p)                                                    \
-	{                                                                                       \
-		return perf_rnic_parse(p, &nm##_ops);                                           \
-	}                                                                                       \
-	static int                                                                              \
-	nm##_run(const struct wn_perf_params *p)                                                \
-	{                                                                                       \
-		return perf_rnic_run(p, &nm##_ops);                                             \
-	}                                                                                       \
-	const struct wn_perf_mode wn_perf_mode_##nm = {                                         \
-		.name = #nm,                                                                    \
-		.help = "RDMA " what " latency (client of warpnicd; --server / --client)",      \
-		.parse = nm##_parse,                                                            \
-		.run = nm##_run,                                                                \
-	}
+	PERF_RNIC_MODE(nm, "RDMA " what " latency (client of warpnicd; --server / --client)")
 
 LAT_OPS(write_lat, WN_QUEUE_WR_RDMA_WRITE, false, "Write", "half the ping-pong round trip");
 LAT_OPS(read_lat, WN_QUEUE_WR_RDMA_READ, false, "Read", "one whole Read");

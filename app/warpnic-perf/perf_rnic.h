@@ -189,6 +189,28 @@ struct perf_rnic_ops {
 int perf_rnic_parse(struct wn_perf_params *p, const struct perf_rnic_ops *ops);
 int perf_rnic_run(const struct wn_perf_params *p, const struct perf_rnic_ops *ops);
 
+/**
+ * Define the warpnic-perf mode wn_perf_mode_<nm> over the ops table nm_ops (parse and run
+ * through perf_rnic_parse/perf_rnic_run).
+ */
+#define PERF_RNIC_MODE(nm, helptext)                                                            \
+	static int                                                                              \
+	nm##_parse(struct wn_perf_params *p)                                                    \
+	{                                                                                       \
+		return perf_rnic_parse(p, &nm##_ops);                                           \
+	}                                                                                       \
+	static int                                                                              \
+	nm##_run(const struct wn_perf_params *p)                                                \
+	{                                                                                       \
+		return perf_rnic_run(p, &nm##_ops);                                             \
+	}                                                                                       \
+	const struct wn_perf_mode wn_perf_mode_##nm = {                                         \
+		.name = #nm,                                                                    \
+		.help = helptext,                                                               \
+		.parse = nm##_parse,                                                            \
+		.run = nm##_run,                                                                \
+	}
+
 /** Post one send-queue WR on @p c. @return 0, -EAGAIN (SQ full), -EIO. */
 int perf_post_send(struct perf_conn *c, uint8_t opcode, uint8_t flags, const void *laddr,
 		   uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t wr_id);
