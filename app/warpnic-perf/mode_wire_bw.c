@@ -103,46 +103,23 @@ run_framer(uint8_t *out, size_t cap, const uint8_t *ulpdu, uint32_t size, uint64
 }
 
 struct place_ctx {
-	uint8_t *dst;
 	uint64_t done;
 	uint64_t bad;
 };
 
+/* The dataplane's receive path: whole ULPDUs gathered by wn_mpa_gather_ops. */
 static int
-place_header(void *arg, const struct wn_mpa_rx_hdr *h)
+place_done(void *arg, const uint8_t *ulpdu, uint16_t len, enum wn_mpa_err verdict)
 {
 	struct place_ctx *c = arg;
 
-	memcpy(c->dst, h->hdr, h->hdr_len);
-	return 0;
-}
-
-static int
-place_payload(void *arg, const uint8_t *p, size_t len, uint32_t off)
-{
-	struct place_ctx *c = arg;
-
-	memcpy(c->dst + off, p, len);
-	return 0;
-}
-
-static int
-place_end(void *arg, const struct wn_mpa_rx_hdr *h, enum wn_mpa_err verdict)
-{
-	struct place_ctx *c = arg;
-
-	(void)h;
+	(void)ulpdu;
+	(void)len;
 	if (verdict != WN_MPA_ERR_NONE)
 		c->bad++;
 	c->done++;
 	return 0;
 }
-
-static const struct wn_mpa_rx_ops place_ops = {
-	.header = place_header,
-	.payload = place_payload,
-	.end = place_end,
-};
 
 static double
 run_gather(const uint8_t *ulpdu, uint32_t size, uint64_t iters, const struct wn_mpa_stream *st,
@@ -203,13 +180,14 @@ run_deframer(uint8_t *dst, const uint8_t *ulpdu, uint32_t size, uint64_t iters,
 
 	struct wn_mpa_deframer_cfg cfg = {.stream = *st, .seq = st->seq_start,
 					  .check_markers = st->markers, .hdr_len = WIRE_BW_HDR};
-	struct place_ctx pc = {.dst = dst};
+	struct place_ctx pc = {0};
+	struct wn_mpa_gather g = {.buf = dst, .done = place_done, .arg = &pc};
 	struct wn_mpa_deframer d;
 	uint64_t passes = (iters + k - 1) / k;
 	double t0 = wn_perf_now();
 
 	for (uint64_t p = 0; p < passes; p++) {
-		wn_mpa_deframer_init(&d, &cfg, &place_ops, &pc);
+		wn_mpa_deframer_init(&d, &cfg, &wn_mpa_gather_ops, &g);
 		for (size_t off = 0; off < len; off += WIRE_BW_CHUNK) {
 			size_t n = len - off < WIRE_BW_CHUNK ? len - off : WIRE_BW_CHUNK;
 			int rc = wn_mpa_deframer_input(&d, stream + off, n, NULL);

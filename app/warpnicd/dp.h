@@ -176,9 +176,9 @@ struct dp_conn {
 	bool established_sent;
 	uint32_t mulpdu;
 	uint8_t *rxbuf;               /**< one ULPDU being gathered */
+	struct wn_mpa_gather gather;  /**< the deframer's gathering into rxbuf */
 	uint8_t *txbuf;               /**< one FPDU being framed */
 	uint32_t txcap;
-	uint16_t rx_len;
 	TAILQ_ENTRY(dp_conn) next;
 };
 

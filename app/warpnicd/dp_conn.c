@@ -23,8 +23,6 @@
 
 #define CONN_LOG(lvl, ...) rte_log(RTE_LOG_##lvl, RTE_LOGTYPE_USER1, "warpnicd cm: " __VA_ARGS__)
 
-/* ULPDU_Length is 16 bits: one receive staging buffer holds any ULPDU. */
-#define RXBUF_SIZE 65536u
 /* Startup timer and deferred frees run at most this often. */
 #define TICK_US 1000u
 
@@ -242,8 +240,9 @@ conn_rdma_mode(struct dp_conn *c, const struct wn_mpa_event *ev)
 	int ret;
 
 	if (c->rxbuf == NULL) {
-		c->rxbuf = malloc(RXBUF_SIZE);
-		c->txcap = RXBUF_SIZE + 1024;
+		c->rxbuf = malloc(WN_MPA_ULPDU_MAX);
+		c->gather.buf = c->rxbuf;
+		c->txcap = WN_MPA_ULPDU_MAX + 1024;
 		c->txbuf = malloc(c->txcap);
 		if (c->rxbuf == NULL || c->txbuf == NULL) {
 			conn_fail(c, "out of memory");
@@ -370,28 +369,9 @@ mpa_event(void *arg, const struct wn_mpa_event *ev)
 	}
 }
 
-/* Deframer callbacks: gather the ULPDU, hand it to the engine once its CRC is good. */
+/* A whole ULPDU whose CRC was checked (wn_mpa_gather_ops): to the QP's engine. */
 static int
-rx_header(void *arg, const struct wn_mpa_rx_hdr *h)
-{
-	struct dp_conn *c = arg;
-
-	c->rx_len = h->ulpdu_len;
-	memcpy(c->rxbuf, h->hdr, h->hdr_len);
-	return 0;
-}
-
-static int
-rx_payload(void *arg, const uint8_t *p, size_t len, uint32_t off)
-{
-	struct dp_conn *c = arg;
-
-	memcpy(c->rxbuf + off, p, len);
-	return 0;
-}
-
-static int
-rx_end(void *arg, const struct wn_mpa_rx_hdr *h, enum wn_mpa_err verdict)
+conn_ulpdu(void *arg, const uint8_t *ulpdu, uint16_t len, enum wn_mpa_err verdict)
 {
 	struct dp_conn *c = arg;
 
@@ -399,15 +379,9 @@ rx_end(void *arg, const struct wn_mpa_rx_hdr *h, enum wn_mpa_err verdict)
 		return 0; /* reported through the connection's ERROR event */
 	c->dp->st.rx_fpdus++;
 	if (c->qp != NULL && c->qp->eng != NULL)
-		(void)wn_rnic_rx(c->qp->eng, c->rxbuf, h->ulpdu_len);
+		(void)wn_rnic_rx(c->qp->eng, ulpdu, len);
 	return 0;
 }
-
-static const struct wn_mpa_rx_ops rx_ops = {
-	.header = rx_header,
-	.payload = rx_payload,
-	.end = rx_end,
-};
 
 static int
 conn_mpa_start(struct dp_conn *c)
@@ -433,8 +407,10 @@ conn_mpa_start(struct dp_conn *c)
 	cfg.tx_seq = wn_tcp_next_seq(c->tcp);
 	cfg.rx_seq = ti.irs + 1;
 	cfg.timeout_us = dp->c.mpa_timeout_us;
-	cfg.rx_ops = &rx_ops;
-	cfg.rx_arg = c;
+	c->gather.done = conn_ulpdu;
+	c->gather.arg = c;
+	cfg.rx_ops = &wn_mpa_gather_ops;
+	cfg.rx_arg = &c->gather;
 	cfg.rx_hdr_len = 2;
 	cfg.check_markers = true;
 	cfg.check_rtr = true;

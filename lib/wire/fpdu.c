@@ -773,3 +773,39 @@ wn_mpa_segment_fpdus(uint32_t seg_seq, const uint8_t *buf, size_t len,
 		return rc;
 	return n; /* every FPDU walked was complete: the deframer ended on a boundary */
 }
+
+/* ---- whole-ULPDU gathering ---- */
+
+static int
+gather_header(void *arg, const struct wn_mpa_rx_hdr *h)
+{
+	struct wn_mpa_gather *g = arg;
+
+	if (g->buf == NULL)
+		return -ENOMEM;
+	memcpy(g->buf, h->hdr, h->hdr_len);
+	return 0;
+}
+
+static int
+gather_payload(void *arg, const uint8_t *p, size_t len, uint32_t off)
+{
+	struct wn_mpa_gather *g = arg;
+
+	memcpy(g->buf + off, p, len);
+	return 0;
+}
+
+static int
+gather_end(void *arg, const struct wn_mpa_rx_hdr *h, enum wn_mpa_err verdict)
+{
+	struct wn_mpa_gather *g = arg;
+
+	return g->done != NULL ? g->done(g->arg, g->buf, h->ulpdu_len, verdict) : 0;
+}
+
+const struct wn_mpa_rx_ops wn_mpa_gather_ops = {
+	.header = gather_header,
+	.payload = gather_payload,
+	.end = gather_end,
+};

@@ -492,6 +492,25 @@ int wn_mpa_deframer_init(struct wn_mpa_deframer *d, const struct wn_mpa_deframer
 int wn_mpa_deframer_input(struct wn_mpa_deframer *d, const uint8_t *buf, size_t len,
 			  size_t *consumed);
 
+/** Largest ULPDU (ULPDU_Length is 16 bits). */
+#define WN_MPA_ULPDU_MAX 65535
+
+/**
+ * Whole-ULPDU reception: with struct wn_mpa_rx_ops wn_mpa_gather_ops and this as the
+ * deframer's arg, each ULPDU is copied into @c buf and handed to @c done when its FPDU ends,
+ * with the verdict (a ULPDU must not be used before its CRC is checked, RFC 5044 §4.4).
+ */
+struct wn_mpa_gather {
+	uint8_t *buf;   /**< room for the largest ULPDU that can arrive (WN_MPA_ULPDU_MAX for
+			 *   a peer's stream); NULL: input is refused */
+	/** The FPDU ended; @p ulpdu is @c buf. Its return value is the callback's. */
+	int (*done)(void *arg, const uint8_t *ulpdu, uint16_t len, enum wn_mpa_err verdict);
+	void *arg;
+};
+
+/** Deframer callbacks that gather whole ULPDUs (arg: struct wn_mpa_gather). */
+extern const struct wn_mpa_rx_ops wn_mpa_gather_ops;
+
 /** @return the MPA error that stopped @p d, WN_MPA_ERR_NONE while healthy. */
 static inline enum wn_mpa_err
 wn_mpa_deframer_error(const struct wn_mpa_deframer *d)

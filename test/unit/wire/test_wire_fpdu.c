@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/uio.h>
+
 #include <cmocka.h>
 
 #include "wn_wire_crc.h"
@@ -1227,11 +1229,74 @@ test_siw_captures(void **state)
 	assert_true(checked >= 4);
 }
 
+/* ---- wn_mpa_gather_ops: whole ULPDUs, handed over with the CRC verdict ---- */
+
+struct gather_seen {
+	unsigned int n;
+	uint16_t len;
+	enum wn_mpa_err verdict;
+	uint8_t first;
+};
+
+static int
+gather_done(void *arg, const uint8_t *ulpdu, uint16_t len, enum wn_mpa_err verdict)
+{
+	struct gather_seen *g = arg;
+
+	g->n++;
+	g->len = len;
+	g->verdict = verdict;
+	g->first = ulpdu[0];
+	return 0;
+}
+
+static void
+test_gather_ops(void **state)
+{
+	struct wn_mpa_stream st = { .seq_start = 1000, .markers = true, .crc = true };
+	struct wn_mpa_deframer_cfg cfg = { .stream = st, .seq = 1000, .check_markers = true,
+					   .hdr_len = 2 };
+	static uint8_t ulpdu[3000], out[4096], buf[WN_MPA_ULPDU_MAX];
+	struct gather_seen seen = { 0 };
+	struct wn_mpa_gather g = { .buf = buf, .done = gather_done, .arg = &seen };
+	struct iovec iov = { ulpdu, sizeof(ulpdu) };
+	struct wn_mpa_deframer d;
+	int w;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ulpdu); i++)
+		ulpdu[i] = (uint8_t)(i * 7 + 3);
+	w = wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 1000, &st);
+	assert_true(w > (int)sizeof(ulpdu));
+	/* one octet at a time: the ULPDU arrives whole, Markers removed, after its CRC */
+	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &wn_mpa_gather_ops, &g), 0);
+	for (int i = 0; i < w; i++) {
+		assert_int_equal(seen.n, 0);
+		assert_int_equal(wn_mpa_deframer_input(&d, out + i, 1, NULL), 0);
+	}
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(seen.len, sizeof(ulpdu));
+	assert_int_equal(seen.verdict, WN_MPA_ERR_NONE);
+	assert_memory_equal(buf, ulpdu, sizeof(ulpdu));
+	/* a bad CRC is the verdict of the (gathered, unusable) ULPDU */
+	out[w - 1] ^= 1;
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &wn_mpa_gather_ops, &g), 0);
+	assert_int_equal(wn_mpa_deframer_input(&d, out, (size_t)w, NULL), -EBADMSG);
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(seen.verdict, WN_MPA_ERR_CRC);
+	/* no buffer: input refused */
+	g.buf = NULL;
+	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &wn_mpa_gather_ops, &g), 0);
+	assert_int_equal(wn_mpa_deframer_input(&d, out, (size_t)w, NULL), -ENOMEM);
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rfc5044_figures),
+		cmocka_unit_test(test_gather_ops),
 		cmocka_unit_test(test_extra_vectors),
 		cmocka_unit_test(test_mulpdu),
 		cmocka_unit_test(test_build_errors),
