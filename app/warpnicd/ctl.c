@@ -45,7 +45,9 @@ RTE_LOG_REGISTER_SUFFIX(wn_ctl_logtype, ctl, INFO);
 #define EPHEMERAL_LO 32768
 #define EPHEMERAL_HI 60999
 
-enum obj_type { OBJ_PD = 1, OBJ_MR, OBJ_CQ, OBJ_SRQ, OBJ_QP, OBJ_CHAN, OBJ_CMID, OBJ_NTYPES };
+enum obj_type {
+	OBJ_PD = 1, OBJ_MR, OBJ_CQ, OBJ_SRQ, OBJ_QP, OBJ_CHAN, OBJ_CMID, OBJ_MW, OBJ_NTYPES
+};
 
 enum cm_state {
 	CM_IDLE,
@@ -77,6 +79,10 @@ struct obj {
 			void *map;
 			size_t map_len;
 		} mr;
+		struct {
+			struct obj *pd;
+			uint32_t stag; /* as allocated; binds change the key */
+		} mw;
 		struct {
 			struct wn_ctl_dp_cq dp;
 			struct wn_queue_ring prod; /* producer view, used while no dataplane */
@@ -823,13 +829,43 @@ cmid_destroy(struct wn_ctl_server *srv, struct obj *id)
 	obj_free(srv, id);
 }
 
-static void
+/*
+ * Destroy the lib/mem entry at @p stag's index whatever its key is now: fast-register and
+ * bind WQEs give FRMRs and windows new keys (RFC 5040 §2.1 "STag") on the dataplane.
+ */
+static int
+stag_destroy(struct wn_ctl_server *srv, uint32_t stag)
+{
+	struct wn_mem_info info;
+	int ret = -ENOENT, tries;
+
+	for (tries = 0; tries < 256 && ret == -ENOENT; tries++) {
+		if (wn_mem_info(srv->mem, stag, &info) != 0)
+			return -ENOENT;
+		ret = wn_mem_destroy(srv->mem, (stag & ~0xffu) | info.key);
+	}
+	return ret;
+}
+
+static int
 mr_destroy(struct wn_ctl_server *srv, struct obj *mr)
 {
 	/* invalid for every lookup, and no lcore still inside it (QSBR grace period) */
-	wn_mem_destroy(srv->mem, mr->u.mr.dp.stag);
+	int ret = stag_destroy(srv, mr->u.mr.dp.stag);
+
+	if (ret == -EBUSY)
+		return ret; /* windows are still bound to it */
 	mr->u.mr.pd->refs--;
 	obj_retire(srv, mr, WN_CTL_DP_MR_DEREG, &mr->u.mr.dp);
+	return 0;
+}
+
+static void
+mw_destroy(struct wn_ctl_server *srv, struct obj *mw)
+{
+	stag_destroy(srv, mw->u.mw.stag); /* unbinds it; after the grace period */
+	mw->u.mw.pd->refs--;
+	obj_free(srv, mw);
 }
 
 static void
@@ -863,8 +899,8 @@ chan_destroy(struct wn_ctl_server *srv, struct obj *ch)
 static void
 client_reclaim(struct wn_ctl_server *srv, struct client *c)
 {
-	static const enum obj_type order[] = {OBJ_CMID, OBJ_QP, OBJ_SRQ, OBJ_CQ, OBJ_MR, OBJ_PD,
-					      OBJ_CHAN};
+	static const enum obj_type order[] = {OBJ_CMID, OBJ_QP, OBJ_MW, OBJ_SRQ, OBJ_CQ, OBJ_MR,
+					      OBJ_PD, OBJ_CHAN};
 	size_t k;
 	uint32_t i;
 
@@ -879,6 +915,7 @@ client_reclaim(struct wn_ctl_server *srv, struct client *c)
 			case OBJ_QP: qp_destroy(srv, o); break;
 			case OBJ_SRQ: srq_destroy(srv, o); break;
 			case OBJ_CQ: cq_destroy(srv, o); break;
+			case OBJ_MW: mw_destroy(srv, o); break;
 			case OBJ_MR: mr_destroy(srv, o); break;
 			case OBJ_PD: pd_destroy(srv, o); break;
 			case OBJ_CHAN: chan_destroy(srv, o); break;
@@ -923,6 +960,7 @@ query_device(struct wn_ctl_server *srv, struct wn_ctl_device_attr *a)
 	a->max_cq = 4096;
 	a->max_cqe = MAX_CQE;
 	a->max_mr = 65536;
+	a->max_mw = 65536;
 	a->max_pd = 4096;
 	a->max_qp_rd_atom = MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = MAX_RD_ATOM;
@@ -1005,8 +1043,12 @@ h_reg_mr(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_reg_mr
 	}
 	mr->u.mr.dp.base = (uint8_t *)map + (r->addr & (WN_CTL_PAGE_SIZE - 1));
 	/* STag = 24-bit table index + 8-bit key (RFC 5040 §2.1 "STag"), from lib/mem */
-	ret = wn_mem_mr_reg(srv->mem, pd->u.pd.num, mr->u.mr.dp.base, r->length, r->iova,
-			    r->access, srv->next_key++, &mr->u.mr.dp.stag);
+	if (r->flags & WN_CTL_MR_F_FAST_REG)
+		ret = wn_mem_frmr_alloc(srv->mem, pd->u.pd.num, mr->u.mr.dp.base, r->length,
+					srv->next_key++, &mr->u.mr.dp.stag);
+	else
+		ret = wn_mem_mr_reg(srv->mem, pd->u.pd.num, mr->u.mr.dp.base, r->length,
+				    r->iova, r->access, srv->next_key++, &mr->u.mr.dp.stag);
 	if (ret != 0) {
 		obj_free(srv, mr);
 		munmap(map, len);
@@ -1026,6 +1068,31 @@ h_reg_mr(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_reg_mr
 	out->lkey = mr->u.mr.dp.stag;
 	out->rkey = mr->u.mr.dp.stag;
 	out->rsvd = 0;
+	return 0;
+}
+
+static int
+h_alloc_mw(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_alloc_mw_req *r,
+	   struct wn_ctl_alloc_mw_resp *out)
+{
+	struct obj *pd = obj_get(srv, c, r->pd, OBJ_PD), *mw;
+	int ret;
+
+	if (pd == NULL)
+		return -EINVAL;
+	mw = obj_new(srv, c, OBJ_MW);
+	if (mw == NULL)
+		return -ENOMEM;
+	ret = wn_mem_mw_alloc(srv->mem, pd->u.pd.num, (int)r->type, srv->next_key++,
+			      &mw->u.mw.stag);
+	if (ret != 0) {
+		obj_free(srv, mw);
+		return ret;
+	}
+	pd->refs++;
+	mw->u.mw.pd = pd;
+	out->mw = mw->handle;
+	out->rkey = mw->u.mw.stag;
 	return 0;
 }
 
@@ -1518,7 +1585,7 @@ h_destroy(struct wn_ctl_server *srv, struct client *c, uint16_t op, uint32_t h)
 		[WN_CTL_DEALLOC_PD] = OBJ_PD, [WN_CTL_DEREG_MR] = OBJ_MR,
 		[WN_CTL_DESTROY_CQ] = OBJ_CQ, [WN_CTL_DESTROY_SRQ] = OBJ_SRQ,
 		[WN_CTL_DESTROY_QP] = OBJ_QP, [WN_CTL_CM_DESTROY_CHANNEL] = OBJ_CHAN,
-		[WN_CTL_CM_DESTROY_ID] = OBJ_CMID,
+		[WN_CTL_CM_DESTROY_ID] = OBJ_CMID, [WN_CTL_DEALLOC_MW] = OBJ_MW,
 	};
 	struct obj *o = obj_get(srv, c, h, types[op]);
 
@@ -1528,7 +1595,8 @@ h_destroy(struct wn_ctl_server *srv, struct client *c, uint16_t op, uint32_t h)
 		return -EBUSY;
 	switch (o->type) {
 	case OBJ_PD: pd_destroy(srv, o); break;
-	case OBJ_MR: mr_destroy(srv, o); break;
+	case OBJ_MR: return mr_destroy(srv, o);
+	case OBJ_MW: mw_destroy(srv, o); break;
 	case OBJ_CQ: cq_destroy(srv, o); break;
 	case OBJ_SRQ: srq_destroy(srv, o); break;
 	case OBJ_QP: qp_destroy(srv, o); break;
@@ -1550,6 +1618,7 @@ handle(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_hdr *h,
 		struct wn_ctl_port_attr port;
 		struct wn_ctl_handle hd;
 		struct wn_ctl_reg_mr_resp mr;
+		struct wn_ctl_alloc_mw_resp mw;
 		struct wn_ctl_ring_resp ring;
 		struct wn_ctl_qp_attr qp;
 		struct wn_ctl_cm_addr_resp addr;
@@ -1591,6 +1660,9 @@ handle(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_hdr *h,
 	}
 	case WN_CTL_REG_MR:
 		ret = h_reg_mr(srv, c, body, fds, &o.mr);
+		break;
+	case WN_CTL_ALLOC_MW:
+		ret = h_alloc_mw(srv, c, body, &o.mw);
 		break;
 	case WN_CTL_CREATE_CQ:
 		ret = h_create_cq(srv, c, body, fds, nfds, &o.ring, &out_fd);
@@ -2028,6 +2100,7 @@ wn_ctl_server_stats(struct wn_ctl_server *srv, struct wn_ctl_server_stats *st)
 	st->clients = srv->nclients;
 	st->pds = srv->counts[OBJ_PD];
 	st->mrs = srv->counts[OBJ_MR];
+	st->mws = srv->counts[OBJ_MW];
 	st->cqs = srv->counts[OBJ_CQ];
 	st->srqs = srv->counts[OBJ_SRQ];
 	st->qps = srv->counts[OBJ_QP];

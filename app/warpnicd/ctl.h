@@ -50,7 +50,7 @@ struct wn_ctl_server_conf {
 /** Object counts, for tests and telemetry. */
 struct wn_ctl_server_stats {
 	uint32_t clients;
-	uint32_t pds, mrs, cqs, srqs, qps, channels, cm_ids;
+	uint32_t pds, mrs, mws, cqs, srqs, qps, channels, cm_ids;
 	uint64_t requests, bad_requests;
 };
 

@@ -81,6 +81,7 @@ tel_ctl(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "clients", st.clients);
 	rte_tel_data_add_dict_u64(d, "pds", st.pds);
 	rte_tel_data_add_dict_u64(d, "mrs", st.mrs);
+	rte_tel_data_add_dict_u64(d, "mws", st.mws);
 	rte_tel_data_add_dict_u64(d, "cqs", st.cqs);
 	rte_tel_data_add_dict_u64(d, "srqs", st.srqs);
 	rte_tel_data_add_dict_u64(d, "qps", st.qps);

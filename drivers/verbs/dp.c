@@ -50,8 +50,14 @@ fill_swqe(struct wn_vqp *q, struct wn_queue_swqe *w, const struct ibv_send_wr *w
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_LOCAL_INV:
 		break;
+	case IBV_WR_BIND_MW:
+		/* post_send binds type 2 windows; type 1 goes through ibv_bind_mw() */
+		if (wr->bind_mw.mw == NULL || wr->bind_mw.mw->type != IBV_MW_TYPE_2 ||
+		    wr->bind_mw.bind_info.mr == NULL)
+			return EINVAL;
+		break;
 	default:
-		return EINVAL; /* SEND_WITH_IMM has no iWARP wire form; MW binds not offered */
+		return EINVAL; /* SEND_WITH_IMM has no iWARP wire form */
 	}
 	if (q->sq_sig_all)
 		flags |= IBV_SEND_SIGNALED;
@@ -80,6 +86,9 @@ fill_swqe(struct wn_vqp *q, struct wn_queue_swqe *w, const struct ibv_send_wr *w
 	case IBV_WR_LOCAL_INV:
 		w->u.local_inv.invalidate_stag = wr->invalidate_rkey;
 		break;
+	case IBV_WR_BIND_MW:
+		wn_verbs_fill_bind(w, wr->bind_mw.rkey, &wr->bind_mw.bind_info);
+		return 0;
 	default:
 		break;
 	}
@@ -104,6 +113,48 @@ fill_swqe(struct wn_vqp *q, struct wn_queue_swqe *w, const struct ibv_send_wr *w
 	if (wr->num_sge > 0)
 		memcpy((uint8_t *)w + WN_QUEUE_SWQE_HDR, wr->sg_list,
 		       sizeof(struct wn_queue_sge) * (size_t)wr->num_sge);
+	return 0;
+}
+
+void
+wn_verbs_fill_bind(struct wn_queue_swqe *w, uint32_t rkey, const struct ibv_mw_bind_info *b)
+{
+	w->opcode = WN_QUEUE_WR_BIND_MW;
+	w->u.bind_mw.mw_stag = rkey;
+	w->u.bind_mw.mr_lkey = b->mr != NULL ? b->mr->lkey : 0;
+	w->u.bind_mw.addr = b->addr;
+	w->u.bind_mw.length = b->length;
+	/* the window's rights: remote access and zero-based addressing (IBTA 10.6.7.2.1) */
+	w->u.bind_mw.access = b->mw_access_flags & (IBV_ACCESS_REMOTE_WRITE |
+						    IBV_ACCESS_REMOTE_READ |
+						    IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED);
+}
+
+int
+wn_verbs_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+{
+	struct wn_vqp *q = (struct wn_vqp *)qp;
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	struct wn_queue_swqe *w;
+	int64_t space;
+
+	/* verbs.h's ibv_bind_mw() has checked the type, the MR's PD and the unbind form */
+	space = wn_client_wq_begin(q->wqp, NULL, false);
+	if (space < 0)
+		return EIO;
+	if (space == 0) {
+		wn_client_wq_end(q->wqp, NULL, false, 0);
+		return ENOMEM;
+	}
+	w = wn_client_wq_slot(q->wqp, NULL, false, 0);
+	memset(w, 0, WN_QUEUE_SWQE_HDR);
+	w->wr_id = mw_bind->wr_id;
+	w->flags = (uint8_t)(mw_bind->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED));
+	if (q->sq_sig_all)
+		w->flags |= IBV_SEND_SIGNALED;
+	wn_verbs_fill_bind(w, rkey, &mw_bind->bind_info);
+	wn_client_wq_end(q->wqp, NULL, false, 1);
+	mw->rkey = rkey; /* the key the peer must use from now on */
 	return 0;
 }
 

@@ -155,6 +155,8 @@ ibv_get_sysfs_path(char *buf, size_t size)
 
 /* ------------------------------------------------------------------ context */
 
+static struct ibv_mw *vq_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+static int vq_dealloc_mw(struct ibv_mw *mw);
 static int vq_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a,
 			 size_t len);
 static int vq_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
@@ -200,6 +202,9 @@ ibv_open_device(struct ibv_device *device)
 	ctx->ops.post_send = wn_verbs_post_send;
 	ctx->ops.post_recv = wn_verbs_post_recv;
 	ctx->ops.post_srq_recv = wn_verbs_post_srq_recv;
+	ctx->ops.alloc_mw = vq_alloc_mw;
+	ctx->ops.dealloc_mw = vq_dealloc_mw;
+	ctx->ops.bind_mw = wn_verbs_bind_mw;
 	return ctx;
 }
 
@@ -264,6 +269,9 @@ dev_attr_from(struct ibv_device_attr *a, const struct wn_ctl_device_attr *w)
 	a->max_qp = (int)w->max_qp;
 	a->max_qp_wr = (int)w->max_qp_wr;
 	a->device_cap_flags = IBV_DEVICE_MEM_MGT_EXTENSIONS | IBV_DEVICE_RC_RNR_NAK_GEN;
+	if (w->max_mw != 0)
+		a->device_cap_flags |= IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+	a->max_mw = (int)w->max_mw;
 	a->max_sge = (int)w->max_sge;
 	a->max_sge_rd = (int)w->max_sge;
 	a->max_cq = (int)w->max_cq;
@@ -486,8 +494,9 @@ access_from(int access, int *bad)
 		a |= WN_CTL_ACCESS_REMOTE_READ;
 	if (access & IBV_ACCESS_REMOTE_ATOMIC)
 		a |= WN_CTL_ACCESS_REMOTE_ATOMIC;
-	if (access & (IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND |
-		      IBV_ACCESS_HUGETLB))
+	if (access & IBV_ACCESS_MW_BIND)
+		a |= WN_CTL_ACCESS_MW_BIND;
+	if (access & (IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB))
 		*bad = 1;
 	return a;
 }
@@ -547,6 +556,47 @@ ibv_dereg_mr(struct ibv_mr *mr)
 	if (ret != 0)
 		return -ret;
 	free(m);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ memory windows */
+
+static struct ibv_mw *
+vq_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ibv_mw *mw;
+	uint32_t h, rkey;
+	int ret;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = calloc(1, sizeof(*mw));
+	if (mw == NULL)
+		return NULL;
+	ret = wn_client_alloc_mw(wn_cl_of(pd->context), pd->handle, (uint32_t)type, &h, &rkey);
+	if (ret != 0) {
+		free(mw);
+		errno = -ret;
+		return NULL;
+	}
+	mw->context = pd->context;
+	mw->pd = pd;
+	mw->rkey = rkey;
+	mw->handle = h;
+	mw->type = type;
+	return mw;
+}
+
+static int
+vq_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret = wn_client_dealloc_mw(wn_cl_of(mw->context), mw->handle);
+
+	if (ret != 0 && ret != -ECONNRESET && ret != -EPIPE)
+		return -ret;
+	free(mw);
 	return 0;
 }
 

@@ -70,6 +70,10 @@ wn_cl_of(struct ibv_context *ctx)
 int wn_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int wn_verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int wn_verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int wn_verbs_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+struct wn_queue_swqe;
+void wn_verbs_fill_bind(struct wn_queue_swqe *w, uint32_t rkey,
+			const struct ibv_mw_bind_info *b);
 int wn_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int wn_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			   struct ibv_recv_wr **bad);

@@ -207,9 +207,9 @@ wn_client_dealloc_pd(struct wn_client *c, uint32_t pd)
 	return call_handle(c, WN_CTL_DEALLOC_PD, pd);
 }
 
-struct wn_client_mr *
-wn_client_reg_mr(struct wn_client *c, uint32_t pd, void *addr, size_t length, uint64_t iova,
-		 uint32_t access)
+static struct wn_client_mr *
+reg_mr(struct wn_client *c, uint32_t pd, void *addr, size_t length, uint64_t iova,
+       uint32_t access, uint32_t flags)
 {
 	struct wn_ctl_reg_mr_req req;
 	struct wn_ctl_reg_mr_resp resp;
@@ -230,6 +230,7 @@ wn_client_reg_mr(struct wn_client *c, uint32_t pd, void *addr, size_t length, ui
 	req.addr = (uintptr_t)addr;
 	req.length = length;
 	req.iova = iova;
+	req.flags = flags;
 	ret = wn_client_share(addr, length, &req, fds, mr->segs, &mr->n_segs);
 	if (ret != 0) {
 		free(mr);
@@ -251,6 +252,43 @@ wn_client_reg_mr(struct wn_client *c, uint32_t pd, void *addr, size_t length, ui
 	mr->length = length;
 	mr->iova = iova;
 	return mr;
+}
+
+struct wn_client_mr *
+wn_client_reg_mr(struct wn_client *c, uint32_t pd, void *addr, size_t length, uint64_t iova,
+		 uint32_t access)
+{
+	return reg_mr(c, pd, addr, length, iova, access, 0);
+}
+
+struct wn_client_mr *
+wn_client_alloc_frmr(struct wn_client *c, uint32_t pd, void *addr, size_t length)
+{
+	return reg_mr(c, pd, addr, length, 0, 0, WN_CTL_MR_F_FAST_REG);
+}
+
+int
+wn_client_alloc_mw(struct wn_client *c, uint32_t pd, uint32_t type, uint32_t *mw,
+		   uint32_t *rkey)
+{
+	struct wn_ctl_alloc_mw_req req = {.pd = pd, .type = type};
+	struct wn_ctl_alloc_mw_resp resp;
+	int ret;
+
+	if (type != 1 && type != 2)
+		return -EINVAL;
+	ret = wn_client_call(c, WN_CTL_ALLOC_MW, &req, NULL, 0, &resp, NULL);
+	if (ret != 0)
+		return ret;
+	*mw = resp.mw;
+	*rkey = resp.rkey;
+	return 0;
+}
+
+int
+wn_client_dealloc_mw(struct wn_client *c, uint32_t mw)
+{
+	return call_handle(c, WN_CTL_DEALLOC_MW, mw);
 }
 
 int

@@ -54,6 +54,9 @@ static const struct wn_ctl_op_info op_table[WN_CTL_OP_MAX] = {
 	OP(WN_CTL_CM_ACCEPT, "cm_accept", sizeof(struct wn_ctl_cm_conn_req), 0, 0, 0),
 	OP(WN_CTL_CM_REJECT, "cm_reject", sizeof(struct wn_ctl_cm_conn_req), 0, 0, 0),
 	OP(WN_CTL_CM_DISCONNECT, "cm_disconnect", sizeof(struct wn_ctl_handle), 0, 0, 0),
+	OP(WN_CTL_ALLOC_MW, "alloc_mw", sizeof(struct wn_ctl_alloc_mw_req),
+	   sizeof(struct wn_ctl_alloc_mw_resp), 0, 0),
+	OP(WN_CTL_DEALLOC_MW, "dealloc_mw", sizeof(struct wn_ctl_handle), 0, 0, 0),
 };
 
 const struct wn_ctl_op_info *
@@ -113,8 +116,11 @@ reg_mr_check(const struct wn_ctl_reg_mr_req *r, unsigned int nfds)
 
 	if (r->n_pieces == 0 || r->n_pieces > WN_CTL_MR_PIECES || nfds != r->n_pieces)
 		return -EINVAL;
-	if (r->length == 0 || r->addr + r->length < r->addr || r->rsvd != 0 ||
-	    (r->access & ~WN_CTL_ACCESS_MASK) != 0)
+	if (r->length == 0 || r->addr + r->length < r->addr ||
+	    (r->flags & ~WN_CTL_MR_F_FAST_REG) != 0 || (r->access & ~WN_CTL_ACCESS_MASK) != 0)
+		return -EINVAL;
+	/* a fast-register MR gets its rights and TO from the FAST_REG WQE */
+	if ((r->flags & WN_CTL_MR_F_FAST_REG) != 0 && (r->access != 0 || r->iova != 0))
 		return -EINVAL;
 	/* Remote write/atomic access requires local write (IBTA 10.6.3.1 / RFC 5040 §2.4). */
 	if ((r->access & (WN_CTL_ACCESS_REMOTE_WRITE | WN_CTL_ACCESS_REMOTE_ATOMIC)) != 0 &&
@@ -161,13 +167,19 @@ body_check(uint16_t op, const void *body, unsigned int nfds)
 	case WN_CTL_DESTROY_QP:
 	case WN_CTL_CM_DESTROY_CHANNEL:
 	case WN_CTL_CM_DESTROY_ID:
-	case WN_CTL_CM_DISCONNECT: {
+	case WN_CTL_CM_DISCONNECT:
+	case WN_CTL_DEALLOC_MW: {
 		const struct wn_ctl_handle *h = body;
 
 		return (h->handle != 0 && h->rsvd == 0) ? 0 : -EINVAL;
 	}
 	case WN_CTL_REG_MR:
 		return reg_mr_check(body, nfds);
+	case WN_CTL_ALLOC_MW: {
+		const struct wn_ctl_alloc_mw_req *r = body;
+
+		return (r->pd != 0 && (r->type == 1 || r->type == 2)) ? 0 : -EINVAL;
+	}
 	case WN_CTL_CREATE_CQ: {
 		const struct wn_ctl_create_cq_req *r = body;
 

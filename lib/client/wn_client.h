@@ -159,7 +159,31 @@ int wn_client_dealloc_pd(struct wn_client *c, uint32_t pd);
 struct wn_client_mr *wn_client_reg_mr(struct wn_client *c, uint32_t pd, void *addr,
 				      size_t length, uint64_t iova, uint32_t access);
 
-/** Deregister and free @p mr. @return 0 or -errno. Any thread. */
+/**
+ * Allocate a fast-register MR (RFC 5042 §4.2) whose backing memory is [addr, addr+length),
+ * shared like wn_client_reg_mr(). Its STag (lkey = rkey, key included) stays invalid until a
+ * WN_QUEUE_WR_FAST_REG WQE on a QP of @p pd gives it a new key, a range inside the backing,
+ * a TO and rights; LOCAL_INV or a peer's Send with Invalidate makes it invalid again.
+ * @return the MR, or NULL with errno as wn_client_reg_mr(). Any thread.
+ */
+struct wn_client_mr *wn_client_alloc_frmr(struct wn_client *c, uint32_t pd, void *addr,
+					  size_t length);
+
+/**
+ * Allocate a memory window of @p type 1 (PD-associated) or 2 (QP-associated, invalidatable
+ * by LOCAL_INV or a peer's Send with Invalidate). Bind it with a WN_QUEUE_WR_BIND_MW WQE
+ * (a new 8-bit key in u.bind_mw.mw_stag, an MR with WN_CTL_ACCESS_MW_BIND).
+ * @param[out] mw handle for wn_client_dealloc_mw().
+ * @param[out] rkey the window's STag, invalid until bound.
+ * @return 0 or -errno (-EINVAL: bad PD or type, -ENOSPC). Any thread.
+ */
+int wn_client_alloc_mw(struct wn_client *c, uint32_t pd, uint32_t type, uint32_t *mw,
+		       uint32_t *rkey);
+
+/** Deallocate a window (invalidating it if bound). @return 0 or -errno. Any thread. */
+int wn_client_dealloc_mw(struct wn_client *c, uint32_t mw);
+
+/** Deregister and free @p mr. @return 0, -EBUSY (windows bound to it), -errno. Any thread. */
 int wn_client_dereg_mr(struct wn_client *c, struct wn_client_mr *mr);
 
 /**

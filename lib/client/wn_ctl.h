@@ -80,6 +80,8 @@ enum wn_ctl_op {
 	WN_CTL_CM_REJECT,
 	WN_CTL_CM_DISCONNECT,
 	WN_CTL_CM_EVENT, /**< server → client only, on a CM channel socket */
+	WN_CTL_ALLOC_MW,
+	WN_CTL_DEALLOC_MW,
 	WN_CTL_OP_MAX
 };
 
@@ -147,7 +149,7 @@ struct wn_ctl_device_attr {
 	uint32_t max_srq_sge;
 	uint32_t max_inline_data;
 	uint32_t phys_port_cnt;
-	uint32_t rsvd;
+	uint32_t max_mw;              /**< memory windows (0 from servers without them) */
 };
 static_assert(sizeof(struct wn_ctl_device_attr) == 168, "wn_ctl_device_attr layout");
 
@@ -182,7 +184,8 @@ struct wn_ctl_handle {
 #define WN_CTL_ACCESS_REMOTE_WRITE (1u << 1)
 #define WN_CTL_ACCESS_REMOTE_READ  (1u << 2)
 #define WN_CTL_ACCESS_REMOTE_ATOMIC (1u << 3)
-#define WN_CTL_ACCESS_MASK         0xfu
+#define WN_CTL_ACCESS_MW_BIND      (1u << 4) /**< memory windows may be bound to the MR */
+#define WN_CTL_ACCESS_MASK         0x1fu
 
 struct wn_ctl_mr_piece {
 	uint64_t fd_offset; /**< page multiple */
@@ -196,15 +199,31 @@ struct wn_ctl_reg_mr_req {
 	uint64_t iova;     /**< address remote peers use (ibv_reg_mr_iova2) */
 	/** 1..WN_CTL_MR_PIECES; the pieces cover the pages of [addr, addr+length) in order */
 	uint32_t n_pieces;
-	uint32_t rsvd;
+	uint32_t flags;    /**< WN_CTL_MR_F_* */
 	struct wn_ctl_mr_piece piece[WN_CTL_MR_PIECES];
 };
+/**
+ * flags: allocate a fast-register MR (RFC 5042 §4.2) over [addr, addr+length) as its
+ * backing memory instead of registering it: the STag stays invalid until a FAST_REG WQE gives
+ * it a key, range and rights; access and iova must be 0. Deregistered with DEREG_MR.
+ */
+#define WN_CTL_MR_F_FAST_REG (1u << 0)
 static_assert(sizeof(struct wn_ctl_reg_mr_req) == 168, "wn_ctl_reg_mr_req layout");
 struct wn_ctl_reg_mr_resp {
 	uint32_t mr;
 	uint32_t lkey;
 	uint32_t rkey;
 	uint32_t rsvd;
+};
+
+/* ---- ALLOC_MW (DEALLOC_MW takes a struct wn_ctl_handle) ---- */
+struct wn_ctl_alloc_mw_req {
+	uint32_t pd;
+	uint32_t type; /**< 1 (PD-associated) or 2 (QP-associated, invalidatable): IBV_MW_TYPE_* */
+};
+struct wn_ctl_alloc_mw_resp {
+	uint32_t mw;   /**< handle */
+	uint32_t rkey; /**< window STag, invalid until bound (BIND_MW WQE with a new key) */
 };
 
 /* ---- CREATE_CQ: optional fd = notification fd (pipe/eventfd write side) ---- */

@@ -486,7 +486,8 @@ wn_mem_mw_bind(struct wn_mem_table *t, uint32_t mw_stag, uint32_t mr_lkey, uint3
 			  WN_MEM_ACCESS_REMOTE_ATOMIC | WN_MEM_ACCESS_ZERO_BASED;
 	uint64_t off = 0;
 
-	if (mw == NULL || mr == NULL || mw == mr)
+	/* a type 1 unbind (length 0) names no MR (ibv_bind_mw with bind_info.mr NULL) */
+	if (mw == NULL || (mr == NULL && length != 0) || mw == mr)
 		return WN_MEM_E_INVALID_STAG;
 	/* lock order: window, then MR (as in wn_mem_destroy() and wn_mem_invalidate()) */
 	rte_seqlock_write_lock(&mw->lock);
@@ -504,6 +505,10 @@ wn_mem_mw_bind(struct wn_mem_table *t, uint32_t mw_stag, uint32_t mr_lkey, uint3
 	if (v != WN_MEM_OK) {
 		rte_seqlock_write_unlock(&mw->lock);
 		return v;
+	}
+	if (mr == NULL) {
+		rte_seqlock_write_unlock(&mw->lock);
+		return WN_MEM_E_INVALID_STAG;
 	}
 	if (mw->valid)
 		mw_unbind_locked(t, mw); /* type 1 rebinding drops the old binding first */

@@ -21,6 +21,13 @@
  *   atomics   RFC 7306 Fetch-and-Add and Compare-and-Swap
  *   send_inv  Send with Invalidate of a region's STag (a plain MR cannot be invalidated:
  *             the responder must Terminate, RFC 5040 §5.3)
+ *   mw        memory windows (RFC 5040 §2.1, RFC 5042 §4): a type 1 window bound with
+ *             ibv_bind_mw and a type 2 window bound with IBV_WR_BIND_MW serve the peer's
+ *             Writes and Reads inside their ranges only; the peer's Send with Invalidate
+ *             invalidates the type 2 window (WITH_INV completion, the rkey given back);
+ *             rebinding it, LOCAL_INV, and the peer's Write with the invalidated STag is
+ *             answered with a Terminate, memory untouched; ibv_dereg_mr of an MR with a
+ *             bound window is refused (EBUSY)
  *   ordneg    RFC 6581 IRD/ORD: values seen in CONNECT_REQUEST / ESTABLISHED / query_qp,
  *             then many outstanding Reads throttled by ORD (never failed)
  *   viol      remote access violation (--viol rights|bounds|stag|read): the requester's
@@ -1290,6 +1297,166 @@ case_send_inv(void)
 	conn_free(&c);
 }
 
+/* Bind a type 2 window with IBV_WR_BIND_MW; returns the new rkey (completion checked). */
+static uint32_t
+mw2_bind(struct conn *c, struct ibv_mw *mw, uint32_t rkey, struct buf *b, size_t off,
+	 size_t len, uint64_t wr_id)
+{
+	struct ibv_send_wr wr, *bad;
+	int ret;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(rkey);
+	wr.bind_mw.bind_info.mr = b->mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)(b->p + off);
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	ret = ibv_post_send(c->qp, &wr, &bad);
+	CHECK(ret == 0, "IBV_WR_BIND_MW: %s", strerror(ret));
+	wc_expect(c->scq, wr_id, IBV_WC_BIND_MW, "type 2 bind");
+	return wr.bind_mw.rkey;
+}
+
+/*
+ * Memory windows. Server region (64 KiB, MW_BIND): window 1 (type 1) over [4 KiB, 12 KiB),
+ * window 2 (type 2) over [16 KiB, 24 KiB). The client Writes both windows, Reads window 2,
+ * then sends with Invalidate of window 2; the server rebinds window 2, invalidates it
+ * locally and the client's Write with that STag must be refused. Everything outside the
+ * windows keeps its pattern; the windows hold exactly what the client wrote.
+ */
+#define MW_REGION (64 * 1024)
+#define MW1_OFF   4096
+#define MW2_OFF   (16 * 1024)
+#define MW_LEN    8192
+static void
+case_mw(void)
+{
+	struct conn c;
+	struct buf b;
+
+	conn_up(&c, NULL);
+	buf_alloc(&c, &b, MW_REGION, ACC_ALL | IBV_ACCESS_MW_BIND);
+	if (o.server) {
+		struct ibv_device_attr da;
+		struct ibv_mw *mw1, *mw2;
+		struct ibv_mw_bind bind;
+		struct ibv_wc wc;
+		struct rbuf r;
+		uint32_t k2, k3;
+		int ret;
+
+		CHECK(ibv_query_device(c.id->verbs, &da) == 0);
+		CHECK((da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) && da.max_mw > 0,
+		      "device_cap_flags 0x%x max_mw %d", (unsigned int)da.device_cap_flags,
+		      da.max_mw);
+		pat_fill(b.p, b.len, 0xa00, 0);
+		mw1 = ibv_alloc_mw(c.pd, IBV_MW_TYPE_1);
+		mw2 = ibv_alloc_mw(c.pd, IBV_MW_TYPE_2);
+		CHECK(mw1 != NULL && mw2 != NULL, "ibv_alloc_mw: %s", strerror(errno));
+		memset(&bind, 0, sizeof(bind));
+		bind.wr_id = 80;
+		bind.send_flags = IBV_SEND_SIGNALED;
+		bind.bind_info.mr = b.mr;
+		bind.bind_info.addr = (uintptr_t)(b.p + MW1_OFF);
+		bind.bind_info.length = MW_LEN;
+		bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		ret = ibv_bind_mw(c.qp, mw1, &bind);
+		CHECK(ret == 0, "ibv_bind_mw: %s", strerror(ret));
+		wc_expect(c.scq, 80, IBV_WC_BIND_MW, "type 1 bind");
+		k2 = mw2_bind(&c, mw2, mw2->rkey, &b, MW2_OFF, MW_LEN, 81);
+		for (int i = 0; i < 3; i++)
+			post_recv(&c, 90 + (uint64_t)i, &b, 60 * 1024 + 1024 * (size_t)i, 1024);
+		r = (struct rbuf){ (uintptr_t)(b.p + MW1_OFF), mw1->rkey, MW_LEN };
+		oob_put(T_MR, 1, &r, 0);
+		r = (struct rbuf){ (uintptr_t)(b.p + MW2_OFF), k2, MW_LEN };
+		oob_put(T_MR, 2, &r, 0);
+		/* Send with Invalidate of window 2: its receive says which STag went invalid */
+		wc_get(c.rcq, &wc, "Send with Invalidate");
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 90, "wr_id %" PRIu64 " %s",
+		      wc.wr_id, wc_str(wc.status));
+		CHECK(wc.wc_flags & IBV_WC_WITH_INV, "wc_flags 0x%x", wc.wc_flags);
+		CHECK(wc.invalidated_rkey == k2, "invalidated_rkey 0x%x, want 0x%x",
+		      wc.invalidated_rkey, k2);
+		note("responder: Send with Invalidate gave back rkey 0x%x", k2);
+		(void)oob_get(T_SENT);
+		pat_check(b.p + MW1_OFF, MW_LEN, 0xa01, 0, "window 1 (written by the peer)");
+		pat_check(b.p + MW2_OFF, MW_LEN, 0xa02, 0, "window 2 (written by the peer)");
+		pat_check(b.p + MW1_OFF + MW_LEN, MW2_OFF - MW1_OFF - MW_LEN, 0xa00,
+			  MW1_OFF + MW_LEN, "between the windows");
+		pat_check(b.p, MW1_OFF, 0xa00, 0, "below window 1");
+		pat_check(b.p + MW2_OFF + MW_LEN, 36 * 1024, 0xa00, MW2_OFF + MW_LEN,
+			  "above window 2");
+		/* an MR with a bound window cannot go */
+		ret = ibv_dereg_mr(b.mr);
+		CHECK(ret == EBUSY, "ibv_dereg_mr with a bound window: %d, want EBUSY", ret);
+		/* rebind the invalidated window with a new key, then invalidate it locally */
+		k3 = mw2_bind(&c, mw2, k2, &b, MW2_OFF, MW_LEN, 82);
+		CHECK(k3 != k2);
+		{
+			struct ibv_send_wr wr = { .wr_id = 83, .opcode = IBV_WR_LOCAL_INV,
+						  .send_flags = IBV_SEND_SIGNALED,
+						  .invalidate_rkey = k3 }, *bad;
+
+			ret = ibv_post_send(c.qp, &wr, &bad);
+			CHECK(ret == 0, "IBV_WR_LOCAL_INV: %s", strerror(ret));
+		}
+		wc_expect(c.scq, 83, IBV_WC_LOCAL_INV, "local invalidate");
+		pat_fill(b.p + MW2_OFF, MW_LEN, 0xa03, 0);
+		r = (struct rbuf){ (uintptr_t)(b.p + MW2_OFF), k3, MW_LEN };
+		oob_put(T_GO, 0, &r, 0);
+		/* the peer's Write with the invalidated STag: Terminate, nothing placed */
+		wait_disconnected("responder");
+		expect_recv_flush(&c, 91, 2, "responder");
+		pat_check(b.p + MW2_OFF, MW_LEN, 0xa03, 0, "window 2 after the refused Write");
+		note("responder: Write with the locally invalidated rkey 0x%x refused", k3);
+		CHECK(ibv_dealloc_mw(mw2) == 0 && ibv_dealloc_mw(mw1) == 0);
+	} else {
+		struct oob_msg m1 = oob_get(T_MR), m2 = oob_get(T_MR);
+		struct ibv_sge sg = { (uintptr_t)b.p, 512, b.mr->lkey };
+		struct ibv_wc wc;
+		int ret;
+
+		CHECK(m1.arg == 1 && m2.arg == 2);
+		pat_fill(b.p, MW_LEN, 0xa01, 0);
+		pat_fill(b.p + MW_LEN, MW_LEN, 0xa02, 0);
+		memset(b.p + 2 * MW_LEN, 0, MW_LEN);
+		post1(&c, IBV_WR_RDMA_WRITE, 1, &b, 0, MW_LEN, m1.addr, m1.rkey, 0);
+		post1(&c, IBV_WR_RDMA_READ, 2, &b, 2 * MW_LEN, MW_LEN, m2.addr, m2.rkey, 0);
+		post1(&c, IBV_WR_RDMA_WRITE, 3, &b, MW_LEN, MW_LEN, m2.addr, m2.rkey, 0);
+		wc_expect(c.scq, 1, IBV_WC_RDMA_WRITE, "Write to window 1");
+		wc_expect(c.scq, 2, IBV_WC_RDMA_READ, "Read of window 2");
+		wc_expect(c.scq, 3, IBV_WC_RDMA_WRITE, "Write to window 2");
+		pat_check(b.p + 2 * MW_LEN, MW_LEN, 0xa00, MW2_OFF, "Read of window 2");
+		ret = post_wr(&c, IBV_WR_SEND_WITH_INV, 4, &sg, 1, IBV_SEND_SIGNALED, 0, 0,
+			      m2.rkey);
+		CHECK(ret == 0, "%s", strerror(ret));
+		wc_expect(c.scq, 4, IBV_WC_SEND, "Send with Invalidate");
+		oob_put(T_SENT, 0, NULL, 0);
+		{
+			struct oob_msg m3 = oob_get(T_GO);
+			struct ibv_wc w2[2];
+
+			pat_fill(b.p, b.len, 0xa04, 0);
+			post1(&c, IBV_WR_RDMA_WRITE, 5, &b, 0, 1024, m3.addr, m3.rkey, 0);
+			/* a legal Read behind it: never answered, so it must not succeed */
+			post1(&c, IBV_WR_RDMA_READ, 6, &b, 4096, 16, m1.addr, m1.rkey, 0);
+			wc_collect(c.scq, w2, 2, "requester completions");
+			note("requester: Write with invalidated rkey 0x%x %s, Read behind it %s",
+			     m3.rkey, wc_str(w2[0].status), wc_str(w2[1].status));
+			if (w2[1].status == IBV_WC_SUCCESS)
+				fail("the Read behind the refused Write completed successfully");
+			wait_disconnected("requester");
+			(void)wc;
+		}
+	}
+	buf_free(&b);
+	conn_free(&c);
+}
+
 /* Disconnect with receives outstanding on both sides: all flushed, in order. */
 static void
 prepost_flush(struct conn *c)
@@ -1692,7 +1859,7 @@ static const struct {
 	void (*fn)(void);
 } cases[] = {
 	{ "basic", case_basic },	{ "ops", case_ops },	      { "atomics", case_atomics },
-	{ "send_inv", case_send_inv },	{ "ordneg", case_ordneg },    { "viol", case_viol },
+	{ "send_inv", case_send_inv },	{ "mw", case_mw },	      { "ordneg", case_ordneg },    { "viol", case_viol },
 	{ "flush", case_flush },	{ "flush_late", case_flush }, { "bulk", case_bulk },
 	{ "stream", case_stream },	{ "kill", case_kill },	      { "refused", case_refused },
 };

@@ -15,6 +15,9 @@
 #                  scatter/gather, inline, zero-length, Send with Solicited Event
 #   atomics        RFC 7306 Fetch-and-Add, Compare-and-Swap
 #   send_inv       Send with Invalidate of an MR STag: Terminate 0/1/0x09 (cannot invalidate)
+#   mw             memory windows type 1 and 2: Writes/Reads through them, Send with
+#                  Invalidate, rebind, LOCAL_INV, then a Write with the invalid window STag:
+#                  Terminate 1/1/0 (invalid STag), memory untouched
 #   rtr_send|rtr_write|rtr_read   RFC 6581 peer-to-peer with that RTR type only (--rtr on both)
 #                  and the capture shows the initiator's first FPDU is that zero-length RTR
 #   mpa_rev1       both sides MPA revision 1 (unenhanced): no RTR, data flows
@@ -347,6 +350,13 @@ send_inv)
 	run_case --case send_inv
 	log_has "$A_LOG" "Terminate sent: layer 0 etype 1 code 9$" "responder (A)"
 	log_has "$B_LOG" "Terminate received: layer 0 etype 1 code 9$" "requester (B)"
+	;;
+mw)
+	pair_start
+	run_case --case mw
+	# the Write with the locally invalidated window STag: DDP tagged, invalid STag
+	log_has "$A_LOG" "Terminate sent: layer 1 etype 1 code 0$" "responder (A)"
+	log_has "$B_LOG" "Terminate received: layer 1 etype 1 code 0$" "requester (B)"
 	;;
 rtr_send | rtr_write | rtr_read | mpa_rev1 | no_p2p)
 	need_tshark

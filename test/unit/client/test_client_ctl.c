@@ -29,6 +29,7 @@
 
 #include "../../../app/warpnicd/ctl.h"
 #include "wn_client.h"
+#include "wn_mem.h"
 
 static struct wn_ctl_server *srv;
 static char sock_path[108];
@@ -103,6 +104,138 @@ test_no_daemon(void **state)
 	(void)state;
 	assert_null(wn_client_open("/tmp/wn-test-no-such-daemon.sock"));
 	assert_true(errno == ENOENT || errno == ECONNREFUSED);
+}
+
+/*
+ * Memory windows and fast-register MRs through the control protocol. The test plays the
+ * dataplane's part (lib/mem's fast-register, bind and invalidate, which change keys) on the
+ * server's table, so deallocation must find the entries whatever key they have now.
+ */
+static void
+test_windows_and_frmr(void **state)
+{
+	struct wn_ctl_server_stats st0, st;
+	struct wn_ctl_alloc_mw_req bad = {.pd = 0, .type = 1};
+	struct wn_ctl_alloc_mw_resp br;
+	struct wn_mem_table *mt = wn_ctl_server_mem(srv);
+	struct wn_client_mr *m, *f;
+	struct wn_mem_info info;
+	struct wn_client *c;
+	uint32_t pd, mw1, mw2, k1, k2, fkey;
+	uint8_t *buf, *fbuf, *host;
+
+	(void)state;
+	stats(&st0);
+	c = wn_client_open(sock_path);
+	assert_non_null(c);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	buf = aligned_alloc(4096, 16384);
+	fbuf = aligned_alloc(4096, 8192);
+	assert_true(buf != NULL && fbuf != NULL);
+	memset(fbuf, 0x5a, 8192);
+	m = wn_client_reg_mr(c, pd, buf, 16384, (uintptr_t)buf,
+			     WN_CTL_ACCESS_LOCAL_WRITE | WN_CTL_ACCESS_REMOTE_WRITE |
+				     WN_CTL_ACCESS_MW_BIND);
+	assert_non_null(m);
+
+	/* windows: invalid until bound; type 3 and foreign PDs refused */
+	assert_int_equal(wn_client_alloc_mw(c, pd, 1, &mw1, &k1), 0);
+	assert_int_equal(wn_client_alloc_mw(c, pd, 2, &mw2, &k2), 0);
+	assert_int_equal(wn_client_alloc_mw(c, pd, 3, &mw2, &k2), -EINVAL);
+	bad.pd = pd + 1000;
+	assert_int_equal(wn_client_call(c, WN_CTL_ALLOC_MW, &bad, NULL, 0, &br, NULL), -EINVAL);
+	bad.pd = pd;
+	bad.type = 0;
+	assert_int_equal(wn_client_call(c, WN_CTL_ALLOC_MW, &bad, NULL, 0, &br, NULL), -EINVAL);
+	assert_int_equal(wn_mem_info(mt, k1, &info), 0);
+	assert_int_equal(info.type, WN_MEM_T_MW1);
+	assert_false(info.valid);
+	assert_int_equal(wn_mem_info(mt, k2, &info), 0);
+	assert_int_equal(info.type, WN_MEM_T_MW2);
+	stats(&st);
+	assert_int_equal(st.mws, st0.mws + 2);
+
+	/* a window bound (with a new key, as the BIND_MW WQE does) pins its MR */
+	assert_int_equal(wn_mem_mw_bind(mt, (k2 & ~0xffu) | ((k2 + 1) & 0xff), m->lkey,
+					info.pd, 7, (uintptr_t)buf + 4096, 4096,
+					WN_MEM_ACCESS_REMOTE_WRITE),
+			 WN_MEM_OK);
+	assert_int_equal(wn_client_dereg_mr(c, m), -EBUSY);
+	/* type 1 unbind names no MR */
+	assert_int_equal(wn_mem_mw_bind(mt, k1, m->lkey, info.pd, 7, (uintptr_t)buf, 4096,
+					WN_MEM_ACCESS_REMOTE_WRITE),
+			 WN_MEM_OK);
+	assert_int_equal(wn_mem_mw_bind(mt, k1, 0, info.pd, 7, 0, 0, 0), WN_MEM_OK);
+	assert_int_equal(wn_mem_info(mt, k1, &info), 0);
+	assert_false(info.valid);
+	/* deallocating the rekeyed, bound type 2 window unbinds it: then the MR may go */
+	assert_int_equal(wn_client_dealloc_mw(c, mw2), 0);
+	assert_int_equal(wn_client_dealloc_mw(c, mw2), -EINVAL);
+	assert_int_equal(wn_client_dealloc_mw(c, mw1), 0);
+	assert_int_equal(wn_client_dereg_mr(c, m), 0);
+
+	/* fast-register MR: the backing is shared, the STag invalid until FAST_REG */
+	f = wn_client_alloc_frmr(c, pd, fbuf, 8192);
+	assert_non_null(f);
+	assert_int_equal(wn_mem_info(mt, f->lkey, &info), 0);
+	assert_int_equal(info.type, WN_MEM_T_FRMR);
+	assert_false(info.valid);
+	assert_int_equal(wn_mem_check(mt, f->rkey, 0, 16, WN_MEM_ACCESS_REMOTE_READ, info.pd, 7,
+				      &host),
+			 WN_MEM_E_INVALID_STAG);
+	fkey = (f->lkey & ~0xffu) | ((f->lkey + 9) & 0xff);
+	assert_int_equal(wn_mem_fast_reg(mt, fkey, info.pd, 0x10000, 4096, 4096,
+					 WN_MEM_ACCESS_LOCAL_WRITE | WN_MEM_ACCESS_REMOTE_READ),
+			 WN_MEM_OK);
+	assert_int_equal(wn_mem_check(mt, fkey, 0x10000 + 100, 16, WN_MEM_ACCESS_REMOTE_READ,
+				      info.pd, 7, &host),
+			 WN_MEM_OK);
+	/* the server reaches the client's backing at the fast-registered offset */
+	fbuf[4096 + 100] = 0xc3;
+	assert_int_equal(host[0], 0xc3);
+	assert_int_equal(wn_mem_invalidate(mt, fkey, info.pd, 7, true), WN_MEM_OK);
+	assert_int_equal(wn_mem_check(mt, fkey, 0x10000, 16, WN_MEM_ACCESS_REMOTE_READ, info.pd,
+				      7, &host),
+			 WN_MEM_E_INVALID_STAG);
+	/* an FRMR request with rights or a TO is malformed */
+	{
+		struct wn_ctl_reg_mr_req r;
+		struct wn_ctl_reg_mr_resp rr;
+		int fd = -1;
+
+		memset(&r, 0, sizeof(r));
+		r.pd = pd;
+		r.flags = WN_CTL_MR_F_FAST_REG;
+		r.access = WN_CTL_ACCESS_LOCAL_WRITE;
+		r.addr = 4096;
+		r.length = 4096;
+		r.n_pieces = 1;
+		r.piece[0].len = 4096;
+		fd = memfd_create("frmr", 0);
+		assert_true(fd >= 0);
+		assert_int_equal(ftruncate(fd, 4096), 0);
+		assert_int_equal(wn_client_call(c, WN_CTL_REG_MR, &r, &fd, 1, &rr, NULL), -EINVAL);
+		r.flags = 2;
+		r.access = 0;
+		assert_int_equal(wn_client_call(c, WN_CTL_REG_MR, &r, &fd, 1, &rr, NULL), -EINVAL);
+		close(fd);
+	}
+	assert_int_equal(wn_client_dereg_mr(c, f), 0);
+
+	/* a client's windows go with it */
+	assert_int_equal(wn_client_alloc_mw(c, pd, 2, &mw2, &k2), 0);
+	wn_client_close(c);
+	for (int i = 0; i < 200; i++) {
+		stats(&st);
+		if (st.mws == st0.mws && st.pds == st0.pds)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st.mws, st0.mws);
+	assert_int_equal(st.mrs, st0.mrs);
+	assert_int_equal(st.pds, st0.pds);
+	free(buf);
+	free(fbuf);
 }
 
 static void
@@ -792,6 +925,7 @@ main(void)
 		cmocka_unit_test(test_hello_and_queries),
 		cmocka_unit_test(test_no_daemon),
 		cmocka_unit_test(test_objects_lifetime),
+		cmocka_unit_test(test_windows_and_frmr),
 		cmocka_unit_test(test_mr_sharing),
 		cmocka_unit_test(test_mr_fork),
 		cmocka_unit_test(test_flush_on_error),
