@@ -268,6 +268,48 @@ wn_net_ip_prepend(struct rte_mbuf *m, const struct wn_ip_addr *src,
  * the sum: DPDK 22.11's net_tap applies the UDP rule to TCP too (a zero sum left as 0xffff;
  * receivers accept it, tshark flags it), so netif.c keeps TCP checksums in software there.
  */
+/*
+ * Raw one's complement sum of [off, off + len) of a chain. DPDK 22.11's rte_raw_cksum_mbuf()
+ * truncates a segment's 32-bit partial sum to 16 bits before swapping the bytes of a segment
+ * that starts at an odd offset, losing its carries: chains with odd-length segments (zero-copy
+ * transmit, lib/tcp) got wrong checksums. Here each partial sum is folded first.
+ */
+static uint16_t
+chain_raw_cksum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	uint32_t sum = 0, done = 0;
+
+	for (; m != NULL && done < len; m = m->next) {
+		uint32_t dl = rte_pktmbuf_data_len(m), n, tmp;
+
+		if (off >= dl) {
+			off -= dl;
+			continue;
+		}
+		n = RTE_MIN(dl - off, len - done);
+		tmp = __rte_raw_cksum_reduce(__rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const char *,
+										    off),
+							     n, 0));
+		if (done & 1)
+			tmp = rte_bswap16((uint16_t)tmp);
+		sum += tmp;
+		done += n;
+		off = 0;
+	}
+	return __rte_raw_cksum_reduce(sum);
+}
+
+/* TCP checksum (RFC 9293 §3.1) of a chain behind IPv4 or IPv6 pseudo-header sum @p phdr. */
+static uint16_t
+chain_l4_cksum(const struct rte_mbuf *m, uint32_t l3, uint16_t phdr)
+{
+	uint32_t c = (uint32_t)chain_raw_cksum(m, l3, rte_pktmbuf_pkt_len(m) - l3) + phdr;
+
+	c = ((c & 0xffff0000) >> 16) + (c & 0xffff);
+	c = ((c & 0xffff0000) >> 16) + (c & 0xffff);
+	return (uint16_t)~c;
+}
+
 static void
 ip4_cksums(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv4_hdr *ip)
 {
@@ -283,6 +325,9 @@ ip4_cksums(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv4_hdr *ip)
 		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_TCP_CKSUM;
 		th->cksum = 0;
 		th->cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+	} else if (th != NULL && m->nb_segs > 1) {
+		th->cksum = 0;
+		th->cksum = chain_l4_cksum(m, l3, rte_ipv4_phdr_cksum(ip, 0));
 	} else if (th != NULL) {
 		th->cksum = 0;
 		th->cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip, l3);
@@ -306,6 +351,8 @@ ip6_cksums(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6)
 	if (nif->hw_l4_cksum_tx) {
 		m->ol_flags |= RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_TCP_CKSUM;
 		th->cksum = rte_ipv6_phdr_cksum(ip6, m->ol_flags);
+	} else if (m->nb_segs > 1) {
+		th->cksum = chain_l4_cksum(m, sizeof(*ip6), rte_ipv6_phdr_cksum(ip6, 0));
 	} else {
 		th->cksum = rte_ipv6_udptcp_cksum_mbuf(m, ip6, sizeof(*ip6));
 	}

@@ -140,6 +140,11 @@ nomem:
 static void
 conn_release(struct wn_tcp_conn *c)
 {
+	tcp_ext_release_all(c);
+	free(c->rec_sh);
+	free(c->xp);
+	c->rec_sh = NULL;
+	c->xp = NULL;
 	free(c->sbuf);
 	free(c->rbuf);
 	free(c->rec);
@@ -344,6 +349,8 @@ tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
 	}
 	c->state = WN_TCP_CLOSED;
 	c->flags |= CF_DEAD;
+	/* nothing is sent any more: external record memory goes back now, before the event */
+	tcp_ext_release_all(c);
 	ctx->live--;
 	if (why == WN_TCP_CLOSE_TIMEOUT)
 		ctx->st.conns_timeout++;
@@ -795,9 +802,78 @@ wn_tcp_send_recordv(struct wn_tcp_conn *c, const struct iovec *iov, unsigned int
 	r = &c->rec[(c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN];
 	r->start = wn_tcp_next_seq(c);
 	r->end = r->start + (uint32_t)len;
+	if (c->rec_sh != NULL)
+		c->rec_sh[(c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN] = NULL;
 	c->rec_len++;
 	for (unsigned int i = 0; i < iovcnt; i++)
 		sbuf_put(c, iov[i].iov_base, (uint32_t)iov[i].iov_len);
+	tcp_mark_pending(c);
+	return 0;
+}
+
+int
+wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, unsigned int n,
+		       struct rte_mbuf_ext_shared_info *sh)
+{
+	uint64_t len = 0;
+	unsigned int next = 0;
+	uint32_t slot;
+	struct seq_range *r;
+
+	if (!can_send(c))
+		return -ENOTCONN;
+	if (c->mode != WN_TCP_MODE_RECORD || (parts == NULL && n != 0))
+		return -EINVAL;
+	for (unsigned int i = 0; i < n; i++) {
+		len += parts[i].len;
+		next += parts[i].ext && parts[i].len != 0;
+	}
+	if (len == 0 || (next != 0 && (sh == NULL || sh->free_cb == NULL)))
+		return -EINVAL;
+	if ((c->state == WN_TCP_ESTABLISHED || c->state == WN_TCP_CLOSE_WAIT) &&
+	    len > tcp_emss(c))
+		return -EMSGSIZE;
+	if (next != 0 && c->xp == NULL) {
+		c->rec_sh = calloc(TCP_RECORDS_PER_CONN, sizeof(*c->rec_sh));
+		c->xp = calloc(TCP_XPARTS_PER_CONN, sizeof(*c->xp));
+		if (c->rec_sh == NULL || c->xp == NULL) {
+			free(c->rec_sh);
+			free(c->xp);
+			c->rec_sh = NULL;
+			c->xp = NULL;
+			return -ENOBUFS;
+		}
+		/* records already queued have no external pieces */
+	}
+	if (len > wn_tcp_send_space(c) || c->rec_len == TCP_RECORDS_PER_CONN ||
+	    (next != 0 && c->xp_len + next > TCP_XPARTS_PER_CONN))
+		return -ENOBUFS;
+	slot = (c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN;
+	r = &c->rec[slot];
+	r->start = wn_tcp_next_seq(c);
+	r->end = r->start + (uint32_t)len;
+	if (c->rec_sh != NULL)
+		c->rec_sh[slot] = next != 0 ? sh : NULL;
+	c->rec_len++;
+	for (unsigned int i = 0; i < n; i++) {
+		if (parts[i].len == 0)
+			continue;
+		if (parts[i].ext) {
+			struct tcp_xpart *x = &c->xp[(c->xp_head + c->xp_len) % TCP_XPARTS_PER_CONN];
+
+			x->seq = wn_tcp_next_seq(c);
+			x->len = parts[i].len;
+			x->ptr = parts[i].base;
+			x->iova = parts[i].iova;
+			x->sh = sh;
+			c->xp_len++;
+			c->slen += parts[i].len; /* space taken, nothing copied */
+		} else {
+			sbuf_put(c, parts[i].base, parts[i].len);
+		}
+	}
+	if (next != 0)
+		c->ctx->st.ext_records++;
 	tcp_mark_pending(c);
 	return 0;
 }

@@ -91,6 +91,15 @@ tcp_seg_len(const struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t a
 	return len;
 }
 
+/* Drop TCP's reference to a record's external memory (wn_tcp_send_record_ext). */
+static void
+ext_put(struct wn_tcp_ctx *ctx, struct rte_mbuf_ext_shared_info *sh)
+{
+	ctx->st.ext_released++;
+	if (rte_mbuf_ext_refcnt_update(sh, -1) == 0)
+		sh->free_cb(NULL, sh->fcb_opaque);
+}
+
 /* Drop acknowledged bytes and records from the send buffer. */
 void
 tcp_sbuf_acked(struct wn_tcp_conn *c)
@@ -103,10 +112,61 @@ tcp_sbuf_acked(struct wn_tcp_conn *c)
 	c->shead = (c->shead + n) % c->scap;
 	c->slen -= n;
 	c->sbase += n;
+	while (c->xp_len > 0 && SEQ_LEQ(c->xp[c->xp_head].seq + c->xp[c->xp_head].len, c->sbase)) {
+		c->xp_head = (c->xp_head + 1) % TCP_XPARTS_PER_CONN;
+		c->xp_len--;
+	}
 	while (c->rec_len > 0 && SEQ_LEQ(c->rec[c->rec_head].end, c->sbase)) {
+		/* SND.UNA passed the record's end: TCP needs its external memory no more */
+		if (c->rec_sh != NULL && c->rec_sh[c->rec_head] != NULL) {
+			struct rte_mbuf_ext_shared_info *sh = c->rec_sh[c->rec_head];
+
+			c->rec_sh[c->rec_head] = NULL;
+			ext_put(c->ctx, sh);
+		}
 		c->rec_head = (c->rec_head + 1) % TCP_RECORDS_PER_CONN;
 		c->rec_len--;
 	}
+}
+
+/*
+ * The connection closed (or is freed): drop every reference to external memory. Nothing
+ * is sent from it any more; a segment still built from those octets would carry whatever
+ * the send buffer holds there, never the released memory.
+ */
+void
+tcp_ext_release_all(struct wn_tcp_conn *c)
+{
+	if (c->rec_sh == NULL)
+		return;
+	c->xp_len = 0;
+	for (uint32_t i = 0; i < c->rec_len; i++) {
+		uint32_t k = (c->rec_head + i) % TCP_RECORDS_PER_CONN;
+		struct rte_mbuf_ext_shared_info *sh = c->rec_sh[k];
+
+		if (sh != NULL) {
+			c->rec_sh[k] = NULL;
+			ext_put(c->ctx, sh);
+		}
+	}
+}
+
+/* Index (from xp_head) of the first external piece whose end is above @p seq. */
+static uint32_t
+xp_find(const struct wn_tcp_conn *c, uint32_t seq)
+{
+	uint32_t lo = 0, hi = c->xp_len;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		const struct tcp_xpart *x = &c->xp[(c->xp_head + mid) % TCP_XPARTS_PER_CONN];
+
+		if (SEQ_GT(x->seq + x->len, seq))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
 }
 
 static uint8_t *
@@ -163,6 +223,86 @@ copy_out(const struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t *dst)
 	memcpy(dst + first, c->sbuf, len - first);
 }
 
+/* Append @p len octets at @p seq from the send ring to the chain @p head (ordinary mbufs). */
+static int
+chain_copy(struct wn_tcp_conn *c, struct rte_mbuf *head, struct rte_mbuf **last, uint32_t seq,
+	   uint32_t len)
+{
+	while (len > 0) {
+		uint32_t room = RTE_MBUF_HAS_EXTBUF(*last) ? 0 : rte_pktmbuf_tailroom(*last), n;
+		uint8_t *d;
+
+		if (room == 0) {
+			struct rte_mbuf *m = rte_pktmbuf_alloc(c->ctx->conf.pool);
+
+			if (m == NULL)
+				return -ENOBUFS;
+			if (rte_pktmbuf_chain(head, m) != 0) {
+				rte_pktmbuf_free(m);
+				return -ENOBUFS;
+			}
+			*last = m;
+			room = rte_pktmbuf_tailroom(m);
+		}
+		n = RTE_MIN(len, room);
+		d = rte_pktmbuf_mtod_offset(*last, uint8_t *, (*last)->data_len);
+		(*last)->data_len = (uint16_t)((*last)->data_len + n);
+		head->pkt_len += n;
+		copy_out(c, seq, n, d);
+		seq += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Payload [seq, seq + len) as an mbuf chain behind @p head (which holds the TCP header):
+ * copied octets into ordinary mbufs, external pieces attached (one reference each).
+ */
+static int
+chain_payload(struct wn_tcp_conn *c, struct rte_mbuf *head, uint32_t seq, uint32_t len)
+{
+	struct rte_mbuf *last = head;
+	uint32_t i = xp_find(c, seq), end = seq + len;
+	int ret;
+
+	while (seq != end) {
+		const struct tcp_xpart *x = i < c->xp_len ?
+			&c->xp[(c->xp_head + i) % TCP_XPARTS_PER_CONN] : NULL;
+		struct rte_mbuf *m;
+		uint32_t off, n;
+
+		if (x == NULL || !SEQ_LT(x->seq, end) || SEQ_LT(seq, x->seq)) {
+			n = (x == NULL || !SEQ_LT(x->seq, end)) ? end - seq : x->seq - seq;
+			ret = chain_copy(c, head, &last, seq, n);
+			if (ret != 0)
+				return ret;
+			seq += n;
+			continue;
+		}
+		off = seq - x->seq;
+		n = RTE_MIN(x->len - off, end - seq);
+		m = rte_pktmbuf_alloc(c->ctx->conf.pool);
+		if (m == NULL)
+			return -ENOBUFS;
+		rte_mbuf_ext_refcnt_update(x->sh, 1);
+		rte_pktmbuf_attach_extbuf(m, (void *)(uintptr_t)(x->ptr + off),
+					  x->iova == RTE_BAD_IOVA ? RTE_BAD_IOVA : x->iova + off,
+					  (uint16_t)n, x->sh);
+		m->data_len = (uint16_t)n;
+		m->pkt_len = n;
+		if (rte_pktmbuf_chain(head, m) != 0) {
+			rte_pktmbuf_free(m); /* drops the reference again */
+			return -ENOBUFS;
+		}
+		last = m;
+		c->ctx->st.tx_ext_bytes += n;
+		seq += n;
+		i++;
+	}
+	return 0;
+}
+
 /*
  * Build and queue one segment. @p len payload octets from the send buffer at @p seq.
  * SYN segments carry SYN options; others carry timestamps and, room permitting, SACK.
@@ -177,6 +317,7 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 	struct rte_tcp_hdr *th;
 	uint32_t wnd;
 	uint16_t wfield;
+	bool ext;
 
 	if (flags & TH_SYN) {
 		optlen = syn_options(c, opts);
@@ -216,7 +357,15 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 		ctx->st.tx_drop_nombuf++;
 		return -ENOBUFS;
 	}
-	th = (struct rte_tcp_hdr *)rte_pktmbuf_append(m, (uint16_t)(TCP_HDR_LEN + optlen + len));
+	ext = false;
+	if (len > 0 && c->xp_len > 0) {
+		uint32_t i = xp_find(c, seq);
+
+		ext = i < c->xp_len &&
+		      SEQ_LT(c->xp[(c->xp_head + i) % TCP_XPARTS_PER_CONN].seq, seq + len);
+	}
+	th = (struct rte_tcp_hdr *)rte_pktmbuf_append(m, (uint16_t)(TCP_HDR_LEN + optlen +
+								    (ext ? 0 : len)));
 	if (th == NULL) {
 		rte_pktmbuf_free(m);
 		ctx->st.tx_drop_nombuf++;
@@ -240,8 +389,16 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 	th->cksum = 0;
 	th->tcp_urp = 0;
 	memcpy(th + 1, opts, optlen);
-	if (len > 0)
+	if (ext) {
+		if (chain_payload(c, m, seq, len) != 0) {
+			rte_pktmbuf_free(m);
+			ctx->st.tx_drop_nombuf++;
+			return -ENOBUFS;
+		}
+		ctx->st.tx_ext_segs++;
+	} else if (len > 0) {
 		copy_out(c, seq, len, (uint8_t *)(th + 1) + optlen);
+	}
 	if (wn_net_ip_prepend(m, &c->local.addr, &c->remote.addr, IPPROTO_TCP) != 0) {
 		rte_pktmbuf_free(m);
 		ctx->st.tx_drop_nombuf++;

@@ -56,6 +56,7 @@
 #define TCP_WHEEL_SLOTS 1024
 #define TCP_TICK_US 1000          /* timer wheel granularity */
 #define TCP_RECORDS_PER_CONN 4096 /* record boundaries a connection can queue */
+#define TCP_XPARTS_PER_CONN 4096  /* external (referenced, not copied) pieces queued */
 #define TCP_COOKIE_BITS 24        /* SYN cookie: low bits hash + data, high bits the minute */
 #define TCP_COOKIE_MASK ((1u << TCP_COOKIE_BITS) - 1)
 #define TCP_COOKIE_PERIOD_US 60000000ull /* the cookie clock ticks once a minute */
@@ -64,6 +65,17 @@
 
 struct seq_range {
 	uint32_t start, end; /* [start, end) */
+};
+
+/*
+ * An external piece of a record (wn_tcp_send_record_ext): its octets occupy send-buffer
+ * space (so SND arithmetic is unchanged) but live at @c ptr; segments attach them.
+ */
+struct tcp_xpart {
+	uint32_t seq, len;          /* [seq, seq + len) */
+	const uint8_t *ptr;
+	rte_iova_t iova;
+	struct rte_mbuf_ext_shared_info *sh;
 };
 
 /* Parsed segment. */
@@ -198,6 +210,11 @@ struct wn_tcp_conn {
 	/* record boundaries: ring of [start, end) sequence ranges */
 	struct seq_range *rec;
 	uint32_t rec_head, rec_len;
+	/* external pieces (allocated on the first wn_tcp_send_record_ext): the release reference
+	 * of each record slot (NULL: none), and the pieces in sequence order */
+	struct rte_mbuf_ext_shared_info **rec_sh;
+	struct tcp_xpart *xp;
+	uint32_t xp_head, xp_len;
 
 	/* receive buffer: readable bytes then space for in-window data */
 	uint8_t *rbuf;
@@ -295,6 +312,7 @@ uint32_t tcp_flight(const struct wn_tcp_conn *c);
 uint32_t tcp_seg_len(const struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
 		     bool *split);
 void tcp_sbuf_acked(struct wn_tcp_conn *c);
+void tcp_ext_release_all(struct wn_tcp_conn *c);
 uint32_t tcp_ts_now(const struct wn_tcp_conn *c);
 
 /* sack.c */

@@ -221,6 +221,10 @@ struct wn_tcp_stats {
 	uint64_t conns_closed;      /**< connections freed */
 	uint64_t conns_timeout;     /**< given up after retries */
 	uint64_t record_split;      /**< records larger than EMSS that had to be split */
+	uint64_t tx_ext_segs;       /**< segments carrying external (zero-copy) octets */
+	uint64_t tx_ext_bytes;      /**< payload octets attached from external memory */
+	uint64_t ext_records;       /**< records appended with wn_tcp_send_record_ext */
+	uint64_t ext_released;      /**< ... whose reference TCP dropped (ACKed or closed) */
 };
 
 /** Connection endpoint. */
@@ -264,7 +268,8 @@ struct wn_tcp_ctx *wn_tcp_ctx_create(const struct wn_tcp_ctx_conf *conf);
 
 /**
  * Free a context: every connection is dropped silently (no RST, no callbacks) and every
- * mbuf is freed. NULL is a no-op. Owning lcore.
+ * mbuf is freed; references to external record memory are dropped (wn_tcp_send_record_ext,
+ * whose release callbacks may run). NULL is a no-op. Owning lcore.
  * @param ctx  the context.
  */
 void wn_tcp_ctx_free(struct wn_tcp_ctx *ctx);
@@ -388,6 +393,40 @@ int wn_tcp_send(struct wn_tcp_conn *c, const void *buf, uint32_t len);
  * -EMSGSIZE (longer than the current EMSS), -ENOTCONN, -EINVAL. Owning lcore.
  */
 int wn_tcp_send_recordv(struct wn_tcp_conn *c, const struct iovec *iov, unsigned int iovcnt);
+
+/** One piece of a record for wn_tcp_send_record_ext(). */
+struct wn_tcp_part {
+	const void *base;           /**< first octet */
+	uint32_t len;               /**< octets (a piece of 0 octets is skipped) */
+	bool ext;                   /**< true: referenced in place; false: copied now */
+	rte_iova_t iova;            /**< IOVA of @c base for an external piece (RTE_BAD_IOVA:
+				     *   unknown; fine for ports that copy, as memif/af_packet) */
+};
+
+/**
+ * Append one record (record mode) whose external pieces TCP references instead of copying
+ * (zero-copy transmit). Their octets take send-buffer space like copied ones; every segment
+ * that carries some is an mbuf chain: the headers and copied octets in ordinary mbufs, each
+ * external run attached with rte_pktmbuf_attach_extbuf() to @p sh. Retransmissions (RTO,
+ * fast retransmit, SACK, TLP) and re-segmentation at any offset attach the same memory again.
+ *
+ * Release: @p sh counts references (rte_mbuf_ext_refcnt_*). On success TCP takes over one
+ * reference the caller counted in @p sh (e.g. its refcnt set to 1 for one record), each
+ * segment mbuf carrying its memory adds one, and TCP drops its own when SND.UNA passes the
+ * record's end, or when the connection closes, aborts, times out or the context is freed.
+ * @c sh->free_cb(addr, sh->fcb_opaque) therefore runs exactly once, when both TCP and every
+ * mbuf (possibly still held by a PMD) are done: on the owning lcore from wn_tcp_rx_bulk,
+ * wn_tcp_process, wn_tcp_abort or wn_tcp_ctx_free, or on whatever thread frees the last mbuf.
+ * Until then the external memory must stay valid and unchanged.
+ * @param c       the connection.
+ * @param parts   the pieces in order.
+ * @param n       how many.
+ * @param sh      release reference; required when a piece is external, else ignored.
+ * @return 0 (the reference is TCP's now), or as wn_tcp_send_recordv (-ENOBUFS also when the
+ * external-piece slots are short) with @p sh untouched. Owning lcore.
+ */
+int wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts,
+			   unsigned int n, struct rte_mbuf_ext_shared_info *sh);
 
 /** Append one contiguous record; as wn_tcp_send_recordv. */
 int wn_tcp_send_record(struct wn_tcp_conn *c, const void *buf, uint32_t len);
