@@ -184,6 +184,14 @@ rnic_complete_sq(struct wn_rnic_qp *qp)
 
 		if (!p->done)
 			break;
+		if (p->holds != 0) {
+			/* zero-copy payload still referenced below: the buffer is not free yet */
+			if (!p->waited) {
+				p->waited = 1;
+				qp->st.cqe_held++;
+			}
+			break;
+		}
 		/*
 		 * The slot goes back before the completion is visible: a client that polls the
 		 * CQE may post into that slot at once (verbs: a completed WR's slot is free).
@@ -350,6 +358,7 @@ wn_rnic_qp_disconnect(struct wn_rnic_qp *qp)
 			p->done = 1;
 			p->status = WN_QUEUE_WC_WR_FLUSH_ERR;
 		}
+		p->holds = 0; /* flushed: releases still to come are ignored (see tx_release) */
 	}
 	qp->cur_active = false;
 	qp->ord_head = qp->ord_tail;

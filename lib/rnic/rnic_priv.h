@@ -24,6 +24,8 @@ struct sq_pend {
 	uint8_t signaled;
 	uint8_t done;
 	uint8_t status;
+	uint8_t waited;   /* was done while held (counted in cqe_held once) */
+	uint32_t holds;   /* ULPDUs taken with WN_RNIC_TX_HELD and not released yet */
 	uint32_t byte_len;
 	uint32_t vendor_err;
 };

@@ -12,15 +12,38 @@
 #include "rnic_priv.h"
 
 static int
-emit(struct wn_rnic_qp *qp, const struct wn_rnic_ulpdu *u)
+emit(struct wn_rnic_qp *qp, struct wn_rnic_ulpdu *u)
 {
 	int rc = qp->c.tx(qp->c.tx_arg, u);
 
+	if (rc == WN_RNIC_TX_HELD) {
+		if (u->src != WN_RNIC_SRC_SQ)
+			return 0; /* only SQ WQEs have a completion to hold */
+		qp->pend[u->wqe & qp->c.sq->mask].holds++;
+		qp->st.tx_held++;
+		rc = 0;
+	}
 	if (rc == 0) {
 		qp->st.tx_ulpdu++;
 		qp->st.tx_payload += u->len - u->hdr_len;
 	}
 	return rc;
+}
+
+void
+wn_rnic_tx_release(struct wn_rnic_qp *qp, uint32_t wqe)
+{
+	struct wn_queue_ring *sq = qp->c.sq;
+	struct sq_pend *p;
+
+	if (qp->state == WN_RNIC_QPS_ERROR || (uint32_t)(wqe - sq->head) >=
+	    (uint32_t)(qp->sq_fetch - sq->head))
+		return;
+	p = &qp->pend[wqe & sq->mask];
+	if (p->holds == 0)
+		return;
+	if (--p->holds == 0)
+		rnic_complete_sq(qp);
 }
 
 /* @return 1 when the pending Terminate went out (or none was pending), 0 to retry. */
@@ -71,14 +94,18 @@ gather(struct wn_rnic_qp *qp, uint32_t off, uint32_t len, struct wn_rnic_ulpdu *
 	uint32_t i, pos = 0;
 
 	u->n_iov = 0;
+	u->src = WN_RNIC_SRC_NONE;
 	if (len == 0)
 		return WN_MEM_OK;
 	if (w->flags & WN_QUEUE_SEND_INLINE) {
+		/* the engine's private copy, gone with the next WQE: never referenced */
 		u->iov[0].base = qp->cur.raw + WN_QUEUE_SWQE_HDR + off;
 		u->iov[0].len = len;
+		u->iov[0].stag = 0;
 		u->n_iov = 1;
 		return WN_MEM_OK;
 	}
+	u->src = WN_RNIC_SRC_SQ;
 	for (i = 0; i < w->num_sge && len != 0; i++) {
 		uint32_t l = sge[i].length;
 		uint32_t skip, take;
@@ -97,6 +124,7 @@ gather(struct wn_rnic_qp *qp, uint32_t off, uint32_t len, struct wn_rnic_ulpdu *
 			return v;
 		u->iov[u->n_iov].base = host;
 		u->iov[u->n_iov].len = take;
+		u->iov[u->n_iov].stag = sge[i].lkey;
 		u->n_iov++;
 		off += take;
 		len -= take;
@@ -312,6 +340,9 @@ sq_emit(struct wn_rnic_qp *qp)
 	bool last;
 	int n;
 
+	u.src = WN_RNIC_SRC_NONE;
+	u.wqe = qp->cur_idx;
+	u.msg_len = qp->cur_len;
 	if (qp->cur_phase == 1) {
 		/* RFC 7306 §6: Write with Immediate = the Write, then Immediate Data (QN 0);
 		 * the 32-bit verbs immediate travels in the low half of the 64-bit field */
@@ -450,6 +481,9 @@ resp_emit(struct wn_rnic_qp *qp)
 	uint8_t *host = NULL;
 	int n;
 
+	u.src = WN_RNIC_SRC_NONE;
+	u.wqe = 0;
+	u.msg_len = 0;
 	if (e->kind == IRD_ATOMIC) {
 		struct wn_rdmap_atomic_resp as = { .req_id = e->ar.req_id };
 
@@ -506,7 +540,10 @@ resp_emit(struct wn_rnic_qp *qp)
 		}
 		u.iov[0].base = host;
 		u.iov[0].len = seg;
+		u.iov[0].stag = e->rr.src_stag;
 		u.n_iov = 1;
+		u.src = WN_RNIC_SRC_RESP;
+		u.msg_len = e->rr.size;
 	}
 	n = wn_rdmap_read_resp_build(u.hdr, sizeof(u.hdr), e->rr.sink_stag,
 				     e->rr.sink_to + e->sent, last);

@@ -67,22 +67,43 @@ enum wn_rnic_qp_state {
 /** Most gather pieces of one ULPDU's payload. */
 #define WN_RNIC_MAX_IOV WN_QUEUE_MAX_SGE
 
+/** Where the payload of an outbound ULPDU comes from (struct wn_rnic_ulpdu @c src). */
+enum wn_rnic_src {
+	WN_RNIC_SRC_NONE = 0, /**< no payload, or engine memory (inline data): copy it */
+	WN_RNIC_SRC_SQ,       /**< registered memory of SQ WQE @c wqe (Send, Write) */
+	WN_RNIC_SRC_RESP,     /**< registered memory of a Read Response (no local WQE) */
+};
+
 /** One outbound ULPDU: @c hdr, then the @c iov pieces in order. */
 struct wn_rnic_ulpdu {
 	uint8_t hdr[WN_RNIC_HDR_MAX];
 	uint16_t hdr_len;
 	uint16_t n_iov;
 	uint32_t len; /**< hdr_len + payload octets */
+	uint8_t src;      /**< enum wn_rnic_src */
+	uint32_t wqe;     /**< SQ index of the WQE (WN_RNIC_SRC_SQ) */
+	uint32_t msg_len; /**< payload octets of the whole message this ULPDU is part of */
 	struct {
 		const uint8_t *base;
 		uint32_t len;
+		uint32_t stag; /**< the STag/lkey @c base was resolved through (registered memory) */
 	} iov[WN_RNIC_MAX_IOV];
 };
 
 /**
- * Hand one ULPDU to MPA framing. The pointers are valid only during the call.
- * @return 0 (taken), or -EAGAIN (no room now: the engine offers the same ULPDU again on the
- *   next wn_rnic_tx_poll()).
+ * Return value of wn_rnic_tx_fn: the ULPDU was taken and its payload (registered memory,
+ * @c src WN_RNIC_SRC_SQ) is referenced, not copied. The WQE's completion is held until the
+ * matching wn_rnic_tx_release(), in SQ order.
+ */
+#define WN_RNIC_TX_HELD 1
+
+/**
+ * Hand one ULPDU to MPA framing. The pointers are valid only during the call, except the
+ * payload of WN_RNIC_SRC_SQ/RESP ULPDUs, which is registered memory: it stays mapped as long
+ * as its region is (the caller's business: warpnicd pins the region).
+ * @return 0 (taken, copied), WN_RNIC_TX_HELD (taken, WN_RNIC_SRC_SQ payload referenced), or
+ *   -EAGAIN (no room now: the engine offers the same ULPDU again on the next
+ *   wn_rnic_tx_poll()).
  */
 typedef int (*wn_rnic_tx_fn)(void *arg, const struct wn_rnic_ulpdu *u);
 
@@ -233,6 +254,15 @@ int wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len);
 unsigned int wn_rnic_tx_poll(struct wn_rnic_qp *qp, unsigned int budget);
 
 /**
+ * The layer below is done with the payload of one ULPDU the tx callback took with
+ * WN_RNIC_TX_HELD for SQ WQE @p wqe (zero-copy transmit: TCP has it acknowledged and no mbuf
+ * references it). When a WQE's last reference goes, its completion is reported, in SQ order
+ * (RFC 5040 §5.1: a later WQE never completes before an earlier one). Releases for a QP in
+ * ERROR (everything was flushed) or for an index not in flight are ignored. Owning lcore.
+ */
+void wn_rnic_tx_release(struct wn_rnic_qp *qp, uint32_t wqe);
+
+/**
  * Send the RFC 6581 §7.1 RTR message of @p type (one WN_RNIC_RTR_* bit) before any WQE.
  * A zero-length Read's response is absorbed (no CQE).
  * @return 0, -EINVAL (type, or not RTS), -EBUSY (ORD full), -EAGAIN (tx full: retry).
@@ -248,6 +278,8 @@ struct wn_rnic_stats {
 	uint64_t cqe;
 	uint64_t terminates_sent;
 	uint64_t ord_stalls;   /**< SQ waits because ORD was full */
+	uint64_t tx_held;      /**< ULPDUs whose payload was referenced (WN_RNIC_TX_HELD) */
+	uint64_t cqe_held;     /**< completions that waited for a release */
 };
 
 /** Read the counters. Owning lcore. */

@@ -39,6 +39,9 @@ struct h_side {
 	struct h_pdu out[H_MAX_PDU];
 	unsigned int n_out;
 	int tx_refuse;                         /* > 0: refuse that many tx calls (-EAGAIN) */
+	bool hold;                             /* zero-copy: take payloads WN_RNIC_TX_HELD */
+	uint32_t held[H_MAX_PDU];              /* ... their WQE indices (SQ payloads) */
+	unsigned int n_held, n_resp_stag;
 	uint32_t mulpdu;                       /* every ULPDU must fit (RFC 5041 §5.2) */
 	/* events */
 	unsigned int n_term_recv, n_term_sent, n_rtr, n_notify, n_srq_limit;
@@ -73,6 +76,16 @@ h_tx(void *arg, const struct wn_rnic_ulpdu *u)
 	}
 	if (off != u->len || u->len > s->mulpdu)
 		abort();
+	for (unsigned int i = 0; i < u->n_iov; i++)
+		if ((u->src != WN_RNIC_SRC_NONE) != (u->iov[i].stag != 0))
+			abort(); /* registered memory names its STag, engine memory none */
+	if (u->src == WN_RNIC_SRC_RESP && u->n_iov > 0)
+		s->n_resp_stag++;
+	if (s->hold && u->src != WN_RNIC_SRC_NONE && u->n_iov > 0) {
+		if (u->src == WN_RNIC_SRC_SQ)
+			s->held[s->n_held++] = u->wqe;
+		return WN_RNIC_TX_HELD;
+	}
 	return 0;
 }
 

@@ -76,6 +76,150 @@ expect_no_cqe(struct wn_queue_ring *cq)
 }
 
 /* Send of 3000 octets from two SGEs into two receive SGEs, MULPDU 128. */
+/* Release every hold of SQ index @p wqe taken so far (zero-copy: TCP acknowledged them). */
+static unsigned int
+release_wqe(struct h_side *s, uint32_t wqe, unsigned int keep)
+{
+	unsigned int n = 0, k = 0;
+
+	for (unsigned int i = 0; i < s->n_held; i++) {
+		if (s->held[i] != wqe || n + keep >= s->n_held) {
+			s->held[k++] = s->held[i];
+			continue;
+		}
+		wn_rnic_tx_release(s->qp, wqe);
+		n++;
+	}
+	s->n_held = k;
+	return n;
+}
+
+static unsigned int
+holds_of(const struct h_side *s, uint32_t wqe)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < s->n_held; i++)
+		n += s->held[i] == wqe;
+	return n;
+}
+
+/*
+ * Zero-copy transmit: the payload of a Write and a Send is referenced (WN_RNIC_TX_HELD), so
+ * their CQEs wait for every release; an inline Send between them (copied) waits too, and
+ * releasing the later WQE first completes nothing (RFC 5040 §5.1 completion order).
+ */
+static void
+test_zc_cqe_held_until_release(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), rb = h_reg(&p->b, 0, 8192, RW);
+	uint32_t lb = h_reg(&p->b, 0, 8192, RW);
+	struct wn_queue_sge rs = { h_va(6000), 2000, lb };
+	struct wn_queue_swqe *w;
+	struct wn_rnic_stats st;
+	unsigned int n0, n2;
+
+	h_fill(p->a.buf, 8192, 21);
+	p->a.hold = true;
+	h_post_recv(&p->b, 9, 1, &rs);
+	w = h_swqe(&p->a); /* SQ index 0: Write 3000 */
+	w->wr_id = 1;
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.rdma.remote_addr = h_va(0);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(0), 3000, la);
+	h_post_send(&p->a);
+	w = h_swqe(&p->a); /* 1: inline Send, copied */
+	w->wr_id = 2;
+	w->opcode = WN_QUEUE_WR_SEND;
+	w->flags = WN_QUEUE_SEND_SIGNALED | WN_QUEUE_SEND_INLINE;
+	w->inline_len = 100;
+	h_post_send(&p->a);
+	w = h_swqe(&p->a); /* 2: Write 1000 */
+	w->wr_id = 3;
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.rdma.remote_addr = h_va(4000);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(4000), 1000, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	assert_memory_equal(p->b.buf, p->a.buf, 3000);
+	assert_memory_equal(p->b.buf + 4000, p->a.buf + 4000, 1000);
+	n0 = holds_of(&p->a, 0);
+	n2 = holds_of(&p->a, 2);
+	assert_int_equal(n0, (3000 + 113) / 114); /* every segment of the Write (tagged: 14) */
+	assert_int_equal(n2, (1000 + 113) / 114);
+	assert_int_equal(holds_of(&p->a, 1), 0);
+	expect_no_cqe(&p->a.scq_c);
+	/* the later Write released first: nothing may complete before WQE 0 */
+	assert_int_equal(release_wqe(&p->a, 2, 0), n2);
+	h_pump(&p->a, &p->b);
+	expect_no_cqe(&p->a.scq_c);
+	/* all but one hold of WQE 0 */
+	assert_int_equal(release_wqe(&p->a, 0, 1), n0 - 1);
+	h_pump(&p->a, &p->b);
+	expect_no_cqe(&p->a.scq_c);
+	wn_rnic_tx_release(p->a.qp, 7); /* not in flight: ignored */
+	assert_int_equal(release_wqe(&p->a, 0, 0), 1);
+	expect_cqe(&p->a.scq_c, 1, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_WRITE, 3000);
+	expect_cqe(&p->a.scq_c, 2, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_SEND, 100);
+	expect_cqe(&p->a.scq_c, 3, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_WRITE, 1000);
+	expect_no_cqe(&p->a.scq_c);
+	wn_rnic_qp_stats(p->a.qp, &st);
+	assert_int_equal(st.tx_held, n0 + n2);
+	assert_true(st.cqe_held >= 1);
+}
+
+/*
+ * A Read Response's payload may be referenced too (it names the source STag), but there is
+ * no local WQE to hold: the responder completes nothing and holds nothing. Flushing a QP
+ * with held WQEs reports them at once; late releases are ignored.
+ */
+static void
+test_zc_read_resp_and_flush(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), rb = h_reg(&p->b, 0, 8192, RW);
+	struct wn_queue_swqe *w;
+
+	h_fill(p->b.buf, 8192, 5);
+	p->b.hold = true;
+	w = h_swqe(&p->a);
+	w->wr_id = 4;
+	w->opcode = WN_QUEUE_WR_RDMA_READ;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.rdma.remote_addr = h_va(100);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(200), 2000, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->a.scq_c, 4, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_READ, 2000);
+	assert_memory_equal(p->a.buf + 200, p->b.buf + 100, 2000);
+	assert_true(p->b.n_resp_stag > 0);
+	assert_int_equal(p->b.n_held, 0);
+
+	p->a.hold = true;
+	w = h_swqe(&p->a);
+	w->wr_id = 5;
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->u.rdma.remote_addr = h_va(0);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(0), 500, la);
+	h_post_send(&p->a);
+	h_pump(&p->a, &p->b);
+	assert_true(p->a.n_held > 0);
+	expect_no_cqe(&p->a.scq_c);
+	wn_rnic_qp_disconnect(p->a.qp);
+	/* sent in full: it keeps its status (the connection is gone, the buffer is free) */
+	expect_cqe(&p->a.scq_c, 5, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_WRITE, 500);
+	release_wqe(&p->a, p->a.held[0], 0);
+	expect_no_cqe(&p->a.scq_c);
+}
+
 static void
 test_send_segmented(void **state)
 {
@@ -1154,6 +1298,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_send_segmented, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zc_cqe_held_until_release, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zc_read_resp_and_flush, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_inline_solicited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_with_imm, setup, teardown),
