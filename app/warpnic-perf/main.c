@@ -3,8 +3,10 @@
  * warpnic-perf: throughput/latency harness in testpmd's shape.
  *   warpnic-perf [EAL options --] --mode MODE [options]
  * Each mode is a struct wn_perf_mode in a mode_<name>.c; add it to the table below.
- * EAL starts only for the modes that drive a DPDK port themselves (raw_*): the RNIC modes
- * are ordinary clients of warpnicd (lib/client) and wire_bw is local computation.
+ * EAL starts only for the modes that drive a DPDK port themselves (raw_*) and for an RNIC
+ * mode with an embedded dataplane (--ip ...: embed.c runs warpnicd's dataplane on the worker
+ * lcores); otherwise the RNIC modes are ordinary clients of a running warpnicd (lib/client)
+ * and wire_bw is local computation.
  */
 #include <errno.h>
 #include <signal.h>
@@ -72,7 +74,7 @@ main(int argc, char **argv)
 	const struct wn_perf_mode *m;
 	char **eal_argv, **app_argv;
 	int sep = -1, eal_argc, app_argc, rc;
-	bool eal_up = false;
+	bool eal_up = false, embedded = false;
 
 	if (wants_help(argc, argv)) {
 		wn_perf_usage(argv[0]);
@@ -106,11 +108,17 @@ main(int argc, char **argv)
 		rc = -EINVAL;
 		goto out;
 	}
+	if (p.nb_dp_opts > 0 && !m->rnic) {
+		fprintf(stderr, "%s: --%s: the embedded dataplane is for the RNIC modes\n",
+			argv[0], p.dp_opt[0][0]);
+		rc = -EINVAL;
+		goto out;
+	}
 	if (m->parse != NULL && (rc = m->parse(&p)) != 0)
 		goto out;
 	/* a peer that went away must not kill us while we report */
 	signal(SIGPIPE, SIG_IGN);
-	if (m->needs_eal) {
+	if (m->needs_eal || p.nb_dp_opts > 0) {
 		/* keep stdout for results (JSON must stay parseable) */
 		rte_openlog_stream(stderr);
 		if (rte_eal_init(eal_argc, eal_argv) < 0) {
@@ -121,9 +129,25 @@ main(int argc, char **argv)
 		}
 		eal_up = true;
 	}
+	if (p.nb_dp_opts > 0) {
+		rc = wn_perf_embed_start(&p);
+		if (rc != 0) {
+			fprintf(stderr, "%s: embedded dataplane: %s\n", argv[0], strerror(-rc));
+			goto out;
+		}
+		embedded = true;
+	}
 	rc = m->run(&p);
 	if (rc < 0)
 		fprintf(stderr, "%s: mode %s failed: %s\n", argv[0], m->name, strerror(-rc));
+	if (embedded) {
+		int src = wn_perf_embed_stop();
+
+		if (src != 0) {
+			fprintf(stderr, "%s: embedded dataplane: %s\n", argv[0], strerror(-src));
+			rc = rc < 0 ? rc : src;
+		}
+	}
 out:
 	if (eal_up)
 		wn_port_shutdown(); /* ports and EAL, as far as net_memif allows */

@@ -15,9 +15,10 @@ wn_perf_usage(const char *prog)
 {
 	printf("Usage: %s [EAL options --] --mode MODE [options]\n"
 	       "\n"
-	       "EAL options (before \"--\") are used only by the modes that drive a DPDK port\n"
-	       "(raw_bw, raw_lat), e.g. -l 0 --no-pci --in-memory --vdev net_memif0,role=server;\n"
-	       "the other modes ignore them. Without \"--\", every argument is an option below.\n"
+	       "EAL options (before \"--\") are used by the modes that drive a DPDK port (raw_bw,\n"
+	       "raw_lat), e.g. -l 0 --no-pci --in-memory --vdev net_memif0,role=server, and by the\n"
+	       "RNIC modes with an embedded dataplane (--ip); the other runs ignore them. Without\n"
+	       "\"--\", every argument is an option below.\n"
 	       "\n"
 	       "Options:\n"
 	       "  --mode MODE        test to run (list below)\n"
@@ -27,7 +28,8 @@ wn_perf_usage(const char *prog)
 	       "  --bind ADDR        RNIC server: listen on ADDR only (default: any address)\n"
 	       "  --port N           RNIC modes: TCP port (default %u)\n"
 	       "  --ctl PATH         RNIC modes: warpnicd control socket (default $WARPNIC_CTL,\n"
-	       "                     else /run/warpnic/warpnicd.sock)\n"
+	       "                     else /run/warpnic/warpnicd.sock); with --ip: where the\n"
+	       "                     embedded dataplane serves (default a private socket)\n"
 	       "  --size N[,N...]    message size(s) in octets (repeatable)\n"
 	       "  --sweep[=N,N...]   sizes 2 B..1 MiB in powers of two (wire_bw: 64 B..64768 B),\n"
 	       "                     or the given list\n"
@@ -45,6 +47,19 @@ wn_perf_usage(const char *prog)
 	       "                     \"-\": stdout)\n"
 	       "  --csv [FILE]       write the results as CSV to FILE (none or \"-\": stdout)\n"
 	       "  -h, --help         this text\n"
+	       "\n"
+	       "Embedded dataplane (RNIC modes): --ip runs warpnicd's dataplane in this process,\n"
+	       "on the EAL port (the first ethdev, e.g. --vdev net_memif0,...) and the worker\n"
+	       "lcores (give -l with two lcores or more: the main lcore runs the benchmark), and\n"
+	       "the mode talks to it through lib/client as to a running warpnicd. These options\n"
+	       "are warpnicd's (see warpnicd --help and config/warpnicd.conf):\n"
+	       "  --ip ADDR/PREFIX   port address (repeatable); starts the embedded dataplane\n"
+	       "  --config FILE      warpnicd options from FILE (one per line, no dashes)\n"
+	       "  --impair SPEC      fault injector on the port, e.g. drop=0.01,reorder=0.01\n"
+	       "  --pcap FILE        capture the port's packets (pcapng)\n"
+	       "  --gw ADDR, --mtu N, --name DEV, --idle-us N, --max-conns N, --sockbuf BYTES,\n"
+	       "  --mbufs N, --no-offload, --mpa-rev 1|2, --markers, --no-crc, --no-p2p,\n"
+	       "  --rtr LIST, --mpa-timeout MS\n"
 	       "\n"
 	       "The client (or the local mode) prints a table to stdout (to stderr when stdout\n"
 	       "carries JSON or CSV). Bandwidth counts message octets; latency is half the\n"
@@ -153,7 +168,31 @@ enum {
 	OPT_REPS,
 	OPT_JSON,
 	OPT_CSV,
+	OPT_DP, /* OPT_DP + i: dp_opts[i] */
 };
+
+/* warpnicd's options the embedded dataplane takes (wn_dpapp_option() applies them by name) */
+static const struct option dp_opts[] = {
+	{"ip", required_argument, NULL, 0},
+	{"gw", required_argument, NULL, 0},
+	{"mtu", required_argument, NULL, 0},
+	{"name", required_argument, NULL, 0},
+	{"config", required_argument, NULL, 0},
+	{"impair", required_argument, NULL, 0},
+	{"pcap", required_argument, NULL, 0},
+	{"idle-us", required_argument, NULL, 0},
+	{"max-conns", required_argument, NULL, 0},
+	{"sockbuf", required_argument, NULL, 0},
+	{"mbufs", required_argument, NULL, 0},
+	{"no-offload", no_argument, NULL, 0},
+	{"mpa-rev", required_argument, NULL, 0},
+	{"markers", no_argument, NULL, 0},
+	{"no-crc", no_argument, NULL, 0},
+	{"no-p2p", no_argument, NULL, 0},
+	{"rtr", required_argument, NULL, 0},
+	{"mpa-timeout", required_argument, NULL, 0},
+};
+#define NB_DP_OPTS (sizeof(dp_opts) / sizeof(dp_opts[0]))
 
 int
 wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
@@ -176,8 +215,8 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 		{"json", optional_argument, NULL, OPT_JSON},
 		{"csv", optional_argument, NULL, OPT_CSV},
 		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
 	};
+	struct option all[sizeof(opts) / sizeof(opts[0]) + NB_DP_OPTS + 1];
 	const char *prog = argc > 0 ? argv[0] : "warpnic-perf";
 	bool size_list = false, sweep_opt = false;
 	uint64_t v;
@@ -189,8 +228,25 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 	p->port = WN_PERF_DEFAULT_PORT;
 	p->timeout = WN_PERF_DEFAULT_TIMEOUT;
 	p->reps = 1;
+	/* ours, then warpnicd's, then the terminating zero entry */
+	memset(all, 0, sizeof(all));
+	memcpy(all, opts, sizeof(opts));
+	for (size_t i = 0; i < NB_DP_OPTS; i++) {
+		all[sizeof(opts) / sizeof(opts[0]) + i] = dp_opts[i];
+		all[sizeof(opts) / sizeof(opts[0]) + i].val = OPT_DP + (int)i;
+	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", all, NULL)) != -1) {
+		if (c >= OPT_DP && c < OPT_DP + (int)NB_DP_OPTS) {
+			if (p->nb_dp_opts == WN_PERF_MAX_DP_OPTS) {
+				fprintf(stderr, "%s: more than %u dataplane options\n", prog,
+					WN_PERF_MAX_DP_OPTS);
+				return -EINVAL;
+			}
+			p->dp_opt[p->nb_dp_opts][0] = dp_opts[c - OPT_DP].name;
+			p->dp_opt[p->nb_dp_opts++][1] = optarg;
+			continue;
+		}
 		switch (c) {
 		case OPT_MODE:
 			p->mode = optarg;

@@ -17,6 +17,8 @@
 #define WN_PERF_DEFAULT_PORT 18515
 /** Default seconds to wait for the peer (connection, control messages, a stalled run). */
 #define WN_PERF_DEFAULT_TIMEOUT 20.0
+/** Most dataplane options (--ip, --config, ...) one command line may give. */
+#define WN_PERF_MAX_DP_OPTS 32
 /** Default cap of one measurement when neither --iters nor --duration is given. */
 #define WN_PERF_DEFAULT_DURATION 2.0
 
@@ -28,6 +30,9 @@ struct wn_perf_params {
 	const char *bind;            /**< --bind ADDR (server side; NULL: any) */
 	uint16_t port;               /**< --port */
 	const char *ctl;             /**< --ctl PATH (NULL: $WARPNIC_CTL or the default) */
+	/** warpnicd options (--ip ...) for the embedded dataplane, in order: name, value */
+	const char *dp_opt[WN_PERF_MAX_DP_OPTS][2];
+	unsigned int nb_dp_opts;     /**< > 0: run the RNIC in-process (embed.c) */
 	uint32_t sizes[WN_PERF_MAX_SIZES]; /**< --size N, or the --sweep list */
 	unsigned int nb_sizes;       /**< 0: the mode's defaults */
 	bool sweep;                  /**< --sweep without a list: the mode's full range */
@@ -49,6 +54,7 @@ struct wn_perf_mode {
 	const char *name;
 	const char *help;  /**< one line for --help */
 	bool needs_eal;    /**< EAL is initialised (with the options before "--") */
+	bool rnic;         /**< a client of warpnicd, or of the embedded dataplane */
 	/** Check/complete @p p for this mode; 0 or -EINVAL (message on stderr). */
 	int (*parse)(struct wn_perf_params *p);
 	/** Run and report; 0 or -errno. */
@@ -74,6 +80,15 @@ void wn_perf_modes_usage(FILE *f);
 int wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p);
 /** Print the usage text for program @p prog to stdout. */
 void wn_perf_usage(const char *prog);
+
+/**
+ * Start the embedded dataplane (app/warpnicd's wn_dpapp) with p->dp_opt on the worker lcores
+ * and point p->ctl at its control socket. After rte_eal_init(), main lcore.
+ * @return 0 or -errno (message on stderr; -ENOTSUP when built without it).
+ */
+int wn_perf_embed_start(struct wn_perf_params *p);
+/** Let the dataplane's connections close (a bounded wait), then stop it. @return 0/-errno. */
+int wn_perf_embed_stop(void);
 /**
  * Fill p->sizes for a network mode: --sweep gives the powers of two from 2 to 1 MiB, no size
  * gives @p def. Sizes must be within [@p min, @p max]. @return 0 or -EINVAL (message printed).

@@ -207,6 +207,7 @@ int perf_rnic_run(const struct wn_perf_params *p, const struct perf_rnic_ops *op
 	const struct wn_perf_mode wn_perf_mode_##nm = {                                         \
 		.name = #nm,                                                                    \
 		.help = helptext,                                                               \
+		.rnic = true,                                                                   \
 		.parse = nm##_parse,                                                            \
 		.run = nm##_run,                                                                \
 	}

@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_log.h>
@@ -684,6 +685,36 @@ wn_dpapp_run_main(void)
 	app.shard_args[0].g = app.dp;
 	app.shard_args[0].idx = 0;
 	return shard_main(&app.shard_args[0]);
+}
+
+int
+wn_dpapp_wait_idle(unsigned int timeout_ms)
+{
+	/* the snapshot is refreshed every 100 ms; trust only one begun after the call */
+	uint64_t t0 = wn_net_now_us(), since = t0 + 200 * 1000;
+	uint64_t end = t0 + (uint64_t)timeout_ms * 1000;
+
+	if (!app.started)
+		return 0;
+	while (wn_dpapp_running() && wn_net_now_us() < end) {
+		uint32_t busy = 0;
+		bool fresh = true;
+
+		for (uint16_t i = 0; i < app.n_shards; i++) {
+			struct wn_dp *dp = app.dp->shard[i];
+
+			pthread_mutex_lock(&dp->tel_lock);
+			/* TIME_WAIT: both FINs went through and ours was acked */
+			for (uint32_t k = 0; k < dp->tel_nconn; k++)
+				busy += dp->tel_conn[k].tcp.state != WN_TCP_TIME_WAIT;
+			fresh &= dp->tel_at >= since;
+			pthread_mutex_unlock(&dp->tel_lock);
+		}
+		if (fresh && busy == 0)
+			return 0;
+		rte_delay_us_sleep(20 * 1000);
+	}
+	return wn_dpapp_running() ? -ETIMEDOUT : 0;
 }
 
 int

@@ -90,6 +90,13 @@ void wn_dpapp_quit(void);
 bool wn_dpapp_running(void);
 
 /**
+ * Wait until every connection of the dataplane is closed or in TIME_WAIT (an embedding app's
+ * clients closed theirs, and the FINs went both ways), at most @p timeout_ms: the peer then
+ * has everything we sent. @return 0, or -ETIMEDOUT. Main lcore.
+ */
+int wn_dpapp_wait_idle(unsigned int timeout_ms);
+
+/**
  * Stop the shards and the control thread and free everything wn_dpapp_start() created
  * (the ports stay for wn_port_shutdown()). No-op when not started.
  * @return 0, or -errno of the first worker shard that failed. Main lcore.

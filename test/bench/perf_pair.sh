@@ -9,6 +9,10 @@
 #   perf_pair.sh BUILD_DIR rnic MODE[,MODE...] [CLIENT OPTIONS...]
 #       two warpnicd on memif (scripts/wn-pair.sh); the server is a client of B, the
 #       client a client of A connecting to B's address
+#   perf_pair.sh BUILD_DIR emb  MODE[,MODE...] [CLIENT OPTIONS...]
+#       two warpnic-perf processes, each with an embedded dataplane (--ip: warpnicd's
+#       dataplane on a worker lcore, the benchmark on the main lcore), joined by net_memif
+#       like two hosts running perftest
 # Exit status: 0, 1 when a run fails, 77 (skip) when a program is not built.
 # Logs: $WN_BENCH_KEEP set keeps the temporary directory.
 set -uo pipefail
@@ -19,6 +23,10 @@ modes=${3:?modes}
 shift 3
 perf=$build/app/bin/warpnic-perf
 [ -x "$perf" ] || { echo "SKIP: warpnic-perf not built" >&2; exit 77; }
+if [ "$kind" = emb ] && ! "$perf" --help | grep -q -- "--ip ADDR"; then
+	echo "SKIP: warpnic-perf built without the embedded dataplane" >&2
+	exit 77
+fi
 if [ "$kind" = rnic ] && [ ! -x "$build/app/warpnicd/warpnicd" ]; then
 	echo "SKIP: warpnicd not built" >&2
 	exit 77
@@ -38,6 +46,8 @@ cleanup() {
 }
 trap cleanup EXIT
 if [ "$(nproc)" -ge 2 ]; then lc_s=0 lc_c=1; else lc_s=0 lc_c=0; fi
+# emb: two lcores each (main: benchmark, worker: dataplane), crossed over the CPUs
+if [ "$(nproc)" -ge 2 ]; then lm_s=0@0,1@1 lm_c=0@1,1@0; else lm_s=0@0,1@0 lm_c=0@0,1@0; fi
 fail() {
 	echo "FAIL: $*" >&2
 	tail -n 20 "$t"/*.log >&2
@@ -74,8 +84,27 @@ for m in "${list[@]}"; do
 		"$perf" --mode "$m" --client 198.19.0.2 --ctl "$t/pair/a.sock" --json "$t/$m.json" \
 			"$@" >"$t/$m.client.log" 2>&1 || fail "$m client"
 		;;
+	emb)
+		sock=$t/memif.sock
+		rm -f "$sock"
+		eal=(--no-pci --no-huge --no-shconf -m 256 --log-level=lib.eal:error)
+		memif="net_memif0,socket=$sock,socket-abstract=no"
+		"$perf" --lcores "$lm_s" "${eal[@]}" --file-prefix "wnp-$$-s" \
+			--vdev "$memif,role=server,mac=02:77:6e:00:0e:01" -- --ip 198.18.0.1/24 \
+			--mode "$m" --server --timeout 30 >"$t/$m.server.log" 2>&1 &
+		spid=$!
+		for _ in $(seq 200); do
+			grep -q "server listening" "$t/$m.server.log" 2>/dev/null && break
+			kill -0 "$spid" 2>/dev/null || break
+			sleep 0.1
+		done
+		"$perf" --lcores "$lm_c" "${eal[@]}" --file-prefix "wnp-$$-c" \
+			--vdev "$memif,role=client,mac=02:77:6e:00:0e:02" -- --ip 198.18.0.2/24 \
+			--mode "$m" --client 198.18.0.1 --json "$t/$m.json" "$@" \
+			>"$t/$m.client.log" 2>&1 || fail "$m client"
+		;;
 	*)
-		echo "usage: $0 BUILD_DIR raw|rnic MODES [OPTIONS]" >&2
+		echo "usage: $0 BUILD_DIR raw|rnic|emb MODES [OPTIONS]" >&2
 		exit 2
 		;;
 	esac

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Built without app/warpnicd (wn_dpapp): no embedded dataplane. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "perf.h"
+
+int
+wn_perf_embed_start(struct wn_perf_params *p)
+{
+	(void)p;
+	fprintf(stderr, "warpnic-perf: built without the embedded dataplane (app/warpnicd)\n");
+	return -ENOTSUP;
+}
+
+int
+wn_perf_embed_stop(void)
+{
+	return 0;
+}
