@@ -397,6 +397,8 @@ addr_is_any(const struct wn_ctl_addr *a)
 	return memcmp(a->addr, zero, 16) == 0;
 }
 
+static void qp_set_state(struct wn_ctl_server *srv, struct obj *qp, uint32_t state);
+
 static void
 cm_event(struct wn_ctl_server *srv, struct obj *id, uint32_t type, int status,
 	 uint32_t listen_id, const struct wn_ctl_conn_param *param)
@@ -407,7 +409,17 @@ cm_event(struct wn_ctl_server *srv, struct obj *id, uint32_t type, int status,
 	} m;
 	struct obj *ch = id->u.id.chan;
 
-	(void)srv;
+	/*
+	 * A connect that failed takes its QP to Error, flushing what was posted on it, as
+	 * Linux siw does (siw_qp_cm_drop): nothing would ever complete those WRs otherwise.
+	 */
+	if ((type == WN_CTL_CM_EV_REJECTED || type == WN_CTL_CM_EV_CONNECT_ERROR ||
+	     type == WN_CTL_CM_EV_UNREACHABLE) && id->u.id.qp != 0) {
+		struct obj *qp = obj_get(srv, NULL, id->u.id.qp, OBJ_QP);
+
+		if (qp != NULL && qp->u.qp.dp.state != WN_CTL_QPS_ERR)
+			qp_set_state(srv, qp, WN_CTL_QPS_ERR);
+	}
 	memset(&m, 0, sizeof(m));
 	wn_ctl_hdr_init(&m.h, WN_CTL_CM_EVENT, ++ch->u.chan.seq, sizeof(m.ev));
 	m.ev.event = type;

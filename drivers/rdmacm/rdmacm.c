@@ -263,8 +263,11 @@ convert(struct wn_ec *ec, const struct wn_ctl_cm_event *e)
 		w->ev.param.conn.qp_num = id->id.qp->qp_num;
 		if (e->event == WN_CTL_CM_EV_ESTABLISHED)
 			id->id.qp->state = IBV_QPS_RTS;
-		else if (e->event == WN_CTL_CM_EV_DISCONNECTED)
-			id->id.qp->state = IBV_QPS_ERR;
+		else if (e->event == WN_CTL_CM_EV_DISCONNECTED ||
+			 e->event == WN_CTL_CM_EV_REJECTED ||
+			 e->event == WN_CTL_CM_EV_CONNECT_ERROR ||
+			 e->event == WN_CTL_CM_EV_UNREACHABLE)
+			id->id.qp->state = IBV_QPS_ERR; /* warpnicd moved it (failed connect) */
 	}
 	return w;
 }
