@@ -12,6 +12,7 @@
 
 #include "verbs_priv.h"
 #include "wn_queue.h"
+#include "wnv.h"
 
 static_assert((int)IBV_WR_RDMA_WRITE == (int)WN_QUEUE_WR_RDMA_WRITE &&
 	      (int)IBV_WR_SEND_WITH_INV == (int)WN_QUEUE_WR_SEND_WITH_INV &&
@@ -155,6 +156,43 @@ wn_verbs_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bi
 	wn_verbs_fill_bind(w, rkey, &mw_bind->bind_info);
 	wn_client_wq_end(q->wqp, NULL, false, 1);
 	mw->rkey = rkey; /* the key the peer must use from now on */
+	return 0;
+}
+
+WN_VERBS_EXPORT int
+wnv_post_fast_reg(struct ibv_qp *qp, const struct wnv_fast_reg_wr *wr)
+{
+	struct wn_vqp *q = (struct wn_vqp *)qp;
+	struct wn_vmr *m = (struct wn_vmr *)wr->mr;
+	struct wn_queue_swqe *w;
+	int64_t space;
+
+	if (m == NULL || !m->frmr || (wr->key & ~0xffu) != (m->mr.lkey & ~0xffu) ||
+	    (wr->access & ~(unsigned int)(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+					   IBV_ACCESS_ZERO_BASED)) != 0)
+		return EINVAL;
+	space = wn_client_wq_begin(q->wqp, NULL, false);
+	if (space < 0)
+		return EIO;
+	if (space == 0) {
+		wn_client_wq_end(q->wqp, NULL, false, 0);
+		return ENOMEM;
+	}
+	w = wn_client_wq_slot(q->wqp, NULL, false, 0);
+	memset(w, 0, WN_QUEUE_SWQE_HDR);
+	w->wr_id = wr->wr_id;
+	w->opcode = WN_QUEUE_WR_FAST_REG;
+	w->flags = (uint8_t)(wr->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED));
+	if (q->sq_sig_all)
+		w->flags |= IBV_SEND_SIGNALED;
+	w->u.fast_reg.stag = wr->key;
+	w->u.fast_reg.access = wr->access;
+	w->u.fast_reg.iova = wr->iova;
+	w->u.fast_reg.length = wr->length;
+	w->u.fast_reg.offset = wr->offset;
+	wn_client_wq_end(q->wqp, NULL, false, 1);
+	m->mr.lkey = m->mr.rkey = wr->key;
 	return 0;
 }
 

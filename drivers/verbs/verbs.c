@@ -17,6 +17,7 @@
 #include <infiniband/verbs.h>
 
 #include "verbs_priv.h"
+#include "wnv.h"
 
 /* ------------------------------------------------------------------ devices */
 
@@ -525,6 +526,32 @@ ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 		errno = err;
 		return NULL;
 	}
+	m->mr.context = pd->context;
+	m->mr.pd = pd;
+	m->mr.addr = addr;
+	m->mr.length = length;
+	m->mr.handle = m->wmr->handle;
+	m->mr.lkey = m->wmr->lkey;
+	m->mr.rkey = m->wmr->rkey;
+	return &m->mr;
+}
+
+WN_VERBS_EXPORT struct ibv_mr *
+wnv_alloc_frmr(struct ibv_pd *pd, void *addr, size_t length)
+{
+	struct wn_vmr *m = calloc(1, sizeof(*m));
+
+	if (m == NULL)
+		return NULL;
+	m->wmr = wn_client_alloc_frmr(wn_cl_of(pd->context), pd->handle, addr, length);
+	if (m->wmr == NULL) {
+		int err = errno;
+
+		free(m);
+		errno = err;
+		return NULL;
+	}
+	m->frmr = true;
 	m->mr.context = pd->context;
 	m->mr.pd = pd;
 	m->mr.addr = addr;

@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include <stdbool.h>
+
 #include <infiniband/verbs.h>
 
 #include "wn_client.h"
@@ -46,6 +48,7 @@ struct wn_vsrq {
 struct wn_vmr {
 	struct ibv_mr mr;
 	struct wn_client_mr *wmr;
+	bool frmr; /* wnv_alloc_frmr() */
 };
 
 struct wn_vchannel {

@@ -28,6 +28,10 @@
  *             rebinding it, LOCAL_INV, and the peer's Write with the invalidated STag is
  *             answered with a Terminate, memory untouched; ibv_dereg_mr of an MR with a
  *             bound window is refused (EBUSY)
+ *   frmr      fast-register MR (wnv.h): fast-registered at a TO inside its backing, Written
+ *             and Read by the peer, invalidated by the peer's Send with Invalidate,
+ *             fast-registered again zero-based and read-only, invalidated locally: the
+ *             peer's Read with that STag is answered with a Terminate
  *   ordneg    RFC 6581 IRD/ORD: values seen in CONNECT_REQUEST / ESTABLISHED / query_qp,
  *             then many outstanding Reads throttled by ORD (never failed)
  *   viol      remote access violation (--viol rights|bounds|stag|read): the requester's
@@ -61,6 +65,8 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+
+#include "wnv.h"
 
 #define DEPTH       256  /* SQ and RQ depth */
 #define CQ_DEPTH    1024
@@ -1457,6 +1463,122 @@ case_mw(void)
 	conn_free(&c);
 }
 
+/* Fast-register @p f with @p key over [off, off+len) of its backing at @p iova. */
+static void
+frmr_reg(struct conn *c, struct ibv_mr *f, uint32_t key, uint64_t iova, size_t off, size_t len,
+	 unsigned int access, uint64_t wr_id)
+{
+	struct wnv_fast_reg_wr fr = {
+		.wr_id = wr_id, .send_flags = IBV_SEND_SIGNALED, .mr = f, .key = key,
+		.access = access, .iova = iova, .length = len, .offset = off,
+	};
+	int ret = wnv_post_fast_reg(c->qp, &fr);
+
+	CHECK(ret == 0, "wnv_post_fast_reg: %s", strerror(ret));
+	wc_expect(c->scq, wr_id, (enum ibv_wc_opcode)WNV_WC_FAST_REG, "fast-register");
+	CHECK(f->rkey == key && f->lkey == key);
+}
+
+#define FR_BACKING (64 * 1024)
+#define FR_OFF     8192
+#define FR_LEN     16384
+#define FR_TO      0x7000000000ull
+static void
+case_frmr(void)
+{
+	struct conn c;
+	struct buf b;
+
+	conn_up(&c, NULL);
+	buf_alloc(&c, &b, 8192, ACC_ALL);
+	if (o.server) {
+		uint8_t *back = aligned_alloc(4096, FR_BACKING);
+		uint32_t k1, k2;
+		struct ibv_mr *f;
+		struct ibv_wc wc;
+		struct rbuf r;
+
+		CHECK(back != NULL);
+		pat_fill(back, FR_BACKING, 0xb00, 0);
+		f = wnv_alloc_frmr(c.pd, back, FR_BACKING);
+		CHECK(f != NULL, "wnv_alloc_frmr: %s", strerror(errno));
+		k1 = ibv_inc_rkey(f->rkey);
+		frmr_reg(&c, f, k1, FR_TO, FR_OFF, FR_LEN,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			 100);
+		post_recv(&c, 110, &b, 0, 1024);
+		post_recv(&c, 111, &b, 1024, 1024);
+		r = (struct rbuf){ FR_TO, k1, FR_LEN };
+		oob_put(T_MR, 0, &r, 0);
+		wc_get(c.rcq, &wc, "Send with Invalidate");
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 110, "wr_id %" PRIu64 " %s",
+		      wc.wr_id, wc_str(wc.status));
+		CHECK((wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == k1,
+		      "wc_flags 0x%x invalidated_rkey 0x%x, want 0x%x", wc.wc_flags,
+		      wc.invalidated_rkey, k1);
+		(void)oob_get(T_SENT);
+		pat_check(back, FR_OFF + 4096, 0xb00, 0, "backing below the write");
+		pat_check(back + FR_OFF + 4096, 4096, 0xb01, 0, "backing written through the FRMR");
+		pat_check(back + FR_OFF + 8192, FR_BACKING - FR_OFF - 8192, 0xb00, FR_OFF + 8192,
+			  "backing above the write");
+		/* only an invalid FRMR can be fast-registered again: the peer invalidated it */
+		k2 = ibv_inc_rkey(k1);
+		frmr_reg(&c, f, k2, 0, 0, 4096, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ZERO_BASED, 101);
+		r = (struct rbuf){ 0, k2, 4096 };
+		oob_put(T_GO, 0, &r, 0);
+		(void)oob_get(T_RESULT);
+		{
+			struct ibv_send_wr wr = { .wr_id = 102, .opcode = IBV_WR_LOCAL_INV,
+						  .send_flags = IBV_SEND_SIGNALED,
+						  .invalidate_rkey = k2 }, *bad;
+			int ret = ibv_post_send(c.qp, &wr, &bad);
+
+			CHECK(ret == 0, "IBV_WR_LOCAL_INV: %s", strerror(ret));
+		}
+		wc_expect(c.scq, 102, IBV_WC_LOCAL_INV, "local invalidate");
+		oob_put(T_ARMED, 0, NULL, 0);
+		wait_disconnected("responder");
+		expect_recv_flush(&c, 111, 1, "responder");
+		CHECK(ibv_dereg_mr(f) == 0);
+		free(back);
+	} else {
+		struct rbuf r = oob_get_mr();
+		struct oob_msg m;
+		struct ibv_sge sg = { (uintptr_t)b.p, 64, b.mr->lkey };
+		struct ibv_wc wc;
+		int ret;
+
+		CHECK(r.len == FR_LEN);
+		memset(b.p, 0, b.len);
+		post1(&c, IBV_WR_RDMA_READ, 1, &b, 0, 4096, r.addr, r.rkey, 0);
+		wc_expect(c.scq, 1, IBV_WC_RDMA_READ, "Read through the FRMR");
+		pat_check(b.p, 4096, 0xb00, FR_OFF, "Read through the FRMR");
+		pat_fill(b.p + 4096, 4096, 0xb01, 0);
+		post1(&c, IBV_WR_RDMA_WRITE, 2, &b, 4096, 4096, r.addr + 4096, r.rkey, 0);
+		ret = post_wr(&c, IBV_WR_SEND_WITH_INV, 3, &sg, 1, IBV_SEND_SIGNALED, 0, 0, r.rkey);
+		CHECK(ret == 0, "%s", strerror(ret));
+		wc_expect(c.scq, 2, IBV_WC_RDMA_WRITE, "Write through the FRMR");
+		wc_expect(c.scq, 3, IBV_WC_SEND, "Send with Invalidate");
+		oob_put(T_SENT, 0, NULL, 0);
+		m = oob_get(T_GO);
+		memset(b.p, 0, b.len);
+		post1(&c, IBV_WR_RDMA_READ, 4, &b, 0, 4096, m.addr, m.rkey, 0);
+		wc_expect(c.scq, 4, IBV_WC_RDMA_READ, "Read of the zero-based FRMR");
+		pat_check(b.p, 4096, 0xb00, 0, "Read of the zero-based FRMR");
+		oob_put(T_RESULT, 0, NULL, 0);
+		(void)oob_get(T_ARMED);
+		post1(&c, IBV_WR_RDMA_READ, 5, &b, 0, 64, m.addr, m.rkey, 0);
+		wc_get(c.scq, &wc, "Read with the invalidated STag");
+		note("requester: Read with the locally invalidated rkey 0x%x: %s", m.rkey,
+		     wc_str(wc.status));
+		CHECK(wc.wr_id == 5 && wc.status != IBV_WC_SUCCESS,
+		      "the Read with an invalidated STag completed successfully");
+		wait_disconnected("requester");
+	}
+	buf_free(&b);
+	conn_free(&c);
+}
+
 /* Disconnect with receives outstanding on both sides: all flushed, in order. */
 static void
 prepost_flush(struct conn *c)
@@ -1846,7 +1968,7 @@ static const struct {
 	void (*fn)(void);
 } cases[] = {
 	{ "basic", case_basic },	{ "ops", case_ops },	      { "atomics", case_atomics },
-	{ "send_inv", case_send_inv },	{ "mw", case_mw },	      { "ordneg", case_ordneg },    { "viol", case_viol },
+	{ "send_inv", case_send_inv },	{ "mw", case_mw },	      { "frmr", case_frmr },	      { "ordneg", case_ordneg },    { "viol", case_viol },
 	{ "flush", case_flush },	{ "flush_late", case_flush }, { "bulk", case_bulk },
 	{ "stream", case_stream },	{ "kill", case_kill },	      { "refused", case_refused },
 };

@@ -18,6 +18,8 @@
 #   mw             memory windows type 1 and 2: Writes/Reads through them, Send with
 #                  Invalidate, rebind, LOCAL_INV, then a Write with the invalid window STag:
 #                  Terminate 1/1/0 (invalid STag), memory untouched
+#   frmr           fast-register MR (wnv.h): Read/Write through it, Send with Invalidate,
+#                  fast-register again, LOCAL_INV, then a Read with it: Terminate 0/1/0
 #   rtr_send|rtr_write|rtr_read   RFC 6581 peer-to-peer with that RTR type only (--rtr on both)
 #                  and the capture shows the initiator's first FPDU is that zero-length RTR
 #   mpa_rev1       both sides MPA revision 1 (unenhanced): no RTR, data flows
@@ -350,6 +352,13 @@ send_inv)
 	run_case --case send_inv
 	log_has "$A_LOG" "Terminate sent: layer 0 etype 1 code 9$" "responder (A)"
 	log_has "$B_LOG" "Terminate received: layer 0 etype 1 code 9$" "requester (B)"
+	;;
+frmr)
+	pair_start
+	run_case --case frmr
+	# the Read Request with the locally invalidated FRMR STag: RDMAP, invalid STag
+	log_has "$A_LOG" "Terminate sent: layer 0 etype 1 code 0$" "responder (A)"
+	log_has "$B_LOG" "Terminate received: layer 0 etype 1 code 0$" "requester (B)"
 	;;
 mw)
 	pair_start
