@@ -264,6 +264,7 @@ apply(struct wn_dpapp_conf *p, int o, const char *arg, int depth)
 		p->dp.mtu = (uint16_t)v;
 		return 0;
 	case O_PCAP:
+		free((void *)(uintptr_t)p->pcap); /* the last one given counts */
 		p->pcap = strdup(arg);
 		return p->pcap != NULL ? 0 : -ENOMEM;
 	case O_IDLE:
@@ -313,6 +314,7 @@ apply(struct wn_dpapp_conf *p, int o, const char *arg, int depth)
 	case O_CONFIG:
 		return parse_config(p, arg, depth + 1);
 	case O_IMPAIR:
+		free((void *)(uintptr_t)p->impair);
 		p->impair = strdup(arg);
 		return p->impair != NULL ? 0 : -ENOMEM;
 	default:

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer target for warpnicd's option and config-file parser (app/warpnicd's wn_dpapp:
+ * wn_dpapp_option(), "config FILE"), which warpnicd and warpnic-perf's embedded dataplane
+ * share. The input is the config file (it may name itself with "config", up to the nesting
+ * limit). Invariants checked on success: addresses within bounds and mirrored to the control
+ * server, MTU and MPA settings in range, names NUL-terminated; no leak on any input.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "wn_dpapp.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct wn_dpapp_conf c;
+	char path[64];
+	int fd = memfd_create("fuzz_dpapp_config", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	wn_dpapp_defaults(&c);
+	if (wn_dpapp_option(&c, "config", path) == 0) {
+		if (c.dp.n_addrs != c.ctl.n_addrs || c.dp.n_addrs > WN_NETIF_MAX_ADDRS ||
+		    c.ctl.n_addrs > WN_CTL_SERVER_MAX_ADDRS)
+			abort();
+		for (uint32_t i = 0; i < c.dp.n_addrs; i++)
+			if (c.dp.prefix[i] > (c.dp.addrs[i].family == WN_AF_INET ? 32 : 128))
+				abort();
+		if (c.dp.mtu < 576 || c.dp.mtu > 9000 || c.ctl.mtu != c.dp.mtu)
+			abort();
+		if (c.dp.mpa_rev < 1 || c.dp.mpa_rev > 2 || (c.dp.rtr & ~WN_MPA_RTR_ALL) != 0)
+			abort();
+		if (memchr(c.ctl_path, '\0', sizeof(c.ctl_path)) == NULL ||
+		    memchr(c.dev_name, '\0', sizeof(c.dev_name)) == NULL)
+			abort();
+		if (c.mbufs < 1023 || c.dp.sockbuf < 16384 || c.dp.max_conns < 1)
+			abort();
+	}
+	wn_dpapp_conf_free(&c);
+	close(fd);
+	return 0;
+}
