@@ -1,16 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The embedded dataplane, testpmd-style: warpnicd's library (app/warpnicd/wn_dpapp.h) runs
- * its shards on this process's worker lcores and its control thread on a socket of its own;
- * the RNIC modes reach it through lib/client exactly as they reach a running warpnicd, so the
- * same benchmark code measures both.
+ * in this process with its control thread on a socket of its own, and the RNIC mode reaches
+ * it through lib/client exactly as it reaches a running warpnicd, so the same benchmark code
+ * measures both.
+ *
+ * Lcores: with workers (-l 0,1...), the dataplane shards run on the workers and the mode on
+ * the main lcore. With the main lcore alone (-l 0), shard 0 runs there, as in warpnicd, and
+ * the mode on a control thread (rte_ctrl_thread_create(): the CPUs EAL left free, else the
+ * main lcore's, shared with the dataplane, which naps when idle).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <rte_lcore.h>
 
 #include "wn_dpapp.h"
 
@@ -20,16 +28,20 @@
 #define EMBED_LINGER_MS 3000
 
 static struct wn_dpapp_conf conf; /* outlives the run: p->ctl points into it */
-static bool started;
 
-int
-wn_perf_embed_start(struct wn_perf_params *p)
+struct bench {
+	const struct wn_perf_mode *m;
+	const struct wn_perf_params *p;
+	int rc;
+};
+
+static int
+conf_build(struct wn_perf_params *p)
 {
 	const char *tmp = getenv("TMPDIR");
 	int rc;
 
 	wn_dpapp_defaults(&conf);
-	conf.main_shard = false; /* the main lcore runs the benchmark */
 	snprintf(conf.ctl_path, sizeof(conf.ctl_path), "%s/warpnic-perf.%d.sock",
 		 tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", (int)getpid());
 	for (unsigned int i = 0; i < p->nb_dp_opts; i++) {
@@ -37,36 +49,72 @@ wn_perf_embed_start(struct wn_perf_params *p)
 		if (rc != 0) {
 			fprintf(stderr, "warpnic-perf: bad value for --%s: '%s'\n", p->dp_opt[i][0],
 				p->dp_opt[i][1] != NULL ? p->dp_opt[i][1] : "");
-			wn_dpapp_conf_free(&conf);
 			return rc;
 		}
 	}
 	if (p->ctl != NULL) {
 		if (strlen(p->ctl) >= sizeof(conf.ctl_path)) {
 			fprintf(stderr, "warpnic-perf: --ctl path too long\n");
-			wn_dpapp_conf_free(&conf);
 			return -ENAMETOOLONG;
 		}
 		snprintf(conf.ctl_path, sizeof(conf.ctl_path), "%s", p->ctl);
 	}
-	rc = wn_dpapp_start(&conf);
-	wn_dpapp_conf_free(&conf); /* start() keeps a copy */
-	if (rc != 0)
-		return rc;
-	started = true;
-	p->ctl = conf.ctl_path;
 	return 0;
 }
 
-int
-wn_perf_embed_stop(void)
+/* the mode, then let the peer's benchmark have our FINs before the shards stop */
+static void
+bench_run(struct bench *b)
 {
-	if (!started)
-		return 0;
-	started = false;
-	/* the peer's benchmark waits for our FINs: let them go out before the shards stop */
+	b->rc = b->m->run(b->p);
 	if (wn_dpapp_wait_idle(EMBED_LINGER_MS) != 0)
 		fprintf(stderr, "warpnic-perf: connections still open after %u ms; stopping\n",
 			EMBED_LINGER_MS);
-	return wn_dpapp_stop();
+}
+
+static void *
+bench_thread(void *arg)
+{
+	bench_run(arg);
+	wn_dpapp_quit(); /* wn_dpapp_run_main() returns */
+	return NULL;
+}
+
+int
+wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
+{
+	struct bench b = { .m = m, .p = p };
+	pthread_t tid;
+	int rc, dp_rc;
+
+	rc = conf_build(p);
+	/* the main lcore alone: it runs shard 0, the mode goes to a thread */
+	conf.main_shard = rte_lcore_count() == 1;
+	if (rc == 0)
+		rc = wn_dpapp_start(&conf);
+	wn_dpapp_conf_free(&conf); /* start() keeps a copy */
+	if (rc != 0) {
+		fprintf(stderr, "warpnic-perf: embedded dataplane: %s\n", strerror(-rc));
+		return rc;
+	}
+	p->ctl = conf.ctl_path;
+	if (!conf.main_shard) {
+		bench_run(&b);
+		dp_rc = 0;
+	} else {
+		rc = rte_ctrl_thread_create(&tid, "wn-perf-bench", NULL, bench_thread, &b);
+		if (rc != 0) {
+			fprintf(stderr, "warpnic-perf: benchmark thread: %s\n", strerror(rc));
+			wn_dpapp_stop();
+			return -rc;
+		}
+		dp_rc = wn_dpapp_run_main();
+		pthread_join(tid, NULL);
+	}
+	rc = wn_dpapp_stop();
+	if (dp_rc == 0)
+		dp_rc = rc;
+	if (dp_rc != 0)
+		fprintf(stderr, "warpnic-perf: embedded dataplane: %s\n", strerror(-dp_rc));
+	return b.rc != 0 ? b.rc : dp_rc;
 }

@@ -6,15 +6,10 @@
 #include "perf.h"
 
 int
-wn_perf_embed_start(struct wn_perf_params *p)
+wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 {
 	(void)p;
+	(void)m;
 	fprintf(stderr, "warpnic-perf: built without the embedded dataplane (app/warpnicd)\n");
 	return -ENOTSUP;
-}
-
-int
-wn_perf_embed_stop(void)
-{
-	return 0;
 }

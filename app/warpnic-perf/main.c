@@ -74,7 +74,7 @@ main(int argc, char **argv)
 	const struct wn_perf_mode *m;
 	char **eal_argv, **app_argv;
 	int sep = -1, eal_argc, app_argc, rc;
-	bool eal_up = false, embedded = false;
+	bool eal_up = false;
 
 	if (wants_help(argc, argv)) {
 		wn_perf_usage(argv[0]);
@@ -129,25 +129,12 @@ main(int argc, char **argv)
 		}
 		eal_up = true;
 	}
-	if (p.nb_dp_opts > 0) {
-		rc = wn_perf_embed_start(&p);
-		if (rc != 0) {
-			fprintf(stderr, "%s: embedded dataplane: %s\n", argv[0], strerror(-rc));
-			goto out;
-		}
-		embedded = true;
-	}
-	rc = m->run(&p);
+	if (p.nb_dp_opts > 0)
+		rc = wn_perf_embed_run(&p, m);
+	else
+		rc = m->run(&p);
 	if (rc < 0)
 		fprintf(stderr, "%s: mode %s failed: %s\n", argv[0], m->name, strerror(-rc));
-	if (embedded) {
-		int src = wn_perf_embed_stop();
-
-		if (src != 0) {
-			fprintf(stderr, "%s: embedded dataplane: %s\n", argv[0], strerror(-src));
-			rc = rc < 0 ? rc : src;
-		}
-	}
 out:
 	if (eal_up)
 		wn_port_shutdown(); /* ports and EAL, as far as net_memif allows */

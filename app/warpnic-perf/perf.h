@@ -82,13 +82,14 @@ int wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p);
 void wn_perf_usage(const char *prog);
 
 /**
- * Start the embedded dataplane (app/warpnicd's wn_dpapp) with p->dp_opt on the worker lcores
- * and point p->ctl at its control socket. After rte_eal_init(), main lcore.
- * @return 0 or -errno (message on stderr; -ENOTSUP when built without it).
+ * Run mode @p m with the embedded dataplane (app/warpnicd's wn_dpapp) built from
+ * p->dp_opt: start it, point p->ctl at its control socket, run the mode (on the main lcore,
+ * the dataplane on the workers; with the main lcore alone, the dataplane there and the mode
+ * on a thread), let the connections close, stop it. After rte_eal_init(), main lcore.
+ * @return the mode's result, else 0 or -errno of the dataplane (message on stderr;
+ *   -ENOTSUP when built without it).
  */
-int wn_perf_embed_start(struct wn_perf_params *p);
-/** Let the dataplane's connections close (a bounded wait), then stop it. @return 0/-errno. */
-int wn_perf_embed_stop(void);
+int wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m);
 /**
  * Fill p->sizes for a network mode: --sweep gives the powers of two from 2 to 1 MiB, no size
  * gives @p def. Sizes must be within [@p min, @p max]. @return 0 or -EINVAL (message printed).

@@ -11,8 +11,8 @@
  *   ... clients use c.ctl_path ...
  *   wn_dpapp_stop();                 // shards and control thread end, everything freed
  *
- * Thread safety: one dataplane per process; everything but wn_dpapp_quit() runs on the main
- * lcore (the thread that called rte_eal_init()). wn_dpapp_quit() is async-signal-safe.
+ * Thread safety: one dataplane per process; start, run_main and stop run on the main lcore
+ * (the thread that called rte_eal_init()); wn_dpapp_quit() is async-signal-safe.
  */
 #ifndef WN_DPAPP_H
 #define WN_DPAPP_H
@@ -92,7 +92,7 @@ bool wn_dpapp_running(void);
 /**
  * Wait until every connection of the dataplane is closed or in TIME_WAIT (an embedding app's
  * clients closed theirs, and the FINs went both ways), at most @p timeout_ms: the peer then
- * has everything we sent. @return 0, or -ETIMEDOUT. Main lcore.
+ * has everything we sent. @return 0, or -ETIMEDOUT. Any thread but the shards'.
  */
 int wn_dpapp_wait_idle(unsigned int timeout_ms);
 

@@ -13,6 +13,8 @@
 #       two warpnic-perf processes, each with an embedded dataplane (--ip: warpnicd's
 #       dataplane on a worker lcore, the benchmark on the main lcore), joined by net_memif
 #       like two hosts running perftest
+#   perf_pair.sh BUILD_DIR emb1 MODE[,MODE...] [CLIENT OPTIONS...]
+#       the same with one lcore each (dataplane on the main lcore, benchmark on a thread)
 # Exit status: 0, 1 when a run fails, 77 (skip) when a program is not built.
 # Logs: $WN_BENCH_KEEP set keeps the temporary directory.
 set -uo pipefail
@@ -23,8 +25,8 @@ modes=${3:?modes}
 shift 3
 perf=$build/app/bin/warpnic-perf
 [ -x "$perf" ] || { echo "SKIP: warpnic-perf not built" >&2; exit 77; }
-if [ "$kind" = emb ] && ! "$perf" --help | grep -q -- "--ip ADDR"; then
-	echo "SKIP: warpnic-perf built without the embedded dataplane" >&2
+if [ "${kind%1}" = emb ] && [ ! -f "$build/app/warpnicd/libwn_dpapp.a" ]; then
+	echo "SKIP: warpnic-perf built without the embedded dataplane (app/warpnicd)" >&2
 	exit 77
 fi
 if [ "$kind" = rnic ] && [ ! -x "$build/app/warpnicd/warpnicd" ]; then
@@ -46,8 +48,10 @@ cleanup() {
 }
 trap cleanup EXIT
 if [ "$(nproc)" -ge 2 ]; then lc_s=0 lc_c=1; else lc_s=0 lc_c=0; fi
-# emb: two lcores each (main: benchmark, worker: dataplane), crossed over the CPUs
+# emb: two lcores each (main: benchmark, worker: dataplane), crossed over the CPUs;
+# emb1: one each (lcore 0 on CPUs 0 and 1)
 if [ "$(nproc)" -ge 2 ]; then lm_s=0@0,1@1 lm_c=0@1,1@0; else lm_s=0@0,1@0 lm_c=0@0,1@0; fi
+if [ "$kind" = emb1 ]; then lm_s=0@$lc_s lm_c=0@$lc_c; fi
 fail() {
 	echo "FAIL: $*" >&2
 	tail -n 20 "$t"/*.log >&2
@@ -84,7 +88,7 @@ for m in "${list[@]}"; do
 		"$perf" --mode "$m" --client 198.19.0.2 --ctl "$t/pair/a.sock" --json "$t/$m.json" \
 			"$@" >"$t/$m.client.log" 2>&1 || fail "$m client"
 		;;
-	emb)
+	emb|emb1)
 		sock=$t/memif.sock
 		rm -f "$sock"
 		eal=(--no-pci --no-huge --no-shconf -m 256 --log-level=lib.eal:error)
@@ -104,7 +108,7 @@ for m in "${list[@]}"; do
 			>"$t/$m.client.log" 2>&1 || fail "$m client"
 		;;
 	*)
-		echo "usage: $0 BUILD_DIR raw|rnic|emb MODES [OPTIONS]" >&2
+		echo "usage: $0 BUILD_DIR raw|rnic|emb|emb1 MODES [OPTIONS]" >&2
 		exit 2
 		;;
 	esac
