@@ -53,6 +53,7 @@ struct wn_mem_table {
 	uint32_t n_free;
 	uint32_t pd_ref[MAX_PD]; /* 0 = free; else 1 + users (control thread only) */
 	struct entry *e;
+	uint32_t *pins;     /* per index: zero-copy references (atomic, any lcore) */
 };
 
 static void
@@ -99,7 +100,8 @@ wn_mem_table_create(uint32_t capacity, struct rte_rcu_qsbr *qs)
 		goto nomem;
 	t->e = calloc(capacity, sizeof(*t->e));
 	t->free_idx = calloc(capacity, sizeof(*t->free_idx));
-	if (t->e == NULL || t->free_idx == NULL)
+	t->pins = calloc(capacity, sizeof(*t->pins));
+	if (t->e == NULL || t->free_idx == NULL || t->pins == NULL)
 		goto nomem;
 	t->capacity = capacity;
 	t->qs = qs;
@@ -113,6 +115,7 @@ nomem:
 	if (t != NULL) {
 		free(t->e);
 		free(t->free_idx);
+		free(t->pins);
 		free(t);
 	}
 	errno = ENOMEM;
@@ -126,7 +129,43 @@ wn_mem_table_free(struct wn_mem_table *t)
 		return;
 	free(t->e);
 	free(t->free_idx);
+	free(t->pins);
 	free(t);
+}
+
+int
+wn_mem_pin(struct wn_mem_table *t, uint32_t stag)
+{
+	uint32_t idx = wn_mem_stag_index(stag);
+	struct snap s;
+
+	if (t == NULL || idx == 0 || idx >= t->capacity)
+		return -ENOENT;
+	snap_read(&t->e[idx], &s);
+	if (!s.valid || s.key != wn_mem_stag_key(stag) ||
+	    (s.type != WN_MEM_T_MR && s.type != WN_MEM_T_FRMR))
+		return -EINVAL; /* windows: the memory is another entry's */
+	__atomic_fetch_add(&t->pins[idx], 1, __ATOMIC_ACQ_REL);
+	return 0;
+}
+
+void
+wn_mem_unpin(struct wn_mem_table *t, uint32_t stag)
+{
+	uint32_t idx = wn_mem_stag_index(stag);
+
+	if (t != NULL && idx != 0 && idx < t->capacity)
+		__atomic_fetch_sub(&t->pins[idx], 1, __ATOMIC_RELEASE);
+}
+
+uint32_t
+wn_mem_pinned(const struct wn_mem_table *t, uint32_t stag)
+{
+	uint32_t idx = wn_mem_stag_index(stag);
+
+	if (t == NULL || idx == 0 || idx >= t->capacity)
+		return 0;
+	return __atomic_load_n(&t->pins[idx], __ATOMIC_ACQUIRE);
 }
 
 int

@@ -210,6 +210,25 @@ int wn_mem_mw_alloc(struct wn_mem_table *t, uint32_t pd, int type, uint8_t key,
 int wn_mem_destroy(struct wn_mem_table *t, uint32_t stag);
 
 /**
+ * Pin the memory of @p stag's index for zero-copy transmit (a reference an mbuf or TCP's
+ * retransmission queue still holds after the lookup). lib/mem itself unmaps nothing: the
+ * owner of the mapping keeps it until wn_mem_pinned() is 0 after wn_mem_destroy() (warpnicd
+ * delays the dataplane's DONE for a deregistered MR). Counted per index, so a pin taken on
+ * an index that is reused later holds up the new region's unmapping too (safe, rare). Call
+ * between a successful lookup and the next quiescent state, so that the count is visible
+ * before wn_mem_destroy()'s grace period ends.
+ * @return 0, -ENOENT (bad index), -EINVAL (not a valid MR or fast-register MR: a window's
+ *   memory belongs to its MR). Any lcore.
+ */
+int wn_mem_pin(struct wn_mem_table *t, uint32_t stag);
+
+/** Drop a pin taken by wn_mem_pin(). Any thread. */
+void wn_mem_unpin(struct wn_mem_table *t, uint32_t stag);
+
+/** @return the pins on @p stag's index. Any thread. */
+uint32_t wn_mem_pinned(const struct wn_mem_table *t, uint32_t stag);
+
+/**
  * The hot-path lookup: resolve [@p to, @p to + @p len) of @p stag for @p access on a QP of
  * @p pd (number @p qp).
  * Checks, in order: STag valid (index, key, state) → associated with @p pd / @p qp (RFC 5042

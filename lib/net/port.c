@@ -42,6 +42,9 @@ wn_port_setup(const struct wn_port_conf *c, uint64_t *tx_capa, uint64_t *rx_capa
 		conf.txmode.offloads = info.tx_offload_capa & want_tx;
 		conf.rxmode.offloads = info.rx_offload_capa & want_rx;
 	}
+	/* mbuf chains (zero-copy transmit): independent of the checksum offloads */
+	if (c->multi_segs)
+		conf.txmode.offloads |= info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	/* several queues: RSS where the port has it; the caller steers in software anyway */
 	if (nq > 1 && (info.flow_type_rss_offloads & (RTE_ETH_RSS_TCP | RTE_ETH_RSS_IP)) != 0) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;

@@ -33,6 +33,8 @@ struct wn_port_conf {
 	uint16_t mtu;              /**< L3 MTU to set (0: leave the port's) */
 	bool offload;              /**< enable IPv4/TCP checksum offloads the port offers */
 	bool set_mtu;              /**< call rte_eth_dev_set_mtu (false for wrapper ports) */
+	bool multi_segs;           /**< enable RTE_ETH_TX_OFFLOAD_MULTI_SEGS if the port has it
+				    *   (reported in tx_capa: mbuf chains may be sent) */
 	struct rte_mempool *pool;  /**< RX mbufs */
 };
 

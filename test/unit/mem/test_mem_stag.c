@@ -92,6 +92,31 @@ test_reg_args(void **state)
 	assert_int_equal(wn_mem_mr_reg(f->t, 77, buf, 8, 0, RW, 1, &s), -ENOENT);
 }
 
+/* Zero-copy pins: only MRs, wrong key refused, counted per index, survive destroy. */
+static void
+test_pins(void **state)
+{
+	struct fx *f = *state;
+	uint32_t s, mw;
+
+	assert_int_equal(wn_mem_mr_reg(f->t, f->pd, buf, 64, 0x1000, RW, 7, &s), 0);
+	assert_int_equal(wn_mem_pinned(f->t, s), 0);
+	assert_int_equal(wn_mem_pin(f->t, s), 0);
+	assert_int_equal(wn_mem_pin(f->t, s), 0);
+	assert_int_equal(wn_mem_pin(f->t, s ^ 1), -EINVAL); /* other key */
+	assert_int_equal(wn_mem_pin(f->t, 0), -ENOENT);
+	assert_int_equal(wn_mem_pinned(f->t, s), 2);
+	assert_int_equal(wn_mem_mw_alloc(f->t, f->pd, 1, 0x20, &mw), 0);
+	assert_int_equal(wn_mem_pin(f->t, mw), -EINVAL); /* a window's memory is its MR's */
+	assert_int_equal(wn_mem_destroy(f->t, s), 0);
+	/* the owner of the mapping waits for these */
+	assert_int_equal(wn_mem_pinned(f->t, s), 2);
+	assert_int_equal(wn_mem_pin(f->t, s), -EINVAL); /* no new pin on a dead region */
+	wn_mem_unpin(f->t, s);
+	wn_mem_unpin(f->t, s);
+	assert_int_equal(wn_mem_pinned(f->t, s), 0);
+}
+
 static void
 test_check_ok_va_and_zero_based(void **state)
 {
@@ -504,6 +529,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stag_encoding),
 		cmocka_unit_test_setup_teardown(test_reg_args, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_ok_va_and_zero_based, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_stag, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_associated, setup, teardown),
