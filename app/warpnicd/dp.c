@@ -115,6 +115,7 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	dp->tcp = wn_tcp_ctx_create(&tc);
 	if (dp->tcp == NULL)
 		return NULL;
+	(void)dp_zc_init(dp); /* zero-copy transmit if configured and the port sends chains */
 	dp->next_token = 1;
 	return dp;
 }
@@ -321,6 +322,18 @@ loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 			continue;
 		}
 		dp->st.loopback_pkts++;
+		if (m->nb_segs > 1) {
+			/* a zero-copy chain: TCP input wants one contiguous frame, as a NIC's */
+			struct rte_mbuf *f = rte_pktmbuf_copy(m, dp->c.pool, 0, UINT32_MAX);
+
+			rte_pktmbuf_free(m);
+			if (f == NULL) {
+				dp->st.tx_drop++;
+				continue;
+			}
+			dp->st.loopback_copies++;
+			m = f;
+		}
 		m->ol_flags = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 		eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(*eh));
 		if (eh == NULL) {
@@ -464,6 +477,8 @@ wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit)
 			if (n > 0)
 				wn_tcp_rx_bulk(dp->tcp, pkts, n, dp->now);
 		}
+		/* zero-copy FPDUs ACKed and no longer in an mbuf: unpin, complete WQEs */
+		dp_zc_poll(dp);
 		if (idx == 0) {
 			n = (uint16_t)rte_ring_dequeue_burst(dp->c.to_dp, msgs, DP_BURST, NULL);
 			for (i = 0; i < n; i++)
@@ -538,6 +553,7 @@ shard_free(struct wn_dp *dp)
 	wn_netif_free(dp->nif);
 	rte_hash_free(dp->cm);
 	pthread_mutex_destroy(&dp->tel_lock);
+	free(dp->dereg);
 	free(dp);
 }
 

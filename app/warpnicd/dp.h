@@ -82,6 +82,8 @@ struct wn_dp_conf {
 	uint8_t rtr;                  /**< RTR types offered (WN_MPA_RTR_* bits) */
 	uint32_t mpa_timeout_us;
 	bool rfc7306;
+	bool zero_copy_tx;            /**< send registered memory in place (port: MULTI_SEGS) */
+	uint32_t zero_copy_min;       /**< ... for messages of at least this many octets */
 };
 
 /** Counters of the dataplane (besides lib/net, lib/tcp, lib/rnic's own). */
@@ -98,6 +100,15 @@ struct wn_dp_stats {
 	uint64_t handoff_tx;         /**< frames steered to another lcore */
 	uint64_t handoff_rx;         /**< frames steered here by another lcore */
 	uint64_t handoff_drop;       /**< handoff ring full or no mbuf for a copy */
+	uint64_t zc_fpdus;           /**< FPDUs sent zero-copy (payload referenced) */
+	uint64_t zc_bytes;           /**< ... their payload octets */
+	uint64_t zc_released;        /**< ... whose references all went (ACKed + mbufs freed) */
+	uint64_t zc_fallback;        /**< zero-copy FPDUs copied instead (no token, a window) */
+	uint64_t copy_fpdus;         /**< FPDUs framed by copying (payload included) */
+	uint64_t copy_bytes;         /**< ... their payload octets */
+	uint64_t mr_dereg_deferred;  /**< MR deregistrations that waited for zero-copy pins */
+	uint64_t mr_dereg_waiting;   /**< ... still waiting (gauge, shard 0) */
+	uint64_t loopback_copies;    /**< zero-copy chains copied for the loopback path */
 };
 
 /** Kind tag: first member of every object in wn_dp::objs. */
@@ -179,6 +190,7 @@ struct dp_conn {
 	struct wn_mpa_gather gather;  /**< the deframer's gathering into rxbuf */
 	uint8_t *txbuf;               /**< one FPDU being framed */
 	uint32_t txcap;
+	uint32_t zc_out;              /**< zero-copy tokens not back yet (freed only at 0) */
 	TAILQ_ENTRY(dp_conn) next;
 };
 
@@ -204,6 +216,11 @@ struct wn_dp {
 	uint32_t next_token;
 	uint64_t now;
 	struct wn_dp_stats st;
+	/* zero-copy transmit (dp_zc.c) */
+	bool zc_on;
+	struct rte_ring *zc_done;     /**< tokens whose last reference went (MP/SC) */
+	struct { uint32_t handle, stag; } *dereg; /**< shard 0: DONEs waiting for unpinning */
+	uint32_t n_dereg, cap_dereg;
 	uint64_t last_tick;
 	volatile int *quit;
 	/* telemetry snapshot, refreshed by the lcore */
@@ -302,6 +319,18 @@ int dp_conn_tx(void *arg, const struct wn_rnic_ulpdu *u);
 void dp_qp_event(void *arg, struct wn_rnic_qp *qp, const struct wn_rnic_event *ev);
 /** Close TCP gracefully after what is queued (a Terminate went out or came in). */
 void dp_conn_close(struct dp_conn *c);
+/** Zero-copy transmit (dp_zc.c): set up for this shard (off unless the port can). */
+int dp_zc_init(struct wn_dp *dp);
+/** Take back tokens whose last reference went. Every loop iteration. */
+void dp_zc_poll(struct wn_dp *dp);
+/** Send one ULPDU in place. @return 0/WN_RNIC_TX_HELD, -EAGAIN, or -ENOTSUP: copy it. */
+int dp_zc_tx(struct dp_conn *c, const struct wn_rnic_ulpdu *u, const struct wn_mpa_stream *st);
+/** Shard 0: an MR deregistration; DONE once nothing references its memory. */
+void dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag);
+/** Shard 0: deregistrations whose pins went. Every tick. */
+void dp_zc_tick(struct wn_dp *dp);
+/** Tell the control thread an object is released (dp_obj.c). */
+void dp_ctl_done(struct wn_dp *dp, uint32_t handle);
 /** Abort a connection whose QP is being destroyed or moved to error by the ULP. */
 void dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort);
 

@@ -461,6 +461,16 @@ dp_conn_tx(void *arg, const struct wn_rnic_ulpdu *u)
 	if (c == NULL || c->tcp == NULL || !c->tx_ok || !c->record_mode)
 		return -EAGAIN;
 	p = wn_mpa_conn_params(&c->mpa);
+	if (c->dp->zc_on && u->src != WN_RNIC_SRC_NONE && u->n_iov > 0 &&
+	    u->msg_len >= c->dp->c.zero_copy_min && c->mpa.state == WN_MPA_CONN_FULL &&
+	    wn_mpa_conn_tx_allowed(&c->mpa)) {
+		ret = dp_zc_tx(c, u, &p->tx);
+		if (ret == -EAGAIN)
+			c->dp->st.tx_again++;
+		if (ret != -ENOTSUP)
+			return ret;
+		/* this FPDU cannot go zero-copy: copy it */
+	}
 	need = wn_mpa_fpdu_wire_len(c->mpa.tx_next, p->tx.seq_start, p->tx.markers, u->len);
 	if (need > wn_tcp_send_space(c->tcp) || need > c->txcap) {
 		c->dp->st.tx_again++;
@@ -485,6 +495,10 @@ dp_conn_tx(void *arg, const struct wn_rnic_ulpdu *u)
 		return -EAGAIN;
 	}
 	c->dp->st.tx_fpdus++;
+	if (u->n_iov > 0) {
+		c->dp->st.copy_fpdus++;
+		c->dp->st.copy_bytes += u->len - u->hdr_len;
+	}
 	return 0;
 }
 
@@ -853,8 +867,12 @@ dp_conns_tick(struct wn_dp *dp)
 		return;
 	dp->last_tick = dp->now;
 	dp_errq_flush(dp);
+	if (dp->idx == 0) {
+		dp_zc_tick(dp);
+		dp->st.mr_dereg_waiting = dp->n_dereg;
+	}
 	RTE_TAILQ_FOREACH_SAFE(c, &dp->conns, next, tmp) {
-		if (c->st == DPC_DEAD) {
+		if (c->st == DPC_DEAD && c->zc_out == 0) {
 			TAILQ_REMOVE(&dp->conns, c, next);
 			free(c->rxbuf);
 			free(c->txbuf);

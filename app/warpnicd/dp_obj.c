@@ -56,8 +56,8 @@ ctl_post(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 	ctl_kick(dp);
 }
 
-static void
-ctl_done(struct wn_dp *dp, uint32_t handle)
+void
+dp_ctl_done(struct wn_dp *dp, uint32_t handle)
 {
 	struct wn_ctl_dp_msg *m = calloc(1, sizeof(*m));
 
@@ -103,7 +103,7 @@ static void
 cq_put(struct wn_dp *dp, struct dp_cq *cq)
 {
 	if (atomic_fetch_sub(&cq->refs, 1) == 1) {
-		ctl_done(dp, cq->handle);
+		dp_ctl_done(dp, cq->handle);
 		free(cq);
 	}
 }
@@ -112,7 +112,7 @@ static void
 srq_put(struct wn_dp *dp, struct dp_srq *srq)
 {
 	if (atomic_fetch_sub(&srq->refs, 1) == 1) {
-		ctl_done(dp, srq->handle);
+		dp_ctl_done(dp, srq->handle);
 		free(srq);
 	}
 }
@@ -292,7 +292,7 @@ qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
 	if (qp->srq != NULL)
 		srq_put(dp, qp->srq);
 	if (ack)
-		ctl_done(dp, qp->handle);
+		dp_ctl_done(dp, qp->handle);
 	free(qp);
 }
 
@@ -485,7 +485,8 @@ dp_dispatch(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 	case WN_CTL_DP_MR_REG:
 		break; /* regions live in the shared lib/mem table */
 	case WN_CTL_DP_MR_DEREG:
-		ctl_done(dp, m->handle); /* lib/mem's grace period already passed */
+		/* lib/mem's grace period already passed; zero-copy mbufs may still hold pages */
+		dp_zc_dereg(dp, m->handle, ((const struct wn_ctl_dp_mr *)m->obj)->stag);
 		break;
 	case WN_CTL_DP_CQ_CREATE:
 		cq_create(dp, m->obj);
@@ -500,7 +501,7 @@ dp_dispatch(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 	case WN_CTL_DP_SRQ_DESTROY:
 		o = dp_obj(dp, m->handle, m->type == WN_CTL_DP_CQ_DESTROY ? DPO_CQ : DPO_SRQ);
 		if (o == NULL) {
-			ctl_done(dp, m->handle);
+			dp_ctl_done(dp, m->handle);
 			break;
 		}
 		rte_hash_del_key(dp->objs, &m->handle);
@@ -521,7 +522,7 @@ dp_dispatch(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 		struct dp_qp *qp = dp_obj(dp, m->handle, DPO_QP);
 
 		if (qp == NULL) {
-			ctl_done(dp, m->handle);
+			dp_ctl_done(dp, m->handle);
 			break;
 		}
 		rte_hash_del_key(dp->objs, &m->handle);

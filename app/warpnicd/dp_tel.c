@@ -44,6 +44,15 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(handoff_tx);
 	ADD(handoff_rx);
 	ADD(handoff_drop);
+	ADD(zc_fpdus);
+	ADD(zc_bytes);
+	ADD(zc_released);
+	ADD(zc_fallback);
+	ADD(copy_fpdus);
+	ADD(copy_bytes);
+	ADD(mr_dereg_deferred);
+	ADD(mr_dereg_waiting);
+	ADD(loopback_copies);
 }
 
 static void
@@ -97,6 +106,17 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, handoff_tx);
 	TEL_U64(d, s, handoff_rx);
 	TEL_U64(d, s, handoff_drop);
+	TEL_U64(d, s, zc_fpdus);
+	TEL_U64(d, s, zc_bytes);
+	TEL_U64(d, s, zc_released);
+	/* zero-copy FPDUs still referenced (TCP or an mbuf): 0 once everything is reclaimed */
+	rte_tel_data_add_dict_u64(d, "zc_inflight", s->zc_fpdus - s->zc_released);
+	TEL_U64(d, s, zc_fallback);
+	TEL_U64(d, s, copy_fpdus);
+	TEL_U64(d, s, copy_bytes);
+	TEL_U64(d, s, mr_dereg_deferred);
+	TEL_U64(d, s, mr_dereg_waiting);
+	TEL_U64(d, s, loopback_copies);
 }
 
 static int

@@ -128,6 +128,10 @@ wn_dpapp_usage(const char *prog)
 	       "  --sockbuf BYTES    TCP send/receive buffer per connection (default 1 MiB)\n"
 	       "  --mbufs N          mbuf pool size (default 16383)\n"
 	       "  --no-offload       software checksums even when the port offloads them\n"
+	       "  --zero-copy-tx on|off  send registered memory in place (mbuf chains; needs a\n"
+	       "                     port with MULTI_SEGS, as memif/af_packet/tap; default off)\n"
+	       "  --zero-copy-min BYTES  ... for messages of at least BYTES (default 16384;\n"
+	       "                     smaller ones are copied)\n"
 	       "  --mpa-rev 1|2      MPA revision (default 2: RFC 6581 enhanced)\n"
 	       "  --markers          ask the peer to send MPA Markers (default off)\n"
 	       "  --no-crc           do not ask for MPA CRC (used if the peer asks)\n"
@@ -205,7 +209,7 @@ num(const char *arg, unsigned long lo, unsigned long hi, unsigned long *out)
 enum {
 	O_IP = 256, O_GW, O_PORT, O_CTL, O_NAME, O_MTU, O_PCAP, O_IDLE, O_MAXC, O_SOCKBUF,
 	O_MBUFS, O_NOOFF, O_REV, O_MARKERS, O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_CONFIG, O_IMPAIR,
-	O_HELP,
+	O_ZC, O_ZCMIN, O_HELP,
 };
 
 static const struct option opts[] = {
@@ -229,6 +233,8 @@ static const struct option opts[] = {
 	{"mpa-timeout", required_argument, NULL, O_MPATO},
 	{"config", required_argument, NULL, O_CONFIG},
 	{"impair", required_argument, NULL, O_IMPAIR},
+	{"zero-copy-tx", required_argument, NULL, O_ZC},
+	{"zero-copy-min", required_argument, NULL, O_ZCMIN},
 	{"help", no_argument, NULL, O_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -317,6 +323,16 @@ apply(struct wn_dpapp_conf *p, int o, const char *arg, int depth)
 		free((void *)(uintptr_t)p->impair);
 		p->impair = strdup(arg);
 		return p->impair != NULL ? 0 : -ENOMEM;
+	case O_ZC:
+		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
+			return -EINVAL;
+		p->dp.zero_copy_tx = strcmp(arg, "on") == 0;
+		return 0;
+	case O_ZCMIN:
+		if (num(arg, 0, UINT32_MAX, &v) != 0)
+			return -EINVAL;
+		p->dp.zero_copy_min = (uint32_t)v;
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -386,6 +402,8 @@ wn_dpapp_defaults(struct wn_dpapp_conf *p)
 	p->dp.rfc7306 = true;
 	/* a busy server may take its time to accept; Linux's siw waits 20 s */
 	p->dp.mpa_timeout_us = 20u * 1000 * 1000;
+	p->dp.zero_copy_tx = false;
+	p->dp.zero_copy_min = 16384;
 	p->main_shard = true;
 }
 
@@ -603,6 +621,7 @@ wn_dpapp_start(const struct wn_dpapp_conf *conf)
 	pc.mtu = p->dp.mtu;
 	pc.offload = p->offload;
 	pc.set_mtu = !wn_impair_is_face(app.port);
+	pc.multi_segs = p->dp.zero_copy_tx;
 	pc.pool = p->dp.pool;
 	ret = wn_port_setup(&pc, &p->dp.tx_offload_capa, &p->dp.rx_offload_capa);
 	if (ret < 0) {

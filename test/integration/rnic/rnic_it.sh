@@ -43,6 +43,16 @@
 #   impair         4 MiB Write/Read + 1 MiB Send through drop 1 %, reorder 1 %, dup 0.1 %
 #   pcap           a capture of the "basic" workload: tshark decodes every FPDU, no CRC error
 #   af_packet      "basic" over net_af_packet on a veth pair in two network namespaces
+#   zc_reclaim     zero-copy transmit: kill -9 of a streaming client behind drop 2 %, reorder
+#                  1 % and a 100 ms delay line (its Writes unacknowledged, their mbufs still in
+#                  the impairer when its MRs are deregistered): the DONE of a pinned MR waits
+#                  (mr_dereg_deferred), both warpnicd stay up, every zero-copy FPDU is
+#                  reclaimed (zc_inflight 0), no MR is left waiting, no object is left, a new
+#                  client works
+#
+# WN_RNIC_ZC=1 runs a case with zero-copy transmit on for every message size
+# (--zero-copy-tx on --zero-copy-min 0 on both instances; meson: rnic_zc_CASE) and checks
+# that FPDUs did go zero-copy.
 set -uo pipefail
 
 B=$(cd "${1:?usage: $0 BUILD_DIR RNIC_IT CASE}" && pwd)
@@ -121,9 +131,19 @@ trap cleanup EXIT
 [ -x "$WARPNICD" ] || skip "warpnicd not built"
 [ -x "$IT" ] || skip "rnic_it not built"
 
+ZC_OPTS=()
+[ -n "${WN_RNIC_ZC:-}" ] && ZC_OPTS=(--zero-copy-tx on --zero-copy-min 0)
+
 # pair_start [wn-pair.sh options] [-- warpnicd options]
 pair_start() {
-	"$PAIR" start --no-huge "$@" >"$T/pair.out" 2>&1 || fail "wn-pair.sh start $*"
+	local args=("$@")
+	if [ ${#ZC_OPTS[@]} -gt 0 ]; then
+		case " $* " in
+		*" -- "*) args+=("${ZC_OPTS[@]}") ;;
+		*) args+=(-- "${ZC_OPTS[@]}") ;;
+		esac
+	fi
+	"$PAIR" start --no-huge "${args[@]}" >"$T/pair.out" 2>&1 || fail "wn-pair.sh start $*"
 }
 
 pair_stop() {
@@ -302,7 +322,7 @@ launch() {
 	mkdir -p "$WN_PAIR_DIR"
 	"${pre[@]}" "$WARPNICD" -l "$cpu" --file-prefix "wn_rnic_${name}_$$" --proc-type primary \
 		--no-pci --no-huge -m 512 --log-level lib.eal:error --vdev "$vdev" -- \
-		--ctl "$WN_PAIR_DIR/$name.sock" --name "wn_$name" "$@" \
+		--ctl "$WN_PAIR_DIR/$name.sock" --name "wn_$name" "$@" "${ZC_OPTS[@]}" \
 		>"$WN_PAIR_DIR/$name.log" 2>&1 &
 	pid=$!
 	OWN_PIDS+=("$pid")
@@ -497,6 +517,52 @@ kill)
 		done
 	fi
 	;;
+zc_reclaim)
+	ZC_OPTS=(--zero-copy-tx on --zero-copy-min 0)
+	pair_start --impair drop=0.02,reorder=0.01,tx_delay_us=100000,seed=7
+	server --case kill
+	"$RUN" --shim "$SHIM" --ctl "$B_CTL" "$IT" --client "$SERVER_IP" --oob "$T/oob.sock" \
+		--case stream >"$T/victim.out" 2>&1 &
+	CLI_PID=$!
+	for _ in $(seq 200); do
+		grep -q STREAMING "$T/victim.out" && break
+		kill -0 "$CLI_PID" 2>/dev/null || fail "streaming client exited"
+		sleep 0.1
+	done
+	grep -q STREAMING "$T/victim.out" || fail "client never streamed"
+	sleep 0.5
+	kill -KILL "$CLI_PID"
+	wait "$CLI_PID" 2>/dev/null
+	CLI_PID=
+	echo "  client killed mid-transfer"
+	client client2 --case basic || fail "the client after the kill failed"
+	wait_server || fail "server exited with $?"
+	pair_alive
+	log_has "$B_LOG" "client 1 gone, its objects reclaimed" "warpnicd B (killed client)"
+	command -v python3 >/dev/null || skip "python3 missing for telemetry"
+	st=$(tel b /warpnic/dp/stats zc_fpdus) || fail "telemetry of b"
+	[ "$st" != "zc_fpdus=0" ] || fail "B sent nothing zero-copy"
+	# reclaimed: TCP released every record (aborted connections included), every mbuf was
+	# freed, every pinned region got its DONE (and was unmapped by the control thread)
+	for _ in $(seq 100); do
+		st=$(tel b /warpnic/dp/stats zc_inflight mr_dereg_waiting mr_dereg_deferred)
+		case "$st" in "zc_inflight=0 mr_dereg_waiting=0 "*) break ;; esac
+		sleep 0.1
+	done
+	echo "  B /warpnic/dp/stats: $st"
+	case "$st" in
+	"zc_inflight=0 mr_dereg_waiting=0 "*) ;;
+	*) fail "warpnicd B did not reclaim its zero-copy references: $st" ;;
+	esac
+	# the killed client's MRs went while the delay line still held mbufs of their pages
+	[ "${st##* }" != "mr_dereg_deferred=0" ] || fail "no deregistration waited for its pins"
+	for n in a b; do
+		objs=$(tel_objects $n) || fail "telemetry of $n"
+		echo "  $n /warpnic/ctl: $objs"
+		none="clients=0 pds=0 mrs=0 cqs=0 srqs=0 qps=0 cm_channels=0 cm_ids=0"
+		[ "$objs" = "$none" ] || fail "warpnicd $n still holds objects: $objs"
+	done
+	;;
 impair)
 	pair_start --impair drop=0.01,reorder=0.01,dup=0.001,seed=4
 	run_case --case bulk --mib 4
@@ -546,4 +612,9 @@ af_packet)
 	exit 2
 	;;
 esac
+if [ ${#ZC_OPTS[@]} -gt 0 ] && [ "$PAIR_KIND" = wn-pair ] && command -v python3 >/dev/null &&
+	pair_alive 2>/dev/null && [ -S "$(tel_sock b)" ]; then
+	z=$(tel b /warpnic/dp/stats zc_fpdus) && echo "  B zero-copy: $z"
+	[ "${z:-zc_fpdus=0}" != "zc_fpdus=0" ] || fail "zero-copy on, but B sent no FPDU zero-copy"
+fi
 echo "PASS [$CASE]"
