@@ -60,6 +60,27 @@ zc_free_cb(void *addr, void *opaque)
 	(void)rte_ring_mp_enqueue(z->done, z);
 }
 
+/*
+ * Ports whose transmit path copies (or hands over) the mbuf's virtual addresses: client
+ * memory (a memfd mapped by the control thread) has no IOVA a device could DMA from; a NIC
+ * would need rte_extmem_register() + rte_dev_dma_map() of every region first (not done).
+ * net_ring is the fault injector's face (it wraps one of these).
+ */
+static bool
+port_copies(uint16_t port)
+{
+	static const char *const ok[] = { "net_memif", "net_af_packet", "net_tap", "net_ring",
+					  "net_pcap", "net_null" };
+	struct rte_eth_dev_info info;
+
+	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL)
+		return false;
+	for (unsigned int i = 0; i < RTE_DIM(ok); i++)
+		if (strcmp(info.driver_name, ok[i]) == 0)
+			return true;
+	return false;
+}
+
 int
 dp_zc_init(struct wn_dp *dp)
 {
@@ -68,6 +89,12 @@ dp_zc_init(struct wn_dp *dp)
 
 	if (!dp->c.zero_copy_tx)
 		return 0;
+	if (!port_copies(dp->c.port_id)) {
+		if (dp->idx == 0)
+			ZC_LOG(WARNING, "port %u may DMA from IOVAs; client memory is not DMA-mapped: "
+			       "zero-copy transmit off\n", dp->c.port_id);
+		return 0;
+	}
 	if (!(dp->c.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)) {
 		if (dp->idx == 0)
 			ZC_LOG(WARNING, "port %u cannot send mbuf chains: zero-copy transmit off\n",
