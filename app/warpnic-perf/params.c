@@ -60,7 +60,7 @@ wn_perf_usage(const char *prog)
 	       "  --pcap FILE        capture the port's packets (pcapng)\n"
 	       "  --gw ADDR, --mtu N, --name DEV, --idle-us N, --max-conns N, --sockbuf BYTES,\n"
 	       "  --mbufs N, --no-offload, --mpa-rev 1|2, --markers, --no-crc, --no-p2p,\n"
-	       "  --rtr LIST, --mpa-timeout MS\n"
+	       "  --rtr LIST, --mpa-timeout MS, --zero-copy-tx on|off, --zero-copy-min BYTES\n"
 	       "\n"
 	       "The client (or the local mode) prints a table to stdout (to stderr when stdout\n"
 	       "carries JSON or CSV). Bandwidth counts message octets; latency is half the\n"
@@ -192,6 +192,8 @@ static const struct option dp_opts[] = {
 	{"no-p2p", no_argument, NULL, 0},
 	{"rtr", required_argument, NULL, 0},
 	{"mpa-timeout", required_argument, NULL, 0},
+	{"zero-copy-tx", required_argument, NULL, 0},
+	{"zero-copy-min", required_argument, NULL, 0},
 };
 #define NB_DP_OPTS (sizeof(dp_opts) / sizeof(dp_opts[0]))
 

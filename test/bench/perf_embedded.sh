@@ -5,7 +5,8 @@
 # warpnicd (scripts/wn-pair.sh), and raw_bw, each over net_memif with perf_pair.sh's set-up
 # (no hugepages, 2 lcores per embedded process). Rounds alternate the three paths so a
 # shared machine's load hits them alike; each figure is the median over the rounds of the
-# median of --reps 3. Prints a table (or --json); asserts nothing about speed.
+# median of --reps 3, each ratio the median of the per-round ratios. Prints a table (or
+# --json); asserts nothing about speed.
 #
 #   test/bench/perf_embedded.sh BUILD_DIR [--rounds N] [--sizes N,N] [--json]
 set -euo pipefail
@@ -42,18 +43,24 @@ for kind in ('raw', 'emb', 'pair'):
         for row in json.load(open('%s/%s.%d.json' % (t, kind, r)))['results']:
             val.setdefault((kind, row['name'], row['size']), []).append(row['Gbit/s'])
 med = {k: statistics.median(v) for k, v in val.items()}
+# ratios within each round (the three paths ran back to back), then their median
+def rmed(a, b):
+    return statistics.median(x / y for x, y in zip(val[a], val[b]) if y > 0)
 rows = []
 for (kind, name, size), v in sorted(med.items()):
     if kind != 'emb':
         continue
     raw, pair = med[('raw', 'raw_bw', size)], med[('pair', name, size)]
+    e, p, w = ('emb', name, size), ('pair', name, size), ('raw', 'raw_bw', size)
     rows.append({'mode': name, 'size': size, 'embedded': v, 'pair': pair, 'raw': raw,
-                 'embedded/raw': v / raw, 'pair/raw': pair / raw, 'embedded/pair': v / pair})
+                 'embedded/raw': rmed(e, w), 'pair/raw': rmed(p, w),
+                 'embedded/pair': rmed(e, p)})
 if as_json:
     print(json.dumps({'bench': 'embedded_vs_pair_vs_raw', 'rounds': rounds, 'rows': rows,
                       'samples': {'%s/%s/%d' % k: v for k, v in val.items()}}, indent=1))
     sys.exit(0)
-print('Gbit/s (message octets), median of %d rounds; raw = raw_bw over memif' % rounds)
+print('Gbit/s (message octets), median of %d rounds; raw = raw_bw over memif;' % rounds)
+print('ratios: median of the per-round ratios')
 print('%-9s %8s %9s %9s %9s %9s %9s %10s' % ('mode', 'size', 'embedded', 'pair', 'raw',
                                               'emb/raw', 'pair/raw', 'emb/pair'))
 for r in rows:
