@@ -85,7 +85,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (wn_ctl_server_poll(srv, 0) > 0)
 		;
 	wn_ctl_server_stats(srv, &st);
-	if (st.clients != 0 || st.pds != 0 || st.mrs != 0 || st.cqs != 0 || st.srqs != 0 ||
+	if (st.clients != 0 || st.pds != 0 || st.mrs != 0 || st.mws != 0 || st.cqs != 0 ||
+	    st.srqs != 0 ||
 	    st.qps != 0 || st.channels != 0 || st.cm_ids != 0)
 		abort();
 	wn_ctl_server_destroy(srv);
