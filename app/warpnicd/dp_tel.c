@@ -196,6 +196,16 @@ tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 	TEL_U64(d, &s, rx_segs);
 	TEL_U64(d, &s, rx_drop_cksum);
 	TEL_U64(d, &s, rx_drop_noconn);
+	TEL_U64(d, &s, rx_drop_short);
+	TEL_U64(d, &s, rx_drop_opts);
+	TEL_U64(d, &s, rx_drop_badflags);
+	TEL_U64(d, &s, rx_drop_unacceptable);
+	TEL_U64(d, &s, rx_drop_paws);
+	TEL_U64(d, &s, rx_drop_ooo_full);
+	TEL_U64(d, &s, rx_drop_rcvbuf);
+	TEL_U64(d, &s, rx_drop_ack);
+	TEL_U64(d, &s, rx_drop_state);
+	TEL_U64(d, &s, challenge_acks);
 	TEL_U64(d, &s, rx_dupack);
 	TEL_U64(d, &s, rx_ooo);
 	TEL_U64(d, &s, rx_dup_data);
@@ -340,6 +350,17 @@ tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_u64(c, "rto_us", t->rto_us);
 			rte_tel_data_add_dict_u64(c, "retrans", t->retrans);
 			rte_tel_data_add_dict_u64(c, "snd_queued", t->snd_queued);
+			/* sequence space relative to the ISNs, for stall diagnosis */
+			rte_tel_data_add_dict_u64(c, "snd_una", t->snd_una - t->iss);
+			rte_tel_data_add_dict_u64(c, "snd_nxt", t->snd_nxt - t->iss);
+			rte_tel_data_add_dict_u64(c, "snd_max", t->snd_max - t->iss);
+			rte_tel_data_add_dict_u64(c, "snd_wnd", t->snd_wnd);
+			rte_tel_data_add_dict_u64(c, "rcv_nxt", t->rcv_nxt - t->irs);
+			rte_tel_data_add_dict_u64(c, "rcv_wnd", t->rcv_wnd);
+			rte_tel_data_add_dict_u64(c, "rcv_queued", t->rcv_queued);
+			rte_tel_data_add_dict_u64(c, "in_recovery", t->in_recovery);
+			rte_tel_data_add_dict_u64(c, "backoff", t->backoff);
+			rte_tel_data_add_dict_u64(c, "sacked_bytes", t->sacked_bytes);
 			snprintf(name, sizeof(name), "conn%u", k++);
 			rte_tel_data_add_dict_container(d, name, c, 0);
 		}
