@@ -13,15 +13,28 @@ ITERS=${3:-20}
 need "$TOOL"
 
 pair_start
-bg_a server "$TOOL" -R -a -n "$ITERS"
-SRV=$BG_PID
-wait_server 10 || fail "$TOOL server did not create its CM id"
-on_b "$TOOL" -R -a -n "$ITERS" "$A_IP" >"$T/client.out" 2>&1
-rc=$?
-[ $rc -eq 0 ] || fail "$TOOL client exit status $rc"
-wait_pid "$SRV" 20
-rc=$?
-[ $rc -eq 0 ] || fail "$TOOL server exit status $rc"
+# perftest calibrates its cycle counter against the clock before it reports; on a machine
+# starved of CPU the fit fails ("Correlation coefficient r^2 ... < 0.9", "Can't produce a
+# report") whatever the device did. That, and only that, gets one more run.
+for attempt in 1 2; do
+	bg_a server "$TOOL" -R -a -n "$ITERS"
+	SRV=$BG_PID
+	wait_server 10 || fail "$TOOL server did not create its CM id"
+	on_b "$TOOL" -R -a -n "$ITERS" "$A_IP" >"$T/client.out" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] && [ $attempt = 1 ] &&
+		grep -qs "Can't produce a report" "$T/client.out"; then
+		note "perftest could not calibrate its clock (machine overloaded): once more"
+		wait_pid "$SRV" 10 || { pkill -KILL -P "$SRV"; kill -KILL "$SRV"; } 2>/dev/null
+		sleep 1
+		continue
+	fi
+	[ $rc -eq 0 ] || fail "$TOOL client exit status $rc"
+	wait_pid "$SRV" 20
+	rc=$?
+	[ $rc -eq 0 ] || fail "$TOOL server exit status $rc"
+	break
+done
 grep -Eqi 'fail|error|couldn|unable' "$T/client.out" "$T/server.out" &&
 	fail "$TOOL reports an error"
 
