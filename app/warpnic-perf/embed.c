@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,15 @@ struct bench {
 	const struct wn_perf_params *p;
 	int rc;
 };
+
+/* SIGINT/SIGTERM (a server waits for its client without limit): no stale socket file */
+static void
+on_signal(int sig)
+{
+	unlink(conf.ctl_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
 
 static int
 conf_build(struct wn_perf_params *p)
@@ -98,6 +108,8 @@ wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 		return rc;
 	}
 	p->ctl = conf.ctl_path;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
 	if (!conf.main_shard) {
 		bench_run(&b);
 		dp_rc = 0;
@@ -111,6 +123,8 @@ wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 		dp_rc = wn_dpapp_run_main();
 		pthread_join(tid, NULL);
 	}
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	rc = wn_dpapp_stop();
 	if (dp_rc == 0)
 		dp_rc = rc;
