@@ -3,6 +3,7 @@
  * warpnicd dataplane telemetry (rte_telemetry, dpdk-telemetry.py): every command reads the
  * snapshots the shards refresh every 100 ms under their mutex, never live lcore state.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,26 +56,16 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(loopback_copies);
 }
 
+/* every wn_tcp_stats field is a uint64_t counter: sum them all */
+static_assert(sizeof(struct wn_tcp_stats) % sizeof(uint64_t) == 0, "wn_tcp_stats layout");
 static void
 sum_tcp(struct wn_tcp_stats *sum, const struct wn_tcp_stats *s)
 {
-	ADD(rx_segs);
-	ADD(rx_drop_cksum);
-	ADD(rx_drop_noconn);
-	ADD(rx_dupack);
-	ADD(rx_ooo);
-	ADD(rx_dup_data);
-	ADD(rx_rst);
-	ADD(tx_segs);
-	ADD(tx_data_bytes);
-	ADD(tx_retrans);
-	ADD(tx_rst);
-	ADD(tx_drop_nombuf);
-	ADD(rto_fired);
-	ADD(fast_retrans);
-	ADD(conns_opened);
-	ADD(conns_closed);
-	ADD(record_split);
+	uint64_t *d = (uint64_t *)sum;
+	const uint64_t *a = (const uint64_t *)s;
+
+	for (size_t k = 0; k < sizeof(*s) / sizeof(uint64_t); k++)
+		d[k] += a[k];
 }
 
 #undef ADD
@@ -217,6 +208,11 @@ tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 	TEL_U64(d, &s, tx_drop_nombuf);
 	TEL_U64(d, &s, rto_fired);
 	TEL_U64(d, &s, fast_retrans);
+	TEL_U64(d, &s, rxt_lost);
+	TEL_U64(d, &s, tlp_probes);
+	TEL_U64(d, &s, tlp_recovered);
+	TEL_U64(d, &s, undo_spurious);
+	TEL_U64(d, &s, rto_spurious);
 	TEL_U64(d, &s, conns_opened);
 	TEL_U64(d, &s, conns_closed);
 	TEL_U64(d, &s, record_split);

@@ -539,12 +539,35 @@ syn_sent_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 
 /* ---- ACK processing ---- */
 
+/*
+ * RFC 3522 (Eifel detection) with the RFC 4015 response: the first ACK of new data after a
+ * timeout echoes a timestamp older than the first retransmission's, so it acknowledges the
+ * original transmission: the ACKs were late (a starved peer, a long queue), not lost. Resume
+ * sending new data from SND.MAX instead of resending the whole window, and restore the
+ * congestion state the timeout took away. Linux does the same (tcp_try_undo_loss()).
+ */
+static void
+eifel_check(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	c->rto_eifel = false;
+	if (!s->has_ts || s->tsecr == 0 || !SEQ_LT(s->tsecr, c->rto_tsval))
+		return;
+	c->ctx->st.rto_spurious++;
+	c->cwnd = RTE_MAX(c->cwnd, c->rto_cwnd);
+	c->ssthresh = RTE_MAX(c->ssthresh, c->rto_ssthresh);
+	/* a FIN already sent stays where it is: only data is skipped over */
+	if (!(c->flags & CF_FIN_PENDING) && SEQ_LT(c->snd.nxt, c->snd.max))
+		c->snd.nxt = c->snd.max;
+}
+
 static void
 new_ack(struct wn_tcp_conn *c, const struct tcp_seg *s)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 	uint32_t acked = s->ack - c->snd.una, before = c->slen, data_acked;
 
+	if (c->rto_eifel)
+		eifel_check(c, s);
 	rtt_from_ack(c, s);
 	c->snd.una = s->ack;
 	tcp_sbuf_acked(c);
@@ -598,6 +621,7 @@ enter_recovery(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 
+	c->rto_eifel = false;
 	/* RFC 6582 §3.2 step 2 / RFC 6675 §5.1: no new recovery before SND.UNA passes the
 	 * RecoveryPoint of the previous one (or of the last RTO). */
 	if (SEQ_LT(c->snd.una, c->recover) && c->recover != c->snd.iss)

@@ -932,6 +932,14 @@ tcp_rto_fire(struct wn_tcp_conn *c)
 		return;
 	}
 	ctx->st.rto_fired++;
+	if (c->backoff == 0) {
+		/* first timeout of an episode: remember what to restore if it was spurious
+		 * (RFC 4015 §3); the retransmission below carries TSval = now */
+		c->rto_eifel = c->ts_ok && !c->in_recovery;
+		c->rto_tsval = tcp_ts_now(c);
+		c->rto_cwnd = c->cwnd;
+		c->rto_ssthresh = c->ssthresh;
+	}
 	/* RFC 5681 §3.1 eq. 4 via the CC module, RFC 6298 §5.5 back off, §5.6 restart. */
 	ctx->conf.cc->on_rto(c, ctx->now);
 	if (c->backoff < 16)

@@ -191,6 +191,11 @@ struct wn_tcp_conn {
 	uint16_t undo_retrans;      /* retransmissions not (yet) reported as duplicates */
 	uint32_t undo_start, undo_end; /* the episode's retransmissions lie in [start, end) */
 	uint32_t prior_cwnd, prior_ssthresh;
+	/* RFC 3522 / RFC 4015: an RTO whose first ACK echoes a timestamp older than the
+	 * retransmission's was spurious (the ACKs were late, nothing was lost): undo it */
+	bool rto_eifel;
+	uint32_t rto_tsval;         /* TSval of the episode's first retransmission */
+	uint32_t rto_cwnd, rto_ssthresh; /* before the episode's first RTO */
 	uint64_t cc_priv[WN_TCP_CC_PRIV_SIZE / 8];
 	bool in_recovery;
 

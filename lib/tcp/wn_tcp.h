@@ -213,6 +213,8 @@ struct wn_tcp_stats {
 	uint64_t tlp_probes;        /**< RFC 8985 tail loss probes sent */
 	uint64_t tlp_recovered;     /**< ... that repaired a loss (congestion response taken) */
 	uint64_t undo_spurious;     /**< recoveries undone: every retransmission D-SACKed */
+	uint64_t rto_spurious;      /**< timeouts undone: the ACK that followed was for the
+				     *   original transmission (RFC 3522 timestamps) */
 	uint64_t zwp_sent;          /**< zero-window probes */
 	uint64_t delack_fired;      /**< delayed ACK timer expirations */
 	uint64_t keepalive_probes;  /**< keepalive probes sent */

@@ -399,6 +399,111 @@ test_rto_backoff(void **state)
 	hx_fini(&h);
 }
 
+/* Holds the server's ACKs (late ACKs: a starved peer) or drops the client's data. */
+struct late_acks {
+	bool hold_acks, drop_data;
+	struct rte_mbuf *held[256];
+	unsigned int nheld;
+	uint32_t first_seq;
+	unsigned int data, resent; /* client data segments, ... at or below first_seq */
+};
+
+static bool
+late_filter(struct hx *h, int from, struct rte_mbuf *m, void *arg)
+{
+	struct late_acks *w = arg;
+	struct hx_parsed p;
+
+	if (!hx_parse(m, &p))
+		return false;
+	if (from == 0 && p.len > 0) {
+		if (w->data++ == 0)
+			w->first_seq = p.seq;
+		else if (p.seq == w->first_seq)
+			w->resent++;
+		return w->drop_data;
+	}
+	if (from == 1 && w->hold_acks && w->nheld < RTE_DIM(w->held)) {
+		w->held[w->nheld] = rte_pktmbuf_copy(m, h->pool, 0, UINT32_MAX);
+		assert_non_null(w->held[w->nheld]);
+		w->nheld++;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * RFC 3522/4015: ACKs held back past the RTO (the receiver got everything) make the
+ * timeout spurious; the first late ACK echoes the original transmission's timestamp, so the
+ * sender restores cwnd and goes on from SND.MAX instead of resending the window. A real
+ * loss (the ACK echoes the retransmission) is not undone.
+ */
+static void
+test_spurious_rto_undone(void **state)
+{
+	struct hx h;
+	struct tapp cli, srv;
+	struct late_acks w = { 0 };
+	struct wn_tcp_info ci;
+	static uint8_t buf[64 * 1024];
+	uint32_t prior;
+	(void)state;
+
+	hx_init(&h);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	memset(buf, 'e', sizeof(buf));
+	/* grow the window first */
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(wn_tcp_send(cli.conn, buf, sizeof(buf)), (int)sizeof(buf));
+		hx_run(&h, 20000, 1000);
+	}
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_int_equal(ci.snd_una, ci.snd_max);
+	prior = ci.cwnd;
+	assert_true(prior > 4u * ci.emss);
+	h.filter = late_filter;
+	h.filter_arg = &w;
+	w.hold_acks = true;
+	assert_int_equal(wn_tcp_send(cli.conn, buf, 16000), 16000);
+	hx_run(&h, 250000, 1000); /* past the 200 ms RTO: one retransmission */
+	assert_int_equal(stats(&h, 0).rto_fired, 1);
+	assert_int_equal(w.resent, 1);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_int_equal(ci.cwnd, ci.emss); /* loss window */
+	/* the late ACKs arrive: they acknowledge the originals */
+	w.hold_acks = false;
+	for (unsigned int i = 0; i < w.nheld; i++)
+		hx_deliver(&h, 0, w.held[i]);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_int_equal(stats(&h, 0).rto_spurious, 1);
+	assert_true(ci.cwnd >= prior);
+	assert_int_equal(ci.snd_nxt, ci.snd_max);
+	hx_run(&h, 50000, 1000);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_int_equal(ci.snd_una, ci.snd_max);
+	assert_int_equal(w.resent, 1); /* the window was not sent again */
+	assert_int_equal(srv.rx_len, 4 * sizeof(buf) + 16000);
+
+	/* a real loss: data dropped until the RTO, the ACK echoes the retransmission */
+	memset(&w, 0, sizeof(w));
+	w.drop_data = true;
+	assert_int_equal(wn_tcp_send(cli.conn, buf, 8000), 8000);
+	for (int i = 0; i < 200 && stats(&h, 0).rto_fired < 2; i++)
+		hx_run(&h, 10000, 1000);
+	assert_int_equal(stats(&h, 0).rto_fired, 2);
+	w.drop_data = false; /* the next retransmission gets through */
+	hx_run(&h, 2000000, 1000);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_int_equal(ci.snd_una, ci.snd_max);
+	assert_int_equal(srv.rx_len, 4 * sizeof(buf) + 16000 + 8000);
+	assert_int_equal(stats(&h, 0).rto_spurious, 1); /* not undone */
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
 static void
 test_retries_exhausted_times_out(void **state)
 {
@@ -1345,6 +1450,7 @@ main(void)
 		cmocka_unit_test(test_records_never_split),
 		cmocka_unit_test(test_records_boundaries_kept_on_retransmission),
 		cmocka_unit_test(test_rto_backoff),
+		cmocka_unit_test(test_spurious_rto_undone),
 		cmocka_unit_test(test_retries_exhausted_times_out),
 		cmocka_unit_test(test_keepalive),
 		cmocka_unit_test(test_zero_window_probe_and_reopen),
