@@ -19,6 +19,7 @@
  * challenge ACKs, RFC 6528 ISNs, MSS / window scale / timestamps (RFC 7323) / SACK
  * (RFC 2018), RFC 6298 RTO with backoff, RFC 5681 + RFC 6582 NewReno, RFC 6675 SACK
  * recovery, RFC 8985 tail loss probes, D-SACK undo of spurious recoveries (RFC 3708),
+ * undo of spurious timeouts (RFC 3522 detection by timestamps, RFC 4015 response),
  * delayed ACK, zero-window probes, bounded out-of-order queue, NewReno and CUBIC (RFC 9438)
  * behind struct wn_tcp_cc_ops, SYN backlog bound, per-context connection limit.
  */
