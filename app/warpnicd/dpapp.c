@@ -584,7 +584,7 @@ wn_dpapp_start(const struct wn_dpapp_conf *conf)
 	p->dp.pcap = NULL;
 	p->dp.to_dp = NULL;
 	p->dp.to_ctl = NULL;
-	quit = 0;
+	/* quit stays as it is: a SIGTERM during start-up still stops warpnicd */
 	ret = -ENOMEM;
 	if ((conf->pcap != NULL && p->pcap == NULL) || (conf->impair != NULL && p->impair == NULL))
 		goto fail;
