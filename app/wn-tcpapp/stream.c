@@ -172,6 +172,14 @@ tcpapp_report_common(struct tcpapp *app, const char *what)
 	       "\n",
 	       ts.rx_segs, ts.tx_segs, ts.tx_retrans, ts.rto_fired, ts.fast_retrans, ts.rx_ooo,
 	       ts.rx_dup_data, ts.rx_drop_cksum, ts.rx_drop_backlog, ts.conns_opened);
+	printf("tcp_drops: noconn %" PRIu64 " tx_rst %" PRIu64 " syncookies_sent %" PRIu64
+	       " syncookies_ok %" PRIu64 " syncookies_failed %" PRIu64 " conn_limit %" PRIu64
+	       " unacceptable %" PRIu64 " paws %" PRIu64 " ack %" PRIu64 " badflags %" PRIu64
+	       " state %" PRIu64 " timeouts %" PRIu64 "\n",
+	       ts.rx_drop_noconn, ts.tx_rst, ts.syncookies_sent, ts.syncookies_ok,
+	       ts.syncookies_failed, ts.rx_drop_conn_limit, ts.rx_drop_unacceptable,
+	       ts.rx_drop_paws, ts.rx_drop_ack, ts.rx_drop_badflags, ts.rx_drop_state,
+	       ts.conns_timeout);
 	printf("port: rx %" PRIu64 " tx %" PRIu64 " tx_drop %" PRIu64 " net_rx_drop_mac %" PRIu64
 	       " net_tx_drop_neigh %" PRIu64 "\n",
 	       app->rx_pkts, app->tx_pkts, app->tx_drop, ns.rx_drop_mac, ns.tx_drop_neigh);

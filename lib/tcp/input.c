@@ -429,6 +429,17 @@ listen_input(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp
 			if (r >= 0)
 				return r;
 			ctx->st.syncookies_failed++;
+			/*
+			 * The cookie is checked against SEG.SEQ - 1, so only the peer's first
+			 * segment after the handshake proves it. A later one (its ACK and first
+			 * segments lost in the burst that filled the backlog) is dropped without a
+			 * RST: the peer resends from its first unacknowledged octet, which
+			 * passes. A RST here reset such connections in the 1000-connection test.
+			 */
+			if (s->len > 0) {
+				ctx->st.rx_drop_noconn++;
+				return 0;
+			}
 		}
 		tcp_send_rst_for(ctx, s);
 		ctx->st.rx_drop_noconn++;

@@ -69,7 +69,8 @@ cleanup() {
 	[ -n "${WN_INTEROP_KEEP:-}" ] && echo "logs kept in $T" || rm -rf "$T"
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM
+trap 'echo "lib.sh: SIGINT" >&2; exit 1' INT
+trap 'echo "lib.sh: SIGTERM" >&2; exit 1' TERM
 
 netns_create "$NS" || skip "cannot create network namespaces"
 

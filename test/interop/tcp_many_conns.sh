@@ -14,14 +14,14 @@ echo "case: $conns concurrent connections, $each bytes each, echoed"
 start_app app --mode echo --ip "$WN_IP/24" --listen 7 --conns "$conns" --quiet \
 	--max-conns "$((conns * 2))" --buf 65536 --timeout "$CASE_TIMEOUT"
 wait_line "$T/app.out" listening 30 || fail "echo server did not start"
+krc=0
 kns timeout "$CASE_TIMEOUT" python3 "$KPEER" echo-many "$WN_IP" 7 "$conns" "$each" \
-	>"$T/kpeer.out" 2>"$T/kpeer.err"
-krc=$?
-wait_pid "$APP_PID" 60
-rc=$?
+	>"$T/kpeer.out" 2>"$T/kpeer.err" || krc=$?
+rc=0
+wait_pid "$APP_PID" 60 || rc=$?
 cat "$T/kpeer.out"
 grep -E '^(echo|tcp|port):' "$T/app.out"
-[ "$krc" = 0 ] || fail "kernel clients: not every echo came back intact"
+[ "$krc" = 0 ] || { tail -5 "$T/kpeer.err"; fail "kernel clients: not every echo came back intact (exit $krc)"; }
 [ "$rc" = 0 ] || fail "wn-tcpapp exit status $rc"
 done_n=$(field "$T/app.out" '^echo: conns' done)
 [ "$done_n" = "$conns" ] || fail "server finished $done_n connections, expected $conns"

@@ -853,6 +853,73 @@ test_syn_cookie_connection_carries_data(void **state)
 	hx_fini(&h);
 }
 
+/* Frames to the filler are lost, and the cookie client's first two segments after the
+ * SYN-ACK (its ACK, its first data) too: the listener first sees a later data segment. */
+struct late_first {
+	uint32_t dropped;
+};
+
+static bool
+drop_first_after_cookie(struct hx *h, int from, struct rte_mbuf *m, void *arg)
+{
+	struct late_first *w = arg;
+	struct hx_parsed p;
+
+	(void)h;
+	if (!hx_parse(m, &p))
+		return false;
+	if (from == 1 && p.dport == 39999)
+		return true;
+	if (from == 0 && !(p.flags & RTE_TCP_SYN_FLAG) && w->dropped < 2) {
+		w->dropped++;
+		return true;
+	}
+	return false;
+}
+
+static void
+test_syn_cookie_later_segment_first(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .syn_backlog = 1 };
+	struct hx_seg sg = { .seq = 77, .flags = RTE_TCP_SYN_FLAG, .win = 100, .sport = 39999,
+			     .dport = SRV_PORT };
+	struct late_first w = { 0 };
+	struct hx h;
+	struct tapp cli, srv;
+	struct wn_tcp_endpoint l, lc, r;
+	static uint8_t up[20000];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(up); i++)
+		up[i] = (uint8_t)(i * 11);
+	hx_init_conf(&h, &tc, false, false);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	h.filter = drop_first_after_cookie;
+	h.filter_arg = &w;
+	l = hx_ep(&h, 1, SRV_PORT);
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	hx_run(&h, 1000, 1000); /* ARP */
+	hx_inject(&h, 1, &sg);
+	lc = hx_ep(&h, 0, 0);
+	r = hx_ep(&h, 1, SRV_PORT);
+	cli.conn = wn_tcp_connect(h.s[0].tcp, &lc, &r, &tapp_cb, &cli);
+	assert_non_null(cli.conn);
+	assert_int_equal(wn_tcp_send(cli.conn, up, sizeof(up)), (int)sizeof(up));
+	hx_run(&h, 2000000, 1000);
+	assert_int_equal(w.dropped, 2);
+	assert_true(stats(&h, 1).syncookies_failed >= 1); /* the later segment came first */
+	assert_int_equal(stats(&h, 1).tx_rst, 0);         /* ... and was not answered by RST */
+	assert_int_equal(cli.closed, 0);
+	assert_int_equal(srv.established, 1);
+	assert_int_equal(stats(&h, 1).syncookies_ok, 1);
+	assert_int_equal(srv.rx_len, sizeof(up));
+	assert_memory_equal(srv.rx, up, sizeof(up));
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
 static void
 test_listener_refuses(void **state)
 {
@@ -1174,6 +1241,7 @@ main(void)
 		cmocka_unit_test(test_syn_cookies),
 		cmocka_unit_test(test_syn_cookies_no_timestamps_and_expiry),
 		cmocka_unit_test(test_syn_cookie_connection_carries_data),
+		cmocka_unit_test(test_syn_cookie_later_segment_first),
 		cmocka_unit_test(test_listener_refuses),
 		cmocka_unit_test(test_abort_sends_rst),
 		cmocka_unit_test(test_isn_rfc6528),
