@@ -16,7 +16,7 @@ SHIM=$WN_BUILD/drivers/verbs:$WN_BUILD/drivers/rdmacm
 A_IP=198.19.0.1
 B_IP=198.19.0.2
 # no single step of a test may hang the suite
-STEP_TIMEOUT=${WN_VERBS_TIMEOUT:-45}
+STEP_TIMEOUT=${WN_VERBS_TIMEOUT:-90}
 
 skip() { echo "SKIP: $*"; exit 77; }
 
