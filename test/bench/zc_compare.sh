@@ -4,11 +4,11 @@
 #
 #   test/bench/zc_compare.sh BUILD_DIR [SIZES] [ROUNDS]
 #
-# raw_bw (two warpnic-perf processes over one memif), then ROUNDS times (default 2) a
-# warpnicd pair copying (--zero-copy-tx off) and a pair with --zero-copy-tx on
-# (--zero-copy-min 0), alternating so that the machine's load hits both alike; in each,
-# write_bw, send_bw and read_bw over SIZES (default 65536,262144,1048576), 3 x 0.4 s each.
-# Prints one Markdown table: the median over rounds per mode and size, each beside raw and
+# ROUNDS times (default 2): raw_bw (two warpnic-perf processes over one memif), a
+# warpnicd pair copying (--zero-copy-tx off) and a pair with --zero-copy-tx on (default
+# --zero-copy-min, 16 KiB), alternating so that the machine's load hits all alike; in each
+# pair write_bw, send_bw and read_bw over SIZES (default 65536,262144,1048576), 3 x 0.4 s.
+# Prints one Markdown table: the median over rounds per mode and size, each beside raw's and
 # with the ratios. Reports only; asserts no timing. warpnic-perf checks the data it moved.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,21 +42,27 @@ else
 fi
 if [ "$(nproc)" -ge 2 ]; then lc_s=0 lc_c=1; else lc_s=0 lc_c=0; fi
 
-memif="net_memif0,socket=$t/memif.sock,socket-abstract=no"
-"$perf" -l "$lc_s" "${raw_mem[@]}" --no-pci --file-prefix "wnz-$$-s" --log-level=lib.eal:error \
-	--vdev "$memif,role=server" -- --mode raw_bw --server --timeout 30 >"$t/raw.s.log" 2>&1 &
-spid=$!
-for _ in $(seq 100); do [ -S "$t/memif.sock" ] && break; sleep 0.1; done
-"$perf" -l "$lc_c" "${raw_mem[@]}" --no-pci --file-prefix "wnz-$$-c" --log-level=lib.eal:error \
-	--vdev "$memif,role=client" -- --mode raw_bw --client any --sweep="$sizes" \
-	--duration 0.4 --reps 3 --json "$t/raw.json" >"$t/raw.c.log" 2>&1 || fail "raw_bw"
-wait "$spid"
-spid=
+raw() { # ROUND: the baseline, two warpnic-perf processes over one memif
+	local memif="net_memif0,socket=$t/memif.sock,socket-abstract=no"
+	rm -f "$t/memif.sock"
+	"$perf" -l "$lc_s" "${raw_mem[@]}" --no-pci --file-prefix "wnz-$$-s" \
+		--log-level=lib.eal:error --vdev "$memif,role=server" -- --mode raw_bw --server \
+		--timeout 30 >"$t/raw.s.log" 2>&1 &
+	spid=$!
+	for _ in $(seq 100); do [ -S "$t/memif.sock" ] && break; sleep 0.1; done
+	"$perf" -l "$lc_c" "${raw_mem[@]}" --no-pci --file-prefix "wnz-$$-c" \
+		--log-level=lib.eal:error --vdev "$memif,role=client" -- --mode raw_bw --client any \
+		--sweep="$sizes" --duration 0.4 --reps 3 --json "$t/raw.$1.json" >"$t/raw.c.log" 2>&1 ||
+		fail "raw_bw"
+	wait "$spid"
+	spid=
+}
 
 for r in $(seq "$rounds"); do
+	raw "$r"
 	for zc in off on; do
 		"$top/scripts/wn-pair.sh" start "${pair_mem[@]}" -- --zero-copy-tx "$zc" \
-			--zero-copy-min 0 >"$t/pair.log" 2>&1 || fail "wn-pair.sh start"
+			>"$t/pair.log" 2>&1 || fail "wn-pair.sh start"
 		for m in write_bw send_bw read_bw; do
 			"$perf" --mode "$m" --server --timeout 30 --ctl "$WN_PAIR_DIR/b.sock" \
 				>"$t/$m.s.log" 2>&1 &
@@ -75,7 +81,11 @@ done
 python3 - "$t" "$rounds" <<'PY'
 import json, statistics, sys
 t, rounds = sys.argv[1], int(sys.argv[2])
-raw = {r['size']: r['Gbit/s'] for r in json.load(open(t + '/raw.json'))['results']}
+raws = {}
+for r in range(1, rounds + 1):
+    for row in json.load(open('%s/raw.%d.json' % (t, r)))['results']:
+        raws.setdefault(row['size'], []).append(row['Gbit/s'])
+raw = {k: statistics.median(v) for k, v in raws.items()}
 print('| mode | size | copy | zero-copy | raw memif | copy / raw | zero-copy / raw | zero-copy / copy |')
 print('|---|---:|---:|---:|---:|---:|---:|---:|')
 for m in ('write_bw', 'send_bw', 'read_bw'):

@@ -52,7 +52,8 @@
 #
 # WN_RNIC_ZC=1 runs a case with zero-copy transmit on for every message size
 # (--zero-copy-tx on --zero-copy-min 0 on both instances; meson: rnic_zc_CASE) and checks
-# that FPDUs did go zero-copy.
+# that FPDUs did go zero-copy; WN_RNIC_ZC=off with every FPDU copied (--zero-copy-tx off,
+# by hand). Otherwise warpnicd's defaults (copying).
 set -uo pipefail
 
 B=$(cd "${1:?usage: $0 BUILD_DIR RNIC_IT CASE}" && pwd)
@@ -132,7 +133,11 @@ trap cleanup EXIT
 [ -x "$IT" ] || skip "rnic_it not built"
 
 ZC_OPTS=()
-[ -n "${WN_RNIC_ZC:-}" ] && ZC_OPTS=(--zero-copy-tx on --zero-copy-min 0)
+case "${WN_RNIC_ZC:-}" in
+"") ;;
+off) ZC_OPTS=(--zero-copy-tx off) ;;
+*) ZC_OPTS=(--zero-copy-tx on --zero-copy-min 0) ;;
+esac
 
 # pair_start [wn-pair.sh options] [-- warpnicd options]
 pair_start() {
@@ -616,7 +621,7 @@ af_packet)
 esac
 # With zero-copy on and the pair still up: FPDUs did go zero-copy (either direction), unless
 # the case moves no payload (atomics, refused connections, violations, flushes).
-if [ ${#ZC_OPTS[@]} -gt 0 ] && [ "$PAIR_KIND" = wn-pair ] && command -v python3 >/dev/null &&
+if [ "${ZC_OPTS[1]:-}" = on ] && [ "$PAIR_KIND" = wn-pair ] && command -v python3 >/dev/null &&
 	kill -0 "$(cat "$WN_PAIR_DIR/a.pid" 2>/dev/null)" 2>/dev/null &&
 	kill -0 "$(cat "$WN_PAIR_DIR/b.pid" 2>/dev/null)" 2>/dev/null; then
 	za=$(tel a /warpnic/dp/stats zc_fpdus) || fail "telemetry of a"
