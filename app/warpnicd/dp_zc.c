@@ -263,7 +263,8 @@ dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag)
 		void *p = realloc(dp->dereg, cap * sizeof(*dp->dereg));
 
 		if (p == NULL) {
-			/* cannot wait: better a late DONE than none; keep trying on the tick */
+			/* no DONE: the region stays mapped (leaked) rather than unmapped under
+			 * an mbuf that still points into it */
 			dp->st.ctl_drop++;
 			return;
 		}
