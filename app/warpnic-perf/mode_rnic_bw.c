@@ -175,9 +175,12 @@ bw_receive(struct perf_rnic *r, uint32_t size, uint64_t *got)
 
 		if (posted - c->credit_sent < r->rq_depth / 4)
 			continue;
-		__atomic_store_n(c->credit_slot, posted, __ATOMIC_RELEASE);
-		rc = perf_post_send(c, WN_QUEUE_WR_SEND, WN_QUEUE_SEND_SIGNALED, c->credit_slot,
-				    sizeof(uint64_t), r->ctl_mr->lkey, 0, 0,
+		/* inline: the credit word is copied into the WQE, so a later credit may be
+		 * written while this Send is still outstanding (verbs: a posted buffer is the
+		 * RNIC's until its completion) */
+		rc = perf_post_send(c, WN_QUEUE_WR_SEND,
+				    WN_QUEUE_SEND_SIGNALED | WN_QUEUE_SEND_INLINE, &posted,
+				    sizeof(uint64_t), 0, 0, 0,
 				    perf_wr_id(c->index, PERF_WR_CREDIT, 0));
 		if (rc == 0)
 			c->credit_sent = posted;

@@ -120,9 +120,18 @@ perf_post_send(struct perf_conn *c, uint8_t opcode, uint8_t flags, const void *l
 	w->wr_id = wr_id;
 	w->opcode = opcode;
 	w->flags = flags;
-	w->num_sge = 1;
 	w->u.rdma.remote_addr = raddr;
 	w->u.rdma.rkey = rkey;
+	if (flags & WN_QUEUE_SEND_INLINE) {
+		/* the octets are the WQE's: the caller may reuse its buffer at once */
+		memcpy((uint8_t *)w + WN_QUEUE_SWQE_HDR, laddr, len);
+		w->inline_len = len;
+		wn_client_wq_end(c->qp, NULL, false, 1);
+		if (flags & WN_QUEUE_SEND_SIGNALED)
+			c->outstanding++;
+		return 0;
+	}
+	w->num_sge = 1;
 	sge = (struct wn_queue_sge *)((uint8_t *)w + WN_QUEUE_SWQE_HDR);
 	sge->addr = (uint64_t)(uintptr_t)laddr;
 	sge->length = len;
@@ -522,6 +531,7 @@ qp_create(struct perf_rnic *r, struct perf_conn *c)
 	q.max_recv_wr = ctl ? PERF_CTL_SLOTS : r->rq_depth;
 	q.max_send_sge = 1;
 	q.max_recv_sge = 1;
+	q.max_inline_data = sizeof(uint64_t); /* send_bw credits */
 	q.cookie = c->index;
 	c->qp = wn_client_create_qp(r->cl, &q);
 	if (c->qp == NULL) {
