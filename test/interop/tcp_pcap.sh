@@ -54,8 +54,12 @@ import re, sys
 text = open(sys.argv[1]).read()
 impaired = sys.argv[2] != "none"
 # what an impaired path legitimately shows (drop, dup, reorder on either side of the capture)
+# A duplicate of the peer's last ACK or FIN that arrives after warpnic closed is answered
+# with a RST (RFC 9293 §3.10.7.1, CLOSED state), which a Linux peer in TIME-WAIT ignores
+# (RFC 1337): tshark flags it "Connection reset (RST)".
 caused = ["previous segment", "acked segment that wasn't captured", "retransmission",
-          "out-of-order", "duplicate ack", "dup ack", "lost segment", "spurious", "d-sack"]
+          "out-of-order", "duplicate ack", "dup ack", "lost segment", "spurious", "d-sack",
+          "connection reset"]
 # flow control, not an error
 benign = ["window is full", "completely full", "zero window", "window update"]
 sec = None
