@@ -131,16 +131,18 @@ wn_verbs_fill_bind(struct wn_queue_swqe *w, uint32_t rkey, const struct ibv_mw_b
 						    IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED);
 }
 
-int
-wn_verbs_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+/*
+ * Start the one WQE of a local operation (bind, fast-register): its header with @p wr_id and
+ * the fence/signal flags. The caller fills the rest and ends it with wn_client_wq_end(..., 1).
+ * @return 0, EIO (QP gone) or ENOMEM (SQ full).
+ */
+static int
+local_wqe_begin(struct wn_vqp *q, uint64_t wr_id, unsigned int send_flags,
+		struct wn_queue_swqe **wp)
 {
-	struct wn_vqp *q = (struct wn_vqp *)qp;
-	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	int64_t space = wn_client_wq_begin(q->wqp, NULL, false);
 	struct wn_queue_swqe *w;
-	int64_t space;
 
-	/* verbs.h's ibv_bind_mw() has checked the type, the MR's PD and the unbind form */
-	space = wn_client_wq_begin(q->wqp, NULL, false);
 	if (space < 0)
 		return EIO;
 	if (space == 0) {
@@ -149,10 +151,26 @@ wn_verbs_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bi
 	}
 	w = wn_client_wq_slot(q->wqp, NULL, false, 0);
 	memset(w, 0, WN_QUEUE_SWQE_HDR);
-	w->wr_id = mw_bind->wr_id;
-	w->flags = (uint8_t)(mw_bind->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED));
+	w->wr_id = wr_id;
+	w->flags = (uint8_t)(send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED));
 	if (q->sq_sig_all)
 		w->flags |= IBV_SEND_SIGNALED;
+	*wp = w;
+	return 0;
+}
+
+int
+wn_verbs_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+{
+	struct wn_vqp *q = (struct wn_vqp *)qp;
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	struct wn_queue_swqe *w;
+	int ret;
+
+	/* verbs.h's ibv_bind_mw() has checked the type, the MR's PD and the unbind form */
+	ret = local_wqe_begin(q, mw_bind->wr_id, mw_bind->send_flags, &w);
+	if (ret != 0)
+		return ret;
 	wn_verbs_fill_bind(w, rkey, &mw_bind->bind_info);
 	wn_client_wq_end(q->wqp, NULL, false, 1);
 	mw->rkey = rkey; /* the key the peer must use from now on */
@@ -165,27 +183,17 @@ wnv_post_fast_reg(struct ibv_qp *qp, const struct wnv_fast_reg_wr *wr)
 	struct wn_vqp *q = (struct wn_vqp *)qp;
 	struct wn_vmr *m = (struct wn_vmr *)wr->mr;
 	struct wn_queue_swqe *w;
-	int64_t space;
+	int ret;
 
 	if (m == NULL || !m->frmr || (wr->key & ~0xffu) != (m->mr.lkey & ~0xffu) ||
 	    (wr->access & ~(unsigned int)(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 					   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
 					   IBV_ACCESS_ZERO_BASED)) != 0)
 		return EINVAL;
-	space = wn_client_wq_begin(q->wqp, NULL, false);
-	if (space < 0)
-		return EIO;
-	if (space == 0) {
-		wn_client_wq_end(q->wqp, NULL, false, 0);
-		return ENOMEM;
-	}
-	w = wn_client_wq_slot(q->wqp, NULL, false, 0);
-	memset(w, 0, WN_QUEUE_SWQE_HDR);
-	w->wr_id = wr->wr_id;
+	ret = local_wqe_begin(q, wr->wr_id, wr->send_flags, &w);
+	if (ret != 0)
+		return ret;
 	w->opcode = WN_QUEUE_WR_FAST_REG;
-	w->flags = (uint8_t)(wr->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED));
-	if (q->sq_sig_all)
-		w->flags |= IBV_SEND_SIGNALED;
 	w->u.fast_reg.stag = wr->key;
 	w->u.fast_reg.access = wr->access;
 	w->u.fast_reg.iova = wr->iova;

@@ -502,11 +502,36 @@ access_from(int access, int *bad)
 	return a;
 }
 
+/* The ibv_mr of lib/client's @p wmr (NULL: the registration failed, errno set). */
+static struct ibv_mr *
+vmr_wrap(struct ibv_pd *pd, struct wn_client_mr *wmr, void *addr, size_t length, bool frmr)
+{
+	struct wn_vmr *m;
+
+	if (wmr == NULL)
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	if (m == NULL) {
+		wn_client_dereg_mr(wn_cl_of(pd->context), wmr);
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->wmr = wmr;
+	m->frmr = frmr;
+	m->mr.context = pd->context;
+	m->mr.pd = pd;
+	m->mr.addr = addr;
+	m->mr.length = length;
+	m->mr.handle = wmr->handle;
+	m->mr.lkey = wmr->lkey;
+	m->mr.rkey = wmr->rkey;
+	return &m->mr;
+}
+
 WN_VERBS_EXPORT struct ibv_mr *
 ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 		 unsigned int access)
 {
-	struct wn_vmr *m;
 	uint32_t a;
 	int bad;
 
@@ -515,51 +540,16 @@ ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return NULL;
-	m->wmr = wn_client_reg_mr(wn_cl_of(pd->context), pd->handle, addr, length, iova, a);
-	if (m->wmr == NULL) {
-		int err = errno;
-
-		free(m);
-		errno = err;
-		return NULL;
-	}
-	m->mr.context = pd->context;
-	m->mr.pd = pd;
-	m->mr.addr = addr;
-	m->mr.length = length;
-	m->mr.handle = m->wmr->handle;
-	m->mr.lkey = m->wmr->lkey;
-	m->mr.rkey = m->wmr->rkey;
-	return &m->mr;
+	return vmr_wrap(pd, wn_client_reg_mr(wn_cl_of(pd->context), pd->handle, addr, length,
+					     iova, a),
+			addr, length, false);
 }
 
 WN_VERBS_EXPORT struct ibv_mr *
 wnv_alloc_frmr(struct ibv_pd *pd, void *addr, size_t length)
 {
-	struct wn_vmr *m = calloc(1, sizeof(*m));
-
-	if (m == NULL)
-		return NULL;
-	m->wmr = wn_client_alloc_frmr(wn_cl_of(pd->context), pd->handle, addr, length);
-	if (m->wmr == NULL) {
-		int err = errno;
-
-		free(m);
-		errno = err;
-		return NULL;
-	}
-	m->frmr = true;
-	m->mr.context = pd->context;
-	m->mr.pd = pd;
-	m->mr.addr = addr;
-	m->mr.length = length;
-	m->mr.handle = m->wmr->handle;
-	m->mr.lkey = m->wmr->lkey;
-	m->mr.rkey = m->wmr->rkey;
-	return &m->mr;
+	return vmr_wrap(pd, wn_client_alloc_frmr(wn_cl_of(pd->context), pd->handle, addr, length),
+			addr, length, true);
 }
 
 WN_VERBS_EXPORT struct ibv_mr *
