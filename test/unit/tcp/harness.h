@@ -262,6 +262,30 @@ hx_step(struct hx *h)
 	}
 }
 
+/* Side @p side's TCP counters. */
+static inline struct wn_tcp_stats
+hx_stats(struct hx *h, int side)
+{
+	struct wn_tcp_stats st;
+
+	wn_tcp_stats_get(h->s[side].tcp, &st);
+	return st;
+}
+
+/* @p n pseudo-random octets from @p seed (malloc'd; the caller frees). */
+static inline uint8_t *
+hx_pattern(size_t n, uint32_t seed)
+{
+	uint8_t *p = malloc(n);
+
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+	return p;
+}
+
 /* Advance the clock by @p us in steps of @p step_us, stepping both sides each time. */
 static inline void
 hx_run(struct hx *h, uint64_t us, uint64_t step_us)

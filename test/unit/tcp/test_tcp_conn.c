@@ -9,15 +9,6 @@
 #define RAW_PORT 40000
 #define SRV_PORT 5000
 
-static struct wn_tcp_stats
-stats(struct hx *h, int side)
-{
-	struct wn_tcp_stats st;
-
-	wn_tcp_stats_get(h->s[side].tcp, &st);
-	return st;
-}
-
 static void
 test_handshake_and_echo(void **state)
 {
@@ -325,7 +316,7 @@ test_rst_rules_rfc5961(void **state)
 	sg.seq = 5001 + 100;
 	sg.flags = RTE_TCP_RST_FLAG;
 	hx_inject(&h, 1, &sg);
-	st = stats(&h, 1);
+	st = hx_stats(&h, 1);
 	assert_int_equal(st.challenge_acks, 1);
 	assert_true(hx_cap_tcp(&h, &p));
 	assert_int_equal(p.flags, RTE_TCP_ACK_FLAG);
@@ -343,7 +334,7 @@ test_rst_rules_rfc5961(void **state)
 	sg.seq = 5001;
 	sg.flags = RTE_TCP_SYN_FLAG;
 	hx_inject(&h, 1, &sg);
-	assert_int_equal(stats(&h, 1).challenge_acks, 2);
+	assert_int_equal(hx_stats(&h, 1).challenge_acks, 2);
 	assert_true(hx_cap_tcp(&h, &p));
 	assert_int_equal(p.flags, RTE_TCP_ACK_FLAG);
 	assert_int_equal(wn_tcp_conn_state(srv.conn), WN_TCP_ESTABLISHED);
@@ -352,7 +343,7 @@ test_rst_rules_rfc5961(void **state)
 	sg.flags = RTE_TCP_ACK_FLAG;
 	sg.ack = siss + 1 + 5000;
 	hx_inject(&h, 1, &sg);
-	st = stats(&h, 1);
+	st = hx_stats(&h, 1);
 	assert_int_equal(st.rx_drop_ack, 1);
 	assert_int_equal(st.challenge_acks, 3);
 	hx_cap_clear(&h);
@@ -363,7 +354,7 @@ test_rst_rules_rfc5961(void **state)
 	hx_inject(&h, 1, &sg);
 	assert_int_equal(srv.closed, 1);
 	assert_int_equal(srv.why, WN_TCP_CLOSE_RESET);
-	assert_int_equal(stats(&h, 1).rx_rst, 1);
+	assert_int_equal(hx_stats(&h, 1).rx_rst, 1);
 	tapp_fini(&srv);
 	hx_fini(&h);
 }
@@ -384,12 +375,12 @@ test_challenge_ack_rate_limit(void **state)
 	raw_open(&h, &srv, 5000, NULL, 0, NULL);
 	for (int i = 0; i < 3; i++)
 		hx_inject(&h, 1, &sg);
-	st = stats(&h, 1);
+	st = hx_stats(&h, 1);
 	assert_int_equal(st.challenge_acks, 2);
 	assert_int_equal(st.challenge_acks_limited, 1);
 	hx_run(&h, 1000000, 100000); /* a new second: allowed again */
 	hx_inject(&h, 1, &sg);
-	assert_int_equal(stats(&h, 1).challenge_acks, 3);
+	assert_int_equal(hx_stats(&h, 1).challenge_acks, 3);
 	assert_int_equal(wn_tcp_conn_state(srv.conn), WN_TCP_ESTABLISHED);
 	tapp_fini(&srv);
 	hx_fini(&h);
@@ -424,7 +415,7 @@ test_burst_with_reset_then_data(void **state)
 	assert_int_equal(wn_tcp_rx_bulk(h.s[1].tcp, pkts, n, h.now), 1);
 	assert_int_equal(srv.closed, 1);
 	assert_int_equal(srv.rx_len, 0);
-	assert_int_equal(stats(&h, 1).rx_drop_noconn, 1);
+	assert_int_equal(hx_stats(&h, 1).rx_drop_noconn, 1);
 	hx_step(&h);
 	assert_true(hx_cap_tcp(&h, &p));
 	assert_int_equal(p.flags, RTE_TCP_RST_FLAG);
@@ -460,7 +451,7 @@ test_closed_port_gets_rst(void **state)
 	sg.flags = RTE_TCP_RST_FLAG;
 	hx_inject(&h, 1, &sg);
 	assert_false(hx_cap_tcp(&h, &p));
-	assert_int_equal(stats(&h, 1).rx_drop_noconn, 3);
+	assert_int_equal(hx_stats(&h, 1).rx_drop_noconn, 3);
 	hx_fini(&h);
 }
 
@@ -549,7 +540,7 @@ test_malformed_segments_counted(void **state)
 	sg.opts = bad_sack;
 	sg.optlen = sizeof(bad_sack);
 	hx_inject(&h, 1, &sg);
-	st = stats(&h, 1);
+	st = hx_stats(&h, 1);
 	assert_int_equal(st.rx_drop_opts, 3);
 	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 0);
 
@@ -559,7 +550,7 @@ test_malformed_segments_counted(void **state)
 	m = hx_craft(&h, 0, 1, &sg);
 	*rte_pktmbuf_mtod_offset(m, uint8_t *, 14 + 20 + 4) ^= 0x5a;
 	hx_deliver(&h, 1, m);
-	assert_int_equal(stats(&h, 1).rx_drop_cksum, 1);
+	assert_int_equal(hx_stats(&h, 1).rx_drop_cksum, 1);
 
 	/* data offset below 5 words */
 	m = hx_craft(&h, 0, 1, &sg);
@@ -583,13 +574,13 @@ test_malformed_segments_counted(void **state)
 		th->cksum = rte_ipv4_udptcp_cksum(ip, th);
 	}
 	hx_deliver(&h, 1, m);
-	st = stats(&h, 1);
+	st = hx_stats(&h, 1);
 	assert_int_equal(st.rx_drop_short, 2);
 	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 0);
 	/* SYN+FIN to a listener is not an open */
 	sg.flags = RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG;
 	hx_inject(&h, 1, &sg);
-	assert_int_equal(stats(&h, 1).rx_drop_badflags, 1);
+	assert_int_equal(hx_stats(&h, 1).rx_drop_badflags, 1);
 	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 0);
 	tapp_fini(&srv);
 	hx_fini(&h);
@@ -615,7 +606,7 @@ test_syn_backlog_and_conn_limit(void **state)
 		hx_inject(&h, 1, &sg);
 	}
 	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 2);
-	assert_int_equal(stats(&h, 1).rx_drop_backlog, 1);
+	assert_int_equal(hx_stats(&h, 1).rx_drop_backlog, 1);
 	/* the connection limit bounds active opens too */
 	lc = hx_ep(&h, 1, 0);
 	r = hx_ep(&h, 0, 80);
@@ -688,8 +679,8 @@ test_syn_cookies(void **state)
 	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
 	cookie_fill_backlog(&h);
 	cookie_syn(&h, RAW_PORT, 5000, opts, sizeof(opts), &sa);
-	assert_int_equal(stats(&h, 1).syncookies_sent, 1);
-	assert_int_equal(stats(&h, 1).rx_drop_backlog, 1);
+	assert_int_equal(hx_stats(&h, 1).syncookies_sent, 1);
+	assert_int_equal(hx_stats(&h, 1).rx_drop_backlog, 1);
 	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 1); /* no state for it */
 	assert_true(sa.has_mss && sa.has_ws && sa.has_sackp && sa.has_ts);
 	assert_int_equal(sa.mss, 1460);
@@ -706,14 +697,14 @@ test_syn_cookies(void **state)
 	hx_inject(&h, 1, &ack);
 	assert_true(hx_cap_tcp(&h, &p));
 	assert_true(p.flags & RTE_TCP_RST_FLAG);
-	assert_int_equal(stats(&h, 1).syncookies_failed, 1);
+	assert_int_equal(hx_stats(&h, 1).syncookies_failed, 1);
 	assert_int_equal(srv.established, 0);
 	/* the real ACK, with data */
 	ack.ack = sa.seq + 1;
 	ack.len = sizeof(data);
 	hx_inject(&h, 1, &ack);
 	assert_int_equal(srv.established, 1);
-	assert_int_equal(stats(&h, 1).syncookies_ok, 1);
+	assert_int_equal(hx_stats(&h, 1).syncookies_ok, 1);
 	assert_int_equal(srv.rx_len, sizeof(data));
 	wn_tcp_conn_info(srv.conn, &si);
 	assert_int_equal(si.state, WN_TCP_ESTABLISHED);
@@ -779,7 +770,7 @@ test_syn_cookies_no_timestamps_and_expiry(void **state)
 	hx_inject(&h, 1, &ack);
 	assert_true(hx_cap_tcp(&h, &p));
 	assert_true(p.flags & RTE_TCP_RST_FLAG);
-	assert_int_equal(stats(&h, 1).syncookies_failed, 1);
+	assert_int_equal(hx_stats(&h, 1).syncookies_failed, 1);
 	assert_int_equal(srv.established, 1);
 	tapp_fini(&srv);
 	hx_fini(&h);
@@ -831,7 +822,7 @@ test_syn_cookie_connection_carries_data(void **state)
 	hx_run(&h, 10000, 1000);
 	assert_int_equal(cli.established, 1);
 	assert_int_equal(srv.established, 1);
-	assert_int_equal(stats(&h, 1).syncookies_ok, 1);
+	assert_int_equal(hx_stats(&h, 1).syncookies_ok, 1);
 	wn_tcp_conn_info(srv.conn, &si);
 	assert_true(si.ts_ok && si.sack_ok);
 	assert_int_equal(si.mss, 1460);
@@ -908,11 +899,11 @@ test_syn_cookie_later_segment_first(void **state)
 	assert_int_equal(wn_tcp_send(cli.conn, up, sizeof(up)), (int)sizeof(up));
 	hx_run(&h, 2000000, 1000);
 	assert_int_equal(w.dropped, 2);
-	assert_true(stats(&h, 1).syncookies_failed >= 1); /* the later segment came first */
-	assert_int_equal(stats(&h, 1).tx_rst, 0);         /* ... and was not answered by RST */
+	assert_true(hx_stats(&h, 1).syncookies_failed >= 1); /* the later segment came first */
+	assert_int_equal(hx_stats(&h, 1).tx_rst, 0);         /* ... and was not answered by RST */
 	assert_int_equal(cli.closed, 0);
 	assert_int_equal(srv.established, 1);
-	assert_int_equal(stats(&h, 1).syncookies_ok, 1);
+	assert_int_equal(hx_stats(&h, 1).syncookies_ok, 1);
 	assert_int_equal(srv.rx_len, sizeof(up));
 	assert_memory_equal(srv.rx, up, sizeof(up));
 	tapp_fini(&cli);
@@ -1022,7 +1013,7 @@ test_paws_drops_old_timestamp(void **state)
 	sg.opts = ts_old;
 	sg.optlen = sizeof(ts_old);
 	hx_inject(&h, 1, &sg);
-	assert_int_equal(stats(&h, 1).rx_drop_paws, 1);
+	assert_int_equal(hx_stats(&h, 1).rx_drop_paws, 1);
 	assert_int_equal(srv.rx_len, 0);
 	ts_old[6] = 0x11; /* newer: accepted */
 	hx_inject(&h, 1, &sg);

@@ -9,27 +9,6 @@
 
 #define RAW_PORT 40000
 
-static struct wn_tcp_stats
-stats(struct hx *h, int side)
-{
-	struct wn_tcp_stats st;
-
-	wn_tcp_stats_get(h->s[side].tcp, &st);
-	return st;
-}
-
-static uint8_t *
-pattern(size_t n, uint32_t seed)
-{
-	uint8_t *p = malloc(n);
-
-	for (size_t i = 0; i < n; i++) {
-		seed = seed * 1103515245u + 12345u;
-		p[i] = (uint8_t)(seed >> 16);
-	}
-	return p;
-}
-
 /* Stream @p total bytes client -> server; @return simulated microseconds used. */
 static uint64_t
 transfer(struct hx *h, struct tapp *cli, struct tapp *srv, const uint8_t *data, size_t total,
@@ -57,7 +36,7 @@ run_transfer(const struct wn_tcp_ctx_conf *tc, uint32_t drop_pm, uint32_t reorde
 {
 	struct hx h;
 	struct tapp cli, srv;
-	uint8_t *data = pattern(total, 7);
+	uint8_t *data = hx_pattern(total, 7);
 	struct wn_tcp_stats st;
 
 	hx_init_conf(&h, tc, false, false);
@@ -70,7 +49,7 @@ run_transfer(const struct wn_tcp_ctx_conf *tc, uint32_t drop_pm, uint32_t reorde
 	assert_int_equal(srv.rx_len, total);
 	assert_memory_equal(srv.rx, data, total);
 	assert_int_equal(cli.sent_acked, total);
-	st = stats(&h, 0);
+	st = hx_stats(&h, 0);
 	if (expect_loss_recovery) {
 		assert_true(h.dropped > 0);
 		assert_true(st.tx_retrans > 0);
@@ -104,7 +83,7 @@ test_fault_injector_mix(void **state)
 	struct hx h;
 	struct tapp cli, srv;
 	size_t total = 1u << 20;
-	uint8_t *data = pattern(total, 13), *back;
+	uint8_t *data = hx_pattern(total, 13), *back;
 	struct wn_tcp_stats st;
 	size_t off = 0, boff = 0;
 	(void)state;
@@ -118,7 +97,7 @@ test_fault_injector_mix(void **state)
 	h.dup_pm = 20;
 	h.corrupt_pm = 10;
 	/* both directions carry data at once */
-	back = pattern(total, 17);
+	back = hx_pattern(total, 17);
 	while ((srv.rx_len < total || cli.rx_len < total) && h.now < 600ull * 1000000) {
 		if (off < total)
 			off += (size_t)wn_tcp_send(cli.conn, data + off, (uint32_t)(total - off));
@@ -130,7 +109,7 @@ test_fault_injector_mix(void **state)
 	assert_memory_equal(srv.rx, data, total);
 	assert_int_equal(cli.rx_len, total);
 	assert_memory_equal(cli.rx, back, total);
-	st = stats(&h, 1);
+	st = hx_stats(&h, 1);
 	assert_true(st.rx_drop_cksum > 0); /* corruption was caught by the checksum */
 	assert_true(st.rx_dup_data > 0);   /* duplicates were recognised */
 	free(data);
@@ -164,7 +143,7 @@ test_sequence_wraparound(void **state)
 	struct tapp cli, srv;
 	struct wn_tcp_endpoint l, lc, r;
 	size_t total = 1u << 20;
-	uint8_t *data = pattern(total, 3);
+	uint8_t *data = hx_pattern(total, 3);
 	struct wn_tcp_info ci;
 	(void)state;
 
@@ -254,7 +233,7 @@ records_run(uint32_t drop_pm, uint32_t reorder_pm)
 	struct rec_check rc = { 0 };
 	uint32_t nrec = 3000, i = 0, seed = 11;
 	size_t total = 0;
-	uint8_t *data = pattern(nrec * 1448u, 5);
+	uint8_t *data = hx_pattern(nrec * 1448u, 5);
 	uint16_t emss;
 	uint64_t start;
 
@@ -304,7 +283,7 @@ records_run(uint32_t drop_pm, uint32_t reorder_pm)
 	assert_int_equal(rc.bad, 0);
 	assert_true(rc.segs > 0);
 	assert_true(rc.multi > 0); /* small records were packed together */
-	assert_int_equal(stats(&h, 0).record_split, 0);
+	assert_int_equal(hx_stats(&h, 0).record_split, 0);
 	if (drop_pm > 0)
 		assert_true(rc.retrans_segs > 0); /* and retransmissions were checked as well */
 	free(rc.starts);
@@ -386,7 +365,7 @@ test_rto_backoff(void **state)
 	wn_tcp_conn_info(cli.conn, &ci);
 	assert_true(ci.backoff >= 3);
 	assert_int_equal(ci.cwnd, ci.emss); /* loss window after RTO */
-	assert_true(stats(&h, 0).rto_fired >= 3);
+	assert_true(hx_stats(&h, 0).rto_fired >= 3);
 	/* the path heals: data delivered, backoff cleared by the new ACK */
 	w.drop = false;
 	hx_run(&h, 10000000, 1000);
@@ -468,7 +447,7 @@ test_spurious_rto_undone(void **state)
 	w.hold_acks = true;
 	assert_int_equal(wn_tcp_send(cli.conn, buf, 16000), 16000);
 	hx_run(&h, 250000, 1000); /* past the 200 ms RTO: one retransmission */
-	assert_int_equal(stats(&h, 0).rto_fired, 1);
+	assert_int_equal(hx_stats(&h, 0).rto_fired, 1);
 	assert_int_equal(w.resent, 1);
 	wn_tcp_conn_info(cli.conn, &ci);
 	assert_int_equal(ci.cwnd, ci.emss); /* loss window */
@@ -477,7 +456,7 @@ test_spurious_rto_undone(void **state)
 	for (unsigned int i = 0; i < w.nheld; i++)
 		hx_deliver(&h, 0, w.held[i]);
 	wn_tcp_conn_info(cli.conn, &ci);
-	assert_int_equal(stats(&h, 0).rto_spurious, 1);
+	assert_int_equal(hx_stats(&h, 0).rto_spurious, 1);
 	assert_true(ci.cwnd >= prior);
 	assert_int_equal(ci.snd_nxt, ci.snd_max);
 	hx_run(&h, 50000, 1000);
@@ -490,15 +469,15 @@ test_spurious_rto_undone(void **state)
 	memset(&w, 0, sizeof(w));
 	w.drop_data = true;
 	assert_int_equal(wn_tcp_send(cli.conn, buf, 8000), 8000);
-	for (int i = 0; i < 200 && stats(&h, 0).rto_fired < 2; i++)
+	for (int i = 0; i < 200 && hx_stats(&h, 0).rto_fired < 2; i++)
 		hx_run(&h, 10000, 1000);
-	assert_int_equal(stats(&h, 0).rto_fired, 2);
+	assert_int_equal(hx_stats(&h, 0).rto_fired, 2);
 	w.drop_data = false; /* the next retransmission gets through */
 	hx_run(&h, 2000000, 1000);
 	wn_tcp_conn_info(cli.conn, &ci);
 	assert_int_equal(ci.snd_una, ci.snd_max);
 	assert_int_equal(srv.rx_len, 4 * sizeof(buf) + 16000 + 8000);
-	assert_int_equal(stats(&h, 0).rto_spurious, 1); /* not undone */
+	assert_int_equal(hx_stats(&h, 0).rto_spurious, 1); /* not undone */
 	tapp_fini(&cli);
 	tapp_fini(&srv);
 	hx_fini(&h);
@@ -523,7 +502,7 @@ test_retries_exhausted_times_out(void **state)
 	hx_run(&h, 20000000, 10000);
 	assert_int_equal(cli.closed, 1);
 	assert_int_equal(cli.why, WN_TCP_CLOSE_TIMEOUT);
-	assert_int_equal(stats(&h, 0).conns_timeout, 1);
+	assert_int_equal(hx_stats(&h, 0).conns_timeout, 1);
 	tapp_fini(&cli);
 	tapp_fini(&srv);
 	hx_fini(&h);
@@ -559,20 +538,20 @@ test_keepalive(void **state)
 	assert_int_equal(wn_tcp_set_keepalive(cli.conn, 1000000, 200000, 3), 0);
 	/* an answering peer: a probe after each idle second, the connection lives */
 	hx_run(&h, 4500000, 1000);
-	assert_in_range(stats(&h, 0).keepalive_probes, 3, 5);
+	assert_in_range(hx_stats(&h, 0).keepalive_probes, 3, 5);
 	assert_int_equal(cli.closed, 0);
-	assert_int_equal(stats(&h, 1).keepalive_probes, 0); /* off by default */
+	assert_int_equal(hx_stats(&h, 1).keepalive_probes, 0); /* off by default */
 	/* the path dies (last answer ~0.5 s ago): the idle second runs out, 3 unanswered
 	 * probes 200 ms apart, then the connection is given up */
-	probes = stats(&h, 0).keepalive_probes;
+	probes = hx_stats(&h, 0).keepalive_probes;
 	drop = true;
 	hx_run(&h, 400000, 1000);
 	assert_int_equal(cli.closed, 0);
 	hx_run(&h, 1500000, 1000);
 	assert_int_equal(cli.closed, 1);
-	assert_int_equal(stats(&h, 0).keepalive_probes, probes + 3);
+	assert_int_equal(hx_stats(&h, 0).keepalive_probes, probes + 3);
 	assert_int_equal(cli.why, WN_TCP_CLOSE_TIMEOUT);
-	assert_int_equal(stats(&h, 0).keepalive_timeouts, 1);
+	assert_int_equal(hx_stats(&h, 0).keepalive_timeouts, 1);
 	assert_int_equal(srv.closed, 0);
 	tapp_fini(&cli);
 	tapp_fini(&srv);
@@ -588,7 +567,7 @@ test_zero_window_probe_and_reopen(void **state)
 	struct hx h;
 	struct tapp cli, srv;
 	size_t total = 65536;
-	uint8_t *data = pattern(total, 9);
+	uint8_t *data = hx_pattern(total, 9);
 	struct wn_tcp_info ci, si;
 	size_t off = 0;
 	uint64_t zwp;
@@ -606,7 +585,7 @@ test_zero_window_probe_and_reopen(void **state)
 	assert_int_equal(si.rcv_queued, 16384);
 	assert_int_equal(si.rcv_wnd, 0);
 	assert_int_equal(ci.snd_wnd, 0);
-	zwp = stats(&h, 0).zwp_sent;
+	zwp = hx_stats(&h, 0).zwp_sent;
 	assert_true(zwp >= 3);
 	assert_true(zwp <= 8); /* probes back off */
 	assert_int_equal(cli.closed, 0);
@@ -706,7 +685,7 @@ sack_scenario(const struct wn_tcp_cc_ops *cc, uint32_t expect_ssthresh)
 	assert_int_equal(p.len, 1000);
 	while (hx_cap_tcp(&h, &p))
 		assert_true(p.seq != base + 1000 && p.seq != base + 2000 && p.seq != base + 3000);
-	assert_int_equal(stats(&h, 1).fast_retrans, 1);
+	assert_int_equal(hx_stats(&h, 1).fast_retrans, 1);
 	/* an invalid SACK block (above SND.MAX) is ignored */
 	{
 		uint32_t s = rte_cpu_to_be_32(base + 100000), e = rte_cpu_to_be_32(base + 101000);
@@ -868,18 +847,18 @@ test_sack_dupacks_with_changing_window(void **state)
 	}
 	wn_tcp_conn_info(sp.c, &ci);
 	assert_true(ci.in_recovery);
-	assert_int_equal(stats(&sp.h, 1).rx_dupack, 3);
-	assert_int_equal(stats(&sp.h, 1).fast_retrans, 1);
+	assert_int_equal(hx_stats(&sp.h, 1).rx_dupack, 3);
+	assert_int_equal(hx_stats(&sp.h, 1).fast_retrans, 1);
 	n = sack_peer_sent(&sp, off, 16);
 	assert_true(n >= 1);
 	assert_int_equal(off[0], 0); /* the hole, at once */
-	assert_int_equal(stats(&sp.h, 1).rto_fired, 0);
+	assert_int_equal(hx_stats(&sp.h, 1).rto_fired, 0);
 	/* an ACK repeating the same SACK information (a duplicated frame) is no news */
 	{
 		const uint32_t blk[1][2] = { { 1000, 4000 } };
 
 		sack_peer_ack(&sp, 0, 50000, 1, blk);
-		assert_int_equal(stats(&sp.h, 1).rx_dupack, 3);
+		assert_int_equal(hx_stats(&sp.h, 1).rx_dupack, 3);
 	}
 	sack_peer_fini(&sp);
 }
@@ -915,7 +894,7 @@ test_sack_cumulative_ack_detects_loss(void **state)
 	n = sack_peer_sent(&sp, off, 16);
 	assert_true(n >= 1);
 	assert_int_equal(off[0], 5000);
-	assert_int_equal(stats(&sp.h, 1).fast_retrans, 1);
+	assert_int_equal(hx_stats(&sp.h, 1).fast_retrans, 1);
 	sack_peer_fini(&sp);
 }
 
@@ -978,8 +957,8 @@ test_sack_lost_retransmission_resent(void **state)
 	}
 	assert_int_equal(resent, 1);
 	assert_true(top > 12000 + 3 * 1000);
-	assert_int_equal(stats(&sp.h, 1).rxt_lost, 1);
-	assert_int_equal(stats(&sp.h, 1).rto_fired, 0);
+	assert_int_equal(hx_stats(&sp.h, 1).rxt_lost, 1);
+	assert_int_equal(hx_stats(&sp.h, 1).rto_fired, 0);
 	wn_tcp_conn_info(sp.c, &ci);
 	assert_true(ci.in_recovery);
 	/* the second copy arrives: everything up to the SACKed top is acknowledged */
@@ -1019,8 +998,8 @@ test_tail_loss_probe(void **state)
 	n = sack_peer_sent(&sp, off, 64);
 	assert_int_equal(n, 1);
 	assert_int_equal(off[0], 7000);
-	assert_int_equal(stats(&sp.h, 1).tlp_probes, 1);
-	assert_int_equal(stats(&sp.h, 1).rto_fired, 0);
+	assert_int_equal(hx_stats(&sp.h, 1).tlp_probes, 1);
+	assert_int_equal(hx_stats(&sp.h, 1).rto_fired, 0);
 	/* one probe per tail */
 	hx_run(&sp.h, 10000, 1000);
 	assert_int_equal(sack_peer_sent(&sp, off, 64), 0);
@@ -1033,7 +1012,7 @@ test_tail_loss_probe(void **state)
 	wn_tcp_conn_info(sp.c, &ci);
 	assert_true(ci.cwnd >= cwnd); /* slow start goes on */
 	assert_false(ci.in_recovery);
-	assert_int_equal(stats(&sp.h, 1).tlp_recovered, 0);
+	assert_int_equal(hx_stats(&sp.h, 1).tlp_recovered, 0);
 	cwnd = ci.cwnd;
 	/* cwnd-limited with data queued: the probe is new data */
 	assert_int_equal(wn_tcp_send(sp.c, buf, 16000), 16000);
@@ -1044,8 +1023,8 @@ test_tail_loss_probe(void **state)
 	n = sack_peer_sent(&sp, off, 64);
 	assert_int_equal(n, 1);
 	assert_int_equal(off[0], 8000 + cwnd);
-	assert_int_equal(stats(&sp.h, 1).tlp_probes, 2);
-	assert_int_equal(stats(&sp.h, 1).rto_fired, 0);
+	assert_int_equal(hx_stats(&sp.h, 1).tlp_probes, 2);
+	assert_int_equal(hx_stats(&sp.h, 1).rto_fired, 0);
 	sack_peer_fini(&sp);
 }
 
@@ -1077,12 +1056,12 @@ test_tail_loss_probe_repairs_loss(void **state)
 	assert_int_equal(off[0], 7000);
 	/* the probe fills the hole: ACK of it, no D-SACK; then new data is ACKed */
 	sack_peer_ack(&sp, 8000, 65535, 0, NULL);
-	assert_int_equal(stats(&sp.h, 1).tlp_recovered, 0); /* a D-SACK could still come */
+	assert_int_equal(hx_stats(&sp.h, 1).tlp_recovered, 0); /* a D-SACK could still come */
 	assert_int_equal(wn_tcp_send(sp.c, buf, 1000), 1000);
 	hx_step(&sp.h);
 	assert_int_equal(sack_peer_sent(&sp, off, 64), 1);
 	sack_peer_ack(&sp, 9000, 65535, 0, NULL);
-	assert_int_equal(stats(&sp.h, 1).tlp_recovered, 1);
+	assert_int_equal(hx_stats(&sp.h, 1).tlp_recovered, 1);
 	wn_tcp_conn_info(sp.c, &ci);
 	assert_true(ci.cwnd < cwnd);
 	sack_peer_fini(&sp);
@@ -1118,11 +1097,11 @@ test_tail_loss_probe_sacked_starts_recovery(void **state)
 	assert_true(ci.in_recovery);
 	assert_int_equal(sack_peer_sent(&sp, off, 64), 1);
 	assert_int_equal(off[0], 4000);
-	assert_int_equal(stats(&sp.h, 1).fast_retrans, 1);
+	assert_int_equal(hx_stats(&sp.h, 1).fast_retrans, 1);
 	sack_peer_ack(&sp, 6000, 65535, 0, NULL);
 	wn_tcp_conn_info(sp.c, &ci);
 	assert_false(ci.in_recovery);
-	assert_int_equal(stats(&sp.h, 1).rto_fired, 0);
+	assert_int_equal(hx_stats(&sp.h, 1).rto_fired, 0);
 	sack_peer_fini(&sp);
 }
 
@@ -1161,8 +1140,8 @@ test_probe_in_recovery(void **state)
 	n = sack_peer_sent(&sp, off, 64);
 	assert_int_equal(n, 1);
 	assert_int_equal(off[0], 4000);
-	assert_int_equal(stats(&sp.h, 1).tlp_probes, 1);
-	assert_int_equal(stats(&sp.h, 1).rto_fired, 0);
+	assert_int_equal(hx_stats(&sp.h, 1).tlp_probes, 1);
+	assert_int_equal(hx_stats(&sp.h, 1).rto_fired, 0);
 	{
 		const uint32_t blk[1][2] = { { 4000, 5000 } };
 
@@ -1171,7 +1150,7 @@ test_probe_in_recovery(void **state)
 	wn_tcp_conn_info(sp.c, &ci);
 	assert_false(ci.in_recovery);
 	assert_int_equal(ci.snd_una, sp.base + 8000);
-	assert_int_equal(stats(&sp.h, 1).tlp_recovered, 0);
+	assert_int_equal(hx_stats(&sp.h, 1).tlp_recovered, 0);
 	sack_peer_fini(&sp);
 }
 
@@ -1223,7 +1202,7 @@ test_dsack_undoes_spurious_recovery(void **state)
 	}
 	wn_tcp_conn_info(sp.c, &ci);
 	assert_true(ci.cwnd >= prior);
-	assert_int_equal(stats(&sp.h, 1).undo_spurious, 1);
+	assert_int_equal(hx_stats(&sp.h, 1).undo_spurious, 1);
 	/* reordering seen: DupThresh is 4 now, three SACKed segments past a late one wait */
 	assert_int_equal(ci.dupthresh, 4);
 	assert_int_equal(wn_tcp_send(sp.c, buf, 8000), 8000);
@@ -1243,7 +1222,7 @@ test_dsack_undoes_spurious_recovery(void **state)
 	}
 	wn_tcp_conn_info(sp.c, &ci);
 	assert_true(ci.in_recovery); /* the fourth one: lost after all */
-	assert_int_equal(stats(&sp.h, 1).fast_retrans, 2);
+	assert_int_equal(hx_stats(&sp.h, 1).fast_retrans, 2);
 	/* a real loss: the retransmission is not reported as a duplicate, no undo */
 	sack_peer_fini(&sp);
 	sack_peer_init(&sp, &tc);
@@ -1264,7 +1243,7 @@ test_dsack_undoes_spurious_recovery(void **state)
 	}
 	wn_tcp_conn_info(sp.c, &ci);
 	assert_true(ci.cwnd < prior);
-	assert_int_equal(stats(&sp.h, 1).undo_spurious, 0);
+	assert_int_equal(hx_stats(&sp.h, 1).undo_spurious, 0);
 	wn_tcp_conn_info(sp.c, &ci);
 	assert_int_equal(ci.dupthresh, 3);
 	sack_peer_fini(&sp);
@@ -1296,7 +1275,7 @@ test_delayed_ack(void **state)
 	hx_run(&h, 15000, 1000);
 	assert_true(hx_cap_tcp(&h, &p)); /* the timer fired */
 	assert_int_equal(p.ack, 1101);
-	assert_int_equal(stats(&h, 1).delack_fired, 1);
+	assert_int_equal(hx_stats(&h, 1).delack_fired, 1);
 	/* two full-sized segments: ACK at once (RFC 5681 §4.2) */
 	d.seq = 1101;
 	d.len = 1460;
@@ -1365,14 +1344,14 @@ test_rx_checksum_zero_accepted(void **state)
 	hx_step(&h);
 	assert_int_equal(cli.rx_len, 2 * sizeof(buf));
 	assert_memory_equal(cli.rx + sizeof(buf), buf, sizeof(buf));
-	assert_int_equal(stats(&h, 1).rx_drop_cksum, 0);
+	assert_int_equal(hx_stats(&h, 1).rx_drop_cksum, 0);
 	/* a checksum that is simply wrong is still caught */
 	d.seq += sizeof(buf);
 	m = zero_sum_frame(&h, &d, buf, 0x0001);
 	hx_deliver(&h, 1, m);
 	hx_step(&h);
 	assert_int_equal(cli.rx_len, 2 * sizeof(buf));
-	assert_int_equal(stats(&h, 1).rx_drop_cksum, 1);
+	assert_int_equal(hx_stats(&h, 1).rx_drop_cksum, 1);
 	tapp_fini(&cli);
 	hx_fini(&h);
 }
@@ -1411,7 +1390,7 @@ test_ooo_queue_bounded_and_sack_blocks(void **state)
 	/* a fourth island exceeds the bound: dropped and counted */
 	d.seq = 1001 + 800;
 	hx_inject(&h, 1, &d);
-	assert_int_equal(stats(&h, 1).rx_drop_ooo_full, 1);
+	assert_int_equal(hx_stats(&h, 1).rx_drop_ooo_full, 1);
 	wn_tcp_conn_info(cli.conn, &ci);
 	assert_int_equal(ci.ooo_intervals, 3);
 	assert_int_equal(cli.rx_len, 0);

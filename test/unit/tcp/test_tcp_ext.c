@@ -56,18 +56,6 @@ xrec_free(void *addr, void *opaque)
 	memset(x->mem + r->off, 0xee, r->len);
 }
 
-static uint8_t *
-pattern(size_t n, uint32_t seed)
-{
-	uint8_t *p = malloc(n);
-
-	for (size_t i = 0; i < n; i++) {
-		seed = seed * 1103515245u + 12345u;
-		p[i] = (uint8_t)(seed >> 16);
-	}
-	return p;
-}
-
 static void
 xctx_init(struct xctx *x, struct tapp *cli, uint32_t cap, size_t bytes)
 {
@@ -75,7 +63,7 @@ xctx_init(struct xctx *x, struct tapp *cli, uint32_t cap, size_t bytes)
 	x->cli = cli;
 	x->cap = cap;
 	x->recs = calloc(cap, sizeof(*x->recs));
-	x->data = pattern(bytes, 3);
+	x->data = hx_pattern(bytes, 3);
 	x->mem = malloc(bytes);
 	memcpy(x->mem, x->data, bytes);
 	x->seed = 17;
@@ -139,15 +127,6 @@ xappend(struct xctx *x, struct wn_tcp_conn *c, uint32_t len)
 		x->n++;
 	}
 	return ret;
-}
-
-static struct wn_tcp_stats
-stats(struct hx *h, int side)
-{
-	struct wn_tcp_stats st;
-
-	wn_tcp_stats_get(h->s[side].tcp, &st);
-	return st;
 }
 
 static void
@@ -217,7 +196,7 @@ ext_run(uint32_t nrec, uint32_t maxlen, uint32_t drop_pm, uint32_t reorder_pm, b
 	assert_memory_equal(srv.rx, x.data, x.total);
 	assert_int_equal(x.early, 0);
 	check_all_released_once(&x);
-	st = stats(&h, 0);
+	st = hx_stats(&h, 0);
 	assert_true(st.tx_ext_segs > 0);
 	assert_true(st.tx_ext_bytes > 0);
 	assert_int_equal(st.ext_released, st.ext_records);
@@ -281,9 +260,9 @@ test_ext_no_release_before_ack(void **state)
 	while (x.n < 20)
 		assert_int_equal(xappend(&x, cli.conn, 1000 + x.n * 20), 0);
 	hx_run(&h, 3000000, 1000); /* several RTOs */
-	assert_true(stats(&h, 0).rto_fired > 0);
-	assert_true(stats(&h, 0).rto_fired >= 2); /* retransmitted from the same memory */
-	assert_true(stats(&h, 0).tx_ext_segs > stats(&h, 0).rto_fired);
+	assert_true(hx_stats(&h, 0).rto_fired > 0);
+	assert_true(hx_stats(&h, 0).rto_fired >= 2); /* retransmitted from the same memory */
+	assert_true(hx_stats(&h, 0).tx_ext_segs > hx_stats(&h, 0).rto_fired);
 	assert_int_equal(x.released, 0);
 	assert_true(srv.rx_len > 0); /* delivered, only the ACKs are lost */
 	h.filter = NULL;
