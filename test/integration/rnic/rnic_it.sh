@@ -357,6 +357,28 @@ own_memif_pair() {
 		--pcap "$T/pcap/b.pcapng" "${b_opts[@]}"
 }
 
+# kill_streaming_client: the server waits for a client it will see killed, a client streams
+# Writes and Reads to it and is killed -9 mid-transfer, then a second client runs "basic".
+kill_streaming_client() {
+	server --case kill
+	"$RUN" --shim "$SHIM" --ctl "$B_CTL" "$IT" --client "$SERVER_IP" --oob "$T/oob.sock" \
+		--case stream >"$T/victim.out" 2>&1 &
+	CLI_PID=$!
+	for _ in $(seq 200); do
+		grep -q STREAMING "$T/victim.out" && break
+		kill -0 "$CLI_PID" 2>/dev/null || fail "streaming client exited"
+		sleep 0.1
+	done
+	grep -q STREAMING "$T/victim.out" || fail "client never streamed"
+	sleep 0.5 # more Writes and Reads in flight
+	kill -KILL "$CLI_PID"
+	wait "$CLI_PID" 2>/dev/null
+	CLI_PID=
+	echo "  client killed mid-transfer"
+	client client2 --case basic || fail "the client after the kill failed"
+	wait_server || fail "server exited with $?"
+}
+
 # Stop the own pair (the captures are complete afterwards).
 own_stop() {
 	local p
@@ -491,23 +513,7 @@ viol_rights | viol_bounds | viol_stag | viol_read)
 	;;
 kill)
 	pair_start
-	server --case kill
-	"$RUN" --shim "$SHIM" --ctl "$B_CTL" "$IT" --client "$SERVER_IP" --oob "$T/oob.sock" \
-		--case stream >"$T/victim.out" 2>&1 &
-	CLI_PID=$!
-	for _ in $(seq 200); do
-		grep -q STREAMING "$T/victim.out" && break
-		kill -0 "$CLI_PID" 2>/dev/null || fail "streaming client exited"
-		sleep 0.1
-	done
-	grep -q STREAMING "$T/victim.out" || fail "client never streamed"
-	sleep 0.5 # more Writes and Reads in flight
-	kill -KILL "$CLI_PID"
-	wait "$CLI_PID" 2>/dev/null
-	CLI_PID=
-	echo "  client killed mid-transfer"
-	client client2 --case basic || fail "the client after the kill failed"
-	wait_server || fail "server exited with $?"
+	kill_streaming_client
 	grep -h "rnic_it" "$T/server.out" "$T/client2.out" | sed 's/^/  /'
 	pair_alive
 	log_has "$B_LOG" "client 1 gone, its objects reclaimed" "warpnicd B (killed client)"
@@ -525,23 +531,7 @@ kill)
 zc_reclaim)
 	ZC_OPTS=(--zero-copy-tx on --zero-copy-min 0)
 	pair_start --impair drop=0.01,reorder=0.01,tx_delay_us=20000,seed=7
-	server --case kill
-	"$RUN" --shim "$SHIM" --ctl "$B_CTL" "$IT" --client "$SERVER_IP" --oob "$T/oob.sock" \
-		--case stream >"$T/victim.out" 2>&1 &
-	CLI_PID=$!
-	for _ in $(seq 200); do
-		grep -q STREAMING "$T/victim.out" && break
-		kill -0 "$CLI_PID" 2>/dev/null || fail "streaming client exited"
-		sleep 0.1
-	done
-	grep -q STREAMING "$T/victim.out" || fail "client never streamed"
-	sleep 0.5
-	kill -KILL "$CLI_PID"
-	wait "$CLI_PID" 2>/dev/null
-	CLI_PID=
-	echo "  client killed mid-transfer"
-	client client2 --case basic || fail "the client after the kill failed"
-	wait_server || fail "server exited with $?"
+	kill_streaming_client
 	pair_alive
 	log_has "$B_LOG" "client 1 gone, its objects reclaimed" "warpnicd B (killed client)"
 	command -v python3 >/dev/null || skip "python3 missing for telemetry"
