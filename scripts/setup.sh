@@ -34,6 +34,7 @@ PKGS=(
 	build-essential pkg-config meson ninja-build python3-pyelftools
 	dpdk dpdk-dev libdpdk-dev libisal-dev libcmocka-dev
 	libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils perftest
+	fio qperf libfabric-bin binutils
 	clang-14 libclang-rt-14-dev llvm-14
 	libtirpc-dev rpcsvc-proto libpcap-dev
 	tshark iproute2 socat iperf3 procps kmod

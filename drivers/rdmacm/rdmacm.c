@@ -4,7 +4,8 @@
  * channels are real fds (a socket warpnicd writes events to); ids without a channel are
  * synchronous (rdma_create_ep style). iWARP semantics: the active side gets ESTABLISHED
  * directly (no CONNECT_RESPONSE), private data and IRD/ORD travel in the MPA exchange
- * (RFC 5044 §7.1, RFC 6581 §5). rsockets are not provided: the symbols fail with ENOSYS.
+ * (RFC 5044 §7.1, RFC 6581 §5). Multicast and ECE are InfiniBand/RoCE features and fail as
+ * on an iWARP device. rsockets: rsocket.c.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -45,7 +46,9 @@ struct wn_id {
 	bool own_cqs;     /* CQs created by rdma_create_qp */
 	bool has_qp_attr; /* rdma_create_ep on a passive id: QP template for get_request */
 	bool conn_started; /* connect/accept issued or request received: an iw_cm id exists */
+	bool own_srq;     /* SRQ created by rdma_create_srq */
 	struct ibv_qp_init_attr qp_attr;
+	struct ibv_ece local_ece; /* rdma_set_local_ece(): kept, never sent (iWARP has no ECE) */
 };
 
 struct wn_event {
@@ -834,51 +837,203 @@ EXPORT void
 rdma_destroy_ep(struct rdma_cm_id *cid)
 {
 	rdma_destroy_qp(cid);
+	if (((struct wn_id *)cid)->own_srq)
+		rdma_destroy_srq(cid);
 	rdma_destroy_id(cid);
 }
 
-/* ------------------------------------------------------------------ rsockets: absent */
+/* ------------------------------------------------------------------ the rest of RDMACM_1.x */
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#define NOSYS_FN(name, ...) \
-	EXPORT int name(__VA_ARGS__) \
-	{ \
-		errno = ENOSYS; \
-		return -1; \
-	}
-
-NOSYS_FN(rsocket, int domain, int type, int protocol)
-NOSYS_FN(rbind, int s, const struct sockaddr *addr, socklen_t len)
-NOSYS_FN(rlisten, int s, int backlog)
-NOSYS_FN(raccept, int s, struct sockaddr *addr, socklen_t *len)
-NOSYS_FN(rconnect, int s, const struct sockaddr *addr, socklen_t len)
-NOSYS_FN(rshutdown, int s, int how)
-NOSYS_FN(rclose, int s)
-NOSYS_FN(rpoll, struct pollfd *fds, nfds_t nfds, int timeout)
-NOSYS_FN(rsetsockopt, int s, int level, int optname, const void *optval, socklen_t optlen)
-NOSYS_FN(rgetsockopt, int s, int level, int optname, void *optval, socklen_t *optlen)
-NOSYS_FN(rfcntl, int s, int cmd, ...)
-#pragma GCC diagnostic pop
-
-EXPORT ssize_t
-rsend(int s, const void *buf, size_t len, int flags)
+EXPORT __be16
+rdma_get_src_port(struct rdma_cm_id *cid)
 {
-	(void)s;
-	(void)buf;
-	(void)len;
-	(void)flags;
-	errno = ENOSYS;
-	return -1;
+	const struct sockaddr *sa = &cid->route.addr.src_addr;
+
+	if (sa->sa_family == AF_INET6)
+		return ((const struct sockaddr_in6 *)sa)->sin6_port;
+	return sa->sa_family == AF_INET ? ((const struct sockaddr_in *)sa)->sin_port : 0;
 }
 
-EXPORT ssize_t
-rrecv(int s, void *buf, size_t len, int flags)
+EXPORT __be16
+rdma_get_dst_port(struct rdma_cm_id *cid)
 {
-	(void)s;
-	(void)buf;
-	(void)len;
-	(void)flags;
-	errno = ENOSYS;
-	return -1;
+	const struct sockaddr *sa = &cid->route.addr.dst_addr;
+
+	if (sa->sa_family == AF_INET6)
+		return ((const struct sockaddr_in6 *)sa)->sin6_port;
+	return sa->sa_family == AF_INET ? ((const struct sockaddr_in *)sa)->sin_port : 0;
+}
+
+/* The open devices (one: this process's context on warpnicd), NULL-terminated. */
+EXPORT struct ibv_context **
+rdma_get_devices(int *num_devices)
+{
+	struct ibv_context **l = calloc(2, sizeof(*l));
+
+	if (l == NULL) {
+		if (num_devices != NULL)
+			*num_devices = 0;
+		errno = ENOMEM;
+		return NULL;
+	}
+	l[0] = cm_ctx();
+	if (num_devices != NULL)
+		*num_devices = l[0] != NULL ? 1 : 0;
+	return l;
+}
+
+/* The list only: the contexts stay open for the process's lifetime, as in librdmacm. */
+EXPORT void
+rdma_free_devices(struct ibv_context **list)
+{
+	free(list);
+}
+
+/* The kernel's rdma_notify() does nothing for an iWARP device once the id has a connection. */
+EXPORT int
+rdma_notify(struct rdma_cm_id *cid, enum ibv_event_type event)
+{
+	(void)event;
+	return ((struct wn_id *)cid)->conn_started ? 0 : fail(EINVAL);
+}
+
+/*
+ * Moving an id to another event channel needs warpnicd to redirect its events (no control
+ * message does that yet): only a "move" to the channel it already has succeeds.
+ */
+EXPORT int
+rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *channel)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+
+	if (channel == NULL && id->sync)
+		return fail(EINVAL);
+	if (channel == &id->ec->ch)
+		return 0;
+	return fail(ENOSYS);
+}
+
+/*
+ * Multicast is an InfiniBand/RoCE service: the kernel's rdma_join_multicast() refuses an id
+ * of a connected (non-UD) QP type with EINVAL, and answers ENOSYS for a device that has
+ * neither, which an iWARP RNIC is.
+ */
+static int
+join_mc(struct rdma_cm_id *cid)
+{
+	return fail(cid->qp_type != IBV_QPT_UD ? EINVAL : ENOSYS);
+}
+
+EXPORT int
+rdma_join_multicast(struct rdma_cm_id *cid, struct sockaddr *addr, void *context)
+{
+	(void)addr;
+	(void)context;
+	return join_mc(cid);
+}
+
+EXPORT int
+rdma_join_multicast_ex(struct rdma_cm_id *cid, struct rdma_cm_join_mc_attr_ex *attr,
+		       void *context)
+{
+	(void)attr;
+	(void)context;
+	return join_mc(cid);
+}
+
+/* No group was joined: librdmacm answers EADDRNOTAVAIL for an address not in its list. */
+EXPORT int
+rdma_leave_multicast(struct rdma_cm_id *cid, struct sockaddr *addr)
+{
+	(void)cid;
+	return fail(addr == NULL ? EINVAL : EADDRNOTAVAIL);
+}
+
+EXPORT int
+rdma_create_srq_ex(struct rdma_cm_id *cid, struct ibv_srq_init_attr_ex *attr)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+	struct ibv_srq_init_attr a;
+	struct ibv_pd *pd;
+	struct ibv_srq *srq;
+
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
+		return fail(EINVAL);
+	if (attr->srq_type != IBV_SRQT_BASIC)
+		return fail(EOPNOTSUPP); /* XRC and tag matching: not on an RNIC */
+	pd = (attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) && attr->pd != NULL ? attr->pd : cid->pd;
+	if (pd == NULL) {
+		if (cid->pd == NULL)
+			cid->pd = ibv_alloc_pd(cid->verbs);
+		pd = cid->pd;
+		if (pd == NULL)
+			return -1;
+	}
+	memset(&a, 0, sizeof(a));
+	a.srq_context = attr->srq_context;
+	a.attr = attr->attr;
+	srq = ibv_create_srq(pd, &a);
+	if (srq == NULL)
+		return -1;
+	attr->attr = a.attr;
+	cid->srq = srq;
+	id->own_srq = true;
+	return 0;
+}
+
+EXPORT int
+rdma_create_srq(struct rdma_cm_id *cid, struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex ax;
+	int ret;
+
+	memset(&ax, 0, sizeof(ax));
+	ax.srq_context = attr->srq_context;
+	ax.attr = attr->attr;
+	ax.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
+	ax.srq_type = IBV_SRQT_BASIC;
+	ax.pd = pd;
+	ret = rdma_create_srq_ex(cid, &ax);
+	if (ret == 0)
+		attr->attr = ax.attr;
+	return ret;
+}
+
+EXPORT void
+rdma_destroy_srq(struct rdma_cm_id *cid)
+{
+	struct wn_id *id = (struct wn_id *)cid;
+
+	if (cid->srq != NULL)
+		ibv_destroy_srq(cid->srq);
+	cid->srq = NULL;
+	id->own_srq = false;
+}
+
+/* ECE (Enhanced Connection Establishment) options ride in InfiniBand CM messages only. */
+EXPORT int
+rdma_set_local_ece(struct rdma_cm_id *cid, struct ibv_ece *ece)
+{
+	if (cid == NULL || cid->qp != NULL || ece == NULL || ece->vendor_id == 0 ||
+	    ece->comp_mask != 0)
+		return fail(EINVAL);
+	((struct wn_id *)cid)->local_ece = *ece;
+	return 0;
+}
+
+/* The peer's options: none ever arrive over MPA. */
+EXPORT int
+rdma_get_remote_ece(struct rdma_cm_id *cid, struct ibv_ece *ece)
+{
+	if (cid == NULL || cid->qp != NULL || ece == NULL)
+		return fail(EINVAL);
+	memset(ece, 0, sizeof(*ece));
+	return 0;
+}
+
+/* A reject "vendor option not supported": over MPA, a plain MPA Reject. */
+EXPORT int
+rdma_reject_ece(struct rdma_cm_id *cid, const void *private_data, uint8_t len)
+{
+	return rdma_reject(cid, private_data, len);
 }

@@ -71,7 +71,7 @@ out:
 	return d;
 }
 
-WN_VERBS_EXPORT struct ibv_device **
+struct ibv_device **
 (ibv_get_device_list)(int *num_devices)
 {
 	struct ibv_device **l = calloc(2, sizeof(*l));
@@ -89,19 +89,19 @@ WN_VERBS_EXPORT struct ibv_device **
 	return l;
 }
 
-WN_VERBS_EXPORT void
+void
 ibv_free_device_list(struct ibv_device **list)
 {
 	free(list);
 }
 
-WN_VERBS_EXPORT const char *
+const char *
 ibv_get_device_name(struct ibv_device *device)
 {
 	return device->name;
 }
 
-WN_VERBS_EXPORT __be64
+__be64
 ibv_get_device_guid(struct ibv_device *device)
 {
 	struct wn_vdev *d = (struct wn_vdev *)device;
@@ -163,7 +163,7 @@ static int vq_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_
 static int vq_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
 			      struct ibv_device_attr_ex *attr, size_t attr_size);
 
-WN_VERBS_EXPORT struct ibv_context *
+struct ibv_context *
 ibv_open_device(struct ibv_device *device)
 {
 	struct wn_vdev *d = (struct wn_vdev *)device;
@@ -209,7 +209,7 @@ ibv_open_device(struct ibv_device *device)
 	return ctx;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_close_device(struct ibv_context *ctx)
 {
 	struct wn_vctx *v = wn_vctx_of(ctx);
@@ -234,7 +234,7 @@ wn_verbs_qp_handle(struct ibv_qp *qp)
 	return ((struct wn_vqp *)qp)->wqp->handle;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
 	uint64_t v;
@@ -247,7 +247,7 @@ ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 	return -1;
 }
 
-WN_VERBS_EXPORT void
+void
 ibv_ack_async_event(struct ibv_async_event *event)
 {
 	(void)event;
@@ -291,7 +291,7 @@ dev_attr_from(struct ibv_device_attr *a, const struct wn_ctl_device_attr *w)
 	a->phys_port_cnt = (uint8_t)w->phys_port_cnt;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 {
 	struct wn_ctl_device_attr w;
@@ -355,14 +355,14 @@ vq_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a, si
 }
 
 /* IBVERBS_1.1 compat entry: the layout before 'flags' was added is 48 octets. */
-WN_VERBS_EXPORT int
+int
 (ibv_query_port)(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_port_attr *attr)
 {
 	return vq_query_port(ctx, port, (struct ibv_port_attr *)attr,
 			     offsetof(struct ibv_port_attr, flags));
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
 {
 	struct wn_ctl_port_attr w;
@@ -430,7 +430,7 @@ ibv_query_gid_type(struct ibv_context *ctx, uint8_t port, unsigned int index, in
 	return 0;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index, __be16 *pkey)
 {
 	(void)ctx;
@@ -451,7 +451,7 @@ ibv_get_pkey_index(struct ibv_context *ctx, uint8_t port, __be16 pkey)
 
 /* ------------------------------------------------------------------ PD / MR */
 
-WN_VERBS_EXPORT struct ibv_pd *
+struct ibv_pd *
 ibv_alloc_pd(struct ibv_context *ctx)
 {
 	struct ibv_pd *pd = calloc(1, sizeof(*pd));
@@ -469,7 +469,7 @@ ibv_alloc_pd(struct ibv_context *ctx)
 	return pd;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	int ret = wn_client_dealloc_pd(wn_cl_of(pd->context), pd->handle);
@@ -552,7 +552,7 @@ wnv_alloc_frmr(struct ibv_pd *pd, void *addr, size_t length)
 			addr, length, true);
 }
 
-WN_VERBS_EXPORT struct ibv_mr *
+struct ibv_mr *
 (ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
 	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
@@ -564,7 +564,7 @@ WN_VERBS_EXPORT struct ibv_mr *
 	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct wn_vmr *m = (struct wn_vmr *)mr;
@@ -701,7 +701,7 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 	return 0;
 }
 
-WN_VERBS_EXPORT struct ibv_cq *
+struct ibv_cq *
 ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 	      struct ibv_comp_channel *channel, int comp_vector)
 {
@@ -739,7 +739,7 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 	return &c->cq;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct wn_vcq *c = (struct wn_vcq *)cq;
@@ -759,7 +759,7 @@ ibv_destroy_cq(struct ibv_cq *cq)
 	return 0;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context)
 {
 	uint64_t cookie;
@@ -782,7 +782,7 @@ ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_cont
 	return 0;
 }
 
-WN_VERBS_EXPORT void
+void
 ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
 	pthread_mutex_lock(&cq->mutex);
@@ -791,7 +791,7 @@ ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	pthread_mutex_unlock(&cq->mutex);
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
 	return cqe <= cq->cqe ? 0 : EOPNOTSUPP;
@@ -799,7 +799,7 @@ ibv_resize_cq(struct ibv_cq *cq, int cqe)
 
 /* ------------------------------------------------------------------ SRQ */
 
-WN_VERBS_EXPORT struct ibv_srq *
+struct ibv_srq *
 ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
 	struct wn_vsrq *s = calloc(1, sizeof(*s));
@@ -826,7 +826,7 @@ ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 	return &s->srq;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
 	struct wn_ctl_modify_srq_req r = {.srq = srq->handle, .mask = (uint32_t)mask & 3u,
@@ -836,7 +836,7 @@ ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 			       NULL);
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 {
 	struct wn_vsrq *s = (struct wn_vsrq *)srq;
@@ -847,7 +847,7 @@ ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 	return 0;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_destroy_srq(struct ibv_srq *srq)
 {
 	struct wn_vsrq *s = (struct wn_vsrq *)srq;
@@ -863,7 +863,7 @@ ibv_destroy_srq(struct ibv_srq *srq)
 
 /* ------------------------------------------------------------------ QP */
 
-WN_VERBS_EXPORT struct ibv_qp *
+struct ibv_qp *
 ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
 	struct wn_ctl_create_qp_req r;
@@ -943,7 +943,7 @@ wn_access_to_ibv(uint32_t a)
 	       ((a & WN_CTL_ACCESS_REMOTE_ATOMIC) ? IBV_ACCESS_REMOTE_ATOMIC : 0);
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	struct wn_vqp *q = (struct wn_vqp *)qp;
@@ -976,7 +976,7 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	return 0;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init)
 {
 	struct wn_vqp *q = (struct wn_vqp *)qp;
@@ -1014,7 +1014,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_q
 	return 0;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct wn_vqp *q = (struct wn_vqp *)qp;
@@ -1030,7 +1030,7 @@ ibv_destroy_qp(struct ibv_qp *qp)
 
 /* ------------------------------------------------------------------ not on an RNIC */
 
-WN_VERBS_EXPORT struct ibv_ah *
+struct ibv_ah *
 ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	(void)pd;
@@ -1063,14 +1063,14 @@ ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port_num, struct ibv_wc *wc
 	return EOPNOTSUPP;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_destroy_ah(struct ibv_ah *ah)
 {
 	(void)ah;
 	return EINVAL;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	(void)qp;
@@ -1079,7 +1079,7 @@ ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 	return EOPNOTSUPP;
 }
 
-WN_VERBS_EXPORT int
+int
 ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	(void)qp;
@@ -1168,3 +1168,41 @@ ibv_wc_status_str(enum ibv_wc_status st)
 
 	return (unsigned int)st < sizeof(n) / sizeof(n[0]) ? n[st] : "unknown";
 }
+
+/*
+ * Entry points that also have an IBVERBS_1.0 version (abi.c): exported as NAME@@IBVERBS_1.1
+ * through an alias, the name itself stays hidden (libibverbs.map lists it in both nodes).
+ */
+WN_VERBS_DEFAULT_1_1(ibv_ack_async_event);
+WN_VERBS_DEFAULT_1_1(ibv_ack_cq_events);
+WN_VERBS_DEFAULT_1_1(ibv_alloc_pd);
+WN_VERBS_DEFAULT_1_1(ibv_attach_mcast);
+WN_VERBS_DEFAULT_1_1(ibv_close_device);
+WN_VERBS_DEFAULT_1_1(ibv_create_ah);
+WN_VERBS_DEFAULT_1_1(ibv_create_cq);
+WN_VERBS_DEFAULT_1_1(ibv_create_qp);
+WN_VERBS_DEFAULT_1_1(ibv_create_srq);
+WN_VERBS_DEFAULT_1_1(ibv_dealloc_pd);
+WN_VERBS_DEFAULT_1_1(ibv_dereg_mr);
+WN_VERBS_DEFAULT_1_1(ibv_destroy_ah);
+WN_VERBS_DEFAULT_1_1(ibv_destroy_cq);
+WN_VERBS_DEFAULT_1_1(ibv_destroy_qp);
+WN_VERBS_DEFAULT_1_1(ibv_destroy_srq);
+WN_VERBS_DEFAULT_1_1(ibv_detach_mcast);
+WN_VERBS_DEFAULT_1_1(ibv_free_device_list);
+WN_VERBS_DEFAULT_1_1(ibv_get_async_event);
+WN_VERBS_DEFAULT_1_1(ibv_get_cq_event);
+WN_VERBS_DEFAULT_1_1(ibv_get_device_guid);
+WN_VERBS_DEFAULT_1_1(ibv_get_device_list);
+WN_VERBS_DEFAULT_1_1(ibv_get_device_name);
+WN_VERBS_DEFAULT_1_1(ibv_modify_qp);
+WN_VERBS_DEFAULT_1_1(ibv_modify_srq);
+WN_VERBS_DEFAULT_1_1(ibv_open_device);
+WN_VERBS_DEFAULT_1_1(ibv_query_device);
+WN_VERBS_DEFAULT_1_1(ibv_query_gid);
+WN_VERBS_DEFAULT_1_1(ibv_query_pkey);
+WN_VERBS_DEFAULT_1_1(ibv_query_port);
+WN_VERBS_DEFAULT_1_1(ibv_query_qp);
+WN_VERBS_DEFAULT_1_1(ibv_query_srq);
+WN_VERBS_DEFAULT_1_1(ibv_reg_mr);
+WN_VERBS_DEFAULT_1_1(ibv_resize_cq);

@@ -14,6 +14,21 @@
 
 #define WN_VERBS_EXPORT __attribute__((visibility("default")))
 
+/*
+ * A public entry point that libibverbs also exports in an old version (IBVERBS_1.0, abi.c):
+ * the C definition keeps the name but stays hidden, and this exports an alias of it as
+ * NAME@@IBVERBS_1.1, the default version, as rdma-core does (an exported plain NAME would
+ * take the first node of the version script that lists it). Same translation unit as the
+ * definition.
+ */
+#define WN_VERBS_DEFAULT_1_1(name) \
+	extern __typeof(name) wn_v11_##name __attribute__((alias(#name), \
+							  visibility("default"))); \
+	__asm__(".symver wn_v11_" #name ", " #name "@@IBVERBS_1.1")
+
+/* An old-ABI version of @p name defined as @p impl (abi.c). */
+#define WN_VERBS_COMPAT(impl, name, node) __asm__(".symver " #impl ", " #name "@" #node)
+
 struct wn_vdev {
 	struct ibv_device dev;
 	uint64_t guid; /* network order */

@@ -41,15 +41,28 @@ for pat in 'hca_id:[[:space:]]*wn0' 'transport:[[:space:]]*iWARP' 'state:[[:spac
 	echo "$out" | grep -Eq "$pat" || bad "ibv_devinfo -v lacks /$pat/"
 done
 
-# every Debian binary loads with all symbols bound (BIND_NOW); shims, not system libs
+# every Debian binary loads with all symbols bound (BIND_NOW, relocations checked with
+# LD_WARN); shims, not system libs. fio's libraries (librados, libceph-common) and libfabric
+# import from librdmacm/libibverbs/libefa too.
 for b in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat rping \
-	rdma_server rdma_client rstream ibv_devinfo ibv_devices; do
-	p=$(command -v "$b") || { echo "SKIP: $b not installed"; continue; }
-	libs=$("$run" --ctl "$sock" env LD_TRACE_LOADED_OBJECTS=1 "$p" 2>&1)
-	echo "$libs" | grep -Eq 'not found|symbol lookup error|version .* not found' && bad "$b: $libs"
+	rdma_server rdma_client rstream riostream ucmatose ibv_rc_pingpong ibv_srq_pingpong \
+	ibv_devinfo ibv_devices fio qperf fi_info fi_pingpong; do
+	p=$(command -v "$b") || { bad "$b not installed (scripts/setup.sh installs it)"; continue; }
+	libs=$("$run" --ctl "$sock" env LD_WARN=1 LD_TRACE_LOADED_OBJECTS=1 "$p" 2>&1)
+	echo "$libs" | grep -Eq 'not found|undefined symbol|symbol lookup error' && bad "$b: $libs"
 	echo "$libs" | grep -E 'lib(ibverbs|rdmacm|mlx5|efa)\.so' | grep -qvF "$build/drivers/" \
 		&& bad "$b loads a system RDMA library: $libs"
 done
+# librspreload (rsockets behind an ordinary socket program) preloaded into iperf3
+rspre=$(ldconfig -p | awk '/librspreload\.so\.1 / {print $NF; exit}')
+[ -n "$rspre" ] || rspre=$(ls /usr/lib/*/rsocket/librspreload.so.1 2>/dev/null | head -1)
+if [ -n "$rspre" ] && command -v iperf3 >/dev/null; then
+	libs=$("$run" --ctl "$sock" env LD_WARN=1 LD_TRACE_LOADED_OBJECTS=1 LD_PRELOAD="$rspre" \
+		"$(command -v iperf3)" 2>&1)
+	echo "$libs" | grep -Eq 'not found|undefined symbol|symbol lookup error' && bad "librspreload: $libs"
+else
+	bad "librspreload (librdmacm1) or iperf3 not installed"
+fi
 for b in ib_write_bw ib_read_lat ib_send_bw; do
 	command -v "$b" >/dev/null || continue
 	"$run" --ctl "$sock" "$b" --help 2>&1 | grep -q '^Usage:' || bad "$b --help did not run"
