@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Control protocol framing: op table, request/event validation, SCM_RIGHTS send/receive. */
+/* The control protocol codec: op table, request/event validation, SCM_RIGHTS send/receive. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
