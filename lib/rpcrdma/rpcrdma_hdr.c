@@ -322,8 +322,15 @@ wn_rpcrdma_encode(const struct wn_rpcrdma_hdr *h, uint8_t *out, size_t cap)
 int
 wn_rpcrdma_error_build(uint8_t *out, size_t cap, uint32_t xid, uint32_t credits, uint32_t err)
 {
+	return wn_rpcrdma_error_build_vers(out, cap, xid, WN_RPCRDMA_VERSION, credits, err);
+}
+
+int
+wn_rpcrdma_error_build_vers(uint8_t *out, size_t cap, uint32_t xid, uint32_t vers,
+			    uint32_t credits, uint32_t err)
+{
 	struct wn_rpcrdma_hdr h = {.xid = xid,
-				   .vers = WN_RPCRDMA_VERSION,
+				   .vers = vers,
 				   .credits = credits,
 				   .proc = WN_RPCRDMA_ERROR,
 				   .err = err,
@@ -333,4 +340,53 @@ wn_rpcrdma_error_build(uint8_t *out, size_t cap, uint32_t xid, uint32_t credits,
 	if (err != WN_RPCRDMA_ERR_VERS && err != WN_RPCRDMA_ERR_CHUNK)
 		return -EINVAL;
 	return wn_rpcrdma_encode(&h, out, cap);
+}
+
+/* ---- connection private data (RFC 8797) ------------------------------------------------------ */
+
+static uint8_t
+cp_size_code(uint32_t size)
+{
+	if (size < WN_RPCRDMA_CP_SIZE_MIN)
+		size = WN_RPCRDMA_CP_SIZE_MIN;
+	if (size > WN_RPCRDMA_CP_SIZE_MAX)
+		size = WN_RPCRDMA_CP_SIZE_MAX;
+	return (uint8_t)((size >> 10) - 1);
+}
+
+int
+wn_rpcrdma_cp_encode(const struct wn_rpcrdma_cp *cp, uint8_t *out)
+{
+	struct xdr_wr w = {.p = out, .cap = WN_RPCRDMA_CP_LEN};
+
+	if (cp == NULL || out == NULL)
+		return -EINVAL;
+	wr_u32(&w, WN_RPCRDMA_CP_MAGIC);
+	out[4] = cp->version;
+	out[5] = cp->flags;
+	out[6] = cp_size_code(cp->inline_send);
+	out[7] = cp_size_code(cp->inline_recv);
+	return WN_RPCRDMA_CP_LEN;
+}
+
+int
+wn_rpcrdma_cp_decode(const void *pd, size_t len, struct wn_rpcrdma_cp *cp)
+{
+	struct xdr_rd r = {.p = pd, .len = pd == NULL ? 0 : len};
+	const uint8_t *p = pd;
+	uint32_t magic;
+
+	cp->version = 0;
+	cp->flags = 0;
+	cp->inline_send = WN_RPCRDMA_INLINE_DEFAULT;
+	cp->inline_recv = WN_RPCRDMA_INLINE_DEFAULT;
+	if (r.len < WN_RPCRDMA_CP_LEN || !rd_u32(&r, &magic) || magic != WN_RPCRDMA_CP_MAGIC)
+		return -ENOENT;
+	if (p[4] != WN_RPCRDMA_CP_VERSION)
+		return -EPROTONOSUPPORT;
+	cp->version = p[4];
+	cp->flags = p[5];
+	cp->inline_send = ((uint32_t)p[6] + 1) << 10;
+	cp->inline_recv = ((uint32_t)p[7] + 1) << 10;
+	return 0;
 }

@@ -148,6 +148,61 @@ int wn_rpcrdma_encode(const struct wn_rpcrdma_hdr *h, uint8_t *out, size_t cap);
  */
 int wn_rpcrdma_error_build(uint8_t *out, size_t cap, uint32_t xid, uint32_t credits, uint32_t err);
 
+/**
+ * Encode an RDMA_ERROR answering XID @p xid with version @p vers in its rdma_vers field
+ * (RFC 8166 §4.5: the version of the failing message); otherwise as wn_rpcrdma_error_build().
+ * @return octets written (28 or 20), -EINVAL (@p err not 1/2), -ENOSPC.
+ */
+int wn_rpcrdma_error_build_vers(uint8_t *out, size_t cap, uint32_t xid, uint32_t vers,
+				uint32_t credits, uint32_t err);
+
+/*
+ * RPC-over-RDMA version 1 connection parameters (RFC 8797): connection private data that
+ * the client sends with its connect request and the server with its accept, so that both
+ * know each other's inline thresholds (in place of the RFC 5666 default of 1024 octets) and
+ * whether the client accepts Send With Invalidate. Linux's xprtrdma and svcrdma send it.
+ */
+
+/** pd_magic (RFC 8797 §4). */
+#define WN_RPCRDMA_CP_MAGIC 0xf6ab0e18u
+/** The only pd_version defined. */
+#define WN_RPCRDMA_CP_VERSION 1
+/** pd_flags bit 0: the sender accepts Send With Invalidate (remote invalidation). */
+#define WN_RPCRDMA_CP_F_REMOTE_INV 0x01
+/** Octets of the private data message. */
+#define WN_RPCRDMA_CP_LEN 8
+/** The inline threshold when the peer sent no (usable) private data (RFC 8166 §3.3.3). */
+#define WN_RPCRDMA_INLINE_DEFAULT 1024
+/** Smallest and largest inline sizes the private data can express. */
+#define WN_RPCRDMA_CP_SIZE_MIN 1024
+#define WN_RPCRDMA_CP_SIZE_MAX (256 * 1024)
+
+/** Decoded connection parameters. */
+struct wn_rpcrdma_cp {
+	uint8_t version;
+	uint8_t flags;	      /**< WN_RPCRDMA_CP_F_* */
+	uint32_t inline_send; /**< octets the sender of the private data may send in one Send */
+	uint32_t inline_recv; /**< octets it can receive in one Receive */
+};
+
+/**
+ * Encode @p cp into @p out (8 octets). Sizes are rounded down to a multiple of 1024 and
+ * clamped to WN_RPCRDMA_CP_SIZE_MIN..MAX (the wire carries size / 1024 - 1 in one octet).
+ * @return WN_RPCRDMA_CP_LEN, or -EINVAL (NULL).
+ * Thread safety: pure, any thread.
+ */
+int wn_rpcrdma_cp_encode(const struct wn_rpcrdma_cp *cp, uint8_t *out);
+
+/**
+ * Decode connection private data received with a connect request or accept.
+ * @return 0 and @p cp filled; -ENOENT when @p pd is NULL, shorter than 8 octets or has
+ *   another magic (the peer sent none: assume WN_RPCRDMA_INLINE_DEFAULT both ways);
+ *   -EPROTONOSUPPORT when the magic matches but the version is not 1 (RFC 8797 §4: ignore
+ *   it). @p cp is set to the defaults (1024/1024, no flags) on every error.
+ * Thread safety: pure, any thread.
+ */
+int wn_rpcrdma_cp_decode(const void *pd, size_t len, struct wn_rpcrdma_cp *cp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Transport options by name, for the programs' command lines (wn_rpcrdma_opts_set()).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wn_rpcrdma.h"
+#include "wn_rpcrdma_xprt.h"
+
+const char wn_rpcrdma_opts_help[] =
+	"  --port N            rdma_cm port (20049)\n"
+	"  --credits N         client: credits requested; server: most granted (32 / 64)\n"
+	"  --inline N          inline threshold both ways, octets (1024; Linux uses 4096)\n"
+	"  --inline-send N     largest Send this side posts\n"
+	"  --inline-recv N     size of this side's receive buffers\n"
+	"  --max-msg N         largest chunk or long message (1M+64k)\n"
+	"  --ddp-min N         smallest opaque body moved by a chunk (1024)\n"
+	"  --timeout-ms N      call timeout (30000)\n"
+	"  --pool-mb N         registered pool size (default from credits and max-msg)\n"
+	"  --reg MODE          chunk registration: auto, mw (memory windows), pool\n"
+	"  --busy-poll-us N    poll completions this long before sleeping (0)\n"
+	"  --no-cp             send no RFC 8797 private data\n"
+	"  --no-remote-inv     no Send With Invalidate\n"
+	"  --no-read-reply     server: no RFC 5666 long replies by read chunk\n";
+
+enum kind { K_U32, K_U16, K_SIZE, K_REG, K_FLAG };
+
+struct opt {
+	const char *name;
+	enum kind kind;
+	size_t off;
+	uint64_t min, max;
+};
+
+#define OFF(f) offsetof(struct wn_rpcrdma_opts, f)
+
+static const struct opt opts[] = {
+	{"port", K_U16, OFF(port), 1, 65535},
+	{"credits", K_U32, OFF(credits), 1, 1024},
+	{"inline", K_U32, 0, 256, WN_RPCRDMA_CP_SIZE_MAX},
+	{"inline-send", K_U32, OFF(inline_send), 256, WN_RPCRDMA_CP_SIZE_MAX},
+	{"inline-recv", K_U32, OFF(inline_recv), 256, WN_RPCRDMA_CP_SIZE_MAX},
+	{"max-msg", K_U32, OFF(max_msg), 4096, 1u << 30},
+	{"ddp-min", K_U32, OFF(ddp_min), 1, 1u << 30},
+	{"timeout-ms", K_U32, OFF(timeout_ms), 1, 3600000},
+	{"pool-mb", K_SIZE, OFF(pool_size), 1, 65536},
+	{"reg", K_REG, OFF(reg), 0, 0},
+	{"busy-poll-us", K_U32, OFF(busy_poll_us), 0, 10000000},
+	{"no-cp", K_FLAG, OFF(no_private_data), 0, 0},
+	{"no-remote-inv", K_FLAG, OFF(no_remote_inv), 0, 0},
+	{"no-read-reply", K_FLAG, OFF(no_read_reply), 0, 0},
+};
+
+static const struct opt *
+find(const char *name)
+{
+	if (name == NULL)
+		return NULL;
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (strcmp(opts[i].name, name) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+int
+wn_rpcrdma_opts_has_value(const char *name)
+{
+	const struct opt *d = find(name);
+
+	return d == NULL ? -1 : d->kind != K_FLAG;
+}
+
+/* Decimal with an optional k or m suffix (x1024, x1048576). */
+static int
+number(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long n;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno != 0 || n > UINT32_MAX)
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K') {
+		n <<= 10;
+		end++;
+	} else if (*end == 'm' || *end == 'M') {
+		n <<= 20;
+		end++;
+	}
+	if (*end != '\0')
+		return -EINVAL;
+	*v = n;
+	return 0;
+}
+
+int
+wn_rpcrdma_opts_set(struct wn_rpcrdma_opts *o, const char *name, const char *value)
+{
+	const struct opt *d = find(name);
+	uint8_t *base = (uint8_t *)o;
+	uint64_t v;
+
+	if (d == NULL)
+		return -ENOENT;
+	if (d->kind == K_FLAG) {
+		if (value != NULL)
+			return -EINVAL;
+		*(bool *)(base + d->off) = true;
+		return 0;
+	}
+	if (d->kind == K_REG) {
+		enum wn_rpcrdma_reg_mode m;
+
+		if (value == NULL)
+			return -EINVAL;
+		if (strcmp(value, "auto") == 0)
+			m = WN_RPCRDMA_REG_AUTO;
+		else if (strcmp(value, "mw") == 0)
+			m = WN_RPCRDMA_REG_MW;
+		else if (strcmp(value, "pool") == 0)
+			m = WN_RPCRDMA_REG_POOL;
+		else
+			return -EINVAL;
+		o->reg = m;
+		return 0;
+	}
+	if (number(value, &v) != 0 || v < d->min || v > d->max)
+		return -EINVAL;
+	switch (d->kind) {
+	case K_U16:
+		*(uint16_t *)(base + d->off) = (uint16_t)v;
+		break;
+	case K_SIZE:
+		*(size_t *)(base + d->off) = (size_t)v << 20;
+		break;
+	default:
+		if (strcmp(d->name, "inline") == 0)
+			o->inline_send = o->inline_recv = (uint32_t)v;
+		else
+			*(uint32_t *)(base + d->off) = (uint32_t)v;
+		break;
+	}
+	return 0;
+}
