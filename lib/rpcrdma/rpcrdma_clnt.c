@@ -384,6 +384,14 @@ wn_rpcrdma_clnt_reg(struct wn_rpcrdma_clnt *c, void *addr, size_t len)
 	return rpcrdma_dom_reg(&c->dom, addr, len);
 }
 
+int
+wn_rpcrdma_clnt_dereg(struct wn_rpcrdma_clnt *c, void *addr)
+{
+	if (c->started != 0)
+		return -EBUSY; /* a call may have its chunks in it */
+	return rpcrdma_dom_dereg(&c->dom, addr);
+}
+
 uint32_t
 wn_rpcrdma_clnt_outstanding(const struct wn_rpcrdma_clnt *c)
 {

@@ -249,6 +249,21 @@ rpcrdma_dom_reg(struct rpcrdma_dom *d, void *addr, size_t len)
 	return ret;
 }
 
+int
+rpcrdma_dom_dereg(struct rpcrdma_dom *d, void *addr)
+{
+	struct rpcrdma_region **pp, *r;
+
+	for (pp = &d->regions; (r = *pp) != NULL; pp = &r->next)
+		if (r->addr == addr && r != &d->arena_reg) {
+			*pp = r->next;
+			ibv_dereg_mr(r->mr);
+			free(r);
+			return 0;
+		}
+	return -ENOENT;
+}
+
 struct ibv_mr *
 rpcrdma_dom_mr(const struct rpcrdma_dom *d, const void *p, size_t len)
 {

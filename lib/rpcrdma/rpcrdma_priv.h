@@ -73,6 +73,8 @@ int rpcrdma_dom_init(struct rpcrdma_dom *d, struct ibv_context *ctx, enum wn_rpc
 		     size_t pool_size);
 void rpcrdma_dom_fini(struct rpcrdma_dom *d);
 int rpcrdma_dom_reg(struct rpcrdma_dom *d, void *addr, size_t len);
+/** @return 0, -ENOENT (@p addr does not start an application registration). */
+int rpcrdma_dom_dereg(struct rpcrdma_dom *d, void *addr);
 /** @return the registration holding all of [p, p + len), or NULL. */
 struct ibv_mr *rpcrdma_dom_mr(const struct rpcrdma_dom *d, const void *p, size_t len);
 

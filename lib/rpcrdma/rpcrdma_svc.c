@@ -1096,6 +1096,26 @@ wn_rpcrdma_svc_reg(struct wn_rpcrdma_svc *s, void *addr, size_t len)
 	return 0;
 }
 
+int
+wn_rpcrdma_svc_dereg(struct wn_rpcrdma_svc *s, void *addr)
+{
+	struct pending_reg **pp, *p;
+
+	if (!s->dom_ok) {
+		for (pp = &s->pending; (p = *pp) != NULL; pp = &p->next)
+			if (p->addr == addr) {
+				*pp = p->next;
+				free(p);
+				return 0;
+			}
+		return -ENOENT;
+	}
+	for (struct sconn *sc = s->conns; sc != NULL; sc = sc->next)
+		if (sc->all != NULL)
+			return -EBUSY; /* a reply may be RDMA-Written from it */
+	return rpcrdma_dom_dereg(&s->dom, addr);
+}
+
 static void
 done_timeouts(struct wn_rpcrdma_svc *s, uint64_t now)
 {

@@ -200,6 +200,13 @@ void wn_rpcrdma_clnt_destroy(struct wn_rpcrdma_clnt *c);
 int wn_rpcrdma_clnt_reg(struct wn_rpcrdma_clnt *c, void *addr, size_t len);
 
 /**
+ * Deregister memory registered with wn_rpcrdma_clnt_reg() (before unmapping it), once no
+ * call still uses it. @return 0, -ENOENT (not a registration), -EBUSY (calls outstanding).
+ * Thread safety: the client's thread.
+ */
+int wn_rpcrdma_clnt_dereg(struct wn_rpcrdma_clnt *c, void *addr);
+
+/**
  * Start @p call. Arguments are encoded now when a credit is free, else when one frees.
  * @return 0, -EINVAL (NULL fields), -ENOTCONN (the connection is gone).
  * Thread safety: the client's thread.
@@ -280,6 +287,12 @@ int wn_rpcrdma_svc_register(struct wn_rpcrdma_svc *s, uint32_t prog, uint32_t ve
  * from it). @return 0, -EEXIST, -ENOMEM, -errno. Thread safety: the server's thread.
  */
 int wn_rpcrdma_svc_reg(struct wn_rpcrdma_svc *s, void *addr, size_t len);
+
+/**
+ * Deregister memory registered with wn_rpcrdma_svc_reg() (before unmapping it).
+ * @return 0, -ENOENT, -EBUSY (replies in progress). Thread safety: the server's thread.
+ */
+int wn_rpcrdma_svc_dereg(struct wn_rpcrdma_svc *s, void *addr);
 
 /**
  * Serve: accept and close connections, pull read chunks, run handlers, send replies,
