@@ -108,6 +108,7 @@ stack_setup(struct tcpapp *app, uint64_t tx_capa, uint64_t rx_capa, uint64_t now
 	nc.tx_offload_capa = tx_capa;
 	nc.rx_offload_capa = rx_capa;
 	nc.neigh_entries = 1024;
+	nc.cksum = app->p.cksum;
 	rte_eth_macaddr_get(app->port_id, &nc.mac);
 	app->nif = wn_netif_create(&nc);
 	if (app->nif == NULL)

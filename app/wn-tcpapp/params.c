@@ -54,6 +54,10 @@ tcpapp_usage(const char *prog)
 	       "  --rto-min US        RFC 6298 lower bound of the RTO in microseconds\n"
 	       "  --timeout SECS      give up after SECS seconds (exit status 1 if unfinished)\n"
 	       "  --offload           use the port's checksum offloads\n"
+	       "  --cksum MODE        TCP checksums without offload: auto (local on memif,\n"
+	       "                      software elsewhere; default), software (compute and\n"
+	       "                      verify all), local (a link that cannot corrupt: send the\n"
+	       "                      pseudo-header sum only, accept it; both ends must agree)\n"
 	       "  --pkt-size N        raw modes: frame size (default 1514)\n"
 	       "  --peer-mac MAC      rawtx: destination MAC (default broadcast)\n"
 	       "  --quiet             no per-connection lines when --conns > 1\n"
@@ -68,7 +72,8 @@ tcpapp_usage(const char *prog)
 enum {
 	OPT_MODE = 256, OPT_IP, OPT_GW, OPT_LISTEN, OPT_CONNECT, OPT_BYTES, OPT_CONNS, OPT_SEED,
 	OPT_VERIFY, OPT_PCAP, OPT_IMPAIR, OPT_PORT, OPT_MTU, OPT_BUF, OPT_MBUFS, OPT_MAXCONNS,
-	OPT_TIMEOUT, OPT_RTOMIN, OPT_OFFLOAD, OPT_QUIET, OPT_PKTSIZE, OPT_PEERMAC, OPT_HELP,
+	OPT_TIMEOUT, OPT_RTOMIN, OPT_OFFLOAD, OPT_QUIET, OPT_PKTSIZE, OPT_PEERMAC, OPT_CKSUM,
+	OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -91,6 +96,7 @@ static const struct option long_opts[] = {
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"rto-min", required_argument, NULL, OPT_RTOMIN},
 	{"offload", no_argument, NULL, OPT_OFFLOAD},
+	{"cksum", required_argument, NULL, OPT_CKSUM},
 	{"quiet", no_argument, NULL, OPT_QUIET},
 	{"pkt-size", required_argument, NULL, OPT_PKTSIZE},
 	{"peer-mac", required_argument, NULL, OPT_PEERMAC},
@@ -221,6 +227,16 @@ tcpapp_params_parse(struct tcpapp_params *p, int argc, char **argv)
 			break;
 		case OPT_OFFLOAD:
 			p->offload = true;
+			break;
+		case OPT_CKSUM:
+			if (strcmp(optarg, "auto") == 0)
+				p->cksum = WN_NET_CKSUM_AUTO;
+			else if (strcmp(optarg, "software") == 0)
+				p->cksum = WN_NET_CKSUM_SOFTWARE;
+			else if (strcmp(optarg, "local") == 0)
+				p->cksum = WN_NET_CKSUM_LOCAL;
+			else
+				return bad("cksum", optarg);
 			break;
 		case OPT_QUIET:
 			p->quiet = true;

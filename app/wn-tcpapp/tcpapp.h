@@ -70,6 +70,7 @@ struct tcpapp_params {
 	uint32_t rto_min_us; /* 0: library default */
 	double timeout;      /* seconds, 0: none */
 	bool offload;
+	enum wn_net_cksum cksum; /* without offload (lib/net) */
 	bool quiet;
 	uint32_t pkt_size;   /* raw modes: frame size */
 	struct rte_ether_addr peer_mac; /* rawtx destination */

@@ -45,6 +45,7 @@ struct wn_netif {
 	struct wn_ip_addr gw4, gw6;
 	uint16_t ip_id;
 	bool hw_ip4_cksum_tx, hw_l4_cksum_tx; /* hw_l4: TCP, v4 and v6 (see netif.c) */
+	bool local_cksum;           /* WN_NET_CKSUM_LOCAL in force (see netif.c) */
 
 	struct rte_hash *neigh_hash; /**< key: struct wn_ip_addr -> index in neigh[] */
 	struct neigh *neigh;
@@ -62,6 +63,7 @@ struct wn_netif {
 };
 
 /* netif.c */
+bool net_port_local(uint16_t port_id);
 struct neigh *neigh_find(const struct wn_netif *nif, const struct wn_ip_addr *addr);
 struct neigh *neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr);
 void neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ether_addr *mac,
@@ -70,6 +72,9 @@ void neigh_delete(struct wn_netif *nif, struct neigh *n);
 const struct netif_addr *netif_addr_for(const struct wn_netif *nif, const struct wn_ip_addr *dst);
 
 /* output.c */
+uint16_t net_tcp_phdr_cksum(const void *l3);
+void net_tx_cksum_complete(struct rte_mbuf *m);
+void net_rx_cksum_complete(struct rte_mbuf *m);
 int netif_txq_push(struct wn_netif *nif, struct rte_mbuf *m);
 int net_send_l2(struct wn_netif *nif, struct rte_mbuf *m, const struct rte_ether_addr *dst,
 		uint16_t ethertype);

@@ -48,6 +48,34 @@ tx_tcp_cksum_offload(const struct wn_netif_conf *conf)
 	return true;
 }
 
+/*
+ * WN_NET_CKSUM_AUTO: links between processes of one host that cannot corrupt a frame take
+ * WN_NET_CKSUM_LOCAL (net_port_local()). net_memif is shared memory (its frames are copied by the CPU, never
+ * cross a wire); af_packet, tap, PCI NICs and an impairer's face keep full checksums.
+ */
+bool
+net_port_local(uint16_t port_id)
+{
+	static const char *const local[] = { "net_memif" };
+	struct rte_eth_dev_info info;
+
+	if (!rte_eth_dev_is_valid_port(port_id) || rte_eth_dev_info_get(port_id, &info) != 0 ||
+	    info.driver_name == NULL)
+		return false;
+	for (unsigned int i = 0; i < RTE_DIM(local); i++)
+		if (strcmp(info.driver_name, local[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool
+local_cksum(const struct wn_netif_conf *conf)
+{
+	if (conf->cksum != WN_NET_CKSUM_AUTO)
+		return conf->cksum == WN_NET_CKSUM_LOCAL;
+	return net_port_local(conf->port_id);
+}
+
 static void
 conf_defaults(struct wn_netif_conf *c)
 {
@@ -80,7 +108,7 @@ wn_netif_create(const struct wn_netif_conf *conf)
 	struct rte_hash_parameters hp = { 0 };
 
 	if (conf == NULL || conf->pool == NULL || conf->mtu > 9000 ||
-	    (conf->mtu != 0 && conf->mtu < 576)) {
+	    (conf->mtu != 0 && conf->mtu < 576) || (unsigned int)conf->cksum > WN_NET_CKSUM_LOCAL) {
 		rte_errno = errno = EINVAL;
 		return NULL;
 	}
@@ -91,6 +119,7 @@ wn_netif_create(const struct wn_netif_conf *conf)
 	conf_defaults(&nif->conf);
 	nif->hw_ip4_cksum_tx = (conf->tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
 	nif->hw_l4_cksum_tx = tx_tcp_cksum_offload(conf);
+	nif->local_cksum = local_cksum(conf);
 	nif->neigh = rte_zmalloc_socket("wn_neigh", sizeof(*nif->neigh) * nif->conf.neigh_entries,
 					RTE_CACHE_LINE_SIZE, conf->socket_id);
 	nif->neigh_q = rte_zmalloc_socket("wn_neigh_q", sizeof(struct rte_mbuf *) *

@@ -261,7 +261,9 @@ wn_net_ip_prepend(struct rte_mbuf *m, const struct wn_ip_addr *src,
 }
 
 /*
- * Fill checksums; offload when the port enabled it, software otherwise.
+ * Fill checksums; offload when the port enabled it, nothing but the pseudo-header sum on a
+ * local link (WN_NET_CKSUM_LOCAL: the segment is sent as to a NIC that offloads, and the
+ * peer accepts that sum), software otherwise.
  * TCP (RFC 9293 §3.1) sends the one's complement sum as computed, 0x0000 included: the
  * 0xffff substitution is UDP's (RFC 768). DPDK 22.11's rte_ipv4/ipv6_udptcp_cksum_mbuf()
  * apply it to UDP only (test_net checks a zero-sum segment). With offload the PMD computes
@@ -321,7 +323,8 @@ ip4_cksums(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv4_hdr *ip)
 		th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, l3);
 	m->l3_len = l3;
 	ip->hdr_checksum = 0;
-	if (th != NULL && nif->hw_l4_cksum_tx) {
+	if (th != NULL && (nif->hw_l4_cksum_tx || nif->local_cksum)) {
+		/* the port sums (offload), or nothing does: a local link (WN_NET_CKSUM_LOCAL) */
 		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_TCP_CKSUM;
 		th->cksum = 0;
 		th->cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
@@ -348,13 +351,100 @@ ip6_cksums(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6)
 		return;
 	th = (struct rte_tcp_hdr *)(ip6 + 1);
 	th->cksum = 0;
-	if (nif->hw_l4_cksum_tx) {
+	if (nif->hw_l4_cksum_tx || nif->local_cksum) {
 		m->ol_flags |= RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_TCP_CKSUM;
 		th->cksum = rte_ipv6_phdr_cksum(ip6, m->ol_flags);
 	} else if (m->nb_segs > 1) {
 		th->cksum = chain_l4_cksum(m, sizeof(*ip6), rte_ipv6_phdr_cksum(ip6, 0));
 	} else {
 		th->cksum = rte_ipv6_udptcp_cksum_mbuf(m, ip6, sizeof(*ip6));
+	}
+}
+
+/*
+ * The pseudo-header sum a TCP segment behind the IPv4 or IPv6 header @p l3 carries when its
+ * checksum is left to offload (what WN_NET_CKSUM_LOCAL sends).
+ */
+uint16_t
+net_tcp_phdr_cksum(const void *l3)
+{
+	if ((*(const uint8_t *)l3 >> 4) == 4)
+		return rte_ipv4_phdr_cksum(l3, 0);
+	return rte_ipv6_phdr_cksum(l3, 0);
+}
+
+/*
+ * Complete what a frame (Ethernet first) leaves to checksum offload: the IPv4 header sum
+ * (RTE_MBUF_F_TX_IP_CKSUM) and the TCP sum (RTE_MBUF_F_TX_TCP_CKSUM, over chains too),
+ * and clear those flags. For captures (wn_pcap_capture): the file shows the frame as the
+ * wire of a NIC that computes them would carry it.
+ */
+void
+net_tx_cksum_complete(struct rte_mbuf *m)
+{
+	uint32_t l3 = m->l2_len, l4 = l3 + m->l3_len;
+
+	if ((m->ol_flags & (RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK)) == 0 ||
+	    rte_pktmbuf_data_len(m) < l4 + sizeof(struct rte_tcp_hdr))
+		return;
+	if (m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM) {
+		struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, l3);
+
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	}
+	if ((m->ol_flags & RTE_MBUF_F_TX_L4_MASK) == RTE_MBUF_F_TX_TCP_CKSUM) {
+		struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, l4);
+		const void *ip = rte_pktmbuf_mtod_offset(m, const void *, l3);
+
+		th->cksum = 0;
+		th->cksum = chain_l4_cksum(m, l4, (m->ol_flags & RTE_MBUF_F_TX_IPV4) ?
+					   rte_ipv4_phdr_cksum(ip, 0) : rte_ipv6_phdr_cksum(ip, 0));
+	}
+	m->ol_flags &= ~(RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK);
+}
+
+/*
+ * A received frame (Ethernet first) whose TCP checksum field holds only the pseudo-header
+ * sum (a WN_NET_CKSUM_LOCAL sender's) gets its full sum, for captures of local links.
+ */
+void
+net_rx_cksum_complete(struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eh;
+	const uint8_t *ip;
+	struct rte_tcp_hdr *th;
+	uint32_t l4, need;
+	uint16_t et;
+
+	if (rte_pktmbuf_data_len(m) < sizeof(*eh) + sizeof(struct rte_ipv4_hdr))
+		return;
+	eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	et = rte_be_to_cpu_16(eh->ether_type);
+	ip = (const uint8_t *)(eh + 1);
+	if (et == RTE_ETHER_TYPE_IPV4 && (ip[0] >> 4) == 4 && ip[9] == IPPROTO_TCP)
+		l4 = sizeof(*eh) + rte_ipv4_hdr_len((const struct rte_ipv4_hdr *)ip);
+	else if (et == RTE_ETHER_TYPE_IPV6 && (ip[0] >> 4) == 6 && ip[6] == IPPROTO_TCP)
+		l4 = sizeof(*eh) + sizeof(struct rte_ipv6_hdr);
+	else
+		return;
+	need = (ip[0] >> 4) == 4 ? sizeof(*eh) + rte_be_to_cpu_16(((const struct rte_ipv4_hdr *)
+								      ip)->total_length) :
+		l4 + rte_be_to_cpu_16(((const struct rte_ipv6_hdr *)ip)->payload_len);
+	if (rte_pktmbuf_data_len(m) < l4 + sizeof(*th) || rte_pktmbuf_pkt_len(m) < need ||
+	    need < l4 + sizeof(*th))
+		return;
+	th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, l4);
+	if (th->cksum != net_tcp_phdr_cksum(ip))
+		return;
+	th->cksum = 0;
+	{
+		uint32_t c = (uint32_t)chain_raw_cksum(m, l4, need - l4) +
+			     net_tcp_phdr_cksum(ip);
+
+		c = (c >> 16) + (c & 0xffff);
+		c = (c >> 16) + (c & 0xffff);
+		th->cksum = (uint16_t)~c;
 	}
 }
 

@@ -15,6 +15,7 @@
 #include <rte_pcapng.h>
 #include <rte_spinlock.h>
 
+#include "net_priv.h"
 #include "wn_port.h"
 
 #define PCAP_BURST 32
@@ -161,6 +162,26 @@ pcap_flush(struct wn_pcap *p, struct rte_mbuf **cp, uint16_t n)
 	rte_pktmbuf_free_bulk(cp, n);
 }
 
+/*
+ * The capture shows checksums as a wire would carry them: what a sender left to offload
+ * (a NIC's, or nothing on a local link, WN_NET_CKSUM_LOCAL) is computed into the frame
+ * before it is copied, and a local link's received pseudo-header sums are completed. Only
+ * a capturing run pays for it; the receiver then verifies the full sum it finds.
+ */
+static void
+pcap_cksums(uint16_t port_id, struct rte_mbuf **pkts, uint16_t n, enum rte_pcapng_direction dir)
+{
+	uint16_t i;
+
+	if (dir == RTE_PCAPNG_DIRECTION_OUT) {
+		for (i = 0; i < n; i++)
+			net_tx_cksum_complete(pkts[i]);
+	} else if (net_port_local(port_id)) {
+		for (i = 0; i < n; i++)
+			net_rx_cksum_complete(pkts[i]);
+	}
+}
+
 void
 wn_pcap_capture(struct wn_pcap *p, uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts,
 		uint16_t n, enum rte_pcapng_direction dir)
@@ -172,6 +193,7 @@ wn_pcap_capture(struct wn_pcap *p, uint16_t port_id, uint16_t queue, struct rte_
 	if (p == NULL || n == 0)
 		return;
 	ts = rte_get_tsc_cycles();
+	pcap_cksums(port_id, pkts, n, dir);
 	for (i = 0; i < n; i++) {
 		cp[k] = rte_pcapng_copy(port_id, queue, pkts[i], p->pool, p->snaplen, ts, dir);
 		if (cp[k] == NULL) {

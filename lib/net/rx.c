@@ -7,6 +7,7 @@
 #include <rte_arp.h>
 #include <rte_icmp.h>
 #include <rte_ip.h>
+#include <rte_tcp.h>
 
 #include "net_priv.h"
 
@@ -21,6 +22,26 @@ drop(struct rte_mbuf *m, uint64_t *counter)
 {
 	(*counter)++;
 	rte_pktmbuf_free(m);
+}
+
+/*
+ * WN_NET_CKSUM_LOCAL: a TCP segment (IP header at the data offset) whose checksum field holds
+ * its pseudo-header sum was sent by a peer on the same local link that left the sum to
+ * "offload": mark it good, as a NIC that verified it would. Any other value, the full sum
+ * of a peer that computes it or a segment an impairer corrupted (it completes the sum
+ * first), is left to TCP to verify.
+ */
+static inline void
+local_cksum_check(const struct wn_netif *nif, struct rte_mbuf *m)
+{
+	const struct rte_tcp_hdr *th;
+
+	if (!nif->local_cksum || (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != 0 ||
+	    rte_pktmbuf_data_len(m) < m->l3_len + sizeof(*th))
+		return;
+	th = rte_pktmbuf_mtod_offset(m, const struct rte_tcp_hdr *, m->l3_len);
+	if (th->cksum == net_tcp_phdr_cksum(rte_pktmbuf_mtod(m, const void *)))
+		m->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 }
 
 static void
@@ -189,6 +210,7 @@ ip4_input(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 		m->l2_len = 0;
 		m->l3_len = hl;
 		m->packet_type = RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_TCP;
+		local_cksum_check(nif, m);
 		return m;
 	case IPPROTO_ICMP:
 		icmp4_input(nif, m, ip, (uint16_t)hl);
@@ -373,6 +395,7 @@ ip6_input(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 		m->l2_len = 0;
 		m->l3_len = sizeof(*ip6);
 		m->packet_type = RTE_PTYPE_L3_IPV6 | RTE_PTYPE_L4_TCP;
+		local_cksum_check(nif, m);
 		return m;
 	case IPPROTO_ICMPV6:
 		icmp6_input(nif, m, ip6, now);

@@ -74,6 +74,26 @@ int wn_ip_addr_parse(const char *s, struct wn_ip_addr *addr, uint8_t *prefix);
 /** Format @p a into @p buf (at least 48 octets). @return @p buf. Any thread. */
 const char *wn_ip_addr_fmt(const struct wn_ip_addr *a, char *buf, size_t len);
 
+/**
+ * TCP checksums on a port without checksum offload (a port's real offloads are used in
+ * every mode).
+ */
+enum wn_net_cksum {
+	/** WN_NET_CKSUM_LOCAL on net_memif, WN_NET_CKSUM_SOFTWARE on any other port. */
+	WN_NET_CKSUM_AUTO = 0,
+	/** Compute every checksum sent, verify every checksum received. */
+	WN_NET_CKSUM_SOFTWARE,
+	/**
+	 * The link cannot corrupt a frame (shared memory between processes of one host, as
+	 * Linux treats veth and loopback): sent segments carry the pseudo-header sum only,
+	 * as for a NIC that offloads the checksum (RTE_MBUF_F_TX_TCP_CKSUM set), and a
+	 * received segment whose checksum field is its pseudo-header sum is accepted without
+	 * summing its payload; any other value is verified in full. Both ends of the link
+	 * must use it (a peer that verifies every checksum drops such segments).
+	 */
+	WN_NET_CKSUM_LOCAL,
+};
+
 /** Most addresses a netif holds. */
 #define WN_NETIF_MAX_ADDRS 8
 
@@ -97,6 +117,7 @@ struct wn_netif_conf {
 	uint32_t frag_max_flows;   /**< reassembly flows (0: 64; WN_NETIF_NO_REASSEMBLY: drop) */
 	uint32_t frag_ttl_us;      /**< reassembly timeout (0: 30 s) */
 	uint32_t tx_queue_len;     /**< frames buffered until wn_net_tx_bulk (0: 1024) */
+	enum wn_net_cksum cksum;   /**< checksums without offload (0: WN_NET_CKSUM_AUTO) */
 };
 
 /** frag_max_flows value that disables reassembly: every fragment is dropped and counted. */

@@ -68,8 +68,11 @@ struct wn_pcap;
 struct wn_pcap *wn_pcap_open(const char *path, uint32_t snaplen, const char *app);
 
 /**
- * Record @p n packets of @p port_id queue @p queue in direction @p dir (copies; the
- * packets are not modified). NULL @p p: no-op. Any lcore.
+ * Record @p n packets of @p port_id queue @p queue in direction @p dir (copies). The file
+ * shows checksums as a wire carries them: before copying, checksums a sent packet leaves
+ * to offload (RTE_MBUF_F_TX_IP_CKSUM/TX_TCP_CKSUM, also WN_NET_CKSUM_LOCAL's) are computed
+ * into the packet and the flags cleared, and on a local link (net_memif) a received TCP
+ * segment carrying only its pseudo-header sum gets its full sum. NULL @p p: no-op. Any lcore.
  */
 void wn_pcap_capture(struct wn_pcap *p, uint16_t port_id, uint16_t queue,
 		     struct rte_mbuf **pkts, uint16_t n, enum rte_pcapng_direction dir);

@@ -7,13 +7,18 @@
 # itself, or does not survive drop/duplicate/reorder/corrupt (checksums must catch every
 # corrupted segment).
 #
-#   tcp_memif.sh BUILD_DIR BYTES [IMPAIR_ARGS|none [CONNS]]
-# With CONNS > 1, CONNS concurrent connections each carry BYTES.
+#   tcp_memif.sh BUILD_DIR BYTES [IMPAIR_ARGS|none [CONNS [pcap]]]
+# With CONNS > 1, CONNS concurrent connections each carry BYTES. With "pcap" both ends
+# capture and tshark must find every IPv4 and TCP checksum in both files good: on memif
+# lib/net leaves TCP sums to "offload" (WN_NET_CKSUM_LOCAL) and the capture completes them.
+# With corruption towards the source (corrupt= or tx_corrupt=), the source's TCP must catch
+# it too: its local link verifies every sum that is not a pseudo-header sum.
 set -uo pipefail
 build=$(cd "${1:?usage: $0 BUILD_DIR BYTES [IMPAIR]}" && pwd)
 bytes=${2:?bytes}
 impair=${3:-none}
 conns=${4:-1}
+pcap=${5:-}
 app=$build/app/bin/wn-tcpapp
 [ -x "$app" ] || { echo "SKIP: wn-tcpapp not built"; exit 77; }
 t=$(mktemp -d /tmp/wn-integ.XXXXXX)
@@ -36,19 +41,25 @@ if [ "$(nproc)" -ge 2 ]; then lc_a=0 lc_b=1; else lc_a=0 lc_b=0; fi
 sock=$t/memif.sock
 vdevs=(--vdev "net_memif0,role=server,socket=$sock")
 [ "$impair" = none ] || vdevs+=(--vdev "net_wn_impair0,port=net_memif0,$impair")
+scap=() ccap=()
+if [ "$pcap" = pcap ]; then
+	command -v tshark >/dev/null || { echo "FAIL: tshark missing (scripts/setup.sh)"; exit 1; }
+	scap=(--pcap "$t/sink.pcapng")
+	ccap=(--pcap "$t/source.pcapng")
+fi
 echo "case: $conns x $bytes bytes over memif, impair $impair"
 
 # shellcheck disable=SC2046
 "$app" -l "$lc_a" $(mem) --no-pci --file-prefix "wni-$$-s" --log-level lib.eal:warning \
 	"${vdevs[@]}" -- --mode sink --ip 198.18.2.1/24 --listen 5001 --conns "$conns" --verify \
-	--timeout 200 >"$t/sink.out" 2>"$t/sink.err" &
+	--timeout 200 "${scap[@]}" >"$t/sink.out" 2>"$t/sink.err" &
 spid=$!
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 # shellcheck disable=SC2046
 "$app" -l "$lc_b" $(mem) --no-pci --file-prefix "wni-$$-c" --log-level lib.eal:warning \
 	--vdev "net_memif0,role=client,socket=$sock" -- --mode source --ip 198.18.2.2/24 \
-	--connect 198.18.2.1:5001 --bytes "$bytes" --conns "$conns" --timeout 200 >"$t/source.out" \
-	2>"$t/source.err"
+	--connect 198.18.2.1:5001 --bytes "$bytes" --conns "$conns" --timeout 200 "${ccap[@]}" \
+	>"$t/source.out" 2>"$t/source.err"
 crc=$?
 wait "$spid"
 src=$?
@@ -76,5 +87,20 @@ if [ "$impair" != none ]; then
 	*corrupt*) grep -Eq '^tcp: .*rx_drop_cksum [1-9]' "$t/sink.out" ||
 		bad "no corrupted segment was caught by the TCP checksum" ;;
 	esac
+	case "$impair" in
+	corrupt=*|*,corrupt=*|*tx_corrupt=*) grep -Eq '^tcp: .*rx_drop_cksum [1-9]' "$t/source.out" ||
+		bad "no corrupted segment was caught by the source's TCP checksum" ;;
+	esac
+fi
+if [ "$pcap" = pcap ]; then
+	for f in sink source; do
+		n=$(tshark -r "$t/$f.pcapng" -Y tcp -T fields -e frame.number 2>/dev/null | wc -l)
+		badn=$(tshark -r "$t/$f.pcapng" -o tcp.check_checksum:TRUE -o ip.check_checksum:TRUE \
+			-Y 'tcp.checksum.status == 0 || ip.checksum.status == 0' -T fields \
+			-e frame.number 2>/dev/null | wc -l)
+		[ "$n" -gt 100 ] || bad "$f.pcapng has only $n TCP frames"
+		[ "$badn" = 0 ] || bad "$f.pcapng: $badn of $n frames with a bad checksum"
+		echo "$f.pcapng: $n TCP frames, every checksum good"
+	done
 fi
 echo "PASS: $bytes bytes, sha256 $s2"

@@ -3,6 +3,7 @@
  * The per-direction impairment pipeline of net_wn_impair.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -221,8 +222,69 @@ resolve_tx_cksum(struct rte_mbuf *m)
 }
 
 /*
+ * The TCP checksum field (unaligned) of frame @p m (Ethernet first, headers in the first segment) and
+ * the pseudo-header sum a sender that leaves the checksum to offload writes there.
+ * @return the field, or NULL when @p m is no TCP segment over IPv4/IPv6.
+ */
+static uint8_t *
+tcp_cksum_field(struct rte_mbuf *m, uint16_t *phdr, uint32_t *l4_off, void **l3p)
+{
+	struct rte_net_hdr_lens hl;
+	uint32_t ptype;
+	void *l3;
+
+	memset(&hl, 0, sizeof(hl));
+	ptype = rte_net_get_ptype(m, &hl, RTE_PTYPE_L2_MASK | RTE_PTYPE_L3_MASK |
+				  RTE_PTYPE_L4_MASK);
+	if ((ptype & RTE_PTYPE_L4_MASK) != RTE_PTYPE_L4_TCP ||
+	    rte_pktmbuf_data_len(m) < hl.l2_len + hl.l3_len + sizeof(struct rte_tcp_hdr))
+		return NULL;
+	l3 = rte_pktmbuf_mtod_offset(m, void *, hl.l2_len);
+	*l3p = l3;
+	*l4_off = hl.l2_len + hl.l3_len;
+	if (RTE_ETH_IS_IPV4_HDR(ptype))
+		*phdr = rte_ipv4_phdr_cksum(l3, 0);
+	else if (RTE_ETH_IS_IPV6_HDR(ptype))
+		*phdr = rte_ipv6_phdr_cksum(l3, 0);
+	else
+		return NULL;
+	return rte_pktmbuf_mtod_offset(m, uint8_t *, *l4_off + offsetof(struct rte_tcp_hdr, cksum));
+}
+
+/*
+ * A TCP segment received from a local link (lib/net's WN_NET_CKSUM_LOCAL, e.g. net_memif)
+ * may carry only its pseudo-header sum, left to an "offload" nothing performs: complete it,
+ * so that the frame leaves the impairer as a frame of an ordinary link (the face is not a
+ * local link for lib/net, its receiver verifies every sum) and a corruption after this is
+ * caught. A received frame is ours alone; a shared one is left as it is.
+ */
+static void
+resolve_rx_partial(struct rte_mbuf *m)
+{
+	uint16_t phdr, v;
+	uint32_t l4_off;
+	uint8_t *f;
+	void *l3;
+
+	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
+		return;
+	f = tcp_cksum_field(m, &phdr, &l4_off, &l3);
+	if (f == NULL || memcmp(f, &phdr, 2) != 0)
+		return;
+	memset(f, 0, 2);
+	if ((*(const uint8_t *)l3 >> 4) == 4)
+		v = rte_ipv4_udptcp_cksum_mbuf(m, l3, (uint16_t)l4_off);
+	else
+		v = rte_ipv6_udptcp_cksum_mbuf(m, l3, (uint16_t)l4_off);
+	memcpy(f, &v, 2);
+}
+
+/*
  * Flip one octet past the headers of a private copy of @m (the original may be
  * shared, e.g. kept by TCP for retransmission). @return the packet to go on with.
+ * A TCP segment whose full checksum happens to equal its pseudo-header sum would pass a
+ * local-link receiver unverified (lib/net's WN_NET_CKSUM_LOCAL): its checksum field is
+ * flipped instead of a payload octet, so the corruption is still caught.
  */
 static struct rte_mbuf *
 corrupt_packet(struct impair_pipe *p, struct rte_mbuf *m)
@@ -254,6 +316,18 @@ corrupt_packet(struct impair_pipe *p, struct rte_mbuf *m)
 		hdr = hl.l2_len;
 	if (c->pkt_len <= hdr)
 		return c;
+	if ((ptype & RTE_PTYPE_L4_MASK) == RTE_PTYPE_L4_TCP) {
+		uint32_t l4_off;
+		uint16_t phdr;
+		void *l3;
+		uint8_t *f = tcp_cksum_field(c, &phdr, &l4_off, &l3);
+
+		if (f != NULL && memcmp(f, &phdr, 2) == 0) {
+			*f ^= (uint8_t)(1 + rng_next(p) % 255);
+			p->st.corrupt++;
+			return c;
+		}
+	}
 	off = hdr + (uint32_t)(rng_next(p) % (c->pkt_len - hdr));
 	for (seg = c; off >= seg->data_len; seg = seg->next)
 		off -= seg->data_len;
@@ -268,6 +342,8 @@ impair_pipe_push(struct impair_pipe *p, struct rte_mbuf *m)
 	struct rte_mbuf *c = NULL;
 
 	p->st.in++;
+	if (!p->is_tx)
+		resolve_rx_partial(m);
 	if (rng_hit(p, p->thr_drop)) {
 		p->st.drop++;
 		rte_pktmbuf_free(m);

@@ -30,7 +30,12 @@
  * it sends (face tx → underlying tx). A corrupted packet is a private copy with
  * one octet past the L2/L3/L4 headers XORed with a non-zero value (past the L2
  * header when there is no payload); pending checksum offloads are resolved in
- * software first, so the corruption reaches the peer as a bad checksum.
+ * software first, so the corruption reaches the peer as a bad checksum. A received TCP
+ * segment whose checksum field holds only its pseudo-header sum (sent over a local link
+ * by lib/net's WN_NET_CKSUM_LOCAL, which leaves the sum to an offload nothing performs) gets
+ * its full sum on the way in, so the face is an ordinary link to its receiver; a corrupted
+ * segment whose full sum equals its pseudo-header sum has that field flipped instead of a
+ * payload octet, so that a local-link receiver does not take it unverified.
  *
  * Build note: Debian's libdpdk-dev ships no driver SDK headers (ethdev_driver.h,
  * bus_vdev_driver.h), so the face is a net_ring port (rte_eth_from_rings) and the

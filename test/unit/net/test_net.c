@@ -496,6 +496,86 @@ test_ipv4_header_checks(void **state)
 	wn_netif_free(n);
 }
 
+/*
+ * WN_NET_CKSUM_LOCAL (a link that cannot corrupt, e.g. memif): sent segments carry the
+ * pseudo-header sum and the offload flag, as for a NIC; a received segment carrying its
+ * pseudo-header sum is marked good, any other sum is left to TCP to verify. A netif in
+ * software mode (and the default on a port that is not memif) marks nothing.
+ */
+static void
+test_local_link_checksums(void **state)
+{
+	struct wn_netif_conf c = { .pool = pool, .socket_id = SOCKET_ID_ANY, .mac = our_mac,
+				   .cksum = WN_NET_CKSUM_LOCAL };
+	struct wn_ip_addr src = wn_ip_addr_v4(198, 18, 0, 1), dst = wn_ip_addr_v4(198, 18, 0, 2);
+	struct wn_ip_addr src6, dst6;
+	struct wn_netif *ln, *sw = mk(0, 0);
+	uint8_t b[200], tcp[40];
+	struct rte_ipv4_hdr *ip;
+	struct rte_ipv6_hdr *ip6;
+	struct rte_tcp_hdr *th;
+	struct rte_mbuf *m;
+	uint16_t len, phdr;
+	(void)state;
+
+	c.cksum = (enum wn_net_cksum)7;
+	assert_null(wn_netif_create(&c));
+	c.cksum = WN_NET_CKSUM_LOCAL;
+	ln = wn_netif_create(&c);
+	assert_non_null(ln);
+	assert_int_equal(wn_netif_addr_add(ln, &src, 24), 0);
+	assert_int_equal(wn_ip_addr_parse("2001:db8::1", &src6, NULL), 0);
+	assert_int_equal(wn_ip_addr_parse("2001:db8::2", &dst6, NULL), 0);
+	assert_int_equal(wn_netif_addr_add(ln, &src6, 64), 0);
+	wn_net_neigh_add(ln, &dst, &peer_mac, true, 0);
+	wn_net_neigh_add(ln, &dst6, &peer_mac, true, 0);
+	/* transmit: IPv4 header summed in software, TCP left at the pseudo-header sum */
+	assert_int_equal(wn_net_output_l4(ln, l4_packet("hello", 5), &src, &dst, IPPROTO_TCP, 0),
+			 0);
+	m = tx1(ln);
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	th = (struct rte_tcp_hdr *)(ip + 1);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM);
+	assert_false(m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM);
+	assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
+	assert_int_equal(th->cksum, rte_ipv4_phdr_cksum(ip, 0));
+	rte_pktmbuf_free(m);
+	assert_int_equal(wn_net_output_l4(ln, l4_packet("hello", 5), &src6, &dst6, IPPROTO_TCP,
+					  0), 0);
+	m = tx1(ln);
+	ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, 14);
+	th = (struct rte_tcp_hdr *)(ip6 + 1);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM);
+	assert_int_equal(th->cksum, rte_ipv6_phdr_cksum(ip6, 0));
+	rte_pktmbuf_free(m);
+	/* receive: the pseudo-header sum is vouched for on the local link only */
+	memset(tcp, 0, sizeof(tcp));
+	tcp[12] = 5 << 4;
+	memcpy(tcp + 20, "payload!", 8);
+	len = ip4_build(b, IPPROTO_TCP, IP_US, tcp, 28, 0, 1);
+	phdr = rte_ipv4_phdr_cksum((struct rte_ipv4_hdr *)b, 0);
+	memcpy(b + 20 + 16, &phdr, 2);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(ln, &m), 1);
+	assert_int_equal(m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK, RTE_MBUF_F_RX_L4_CKSUM_GOOD);
+	rte_pktmbuf_free(m);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(sw, &m), 1);
+	assert_int_equal(m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK, 0);
+	rte_pktmbuf_free(m);
+	/* a full sum (a peer that computes it), right or corrupted, is TCP's to verify */
+	memset(b + 20 + 16, 0, 2);
+	phdr = rte_ipv4_udptcp_cksum((struct rte_ipv4_hdr *)b, b + 20);
+	memcpy(b + 20 + 16, &phdr, 2);
+	b[20 + 24] ^= 0x40;
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(ln, &m), 1);
+	assert_int_equal(m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK, 0);
+	rte_pktmbuf_free(m);
+	wn_netif_free(ln);
+	wn_netif_free(sw);
+}
+
 static void
 test_icmp_echo_reply(void **state)
 {
@@ -721,6 +801,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_gateway_mtu_noroute),
 		cmocka_unit_test(test_checksum_offload_vs_software),
 		cmocka_unit_test(test_tcp_checksum_zero_is_sent_as_zero),
+		cmocka_unit_test(test_local_link_checksums),
 		cmocka_unit_test(test_ipv4_header_checks),
 		cmocka_unit_test(test_icmp_echo_reply),
 		cmocka_unit_test(test_fragments_reassembled_or_dropped),
