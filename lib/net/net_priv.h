@@ -51,6 +51,11 @@ struct wn_netif {
 	struct neigh *neigh;
 	struct rte_mbuf **neigh_q;
 	uint64_t next_neigh_scan;
+	/* the last destination sent to and its next hop's entry: most bursts go to one peer,
+	 * so most packets need no hash lookup. Valid while the entry is resolved and still
+	 * holds last_nh_addr (a freed entry may be reused); routes changing clear it. */
+	struct wn_ip_addr last_dst, last_nh_addr;
+	struct neigh *last_nh;
 
 	struct rte_ip_frag_tbl *frag_tbl; /**< NULL: reassembly off */
 	struct rte_ip_frag_death_row dr;

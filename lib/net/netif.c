@@ -20,10 +20,27 @@ RTE_LOG_REGISTER_DEFAULT(wn_net_logtype, NOTICE);
 /* Reassembly table associativity (rte_ip_frag wants a power of two). */
 #define FRAG_BUCKET_ENTRIES 4
 
+/*
+ * Microseconds = cycles * 10^6 / hz as one multiplication and a shift (mult = 10^6 * 2^64 /
+ * hz, below 2^53 for any hz above 2 MHz, so the 128-bit product of a 64-bit cycle count
+ * never overflows, and the rounding error stays below a microsecond for 2^64 cycles): no
+ * division and no call for hz on the loop's path. Computing
+ * cycles * 10^6 in 64 bits first, as before, wrapped once the cycle counter passed
+ * 2^64 / 10^6 (about 1.7 hours of uptime at 3 GHz) and the clock jumped back by as much.
+ */
+#define NOW_SHIFT 64
+
 uint64_t
 wn_net_now_us(void)
 {
-	return rte_get_timer_cycles() * 1000000ull / rte_get_timer_hz();
+	static uint64_t mult; /* every thread computes the same value: a benign race */
+	uint64_t m = __atomic_load_n(&mult, __ATOMIC_RELAXED);
+
+	if (unlikely(m == 0)) {
+		m = (uint64_t)(((unsigned __int128)1000000 << NOW_SHIFT) / rte_get_timer_hz());
+		__atomic_store_n(&mult, m, __ATOMIC_RELAXED);
+	}
+	return (uint64_t)(((unsigned __int128)rte_get_timer_cycles() * m) >> NOW_SHIFT);
 }
 
 /*
@@ -225,6 +242,7 @@ wn_netif_addr_add(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t p
 		a.v4 = addr->v4;
 	else
 		memcpy(a.v6, addr->v6, 16);
+	nif->last_nh = NULL; /* next hops may change */
 	nif->addrs[nif->nb_addrs].addr = a;
 	nif->addrs[nif->nb_addrs].prefix = prefix;
 	nif->nb_addrs++;
@@ -236,6 +254,7 @@ wn_netif_gateway_set(struct wn_netif *nif, const struct wn_ip_addr *gw)
 {
 	if (gw == NULL)
 		return -EINVAL;
+	nif->last_nh = NULL; /* next hops may change */
 	if (gw->family == WN_AF_INET)
 		nif->gw4 = *gw;
 	else if (gw->family == WN_AF_INET6)

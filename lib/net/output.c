@@ -521,11 +521,19 @@ wn_net_output(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 	} else {
 		goto bad;
 	}
+	n = nif->last_nh;
+	if (n != NULL && (n->state == NEIGH_REACHABLE || n->state == NEIGH_PERMANENT) &&
+	    wn_ip_addr_eq(&dst, &nif->last_dst) && wn_ip_addr_eq(&n->addr, &nif->last_nh_addr))
+		return net_send_l2(nif, m, &n->mac, et);
 	if (next_hop(nif, &dst, &nh) != 0)
 		goto noroute;
 	n = neigh_find(nif, &nh);
-	if (n != NULL && (n->state == NEIGH_REACHABLE || n->state == NEIGH_PERMANENT))
+	if (n != NULL && (n->state == NEIGH_REACHABLE || n->state == NEIGH_PERMANENT)) {
+		nif->last_dst = dst;
+		nif->last_nh_addr = n->addr;
+		nif->last_nh = n;
 		return net_send_l2(nif, m, &n->mac, et);
+	}
 	if (n == NULL) {
 		n = neigh_create(nif, &nh);
 		if (n == NULL) {

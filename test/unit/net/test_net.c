@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include <rte_arp.h>
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_icmp.h>
@@ -256,6 +257,53 @@ test_resolution_queue_and_failure(void **state)
 	assert_int_equal(st(n).tx_drop_neigh, 2);
 	while ((m = tx1(n)) != NULL)
 		rte_pktmbuf_free(m);
+	wn_netif_free(n);
+}
+
+/* Output remembers the last next hop: a changed MAC, an expired or a reused entry and a new
+ * route are all seen on the next packet. */
+static void
+test_next_hop_cache(void **state)
+{
+	static const struct rte_ether_addr mac2 = { .addr_bytes = { 2, 0, 0, 0, 0, 3 } };
+	struct wn_netif *n = mk(0, 0);
+	struct wn_ip_addr src = wn_ip_addr_v4(198, 18, 0, 1), dst = wn_ip_addr_v4(198, 18, 0, 2);
+	struct wn_ip_addr far = wn_ip_addr_v4(203, 0, 113, 9), gw = wn_ip_addr_v4(198, 18, 0, 3);
+	uint64_t now = 1000000;
+	struct rte_mbuf *m;
+	(void)state;
+
+	/* resolved: sent to its MAC; the MAC changes: the next packet follows */
+	wn_net_neigh_add(n, &dst, &peer_mac, false, now);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(wn_net_output_l4(n, l4_packet("a", 1), &src, &dst, IPPROTO_TCP,
+						  now), 0);
+		m = tx1(n);
+		assert_memory_equal(&rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->dst_addr,
+				    i == 0 ? &peer_mac : &mac2, 6);
+		rte_pktmbuf_free(m);
+		wn_net_neigh_add(n, &dst, &mac2, false, now);
+	}
+	/* expired: the next packet waits for resolution (one request goes out) */
+	wn_net_process(n, now + 301u * 1000000);
+	assert_int_equal(wn_net_neigh_lookup(n, &dst, NULL), -ENOENT);
+	assert_int_equal(wn_net_output_l4(n, l4_packet("b", 1), &src, &dst, IPPROTO_TCP,
+					  now + 302u * 1000000), 0);
+	assert_int_equal(st(n).tx_arp_req, 1);
+	m = tx1(n);
+	assert_int_equal(rte_be_to_cpu_16(rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->ether_type),
+			 RTE_ETHER_TYPE_ARP);
+	rte_pktmbuf_free(m);
+	assert_null(tx1(n));
+	/* off-link: no route until a gateway is set, then the gateway's MAC */
+	wn_net_neigh_add(n, &gw, &mac2, true, now);
+	assert_int_equal(wn_net_output_l4(n, l4_packet("c", 1), &src, &far, IPPROTO_TCP, now),
+			 -ENETUNREACH);
+	assert_int_equal(wn_netif_gateway_set(n, &gw), 0);
+	assert_int_equal(wn_net_output_l4(n, l4_packet("c", 1), &src, &far, IPPROTO_TCP, now), 0);
+	m = tx1(n);
+	assert_memory_equal(&rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->dst_addr, &mac2, 6);
+	rte_pktmbuf_free(m);
 	wn_netif_free(n);
 }
 
@@ -576,6 +624,19 @@ test_local_link_checksums(void **state)
 	wn_netif_free(sw);
 }
 
+/* The microsecond clock agrees with cycles / hz (no overflow, no drift) and never goes back. */
+static void
+test_now_us(void **state)
+{
+	uint64_t a = wn_net_now_us();
+	long double ref = (long double)rte_get_timer_cycles() * 1e6L / rte_get_timer_hz();
+	uint64_t b = wn_net_now_us();
+	(void)state;
+
+	assert_true(b >= a);
+	assert_true(ref >= (long double)a - 1 && ref <= (long double)b + 1);
+}
+
 static void
 test_icmp_echo_reply(void **state)
 {
@@ -798,10 +859,12 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_arp_reply_and_learn),
 		cmocka_unit_test(test_gratuitous_arp_on_start),
 		cmocka_unit_test(test_resolution_queue_and_failure),
+		cmocka_unit_test(test_next_hop_cache),
 		cmocka_unit_test(test_gateway_mtu_noroute),
 		cmocka_unit_test(test_checksum_offload_vs_software),
 		cmocka_unit_test(test_tcp_checksum_zero_is_sent_as_zero),
 		cmocka_unit_test(test_local_link_checksums),
+		cmocka_unit_test(test_now_us),
 		cmocka_unit_test(test_ipv4_header_checks),
 		cmocka_unit_test(test_icmp_echo_reply),
 		cmocka_unit_test(test_fragments_reassembled_or_dropped),
