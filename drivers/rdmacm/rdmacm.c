@@ -29,6 +29,7 @@
 /* from the verbs shim (WARPNIC_PRIVATE_1) */
 struct wn_client *wn_verbs_client(struct ibv_context *ctx);
 uint32_t wn_verbs_qp_handle(struct ibv_qp *qp);
+void wn_verbs_qp_cm_bind(struct ibv_qp *qp); /* WARPNIC_PRIVATE_2 */
 
 struct wn_ec {
 	struct rdma_event_channel ch;
@@ -497,7 +498,10 @@ param_from(struct wn_ctl_conn_param *p, const struct rdma_conn_param *c)
 static uint32_t
 qp_handle(struct rdma_cm_id *cid)
 {
-	return cid->qp != NULL ? wn_verbs_qp_handle(cid->qp) : 0;
+	if (cid->qp == NULL)
+		return 0;
+	wn_verbs_qp_cm_bind(cid->qp);
+	return wn_verbs_qp_handle(cid->qp);
 }
 
 EXPORT int
@@ -657,6 +661,7 @@ rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *ax)
 	if (qp == NULL)
 		return -1;
 	ax->cap = a.cap;
+	wn_verbs_qp_cm_bind(qp);
 	cid->qp = qp;
 	cid->srq = a.srq;
 	return 0;

@@ -234,6 +234,13 @@ wn_verbs_qp_handle(struct ibv_qp *qp)
 	return ((struct wn_vqp *)qp)->wqp->handle;
 }
 
+/* The QP belongs to an rdma_cm id (rdma_create_qp, or connect/accept with it). */
+WN_VERBS_EXPORT void
+wn_verbs_qp_cm_bind(struct ibv_qp *qp)
+{
+	((struct wn_vqp *)qp)->cm_bound = true;
+}
+
 int
 ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
@@ -880,8 +887,14 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	r.srq = attr->srq != NULL ? attr->srq->handle : 0;
 	r.qp_type = WN_CTL_QPT_RC;
 	r.sq_sig_all = attr->sq_sig_all ? 1 : 0;
-	r.max_send_wr = attr->cap.max_send_wr;
-	r.max_recv_wr = attr->cap.max_recv_wr;
+	/*
+	 * A queue of 0 work requests (qperf's one-way tests: a sender without receives, a
+	 * receiver without sends) is granted as the smallest ring, as iWARP hardware (cxgb4)
+	 * does; siw refuses an empty SQ (EINVAL), which made those tests fail on it.
+	 */
+	r.max_send_wr = attr->cap.max_send_wr != 0 ? attr->cap.max_send_wr : 1;
+	r.max_recv_wr = attr->cap.max_recv_wr != 0 || attr->srq != NULL ?
+				attr->cap.max_recv_wr : 1;
 	r.max_send_sge = attr->cap.max_send_sge;
 	r.max_recv_sge = attr->cap.max_recv_sge;
 	r.max_inline_data = attr->cap.max_inline_data;
@@ -952,6 +965,15 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	int ret;
 
 	memset(&r, 0, sizeof(r));
+	/*
+	 * An iWARP QP reaches RTS on a connection (LLP stream) the CM gave it; siw refuses a
+	 * move to RTS without one ("no socket", EINVAL). Programs that exchange QP numbers out
+	 * of band and move the QP to RTS by hand (ibv_rc_pingpong) fail here as on siw; RTR
+	 * with IB path attributes is accepted and changes nothing, also as on siw.
+	 */
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTS && !q->cm_bound &&
+	    qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		return EINVAL;
 	/* IB-only attributes (path, PSNs, timeouts, pkey, port) have no iWARP meaning */
 	if (mask & IBV_QP_STATE) {
 		r.mask |= WN_CTL_QP_STATE;

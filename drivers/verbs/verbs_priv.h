@@ -53,6 +53,7 @@ struct wn_vqp {
 	struct wn_client_qp *wqp;
 	uint32_t sq_sig_all;
 	uint32_t max_inline;
+	bool cm_bound; /* given to an rdma_cm id: its connection may move it to RTS */
 };
 
 struct wn_vsrq {
@@ -99,5 +100,6 @@ int wn_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 /* shared with the rdmacm shim (same process, exported under IBVERBS_PRIVATE_WN) */
 struct wn_client *wn_verbs_client(struct ibv_context *ctx);
 uint32_t wn_verbs_qp_handle(struct ibv_qp *qp);
+void wn_verbs_qp_cm_bind(struct ibv_qp *qp);
 
 #endif /* WN_VERBS_PRIV_H */
