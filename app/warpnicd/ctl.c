@@ -1742,6 +1742,21 @@ handle(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_hdr *h,
 	case WN_CTL_CM_DISCONNECT:
 		ret = h_cm_disconnect(srv, c, ((const struct wn_ctl_handle *)body)->handle);
 		break;
+	case WN_CTL_CM_MIGRATE_ID: {
+		/* events already written to the old channel stay there (the client reads them) */
+		const struct wn_ctl_cm_migrate_req *r = body;
+		struct obj *id = obj_get(srv, c, r->id, OBJ_CMID);
+		struct obj *ch = obj_get(srv, c, r->channel, OBJ_CHAN);
+
+		if (id == NULL || ch == NULL) {
+			ret = -EINVAL;
+			break;
+		}
+		id->u.id.chan->refs--;
+		id->u.id.chan = ch;
+		ch->refs++;
+		break;
+	}
 	default:
 		ret = h_destroy(srv, c, h->op, ((const struct wn_ctl_handle *)body)->handle);
 		break;

@@ -714,45 +714,79 @@ rdma_destroy_qp(struct rdma_cm_id *cid)
 
 /* ------------------------------------------------------------------ endpoints */
 
+static struct sockaddr *
+addr_dup(const struct sockaddr *sa, socklen_t len)
+{
+	struct sockaddr *d = malloc(len);
+
+	if (d != NULL)
+		memcpy(d, sa, len);
+	return d;
+}
+
+/*
+ * Resolve @p node / @p service (passive: the source, else the destination); addresses the
+ * hints carry fill what is left, so a caller may pass addresses instead of names (libfabric
+ * does: no node, the destination in ai_dst_addr).
+ */
 EXPORT int
 rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
 		 struct rdma_addrinfo **res)
 {
+	bool passive = hints != NULL && (hints->ai_flags & RAI_PASSIVE);
 	struct addrinfo h, *ai = NULL;
 	struct rdma_addrinfo *r;
 	int ret;
 
-	memset(&h, 0, sizeof(h));
-	h.ai_socktype = SOCK_STREAM;
-	h.ai_family = hints != NULL ? hints->ai_family : AF_UNSPEC;
-	if (hints != NULL && (hints->ai_flags & RAI_PASSIVE))
-		h.ai_flags |= AI_PASSIVE;
-	if (hints != NULL && (hints->ai_flags & RAI_NUMERICHOST))
-		h.ai_flags |= AI_NUMERICHOST;
-	ret = getaddrinfo(node, service, &h, &ai);
-	if (ret != 0)
-		return ret == EAI_SYSTEM ? -1 : fail(EADDRNOTAVAIL);
+	if (node == NULL && service == NULL &&
+	    (hints == NULL || (hints->ai_src_addr == NULL && hints->ai_dst_addr == NULL)))
+		return fail(EINVAL);
 	r = calloc(1, sizeof(*r));
-	if (r == NULL) {
-		freeaddrinfo(ai);
+	if (r == NULL)
 		return -1;
-	}
 	r->ai_flags = hints != NULL ? hints->ai_flags : 0;
-	r->ai_family = ai->ai_family;
+	r->ai_family = hints != NULL ? hints->ai_family : AF_UNSPEC;
 	r->ai_qp_type = IBV_QPT_RC;
 	r->ai_port_space = RDMA_PS_TCP;
-	if (r->ai_flags & RAI_PASSIVE) {
-		r->ai_src_addr = malloc(ai->ai_addrlen);
-		if (r->ai_src_addr != NULL)
-			memcpy(r->ai_src_addr, ai->ai_addr, ai->ai_addrlen);
-		r->ai_src_len = ai->ai_addrlen;
-	} else {
-		r->ai_dst_addr = malloc(ai->ai_addrlen);
-		if (r->ai_dst_addr != NULL)
-			memcpy(r->ai_dst_addr, ai->ai_addr, ai->ai_addrlen);
-		r->ai_dst_len = ai->ai_addrlen;
+	if (node != NULL || service != NULL) {
+		memset(&h, 0, sizeof(h));
+		h.ai_socktype = SOCK_STREAM;
+		h.ai_family = r->ai_family == AF_INET || r->ai_family == AF_INET6 ?
+				      r->ai_family : AF_UNSPEC;
+		if (passive)
+			h.ai_flags |= AI_PASSIVE;
+		if (hints != NULL && (hints->ai_flags & RAI_NUMERICHOST))
+			h.ai_flags |= AI_NUMERICHOST;
+		ret = getaddrinfo(node, service, &h, &ai);
+		if (ret != 0) {
+			free(r);
+			return ret == EAI_SYSTEM ? -1 : fail(EADDRNOTAVAIL);
+		}
+		r->ai_family = ai->ai_family;
+		if (passive) {
+			r->ai_src_addr = addr_dup(ai->ai_addr, ai->ai_addrlen);
+			r->ai_src_len = ai->ai_addrlen;
+		} else {
+			r->ai_dst_addr = addr_dup(ai->ai_addr, ai->ai_addrlen);
+			r->ai_dst_len = ai->ai_addrlen;
+		}
+		freeaddrinfo(ai);
 	}
-	freeaddrinfo(ai);
+	if (hints != NULL && hints->ai_src_addr != NULL && r->ai_src_addr == NULL) {
+		r->ai_src_addr = addr_dup(hints->ai_src_addr, hints->ai_src_len);
+		r->ai_src_len = hints->ai_src_len;
+	}
+	if (hints != NULL && hints->ai_dst_addr != NULL && r->ai_dst_addr == NULL) {
+		r->ai_dst_addr = addr_dup(hints->ai_dst_addr, hints->ai_dst_len);
+		r->ai_dst_len = hints->ai_dst_len;
+	}
+	if ((r->ai_src_len != 0 && r->ai_src_addr == NULL) ||
+	    (r->ai_dst_len != 0 && r->ai_dst_addr == NULL)) {
+		rdma_freeaddrinfo(r);
+		return fail(ENOMEM);
+	}
+	if (r->ai_family == AF_UNSPEC)
+		r->ai_family = (r->ai_dst_addr != NULL ? r->ai_dst_addr : r->ai_src_addr)->sa_family;
 	*res = r;
 	return 0;
 }
@@ -903,19 +937,38 @@ rdma_notify(struct rdma_cm_id *cid, enum ibv_event_type event)
 }
 
 /*
- * Moving an id to another event channel needs warpnicd to redirect its events (no control
- * message does that yet): only a "move" to the channel it already has succeeds.
+ * Move an id to another event channel (libfabric's verbs provider creates its ids without
+ * one and moves them to its event queue's). NULL: a private channel, the id becomes
+ * synchronous, as in librdmacm. Events already queued on the old channel stay there.
  */
 EXPORT int
 rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *channel)
 {
 	struct wn_id *id = (struct wn_id *)cid;
+	struct wn_ec *old = id->ec;
+	bool sync = channel == NULL;
+	int ret;
 
-	if (channel == NULL && id->sync)
+	if (sync && id->sync)
 		return fail(EINVAL);
-	if (channel == &id->ec->ch)
-		return 0;
-	return fail(ENOSYS);
+	if (sync) {
+		channel = rdma_create_event_channel();
+		if (channel == NULL)
+			return -1;
+	}
+	ret = wn_client_cm_migrate_id(cm_cl(), id->handle, ((struct wn_ec *)channel)->wch);
+	if (ret != 0) {
+		if (sync)
+			rdma_destroy_event_channel(channel);
+		return fail(ret);
+	}
+	id->ec = (struct wn_ec *)channel;
+	cid->channel = channel;
+	if (id->own_ec)
+		rdma_destroy_event_channel(&old->ch);
+	id->own_ec = sync;
+	id->sync = sync;
+	return 0;
 }
 
 /*

@@ -687,6 +687,14 @@ wn_client_cm_destroy_id(struct wn_client *c, uint32_t id)
 }
 
 int
+wn_client_cm_migrate_id(struct wn_client *c, uint32_t id, struct wn_client_cm_channel *ch)
+{
+	struct wn_ctl_cm_migrate_req r = {.id = id, .channel = ch->handle};
+
+	return wn_client_call(c, WN_CTL_CM_MIGRATE_ID, &r, NULL, 0, NULL, NULL);
+}
+
+int
 wn_client_cm_addr(struct wn_client *c, uint16_t op, uint32_t id, const struct wn_ctl_addr *src,
 		  const struct wn_ctl_addr *dst, uint32_t arg, struct wn_ctl_cm_addr_resp *out)
 {

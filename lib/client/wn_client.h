@@ -283,6 +283,13 @@ int wn_client_cm_create_id(struct wn_client *c, struct wn_client_cm_channel *ch,
 int wn_client_cm_destroy_id(struct wn_client *c, uint32_t id);
 
 /**
+ * Send the later events of CM id @p id to channel @p ch (rdma_migrate_id); events already
+ * queued on its old channel stay there.
+ * @return 0 or -errno (-EINVAL: no such id or channel). Any thread.
+ */
+int wn_client_cm_migrate_id(struct wn_client *c, uint32_t id, struct wn_client_cm_channel *ch);
+
+/**
  * Address operations: op is WN_CTL_CM_BIND (addr = local address), WN_CTL_CM_RESOLVE_ADDR
  * (addr = destination, src optional), WN_CTL_CM_RESOLVE_ROUTE, or WN_CTL_CM_LISTEN
  * (arg = backlog; RESOLVE_*: arg = timeout in ms).

@@ -57,6 +57,7 @@ static const struct wn_ctl_op_info op_table[WN_CTL_OP_MAX] = {
 	OP(WN_CTL_ALLOC_MW, "alloc_mw", sizeof(struct wn_ctl_alloc_mw_req),
 	   sizeof(struct wn_ctl_alloc_mw_resp), 0, 0),
 	OP(WN_CTL_DEALLOC_MW, "dealloc_mw", sizeof(struct wn_ctl_handle), 0, 0, 0),
+	OP(WN_CTL_CM_MIGRATE_ID, "cm_migrate_id", sizeof(struct wn_ctl_cm_migrate_req), 0, 0, 0),
 };
 
 const struct wn_ctl_op_info *
@@ -179,6 +180,11 @@ body_check(uint16_t op, const void *body, unsigned int nfds)
 		const struct wn_ctl_alloc_mw_req *r = body;
 
 		return (r->pd != 0 && (r->type == 1 || r->type == 2)) ? 0 : -EINVAL;
+	}
+	case WN_CTL_CM_MIGRATE_ID: {
+		const struct wn_ctl_cm_migrate_req *r = body;
+
+		return (r->id != 0 && r->channel != 0) ? 0 : -EINVAL;
 	}
 	case WN_CTL_CREATE_CQ: {
 		const struct wn_ctl_create_cq_req *r = body;

@@ -82,6 +82,7 @@ enum wn_ctl_op {
 	WN_CTL_CM_EVENT, /**< server → client only, on a CM channel socket */
 	WN_CTL_ALLOC_MW,
 	WN_CTL_DEALLOC_MW,
+	WN_CTL_CM_MIGRATE_ID,
 	WN_CTL_OP_MAX
 };
 
@@ -224,6 +225,12 @@ struct wn_ctl_alloc_mw_req {
 struct wn_ctl_alloc_mw_resp {
 	uint32_t mw;   /**< handle */
 	uint32_t rkey; /**< window STag, invalid until bound (BIND_MW WQE with a new key) */
+};
+
+/* ---- CM_MIGRATE_ID: the id's later events go to another channel (rdma_migrate_id) ---- */
+struct wn_ctl_cm_migrate_req {
+	uint32_t id;
+	uint32_t channel;
 };
 
 /* ---- CREATE_CQ: optional fd = notification fd (pipe/eventfd write side) ---- */

@@ -20,6 +20,7 @@ struct msg {
 		struct wn_ctl_create_qp_req qp;
 		struct wn_ctl_cm_addr_req addr;
 		struct wn_ctl_cm_conn_req conn;
+		struct wn_ctl_cm_migrate_req mig;
 		struct wn_ctl_hello_req hello;
 		struct wn_ctl_handle hd;
 	} b;
@@ -140,6 +141,11 @@ test_qp_cq_cm(void **state)
 	m.b.conn.param.pd_len = 0;
 	m.b.conn.param.ird = 0x4000; /* 14-bit field in MPA v2 (RFC 6581 §5) */
 	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	len = mk(&m, WN_CTL_CM_MIGRATE_ID); /* rdma_migrate_id: an id and a channel */
+	m.b.mig.id = 3;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	m.b.mig.channel = 2;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
 }
 
 static void

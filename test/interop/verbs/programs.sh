@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Real RDMA programs as Debian ships them, unmodified, through the shims between two
+# warpnicd (scripts/wn-pair.sh, memif):
+#   programs.sh BUILD_DIR CASE [IMPAIR]
+# CASE is a line of programs.txt (which also says whether the program passes or how it must
+# fail); IMPAIR, a --impair spec for the pair (B's port). Each case checks the program's own
+# verdict (exit status, its error or success lines) and the data where the program checks it.
+#
+# Programs that talk TCP beside their RDMA traffic (qperf's and ibv_*_pingpong's side channel,
+# libfabric's address exchange and its interface discovery) run, as on a host with an RNIC, in
+# a network namespace whose interface carries the RNIC's address: namespaces A and B are
+# joined by a veth pair with 198.19.0.1 and 198.19.0.2, which carries only that TCP; the RDMA
+# traffic goes through warpnicd. Nothing is added to the default namespace.
+. "$(dirname "$0")/pair_lib.sh" "$1"
+CASE=${2:?usage: programs.sh BUILD_DIR CASE [IMPAIR]}
+IMPAIR=${3:--}
+
+NS_A= NS_B=
+ns_cleanup() {
+	[ -n "$NS_A" ] && ip netns del "$NS_A" 2>/dev/null
+	[ -n "$NS_B" ] && ip netns del "$NS_B" 2>/dev/null
+}
+trap 'ns_cleanup; cleanup' EXIT
+
+# ns_start: namespaces A and B (unique names), veth between them, addresses as warpnicd's
+ns_start() {
+	need ip
+	NS_A=wnpa$$ NS_B=wnpb$$
+	ip netns add "$NS_A" && ip netns add "$NS_B" || fail "cannot create network namespaces"
+	ip link add "wpa$$" type veth peer name "wpb$$" || fail "cannot create a veth pair"
+	ip link set "wpa$$" netns "$NS_A" && ip link set "wpb$$" netns "$NS_B" &&
+		ip -n "$NS_A" addr add "$A_IP/24" dev "wpa$$" &&
+		ip -n "$NS_B" addr add "$B_IP/24" dev "wpb$$" &&
+		ip -n "$NS_A" link set "wpa$$" up && ip -n "$NS_B" link set "wpb$$" up &&
+		ip -n "$NS_A" link set lo up && ip -n "$NS_B" link set lo up ||
+		fail "cannot configure the namespaces"
+}
+
+# ns_bg_a NAME PROGRAM ARGS...: a server in namespace A on instance A (as bg_a)
+ns_bg_a() {
+	local name=$1
+	shift
+	ip netns exec "$NS_A" timeout -k 5 $((STEP_TIMEOUT + 20)) "$RUN" --ctl "$A_CTL" \
+		--shim "$SHIM" "$@" >"$T/$name.out" 2>&1 &
+	BG_PID=$!
+	BG+=("$BG_PID")
+}
+
+# ns_on_b PROGRAM ARGS...: a client in namespace B on instance B (as on_b)
+ns_on_b() {
+	ip netns exec "$NS_B" timeout -k 5 "$STEP_TIMEOUT" "$RUN" --ctl "$B_CTL" --shim "$SHIM" "$@"
+}
+
+# wait_tcp_listen NS PORT SECS: a kernel TCP listener on PORT in namespace NS
+wait_tcp_listen() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# terminate_no_buffer: warpnicd A or B reported a DDP Terminate "untagged buffer, no buffer"
+# (RFC 5041 §7.2: layer DDP 1, etype 2, code 2)
+terminate_no_buffer() {
+	grep -qs 'Terminate sent: layer 1 etype 2 code 2' "$WN_PAIR_DIR"/a.log "$WN_PAIR_DIR"/b.log
+}
+
+start() {
+	if [ "$IMPAIR" = - ]; then
+		pair_start
+	else
+		pair_start --impair "$IMPAIR"
+	fi
+}
+
+case_ucmatose() {
+	need ucmatose
+	start
+	bg_a ucmatose_server ucmatose -b "$A_IP" -c 4 -C 50 -S 1000
+	local srv=$BG_PID
+	wait_server 10 || fail "ucmatose server did not create its CM id"
+	on_b ucmatose -s "$A_IP" -c 4 -C 50 -S 1000 >"$T/ucmatose_client.out" 2>&1 ||
+		fail "ucmatose client exit status $?"
+	wait_pid "$srv" 30 || fail "ucmatose server exit status $?"
+	for side in client server; do
+		grep -q '^test complete' "$T/ucmatose_$side.out" &&
+			grep -q '^return status 0' "$T/ucmatose_$side.out" ||
+			fail "ucmatose $side did not complete"
+	done
+	echo "ucmatose: 4 connections x 50 messages each way, both sides complete"
+}
+
+# rping -P hands each connect request to a new thread through one shared slot, so requests
+# that arrive together overwrite each other there (rping's race, with any device): clients
+# start 0.2 s apart and run long enough to overlap.
+case_rping_many() {
+	local n=8 count=300 i pids=() rc alive=0 p
+	need rping
+	start
+	bg_a rping_server rping -s -P -a "$A_IP" -v -V -C "$count" -S 100
+	local srv=$BG_PID
+	wait_server 10 || fail "rping server did not create its CM id"
+	for ((i = 1; i <= n; i++)); do
+		on_b rping -c -a "$A_IP" -v -V -C "$count" -S 100 >"$T/rping_client_$i.out" 2>&1 &
+		pids+=($!)
+		sleep 0.2
+	done
+	for p in "${pids[@]}"; do
+		kill -0 "$p" 2>/dev/null && alive=$((alive + 1))
+	done
+	echo "clients still running when the last started: $alive"
+	for ((i = 1; i <= n; i++)); do
+		wait "${pids[$((i - 1))]}"
+		rc=$?
+		[ $rc -eq 0 ] || fail "rping client $i exit status $rc"
+		grep -qi 'mismatch\|error\|fail' "$T/rping_client_$i.out" &&
+			fail "rping client $i reports an error"
+		[ "$(grep -c 'ping data: rdma-ping-' "$T/rping_client_$i.out")" = "$count" ] ||
+			fail "rping client $i: not $count rounds"
+	done
+	# the persistent server serves forever (its stdout stays buffered): it must still be
+	# there, and have reported no error (stderr)
+	kill -0 "$srv" 2>/dev/null || fail "the persistent rping server exited"
+	grep -qi 'mismatch\|error\|fail' "$T/rping_server.out" && fail "rping server reports an error"
+	[ "$alive" -ge 2 ] || fail "the rping clients did not overlap"
+	echo "rping: $n connections ($alive at once) x $count verified rounds"
+}
+
+# qperf_run TEST...: every test against one server; each must print its figure
+qperf_run() {
+	local t out
+	need qperf ss
+	start
+	ns_start
+	ns_bg_a qperf_server qperf
+	wait_tcp_listen "$NS_A" 19765 10 || fail "qperf server does not listen"
+	for t in "$@"; do
+		out=$T/qperf_$t.out
+		ns_on_b qperf "$A_IP" -cm1 -t 1 -m 4096 "$t" >"$out" 2>&1
+		echo "$t: $?: $(tr '\n' ' ' <"$out")"
+	done
+}
+
+case_qperf() {
+	local t fails=0
+	local tests=(rc_lat rc_bi_bw rc_rdma_write_lat rc_rdma_read_bw rc_rdma_read_lat
+		rc_compare_swap_mr rc_fetch_add_mr)
+	qperf_run "${tests[@]}" >"$T/qperf.out"
+	cat "$T/qperf.out"
+	for t in "${tests[@]}"; do
+		grep -q "^$t: 0: $t: .*\(latency\|bw\|msg_rate\) *= *[0-9.]\+ " "$T/qperf.out" ||
+			{ echo "qperf $t did not pass"; fails=1; }
+		grep -q "^$t: .*failed" "$T/qperf.out" && { echo "qperf $t failed"; fails=1; }
+	done
+	[ $fails = 0 ] || fail "qperf tests failed"
+	echo "qperf: ${tests[*]} passed"
+}
+
+case_qperf_rc_bw() {
+	qperf_run rc_bw >"$T/qperf.out"
+	cat "$T/qperf.out"
+	if grep -q '^rc_bw: 0: rc_bw: .*bw *= *[0-9.]\+ ' "$T/qperf.out"; then
+		echo "qperf rc_bw: passed (the receiver kept up this time)"
+		return
+	fi
+	grep -q 'WR flush failure' "$T/qperf.out" && terminate_no_buffer ||
+		fail "qperf rc_bw failed, but not with a Send that found no receive"
+	echo "qperf rc_bw: failed as on iWARP (DDP Terminate: no buffer, WR flush)"
+}
+
+case_qperf_rdma_write_bw() {
+	qperf_run rc_rdma_write_bw >"$T/qperf.out"
+	cat "$T/qperf.out"
+	grep -q 'WR flush failure' "$T/qperf.out" ||
+		fail "qperf rc_rdma_write_bw did not fail with a flushed work request"
+	terminate_no_buffer || fail "no DDP Terminate (no buffer) for the second Write with Immediate"
+	echo "qperf rc_rdma_write_bw: failed as expected (Write with Immediate without receives)"
+}
+
+# fio_run VERB IODEPTH: one transfer of 16 MiB in 64 KiB blocks; fio's rdma engine: the
+# server (rw=read) exposes its buffers, the client (rw=write) moves the data with VERB
+fio_run() {
+	local verb=$1 depth=$2 port=$((5555 + RANDOM % 1000)) srv rc
+	bg_a "fio_server_${verb}_$depth" fio --name=srv --ioengine=rdma --port="$port" --rw=read \
+		--bs=64k --size=16m --iodepth="$depth"
+	srv=$BG_PID
+	wait_server 10 || fail "fio server did not create its CM id"
+	on_b fio --name=cli --ioengine=rdma --hostname="$A_IP" --port="$port" --verb="$verb" \
+		--rw=write --bs=64k --size=16m --iodepth="$depth" \
+		>"$T/fio_client_${verb}_$depth.out" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		wait_pid "$srv" 30
+	else
+		kill "$srv" 2>/dev/null # it waits for a peer that is gone
+	fi
+	note "fio verb=$verb iodepth=$depth: client $rc, $(grep -o 'run=[0-9-]*msec' \
+		"$T/fio_client_${verb}_$depth.out")"
+	return $rc
+}
+
+fio_check() {
+	local f=$T/fio_client_$1_$2.out
+	grep -q 'err= 0' "$f" && grep -q 'io=16.0MiB' "$f" ||
+		fail "fio verb=$1 iodepth=$2: no error-free 16 MiB run"
+	grep -q 'err= 0' "$T/fio_server_$1_$2.out" || fail "fio server (verb=$1 iodepth=$2) failed"
+}
+
+case_fio() {
+	local verb depth
+	need fio
+	start
+	for verb in write read; do
+		for depth in 1 8; do
+			fio_run "$verb" "$depth" || fail "fio verb=$verb iodepth=$depth exit status $?"
+			fio_check "$verb" "$depth"
+		done
+	done
+	echo "fio rdma: verb=write and verb=read at iodepth 1 and 8, 16 MiB each"
+}
+
+case_fio_send() {
+	need fio
+	STEP_TIMEOUT=30 # fio waits minutes for its job after a failed completion
+	start
+	if fio_run send 8; then
+		fio_check send 8
+		echo "fio verb=send: passed (the receiver kept up this time)"
+		return
+	fi
+	grep -q 'Work Request Flushed Error' "$T/fio_client_send_8.out" && terminate_no_buffer ||
+		fail "fio verb=send failed, but not with a Send that found no receive"
+	echo "fio verb=send: failed as on iWARP (DDP Terminate: no buffer, WR flush)"
+}
+
+# pingpong PROGRAM PATTERN: the server fails to move its QP to RTS; the client with it
+pingpong() {
+	need "$1" ss
+	start
+	ns_start
+	ns_bg_a "$1_server" "$1" -g 0 -n 10
+	local srv=$BG_PID
+	wait_tcp_listen "$NS_A" 18515 10 || fail "$1 server does not listen"
+	STEP_TIMEOUT=20 ns_on_b "$1" -g 0 -n 10 "$A_IP" >"$T/$1_client.out" 2>&1 &&
+		fail "$1 client succeeded"
+	wait_pid "$srv" 20
+	[ $? -ne 0 ] || fail "$1 server succeeded"
+	grep -q "$2" "$T/$1_server.out" || fail "$1 server did not fail moving its QP to RTS"
+	echo "$1: fails as on an iWARP RNIC ($2)"
+}
+
+case_ibv_rc_pingpong() { pingpong ibv_rc_pingpong 'Failed to modify QP to RTS'; }
+case_ibv_srq_pingpong() { pingpong ibv_srq_pingpong 'Failed to modify QP\[0\] to RTS'; }
+
+case_fi_info() {
+	local out
+	need fi_info
+	start
+	ns_start
+	out=$(ip netns exec "$NS_A" timeout 30 "$RUN" --ctl "$A_CTL" --shim "$SHIM" fi_info -p verbs 2>&1) ||
+		fail "fi_info -p verbs: $out"
+	echo "$out"
+	echo "$out" | grep -q 'domain: wn_a' && echo "$out" | grep -q 'protocol: FI_PROTO_IWARP' &&
+		echo "$out" | grep -q 'type: FI_EP_MSG' || fail "fi_info does not list wn_a as iWARP"
+	echo "fi_info: the verbs provider lists wn_a (iWARP, FI_EP_MSG)"
+}
+
+case_rstream() {
+	need rstream
+	start
+	bg_a rstream_server rstream -s "$A_IP" -S 4096 -C 10
+	sleep 1
+	on_b rstream -s "$A_IP" -S 4096 -C 10 >"$T/rstream_client.out" 2>&1 &&
+		fail "rstream client succeeded"
+	grep -q 'rsocket failed: Function not implemented' "$T/rstream_server.out" \
+		"$T/rstream_client.out" || fail "rstream did not fail with ENOSYS"
+	echo "rstream: rsockets not implemented (ENOSYS)"
+}
+
+"case_${CASE%_drop}" || fail "case $CASE"
+daemons_alive || fail "a warpnicd died"
