@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fuzz the warpnicd control server (request validation + handlers) through a real
- * SOCK_SEQPACKET connection. Input: records of [u16 LE length][datagram]; unless bit 15 of
- * the length is set, hdr.len is patched to the datagram size so the fuzzer gets past the
- * framing check. After the client disconnects, every object it created must be reclaimed
- * (the invariant a crashing client relies on); a violation aborts.
+ * Fuzz lib/server (request validation + handlers) through a real SOCK_SEQPACKET connection.
+ * Input: records of [u16 LE length][datagram]; unless bit 15 of the length is set, hdr.len
+ * is patched to the datagram size so the fuzzer gets past the framing check. After the client
+ * disconnects, every object it created must be reclaimed (the invariant a crashing client
+ * relies on); a violation aborts.
  */
 #include <arpa/inet.h>
 #include <signal.h>
@@ -16,8 +16,8 @@
 
 #include <rte_log.h>
 
-#include "../../../app/warpnicd/ctl.h"
 #include "wn_ctl.h"
+#include "wn_server.h"
 
 static void
 drain(int fd)
@@ -34,9 +34,9 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int init;
-	struct wn_ctl_server_conf conf;
-	struct wn_ctl_server_stats st;
-	struct wn_ctl_server *srv;
+	struct wn_server_conf conf;
+	struct wn_server_stats st;
+	struct wn_server *srv;
 	int sv[2];
 
 	if (!init) {
@@ -49,11 +49,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conf.n_addrs = 1;
 	conf.addrs[0].family = WN_CTL_AF_INET;
 	inet_pton(AF_INET, "198.18.0.1", conf.addrs[0].addr);
-	srv = wn_ctl_server_create(&conf);
+	srv = wn_server_create(&conf);
 	if (srv == NULL)
 		return 0;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0 ||
-	    wn_ctl_server_adopt(srv, sv[0]) != 0)
+	    wn_server_adopt(srv, sv[0]) != 0)
 		abort();
 	while (size >= 2) {
 		uint16_t l = (uint16_t)(data[0] | data[1] << 8);
@@ -77,18 +77,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (send(sv[1], msg, n, MSG_DONTWAIT) < 0)
 			break;
-		while (wn_ctl_server_poll(srv, 0) > 0)
+		while (wn_server_poll(srv, 0) > 0)
 			;
 		drain(sv[1]);
 	}
 	close(sv[1]);
-	while (wn_ctl_server_poll(srv, 0) > 0)
+	while (wn_server_poll(srv, 0) > 0)
 		;
-	wn_ctl_server_stats(srv, &st);
+	wn_server_stats(srv, &st);
 	if (st.clients != 0 || st.pds != 0 || st.mrs != 0 || st.mws != 0 || st.cqs != 0 ||
 	    st.srqs != 0 ||
 	    st.qps != 0 || st.channels != 0 || st.cm_ids != 0)
 		abort();
-	wn_ctl_server_destroy(srv);
+	wn_server_destroy(srv);
 	return 0;
 }

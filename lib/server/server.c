@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * warpnicd control thread: unix SOCK_SEQPACKET server of the control protocol (wn_ctl.h).
+ * The control server: unix SOCK_SEQPACKET server of the control protocol (wn_ctl.h).
  * Object tables, ring memfds, client memory mappings, reclaim on EOF, dataplane hand-off
- * (ctl_dp.h) and the local connection manager used while no dataplane is attached.
+ * (wn_server_dp.h) and the local connection manager used while no dataplane is attached.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,9 +23,9 @@
 #include <rte_log.h>
 #include <rte_ring.h>
 
-#include "ctl.h"
-#include "ctl_dp.h"
-#include "ctl_ring.h"
+#include "wn_server.h"
+#include "wn_server_dp.h"
+#include "ring.h"
 #include "wn_build_config.h"
 #include "wn_mem.h"
 #include "wn_queue.h"
@@ -75,7 +75,7 @@ struct obj {
 		} pd;
 		struct {
 			struct obj *pd;
-			struct wn_ctl_dp_mr dp;
+			struct wn_server_dp_mr dp;
 			void *map;
 			size_t map_len;
 		} mr;
@@ -84,19 +84,19 @@ struct obj {
 			uint32_t stag; /* as allocated; binds change the key */
 		} mw;
 		struct {
-			struct wn_ctl_dp_cq dp;
+			struct wn_server_dp_cq dp;
 			struct wn_queue_ring prod; /* producer view, used while no dataplane */
 		} cq;
 		struct {
 			struct obj *pd;
-			struct wn_ctl_dp_srq dp;
+			struct wn_server_dp_srq dp;
 		} srq;
 		struct {
 			struct obj *pd, *scq, *rcq, *srq;
 			uint32_t cm_id;
 			uint32_t access;
 			uint64_t cookie;
-			struct wn_ctl_dp_qp dp;
+			struct wn_server_dp_qp dp;
 			struct wn_queue_ring sqc, rqc; /* consumer views, used while no dataplane */
 		} qp;
 		struct {
@@ -127,8 +127,8 @@ struct client {
 	uint32_t nobjs;
 };
 
-struct wn_ctl_server {
-	struct wn_ctl_server_conf conf;
+struct wn_server {
+	struct wn_server_conf conf;
 	char dev_name[WN_CTL_NAME_LEN];
 	int lfd;
 	int epfd;
@@ -161,7 +161,7 @@ struct wn_ctl_server {
 /* ---------------------------------------------------------------- object table */
 
 static struct obj *
-obj_get(struct wn_ctl_server *srv, struct client *c, uint32_t h, enum obj_type t)
+obj_get(struct wn_server *srv, struct client *c, uint32_t h, enum obj_type t)
 {
 	uint32_t idx = (h & (MAX_OBJS - 1)) - 1;
 	struct obj *o;
@@ -175,7 +175,7 @@ obj_get(struct wn_ctl_server *srv, struct client *c, uint32_t h, enum obj_type t
 }
 
 static struct obj *
-obj_new(struct wn_ctl_server *srv, struct client *owner, enum obj_type t)
+obj_new(struct wn_server *srv, struct client *owner, enum obj_type t)
 {
 	uint32_t i, idx;
 	struct obj *o;
@@ -220,7 +220,7 @@ found:
 }
 
 static void
-obj_unlink(struct wn_ctl_server *srv, struct obj *o)
+obj_unlink(struct wn_server *srv, struct obj *o)
 {
 	uint32_t idx = (o->handle & (MAX_OBJS - 1)) - 1;
 
@@ -231,7 +231,7 @@ obj_unlink(struct wn_ctl_server *srv, struct obj *o)
 }
 
 static void
-obj_free(struct wn_ctl_server *srv, struct obj *o)
+obj_free(struct wn_server *srv, struct obj *o)
 {
 	obj_unlink(srv, o);
 	free(o);
@@ -240,10 +240,10 @@ obj_free(struct wn_ctl_server *srv, struct obj *o)
 /* ---------------------------------------------------------------- dataplane */
 
 static int
-dp_send(struct wn_ctl_server *srv, uint32_t type, uint32_t handle, void *obj,
-	struct wn_ctl_dp_msg **out)
+dp_send(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj,
+	struct wn_server_dp_msg **out)
 {
-	struct wn_ctl_dp_msg *m;
+	struct wn_server_dp_msg *m;
 
 	if (out != NULL)
 		*out = NULL;
@@ -269,7 +269,7 @@ dp_send(struct wn_ctl_server *srv, uint32_t type, uint32_t handle, void *obj,
 }
 
 static int
-dp_post(struct wn_ctl_server *srv, struct wn_ctl_dp_msg *m)
+dp_post(struct wn_server *srv, struct wn_server_dp_msg *m)
 {
 	if (rte_ring_enqueue(srv->to_dp, m) != 0) {
 		free(m);
@@ -374,7 +374,7 @@ reply(struct client *c, const struct wn_ctl_hdr *req, int status, const void *bo
 /* ---------------------------------------------------------------- CM */
 
 static bool
-addr_is_local(const struct wn_ctl_server *srv, const struct wn_ctl_addr *a)
+addr_is_local(const struct wn_server *srv, const struct wn_ctl_addr *a)
 {
 	uint32_t i;
 
@@ -397,10 +397,10 @@ addr_is_any(const struct wn_ctl_addr *a)
 	return memcmp(a->addr, zero, 16) == 0;
 }
 
-static void qp_set_state(struct wn_ctl_server *srv, struct obj *qp, uint32_t state);
+static void qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state);
 
 static void
-cm_event(struct wn_ctl_server *srv, struct obj *id, uint32_t type, int status,
+cm_event(struct wn_server *srv, struct obj *id, uint32_t type, int status,
 	 uint32_t listen_id, const struct wn_ctl_conn_param *param)
 {
 	struct {
@@ -436,7 +436,7 @@ cm_event(struct wn_ctl_server *srv, struct obj *id, uint32_t type, int status,
 }
 
 static bool
-port_in_use(struct wn_ctl_server *srv, const struct wn_ctl_addr *a, bool listen_only)
+port_in_use(struct wn_server *srv, const struct wn_ctl_addr *a, bool listen_only)
 {
 	uint32_t i;
 
@@ -456,7 +456,7 @@ port_in_use(struct wn_ctl_server *srv, const struct wn_ctl_addr *a, bool listen_
 }
 
 static uint16_t
-ephemeral_port(struct wn_ctl_server *srv, const struct wn_ctl_addr *a)
+ephemeral_port(struct wn_server *srv, const struct wn_ctl_addr *a)
 {
 	struct wn_ctl_addr t = *a;
 	int n;
@@ -472,7 +472,7 @@ ephemeral_port(struct wn_ctl_server *srv, const struct wn_ctl_addr *a)
 }
 
 static void
-local_src_for(struct wn_ctl_server *srv, const struct wn_ctl_addr *dst, struct wn_ctl_addr *src)
+local_src_for(struct wn_server *srv, const struct wn_ctl_addr *dst, struct wn_ctl_addr *src)
 {
 	uint32_t i;
 
@@ -490,7 +490,7 @@ local_src_for(struct wn_ctl_server *srv, const struct wn_ctl_addr *dst, struct w
 }
 
 static struct obj *
-find_listener(struct wn_ctl_server *srv, const struct wn_ctl_addr *dst)
+find_listener(struct wn_server *srv, const struct wn_ctl_addr *dst)
 {
 	uint32_t i;
 
@@ -593,7 +593,7 @@ wq_flush(struct wn_queue_ring *wq, struct obj *cq, uint32_t qpn, bool recv)
  * placement; WRs complete in error). SRQ WQEs are not the QP's and stay.
  */
 static void
-qp_flush(struct wn_ctl_server *srv, struct obj *qp)
+qp_flush(struct wn_server *srv, struct obj *qp)
 {
 	uint32_t n;
 
@@ -610,14 +610,14 @@ qp_flush(struct wn_ctl_server *srv, struct obj *qp)
 }
 
 static void
-qp_set_state(struct wn_ctl_server *srv, struct obj *qp, uint32_t state)
+qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state)
 {
-	struct wn_ctl_dp_msg *m;
+	struct wn_server_dp_msg *m;
 
 	qp->u.qp.dp.state = state;
 	if (state == WN_CTL_QPS_ERR)
 		qp_flush(srv, qp);
-	if (dp_send(srv, WN_CTL_DP_QP_MODIFY, qp->handle, &qp->u.qp.dp, &m) == 0 && m != NULL) {
+	if (dp_send(srv, WN_SERVER_DP_QP_MODIFY, qp->handle, &qp->u.qp.dp, &m) == 0 && m != NULL) {
 		m->u.qp_state = state;
 		dp_post(srv, m);
 	}
@@ -625,7 +625,7 @@ qp_set_state(struct wn_ctl_server *srv, struct obj *qp, uint32_t state)
 
 /* Bind QP @p qph (owned by @p owner) to CM id @p id, negotiating IRD/ORD. */
 static int
-cm_bind_qp(struct wn_ctl_server *srv, struct obj *id, uint32_t qph)
+cm_bind_qp(struct wn_server *srv, struct obj *id, uint32_t qph)
 {
 	struct obj *qp;
 
@@ -647,7 +647,7 @@ cm_bind_qp(struct wn_ctl_server *srv, struct obj *id, uint32_t qph)
 }
 
 static void
-cm_established(struct wn_ctl_server *srv, struct obj *id, uint32_t peer_ird)
+cm_established(struct wn_server *srv, struct obj *id, uint32_t peer_ird)
 {
 	struct obj *qp = id->u.id.qp ? obj_get(srv, NULL, id->u.id.qp, OBJ_QP) : NULL;
 
@@ -661,7 +661,7 @@ cm_established(struct wn_ctl_server *srv, struct obj *id, uint32_t peer_ird)
 }
 
 static void
-cm_disconnected(struct wn_ctl_server *srv, struct obj *id, bool notify)
+cm_disconnected(struct wn_server *srv, struct obj *id, bool notify)
 {
 	struct obj *qp = id->u.id.qp ? obj_get(srv, NULL, id->u.id.qp, OBJ_QP) : NULL;
 
@@ -675,7 +675,7 @@ cm_disconnected(struct wn_ctl_server *srv, struct obj *id, bool notify)
 
 /* The peer of @p id went away or disconnected. */
 static void
-cm_peer_gone(struct wn_ctl_server *srv, struct obj *id)
+cm_peer_gone(struct wn_server *srv, struct obj *id)
 {
 	struct obj *peer = id->u.id.peer ? obj_get(srv, NULL, id->u.id.peer, OBJ_CMID) : NULL;
 
@@ -704,7 +704,7 @@ cm_peer_gone(struct wn_ctl_server *srv, struct obj *id)
 }
 
 static int
-cm_connect_local(struct wn_ctl_server *srv, struct obj *id, const struct wn_ctl_conn_param *p)
+cm_connect_local(struct wn_server *srv, struct obj *id, const struct wn_ctl_conn_param *p)
 {
 	struct obj *l = find_listener(srv, &id->u.id.dst), *n;
 	struct wn_ctl_conn_param req = *p;
@@ -767,7 +767,7 @@ obj_release(struct obj *o)
  * with one, the dataplane is told (@p dp_type) and the memory stays until its DONE.
  */
 static void
-obj_retire(struct wn_ctl_server *srv, struct obj *o, uint32_t dp_type, void *desc)
+obj_retire(struct wn_server *srv, struct obj *o, uint32_t dp_type, void *desc)
 {
 	obj_unlink(srv, o);
 	if (srv->to_dp == NULL || dp_send(srv, dp_type, o->handle, desc, NULL) != 0) {
@@ -779,7 +779,7 @@ obj_retire(struct wn_ctl_server *srv, struct obj *o, uint32_t dp_type, void *des
 }
 
 static void
-zombie_done(struct wn_ctl_server *srv, uint32_t handle)
+zombie_done(struct wn_server *srv, uint32_t handle)
 {
 	struct obj **pp;
 
@@ -794,7 +794,7 @@ zombie_done(struct wn_ctl_server *srv, uint32_t handle)
 }
 
 static void
-qp_destroy(struct wn_ctl_server *srv, struct obj *qp)
+qp_destroy(struct wn_server *srv, struct obj *qp)
 {
 	struct obj *id = qp->u.qp.cm_id ? obj_get(srv, NULL, qp->u.qp.cm_id, OBJ_CMID) : NULL;
 
@@ -805,11 +805,11 @@ qp_destroy(struct wn_ctl_server *srv, struct obj *qp)
 	qp->u.qp.rcq->refs--;
 	if (qp->u.qp.srq != NULL)
 		qp->u.qp.srq->refs--;
-	obj_retire(srv, qp, WN_CTL_DP_QP_DESTROY, &qp->u.qp.dp);
+	obj_retire(srv, qp, WN_SERVER_DP_QP_DESTROY, &qp->u.qp.dp);
 }
 
 static void
-cmid_destroy(struct wn_ctl_server *srv, struct obj *id)
+cmid_destroy(struct wn_server *srv, struct obj *id)
 {
 	struct obj *l;
 
@@ -829,9 +829,9 @@ cmid_destroy(struct wn_ctl_server *srv, struct obj *id)
 	}
 	/* the dataplane knows CM ids by handle only: no DONE needed */
 	if (id->u.id.remote || id->u.id.state == CM_LISTEN) {
-		struct wn_ctl_dp_msg *m;
+		struct wn_server_dp_msg *m;
 
-		if (dp_send(srv, WN_CTL_DP_CM_DESTROY, id->handle, NULL, &m) == 0 && m != NULL) {
+		if (dp_send(srv, WN_SERVER_DP_CM_DESTROY, id->handle, NULL, &m) == 0 && m != NULL) {
 			m->u.cm.id = id->handle;
 			m->u.cm.conn = id->u.id.dp_conn;
 			dp_post(srv, m);
@@ -846,7 +846,7 @@ cmid_destroy(struct wn_ctl_server *srv, struct obj *id)
  * bind WQEs give FRMRs and windows new keys (RFC 5040 §2.1 "STag") on the dataplane.
  */
 static int
-stag_destroy(struct wn_ctl_server *srv, uint32_t stag)
+stag_destroy(struct wn_server *srv, uint32_t stag)
 {
 	struct wn_mem_info info;
 	int ret = -ENOENT, tries;
@@ -860,7 +860,7 @@ stag_destroy(struct wn_ctl_server *srv, uint32_t stag)
 }
 
 static int
-mr_destroy(struct wn_ctl_server *srv, struct obj *mr)
+mr_destroy(struct wn_server *srv, struct obj *mr)
 {
 	/* invalid for every lookup, and no lcore still inside it (QSBR grace period) */
 	int ret = stag_destroy(srv, mr->u.mr.dp.stag);
@@ -868,12 +868,12 @@ mr_destroy(struct wn_ctl_server *srv, struct obj *mr)
 	if (ret == -EBUSY)
 		return ret; /* windows are still bound to it */
 	mr->u.mr.pd->refs--;
-	obj_retire(srv, mr, WN_CTL_DP_MR_DEREG, &mr->u.mr.dp);
+	obj_retire(srv, mr, WN_SERVER_DP_MR_DEREG, &mr->u.mr.dp);
 	return 0;
 }
 
 static void
-mw_destroy(struct wn_ctl_server *srv, struct obj *mw)
+mw_destroy(struct wn_server *srv, struct obj *mw)
 {
 	stag_destroy(srv, mw->u.mw.stag); /* unbinds it; after the grace period */
 	mw->u.mw.pd->refs--;
@@ -881,27 +881,27 @@ mw_destroy(struct wn_ctl_server *srv, struct obj *mw)
 }
 
 static void
-cq_destroy(struct wn_ctl_server *srv, struct obj *cq)
+cq_destroy(struct wn_server *srv, struct obj *cq)
 {
-	obj_retire(srv, cq, WN_CTL_DP_CQ_DESTROY, &cq->u.cq.dp);
+	obj_retire(srv, cq, WN_SERVER_DP_CQ_DESTROY, &cq->u.cq.dp);
 }
 
 static void
-srq_destroy(struct wn_ctl_server *srv, struct obj *srq)
+srq_destroy(struct wn_server *srv, struct obj *srq)
 {
 	srq->u.srq.pd->refs--;
-	obj_retire(srv, srq, WN_CTL_DP_SRQ_DESTROY, &srq->u.srq.dp);
+	obj_retire(srv, srq, WN_SERVER_DP_SRQ_DESTROY, &srq->u.srq.dp);
 }
 
 static void
-pd_destroy(struct wn_ctl_server *srv, struct obj *pd)
+pd_destroy(struct wn_server *srv, struct obj *pd)
 {
 	wn_mem_pd_free(srv->mem, pd->u.pd.num);
 	obj_free(srv, pd);
 }
 
 static void
-chan_destroy(struct wn_ctl_server *srv, struct obj *ch)
+chan_destroy(struct wn_server *srv, struct obj *ch)
 {
 	close(ch->u.chan.fd);
 	obj_free(srv, ch);
@@ -909,7 +909,7 @@ chan_destroy(struct wn_ctl_server *srv, struct obj *ch)
 
 /* Destroy everything @p c owns, dependents first (socket EOF or client death). */
 static void
-client_reclaim(struct wn_ctl_server *srv, struct client *c)
+client_reclaim(struct wn_server *srv, struct client *c)
 {
 	static const enum obj_type order[] = {OBJ_CMID, OBJ_QP, OBJ_MW, OBJ_SRQ, OBJ_CQ, OBJ_MR,
 					      OBJ_PD, OBJ_CHAN};
@@ -940,7 +940,7 @@ client_reclaim(struct wn_ctl_server *srv, struct client *c)
 /* ---------------------------------------------------------------- request handlers */
 
 static uint64_t
-node_guid(const struct wn_ctl_server *srv)
+node_guid(const struct wn_server *srv)
 {
 	const uint8_t *m = srv->conf.mac;
 	/* EUI-64 from the MAC, as Linux siw does for its node GUID */
@@ -954,7 +954,7 @@ node_guid(const struct wn_ctl_server *srv)
 }
 
 static void
-query_device(struct wn_ctl_server *srv, struct wn_ctl_device_attr *a)
+query_device(struct wn_server *srv, struct wn_ctl_device_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s", WN_VERSION);
@@ -997,7 +997,7 @@ ib_mtu_enum(uint32_t mtu)
 }
 
 static void
-query_port(struct wn_ctl_server *srv, struct wn_ctl_port_attr *a)
+query_port(struct wn_server *srv, struct wn_ctl_port_attr *a)
 {
 	uint32_t i;
 
@@ -1035,7 +1035,7 @@ query_port(struct wn_ctl_server *srv, struct wn_ctl_port_attr *a)
 }
 
 static int
-h_reg_mr(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_reg_mr_req *r,
+h_reg_mr(struct wn_server *srv, struct client *c, const struct wn_ctl_reg_mr_req *r,
 	 const int *fds, struct wn_ctl_reg_mr_resp *out)
 {
 	struct obj *pd = obj_get(srv, c, r->pd, OBJ_PD), *mr;
@@ -1075,7 +1075,7 @@ h_reg_mr(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_reg_mr
 	mr->u.mr.dp.access = r->access;
 	mr->u.mr.dp.iova = r->iova;
 	mr->u.mr.dp.length = r->length;
-	dp_send(srv, WN_CTL_DP_MR_REG, mr->handle, &mr->u.mr.dp, NULL);
+	dp_send(srv, WN_SERVER_DP_MR_REG, mr->handle, &mr->u.mr.dp, NULL);
 	out->mr = mr->handle;
 	out->lkey = mr->u.mr.dp.stag;
 	out->rkey = mr->u.mr.dp.stag;
@@ -1084,7 +1084,7 @@ h_reg_mr(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_reg_mr
 }
 
 static int
-h_alloc_mw(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_alloc_mw_req *r,
+h_alloc_mw(struct wn_server *srv, struct client *c, const struct wn_ctl_alloc_mw_req *r,
 	   struct wn_ctl_alloc_mw_resp *out)
 {
 	struct obj *pd = obj_get(srv, c, r->pd, OBJ_PD), *mw;
@@ -1109,7 +1109,7 @@ h_alloc_mw(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_allo
 }
 
 static int
-h_create_cq(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_create_cq_req *r,
+h_create_cq(struct wn_server *srv, struct client *c, const struct wn_ctl_create_cq_req *r,
 	    const int *fds, unsigned int nfds, struct wn_ctl_ring_resp *out, int *ring_fd)
 {
 	struct obj *cq;
@@ -1119,12 +1119,12 @@ h_create_cq(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cre
 
 	if (r->cqe > MAX_CQE)
 		return -EINVAL;
-	depth = wn_ctl_ring_cq_depth(r->cqe);
-	size = wn_ctl_ring_cq_size(depth);
+	depth = server_ring_cq_depth(r->cqe);
+	size = server_ring_cq_size(depth);
 	ring = ring_create(size, ring_fd);
 	if (ring == NULL)
 		return -errno;
-	wn_ctl_ring_cq_init(ring, depth);
+	server_ring_cq_init(ring, depth);
 	cq = obj_new(srv, c, OBJ_CQ);
 	if (cq == NULL) {
 		munmap(ring, size);
@@ -1145,7 +1145,7 @@ h_create_cq(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cre
 			fcntl(fds[0], F_SETFL, fl | O_NONBLOCK);
 		cq->u.cq.dp.notify_fd = fcntl(fds[0], F_DUPFD_CLOEXEC, 3);
 	}
-	dp_send(srv, WN_CTL_DP_CQ_CREATE, cq->handle, &cq->u.cq.dp, NULL);
+	dp_send(srv, WN_SERVER_DP_CQ_CREATE, cq->handle, &cq->u.cq.dp, NULL);
 	memset(out, 0, sizeof(*out));
 	out->handle = cq->handle;
 	out->depth[0] = depth;
@@ -1154,7 +1154,7 @@ h_create_cq(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cre
 }
 
 static int
-h_create_srq(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_create_srq_req *r,
+h_create_srq(struct wn_server *srv, struct client *c, const struct wn_ctl_create_srq_req *r,
 	     struct wn_ctl_ring_resp *out, int *ring_fd)
 {
 	struct obj *pd = obj_get(srv, c, r->pd, OBJ_PD), *srq;
@@ -1164,12 +1164,12 @@ h_create_srq(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cr
 
 	if (pd == NULL || r->max_wr > MAX_QP_WR || r->max_sge > MAX_SGE)
 		return -EINVAL;
-	depth = wn_ctl_ring_wq_depth(r->max_wr);
-	size = wn_ctl_ring_srq_size(depth, RTE_MAX(r->max_sge, 1u));
+	depth = server_ring_wq_depth(r->max_wr);
+	size = server_ring_srq_size(depth, RTE_MAX(r->max_sge, 1u));
 	ring = ring_create(size, ring_fd);
 	if (ring == NULL)
 		return -errno;
-	wn_ctl_ring_srq_init(ring, depth, RTE_MAX(r->max_sge, 1u));
+	server_ring_srq_init(ring, depth, RTE_MAX(r->max_sge, 1u));
 	srq = obj_new(srv, c, OBJ_SRQ);
 	if (srq == NULL) {
 		munmap(ring, size);
@@ -1178,10 +1178,10 @@ h_create_srq(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cr
 	}
 	pd->refs++;
 	srq->u.srq.pd = pd;
-	srq->u.srq.dp = (struct wn_ctl_dp_srq){.handle = srq->handle, .pd = pd->u.pd.num,
-					       .depth = depth, .max_sge = RTE_MAX(r->max_sge, 1u),
-					       .ring = ring, .ring_size = size};
-	dp_send(srv, WN_CTL_DP_SRQ_CREATE, srq->handle, &srq->u.srq.dp, NULL);
+	srq->u.srq.dp = (struct wn_server_dp_srq){
+		.handle = srq->handle, .pd = pd->u.pd.num, .depth = depth,
+		.max_sge = RTE_MAX(r->max_sge, 1u), .ring = ring, .ring_size = size};
+	dp_send(srv, WN_SERVER_DP_SRQ_CREATE, srq->handle, &srq->u.srq.dp, NULL);
 	memset(out, 0, sizeof(*out));
 	out->handle = srq->handle;
 	out->depth[0] = depth;
@@ -1191,14 +1191,14 @@ h_create_srq(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cr
 }
 
 static int
-h_create_qp(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_create_qp_req *r,
+h_create_qp(struct wn_server *srv, struct client *c, const struct wn_ctl_create_qp_req *r,
 	    struct wn_ctl_ring_resp *out, int *ring_fd)
 {
 	struct obj *pd = obj_get(srv, c, r->pd, OBJ_PD);
 	struct obj *scq = obj_get(srv, c, r->send_cq, OBJ_CQ);
 	struct obj *rcq = obj_get(srv, c, r->recv_cq, OBJ_CQ);
 	struct obj *srq = r->srq ? obj_get(srv, c, r->srq, OBJ_SRQ) : NULL;
-	struct wn_ctl_dp_qp *d;
+	struct wn_server_dp_qp *d;
 	uint32_t sqd, rqd, ssge, rsge;
 	struct obj *qp;
 	uint64_t size;
@@ -1210,15 +1210,15 @@ h_create_qp(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cre
 	    r->max_send_sge > MAX_SGE || r->max_recv_sge > MAX_SGE ||
 	    r->max_inline_data > MAX_INLINE)
 		return -EINVAL;
-	sqd = wn_ctl_ring_wq_depth(r->max_send_wr);
-	rqd = srq != NULL ? 0 : wn_ctl_ring_wq_depth(r->max_recv_wr);
+	sqd = server_ring_wq_depth(r->max_send_wr);
+	rqd = srq != NULL ? 0 : server_ring_wq_depth(r->max_recv_wr);
 	ssge = RTE_MAX(r->max_send_sge, 1u);
 	rsge = RTE_MAX(r->max_recv_sge, 1u);
-	size = wn_ctl_ring_qp_size(sqd, ssge, rqd, rsge, r->max_inline_data);
+	size = server_ring_qp_size(sqd, ssge, rqd, rsge, r->max_inline_data);
 	ring = ring_create(size, ring_fd);
 	if (ring == NULL)
 		return -errno;
-	wn_ctl_ring_qp_init(ring, sqd, ssge, rqd, rsge, r->max_inline_data);
+	server_ring_qp_init(ring, sqd, ssge, rqd, rsge, r->max_inline_data);
 	qp = obj_new(srv, c, OBJ_QP);
 	if (qp == NULL) {
 		munmap(ring, size);
@@ -1261,7 +1261,7 @@ h_create_qp(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cre
 	d->ord = MAX_RD_ATOM;
 	d->ring = ring;
 	d->ring_size = size;
-	dp_send(srv, WN_CTL_DP_QP_CREATE, qp->handle, d, NULL);
+	dp_send(srv, WN_SERVER_DP_QP_CREATE, qp->handle, d, NULL);
 	memset(out, 0, sizeof(*out));
 	out->handle = qp->handle;
 	out->qpn = d->qpn;
@@ -1277,7 +1277,7 @@ h_create_qp(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_cre
 static void
 qp_attr(const struct obj *qp, struct wn_ctl_qp_attr *a)
 {
-	const struct wn_ctl_dp_qp *d = &qp->u.qp.dp;
+	const struct wn_server_dp_qp *d = &qp->u.qp.dp;
 
 	memset(a, 0, sizeof(*a));
 	a->qp_state = d->state;
@@ -1293,7 +1293,7 @@ qp_attr(const struct obj *qp, struct wn_ctl_qp_attr *a)
 }
 
 static int
-h_modify_qp(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_modify_qp_req *r,
+h_modify_qp(struct wn_server *srv, struct client *c, const struct wn_ctl_modify_qp_req *r,
 	    struct wn_ctl_qp_attr *out)
 {
 	struct obj *qp = obj_get(srv, c, r->qp, OBJ_QP);
@@ -1339,7 +1339,7 @@ h_modify_qp(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_mod
  * TCP/IP stack owns the port's addresses only (and loops segments between them back).
  */
 static void
-loopback_to_port(const struct wn_ctl_server *srv, struct wn_ctl_addr *a)
+loopback_to_port(const struct wn_server *srv, struct wn_ctl_addr *a)
 {
 	uint32_t i;
 
@@ -1353,7 +1353,7 @@ loopback_to_port(const struct wn_ctl_server *srv, struct wn_ctl_addr *a)
 }
 
 static int
-h_cm_addr(struct wn_ctl_server *srv, struct client *c, uint16_t op,
+h_cm_addr(struct wn_server *srv, struct client *c, uint16_t op,
 	  const struct wn_ctl_cm_addr_req *r, struct wn_ctl_cm_addr_resp *out)
 {
 	struct obj *id = obj_get(srv, c, r->id, OBJ_CMID);
@@ -1420,9 +1420,9 @@ h_cm_addr(struct wn_ctl_server *srv, struct client *c, uint16_t op,
 		id->u.id.state = CM_LISTEN;
 		id->u.id.backlog = r->timeout_ms == 0 ? 128 : RTE_MIN(r->timeout_ms, 4096u);
 		if (srv->to_dp != NULL) {
-			struct wn_ctl_dp_msg *m;
+			struct wn_server_dp_msg *m;
 
-			if (dp_send(srv, WN_CTL_DP_CM_LISTEN, id->handle, NULL, &m) == 0 &&
+			if (dp_send(srv, WN_SERVER_DP_CM_LISTEN, id->handle, NULL, &m) == 0 &&
 			    m != NULL) {
 				m->u.cm.id = id->handle;
 				m->u.cm.src = id->u.id.src;
@@ -1439,10 +1439,10 @@ h_cm_addr(struct wn_ctl_server *srv, struct client *c, uint16_t op,
 }
 
 static int
-cm_forward(struct wn_ctl_server *srv, uint32_t type, struct obj *id,
+cm_forward(struct wn_server *srv, uint32_t type, struct obj *id,
 	   const struct wn_ctl_cm_conn_req *r)
 {
-	struct wn_ctl_dp_msg *m;
+	struct wn_server_dp_msg *m;
 	int ret = dp_send(srv, type, id->handle, NULL, &m);
 
 	if (ret != 0 || m == NULL)
@@ -1459,7 +1459,7 @@ cm_forward(struct wn_ctl_server *srv, uint32_t type, struct obj *id,
 }
 
 static int
-h_cm_conn(struct wn_ctl_server *srv, struct client *c, uint16_t op,
+h_cm_conn(struct wn_server *srv, struct client *c, uint16_t op,
 	  const struct wn_ctl_cm_conn_req *r)
 {
 	struct obj *id = obj_get(srv, c, r->id, OBJ_CMID), *peer;
@@ -1478,7 +1478,7 @@ h_cm_conn(struct wn_ctl_server *srv, struct client *c, uint16_t op,
 		id->u.id.ord = RTE_MIN(r->param.ord, (uint32_t)MAX_RD_ATOM);
 		if (id->u.id.remote) {
 			id->u.id.state = CM_CONNECTING;
-			return cm_forward(srv, WN_CTL_DP_CM_CONNECT, id, r);
+			return cm_forward(srv, WN_SERVER_DP_CM_CONNECT, id, r);
 		}
 		return cm_connect_local(srv, id, &r->param);
 	case WN_CTL_CM_ACCEPT:
@@ -1495,7 +1495,7 @@ h_cm_conn(struct wn_ctl_server *srv, struct client *c, uint16_t op,
 			if (l != NULL && l->u.id.pending > 0)
 				l->u.id.pending--;
 			/* ESTABLISHED comes from the dataplane once the MPA Reply is out */
-			return cm_forward(srv, WN_CTL_DP_CM_ACCEPT, id, r);
+			return cm_forward(srv, WN_SERVER_DP_CM_ACCEPT, id, r);
 		}
 		peer = obj_get(srv, NULL, id->u.id.peer, OBJ_CMID);
 		if (peer == NULL || peer->u.id.state != CM_CONNECTING)
@@ -1523,7 +1523,7 @@ h_cm_conn(struct wn_ctl_server *srv, struct client *c, uint16_t op,
 		}
 		if (id->u.id.remote) {
 			id->u.id.state = CM_DISCONNECTED;
-			return cm_forward(srv, WN_CTL_DP_CM_REJECT, id, r);
+			return cm_forward(srv, WN_SERVER_DP_CM_REJECT, id, r);
 		}
 		peer = obj_get(srv, NULL, id->u.id.peer, OBJ_CMID);
 		id->u.id.state = CM_DISCONNECTED;
@@ -1546,7 +1546,7 @@ h_cm_conn(struct wn_ctl_server *srv, struct client *c, uint16_t op,
 }
 
 static int
-h_cm_disconnect(struct wn_ctl_server *srv, struct client *c, uint32_t h)
+h_cm_disconnect(struct wn_server *srv, struct client *c, uint32_t h)
 {
 	struct obj *id = obj_get(srv, c, h, OBJ_CMID);
 
@@ -1555,7 +1555,7 @@ h_cm_disconnect(struct wn_ctl_server *srv, struct client *c, uint32_t h)
 	if (id->u.id.state != CM_CONNECTED && id->u.id.state != CM_CONNECTING)
 		return -EINVAL;
 	if (id->u.id.remote) {
-		int ret = cm_forward(srv, WN_CTL_DP_CM_DISCONNECT, id, NULL);
+		int ret = cm_forward(srv, WN_SERVER_DP_CM_DISCONNECT, id, NULL);
 
 		cm_disconnected(srv, id, false);
 		return ret;
@@ -1567,7 +1567,7 @@ h_cm_disconnect(struct wn_ctl_server *srv, struct client *c, uint32_t h)
 }
 
 static int
-h_cm_create_channel(struct wn_ctl_server *srv, struct client *c, struct wn_ctl_handle *out,
+h_cm_create_channel(struct wn_server *srv, struct client *c, struct wn_ctl_handle *out,
 		    int *cfd)
 {
 	struct obj *ch;
@@ -1591,7 +1591,7 @@ h_cm_create_channel(struct wn_ctl_server *srv, struct client *c, struct wn_ctl_h
 }
 
 static int
-h_destroy(struct wn_ctl_server *srv, struct client *c, uint16_t op, uint32_t h)
+h_destroy(struct wn_server *srv, struct client *c, uint16_t op, uint32_t h)
 {
 	static const enum obj_type types[WN_CTL_OP_MAX] = {
 		[WN_CTL_DEALLOC_PD] = OBJ_PD, [WN_CTL_DEREG_MR] = OBJ_MR,
@@ -1621,7 +1621,7 @@ h_destroy(struct wn_ctl_server *srv, struct client *c, uint16_t op, uint32_t h)
 
 /* Handle one validated request; always replies. */
 static void
-handle(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_hdr *h,
+handle(struct wn_server *srv, struct client *c, const struct wn_ctl_hdr *h,
        const void *body, const int *fds, unsigned int nfds)
 {
 	union {
@@ -1769,7 +1769,7 @@ handle(struct wn_ctl_server *srv, struct client *c, const struct wn_ctl_hdr *h,
 /* ---------------------------------------------------------------- clients and loop */
 
 static void
-client_close(struct wn_ctl_server *srv, struct client *c)
+client_close(struct wn_server *srv, struct client *c)
 {
 	struct client **pp;
 
@@ -1789,7 +1789,7 @@ client_close(struct wn_ctl_server *srv, struct client *c)
 }
 
 static void
-client_readable(struct wn_ctl_server *srv, struct client *c)
+client_readable(struct wn_server *srv, struct client *c)
 {
 	union {
 		struct wn_ctl_hdr h;
@@ -1831,7 +1831,7 @@ client_readable(struct wn_ctl_server *srv, struct client *c)
 }
 
 int
-wn_ctl_server_adopt(struct wn_ctl_server *srv, int fd)
+wn_server_adopt(struct wn_server *srv, int fd)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct client *c;
@@ -1872,18 +1872,18 @@ wn_ctl_server_adopt(struct wn_ctl_server *srv, int fd)
 }
 
 static void
-dp_readable(struct wn_ctl_server *srv)
+dp_readable(struct wn_server *srv)
 {
-	struct wn_ctl_dp_msg *m;
+	struct wn_server_dp_msg *m;
 	uint64_t v;
 
 	if (read(srv->dp_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
 	pthread_mutex_lock(&srv->lock);
 	while (rte_ring_dequeue(srv->to_ctl, (void **)&m) == 0) {
-		if (m->type == WN_CTL_DP_DONE) {
+		if (m->type == WN_SERVER_DP_DONE) {
 			zombie_done(srv, m->handle);
-		} else if (m->type == WN_CTL_DP_CM_EVENT) {
+		} else if (m->type == WN_SERVER_DP_CM_EVENT) {
 			struct obj *id = obj_get(srv, NULL, m->u.cm.id, OBJ_CMID);
 			struct wn_ctl_cm_event *e = &m->u.cm.ev;
 
@@ -1927,7 +1927,7 @@ dp_readable(struct wn_ctl_server *srv)
 }
 
 int
-wn_ctl_server_poll(struct wn_ctl_server *srv, int timeout_ms)
+wn_server_poll(struct wn_server *srv, int timeout_ms)
 {
 	struct epoll_event evs[16];
 	int n, i;
@@ -1939,7 +1939,7 @@ wn_ctl_server_poll(struct wn_ctl_server *srv, int timeout_ms)
 		if (evs[i].data.u64 == EP_LISTEN) {
 			int fd = accept4(srv->lfd, NULL, NULL, SOCK_CLOEXEC);
 
-			if (fd >= 0 && wn_ctl_server_adopt(srv, fd) != 0)
+			if (fd >= 0 && wn_server_adopt(srv, fd) != 0)
 				close(fd);
 		} else if (evs[i].data.u64 == EP_DP) {
 			dp_readable(srv);
@@ -1953,15 +1953,15 @@ wn_ctl_server_poll(struct wn_ctl_server *srv, int timeout_ms)
 static void *
 server_thread(void *arg)
 {
-	struct wn_ctl_server *srv = arg;
+	struct wn_server *srv = arg;
 
 	while (!srv->stop)
-		wn_ctl_server_poll(srv, 100);
+		wn_server_poll(srv, 100);
 	return NULL;
 }
 
 int
-wn_ctl_server_start(struct wn_ctl_server *srv)
+wn_server_start(struct wn_server *srv)
 {
 	int ret;
 
@@ -1977,7 +1977,7 @@ wn_ctl_server_start(struct wn_ctl_server *srv)
 }
 
 void
-wn_ctl_server_stop(struct wn_ctl_server *srv)
+wn_server_stop(struct wn_server *srv)
 {
 	if (!srv->running)
 		return;
@@ -2017,13 +2017,13 @@ listen_on(const char *path)
 	return fd;
 }
 
-struct wn_ctl_server *
-wn_ctl_server_create(const struct wn_ctl_server_conf *conf)
+struct wn_server *
+wn_server_create(const struct wn_server_conf *conf)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EP_LISTEN};
-	struct wn_ctl_server *srv;
+	struct wn_server *srv;
 
-	if (conf == NULL || conf->n_addrs > WN_CTL_SERVER_MAX_ADDRS) {
+	if (conf == NULL || conf->n_addrs > WN_SERVER_MAX_ADDRS) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -2074,8 +2074,8 @@ err:
 }
 
 int
-wn_ctl_server_dp_attach(struct wn_ctl_server *srv, struct rte_ring *to_dp,
-			struct rte_ring *to_ctl, int efd)
+wn_server_dp_attach(struct wn_server *srv, struct rte_ring *to_dp,
+		    struct rte_ring *to_ctl, int efd)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EP_DP};
 
@@ -2092,11 +2092,11 @@ wn_ctl_server_dp_attach(struct wn_ctl_server *srv, struct rte_ring *to_dp,
 }
 
 void
-wn_ctl_server_destroy(struct wn_ctl_server *srv)
+wn_server_destroy(struct wn_server *srv)
 {
 	if (srv == NULL)
 		return;
-	wn_ctl_server_stop(srv);
+	wn_server_stop(srv);
 	while (srv->clients != NULL)
 		client_close(srv, srv->clients);
 	/* the dataplane is gone by now: nothing can still reference retired objects */
@@ -2120,7 +2120,7 @@ wn_ctl_server_destroy(struct wn_ctl_server *srv)
 }
 
 void
-wn_ctl_server_stats(struct wn_ctl_server *srv, struct wn_ctl_server_stats *st)
+wn_server_stats(struct wn_server *srv, struct wn_server_stats *st)
 {
 	pthread_mutex_lock(&srv->lock);
 	memset(st, 0, sizeof(*st));
@@ -2139,13 +2139,13 @@ wn_ctl_server_stats(struct wn_ctl_server *srv, struct wn_ctl_server_stats *st)
 }
 
 struct wn_mem_table *
-wn_ctl_server_mem(struct wn_ctl_server *srv)
+wn_server_mem(struct wn_server *srv)
 {
 	return srv->mem;
 }
 
 void *
-wn_ctl_server_mr_lookup(struct wn_ctl_server *srv, uint32_t stag, uint64_t *len)
+wn_server_mr_lookup(struct wn_server *srv, uint32_t stag, uint64_t *len)
 {
 	void *p = NULL;
 	uint32_t i;

@@ -1,22 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * warpnicd control thread: the unix-socket server of the control protocol (wn_ctl.h).
+ * lib/server: the daemon side of the control protocol (lib/ctl's wn_ctl.h), warpnicd's control
+ * thread.
  *
  * It accepts clients on a SOCK_SEQPACKET socket, keeps per-client object tables (PD, MR,
  * CQ, SRQ, QP, CM channels and ids), creates the ring memfds, maps client-registered memory
  * once, and destroys everything a client owned when its socket reaches EOF. QPs, CQs, MRs
- * and CM requests are handed to the dataplane through the rings of ctl_dp.h when one is
+ * and CM requests are handed to the dataplane through the rings of wn_server_dp.h when one is
  * attached; without a dataplane, the device still answers queries and creates objects, and
  * the CM connects ids of clients of this same instance to each other (no data moves).
  *
- * Thread safety: wn_ctl_server_poll() and everything that mutates state run on one thread
- * (the control thread started by wn_ctl_server_start(), or the caller's if it polls
- * itself). wn_ctl_server_stats() and wn_ctl_server_mr_lookup() take the server lock and may
+ * Thread safety: wn_server_poll() and everything that mutates state run on one thread
+ * (the control thread started by wn_server_start(), or the caller's if it polls
+ * itself). wn_server_stats() and wn_server_mr_lookup() take the server lock and may
  * be called from any thread.
  */
-#ifndef WN_CTL_SERVER_H
-#define WN_CTL_SERVER_H
+#ifndef WN_SERVER_H
+#define WN_SERVER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -29,26 +30,26 @@ extern "C" {
 
 struct rte_rcu_qsbr;
 struct rte_ring;
-struct wn_ctl_server;
+struct wn_server;
 struct wn_mem_table;
 
 /** Most local addresses (GIDs) of the device. */
-#define WN_CTL_SERVER_MAX_ADDRS WN_CTL_MAX_GIDS
+#define WN_SERVER_MAX_ADDRS WN_CTL_MAX_GIDS
 
 /** Configuration of a control server. */
-struct wn_ctl_server_conf {
+struct wn_server_conf {
 	const char *path;     /**< socket path (NULL: no listening socket, see adopt()) */
 	const char *dev_name; /**< verbs device name (NULL: "wn0") */
 	uint8_t mac[6];       /**< port MAC; node GUID is its EUI-64 */
 	uint32_t mtu;         /**< L3 MTU (0: 1500) */
 	uint32_t n_addrs;
-	struct wn_ctl_addr addrs[WN_CTL_SERVER_MAX_ADDRS]; /**< port addresses (port field 0) */
+	struct wn_ctl_addr addrs[WN_SERVER_MAX_ADDRS]; /**< port addresses (port field 0) */
 	struct rte_rcu_qsbr *mem_qs; /**< QSBR the dataplane lcores report to (NULL: none) */
 	uint32_t mem_entries; /**< lib/mem table size (STag index space); 0: 65536 */
 };
 
 /** Object counts, for tests and telemetry. */
-struct wn_ctl_server_stats {
+struct wn_server_stats {
 	uint32_t clients;
 	uint32_t pds, mrs, mws, cqs, srqs, qps, channels, cm_ids;
 	uint64_t requests, bad_requests;
@@ -60,7 +61,7 @@ struct wn_ctl_server_stats {
  * @return the server, or NULL with errno set (EINVAL, ENOMEM, or a socket/bind errno).
  *   Call from the thread that will own the server.
  */
-struct wn_ctl_server *wn_ctl_server_create(const struct wn_ctl_server_conf *conf);
+struct wn_server *wn_server_create(const struct wn_server_conf *conf);
 
 /**
  * Handle whatever is ready: new clients, requests, client EOF, dataplane messages.
@@ -68,29 +69,29 @@ struct wn_ctl_server *wn_ctl_server_create(const struct wn_ctl_server_conf *conf
  *   How long to wait for something (-1: forever, 0: do not block).
  * @return number of events handled (>= 0), or -errno of epoll_wait. Owner thread only.
  */
-int wn_ctl_server_poll(struct wn_ctl_server *srv, int timeout_ms);
+int wn_server_poll(struct wn_server *srv, int timeout_ms);
 
 /**
- * Run wn_ctl_server_poll() on a new control thread until wn_ctl_server_stop().
+ * Run wn_server_poll() on a new control thread until wn_server_stop().
  * @return 0, -EALREADY, or -errno of pthread_create. After it returns 0 only the control
  *   thread may poll.
  */
-int wn_ctl_server_start(struct wn_ctl_server *srv);
+int wn_server_start(struct wn_server *srv);
 
-/** Stop and join the control thread started by wn_ctl_server_start(). Any thread but it. */
-void wn_ctl_server_stop(struct wn_ctl_server *srv);
+/** Stop and join the control thread started by wn_server_start(). Any thread but it. */
+void wn_server_stop(struct wn_server *srv);
 
 /** Destroy the server (stops its thread, reclaims every client). NULL is a no-op. */
-void wn_ctl_server_destroy(struct wn_ctl_server *srv);
+void wn_server_destroy(struct wn_server *srv);
 
 /**
  * Serve an already connected SOCK_SEQPACKET socket as a client (tests, fuzzing).
  * @return 0, or -ENOMEM / -errno of epoll_ctl. Owner thread only (before start()).
  */
-int wn_ctl_server_adopt(struct wn_ctl_server *srv, int fd);
+int wn_server_adopt(struct wn_server *srv, int fd);
 
 /** Copy the object counts. Any thread. */
-void wn_ctl_server_stats(struct wn_ctl_server *srv, struct wn_ctl_server_stats *st);
+void wn_server_stats(struct wn_server *srv, struct wn_server_stats *st);
 
 /**
  * Find the server's mapping of a registered region by its key.
@@ -101,24 +102,24 @@ void wn_ctl_server_stats(struct wn_ctl_server *srv, struct wn_ctl_server_stats *
  * @return the server-side address of the region's first byte, or NULL if no MR has that
  *   key. The mapping lives until the MR is deregistered. Any thread.
  */
-void *wn_ctl_server_mr_lookup(struct wn_ctl_server *srv, uint32_t stag, uint64_t *len);
+void *wn_server_mr_lookup(struct wn_server *srv, uint32_t stag, uint64_t *len);
 
 /**
  * The lib/mem region table holding every PD and MR of every client (STag lookups on the
  * dataplane: wn_mem_resolve()). Lives as long as the server. Any thread.
  */
-struct wn_mem_table *wn_ctl_server_mem(struct wn_ctl_server *srv);
+struct wn_mem_table *wn_server_mem(struct wn_server *srv);
 
 /**
  * Attach a dataplane: from now on objects and CM requests are sent on @p to_dp and
  * answers read from @p to_ctl whenever @p efd (an eventfd the dataplane writes) is ready.
  * @return 0, -EBUSY if one is attached, or -errno. Call before start().
  */
-int wn_ctl_server_dp_attach(struct wn_ctl_server *srv, struct rte_ring *to_dp,
-			    struct rte_ring *to_ctl, int efd);
+int wn_server_dp_attach(struct wn_server *srv, struct rte_ring *to_dp,
+			struct rte_ring *to_ctl, int efd);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* WN_CTL_SERVER_H */
+#endif /* WN_SERVER_H */

@@ -1,22 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Interface between warpnicd's control thread and its dataplane lcores.
+ * lib/server's dataplane interface: the messages between the control server's thread and the
+ * dataplane lcores (warpnicd's, or any embedder's).
  *
  * The control thread owns every client-visible object (PD, MR, CQ, SRQ, QP, CM id) and
- * their shared memory. It tells the dataplane about them by enqueuing struct wn_ctl_dp_msg
+ * their shared memory. It tells the dataplane about them by enqueuing struct wn_server_dp_msg
  * pointers on the "to_dp" rte_ring (single producer: the control thread; single consumer:
  * the dataplane's control poller). The dataplane answers on the "to_ctl" ring (single
  * producer: the dataplane; single consumer: the control thread), then rings the control
- * thread's eventfd (wn_ctl_server_dp_attach()).
+ * thread's eventfd (wn_server_dp_attach()).
  *
  * Ownership: a message belongs to whoever dequeued it; the receiver frees it with free().
- * Object descriptors (struct wn_ctl_dp_qp, ...) stay valid until the control thread gets a
- * WN_CTL_DP_DONE for the matching *_DESTROY message: the dataplane must stop touching the
+ * Object descriptors (struct wn_server_dp_qp, ...) stay valid until the control thread gets a
+ * WN_SERVER_DP_DONE for the matching *_DESTROY message: the dataplane must stop touching the
  * rings and memory before it acks. While no dataplane is attached, the control thread
  * frees objects immediately and handles CM requests between its own clients only.
  *
- * PDs and MRs live in lib/mem's table (wn_ctl_server_mem()): @c pd fields below are lib/mem
+ * PDs and MRs live in lib/mem's table (wn_server_mem()): @c pd fields below are lib/mem
  * PD numbers and MR STags are lib/mem STags, so the dataplane checks and resolves STags with
  * wn_mem_resolve(); MR deregistration waits for the QSBR grace period (conf.mem_qs) before
  * MR_DEREG is sent. Rings are lib/queue rings (wn_queue.h); the dataplane attaches as the
@@ -24,8 +25,8 @@
  *
  * Thread safety: each ring has exactly one producer and one consumer as stated above.
  */
-#ifndef WN_CTL_DP_H
-#define WN_CTL_DP_H
+#ifndef WN_SERVER_DP_H
+#define WN_SERVER_DP_H
 
 #include <stdint.h>
 
@@ -36,32 +37,32 @@ extern "C" {
 #endif
 
 /** Message types; "ctl → dp" unless marked. */
-enum wn_ctl_dp_type {
-	WN_CTL_DP_MR_REG = 1,     /**< obj: struct wn_ctl_dp_mr */
-	WN_CTL_DP_MR_DEREG,       /**< obj: struct wn_ctl_dp_mr; ack with DONE */
-	WN_CTL_DP_CQ_CREATE,      /**< obj: struct wn_ctl_dp_cq */
-	WN_CTL_DP_CQ_DESTROY,     /**< ack with DONE */
-	WN_CTL_DP_SRQ_CREATE,     /**< obj: struct wn_ctl_dp_srq */
-	WN_CTL_DP_SRQ_DESTROY,    /**< ack with DONE */
-	WN_CTL_DP_QP_CREATE,      /**< obj: struct wn_ctl_dp_qp */
-	WN_CTL_DP_QP_MODIFY,      /**< obj: struct wn_ctl_dp_qp, new state in u.qp_state */
-	WN_CTL_DP_QP_DESTROY,     /**< ack with DONE */
-	WN_CTL_DP_CM_LISTEN,      /**< u.cm: id, src */
-	WN_CTL_DP_CM_CONNECT,     /**< u.cm: id, qp, src, dst, param */
-	WN_CTL_DP_CM_ACCEPT,      /**< u.cm: id, qp, param */
-	WN_CTL_DP_CM_REJECT,      /**< u.cm: id, param.pd */
-	WN_CTL_DP_CM_DISCONNECT,  /**< u.cm: id */
-	WN_CTL_DP_CM_DESTROY,     /**< u.cm: id (CM ids are known by handle: no ack) */
-	WN_CTL_DP_DONE,           /**< dp → ctl: handle/obj of a *_DESTROY / DEREG is released */
-	WN_CTL_DP_CM_EVENT,       /**< dp → ctl: u.cm.ev for id u.cm.id (CONNECT_REQUEST: new
-				   *   connection on listener u.cm.ev.listen_id, ev.id is the
-				   *   dataplane's connection key; the control thread allocates
-				   *   the id and sends the key back in u.cm.conn of every
-				   *   CM message about it) */
+enum wn_server_dp_type {
+	WN_SERVER_DP_MR_REG = 1,    /**< obj: struct wn_server_dp_mr */
+	WN_SERVER_DP_MR_DEREG,      /**< obj: struct wn_server_dp_mr; ack with DONE */
+	WN_SERVER_DP_CQ_CREATE,     /**< obj: struct wn_server_dp_cq */
+	WN_SERVER_DP_CQ_DESTROY,    /**< ack with DONE */
+	WN_SERVER_DP_SRQ_CREATE,    /**< obj: struct wn_server_dp_srq */
+	WN_SERVER_DP_SRQ_DESTROY,   /**< ack with DONE */
+	WN_SERVER_DP_QP_CREATE,     /**< obj: struct wn_server_dp_qp */
+	WN_SERVER_DP_QP_MODIFY,     /**< obj: struct wn_server_dp_qp, new state in u.qp_state */
+	WN_SERVER_DP_QP_DESTROY,    /**< ack with DONE */
+	WN_SERVER_DP_CM_LISTEN,     /**< u.cm: id, src */
+	WN_SERVER_DP_CM_CONNECT,    /**< u.cm: id, qp, src, dst, param */
+	WN_SERVER_DP_CM_ACCEPT,     /**< u.cm: id, qp, param */
+	WN_SERVER_DP_CM_REJECT,     /**< u.cm: id, param.pd */
+	WN_SERVER_DP_CM_DISCONNECT, /**< u.cm: id */
+	WN_SERVER_DP_CM_DESTROY,    /**< u.cm: id (CM ids are known by handle: no ack) */
+	WN_SERVER_DP_DONE,          /**< dp → ctl: handle/obj of a *_DESTROY / DEREG is released */
+	WN_SERVER_DP_CM_EVENT,      /**< dp → ctl: u.cm.ev for id u.cm.id (CONNECT_REQUEST: new
+				     *   connection on listener u.cm.ev.listen_id, ev.id is the
+				     *   dataplane's connection key; the control thread allocates
+				     *   the id and sends the key back in u.cm.conn of every
+				     *   CM message about it) */
 };
 
 /** A registered region as the dataplane sees it. */
-struct wn_ctl_dp_mr {
+struct wn_server_dp_mr {
 	uint32_t handle;
 	uint32_t pd;
 	uint32_t stag;     /**< lkey == rkey */
@@ -72,7 +73,7 @@ struct wn_ctl_dp_mr {
 };
 
 /** A CQ: ring memory shared with the client, notification fd (-1: none). */
-struct wn_ctl_dp_cq {
+struct wn_server_dp_cq {
 	uint32_t handle;
 	uint32_t depth;
 	void *ring;
@@ -81,7 +82,7 @@ struct wn_ctl_dp_cq {
 	uint64_t cookie;
 };
 
-struct wn_ctl_dp_srq {
+struct wn_server_dp_srq {
 	uint32_t handle;
 	uint32_t pd;
 	uint32_t depth;
@@ -90,14 +91,14 @@ struct wn_ctl_dp_srq {
 	uint64_t ring_size;
 };
 
-struct wn_ctl_dp_qp {
+struct wn_server_dp_qp {
 	uint32_t handle;
 	uint32_t qpn;
 	uint32_t pd;
 	uint32_t state;    /**< enum wn_ctl_qp_state */
-	struct wn_ctl_dp_cq *send_cq;
-	struct wn_ctl_dp_cq *recv_cq;
-	struct wn_ctl_dp_srq *srq; /**< NULL: the QP's own RQ */
+	struct wn_server_dp_cq *send_cq;
+	struct wn_server_dp_cq *recv_cq;
+	struct wn_server_dp_srq *srq; /**< NULL: the QP's own RQ */
 	uint32_t sq_depth, rq_depth, max_send_sge, max_recv_sge, max_inline, sq_sig_all;
 	uint32_t ird, ord; /**< negotiated (RFC 6581 §5) */
 	void *ring;
@@ -105,8 +106,8 @@ struct wn_ctl_dp_qp {
 };
 
 /** One control message (malloc'd; the receiver frees it). */
-struct wn_ctl_dp_msg {
-	uint32_t type;     /**< enum wn_ctl_dp_type */
+struct wn_server_dp_msg {
+	uint32_t type;     /**< enum wn_server_dp_type */
 	uint32_t handle;   /**< object handle concerned */
 	void *obj;         /**< object descriptor, see the type */
 	union {
@@ -128,4 +129,4 @@ struct wn_ctl_dp_msg {
 }
 #endif
 
-#endif /* WN_CTL_DP_H */
+#endif /* WN_SERVER_DP_H */
