@@ -13,7 +13,7 @@
  *   rx_burst → wn_net → wn_tcp → recv callback → MPA startup / deframer → wn_rnic_rx
  *   SQ rings → wn_rnic_tx_poll → FPDU framing (markers, CRC) → wn_tcp_send_record → tx_burst
  *
- * Objects arrive from the control thread on the to_dp ring (ctl_dp.h) and CM events go back
+ * Objects arrive from the control thread on the to_dp ring (wn_server_dp.h) and CM events go back
  * on to_ctl followed by an eventfd write. dp.c holds the loop, port and object tables;
  * dp_conn.c the per-connection glue and the connection manager.
  *
@@ -38,7 +38,7 @@
 #include <rte_spinlock.h>
 #include <rte_tailq.h>
 
-#include "ctl_dp.h"
+#include "wn_server_dp.h"
 #include "wn_mem.h"
 #include "wn_mpa.h"
 #include "wn_net.h"
@@ -117,7 +117,7 @@ enum dp_obj_kind { DPO_CQ = 1, DPO_SRQ, DPO_QP, DPO_LISTEN, DPO_CONN };
 struct dp_cq {
 	enum dp_obj_kind kind;
 	uint32_t handle;
-	struct wn_ctl_dp_cq *d;
+	struct wn_server_dp_cq *d;
 	struct wn_queue_ring prod;    /**< producer view (the engines write CQEs here) */
 	rte_spinlock_t lock;          /**< serialises producers on several shards */
 	_Atomic uint32_t refs;    /**< the table + QPs using it; 0: freed, DONE sent */
@@ -126,7 +126,7 @@ struct dp_cq {
 struct dp_srq {
 	enum dp_obj_kind kind;
 	uint32_t handle;
-	struct wn_ctl_dp_srq *d;
+	struct wn_server_dp_srq *d;
 	struct wn_queue_ring cons;
 	rte_spinlock_t lock;
 	_Atomic uint32_t refs;
@@ -137,7 +137,7 @@ struct dp_conn;
 struct dp_qp {
 	enum dp_obj_kind kind;
 	uint32_t handle;
-	struct wn_ctl_dp_qp *d;
+	struct wn_server_dp_qp *d;
 	struct wn_queue_ring sq, rq;  /**< consumer views */
 	struct dp_cq *scq, *rcq;
 	struct dp_srq *srq;
@@ -298,15 +298,15 @@ void *dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind);
 /** Convert a control-protocol address to a TCP endpoint. */
 void dp_ep_of(const struct wn_ctl_addr *a, struct wn_tcp_endpoint *e);
 /** Shard 0: a message from the control thread (handled, or forwarded to a shard). */
-void dp_dispatch(struct wn_dp *dp, struct wn_ctl_dp_msg *m);
+void dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m);
 /** A control message dispatched to this shard. */
-void dp_local_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m);
+void dp_local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
 /** Free every object (after the loops stopped). */
 void dp_objs_free(struct wn_dp_group *g);
 /** Telemetry no longer reads @p g. */
 void dp_tel_unregister(struct wn_dp_group *g);
 /** CM messages from the control thread (dp_conn.c). */
-void dp_cm_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m);
+void dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
 /** Flush what clients posted to QPs in Error (every tick). */
 void dp_errq_flush(struct wn_dp *dp);
 /** Startup timers, deferred frees. */

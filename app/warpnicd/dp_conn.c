@@ -646,7 +646,7 @@ static const struct wn_tcp_cb listen_cb = {
 /* ---------------------------------------------------------------- CM messages */
 
 static void
-cm_listen(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
+cm_listen(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	struct dp_listen *l = calloc(1, sizeof(*l));
 	struct wn_tcp_endpoint ep;
@@ -668,7 +668,7 @@ cm_listen(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 }
 
 static void
-cm_connect(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
+cm_connect(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	struct wn_tcp_endpoint local, remote;
 	struct dp_conn *c = conn_new(dp);
@@ -722,7 +722,7 @@ cm_connect(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 }
 
 static struct dp_conn *
-cm_conn_of(struct wn_dp *dp, const struct wn_ctl_dp_msg *m)
+cm_conn_of(struct wn_dp *dp, const struct wn_server_dp_msg *m)
 {
 	struct dp_conn *c = cm_get(dp, m->u.cm.id);
 
@@ -732,7 +732,7 @@ cm_conn_of(struct wn_dp *dp, const struct wn_ctl_dp_msg *m)
 }
 
 static void
-cm_accept(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
+cm_accept(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	struct dp_conn *c = cm_conn_of(dp, m);
 	struct wn_mpa_caps caps;
@@ -770,7 +770,7 @@ cm_accept(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 }
 
 static void
-cm_reject(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
+cm_reject(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	struct dp_conn *c = cm_conn_of(dp, m);
 
@@ -786,7 +786,7 @@ cm_reject(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 }
 
 static void
-cm_disconnect(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
+cm_disconnect(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	struct dp_conn *c = cm_conn_of(dp, m);
 
@@ -802,7 +802,7 @@ cm_disconnect(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 }
 
 static void
-cm_destroy(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
+cm_destroy(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	void *o = cm_get(dp, m->u.cm.id);
 	struct dp_conn *c;
@@ -829,25 +829,25 @@ cm_destroy(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 }
 
 void
-dp_cm_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
+dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	switch (m->type) {
-	case WN_CTL_DP_CM_LISTEN:
+	case WN_SERVER_DP_CM_LISTEN:
 		cm_listen(dp, m);
 		break;
-	case WN_CTL_DP_CM_CONNECT:
+	case WN_SERVER_DP_CM_CONNECT:
 		cm_connect(dp, m);
 		break;
-	case WN_CTL_DP_CM_ACCEPT:
+	case WN_SERVER_DP_CM_ACCEPT:
 		cm_accept(dp, m);
 		break;
-	case WN_CTL_DP_CM_REJECT:
+	case WN_SERVER_DP_CM_REJECT:
 		cm_reject(dp, m);
 		break;
-	case WN_CTL_DP_CM_DISCONNECT:
+	case WN_SERVER_DP_CM_DISCONNECT:
 		cm_disconnect(dp, m);
 		break;
-	case WN_CTL_DP_CM_DESTROY:
+	case WN_SERVER_DP_CM_DESTROY:
 		cm_destroy(dp, m);
 		break;
 	default:

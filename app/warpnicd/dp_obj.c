@@ -45,7 +45,7 @@ ctl_kick(struct wn_dp *dp)
 }
 
 static void
-ctl_post(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
+ctl_post(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	/* several shards produce: the ring is multi-producer */
 	if (rte_ring_enqueue(dp->c.to_ctl, m) != 0) {
@@ -59,13 +59,13 @@ ctl_post(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 void
 dp_ctl_done(struct wn_dp *dp, uint32_t handle)
 {
-	struct wn_ctl_dp_msg *m = calloc(1, sizeof(*m));
+	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
 
 	if (m == NULL) {
 		dp->st.ctl_drop++;
 		return;
 	}
-	m->type = WN_CTL_DP_DONE;
+	m->type = WN_SERVER_DP_DONE;
 	m->handle = handle;
 	ctl_post(dp, m);
 }
@@ -80,13 +80,13 @@ void
 dp_cm_event_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev, uint32_t ird,
 		uint32_t ord)
 {
-	struct wn_ctl_dp_msg *m = calloc(1, sizeof(*m));
+	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
 
 	if (m == NULL) {
 		dp->st.ctl_drop++;
 		return;
 	}
-	m->type = WN_CTL_DP_CM_EVENT;
+	m->type = WN_SERVER_DP_CM_EVENT;
 	m->handle = id;
 	m->u.cm.id = id;
 	m->u.cm.ev = *ev;
@@ -309,7 +309,7 @@ obj_add(struct wn_dp *dp, uint32_t handle, void *o)
 }
 
 static void
-qp_create(struct wn_dp *dp, struct wn_ctl_dp_qp *d)
+qp_create(struct wn_dp *dp, struct wn_server_dp_qp *d)
 {
 	struct dp_qp *qp = calloc(1, sizeof(*qp));
 	uint64_t off;
@@ -341,7 +341,7 @@ qp_create(struct wn_dp *dp, struct wn_ctl_dp_qp *d)
 }
 
 static void
-cq_create(struct wn_dp *dp, struct wn_ctl_dp_cq *d)
+cq_create(struct wn_dp *dp, struct wn_server_dp_cq *d)
 {
 	struct dp_cq *cq = calloc(1, sizeof(*cq));
 
@@ -358,7 +358,7 @@ cq_create(struct wn_dp *dp, struct wn_ctl_dp_cq *d)
 }
 
 static void
-srq_create(struct wn_dp *dp, struct wn_ctl_dp_srq *d)
+srq_create(struct wn_dp *dp, struct wn_server_dp_srq *d)
 {
 	struct dp_srq *srq = calloc(1, sizeof(*srq));
 
@@ -377,11 +377,11 @@ srq_create(struct wn_dp *dp, struct wn_ctl_dp_srq *d)
 /* ---------------------------------------------------------------- any shard: local work */
 
 static void
-local_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
+local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	dp->st.ctl_msgs++;
 	switch (m->type) {
-	case WN_CTL_DP_QP_MODIFY: {
+	case WN_SERVER_DP_QP_MODIFY: {
 		struct dp_qp *qp = dp_obj(dp, m->handle, DPO_QP);
 
 		/* RTS comes from the connection itself; Error tears it down and flushes */
@@ -392,7 +392,7 @@ local_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 		}
 		break;
 	}
-	case WN_CTL_DP_QP_DESTROY:
+	case WN_SERVER_DP_QP_DESTROY:
 		/* shard 0 took it out of the table and put the QP in m->obj */
 		qp_free(dp, m->obj, true);
 		break;
@@ -404,7 +404,7 @@ local_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 }
 
 void
-dp_local_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
+dp_local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	local_msg(dp, m);
 }
@@ -412,7 +412,7 @@ dp_local_msg(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 /* ---------------------------------------------------------------- shard 0: dispatch */
 
 static void
-forward(struct wn_dp *dp, uint16_t to, struct wn_ctl_dp_msg *m)
+forward(struct wn_dp *dp, uint16_t to, struct wn_server_dp_msg *m)
 {
 	struct wn_dp_group *g = dp->g;
 
@@ -430,10 +430,10 @@ forward(struct wn_dp *dp, uint16_t to, struct wn_ctl_dp_msg *m)
 }
 
 static void
-broadcast(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
+broadcast(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	for (uint16_t i = 1; i < dp->g->n; i++) {
-		struct wn_ctl_dp_msg *c = malloc(sizeof(*c));
+		struct wn_server_dp_msg *c = malloc(sizeof(*c));
 
 		if (c == NULL) {
 			dp->st.ctl_drop++;
@@ -475,42 +475,42 @@ qp_owner_set(struct wn_dp *dp, uint32_t handle, uint16_t shard)
 }
 
 void
-dp_dispatch(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
+dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	struct wn_dp_group *g = dp->g;
 	uint16_t to;
 	void *o;
 
 	switch (m->type) {
-	case WN_CTL_DP_MR_REG:
+	case WN_SERVER_DP_MR_REG:
 		break; /* regions live in the shared lib/mem table */
-	case WN_CTL_DP_MR_DEREG:
+	case WN_SERVER_DP_MR_DEREG:
 		/* lib/mem's grace period already passed; zero-copy mbufs may still hold pages */
-		dp_zc_dereg(dp, m->handle, ((const struct wn_ctl_dp_mr *)m->obj)->stag);
+		dp_zc_dereg(dp, m->handle, ((const struct wn_server_dp_mr *)m->obj)->stag);
 		break;
-	case WN_CTL_DP_CQ_CREATE:
+	case WN_SERVER_DP_CQ_CREATE:
 		cq_create(dp, m->obj);
 		break;
-	case WN_CTL_DP_SRQ_CREATE:
+	case WN_SERVER_DP_SRQ_CREATE:
 		srq_create(dp, m->obj);
 		break;
-	case WN_CTL_DP_QP_CREATE:
+	case WN_SERVER_DP_QP_CREATE:
 		qp_create(dp, m->obj);
 		break;
-	case WN_CTL_DP_CQ_DESTROY:
-	case WN_CTL_DP_SRQ_DESTROY:
-		o = dp_obj(dp, m->handle, m->type == WN_CTL_DP_CQ_DESTROY ? DPO_CQ : DPO_SRQ);
+	case WN_SERVER_DP_CQ_DESTROY:
+	case WN_SERVER_DP_SRQ_DESTROY:
+		o = dp_obj(dp, m->handle, m->type == WN_SERVER_DP_CQ_DESTROY ? DPO_CQ : DPO_SRQ);
 		if (o == NULL) {
 			dp_ctl_done(dp, m->handle);
 			break;
 		}
 		rte_hash_del_key(dp->objs, &m->handle);
-		if (m->type == WN_CTL_DP_CQ_DESTROY)
+		if (m->type == WN_SERVER_DP_CQ_DESTROY)
 			cq_put(dp, o); /* freed (and acknowledged) by its last QP */
 		else
 			srq_put(dp, o);
 		break;
-	case WN_CTL_DP_QP_MODIFY: {
+	case WN_SERVER_DP_QP_MODIFY: {
 		struct dp_qp *qp = dp_obj(dp, m->handle, DPO_QP);
 
 		if (qp == NULL)
@@ -518,7 +518,7 @@ dp_dispatch(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 		forward(dp, qp->owner == DP_NO_OWNER ? 0 : qp->owner, m);
 		return;
 	}
-	case WN_CTL_DP_QP_DESTROY: {
+	case WN_SERVER_DP_QP_DESTROY: {
 		struct dp_qp *qp = dp_obj(dp, m->handle, DPO_QP);
 
 		if (qp == NULL) {
@@ -530,27 +530,27 @@ dp_dispatch(struct wn_dp *dp, struct wn_ctl_dp_msg *m)
 		forward(dp, qp->owner == DP_NO_OWNER ? 0 : qp->owner, m);
 		return;
 	}
-	case WN_CTL_DP_CM_LISTEN:
+	case WN_SERVER_DP_CM_LISTEN:
 		owner_set(dp, m->u.cm.id, DP_OWNER_LISTEN);
 		broadcast(dp, m);
 		return;
-	case WN_CTL_DP_CM_CONNECT:
+	case WN_SERVER_DP_CM_CONNECT:
 		to = dp_steer(g, &m->u.cm.src, &m->u.cm.dst);
 		owner_set(dp, m->u.cm.id, to);
 		qp_owner_set(dp, m->u.cm.qp, to);
 		forward(dp, to, m);
 		return;
-	case WN_CTL_DP_CM_ACCEPT:
+	case WN_SERVER_DP_CM_ACCEPT:
 		to = dp_token_shard(m->u.cm.conn);
 		owner_set(dp, m->u.cm.id, to);
 		qp_owner_set(dp, m->u.cm.qp, to);
 		forward(dp, to, m);
 		return;
-	case WN_CTL_DP_CM_REJECT:
-	case WN_CTL_DP_CM_DISCONNECT:
+	case WN_SERVER_DP_CM_REJECT:
+	case WN_SERVER_DP_CM_DISCONNECT:
 		forward(dp, owner_get(dp, m->u.cm.id, m->u.cm.conn), m);
 		return;
-	case WN_CTL_DP_CM_DESTROY:
+	case WN_SERVER_DP_CM_DESTROY:
 		to = owner_get(dp, m->u.cm.id, m->u.cm.conn);
 		rte_hash_del_key(g->cm_owner, &m->u.cm.id);
 		if (to == DP_OWNER_LISTEN)

@@ -31,7 +31,7 @@
 #define CTL_RING_SIZE 4096
 
 static volatile int quit;
-static struct wn_ctl_server *ctl_srv;
+static struct wn_server *ctl_srv;
 
 struct shard_arg {
 	struct wn_dp_group *g;
@@ -42,7 +42,7 @@ struct shard_arg {
 static struct {
 	bool started;
 	struct wn_dpapp_conf p;
-	struct wn_ctl_server *srv;
+	struct wn_server *srv;
 	struct rte_rcu_qsbr *qs;
 	struct wn_dp_group *dp;
 	struct shard_arg shard_args[DP_MAX_SHARDS];
@@ -71,13 +71,13 @@ shard_main(void *arg)
 static int
 tel_ctl(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct wn_ctl_server_stats st;
+	struct wn_server_stats st;
 
 	(void)cmd;
 	(void)params;
 	if (ctl_srv == NULL)
 		return -ENODEV;
-	wn_ctl_server_stats(ctl_srv, &st);
+	wn_server_stats(ctl_srv, &st);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "clients", st.clients);
 	rte_tel_data_add_dict_u64(d, "pds", st.pds);
@@ -149,12 +149,12 @@ wn_dpapp_usage(const char *prog)
 static int
 parse_ip(struct wn_dpapp_conf *p, const char *arg)
 {
-	struct wn_ctl_server_conf *c = &p->ctl;
+	struct wn_server_conf *c = &p->ctl;
 	struct wn_ip_addr ip;
 	struct wn_ctl_addr *a;
 	uint8_t prefix;
 
-	if (c->n_addrs == WN_CTL_SERVER_MAX_ADDRS || p->dp.n_addrs == WN_NETIF_MAX_ADDRS)
+	if (c->n_addrs == WN_SERVER_MAX_ADDRS || p->dp.n_addrs == WN_NETIF_MAX_ADDRS)
 		return -ENOSPC;
 	if (wn_ip_addr_parse(arg, &ip, &prefix) != 0)
 		return -EINVAL;
@@ -507,10 +507,10 @@ teardown(void)
 	struct wn_dpapp_conf *p = &app.p;
 
 	if (app.srv != NULL)
-		wn_ctl_server_stop(app.srv);
+		wn_server_stop(app.srv);
 	ctl_srv = NULL;
 	wn_dp_free(app.dp);
-	wn_ctl_server_destroy(app.srv);
+	wn_server_destroy(app.srv);
 	wn_pcap_close(p->dp.pcap);
 	if (app.efd >= 0)
 		close(app.efd);
@@ -659,14 +659,14 @@ wn_dpapp_start(const struct wn_dpapp_conf *conf)
 		goto fail;
 	}
 	p->ctl.mem_qs = app.qs;
-	app.srv = wn_ctl_server_create(&p->ctl);
+	app.srv = wn_server_create(&p->ctl);
 	if (app.srv == NULL) {
 		ret = -errno;
 		fprintf(stderr, "warpnicd: control socket %s: %s\n", p->ctl_path, strerror(errno));
 		goto fail;
 	}
 	p->dp.ctl_efd = app.efd;
-	p->dp.mem = wn_ctl_server_mem(app.srv);
+	p->dp.mem = wn_server_mem(app.srv);
 	p->dp.qs = app.qs;
 	app.dp = wn_dp_create(&p->dp, app.n_shards);
 	if (app.dp == NULL) {
@@ -674,8 +674,8 @@ wn_dpapp_start(const struct wn_dpapp_conf *conf)
 		fprintf(stderr, "warpnicd: dataplane: %s\n", strerror(errno));
 		goto fail;
 	}
-	if (wn_ctl_server_dp_attach(app.srv, p->dp.to_dp, p->dp.to_ctl, app.efd) != 0 ||
-	    wn_ctl_server_start(app.srv) != 0) {
+	if (wn_server_dp_attach(app.srv, p->dp.to_dp, p->dp.to_ctl, app.efd) != 0 ||
+	    wn_server_start(app.srv) != 0) {
 		fprintf(stderr, "warpnicd: control thread failed to start\n");
 		ret = -EIO;
 		goto fail;

@@ -20,12 +20,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ctl.h"
+#include "wn_server.h"
 #include "dp.h"
 
 /** Everything warpnicd's options set (see wn_dpapp_usage()). */
 struct wn_dpapp_conf {
-	struct wn_ctl_server_conf ctl;
+	struct wn_server_conf ctl;
 	struct wn_dp_conf dp;
 	char ctl_path[108];           /**< --ctl */
 	char dev_name[WN_CTL_NAME_LEN]; /**< --name */

@@ -34,7 +34,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	wn_dpapp_defaults(&c);
 	if (wn_dpapp_option(&c, "config", path) == 0) {
 		if (c.dp.n_addrs != c.ctl.n_addrs || c.dp.n_addrs > WN_NETIF_MAX_ADDRS ||
-		    c.ctl.n_addrs > WN_CTL_SERVER_MAX_ADDRS)
+		    c.ctl.n_addrs > WN_SERVER_MAX_ADDRS)
 			abort();
 		for (uint32_t i = 0; i < c.dp.n_addrs; i++)
 			if (c.dp.prefix[i] > (c.dp.addrs[i].family == WN_AF_INET ? 32 : 128))

@@ -27,23 +27,23 @@
 
 #include <cmocka.h>
 
-#include "../../../app/warpnicd/ctl.h"
 #include "wn_client.h"
 #include "wn_mem.h"
+#include "wn_server.h"
 
-static struct wn_ctl_server *srv;
+static struct wn_server *srv;
 static char sock_path[108];
 
 static void
-stats(struct wn_ctl_server_stats *st)
+stats(struct wn_server_stats *st)
 {
-	wn_ctl_server_stats(srv, st);
+	wn_server_stats(srv, st);
 }
 
 static int
 setup(void **state)
 {
-	struct wn_ctl_server_conf conf;
+	struct wn_server_conf conf;
 
 	(void)state;
 	memset(&conf, 0, sizeof(conf));
@@ -54,17 +54,17 @@ setup(void **state)
 	conf.n_addrs = 1;
 	conf.addrs[0].family = WN_CTL_AF_INET;
 	inet_pton(AF_INET, "198.18.0.1", conf.addrs[0].addr);
-	srv = wn_ctl_server_create(&conf);
+	srv = wn_server_create(&conf);
 	if (srv == NULL)
 		return -1;
-	return wn_ctl_server_start(srv);
+	return wn_server_start(srv);
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	wn_ctl_server_destroy(srv);
+	wn_server_destroy(srv);
 	return 0;
 }
 
@@ -114,10 +114,10 @@ test_no_daemon(void **state)
 static void
 test_windows_and_frmr(void **state)
 {
-	struct wn_ctl_server_stats st0, st;
+	struct wn_server_stats st0, st;
 	struct wn_ctl_alloc_mw_req bad = {.pd = 0, .type = 1};
 	struct wn_ctl_alloc_mw_resp br;
-	struct wn_mem_table *mt = wn_ctl_server_mem(srv);
+	struct wn_mem_table *mt = wn_server_mem(srv);
 	struct wn_client_mr *m, *f;
 	struct wn_mem_info info;
 	struct wn_client *c;
@@ -241,7 +241,7 @@ test_windows_and_frmr(void **state)
 static void
 test_objects_lifetime(void **state)
 {
-	struct wn_ctl_server_stats st0, st;
+	struct wn_server_stats st0, st;
 	struct wn_ctl_create_qp_req qr;
 	struct wn_ctl_modify_qp_req mr;
 	struct wn_ctl_qp_attr qa;
@@ -345,7 +345,7 @@ check_shared(struct wn_client *c, uint32_t pd, uint8_t *buf, size_t len, uint8_t
 	m = wn_client_reg_mr(c, pd, buf, len, (uintptr_t)buf,
 			     WN_CTL_ACCESS_LOCAL_WRITE | WN_CTL_ACCESS_REMOTE_WRITE);
 	assert_non_null(m);
-	sv = wn_ctl_server_mr_lookup(srv, m->rkey, &slen);
+	sv = wn_server_mr_lookup(srv, m->rkey, &slen);
 	assert_non_null(sv);
 	assert_int_equal(slen, len);
 	/* the content survived the remap and the server sees exactly the app's bytes */
@@ -362,7 +362,7 @@ check_shared(struct wn_client *c, uint32_t pd, uint8_t *buf, size_t len, uint8_t
 	assert_int_equal(wn_client_dereg_mr(c, m), 0);
 	/* after dereg the app's memory is still its own and intact */
 	assert_int_equal(buf[len / 2], 0xa5);
-	assert_null(wn_ctl_server_mr_lookup(srv, m == NULL ? 0 : 0xffffffffu, NULL));
+	assert_null(wn_server_mr_lookup(srv, m == NULL ? 0 : 0xffffffffu, NULL));
 }
 
 static void
@@ -396,8 +396,8 @@ test_mr_sharing(void **state)
 	assert_non_null(m1);
 	assert_non_null(m2);
 	b[150] = 0x42;
-	assert_int_equal(((uint8_t *)wn_ctl_server_mr_lookup(srv, m1->lkey, &l1))[150], 0x42);
-	assert_int_equal(((uint8_t *)wn_ctl_server_mr_lookup(srv, m2->lkey, &l2))[50], 0x42);
+	assert_int_equal(((uint8_t *)wn_server_mr_lookup(srv, m1->lkey, &l1))[150], 0x42);
+	assert_int_equal(((uint8_t *)wn_server_mr_lookup(srv, m2->lkey, &l2))[50], 0x42);
 	assert_int_equal(l1, 8192);
 	assert_int_equal(l2, 100);
 	assert_int_equal(wn_client_dereg_mr(c, m2), 0);
@@ -532,7 +532,7 @@ test_mr_fork(void **state)
 	memset(buf, 0x11, 4 * 4096);
 	m = wn_client_reg_mr(c, pd, buf, 4 * 4096, (uintptr_t)buf, WN_CTL_ACCESS_LOCAL_WRITE);
 	assert_non_null(m);
-	sv = wn_ctl_server_mr_lookup(srv, m->lkey, &len);
+	sv = wn_server_mr_lookup(srv, m->lkey, &len);
 	assert_non_null(sv);
 	child = fork();
 	assert_true(child >= 0);
@@ -762,7 +762,7 @@ static void
 test_bad_requests(void **state)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct wn_ctl_server_stats st0, st;
+	struct wn_server_stats st0, st;
 	struct {
 		struct wn_ctl_hdr h;
 		struct wn_ctl_handle b;
@@ -805,7 +805,7 @@ static void
 test_flooding_client(void **state)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct wn_ctl_server_stats st;
+	struct wn_server_stats st;
 	struct wn_ctl_device_attr dev;
 	struct wn_ctl_hdr m;
 	struct wn_client *c;
@@ -829,7 +829,7 @@ test_flooding_client(void **state)
 	wn_client_close(c);
 	close(fd);
 	for (i = 0; i < 500; i++) {
-		wn_ctl_server_stats(srv, &st);
+		wn_server_stats(srv, &st);
 		if (st.clients == 0)
 			break;
 		usleep(10000);
@@ -840,7 +840,7 @@ test_flooding_client(void **state)
 static void
 test_killed_client_reclaimed(void **state)
 {
-	struct wn_ctl_server_stats st0, st;
+	struct wn_server_stats st0, st;
 	int p[2], i;
 	pid_t child;
 	char ok;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The control thread's dataplane interface (app/warpnicd/ctl_dp.h), with this test playing
- * the dataplane: object descriptors arrive on the to_dp ring with usable memory, retired
+ * The control server's dataplane interface (lib/server's wn_server_dp.h), with this test
+ * playing the dataplane: object descriptors arrive on the to_dp ring with usable memory, retired
  * objects are counted gone at once, CM operations toward non-local peers are forwarded,
  * and events the dataplane posts reach the client (ESTABLISHED, CONNECT_REQUEST).
  */
@@ -24,11 +24,11 @@
 #include <rte_common.h>
 #include <rte_ring.h>
 
-#include "../../../app/warpnicd/ctl.h"
-#include "../../../app/warpnicd/ctl_dp.h"
 #include "wn_client.h"
+#include "wn_server.h"
+#include "wn_server_dp.h"
 
-static struct wn_ctl_server *srv;
+static struct wn_server *srv;
 static struct rte_ring *to_dp, *to_ctl;
 static int efd;
 static char sock_path[108];
@@ -48,7 +48,7 @@ ring_new(const char *name)
 static int
 setup(void **state)
 {
-	struct wn_ctl_server_conf conf;
+	struct wn_server_conf conf;
 
 	(void)state;
 	memset(&conf, 0, sizeof(conf));
@@ -57,24 +57,24 @@ setup(void **state)
 	conf.n_addrs = 1;
 	conf.addrs[0].family = WN_CTL_AF_INET;
 	inet_pton(AF_INET, "198.18.0.1", conf.addrs[0].addr);
-	srv = wn_ctl_server_create(&conf);
+	srv = wn_server_create(&conf);
 	to_dp = ring_new("to_dp");
 	to_ctl = ring_new("to_ctl");
 	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (srv == NULL || to_dp == NULL || to_ctl == NULL || efd < 0)
 		return -1;
-	if (wn_ctl_server_dp_attach(srv, to_dp, to_ctl, efd) != 0)
+	if (wn_server_dp_attach(srv, to_dp, to_ctl, efd) != 0)
 		return -1;
-	return wn_ctl_server_start(srv);
+	return wn_server_start(srv);
 }
 
 static int
 teardown(void **state)
 {
-	struct wn_ctl_dp_msg *m;
+	struct wn_server_dp_msg *m;
 
 	(void)state;
-	wn_ctl_server_destroy(srv);
+	wn_server_destroy(srv);
 	while (rte_ring_dequeue(to_dp, (void **)&m) == 0)
 		free(m);
 	free(to_dp);
@@ -84,10 +84,10 @@ teardown(void **state)
 }
 
 /* Dataplane side: the next message of @p type (others are dropped). */
-static struct wn_ctl_dp_msg *
+static struct wn_server_dp_msg *
 dp_next(uint32_t type)
 {
-	struct wn_ctl_dp_msg *m;
+	struct wn_server_dp_msg *m;
 
 	/* every message is enqueued before the server answers the request that caused it */
 	while (rte_ring_dequeue(to_dp, (void **)&m) == 0) {
@@ -100,7 +100,7 @@ dp_next(uint32_t type)
 }
 
 static void
-dp_post(struct wn_ctl_dp_msg *m)
+dp_post(struct wn_server_dp_msg *m)
 {
 	uint64_t one = 1;
 
@@ -130,13 +130,13 @@ addr4(struct wn_ctl_addr *a, const char *ip, uint16_t port)
 static void
 test_objects_to_dataplane(void **state)
 {
-	struct wn_ctl_server_stats st;
+	struct wn_server_stats st;
 	struct wn_ctl_create_qp_req qr;
 	struct wn_ctl_modify_qp_req mq;
-	struct wn_ctl_dp_msg *m, *done;
-	struct wn_ctl_dp_cq *dcq;
-	struct wn_ctl_dp_mr *dmr;
-	struct wn_ctl_dp_qp *dqp;
+	struct wn_server_dp_msg *m, *done;
+	struct wn_server_dp_cq *dcq;
+	struct wn_server_dp_mr *dmr;
+	struct wn_server_dp_qp *dqp;
 	struct wn_client_cq *cq;
 	struct wn_client_qp *qp;
 	struct wn_client_mr *mr;
@@ -150,7 +150,7 @@ test_objects_to_dataplane(void **state)
 	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
 	cq = wn_client_create_cq(c, 32, -1, 0x77);
 	assert_non_null(cq);
-	m = dp_next(WN_CTL_DP_CQ_CREATE);
+	m = dp_next(WN_SERVER_DP_CQ_CREATE);
 	dcq = m->obj;
 	assert_int_equal(m->handle, cq->handle);
 	assert_int_equal(dcq->depth, cq->depth);
@@ -166,7 +166,7 @@ test_objects_to_dataplane(void **state)
 	mr = wn_client_reg_mr(c, pd, buf, 3000, 0x1000, WN_CTL_ACCESS_LOCAL_WRITE |
 			      WN_CTL_ACCESS_REMOTE_WRITE);
 	assert_non_null(mr);
-	m = dp_next(WN_CTL_DP_MR_REG);
+	m = dp_next(WN_SERVER_DP_MR_REG);
 	dmr = m->obj;
 	assert_int_equal(dmr->stag, mr->rkey);
 	assert_int_equal(dmr->iova, 0x1000);
@@ -185,7 +185,7 @@ test_objects_to_dataplane(void **state)
 	qr.max_recv_wr = 8;
 	qp = wn_client_create_qp(c, &qr);
 	assert_non_null(qp);
-	m = dp_next(WN_CTL_DP_QP_CREATE);
+	m = dp_next(WN_SERVER_DP_QP_CREATE);
 	dqp = m->obj;
 	assert_ptr_equal(dqp->send_cq, dcq);
 	assert_ptr_equal(dqp->recv_cq, dcq);
@@ -196,24 +196,24 @@ test_objects_to_dataplane(void **state)
 	mq.mask = WN_CTL_QP_STATE;
 	mq.qp_state = WN_CTL_QPS_INIT;
 	assert_int_equal(wn_client_modify_qp(c, qp, &mq, NULL), 0);
-	m = dp_next(WN_CTL_DP_QP_MODIFY);
+	m = dp_next(WN_SERVER_DP_QP_MODIFY);
 	assert_int_equal(m->u.qp_state, WN_CTL_QPS_INIT);
 	free(m);
 
 	/* destroy: gone for the client at once, memory kept until the dataplane's DONE */
 	assert_int_equal(wn_client_destroy_qp(c, qp), 0);
-	m = dp_next(WN_CTL_DP_QP_DESTROY);
+	m = dp_next(WN_SERVER_DP_QP_DESTROY);
 	assert_ptr_equal(m->obj, dqp);
 	((volatile uint8_t *)dqp->ring)[0] = 1; /* still mapped (ASan/segv would tell) */
-	wn_ctl_server_stats(srv, &st);
+	wn_server_stats(srv, &st);
 	assert_int_equal(st.qps, 0);
 	done = calloc(1, sizeof(*done));
-	done->type = WN_CTL_DP_DONE;
+	done->type = WN_SERVER_DP_DONE;
 	done->handle = m->handle;
 	free(m);
 	dp_post(done);
 	assert_int_equal(wn_client_dereg_mr(c, mr), 0);
-	m = dp_next(WN_CTL_DP_MR_DEREG);
+	m = dp_next(WN_SERVER_DP_MR_DEREG);
 	assert_ptr_equal(m->obj, dmr);
 	assert_int_equal(dmr->base[0], 0xab);
 	free(m);
@@ -232,7 +232,7 @@ test_cm_through_dataplane(void **state)
 	struct wn_ctl_cm_event ev;
 	struct wn_ctl_addr la, ra;
 	struct wn_ctl_qp_attr qa;
-	struct wn_ctl_dp_msg *m;
+	struct wn_server_dp_msg *m;
 	struct wn_client_cq *cq;
 	struct wn_client_qp *qp;
 	struct wn_client *c;
@@ -259,7 +259,7 @@ test_cm_through_dataplane(void **state)
 	addr4(&la, "198.18.0.1", 4791);
 	assert_int_equal(wn_client_cm_addr(c, WN_CTL_CM_BIND, lid, &la, NULL, 0, NULL), 0);
 	assert_int_equal(wn_client_cm_addr(c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 2, NULL), 0);
-	m = dp_next(WN_CTL_DP_CM_LISTEN);
+	m = dp_next(WN_SERVER_DP_CM_LISTEN);
 	assert_int_equal(m->u.cm.id, lid);
 	assert_int_equal(m->u.cm.src.port, 4791);
 	free(m);
@@ -279,7 +279,7 @@ test_cm_through_dataplane(void **state)
 	p.pd_len = 2;
 	memcpy(p.pd, "hi", 2);
 	assert_int_equal(wn_client_cm_conn(c, WN_CTL_CM_CONNECT, aid, qp->handle, &p), 0);
-	m = dp_next(WN_CTL_DP_CM_CONNECT);
+	m = dp_next(WN_SERVER_DP_CM_CONNECT);
 	assert_int_equal(m->u.cm.id, aid);
 	assert_int_equal(m->u.cm.qp, qp->handle);
 	assert_memory_equal(m->u.cm.dst.addr, ra.addr, 4);
@@ -289,7 +289,7 @@ test_cm_through_dataplane(void **state)
 	 * u.cm.param: the control thread applies RFC 6581's rule itself) */
 	memset(&m->u.cm.ev, 0, sizeof(m->u.cm.ev));
 	memset(&m->u.cm.param, 0, sizeof(m->u.cm.param));
-	m->type = WN_CTL_DP_CM_EVENT;
+	m->type = WN_SERVER_DP_CM_EVENT;
 	m->u.cm.ev.event = WN_CTL_CM_EV_ESTABLISHED;
 	m->u.cm.ev.id = aid;
 	m->u.cm.ev.param.ird = 2;
@@ -306,7 +306,7 @@ test_cm_through_dataplane(void **state)
 
 	/* an incoming connection on the listener */
 	m = calloc(1, sizeof(*m));
-	m->type = WN_CTL_DP_CM_EVENT;
+	m->type = WN_SERVER_DP_CM_EVENT;
 	m->u.cm.ev.event = WN_CTL_CM_EV_CONNECT_REQUEST;
 	m->u.cm.ev.id = 1; /* placeholder: the control thread allocates the id */
 	m->u.cm.ev.listen_id = lid;
@@ -321,7 +321,7 @@ test_cm_through_dataplane(void **state)
 	assert_int_equal(ev.dst.port, 40000);
 	assert_true(ev.id != lid && ev.id != aid);
 	assert_int_equal(wn_client_cm_conn(c, WN_CTL_CM_REJECT, ev.id, 0, NULL), 0);
-	m = dp_next(WN_CTL_DP_CM_REJECT);
+	m = dp_next(WN_SERVER_DP_CM_REJECT);
 	assert_int_equal(m->u.cm.id, ev.id);
 	free(m);
 	wn_client_close(c);
