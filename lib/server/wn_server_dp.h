@@ -53,7 +53,7 @@ enum wn_server_dp_type {
 	WN_SERVER_DP_CM_REJECT,     /**< u.cm: id, param.pd */
 	WN_SERVER_DP_CM_DISCONNECT, /**< u.cm: id */
 	WN_SERVER_DP_CM_DESTROY,    /**< u.cm: id (CM ids are known by handle: no ack) */
-	WN_SERVER_DP_DONE,          /**< dp → ctl: handle/obj of a *_DESTROY / DEREG is released */
+	WN_SERVER_DP_DONE,          /**< dp → ctl: handle/obj of a *_DESTROY/DEREG is released */
 	WN_SERVER_DP_CM_EVENT,      /**< dp → ctl: u.cm.ev for id u.cm.id (CONNECT_REQUEST: new
 				     *   connection on listener u.cm.ev.listen_id, ev.id is the
 				     *   dataplane's connection key; the control thread allocates

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The device as clients see it: HELLO, QUERY_DEVICE, QUERY_PORT. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "server_priv.h"
+#include "wn_build_config.h"
+
+int
+srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	const struct wn_ctl_hello_req *r = rq->body;
+
+	rs->u.hello.server_version = WN_CTL_VERSION;
+	rs->u.hello.client_id = rq->c->id;
+	snprintf(rs->u.hello.dev_name, sizeof(rs->u.hello.dev_name), "%s", srv->dev_name);
+	SRV_LOG(DEBUG, "client %u: hello from pid %u", rq->c->id, r->pid);
+	return 0;
+}
+
+static uint64_t
+node_guid(const struct wn_server *srv)
+{
+	const uint8_t *m = srv->conf.mac;
+	/* EUI-64 from the MAC, as Linux siw does for its node GUID */
+	uint8_t g[8] = {m[0] ^ 2, m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]};
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = (v << 8) | g[i];
+	return v;
+}
+
+int
+srv_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	struct wn_ctl_device_attr *a = &rs->u.dev;
+
+	(void)rq;
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s", WN_VERSION);
+	/* GUIDs in network order, as verbs reports them */
+	a->node_guid = __builtin_bswap64(node_guid(srv));
+	a->sys_image_guid = a->node_guid;
+	a->max_mr_size = UINT64_MAX;
+	a->page_size_cap = WN_CTL_PAGE_SIZE;
+	a->vendor_id = 0x626d74;   /* same "unknown vendor" Linux siw reports */
+	a->vendor_part_id = 0x7770;
+	a->hw_ver = 0;
+	a->max_qp = 4096;
+	a->max_qp_wr = MAX_QP_WR;
+	a->max_sge = MAX_SGE;
+	a->max_cq = 4096;
+	a->max_cqe = MAX_CQE;
+	a->max_mr = 65536;
+	a->max_mw = 65536;
+	a->max_pd = 4096;
+	a->max_qp_rd_atom = MAX_RD_ATOM;
+	a->max_qp_init_rd_atom = MAX_RD_ATOM;
+	a->max_srq = 1024;
+	a->max_srq_wr = MAX_QP_WR;
+	a->max_srq_sge = MAX_SGE;
+	a->max_inline_data = MAX_INLINE;
+	a->phys_port_cnt = 1;
+	return 0;
+}
+
+static uint32_t
+ib_mtu_enum(uint32_t mtu)
+{
+	/* IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5: largest not above the L3 MTU */
+	uint32_t e = 1, v = 256;
+
+	while (e < 5 && v * 2 <= mtu) {
+		v *= 2;
+		e++;
+	}
+	return e;
+}
+
+/* GIDs: the port's addresses; with none configured, GID 0 derived from the MAC. */
+static void
+port_gids(const struct wn_server *srv, struct wn_ctl_port_attr *a)
+{
+	uint32_t i;
+
+	for (i = 0; i < srv->conf.n_addrs; i++) {
+		const struct wn_ctl_addr *ad = &srv->conf.addrs[i];
+
+		if (ad->family == WN_CTL_AF_INET) {
+			/* IPv4-mapped IPv6 (RFC 4291 §2.5.5.2), as iWARP GIDs are built */
+			a->gid[i][10] = 0xff;
+			a->gid[i][11] = 0xff;
+			memcpy(&a->gid[i][12], ad->addr, 4);
+		} else {
+			memcpy(a->gid[i], ad->addr, 16);
+		}
+	}
+	a->n_gids = srv->conf.n_addrs;
+	if (a->n_gids == 0) {
+		uint64_t g = node_guid(srv);
+
+		a->gid[0][0] = 0xfe;
+		a->gid[0][1] = 0x80;
+		for (i = 0; i < 8; i++)
+			a->gid[0][8 + i] = (uint8_t)(g >> (56 - 8 * i));
+		a->n_gids = 1;
+	}
+}
+
+int
+srv_h_query_port(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	const struct wn_ctl_port_req *r = rq->body;
+	struct wn_ctl_port_attr *a = &rs->u.port;
+
+	if (r->port != 1)
+		return -EINVAL;
+	a->state = 4; /* ACTIVE */
+	a->mtu_bytes = srv->conf.mtu;
+	a->max_mtu = ib_mtu_enum(srv->conf.mtu);
+	a->active_mtu = a->max_mtu;
+	a->max_msg_sz = 1u << 31;
+	a->speed_mbps = 10000;
+	memcpy(a->mac, srv->conf.mac, 6);
+	port_gids(srv, a);
+	return 0;
+}

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * CQs, SRQs and QPs: their ring memfds (lib/queue's ABI, shared with the client and the
+ * dataplane), QP attributes and states, and flushing a QP in Error while no dataplane runs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+
+#include "ring.h"
+#include "server_priv.h"
+
+/* A sealed memfd of @p size octets mapped here; its fd in *fdp. */
+static void *
+ring_create(uint64_t size, int *fdp)
+{
+	void *p;
+	int fd;
+
+	fd = memfd_create("warpnic-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)size) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+		goto err;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto err;
+	*fdp = fd;
+	return p;
+err:
+	close(fd);
+	return NULL;
+}
+
+/*
+ * A new object of @p type with a zeroed ring of @p size octets (*ringp, its memfd in
+ * rs->fd); NULL with *err set (nothing left behind).
+ */
+static struct obj *
+ring_obj_new(struct wn_server *srv, struct client *c, enum obj_type type, uint64_t size,
+	     void **ringp, struct srv_resp *rs, int *err)
+{
+	struct obj *o;
+	int fd;
+	void *ring = ring_create(size, &fd);
+
+	if (ring == NULL) {
+		*err = -errno;
+		return NULL;
+	}
+	o = srv_obj_new(srv, c, type);
+	if (o == NULL) {
+		munmap(ring, size);
+		close(fd);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*ringp = ring;
+	rs->fd = fd;
+	return o;
+}
+
+/* ---------------------------------------------------------------- CQ */
+
+int
+srv_h_create_cq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	const struct wn_ctl_create_cq_req *r = rq->body;
+	struct wn_server_dp_cq *d;
+	uint32_t depth;
+	uint64_t size;
+	struct obj *cq;
+	void *ring;
+	int ret;
+
+	if (r->cqe > MAX_CQE)
+		return -EINVAL;
+	depth = server_ring_cq_depth(r->cqe);
+	size = server_ring_cq_size(depth);
+	cq = ring_obj_new(srv, rq->c, OBJ_CQ, size, &ring, rs, &ret);
+	if (cq == NULL)
+		return ret;
+	server_ring_cq_init(ring, depth);
+	wn_queue_prod_attach(&cq->u.cq.prod, ring, size, WN_QUEUE_KIND_CQ);
+	d = &cq->u.cq.dp;
+	d->handle = cq->handle;
+	d->depth = depth;
+	d->ring = ring;
+	d->ring_size = size;
+	d->cookie = r->cookie;
+	d->notify_fd = -1;
+	if (rq->nfds == 1) {
+		int fl = fcntl(rq->fds[0], F_GETFL);
+
+		if (fl >= 0)
+			fcntl(rq->fds[0], F_SETFL, fl | O_NONBLOCK);
+		d->notify_fd = fcntl(rq->fds[0], F_DUPFD_CLOEXEC, 3);
+	}
+	srv_dp_tell(srv, WN_SERVER_DP_CQ_CREATE, cq->handle, d);
+	rs->u.ring.handle = cq->handle;
+	rs->u.ring.depth[0] = depth;
+	rs->u.ring.ring_size = size;
+	return 0;
+}
+
+int
+srv_cq_destroy(struct wn_server *srv, struct obj *cq)
+{
+	srv_obj_retire(srv, cq, WN_SERVER_DP_CQ_DESTROY, &cq->u.cq.dp);
+	return 0;
+}
+
+/* Append one CQE as the CQ's producer; a full CQ is an overrun (IBV_EVENT_CQ_ERR). */
+static void
+cq_push(struct obj *cq, const struct wn_queue_cqe *e)
+{
+	struct wn_queue_ring *r = &cq->u.cq.prod;
+
+	if (wn_queue_prod_space(r) <= 0) {
+		wn_queue_status_set(r, WN_QUEUE_ST_OVERFLOW);
+		return;
+	}
+	memcpy(wn_queue_prod_slot(r, 0), e, sizeof(*e));
+	wn_queue_prod_commit(r, 1);
+}
+
+static void
+cq_notify(struct obj *cq)
+{
+	uint64_t cookie = cq->u.cq.dp.cookie;
+
+	/* error completions count as solicited for ARM_SOLICITED (verbs rule) */
+	if (wn_queue_cq_notify_check(&cq->u.cq.prod, true) && cq->u.cq.dp.notify_fd >= 0 &&
+	    write(cq->u.cq.dp.notify_fd, &cookie, sizeof(cookie)) < 0)
+		SRV_LOG(DEBUG, "CQ %#x: notification lost", cq->handle);
+}
+
+/* ---------------------------------------------------------------- SRQ */
+
+int
+srv_h_create_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	const struct wn_ctl_create_srq_req *r = rq->body;
+	struct obj *pd = srv_obj_get(srv, rq->c, r->pd, OBJ_PD), *srq;
+	uint32_t depth, sge = RTE_MAX(r->max_sge, 1u);
+	uint64_t size;
+	void *ring;
+	int ret;
+
+	if (pd == NULL || r->max_wr > MAX_QP_WR || r->max_sge > MAX_SGE)
+		return -EINVAL;
+	depth = server_ring_wq_depth(r->max_wr);
+	size = server_ring_srq_size(depth, sge);
+	srq = ring_obj_new(srv, rq->c, OBJ_SRQ, size, &ring, rs, &ret);
+	if (srq == NULL)
+		return ret;
+	server_ring_srq_init(ring, depth, sge);
+	pd->refs++;
+	srq->u.srq.pd = pd;
+	srq->u.srq.dp = (struct wn_server_dp_srq){
+		.handle = srq->handle, .pd = pd->u.pd.num, .depth = depth, .max_sge = sge,
+		.ring = ring, .ring_size = size};
+	srv_dp_tell(srv, WN_SERVER_DP_SRQ_CREATE, srq->handle, &srq->u.srq.dp);
+	rs->u.ring.handle = srq->handle;
+	rs->u.ring.depth[0] = depth;
+	rs->u.ring.sge[0] = sge;
+	rs->u.ring.ring_size = size;
+	return 0;
+}
+
+int
+srv_h_modify_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	const struct wn_ctl_modify_srq_req *r = rq->body;
+	struct obj *srq = srv_obj_get(srv, rq->c, r->srq, OBJ_SRQ);
+
+	(void)rs;
+	if (srq == NULL)
+		return -EINVAL;
+	/* resizing is not offered; the limit lives in the ring, armed by the client */
+	return (r->mask & 1) != 0 ? -EOPNOTSUPP : 0;
+}
+
+int
+srv_srq_destroy(struct wn_server *srv, struct obj *srq)
+{
+	srq->u.srq.pd->refs--;
+	srv_obj_retire(srv, srq, WN_SERVER_DP_SRQ_DESTROY, &srq->u.srq.dp);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- QP */
+
+/* The objects a CREATE_QP names, all owned by the client; -EINVAL otherwise. */
+static int
+qp_deps_get(struct wn_server *srv, const struct srv_req *rq, struct obj *deps[4])
+{
+	const struct wn_ctl_create_qp_req *r = rq->body;
+
+	deps[0] = srv_obj_get(srv, rq->c, r->pd, OBJ_PD);
+	deps[1] = srv_obj_get(srv, rq->c, r->send_cq, OBJ_CQ);
+	deps[2] = srv_obj_get(srv, rq->c, r->recv_cq, OBJ_CQ);
+	deps[3] = r->srq ? srv_obj_get(srv, rq->c, r->srq, OBJ_SRQ) : NULL;
+	if (deps[0] == NULL || deps[1] == NULL || deps[2] == NULL ||
+	    (r->srq != 0 && deps[3] == NULL))
+		return -EINVAL;
+	if (r->max_send_wr > MAX_QP_WR || r->max_recv_wr > MAX_QP_WR ||
+	    r->max_send_sge > MAX_SGE || r->max_recv_sge > MAX_SGE ||
+	    r->max_inline_data > MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+/* Reference the QP's PD, CQs and SRQ; fill the dataplane's descriptor but ring and QPN. */
+static void
+qp_link(struct obj *qp, struct obj *deps[4], const struct wn_ctl_create_qp_req *r)
+{
+	struct wn_server_dp_qp *d = &qp->u.qp.dp;
+	uint32_t i;
+
+	for (i = 0; i < 4; i++)
+		if (deps[i] != NULL)
+			deps[i]->refs++;
+	qp->u.qp.pd = deps[0];
+	qp->u.qp.scq = deps[1];
+	qp->u.qp.rcq = deps[2];
+	qp->u.qp.srq = deps[3];
+	qp->u.qp.cookie = r->cookie;
+	d->handle = qp->handle;
+	d->pd = deps[0]->u.pd.num;
+	d->state = WN_CTL_QPS_RESET;
+	d->send_cq = &deps[1]->u.cq.dp;
+	d->recv_cq = &deps[2]->u.cq.dp;
+	d->srq = deps[3] != NULL ? &deps[3]->u.srq.dp : NULL;
+	d->max_inline = r->max_inline_data;
+	d->sq_sig_all = r->sq_sig_all;
+	d->ird = MAX_RD_ATOM;
+	d->ord = MAX_RD_ATOM;
+}
+
+int
+srv_h_create_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	const struct wn_ctl_create_qp_req *r = rq->body;
+	struct wn_server_dp_qp *d;
+	struct obj *deps[4], *qp;
+	uint32_t sqd, rqd, ssge, rsge;
+	uint64_t size, off;
+	void *ring;
+	int ret = qp_deps_get(srv, rq, deps);
+
+	if (ret != 0)
+		return ret;
+	sqd = server_ring_wq_depth(r->max_send_wr);
+	rqd = deps[3] != NULL ? 0 : server_ring_wq_depth(r->max_recv_wr);
+	ssge = RTE_MAX(r->max_send_sge, 1u);
+	rsge = RTE_MAX(r->max_recv_sge, 1u);
+	size = server_ring_qp_size(sqd, ssge, rqd, rsge, r->max_inline_data);
+	qp = ring_obj_new(srv, rq->c, OBJ_QP, size, &ring, rs, &ret);
+	if (qp == NULL)
+		return ret;
+	server_ring_qp_init(ring, sqd, ssge, rqd, rsge, r->max_inline_data);
+	off = wn_queue_qp_rq_offset(sqd, ssge, r->max_inline_data);
+	wn_queue_cons_attach(&qp->u.qp.sqc, ring, off, WN_QUEUE_KIND_SQ);
+	if (rqd != 0)
+		wn_queue_cons_attach(&qp->u.qp.rqc, (uint8_t *)ring + off, size - off,
+				     WN_QUEUE_KIND_RQ);
+	qp_link(qp, deps, r);
+	d = &qp->u.qp.dp;
+	d->qpn = ++srv->next_qpn & 0xffffff;
+	d->sq_depth = sqd;
+	d->rq_depth = rqd;
+	d->max_send_sge = ssge;
+	d->max_recv_sge = rsge;
+	d->ring = ring;
+	d->ring_size = size;
+	srv_dp_tell(srv, WN_SERVER_DP_QP_CREATE, qp->handle, d);
+	rs->u.ring = (struct wn_ctl_ring_resp){.handle = qp->handle, .qpn = d->qpn,
+					       .depth = {sqd, rqd}, .sge = {ssge, rsge},
+					       .max_inline = d->max_inline, .ring_size = size};
+	return 0;
+}
+
+static void
+qp_attr(const struct obj *qp, struct wn_ctl_qp_attr *a)
+{
+	const struct wn_server_dp_qp *d = &qp->u.qp.dp;
+
+	memset(a, 0, sizeof(*a));
+	a->qp_state = d->state;
+	a->access = qp->u.qp.access;
+	a->max_rd_atomic = d->ord;
+	a->max_dest_rd_atomic = d->ird;
+	a->max_send_wr = d->sq_depth;
+	a->max_recv_wr = d->rq_depth;
+	a->max_send_sge = d->max_send_sge;
+	a->max_recv_sge = d->max_recv_sge;
+	a->max_inline_data = d->max_inline;
+	a->qpn = d->qpn;
+}
+
+int
+srv_h_query_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	const struct wn_ctl_handle *r = rq->body;
+	struct obj *qp = srv_obj_get(srv, rq->c, r->handle, OBJ_QP);
+
+	if (qp == NULL)
+		return -EINVAL;
+	qp_attr(qp, &rs->u.qp);
+	return 0;
+}
+
+/*
+ * RFC 5040 §6.2 / the verbs QP state diagram: RESET → INIT → RTR → RTS; any state → ERR or
+ * RESET; an iWARP QP reaches RTS through the CM (connection set up) or directly when the
+ * application drives the transitions itself.
+ */
+static bool
+qp_transition_ok(uint32_t cur, uint32_t to)
+{
+	return to == WN_CTL_QPS_ERR || to == WN_CTL_QPS_RESET ||
+	       (cur == WN_CTL_QPS_RESET && to == WN_CTL_QPS_INIT) ||
+	       (cur == WN_CTL_QPS_INIT && to == WN_CTL_QPS_RTR) ||
+	       (cur == WN_CTL_QPS_INIT && to == WN_CTL_QPS_INIT) ||
+	       (cur == WN_CTL_QPS_RTR && to == WN_CTL_QPS_RTS) ||
+	       (cur == WN_CTL_QPS_RTS && to == WN_CTL_QPS_SQD) ||
+	       (cur == WN_CTL_QPS_SQD && to == WN_CTL_QPS_RTS);
+}
+
+int
+srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	const struct wn_ctl_modify_qp_req *r = rq->body;
+	struct obj *qp = srv_obj_get(srv, rq->c, r->qp, OBJ_QP);
+
+	if (qp == NULL)
+		return -EINVAL;
+	if ((r->mask & WN_CTL_QP_MAX_QP_RD_ATOMIC) != 0) {
+		if (r->max_rd_atomic > MAX_RD_ATOM)
+			return -EINVAL;
+		qp->u.qp.dp.ord = r->max_rd_atomic;
+	}
+	if ((r->mask & WN_CTL_QP_MAX_DEST_RD_ATOMIC) != 0) {
+		if (r->max_dest_rd_atomic > MAX_RD_ATOM)
+			return -EINVAL;
+		qp->u.qp.dp.ird = r->max_dest_rd_atomic;
+	}
+	if ((r->mask & WN_CTL_QP_ACCESS_FLAGS) != 0)
+		qp->u.qp.access = r->access;
+	if ((r->mask & WN_CTL_QP_STATE) != 0 && r->qp_state != qp->u.qp.dp.state) {
+		if (!qp_transition_ok(qp->u.qp.dp.state, r->qp_state))
+			return -EINVAL;
+		srv_qp_set_state(srv, qp, r->qp_state);
+	}
+	qp_attr(qp, &rs->u.qp);
+	return 0;
+}
+
+static uint8_t
+wc_opcode_of(uint8_t wr)
+{
+	switch (wr) {
+	case WN_QUEUE_WR_RDMA_WRITE:
+	case WN_QUEUE_WR_RDMA_WRITE_WITH_IMM:
+		return WN_QUEUE_WC_RDMA_WRITE;
+	case WN_QUEUE_WR_RDMA_READ:
+		return WN_QUEUE_WC_RDMA_READ;
+	case WN_QUEUE_WR_ATOMIC_CMP_AND_SWP:
+		return WN_QUEUE_WC_COMP_SWAP;
+	case WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD:
+		return WN_QUEUE_WC_FETCH_ADD;
+	case WN_QUEUE_WR_LOCAL_INV:
+		return WN_QUEUE_WC_LOCAL_INV;
+	case WN_QUEUE_WR_BIND_MW:
+		return WN_QUEUE_WC_BIND_MW;
+	case WN_QUEUE_WR_FAST_REG:
+		return WN_QUEUE_WC_FAST_REG;
+	default:
+		return WN_QUEUE_WC_SEND;
+	}
+}
+
+/* Complete every WQE of one work ring with WR_FLUSH_ERR into @p cq. */
+static uint32_t
+wq_flush(struct wn_queue_ring *wq, struct obj *cq, uint32_t qpn, bool recv)
+{
+	int64_t avail = wq->hdr != NULL ? wn_queue_cons_avail(wq) : 0;
+	uint32_t i;
+
+	if (avail <= 0)
+		return 0;
+	for (i = 0; i < (uint32_t)avail; i++) {
+		struct wn_queue_cqe e;
+		uint64_t wr_id;
+		uint8_t op = 0;
+
+		/* copy out of client-written memory before use (wn_queue.h, Trust) */
+		memcpy(&wr_id, wn_queue_cons_slot(wq, i), sizeof(wr_id));
+		if (!recv)
+			op = ((volatile struct wn_queue_swqe *)wn_queue_cons_slot(wq, i))->opcode;
+		memset(&e, 0, sizeof(e));
+		e.wr_id = wr_id;
+		e.status = WN_QUEUE_WC_WR_FLUSH_ERR;
+		e.opcode = recv ? WN_QUEUE_WC_RECV : wc_opcode_of(op);
+		e.qp_num = qpn;
+		cq_push(cq, &e);
+	}
+	wn_queue_cons_release(wq, (uint32_t)avail);
+	return (uint32_t)avail;
+}
+
+/*
+ * QP in Error with no dataplane attached: the control thread is the only consumer of its
+ * rings, so it flushes them itself (outstanding WRs complete with WR_FLUSH_ERR, armed CQs
+ * notify), as an RNIC does when a connection is torn down (RFC 5040 §6.3: no further
+ * placement; WRs complete in error). SRQ WQEs are not the QP's and stay.
+ */
+static void
+qp_flush(struct wn_server *srv, struct obj *qp)
+{
+	uint32_t n;
+
+	if (srv->to_dp != NULL)
+		return;
+	n = wq_flush(&qp->u.qp.sqc, qp->u.qp.scq, qp->u.qp.dp.qpn, false);
+	if (n > 0)
+		cq_notify(qp->u.qp.scq);
+	if (qp->u.qp.srq == NULL) {
+		n = wq_flush(&qp->u.qp.rqc, qp->u.qp.rcq, qp->u.qp.dp.qpn, true);
+		if (n > 0)
+			cq_notify(qp->u.qp.rcq);
+	}
+}
+
+void
+srv_qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state)
+{
+	struct wn_server_dp_msg *m;
+
+	qp->u.qp.dp.state = state;
+	if (state == WN_CTL_QPS_ERR)
+		qp_flush(srv, qp);
+	m = srv_dp_msg(srv, WN_SERVER_DP_QP_MODIFY, qp->handle, &qp->u.qp.dp);
+	if (m != NULL) {
+		m->u.qp_state = state;
+		srv_dp_post(srv, m);
+	}
+}
+
+int
+srv_qp_destroy(struct wn_server *srv, struct obj *qp)
+{
+	struct obj *id = qp->u.qp.cm_id ? srv_obj_get(srv, NULL, qp->u.qp.cm_id, OBJ_CMID) : NULL;
+
+	if (id != NULL && id->u.id.qp == qp->handle)
+		id->u.id.qp = 0;
+	qp->u.qp.pd->refs--;
+	qp->u.qp.scq->refs--;
+	qp->u.qp.rcq->refs--;
+	if (qp->u.qp.srq != NULL)
+		qp->u.qp.srq->refs--;
+	srv_obj_retire(srv, qp, WN_SERVER_DP_QP_DESTROY, &qp->u.qp.dp);
+	return 0;
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Private to lib/server: the server, its clients and handle table, and what the files share.
+ *
+ *   server.c  socket, epoll, clients, request dispatch (the op table), reclaim on EOF, the
+ *             dataplane rings
+ *   obj.c     handle table, object lifetimes, zombies waiting for the dataplane's DONE
+ *   dev.c     HELLO, QUERY_DEVICE, QUERY_PORT
+ *   mr.c      PDs, MRs, memory windows, fast-register MRs (lib/mem)
+ *   queue.c   CQs, SRQs, QPs and their rings (lib/queue); flushing without a dataplane
+ *   cm.c      CM channels and ids
+ *
+ * Everything here runs on the server's thread with srv->lock held (see wn_server.h).
+ */
+#ifndef SERVER_PRIV_H
+#define SERVER_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <rte_log.h>
+
+#include "wn_ctl.h"
+#include "wn_queue.h"
+#include "wn_server.h"
+#include "wn_server_dp.h"
+
+extern int wn_server_logtype;
+#define SRV_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, wn_server_logtype, "warpnicd ctl: " fmt "\n", ##__VA_ARGS__)
+
+#define MAX_OBJS     (1u << 20)   /* handle = gen << 20 | (index + 1) */
+#define MAX_CLIENTS  1024
+#define MAX_CQE      (1u << 16)
+#define MAX_QP_WR    (1u << 14)
+#define MAX_SGE      16
+#define MAX_INLINE   256
+#define MAX_RD_ATOM  16           /* IRD/ORD limit (RFC 6581 §5) */
+#define MEM_ENTRIES  (1u << 16)  /* lib/mem region table (STag index space) */
+
+enum obj_type {
+	OBJ_PD = 1, OBJ_MR, OBJ_CQ, OBJ_SRQ, OBJ_QP, OBJ_CHAN, OBJ_CMID, OBJ_MW, OBJ_NTYPES
+};
+
+enum cm_state {
+	CM_IDLE,
+	CM_BOUND,
+	CM_ADDR_RESOLVED,
+	CM_ROUTE_RESOLVED,
+	CM_LISTEN,
+	CM_CONNECTING,   /* active: request sent, waiting for accept/reject */
+	CM_REQ_PENDING,  /* passive: CONNECT_REQUEST delivered, waiting for accept/reject */
+	CM_CONNECTED,
+	CM_DISCONNECTED,
+};
+
+struct client;
+
+/* One client-visible object; handle-table entry. */
+struct obj {
+	struct obj *znext; /* retired, waiting for the dataplane's DONE */
+	enum obj_type type;
+	uint32_t handle;
+	struct client *owner;
+	uint32_t refs; /* objects that depend on this one */
+	union {
+		struct {
+			uint32_t num; /* lib/mem PD number */
+		} pd;
+		struct {
+			struct obj *pd;
+			struct wn_server_dp_mr dp;
+			void *map;
+			size_t map_len;
+		} mr;
+		struct {
+			struct obj *pd;
+			uint32_t stag; /* as allocated; binds change the key */
+		} mw;
+		struct {
+			struct wn_server_dp_cq dp;
+			struct wn_queue_ring prod; /* producer view, used while no dataplane */
+		} cq;
+		struct {
+			struct obj *pd;
+			struct wn_server_dp_srq dp;
+		} srq;
+		struct {
+			struct obj *pd, *scq, *rcq, *srq;
+			uint32_t cm_id;
+			uint32_t access;
+			uint64_t cookie;
+			struct wn_server_dp_qp dp;
+			struct wn_queue_ring sqc, rqc; /* consumer views, used while no dataplane */
+		} qp;
+		struct {
+			int fd; /* server end of the event socketpair */
+			uint32_t seq;
+		} chan;
+		struct {
+			struct obj *chan;
+			uint64_t cookie;
+			enum cm_state state;
+			struct wn_ctl_addr src, dst;
+			uint32_t backlog, pending;
+			uint32_t peer;     /* connected/connecting peer id */
+			uint32_t listener; /* passive ids: the listener that got the request */
+			uint32_t qp;
+			uint32_t ird, ord;
+			bool remote;       /* handled by the dataplane */
+			uint32_t dp_conn;  /* passive remote ids: the dataplane's connection key */
+		} id;
+	} u;
+};
+
+struct client {
+	struct client *next;
+	int fd;
+	pid_t pid;   /* SO_PEERCRED; 0 if unknown */
+	uint32_t id;
+	uint32_t nobjs;
+};
+
+struct wn_server {
+	struct wn_server_conf conf;
+	char dev_name[WN_CTL_NAME_LEN];
+	int lfd;
+	int epfd;
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool running;
+	volatile bool stop;
+	struct obj **tab;
+	uint16_t *gen;
+	uint32_t cap;
+	uint32_t next_free_hint;
+	uint32_t next_client_id;
+	uint32_t nclients;
+	struct client *clients;
+	uint32_t counts[OBJ_NTYPES];
+	uint64_t requests, bad_requests;
+	uint32_t next_qpn;
+	uint8_t next_key;
+	uint16_t next_port;
+	struct rte_ring *to_dp, *to_ctl;
+	int dp_efd;
+	struct obj *zombies;
+	struct wn_mem_table *mem;
+};
+
+/* One validated request, as a handler sees it. */
+struct srv_req {
+	struct client *c;
+	const struct wn_ctl_hdr *h;
+	const void *body;  /* the op's request body (wn_ctl_op_info()->req_len octets) */
+	const int *fds;    /* borrowed: closed after the reply */
+	unsigned int nfds;
+};
+
+/* A handler's answer: the op's response body and at most one fd (closed after the reply). */
+struct srv_resp {
+	union {
+		struct wn_ctl_hello_resp hello;
+		struct wn_ctl_device_attr dev;
+		struct wn_ctl_port_attr port;
+		struct wn_ctl_handle hd;
+		struct wn_ctl_reg_mr_resp mr;
+		struct wn_ctl_alloc_mw_resp mw;
+		struct wn_ctl_ring_resp ring;
+		struct wn_ctl_qp_attr qp;
+		struct wn_ctl_cm_addr_resp addr;
+	} u;
+	int fd; /* -1: none; set only on success */
+};
+
+/*
+ * Request handlers (srv_h_*): one per op, listed in server.c's op table. Each returns 0 or
+ * -errno, the response's status.
+ */
+/* ---- obj.c */
+struct obj *srv_obj_get(struct wn_server *srv, struct client *c, uint32_t h, enum obj_type t);
+struct obj *srv_obj_new(struct wn_server *srv, struct client *owner, enum obj_type t);
+void srv_obj_free(struct wn_server *srv, struct obj *o);
+void srv_obj_retire(struct wn_server *srv, struct obj *o, uint32_t dp_type, void *desc);
+void srv_zombie_done(struct wn_server *srv, uint32_t handle);
+void srv_zombies_free(struct wn_server *srv);
+void srv_client_reclaim(struct wn_server *srv, struct client *c);
+int srv_h_destroy(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+
+/* ---- server.c: messages to the dataplane (NULL: none attached, or no memory) */
+struct wn_server_dp_msg *srv_dp_msg(struct wn_server *srv, uint32_t type, uint32_t handle,
+				    void *obj);
+int srv_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m);
+int srv_dp_tell(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj);
+
+/* ---- dev.c */
+int srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_query_port(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+
+/* ---- mr.c */
+int srv_h_alloc_pd(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_reg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_alloc_mw(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_pd_destroy(struct wn_server *srv, struct obj *pd);
+int srv_mr_destroy(struct wn_server *srv, struct obj *mr);
+int srv_mw_destroy(struct wn_server *srv, struct obj *mw);
+
+/* ---- queue.c */
+int srv_h_create_cq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_create_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_modify_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_create_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_query_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+void srv_qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state);
+int srv_cq_destroy(struct wn_server *srv, struct obj *cq);
+int srv_srq_destroy(struct wn_server *srv, struct obj *srq);
+int srv_qp_destroy(struct wn_server *srv, struct obj *qp);
+
+/* ---- cm.c */
+int srv_h_cm_create_channel(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_cm_create_id(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_cm_migrate_id(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_cm_bind(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_cm_resolve_addr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_cm_resolve_route(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_cm_listen(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_cm_connect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_cm_accept(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_cm_reject(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_cm_disconnect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+void srv_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m);
+int srv_chan_destroy(struct wn_server *srv, struct obj *ch);
+int srv_cmid_destroy(struct wn_server *srv, struct obj *id);
+
+#endif /* SERVER_PRIV_H */
