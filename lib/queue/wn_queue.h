@@ -274,6 +274,37 @@ enum wn_queue_wc_opcode {
 	WN_QUEUE_WC_RECV_RDMA_WITH_IMM = 129,
 };
 
+/**
+ * The completion opcode of a send WQE's opcode, as verbs pairs IBV_WR_* with IBV_WC_*: every
+ * kind of Send completes as SEND, RDMA Write with Immediate as RDMA_WRITE.
+ * @param wr_opcode
+ *   enum wn_queue_wr_opcode value (unknown values give SEND).
+ * @return the enum wn_queue_wc_opcode value. Thread-safe (pure).
+ */
+static inline uint8_t
+wn_queue_wc_opcode(uint8_t wr_opcode)
+{
+	switch (wr_opcode) {
+	case WN_QUEUE_WR_RDMA_WRITE:
+	case WN_QUEUE_WR_RDMA_WRITE_WITH_IMM:
+		return WN_QUEUE_WC_RDMA_WRITE;
+	case WN_QUEUE_WR_RDMA_READ:
+		return WN_QUEUE_WC_RDMA_READ;
+	case WN_QUEUE_WR_ATOMIC_CMP_AND_SWP:
+		return WN_QUEUE_WC_COMP_SWAP;
+	case WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD:
+		return WN_QUEUE_WC_FETCH_ADD;
+	case WN_QUEUE_WR_LOCAL_INV:
+		return WN_QUEUE_WC_LOCAL_INV;
+	case WN_QUEUE_WR_BIND_MW:
+		return WN_QUEUE_WC_BIND_MW;
+	case WN_QUEUE_WR_FAST_REG:
+		return WN_QUEUE_WC_FAST_REG;
+	default:
+		return WN_QUEUE_WC_SEND;
+	}
+}
+
 /** CQE flags: ibv_wc_flags values where one exists. */
 #define WN_QUEUE_WC_F_WITH_IMM  (1u << 1) /**< IBV_WC_WITH_IMM: imm_data valid */
 #define WN_QUEUE_WC_F_WITH_INV  (1u << 3) /**< IBV_WC_WITH_INV: invalidated_rkey valid */

@@ -133,30 +133,6 @@ gather(struct wn_rnic_qp *qp, uint32_t off, uint32_t len, struct wn_rnic_ulpdu *
 	return WN_MEM_OK;
 }
 
-static uint8_t
-wc_opcode_of(uint8_t wr)
-{
-	switch (wr) {
-	case WN_QUEUE_WR_RDMA_WRITE:
-	case WN_QUEUE_WR_RDMA_WRITE_WITH_IMM:
-		return WN_QUEUE_WC_RDMA_WRITE;
-	case WN_QUEUE_WR_RDMA_READ:
-		return WN_QUEUE_WC_RDMA_READ;
-	case WN_QUEUE_WR_ATOMIC_CMP_AND_SWP:
-		return WN_QUEUE_WC_COMP_SWAP;
-	case WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD:
-		return WN_QUEUE_WC_FETCH_ADD;
-	case WN_QUEUE_WR_LOCAL_INV:
-		return WN_QUEUE_WC_LOCAL_INV;
-	case WN_QUEUE_WR_BIND_MW:
-		return WN_QUEUE_WC_BIND_MW;
-	case WN_QUEUE_WR_FAST_REG:
-		return WN_QUEUE_WC_FAST_REG;
-	default:
-		return WN_QUEUE_WC_SEND;
-	}
-}
-
 /* Fast-register, bind and local invalidate run at once on this lcore. */
 static void
 local_op(struct wn_rnic_qp *qp, uint32_t idx)
@@ -253,7 +229,7 @@ sq_start(struct wn_rnic_qp *qp)
 	qp->sq_fetch++;
 	p = &qp->pend[idx & sq->mask];
 	*p = (struct sq_pend){
-		.wr_id = w->wr_id, .wc_opcode = wc_opcode_of(w->opcode),
+		.wr_id = w->wr_id, .wc_opcode = wn_queue_wc_opcode(w->opcode),
 		.signaled = (qp->c.sq_sig_all || (w->flags & WN_QUEUE_SEND_SIGNALED)) ? 1 : 0,
 	};
 	if (wn_queue_swqe_validate(sq, w) != 0 ||

@@ -363,30 +363,6 @@ srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	return 0;
 }
 
-static uint8_t
-wc_opcode_of(uint8_t wr)
-{
-	switch (wr) {
-	case WN_QUEUE_WR_RDMA_WRITE:
-	case WN_QUEUE_WR_RDMA_WRITE_WITH_IMM:
-		return WN_QUEUE_WC_RDMA_WRITE;
-	case WN_QUEUE_WR_RDMA_READ:
-		return WN_QUEUE_WC_RDMA_READ;
-	case WN_QUEUE_WR_ATOMIC_CMP_AND_SWP:
-		return WN_QUEUE_WC_COMP_SWAP;
-	case WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD:
-		return WN_QUEUE_WC_FETCH_ADD;
-	case WN_QUEUE_WR_LOCAL_INV:
-		return WN_QUEUE_WC_LOCAL_INV;
-	case WN_QUEUE_WR_BIND_MW:
-		return WN_QUEUE_WC_BIND_MW;
-	case WN_QUEUE_WR_FAST_REG:
-		return WN_QUEUE_WC_FAST_REG;
-	default:
-		return WN_QUEUE_WC_SEND;
-	}
-}
-
 /* Complete every WQE of one work ring with WR_FLUSH_ERR into @p cq. */
 static uint32_t
 wq_flush(struct wn_queue_ring *wq, struct obj *cq, uint32_t qpn, bool recv)
@@ -408,7 +384,7 @@ wq_flush(struct wn_queue_ring *wq, struct obj *cq, uint32_t qpn, bool recv)
 		memset(&e, 0, sizeof(e));
 		e.wr_id = wr_id;
 		e.status = WN_QUEUE_WC_WR_FLUSH_ERR;
-		e.opcode = recv ? WN_QUEUE_WC_RECV : wc_opcode_of(op);
+		e.opcode = recv ? WN_QUEUE_WC_RECV : wn_queue_wc_opcode(op);
 		e.qp_num = qpn;
 		cq_push(cq, &e);
 	}
