@@ -268,6 +268,30 @@ case_fi_info() {
 	echo "fi_info: the verbs provider lists wn_a (iWARP, FI_EP_MSG)"
 }
 
+# fi_pingpong PROVIDER EP_TYPE: every size from 1 B to 6 MiB, 10 round trips each, data
+# checked (-c); the address exchange goes over TCP in the namespaces
+fi_pingpong_run() {
+	local srv sizes
+	need fi_pingpong ss
+	start
+	ns_start
+	ns_bg_a fi_pingpong_server fi_pingpong -p "$1" -e "$2" -S all -I 10 -c
+	srv=$BG_PID
+	wait_tcp_listen "$NS_A" 47592 10 || fail "fi_pingpong server does not listen"
+	ns_on_b fi_pingpong -p "$1" -e "$2" -S all -I 10 -c "$A_IP" >"$T/fi_pingpong_client.out" 2>&1 ||
+		fail "fi_pingpong client exit status $?"
+	wait_pid "$srv" 30 || fail "fi_pingpong server exit status $?"
+	cat "$T/fi_pingpong_client.out"
+	# one line per size: "6m  10  =10  ..." (all sent and acknowledged)
+	sizes=$(grep -cE '^[0-9]+[km]? +10 +=10 ' "$T/fi_pingpong_client.out")
+	[ "$sizes" -ge 40 ] || fail "fi_pingpong: only $sizes sizes completed"
+	grep -q '^6m ' "$T/fi_pingpong_client.out" || fail "fi_pingpong: no 6 MiB transfers"
+	echo "fi_pingpong -p $1 -e $2: $sizes sizes, data checked"
+}
+
+case_fi_pingpong_msg() { fi_pingpong_run verbs msg; }
+case_fi_pingpong_rdm() { fi_pingpong_run 'verbs;ofi_rxm' rdm; }
+
 case_rstream() {
 	need rstream
 	start
