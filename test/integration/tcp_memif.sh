@@ -20,7 +20,7 @@ impair=${3:-none}
 conns=${4:-1}
 pcap=${5:-}
 app=$build/app/bin/wn-tcpapp
-[ -x "$app" ] || { echo "SKIP: wn-tcpapp not built"; exit 77; }
+[ -x "$app" ] || { echo "FAIL: missing prerequisite: wn-tcpapp not built"; exit 1; }
 t=$(mktemp -d /tmp/wn-integ.XXXXXX)
 spid=
 cleanup() {

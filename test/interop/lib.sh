@@ -21,13 +21,14 @@ CASE_TIMEOUT=${WN_INTEROP_TIMEOUT:-240}
 # shellcheck source=../../scripts/netns.sh
 . "$WN_TOP/scripts/netns.sh"
 
-skip() { echo "SKIP: $*"; exit 77; }
+# a missing prerequisite fails the test (scripts/setup.sh installs the tools)
+missing() { echo "FAIL: missing prerequisite: $*"; exit 1; }
 
-[ "$(id -u)" = 0 ] || skip "needs root for network namespaces"
-[ -x "$TCPAPP" ] || skip "wn-tcpapp not built"
-[ -c /dev/net/tun ] || skip "no /dev/net/tun"
-command -v ip >/dev/null || skip "iproute2 missing"
-command -v python3 >/dev/null || skip "python3 missing"
+[ "$(id -u)" = 0 ] || missing "root, for network namespaces"
+[ -x "$TCPAPP" ] || missing "wn-tcpapp not built"
+[ -c /dev/net/tun ] || missing "/dev/net/tun"
+command -v ip >/dev/null || missing "iproute2"
+command -v python3 >/dev/null || missing "python3"
 
 NS=wn-io-$$
 T=$(mktemp -d /tmp/wn-interop.XXXXXX)
@@ -72,7 +73,7 @@ trap cleanup EXIT
 trap 'echo "lib.sh: SIGINT" >&2; exit 1' INT
 trap 'echo "lib.sh: SIGTERM" >&2; exit 1' TERM
 
-netns_create "$NS" || skip "cannot create network namespaces"
+netns_create "$NS" || missing "cannot create network namespaces"
 
 # EAL memory: hugepages when mounted and free, else plain memory
 eal_mem() {

@@ -8,7 +8,7 @@
 #
 #   tcp_pcap.sh BUILD_DIR [IMPAIR_ARGS|none]    (WN_INTEROP_PCAP_BYTES, default 16 MiB)
 . "$(dirname "$0")/lib.sh" "$1"
-command -v tshark >/dev/null || skip "tshark missing"
+command -v tshark >/dev/null || missing "tshark"
 impair=${2:-none}
 bytes=${WN_INTEROP_PCAP_BYTES:-16777216}
 imp=()

@@ -22,7 +22,7 @@ rtts=${WN_BENCH_RTTS:-50000}
 pp=$build/test/bench/tcp/wn-tcp-pingpong
 perf=$build/app/bin/warpnic-perf
 top=$(cd "$(dirname "$0")/../../.." && pwd)
-[ -x "$app" ] || { echo "SKIP: wn-tcpapp not built"; exit 77; }
+[ -x "$app" ] || { echo "FAIL: missing prerequisite: wn-tcpapp not built"; exit 1; }
 t=$(mktemp -d /tmp/wn-bench.XXXXXX)
 pids=()
 cleanup() {

@@ -64,7 +64,7 @@ else
 	bad "librspreload (librdmacm1) or iperf3 not installed"
 fi
 for b in ib_write_bw ib_read_lat ib_send_bw; do
-	command -v "$b" >/dev/null || continue
+	command -v "$b" >/dev/null || { bad "$b not installed"; continue; }
 	"$run" --ctl "$sock" "$b" --help 2>&1 | grep -q '^Usage:' || bad "$b --help did not run"
 done
 
