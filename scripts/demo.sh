@@ -62,27 +62,25 @@ fi
 t=$(mktemp -d /tmp/wn-demo.XXXXXX)
 spid=
 cleanup() {
-	local tag
 	[ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null
 	scripts/wn-pair.sh stop >/dev/null 2>&1 || true
-	# EAL runtime directories: the pair's (named after its directory) and the baseline's
-	tag=$(printf '%s' "$WN_PAIR_DIR" | cksum | cut -d' ' -f1)
-	rm -rf "$t" "/var/run/dpdk/wn_a_$tag" "/var/run/dpdk/wn_b_$tag" \
-		"/var/run/dpdk/wnd-$$-s" "/var/run/dpdk/wnd-$$-c"
+	# the baseline's EAL runtime directories (wn-pair.sh removes the pair's)
+	rm -rf "$t" "/var/run/dpdk/wnd-$$-s" "/var/run/dpdk/wnd-$$-c"
 }
 trap cleanup EXIT
 fail() {
 	echo "demo.sh: $*" >&2
-	tail -n 20 "$t"/*.log "$WN_PAIR_DIR"/*.log >&2 2>/dev/null || true
+	tail -n 20 "$t"/*.log >&2 2>/dev/null || true
+	scripts/wn-pair.sh logs 20 >&2 || true
 	exit 1
 }
 
 # the same memory for the baseline and the dataplane: hugepages when there are enough
 free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
 if grep -q hugetlbfs /proc/mounts && [ "${free:-0}" -ge 600 ]; then
-	raw_mem=(--in-memory -m 256) pair_mem=()
+	raw_mem=(--in-memory -m 256) pair_mem=(--huge yes)
 else
-	raw_mem=(--no-huge --no-shconf -m 256) pair_mem=(--no-huge)
+	raw_mem=(--no-huge --no-shconf -m 256) pair_mem=(--huge no)
 fi
 if [ "$(nproc)" -ge 2 ]; then lc_s=0 lc_c=1; else lc_s=0 lc_c=0; fi
 
@@ -123,7 +121,8 @@ raw raw_bw "$bw_sizes"
 raw raw_lat "$lat_sizes"
 
 echo "== two warpnicd on memif (scripts/wn-pair.sh start ${pair_mem[*]})" >&2
-scripts/wn-pair.sh start "${pair_mem[@]}" >"$t/pair.log" 2>&1 || fail "wn-pair.sh start"
+scripts/wn-pair.sh start --owner $$ "${pair_mem[@]}" >"$t/pair.log" 2>&1 ||
+	fail "wn-pair.sh start"
 for m in write_bw read_bw send_bw; do
 	echo "== $m" >&2
 	rnic $m "$bw_sizes"

@@ -1,27 +1,54 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Start or stop two warpnicd instances joined by net_memif (the "embedded default link").
+# The one place that starts and stops two warpnicd (A and B) joined by a link; every script
+# that needs a pair (tests, benchmarks, the demo) uses it.
 #
-#   scripts/wn-pair.sh start [--impair SPEC] [--pcap DIR] [--no-huge] [--lcores N]
-#                            [-- WARPNICD-OPTS...]
-#   scripts/wn-pair.sh stop
-#   scripts/wn-pair.sh env          # print the shell variables below
+#   scripts/wn-pair.sh [--dir DIR] start [OPTIONS] [-- WARPNICD-OPTS...]
+#   scripts/wn-pair.sh [--dir DIR] stop            stop both (status 1 if one failed)
+#   scripts/wn-pair.sh [--dir DIR] env             print the shell variables below
+#   scripts/wn-pair.sh [--dir DIR] alive           status 0 when both are running
+#   scripts/wn-pair.sh [--dir DIR] tel a|b COMMAND [KEY...]
+#                      telemetry (scripts/wn-tel.py): the reply as JSON, or "KEY=VALUE ..."
+#   scripts/wn-pair.sh [--dir DIR] logs [LINES]    the tail of both logs (default 40 lines)
 #
-#   A: control socket $WN_PAIR_DIR/a.sock, IP 198.19.0.1/24, memif server, device wn_a
-#   B: control socket $WN_PAIR_DIR/b.sock, IP 198.19.0.2/24, memif client, device wn_b
-#   WN_PAIR_DIR defaults to /tmp/wn-pair; logs in $WN_PAIR_DIR/{a,b}.log.
-#   --impair SPEC  wrap B's port with the fault injector, e.g. drop=0.01,reorder=0.01,dup=0.001
-#   --pcap DIR     each instance writes DIR/{a,b}.pcapng
-#   --no-huge      run without hugepages (EAL --no-huge -m 256)
-#   --lcores N     N dataplane lcores (port queues) per instance (default 1)
-#   WN_BUILD       build directory (default build/ next to this script)
+#   A: control socket DIR/a.sock, IP 198.19.0.1/24, memif server, device wn_a
+#   B: control socket DIR/b.sock, IP 198.19.0.2/24, memif client, device wn_b
+#   DIR (the pair directory, one per caller) is --dir, else $WN_PAIR_DIR, else /tmp/wn-pair;
+#   logs in DIR/{a,b}.log. Start options:
+#   --lcores N      N dataplane lcores (port queues) per instance (default 1)
+#   --impair SPEC   wrap B's port with the fault injector, e.g. drop=0.01,reorder=0.01
+#   --pcap DIR      each instance writes DIR/{a,b}.pcapng
+#   --zero-copy off|on|all   --zero-copy-tx off / on / on with --zero-copy-min 0
+#   --config FILE   both instances read FILE (warpnicd --config)
+#   --a-opt OPT, --b-opt OPT  one more warpnicd option word for A or B only (repeatable)
+#   --link memif|af_packet    memif (default), or net_af_packet on a veth pair between two
+#                   network namespaces made for the pair (needs root)
+#   --huge auto|yes|no  hugepages (/dev/hugepages) or --no-huge; auto (default): hugepages
+#                   when 400 pages are free; --no-huge is --huge no
+#   --mem MB        EAL memory per instance (default 256)
+#   --owner PID     stop the pair when process PID exits (however it exits)
+#   --timeout S     how long to wait for each instance to serve (default 30)
+#   Start returns once both serve their control sockets and both ports report link up;
+#   a failed start prints both logs and leaves nothing running.
+#   WN_BUILD        build directory (default build/ next to this script)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+self=$top/scripts/wn-pair.sh
 dir=${WN_PAIR_DIR:-/tmp/wn-pair}
+if [ "${1:-}" = --dir ]; then
+	dir=${2:?--dir DIR}
+	shift 2
+fi
+case "$dir" in /*) ;; *) dir=$PWD/$dir ;; esac
 build=${WN_BUILD:-$top/build}
 bin=$build/app/warpnicd/warpnicd
+# EAL runtime files, namespaces and interfaces are named after the directory, so several
+# pairs (parallel tests) can run at once
+tag=$(printf '%s' "$dir" | cksum | cut -d' ' -f1)
 
-usage() { sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,33p' "$self" | sed 's/^# \{0,1\}//'; }
+
+eal_dir() { echo "/var/run/dpdk/wn_${1}_$tag"; }
 
 print_env() {
 	cat <<EOF
@@ -30,82 +57,219 @@ WN_A_CTL=$dir/a.sock
 WN_B_CTL=$dir/b.sock
 WN_A_IP=198.19.0.1
 WN_B_IP=198.19.0.2
+WN_A_TEL=$(eal_dir a)/dpdk_telemetry.v2
+WN_B_TEL=$(eal_dir b)/dpdk_telemetry.v2
 EOF
 }
 
+running() { # a|b
+	local pid
+	pid=$(cat "$dir/$1.pid" 2>/dev/null) || return 1
+	kill -0 "$pid" 2>/dev/null
+}
+
+show_logs() { # [LINES]
+	local f
+	for f in "$dir/a.log" "$dir/b.log"; do
+		[ -s "$f" ] || continue
+		echo "----- $f (last ${1:-40} lines)"
+		tail -n "${1:-40}" "$f"
+	done
+}
+
+# stop: SIGTERM, 5 s to exit, then SIGKILL; status 1 if an instance had to be killed or
+# exited with a non-zero status (its shutdown failed, or it had crashed before)
 stop() {
-	local n pid
+	local n pid rc=0 st
+	rm -f "$dir/owner.id" # the watcher of this pair leaves
 	for n in a b; do
 		[ -f "$dir/$n.pid" ] || continue
 		pid=$(cat "$dir/$n.pid")
 		if kill -0 "$pid" 2>/dev/null; then
 			kill -TERM "$pid" 2>/dev/null || true
 			for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-			kill -KILL "$pid" 2>/dev/null || true
+			if kill -0 "$pid" 2>/dev/null; then
+				kill -KILL "$pid" 2>/dev/null || true
+				echo "wn-pair: warpnicd $n did not stop within 5 s: killed" >&2
+				rc=1
+			fi
+		fi
+		# the exit status, written by the process that started it
+		for _ in $(seq 100); do [ -s "$dir/$n.rc" ] && break; sleep 0.1; done
+		st=$(cat "$dir/$n.rc" 2>/dev/null || echo "?")
+		if [ "$st" != 0 ] && [ "$rc" = 0 ]; then
+			echo "wn-pair: warpnicd $n exited with status $st" >&2
+			rc=1
 		fi
 		rm -f "$dir/$n.pid"
 	done
 	rm -f "$dir/memif.sock"
+	if [ -f "$dir/netns" ]; then
+		for n in $(cat "$dir/netns"); do ip netns del "$n" 2>/dev/null || true; done
+		rm -f "$dir/netns"
+	fi
+	rm -rf "$(eal_dir a)" "$(eal_dir b)"
+	return $rc
 }
 
-wait_ready() {
-	local n=$1 pid=$2
-	for _ in $(seq 300); do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			echo "wn-pair: warpnicd $n exited; log:" >&2
-			tail -20 "$dir/$n.log" >&2
+tel() { # a|b COMMAND [KEY...]
+	local n=${1:?a|b}
+	shift
+	python3 "$top/scripts/wn-tel.py" "$(eal_dir "$n")/dpdk_telemetry.v2" "$@"
+}
+
+wait_ready() { # a|b SECONDS
+	local n=$1 i
+	for ((i = 0; i < $2 * 10; i++)); do
+		if ! running "$n"; then
+			echo "wn-pair: warpnicd $n exited (status $(cat "$dir/$n.rc" 2>/dev/null))" >&2
 			return 1
 		fi
-		grep -q "warpnicd: serving" "$dir/$n.log" 2>/dev/null && [ -S "$dir/$n.sock" ] && return 0
+		grep -q "warpnicd: serving" "$dir/$n.log" 2>/dev/null && [ -S "$dir/$n.sock" ] &&
+			return 0
 		sleep 0.1
 	done
-	echo "wn-pair: warpnicd $n not ready after 30 s; log:" >&2
-	tail -20 "$dir/$n.log" >&2
+	echo "wn-pair: warpnicd $n not serving after $2 s" >&2
 	return 1
 }
 
+# both ports report link up (memif: once client and server met; the impairer follows its port)
+wait_link() { # SECONDS
+	local n i port st
+	for n in a b; do
+		port=$(tel "$n" /warpnic/dp/port port_id) || { echo "wn-pair: telemetry of $n" >&2; return 1; }
+		port=${port#port_id=}
+		for ((i = 0; i < $1 * 10; i++)); do
+			st=$(tel "$n" "/ethdev/link_status,$port" status 2>/dev/null) || st=
+			[ "$st" = status=UP ] && break
+			running "$n" || { echo "wn-pair: warpnicd $n exited" >&2; return 1; }
+			sleep 0.1
+		done
+		[ "$st" = status=UP ] || { echo "wn-pair: port of $n not up after $1 s" >&2; return 1; }
+	done
+}
+
+# watch OWNER ID: stop the pair when OWNER exits, unless the pair was stopped or restarted
+watch_owner() {
+	local owner=$1 id=$2
+	while kill -0 "$owner" 2>/dev/null; do
+		[ "$(cat "$dir/owner.id" 2>/dev/null)" = "$id" ] || exit 0
+		sleep 1
+	done
+	[ "$(cat "$dir/owner.id" 2>/dev/null)" = "$id" ] || exit 0
+	"$self" --dir "$dir" stop
+}
+
 start() {
-	local lcores=1 impair="" pcap="" mem=(--huge-dir /dev/hugepages --huge-unlink -m 256) extra=()
+	local lcores=1 impair="" pcap="" huge=auto mem=256 link=memif owner="" secs=30
+	local common=() a_opts=() b_opts=()
 	while [ $# -gt 0 ]; do
 		case "$1" in
+		--lcores) lcores=$2; shift 2 ;;
 		--impair) impair=$2; shift 2 ;;
 		--pcap) pcap=$2; shift 2 ;;
-		--no-huge) mem=(--no-huge -m 256); shift ;;
-		--lcores) lcores=$2; shift 2 ;;
-		--) shift; extra=("$@"); break ;;
+		--zero-copy)
+			case "$2" in
+			off|on) common+=(--zero-copy-tx "$2") ;;
+			all) common+=(--zero-copy-tx on --zero-copy-min 0) ;;
+			*) echo "wn-pair: --zero-copy off|on|all" >&2; exit 2 ;;
+			esac
+			shift 2 ;;
+		--config) common+=(--config "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
+		--a-opt) a_opts+=("$2"); shift 2 ;;
+		--b-opt) b_opts+=("$2"); shift 2 ;;
+		--link) link=$2; shift 2 ;;
+		--huge) huge=$2; shift 2 ;;
+		--no-huge) huge=no; shift ;;
+		--mem) mem=$2; shift 2 ;;
+		--owner) owner=$2; shift 2 ;;
+		--timeout) secs=$2; shift 2 ;;
+		--) shift; common+=("$@"); break ;;
 		*) echo "wn-pair: unknown option $1" >&2; exit 2 ;;
 		esac
 	done
 	[ -x "$bin" ] || { echo "wn-pair: $bin not built (ninja -C $build)" >&2; exit 2; }
+	case "$link" in memif|af_packet) ;; *) echo "wn-pair: --link memif|af_packet" >&2; exit 2 ;; esac
 	mkdir -p "$dir"
-	stop
-	# EAL runtime files per pair, so several pairs (parallel tests) can run at once
-	local tag
-	tag=$(printf '%s' "$dir" | cksum | cut -d' ' -f1)
-	local n role ip mac cpu vdevs pid pcap_opt
+	stop >/dev/null 2>&1 || true
+	rm -f "$dir/a.rc" "$dir/b.rc" "$dir/a.log" "$dir/b.log"
+
+	local eal_mem=()
+	if [ "$huge" = auto ]; then
+		local free
+		free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
+		if grep -q "^[^ ]* /dev/hugepages hugetlbfs" /proc/mounts && [ "${free:-0}" -ge 400 ]
+		then huge=yes; else huge=no; fi
+	fi
+	case "$huge" in
+	yes) eal_mem=(--huge-dir /dev/hugepages --huge-unlink -m "$mem") ;;
+	no) eal_mem=(--no-huge -m "$mem") ;;
+	*) echo "wn-pair: --huge auto|yes|no" >&2; exit 2 ;;
+	esac
+
+	if [ "$link" = af_packet ]; then
+		local ifc
+		echo "wnp-a-$tag wnp-b-$tag" >"$dir/netns"
+		ip netns add "wnp-a-$tag" && ip netns add "wnp-b-$tag" &&
+			ip link add "wnpa$tag" netns "wnp-a-$tag" type veth peer name "wnpb$tag" \
+				netns "wnp-b-$tag" ||
+			{ echo "wn-pair: cannot make namespaces and a veth pair (root?)" >&2; stop; exit 1; }
+		for n in a b; do
+			ifc=wnp$n$tag
+			ip netns exec "wnp-$n-$tag" sysctl -qw "net.ipv6.conf.$ifc.disable_ipv6=1" || true
+			ip -n "wnp-$n-$tag" link set "$ifc" up
+			ip -n "wnp-$n-$tag" link set lo up
+		done
+	fi
+
+	local n role ip mac cpu vdevs pcap_opt pre side_opts lmap i
 	for n in a b; do
-		if [ $n = a ]; then role=server; ip=198.19.0.1; mac=02:77:6e:00:00:01; cpu=0
-		else role=client; ip=198.19.0.2; mac=02:77:6e:00:00:02; cpu=$(( $(nproc) > 1 ? 1 : 0 )); fi
-		vdevs=(--vdev "net_memif0,role=$role,id=0,socket=$dir/memif.sock,socket-abstract=no,mac=$mac")
-		if [ $n = b ] && [ -n "$impair" ]; then
-			vdevs+=(--vdev "net_wn_impair0,port=net_memif0,queues=$lcores,$impair")
+		if [ $n = a ]; then
+			role=server ip=198.19.0.1 mac=02:77:6e:00:00:01 cpu=0 side_opts=("${a_opts[@]}")
+		else
+			role=client ip=198.19.0.2 mac=02:77:6e:00:00:02 side_opts=("${b_opts[@]}")
+			cpu=$(( $(nproc) > 1 ? 1 : 0 ))
+		fi
+		pre=()
+		if [ "$link" = memif ]; then
+			vdevs=(--vdev "net_memif0,role=$role,id=0,socket=$dir/memif.sock,socket-abstract=no,mac=$mac")
+			[ $n = b ] && [ -n "$impair" ] &&
+				vdevs+=(--vdev "net_wn_impair0,port=net_memif0,queues=$lcores,$impair")
+		else
+			pre=(ip netns exec "wnp-$n-$tag")
+			vdevs=(--vdev "net_af_packet0,iface=wnp$n$tag,qpairs=$lcores")
+			[ $n = b ] && [ -n "$impair" ] &&
+				vdevs+=(--vdev "net_wn_impair0,port=net_af_packet0,queues=$lcores,$impair")
 		fi
 		pcap_opt=()
 		[ -n "$pcap" ] && { mkdir -p "$pcap"; pcap_opt=(--pcap "$pcap/$n.pcapng"); }
 		# N lcores each (--idle-us naps when idle, so clients get CPU time too); lcore i
 		# of instance b runs on CPU (i+1) mod nproc, of a on CPU i mod nproc
-		local lmap="" i
+		lmap=""
 		for ((i = 0; i < lcores; i++)); do
 			lmap+="${lmap:+,}$i@$(( (i + cpu) % $(nproc) ))"
 		done
-		"$bin" --lcores "$lmap" --file-prefix "wn_${n}_$tag" --proc-type primary --no-pci "${mem[@]}" \
-			--log-level lib.eal:error "${vdevs[@]}" -- \
-			--ip "$ip/24" --ctl "$dir/$n.sock" --name "wn_$n" "${pcap_opt[@]}" "${extra[@]}" \
-			>"$dir/$n.log" 2>&1 &
-		pid=$!
-		echo "$pid" >"$dir/$n.pid"
-		wait_ready $n "$pid" || { stop; exit 1; }
+		# a subshell starts it and keeps its exit status (for stop); none of it holds the
+		# caller's output open
+		(
+			"${pre[@]}" "$bin" --lcores "$lmap" --file-prefix "wn_${n}_$tag" \
+				--proc-type primary --no-pci "${eal_mem[@]}" --log-level lib.eal:error \
+				"${vdevs[@]}" -- --ip "$ip/24" --ctl "$dir/$n.sock" --name "wn_$n" \
+				"${pcap_opt[@]}" "${common[@]}" "${side_opts[@]}" >"$dir/$n.log" 2>&1 &
+			echo $! >"$dir/$n.pid"
+			st=0
+			wait $! || st=$?
+			echo $st >"$dir/$n.rc"
+		) </dev/null >/dev/null 2>&1 &
+		for _ in $(seq 50); do [ -s "$dir/$n.pid" ] && break; sleep 0.1; done
+		wait_ready $n "$secs" || { show_logs 20 >&2; stop >/dev/null 2>&1; exit 1; }
 	done
+	wait_link "$secs" || { show_logs 20 >&2; stop >/dev/null 2>&1; exit 1; }
+	if [ -n "$owner" ]; then
+		local id="$owner.$$.$RANDOM"
+		echo "$id" >"$dir/owner.id"
+		(trap '' HUP INT TERM; watch_owner "$owner" "$id") </dev/null >/dev/null 2>&1 &
+	fi
 	print_env
 }
 
@@ -113,6 +277,9 @@ case "${1:-}" in
 start) shift; start "$@" ;;
 stop) stop ;;
 env) print_env ;;
+alive) running a && running b ;;
+tel) shift; tel "$@" ;;
+logs) show_logs "${2:-40}" ;;
 -h|--help) usage ;;
 *) usage >&2; exit 2 ;;
 esac

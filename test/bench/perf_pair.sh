@@ -15,7 +15,7 @@
 #       like two hosts running perftest
 #   perf_pair.sh BUILD_DIR emb1 MODE[,MODE...] [CLIENT OPTIONS...]
 #       the same with one lcore each (dataplane on the main lcore, benchmark on a thread)
-# Exit status: 0, 1 when a run fails, 77 (skip) when a program is not built.
+# Exit status: 0, 1 when a run fails or a program is not built.
 # Logs: $WN_BENCH_KEEP set keeps the temporary directory.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,25 +24,19 @@ kind=${2:?kind}
 modes=${3:?modes}
 shift 3
 perf=$build/app/bin/warpnic-perf
-[ -x "$perf" ] || { echo "SKIP: warpnic-perf not built" >&2; exit 77; }
+missing() { echo "FAIL: missing prerequisite: $*" >&2; exit 1; }
+[ -x "$perf" ] || missing "warpnic-perf not built"
 if [ "${kind%1}" = emb ] && [ ! -f "$build/app/warpnicd/libwn_dpapp.a" ]; then
-	echo "SKIP: warpnic-perf built without the embedded dataplane (app/warpnicd)" >&2
-	exit 77
+	missing "warpnic-perf built without the embedded dataplane (app/warpnicd)"
 fi
 if [ "$kind" = rnic ] && [ ! -x "$build/app/warpnicd/warpnicd" ]; then
-	echo "SKIP: warpnicd not built" >&2
-	exit 77
+	missing "warpnicd not built"
 fi
 t=$(mktemp -d /tmp/wn-perf.XXXXXX)
 spid=
 cleanup() {
 	[ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null
-	if [ "$kind" = rnic ]; then
-		WN_BUILD=$build WN_PAIR_DIR=$t/pair "$top/scripts/wn-pair.sh" stop >/dev/null 2>&1
-		# the pair's EAL runtime directories (wn-pair.sh names them after its directory)
-		tag=$(printf '%s' "$t/pair" | cksum | cut -d' ' -f1)
-		rm -rf "/var/run/dpdk/wn_a_$tag" "/var/run/dpdk/wn_b_$tag"
-	fi
+	[ "$kind" = rnic ] && "$top/scripts/wn-pair.sh" --dir "$t/pair" stop >/dev/null 2>&1
 	rm -rf "/var/run/dpdk/wnp-$$-s" "/var/run/dpdk/wnp-$$-c"
 	if [ -n "${WN_BENCH_KEEP:-}" ]; then echo "logs kept in $t" >&2; else rm -rf "$t"; fi
 }
@@ -55,11 +49,12 @@ if [ "$kind" = emb1 ]; then lm_s=0@$lc_s lm_c=0@$lc_c; fi
 fail() {
 	echo "FAIL: $*" >&2
 	tail -n 20 "$t"/*.log >&2
+	[ "$kind" = rnic ] && "$top/scripts/wn-pair.sh" --dir "$t/pair" logs 20 >&2
 	exit 1
 }
 
 if [ "$kind" = rnic ]; then
-	WN_BUILD=$build WN_PAIR_DIR=$t/pair "$top/scripts/wn-pair.sh" start --no-huge \
+	WN_BUILD=$build "$top/scripts/wn-pair.sh" --dir "$t/pair" start --owner $$ --no-huge \
 		>"$t/pair.log" 2>&1 || fail "scripts/wn-pair.sh start"
 fi
 

@@ -16,29 +16,29 @@ build=$(cd "${1:?usage: $0 BUILD_DIR [SIZES] [ROUNDS]}" && pwd)
 sizes=${2:-65536,262144,1048576}
 rounds=${3:-2}
 perf=$build/app/bin/warpnic-perf
-[ -x "$perf" ] && [ -x "$build/app/warpnicd/warpnicd" ] || { echo "SKIP: not built" >&2; exit 77; }
+[ -x "$perf" ] && [ -x "$build/app/warpnicd/warpnicd" ] ||
+	{ echo "FAIL: missing prerequisite: warpnic-perf or warpnicd not built" >&2; exit 1; }
 t=$(mktemp -d /tmp/wn-zc.XXXXXX)
 export WN_PAIR_DIR=$t/pair WN_BUILD=$build
 spid=
 cleanup() {
 	[ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null
 	"$top/scripts/wn-pair.sh" stop >/dev/null 2>&1
-	tag=$(printf '%s' "$WN_PAIR_DIR" | cksum | cut -d' ' -f1)
-	rm -rf "/var/run/dpdk/wn_a_$tag" "/var/run/dpdk/wn_b_$tag" "/var/run/dpdk/wnz-$$-s" \
-		"/var/run/dpdk/wnz-$$-c"
+	rm -rf "/var/run/dpdk/wnz-$$-s" "/var/run/dpdk/wnz-$$-c"
 	if [ -n "${WN_BENCH_KEEP:-}" ]; then echo "kept $t" >&2; else rm -rf "$t"; fi
 }
 trap cleanup EXIT
 fail() {
 	echo "zc_compare: $*" >&2
-	tail -n 20 "$t"/*.log "$WN_PAIR_DIR"/*.log >&2 2>/dev/null
+	tail -n 20 "$t"/*.log >&2 2>/dev/null
+	"$top/scripts/wn-pair.sh" logs 20 >&2
 	exit 1
 }
 free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
 if grep -q hugetlbfs /proc/mounts && [ "${free:-0}" -ge 600 ]; then
-	raw_mem=(--in-memory -m 256) pair_mem=()
+	raw_mem=(--in-memory -m 256) pair_mem=(--huge yes)
 else
-	raw_mem=(--no-huge --no-shconf -m 256) pair_mem=(--no-huge)
+	raw_mem=(--no-huge --no-shconf -m 256) pair_mem=(--huge no)
 fi
 if [ "$(nproc)" -ge 2 ]; then lc_s=0 lc_c=1; else lc_s=0 lc_c=0; fi
 
@@ -61,7 +61,7 @@ raw() { # ROUND: the baseline, two warpnic-perf processes over one memif
 for r in $(seq "$rounds"); do
 	raw "$r"
 	for zc in off on; do
-		"$top/scripts/wn-pair.sh" start "${pair_mem[@]}" -- --zero-copy-tx "$zc" \
+		"$top/scripts/wn-pair.sh" start --owner $$ "${pair_mem[@]}" --zero-copy "$zc" \
 			>"$t/pair.log" 2>&1 || fail "wn-pair.sh start"
 		for m in write_bw send_bw read_bw; do
 			"$perf" --mode "$m" --server --timeout 30 --ctl "$WN_PAIR_DIR/b.sock" \

@@ -4,7 +4,7 @@
 # net_memif, A = 198.19.0.1, B = 198.19.0.2) in a private WN_PAIR_DIR, so tests can run in
 # parallel. Unmodified Debian binaries reach the instances through scripts/warpnic-run and
 # the shims of BUILD_DIR. Everything is stopped on exit; logs are printed on failure
-# (WN_INTEROP_KEEP=1 keeps them).
+# (WN_INTEROP_KEEP=1 keeps them). A missing prerequisite (a tool, a build product) fails.
 set -uo pipefail
 
 WN_BUILD=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
@@ -18,11 +18,11 @@ B_IP=198.19.0.2
 # no single step of a test may hang the suite
 STEP_TIMEOUT=${WN_VERBS_TIMEOUT:-90}
 
-skip() { echo "SKIP: $*"; exit 77; }
+missing() { echo "FAIL: missing prerequisite: $*"; exit 1; }
 
-[ -x "$WN_BUILD/app/warpnicd/warpnicd" ] || skip "warpnicd not built"
-[ -e "$WN_BUILD/drivers/verbs/libibverbs.so.1" ] || skip "verbs shim not built"
-[ -e "$WN_BUILD/drivers/rdmacm/librdmacm.so.1" ] || skip "rdmacm shim not built"
+[ -x "$WN_BUILD/app/warpnicd/warpnicd" ] || missing "warpnicd not built"
+[ -e "$WN_BUILD/drivers/verbs/libibverbs.so.1" ] || missing "verbs shim not built"
+[ -e "$WN_BUILD/drivers/rdmacm/librdmacm.so.1" ] || missing "rdmacm shim not built"
 
 T=$(mktemp -d "/tmp/wn-verbs-$(basename "$0" .sh).XXXXXX")
 # programs run in $T: a crashing one leaves its core there (when the kernel writes plain
@@ -40,11 +40,12 @@ FAILED=0
 
 show_logs() {
 	local f
-	for f in "$T"/*.out "$WN_PAIR_DIR"/a.log "$WN_PAIR_DIR"/b.log; do
+	for f in "$T"/*.out; do
 		[ -s "$f" ] || continue
 		echo "----- $(basename "$f") (last 40 lines)"
 		tail -n 40 "$f"
 	done
+	"$PAIR" logs 40
 	for f in "$T"/core*; do
 		[ -f "$f" ] && command -v gdb >/dev/null && command -v file >/dev/null || continue
 		exe=$(file "$f" | sed -n "s/.*execfn: '\([^']*\)'.*/\1/p")
@@ -94,7 +95,6 @@ cleanup() {
 		kill -KILL "$p" 2>/dev/null
 	done
 	"$PAIR" stop >/dev/null 2>&1
-	rm -rf "$(eal_dir a)" "$(eal_dir b)"
 	if [ -n "${WN_INTEROP_KEEP:-}" ]; then
 		echo "logs kept in $T"
 	else
@@ -104,27 +104,24 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# need TOOL...: skip unless every tool is installed
+# need TOOL...: fail unless every tool is installed (scripts/setup.sh installs them)
 need() {
 	local t
 	for t in "$@"; do
-		command -v "$t" >/dev/null || skip "$t not installed"
+		command -v "$t" >/dev/null || missing "$t not installed (scripts/setup.sh installs it)"
 	done
 }
 
-# pair_start [wn-pair.sh start options]: hugepages when enough are free, else plain memory
+# pair_start [wn-pair.sh start options]: hugepages when enough are free (wn-pair.sh's
+# default), stopped when this test exits however it exits (--owner)
 pair_start() {
-	local free mem=()
-
 	local opts=("$@") daemon=(--mpa-timeout 20000)
-	free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
-	grep -q hugetlbfs /proc/mounts && [ "${free:-0}" -ge 400 ] || mem=(--no-huge)
 	# warpnicd must not see the shim directory (meson test puts it on LD_LIBRARY_PATH): DPDK's
 	# mlx5 PMD would load the stand-in libmlx5. MPA startup timeout: siw's 20 s (MPAREQ
 	# timeout) rather than warpnicd's 10 s, so a server slowed down by a loaded machine still
 	# accepts in time (perftest mishandles a failed connect, see diagnose()).
-	env -u LD_LIBRARY_PATH "$PAIR" start "${mem[@]}" "${opts[@]}" -- "${daemon[@]}" \
-		>"$T/pair.out" 2>&1 || fail "wn-pair.sh start failed"
+	env -u LD_LIBRARY_PATH "$PAIR" start --owner $$ "${opts[@]}" -- "${daemon[@]}" \
+		>"$T/pair.out" 2>&1 || { cat "$T/pair.out"; fail "wn-pair.sh start failed"; }
 }
 
 # on_a / on_b PROGRAM ARGS...: run a program on instance A / B (bounded by STEP_TIMEOUT)
@@ -174,15 +171,14 @@ wait_line() {
 	return 1
 }
 
-# EAL runtime directory of instance a/b (wn-pair.sh's --file-prefix), holds the telemetry socket
-eal_dir() { echo "/var/run/dpdk/wn_${1}_$(printf '%s' "$WN_PAIR_DIR" | cksum | cut -d' ' -f1)"; }
-
-# tel a|b COMMAND: the telemetry reply (JSON) of instance a/b
-tel() { python3 "$WN_HERE/telemetry.py" "$(eal_dir "$1")/dpdk_telemetry.v2" "$2"; }
+# tel a|b COMMAND [KEY...]: the telemetry reply (JSON) of instance a/b, or "KEY=VALUE ..."
+tel() { "$PAIR" tel "$@"; }
 
 # tel_field a|b COMMAND KEY: one number of a telemetry dictionary
 tel_field() {
-	tel "$1" "$2" | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$3"
+	local v
+	v=$("$PAIR" tel "$1" "$2" "$3") || return 1
+	echo "${v#*=}"
 }
 
 # wait_server SECS: a server program on A has created its CM id (it listens right after)
@@ -200,9 +196,4 @@ wait_server() {
 }
 
 # daemons_alive: both warpnicd still running
-daemons_alive() {
-	local n
-	for n in a b; do
-		kill -0 "$(cat "$WN_PAIR_DIR/$n.pid" 2>/dev/null)" 2>/dev/null || return 1
-	done
-}
+daemons_alive() { "$PAIR" alive; }

@@ -28,7 +28,7 @@ wait_server 10 || fail "rping server did not create its CM id"
 on_b rping -c -a "$A_IP" -v -V -C "$COUNT" >"$T/rping_client.out" 2>&1 || fail "rping client failed"
 wait_pid "$SRV" 15 || fail "rping server failed"
 # stopping the daemons closes (flushes) the pcapng files
-env -u LD_LIBRARY_PATH "$PAIR" stop >/dev/null 2>&1
+env -u LD_LIBRARY_PATH "$PAIR" stop >"$T/stop.out" 2>&1 || fail "a warpnicd did not stop cleanly: $(cat "$T/stop.out")"
 
 TS=(tshark --enable-heuristic iwarp_mpa_tcp)
 # One field pass per file (one line per MPA frame, every occurrence, comma-separated); the
