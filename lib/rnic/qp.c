@@ -160,6 +160,8 @@ rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_q
 	if (lock != NULL)
 		rte_spinlock_unlock(lock);
 	qp->st.cqe++;
+	if (e->status == WN_QUEUE_WC_WR_FLUSH_ERR)
+		qp->st.wqe_flushed++;
 	if (notify) {
 		ev.type = WN_RNIC_EV_CQ_NOTIFY;
 		rnic_event(qp, &ev);

@@ -365,6 +365,7 @@ rx_terminate(void *ctx, const struct wn_ddp_seg *s)
 					s->u.term.cause.code };
 	qp->term_done = true; /* RFC 5040 §5.4: we send no Terminate back */
 	qp->term_pending = false;
+	qp->st.terminates_recv++;
 	rnic_event(qp, &ev);
 	rnic_set_state(qp, WN_RNIC_QPS_TERMINATE);
 	return 0;

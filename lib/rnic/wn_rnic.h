@@ -277,6 +277,8 @@ struct wn_rnic_stats {
 	uint64_t tx_payload;
 	uint64_t cqe;
 	uint64_t terminates_sent;
+	uint64_t terminates_recv; /**< the peer's Terminate (at most one per stream) */
+	uint64_t wqe_flushed;  /**< completions with WR_FLUSH_ERR (SQ and RQ) */
 	uint64_t ord_stalls;   /**< SQ waits because ORD was full */
 	uint64_t tx_held;      /**< ULPDUs whose payload was referenced (WN_RNIC_TX_HELD) */
 	uint64_t cqe_held;     /**< completions that waited for a release */

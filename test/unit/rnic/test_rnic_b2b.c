@@ -609,6 +609,12 @@ write_violation(struct pair *p, uint32_t rkey, uint64_t to, uint32_t len, int la
 	assert_int_equal(p->a.term_recv.layer, layer);
 	assert_int_equal(p->a.term_recv.etype, etype);
 	assert_int_equal(p->a.term_recv.code, code);
+	struct wn_rnic_stats sa, sb;
+	wn_rnic_qp_stats(p->a.qp, &sa);
+	wn_rnic_qp_stats(p->b.qp, &sb);
+	assert_int_equal(sb.terminates_sent, 1);
+	assert_int_equal(sa.terminates_recv, 1);
+	assert_int_equal(sb.terminates_recv + sa.terminates_sent, 0);
 	assert_int_equal(wn_rnic_qp_state(p->b.qp), WN_RNIC_QPS_TERMINATE);
 	assert_memory_equal(p->b.buf, before, H_BUF);
 	assert_true(h_guards_intact(&p->b));
@@ -953,6 +959,9 @@ test_disconnect_flush(void **state)
 		assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
 	}
 	assert_int_equal(p->a.n_out, 0);
+	struct wn_rnic_stats st;
+	wn_rnic_qp_stats(p->a.qp, &st);
+	assert_int_equal(st.wqe_flushed, 10);
 	/* not in Error: nothing to flush */
 	assert_int_equal(wn_rnic_qp_flush(p->b.qp), 0);
 }
