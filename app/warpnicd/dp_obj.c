@@ -149,6 +149,18 @@ dp_qp_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
 		DP_LOG(NOTICE, "QP %u: Terminate %s: layer %u etype %u code %u\n", qp->d->qpn,
 		       ev->type == WN_RNIC_EV_TERM_SENT ? "sent" : "received", ev->term.layer,
 		       ev->term.etype, ev->term.code);
+		if (dp != NULL) {
+			uint32_t cause = (uint32_t)ev->term.layer << 12 |
+					 (uint32_t)ev->term.etype << 8 | ev->term.code;
+
+			if (ev->type == WN_RNIC_EV_TERM_SENT) {
+				dp->st.term_sent++;
+				dp->st.term_sent_last = cause;
+			} else {
+				dp->st.term_recv++;
+				dp->st.term_recv_last = cause;
+			}
+		}
 		/*
 		 * RFC 5040 §6.3: after a Terminate the LLP stream is closed (FIN after the
 		 * Terminate we queued); the QP is flushed when TCP is gone.

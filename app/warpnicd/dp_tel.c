@@ -54,6 +54,12 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(mr_dereg_deferred);
 	ADD(mr_dereg_waiting);
 	ADD(loopback_copies);
+	ADD(term_sent);
+	ADD(term_recv);
+	if (s->term_sent != 0)
+		sum->term_sent_last = s->term_sent_last;
+	if (s->term_recv != 0)
+		sum->term_recv_last = s->term_recv_last;
 }
 
 /* every wn_tcp_stats field is a uint64_t counter: sum them all */
@@ -70,6 +76,17 @@ sum_tcp(struct wn_tcp_stats *sum, const struct wn_tcp_stats *s)
 
 #undef ADD
 #define TEL_U64(d, s, f) rte_tel_data_add_dict_u64(d, #f, (s)->f)
+
+/* a Terminate cause as "layer/etype/0xcode" (RFC 5040 §7.1), "-" when there was none */
+static void
+put_term(struct rte_tel_data *d, const char *name, uint64_t count, uint32_t cause)
+{
+	char s[16] = "-";
+
+	if (count != 0)
+		snprintf(s, sizeof(s), "%u/%u/0x%02x", cause >> 12, (cause >> 8) & 15, cause & 255);
+	rte_tel_data_add_dict_string(d, name, s);
+}
 
 static void
 put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
@@ -108,6 +125,10 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, mr_dereg_deferred);
 	TEL_U64(d, s, mr_dereg_waiting);
 	TEL_U64(d, s, loopback_copies);
+	TEL_U64(d, s, term_sent);
+	TEL_U64(d, s, term_recv);
+	put_term(d, "term_sent_last", s->term_sent, s->term_sent_last);
+	put_term(d, "term_recv_last", s->term_recv, s->term_recv_last);
 }
 
 static int
@@ -286,6 +307,8 @@ tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 			TEL_U64(d, &dp->tel_qp[i].s, tx_payload);
 			TEL_U64(d, &dp->tel_qp[i].s, cqe);
 			TEL_U64(d, &dp->tel_qp[i].s, terminates_sent);
+			TEL_U64(d, &dp->tel_qp[i].s, terminates_recv);
+			TEL_U64(d, &dp->tel_qp[i].s, wqe_flushed);
 			TEL_U64(d, &dp->tel_qp[i].s, ord_stalls);
 			pthread_mutex_unlock(&dp->tel_lock);
 			return 0;
