@@ -11,7 +11,11 @@
  * the way perftest uses a TCP side channel, so that every byte on the iWARP connection
  * belongs to the operation under test. Each side checks what it can see itself (data
  * placed into its memory, completions, CM events) and exits 0 only if every check held;
- * the first failed check is printed with "FAIL:" and the process exits 1.
+ * the first failed check is printed with "FAIL:" and the process exits 1. With --json FILE
+ * it also writes its counters there as one JSON object, pass or fail (rnic_it.sh's verdicts
+ * read them): completions by status, the vendor_err of the last error completion (RFC 5040
+ * layer << 12 | etype << 8 | code for a Terminate), octets checked against their pattern,
+ * CM events by name.
  *
  * Cases (both sides run the same NAME):
  *   basic     Send, Write, Write with Immediate, Read in both directions, a few sizes
@@ -88,6 +92,7 @@ struct opts {
 	const char *cs;
 	const char *viol;
 	const char *tel;   /* telemetry socket of this side's warpnicd, or NULL */
+	const char *json;  /* counters written here at exit, or NULL */
 	uint32_t c_ird, c_ord, s_ird, s_ord;
 	uint32_t mib;
 	uint32_t reads;    /* ordneg: outstanding Reads posted at once */
@@ -124,6 +129,15 @@ static struct opts o = {
 	.port = 7471, .c_ird = 16, .c_ord = 16, .s_ird = 16, .s_ord = 16, .mib = 4, .reads = 48,
 };
 static const char *role = "?";
+
+/* What this side saw, for --json. */
+static struct {
+	bool passed;
+	uint64_t wc_success, wc_flushed, wc_error;
+	uint32_t last_vendor_err;     /* of the last completion in error (not flushed) */
+	uint64_t octets_checked;
+	unsigned int cm_events[RDMA_CM_EVENT_TIMEWAIT_EXIT + 1];
+} seen;
 static struct rdma_event_channel *ec;
 static struct rdma_cm_id *listen_id;
 static int oob_lfd = -1, oob_fd = -1;
@@ -227,6 +241,7 @@ pat_check(const uint8_t *p, size_t n, uint32_t seed, uint64_t base, const char *
 			if (bad++ == 0)
 				first = k;
 		}
+	seen.octets_checked += n;
 	if (bad != 0)
 		fail("%s: %zu of %zu octets differ, first at offset %zu (got 0x%02x, want 0x%02x)",
 		     what, bad, n, first, p[first], pat(seed, base + first));
@@ -397,6 +412,13 @@ oob_connect(void)
 
 /* ---------------------------------------------------------------- CM */
 
+static void
+count_cm_event(enum rdma_cm_event_type e)
+{
+	if ((unsigned int)e < sizeof(seen.cm_events) / sizeof(seen.cm_events[0]))
+		seen.cm_events[e]++;
+}
+
 /* Wait for the next CM event; it must be @p want. The connection parameters are kept. */
 static struct rdma_cm_id *
 cm_wait(enum rdma_cm_event_type want, struct rdma_conn_param *seen)
@@ -408,6 +430,7 @@ cm_wait(enum rdma_cm_event_type want, struct rdma_conn_param *seen)
 	if (poll(&pf, 1, WAIT_MS) != 1)
 		fail("no CM event within %d ms (want %s)", WAIT_MS, rdma_event_str(want));
 	CHECK(rdma_get_cm_event(ec, &ev) == 0, "%s", strerror(errno));
+	count_cm_event(ev->event);
 	if (ev->event != want)
 		fail("CM event %s (status %d), want %s", rdma_event_str(ev->event), ev->status,
 		     rdma_event_str(want));
@@ -544,6 +567,19 @@ post1(struct conn *c, enum ibv_wr_opcode op, uint64_t wr_id, struct buf *b, size
 	CHECK(ret == 0, "ibv_post_send(op %d, wr_id %" PRIu64 "): %s", op, wr_id, strerror(ret));
 }
 
+static void
+count_wc(const struct ibv_wc *wc)
+{
+	if (wc->status == IBV_WC_SUCCESS) {
+		seen.wc_success++;
+	} else if (wc->status == IBV_WC_WR_FLUSH_ERR) {
+		seen.wc_flushed++;
+	} else {
+		seen.wc_error++;
+		seen.last_vendor_err = wc->vendor_err;
+	}
+}
+
 /* One completion within @p ms; false if none came. */
 static bool
 wc_try(struct ibv_cq *cq, struct ibv_wc *wc, int ms, const char *what)
@@ -560,6 +596,7 @@ wc_try(struct ibv_cq *cq, struct ibv_wc *wc, int ms, const char *what)
 		}
 	}
 	CHECK(n == 1, "ibv_poll_cq returned %d (%s)", n, what);
+	count_wc(wc);
 	return true;
 }
 
@@ -599,9 +636,11 @@ wc_none(struct ibv_cq *cq, const char *what)
 {
 	struct ibv_wc wc;
 
-	if (ibv_poll_cq(cq, 1, &wc) != 0)
+	if (ibv_poll_cq(cq, 1, &wc) != 0) {
+		count_wc(&wc);
 		fail("%s: unexpected completion wr_id %" PRIu64 " status %s opcode %d", what,
 		     wc.wr_id, wc_str(wc.status), wc.opcode);
+	}
 }
 
 /* ---------------------------------------------------------------- connection setup */
@@ -1949,6 +1988,7 @@ case_refused(void)
 		pf = (struct pollfd){ .fd = ec->fd, .events = POLLIN };
 		CHECK(poll(&pf, 1, WAIT_MS) == 1, "no event for the failing connect");
 		CHECK(rdma_get_cm_event(ec, &ev) == 0);
+		count_cm_event(ev->event);
 		note("connect ended with %s (status %d)", rdma_event_str(ev->event), ev->status);
 		if (ev->event != RDMA_CM_EVENT_CONNECT_ERROR &&
 		    ev->event != RDMA_CM_EVENT_REJECTED && ev->event != RDMA_CM_EVENT_UNREACHABLE)
@@ -1973,13 +2013,43 @@ static const struct {
 	{ "stream", case_stream },	{ "kill", case_kill },	      { "refused", case_refused },
 };
 
+/* --json FILE: this side's counters (atexit: also after a failed check) */
+static void
+json_write(void)
+{
+	FILE *f = fopen(o.json, "w");
+
+	if (f == NULL) {
+		fprintf(stderr, "rnic_it: %s: %s\n", o.json, strerror(errno));
+		return;
+	}
+	fprintf(f, "{\"role\": \"%s\", \"case\": \"%s\", \"result\": \"%s\",\n", role, o.cs,
+		seen.passed ? "pass" : "fail");
+	fprintf(f, " \"wc_success\": %" PRIu64 ", \"wc_flushed\": %" PRIu64
+		", \"wc_error\": %" PRIu64 ", \"last_vendor_err\": %" PRIu32 ",\n",
+		seen.wc_success, seen.wc_flushed, seen.wc_error, seen.last_vendor_err);
+	fprintf(f, " \"octets_checked\": %" PRIu64 ",\n \"cm_events\": {", seen.octets_checked);
+	for (unsigned int e = 0, k = 0; e < sizeof(seen.cm_events) / sizeof(seen.cm_events[0]);
+	     e++)
+		if (seen.cm_events[e] != 0) {
+			const char *name = rdma_event_str((enum rdma_cm_event_type)e);
+
+			if (strncmp(name, "RDMA_CM_EVENT_", 14) == 0)
+				name += 14;
+			fprintf(f, "%s\"%s\": %u", k++ ? ", " : "", name, seen.cm_events[e]);
+		}
+	fprintf(f, "}}\n");
+	if (fclose(f) != 0)
+		fprintf(stderr, "rnic_it: %s: %s\n", o.json, strerror(errno));
+}
+
 static void
 usage(void)
 {
 	fprintf(stderr,
 		"usage: rnic_it (--server | --client ADDR) --oob PATH --case NAME [--port P]\n"
 		"       [--c-ird N --c-ord N --s-ird N --s-ord N] [--reads N] [--viol KIND]\n"
-		"       [--mib N] [--small] [--tel TELEMETRY_SOCKET]\n");
+		"       [--mib N] [--small] [--tel TELEMETRY_SOCKET] [--json FILE]\n");
 	exit(2);
 }
 
@@ -1994,7 +2064,7 @@ main(int argc, char **argv)
 		{ "c-ord", required_argument, NULL, 2 },  { "s-ird", required_argument, NULL, 3 },
 		{ "s-ord", required_argument, NULL, 4 },  { "mib", required_argument, NULL, 5 },
 		{ "reads", required_argument, NULL, 6 },  { "small", no_argument, NULL, 7 },
-		{ NULL, 0, NULL, 0 },
+		{ "json", required_argument, NULL, 8 },	  { NULL, 0, NULL, 0 },
 	};
 	int opt;
 
@@ -2014,6 +2084,7 @@ main(int argc, char **argv)
 		case 5: o.mib = (uint32_t)atoi(optarg); break;
 		case 6: o.reads = (uint32_t)atoi(optarg); break;
 		case 7: o.small = true; break;
+		case 8: o.json = optarg; break;
 		default: usage();
 		}
 	}
@@ -2023,6 +2094,8 @@ main(int argc, char **argv)
 		usage();
 	role = o.server ? "server" : "client";
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (o.json != NULL)
+		atexit(json_write);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (strcmp(cases[i].name, o.cs) != 0)
 			continue;
@@ -2038,6 +2111,7 @@ main(int argc, char **argv)
 			rdma_destroy_id(listen_id);
 		if (ec != NULL)
 			rdma_destroy_event_channel(ec);
+		seen.passed = true;
 		note("PASS %s", o.cs);
 		return 0;
 	}
