@@ -1,43 +1,59 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Build warpnic and run every test suite; the README's test command.
+# Set up the machine, build warpnic and run every test suite; the README's test command.
 #
-#   scripts/test.sh [--suite NAME]...   (default: unit integration interop, then fuzz)
+#   scripts/test.sh [--no-setup] [--suite NAME]...
+#                   (default: unit integration interop bench, then fuzz)
 #
-# Two build trees: build/ (default compiler, optimized: unit, integration and
-# interop suites) and build-fuzz/ (clang-14 with ASan+UBSan: the unit suite
-# again under sanitizers, and every libFuzzer target for WN_FUZZ_SECONDS,
-# default 20). Ends with "N skipped" and then the line "N passed, N failed".
+# First scripts/setup.sh (idempotent: installs missing packages, reserves hugepages; quick
+# when all is there; --no-setup skips it). Two build trees: build/ (default compiler,
+# optimized: unit, integration, interop and bench suites) and build-fuzz/ (clang-14 with
+# ASan+UBSan: the unit suite again under sanitizers, and every libFuzzer target for
+# WN_FUZZ_SECONDS, default 20). The bench suite runs as a smoke test at small sizes
+# (WN_BENCH_BYTES, WN_BENCH_RAW_BYTES, WN_BENCH_RTTS; it never asserts timing). A test that
+# is skipped is not a pass: skips are listed and counted apart, and counted as failed. The
+# last line is "N passed, N failed".
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
 suites=()
+setup=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--suite) suites+=("$2"); shift 2 ;;
-	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--no-setup) setup=0; shift ;;
+	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(unit integration interop fuzz)
+[ ${#suites[@]} -gt 0 ] || suites=(unit integration interop bench fuzz)
 
-build_failed() {
-	echo "test.sh: building $1 failed"
+fatal() {
+	echo "test.sh: $*"
 	echo "0 passed, 1 failed"
 	exit 1
 }
 
 has() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
+if [ "$setup" = 1 ]; then
+	scripts/setup.sh || fatal "scripts/setup.sh failed"
+fi
+
+# the bench suite's smoke sizes (the full runs: test/bench/*.sh by hand)
+export WN_BENCH_BYTES=${WN_BENCH_BYTES:-33554432} WN_BENCH_RAW_BYTES=${WN_BENCH_RAW_BYTES:-67108864}
+export WN_BENCH_RTTS=${WN_BENCH_RTTS:-2000}
+
 rc=0
 logs=()
+extra_fail=0
 main_suites=()
 for s in unit integration interop bench; do has "$s" && main_suites+=(--suite "$s"); done
 
 if [ ${#main_suites[@]} -gt 0 ]; then
-	[ -f build/build.ninja ] || meson setup build >/dev/null || build_failed build
-	ninja -C build >/dev/null || { ninja -C build; build_failed build; }
+	[ -f build/build.ninja ] || meson setup build >/dev/null || fatal "meson setup build failed"
+	ninja -C build >/dev/null || { ninja -C build; fatal "building build/ failed"; }
 	rm -f build/meson-logs/testlog.json
 	meson test -C build --print-errorlogs --num-processes 2 "${main_suites[@]}" || rc=1
 	logs+=(build/meson-logs/testlog.json)
@@ -47,9 +63,10 @@ if has fuzz || has unit; then
 	if command -v clang-14 >/dev/null 2>&1; then
 		if [ ! -f build-fuzz/build.ninja ]; then
 			CC=clang-14 meson setup build-fuzz -Dfuzz=enabled -Db_sanitize=address,undefined \
-				-Db_lundef=false -Dbuildtype=debugoptimized >/dev/null || build_failed build-fuzz
+				-Db_lundef=false -Dbuildtype=debugoptimized >/dev/null ||
+				fatal "meson setup build-fuzz failed"
 		fi
-		ninja -C build-fuzz >/dev/null || { ninja -C build-fuzz; build_failed build-fuzz; }
+		ninja -C build-fuzz >/dev/null || { ninja -C build-fuzz; fatal "building build-fuzz/ failed"; }
 		fs=()
 		has unit && fs+=(--suite unit)
 		has fuzz && fs+=(--suite fuzz)
@@ -58,17 +75,21 @@ if has fuzz || has unit; then
 			--num-processes 2 "${fs[@]}" || rc=1
 		logs+=(build-fuzz/meson-logs/testlog.json)
 	else
-		echo "test.sh: clang-14 not found: sanitizer and fuzz runs skipped (scripts/setup.sh installs it)"
+		echo "FAILED: clang-14 not found: no sanitizer or fuzz run (scripts/setup.sh installs it)"
+		extra_fail=1
+		rc=1
 	fi
 fi
 
-python3 - "${logs[@]}" <<'PY'
+python3 - "$extra_fail" "${logs[@]}" <<'PY' || rc=1
 import json, sys
-ok = bad = skip = 0
-for path in sys.argv[1:]:
+ok, bad, skip = 0, int(sys.argv[1]), []
+for path in sys.argv[2:]:
     try:
         lines = open(path).read().splitlines()
     except OSError:
+        print('FAILED: %s missing (meson test did not run)' % path)
+        bad += 1
         continue
     tree = path.split('/')[0]
     for line in lines:
@@ -77,11 +98,14 @@ for path in sys.argv[1:]:
         if r in ('OK', 'EXPECTEDFAIL'):
             ok += 1
         elif r == 'SKIP':
-            skip += 1
+            skip.append('%s/%s' % (tree, t.get('name')))
         else:
             bad += 1
             print('FAILED: %s/%s (%s)' % (tree, t.get('name'), r))
-print('%d skipped' % skip)
-print('%d passed, %d failed' % (ok, bad))
+for s in skip:
+    print('SKIPPED (counted as failed): %s' % s)
+print('%d skipped' % len(skip))
+print('%d passed, %d failed' % (ok, bad + len(skip)))
+sys.exit(1 if skip else 0)
 PY
 exit $rc
