@@ -37,7 +37,7 @@ PKGS=(
 	fio qperf libfabric-bin binutils
 	clang-14 libclang-rt-14-dev llvm-14
 	libtirpc-dev rpcsvc-proto libpcap-dev
-	tshark iproute2 socat iperf3 procps kmod
+	tshark iproute2 socat iperf3 procps kmod valgrind
 )
 
 if [ "$want_deps" = 1 ]; then

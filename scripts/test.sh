@@ -10,9 +10,9 @@
 # optimized: unit, integration, interop and bench suites) and build-fuzz/ (clang-14 with
 # ASan+UBSan: the unit suite again under sanitizers, and every libFuzzer target for
 # WN_FUZZ_SECONDS, default 20). The bench suite runs as a smoke test at small sizes
-# (WN_BENCH_BYTES, WN_BENCH_RAW_BYTES, WN_BENCH_RTTS; it never asserts timing). A test that
-# is skipped is not a pass: skips are listed and counted apart, and counted as failed. The
-# last line is "N passed, N failed".
+# (WN_BENCH_BYTES, WN_BENCH_RAW_BYTES, WN_BENCH_RTTS, WN_COST_BYTES; it never asserts
+# timing). A test that is skipped is not a pass: skips are listed and counted apart, and
+# counted as failed. The last line is "N passed, N failed".
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -43,7 +43,7 @@ fi
 
 # the bench suite's smoke sizes (the full runs: test/bench/*.sh by hand)
 export WN_BENCH_BYTES=${WN_BENCH_BYTES:-33554432} WN_BENCH_RAW_BYTES=${WN_BENCH_RAW_BYTES:-67108864}
-export WN_BENCH_RTTS=${WN_BENCH_RTTS:-2000}
+export WN_BENCH_RTTS=${WN_BENCH_RTTS:-2000} WN_COST_BYTES=${WN_COST_BYTES:-4194304}
 
 rc=0
 logs=()

@@ -16,9 +16,9 @@ modes=("$@")
 [ ${#modes[@]} -gt 0 ] || modes=(software local)
 loop=$build/test/bench/tcp/wn-tcp-loop
 bytes=${WN_COST_BYTES:-16777216}
-[ -x "$loop" ] || { echo "SKIP: wn-tcp-loop not built"; exit 77; }
+[ -x "$loop" ] || { echo "FAIL: missing prerequisite: wn-tcp-loop not built"; exit 1; }
 command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null ||
-	{ echo "SKIP: valgrind missing (apt-get install valgrind)"; exit 77; }
+	{ echo "FAIL: missing prerequisite: valgrind (scripts/setup.sh installs it)"; exit 1; }
 t=$(mktemp -d /tmp/wn-cost.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 
