@@ -62,10 +62,15 @@ wait_tcp_listen() {
 	return 1
 }
 
-# terminate_no_buffer: warpnicd A or B reported a DDP Terminate "untagged buffer, no buffer"
-# (RFC 5041 §7.2: layer DDP 1, etype 2, code 2)
+# terminate_no_buffer: warpnicd A or B sent a DDP Terminate "untagged buffer, no buffer"
+# (RFC 5041 §7.2: layer DDP 1, etype 2, code 2), by its telemetry
 terminate_no_buffer() {
-	grep -qs 'Terminate sent: layer 1 etype 2 code 2' "$WN_PAIR_DIR"/a.log "$WN_PAIR_DIR"/b.log
+	local n
+	for n in a b; do
+		[ "$(tel "$n" /warpnic/dp/stats term_sent_last 2>/dev/null)" = term_sent_last=1/2/0x02 ] &&
+			return 0
+	done
+	return 1
 }
 
 start() {
