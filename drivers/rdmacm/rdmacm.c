@@ -30,6 +30,7 @@
 struct wn_client *wn_verbs_client(struct ibv_context *ctx);
 uint32_t wn_verbs_qp_handle(struct ibv_qp *qp);
 void wn_verbs_qp_cm_bind(struct ibv_qp *qp); /* WARPNIC_PRIVATE_2 */
+struct ibv_qp *wn_verbs_qp_by_num(struct ibv_context *ctx, uint32_t qpn); /* _3 */
 
 struct wn_ec {
 	struct rdma_event_channel ch;
@@ -495,13 +496,21 @@ param_from(struct wn_ctl_conn_param *p, const struct rdma_conn_param *c)
 	}
 }
 
+/*
+ * The QP of a connection: the id's (rdma_create_qp), else one the program created itself
+ * and names by number in conn_param.qp_num (rping -q), as the kernel's iw_cm looks it up.
+ */
 static uint32_t
-qp_handle(struct rdma_cm_id *cid)
+qp_handle(struct rdma_cm_id *cid, const struct rdma_conn_param *conn)
 {
-	if (cid->qp == NULL)
+	struct ibv_qp *qp = cid->qp;
+
+	if (qp == NULL && conn != NULL && conn->qp_num != 0)
+		qp = wn_verbs_qp_by_num(cid->verbs, conn->qp_num);
+	if (qp == NULL)
 		return 0;
-	wn_verbs_qp_cm_bind(cid->qp);
-	return wn_verbs_qp_handle(cid->qp);
+	wn_verbs_qp_cm_bind(qp);
+	return wn_verbs_qp_handle(qp);
 }
 
 EXPORT int
@@ -512,7 +521,7 @@ rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *conn)
 	int ret;
 
 	param_from(&p, conn);
-	ret = wn_client_cm_conn(cm_cl(), WN_CTL_CM_CONNECT, id->handle, qp_handle(cid), &p);
+	ret = wn_client_cm_conn(cm_cl(), WN_CTL_CM_CONNECT, id->handle, qp_handle(cid, conn), &p);
 	if (ret != 0)
 		return fail(ret);
 	id->conn_started = true;
@@ -527,7 +536,7 @@ rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *conn)
 	int ret;
 
 	param_from(&p, conn);
-	ret = wn_client_cm_conn(cm_cl(), WN_CTL_CM_ACCEPT, id->handle, qp_handle(cid), &p);
+	ret = wn_client_cm_conn(cm_cl(), WN_CTL_CM_ACCEPT, id->handle, qp_handle(cid, conn), &p);
 	if (ret != 0)
 		return fail(ret);
 	return id->sync ? sync_wait(id, RDMA_CM_EVENT_ESTABLISHED, NULL) : 0;

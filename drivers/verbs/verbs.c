@@ -241,6 +241,23 @@ wn_verbs_qp_cm_bind(struct ibv_qp *qp)
 	((struct wn_vqp *)qp)->cm_bound = true;
 }
 
+static pthread_mutex_t qp_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct wn_vqp *live_qps; /* for wn_verbs_qp_by_num() */
+
+/* The QP numbered @p qpn of context @p ctx (rdma_connect with conn_param.qp_num), or NULL. */
+WN_VERBS_EXPORT struct ibv_qp *
+wn_verbs_qp_by_num(struct ibv_context *ctx, uint32_t qpn)
+{
+	struct wn_vqp *q;
+
+	pthread_mutex_lock(&qp_lock);
+	for (q = live_qps; q != NULL && (q->qp.context != ctx || q->qp.qp_num != qpn);
+	     q = q->next)
+		;
+	pthread_mutex_unlock(&qp_lock);
+	return q != NULL ? &q->qp : NULL;
+}
+
 int
 ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
@@ -929,6 +946,10 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	attr->cap.max_send_sge = q->wqp->max_send_sge;
 	attr->cap.max_recv_sge = q->wqp->max_recv_sge;
 	attr->cap.max_inline_data = q->wqp->max_inline;
+	pthread_mutex_lock(&qp_lock);
+	q->next = live_qps;
+	live_qps = q;
+	pthread_mutex_unlock(&qp_lock);
 	return &q->qp;
 }
 
@@ -974,6 +995,17 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTS && !q->cm_bound &&
 	    qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return EINVAL;
+	/*
+	 * A QP its connection has moved to RTS stays there when the program then walks it
+	 * through INIT, RTR and RTS itself (rping -q does, with rdma_init_qp_attr()): siw
+	 * ignores those moves, its other attributes still apply.
+	 */
+	if ((mask & IBV_QP_STATE) && q->cm_bound &&
+	    (attr->qp_state == IBV_QPS_INIT || attr->qp_state == IBV_QPS_RTR ||
+	     attr->qp_state == IBV_QPS_RTS) &&
+	    wn_client_query_qp(wn_cl_of(qp->context), q->wqp, &out) == 0 &&
+	    (out.qp_state == WN_CTL_QPS_RTS || out.qp_state == WN_CTL_QPS_SQD))
+		mask &= ~IBV_QP_STATE;
 	/* IB-only attributes (path, PSNs, timeouts, pkey, port) have no iWARP meaning */
 	if (mask & IBV_QP_STATE) {
 		r.mask |= WN_CTL_QP_STATE;
@@ -1039,11 +1071,18 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_q
 int
 ibv_destroy_qp(struct ibv_qp *qp)
 {
-	struct wn_vqp *q = (struct wn_vqp *)qp;
+	struct wn_vqp *q = (struct wn_vqp *)qp, **pp;
 	int ret = wn_client_destroy_qp(wn_cl_of(qp->context), q->wqp);
 
 	if (ret != 0)
 		return -ret;
+	pthread_mutex_lock(&qp_lock);
+	for (pp = &live_qps; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	pthread_mutex_unlock(&qp_lock);
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);
 	free(q);

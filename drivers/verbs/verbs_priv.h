@@ -54,6 +54,7 @@ struct wn_vqp {
 	uint32_t sq_sig_all;
 	uint32_t max_inline;
 	bool cm_bound; /* given to an rdma_cm id: its connection may move it to RTS */
+	struct wn_vqp *next; /* live QPs */
 };
 
 struct wn_vsrq {
@@ -101,5 +102,6 @@ int wn_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 struct wn_client *wn_verbs_client(struct ibv_context *ctx);
 uint32_t wn_verbs_qp_handle(struct ibv_qp *qp);
 void wn_verbs_qp_cm_bind(struct ibv_qp *qp);
+struct ibv_qp *wn_verbs_qp_by_num(struct ibv_context *ctx, uint32_t qpn);
 
 #endif /* WN_VERBS_PRIV_H */

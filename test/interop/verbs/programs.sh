@@ -134,6 +134,21 @@ case_rping_many() {
 	echo "rping: $n connections ($alive at once) x $count verified rounds"
 }
 
+case_rping_q() {
+	need rping
+	start
+	bg_a rping_server rping -s -q -a "$A_IP" -v -V -C 5
+	local srv=$BG_PID
+	wait_server 10 || fail "rping server did not create its CM id"
+	STEP_TIMEOUT=40 on_b rping -c -q -a "$A_IP" -v -V -C 5 >"$T/rping_client.out" 2>&1 &&
+		fail "rping -q client succeeded"
+	wait_pid "$srv" 20
+	[ $? -ne 0 ] || fail "rping -q server succeeded"
+	grep -q 'connect error 22' "$T/rping_server.out" ||
+		fail "rping -q server did not fail moving its QP to RTS (EINVAL)"
+	echo "rping -q: the server's QP cannot reach RTS before its connection (EINVAL), as on siw"
+}
+
 # qperf_run TEST...: every test against one server; each must print its figure
 qperf_run() {
 	local t out
@@ -151,7 +166,7 @@ qperf_run() {
 
 case_qperf() {
 	local t fails=0
-	local tests=(rc_lat rc_bi_bw rc_rdma_write_lat rc_rdma_read_bw rc_rdma_read_lat
+	local tests=(rc_lat rc_rdma_write_lat rc_rdma_read_bw rc_rdma_read_lat
 		rc_compare_swap_mr rc_fetch_add_mr)
 	qperf_run "${tests[@]}" >"$T/qperf.out"
 	cat "$T/qperf.out"
@@ -165,15 +180,18 @@ case_qperf() {
 }
 
 case_qperf_rc_bw() {
-	qperf_run rc_bw >"$T/qperf.out"
+	local t
+	qperf_run rc_bw rc_bi_bw >"$T/qperf.out"
 	cat "$T/qperf.out"
-	if grep -q '^rc_bw: 0: rc_bw: .*bw *= *[0-9.]\+ ' "$T/qperf.out"; then
-		echo "qperf rc_bw: passed (the receiver kept up this time)"
-		return
-	fi
-	grep -q 'WR flush failure' "$T/qperf.out" && terminate_no_buffer ||
-		fail "qperf rc_bw failed, but not with a Send that found no receive"
-	echo "qperf rc_bw: failed as on iWARP (DDP Terminate: no buffer, WR flush)"
+	for t in rc_bw rc_bi_bw; do
+		if grep -q "^$t: 0: $t: .*bw *= *[0-9.]\+ " "$T/qperf.out"; then
+			echo "qperf $t: passed (the receivers kept up this time)"
+			continue
+		fi
+		grep "^$t: " "$T/qperf.out" | grep -q 'WR flush failure' && terminate_no_buffer ||
+			fail "qperf $t failed, but not with a Send that found no receive"
+		echo "qperf $t: failed as on iWARP (DDP Terminate: no buffer, WR flush)"
+	done
 }
 
 case_qperf_rdma_write_bw() {
