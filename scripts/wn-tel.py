@@ -20,7 +20,7 @@ import sys
 
 def query(path, cmd):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(5)
+    s.settimeout(10)  # a telemetry thread on a CPU shared with busy pollers answers late
     s.connect(path)
     hello = json.loads(s.recv(4096).decode())
     s.send(cmd.encode())

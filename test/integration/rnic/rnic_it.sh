@@ -205,7 +205,7 @@ run_kill() {
 	sleep 0.5 # more Writes and Reads in flight
 	held=$("$PAIR" tel b /warpnic/ctl clients qps mrs) || fail "telemetry of b"
 	case "$held" in
-	"clients=0 "* | *" qps=0 "* | *" mrs=0") fail "B holds no objects of the streaming client: $held" ;;
+	"clients=0 "* | *" qps=0 "* | *" mrs=0") fail "B holds no objects of the streamer: $held" ;;
 	esac
 	kill -KILL "$CLI_PID"
 	wait "$CLI_PID" 2>/dev/null
