@@ -627,6 +627,17 @@ rdma_set_option(struct rdma_cm_id *cid, int level, int optname, void *optval, si
 
 /* ------------------------------------------------------------------ QPs */
 
+/* @p pd, else the id's PD, allocated on first use (as librdmacm does); NULL with errno. */
+static struct ibv_pd *
+id_pd(struct rdma_cm_id *cid, struct ibv_pd *pd)
+{
+	if (pd != NULL)
+		return pd;
+	if (cid->pd == NULL)
+		cid->pd = ibv_alloc_pd(cid->verbs);
+	return cid->pd;
+}
+
 EXPORT int
 rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *ax)
 {
@@ -635,13 +646,9 @@ rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *ax)
 	struct ibv_pd *pd = ax->pd != NULL ? ax->pd : cid->pd;
 	struct ibv_qp *qp;
 
-	if (pd == NULL) {
-		if (cid->pd == NULL)
-			cid->pd = ibv_alloc_pd(cid->verbs);
-		pd = cid->pd;
-		if (pd == NULL)
-			return -1;
-	}
+	pd = id_pd(cid, pd);
+	if (pd == NULL)
+		return -1;
 	memset(&a, 0, sizeof(a));
 	a.qp_context = ax->qp_context;
 	a.send_cq = ax->send_cq;
@@ -1029,13 +1036,9 @@ rdma_create_srq_ex(struct rdma_cm_id *cid, struct ibv_srq_init_attr_ex *attr)
 	if (attr->srq_type != IBV_SRQT_BASIC)
 		return fail(EOPNOTSUPP); /* XRC and tag matching: not on an RNIC */
 	pd = (attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) && attr->pd != NULL ? attr->pd : cid->pd;
-	if (pd == NULL) {
-		if (cid->pd == NULL)
-			cid->pd = ibv_alloc_pd(cid->verbs);
-		pd = cid->pd;
-		if (pd == NULL)
-			return -1;
-	}
+	pd = id_pd(cid, pd);
+	if (pd == NULL)
+		return -1;
 	memset(&a, 0, sizeof(a));
 	a.srq_context = attr->srq_context;
 	a.attr = attr->attr;
