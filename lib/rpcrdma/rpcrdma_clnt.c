@@ -35,6 +35,7 @@ struct slot {
 	bool sent;	  /* the call's Send completed */
 	bool replied;	  /* a reply (or RDMA_ERROR) arrived */
 	bool timed_out;
+	bool answered;	  /* a reply came that had to be discarded: the server's credit is back */
 	bool decoding;	  /* a reply is held, to decode once invalidations are done */
 	struct rpcrdma_offer offer;
 	uint8_t *wbuf;	  /* exposed write chunk memory */
@@ -684,6 +685,7 @@ fail_unsent(struct wn_rpcrdma_clnt *c, struct wn_rpcrdma_call *call, enum clnt_s
 static void
 try_issue(struct wn_rpcrdma_clnt *c)
 {
+
 	while (c->backlog != NULL && c->conn_ok && !c->conn.dead && c->active < window(c) &&
 	       c->sq_avail >= RPCRDMA_CALL_WRS) {
 		struct slot *s = free_slot(c);
@@ -696,7 +698,7 @@ try_issue(struct wn_rpcrdma_clnt *c)
 		s->busy = true;
 		s->nmws = s->nbufs = 0;
 		s->wr_out = s->inv_out = s->rd_out = 0;
-		s->sent = s->replied = s->timed_out = s->decoding = false;
+		s->sent = s->replied = s->timed_out = s->decoding = s->answered = false;
 		s->held = NULL;
 		s->inv_rkey = 0;
 		c->active++;
@@ -760,8 +762,8 @@ wn_rpcrdma_clnt_start(struct wn_rpcrdma_clnt *c, struct wn_rpcrdma_call *call)
 static void
 slot_try_release(struct wn_rpcrdma_clnt *c, struct slot *s)
 {
-	if (!s->busy || s->call != NULL || !s->sent || !s->replied || s->wr_out != 0 ||
-	    s->decoding || s->held != NULL)
+	if (!s->busy || s->call != NULL || !s->sent || !(s->replied || s->answered) ||
+	    s->wr_out != 0 || s->decoding || s->held != NULL)
 		return;
 	slot_free_bufs(c, s);
 	for (uint32_t i = 0; i < s->nmws; i++)
@@ -830,7 +832,7 @@ decode_reply(struct wn_rpcrdma_clnt *c, struct slot *s)
 	m.acpted_rply.ar_verf.oa_base = verf;
 	m.acpted_rply.ar_results.where = call->res;
 	m.acpted_rply.ar_results.proc = rpcrdma_xdr_or_void(call->xres);
-	if (!xdr_replymsg(&x, &m) || m.rm_direction != REPLY) {
+	if (!xdr_replymsg(&x, &m) || m.rm_direction != REPLY || m.rm_xid != s->xid) {
 		st = RPC_CANTDECODERES;
 	} else {
 		st = reply_stat(&m);
@@ -993,6 +995,19 @@ slot_by_xid(struct wn_rpcrdma_clnt *c, uint32_t xid)
 	return NULL;
 }
 
+/*
+ * A reply to @p s that must be discarded (RFC 8166 §4.5): the call keeps waiting (and times
+ * out), but the server has answered it, so its credit is free once the call ends.
+ */
+static void
+discard(struct wn_rpcrdma_clnt *c, struct slot *s, struct rpcrdma_rbuf *rb)
+{
+	c->st.discarded++;
+	if (s != NULL)
+		s->answered = true;
+	rpcrdma_conn_repost(&c->conn, rb);
+}
+
 static void
 on_recv(struct wn_rpcrdma_clnt *c, struct rpcrdma_rbuf *rb, const struct ibv_wc *wc)
 {
@@ -1006,15 +1021,22 @@ on_recv(struct wn_rpcrdma_clnt *c, struct rpcrdma_rbuf *rb, const struct ibv_wc 
 		/* RFC 8166 §4.5: a requester silently discards replies it cannot use */
 		RLOG(DEBUG, "reply discarded: %s, xid %#x%s", wn_rpcrdma_status_str(st), h->xid,
 		     s == NULL ? " (no such call)" : "");
-		c->st.discarded++;
-		rpcrdma_conn_repost(&c->conn, rb);
+		discard(c, s, rb);
 		return;
 	}
 	if (h->proc != WN_RPCRDMA_ERROR &&
 	    rpcrdma_proto_reply_check(h, &s->offer, c->o.max_msg, &s->plan) != 0) {
 		RLOG(INFO, "reply %#x does not match its call's chunks: discarded", h->xid);
-		c->st.discarded++;
-		rpcrdma_conn_repost(&c->conn, rb);
+		discard(c, s, rb);
+		return;
+	}
+	/* RFC 8166 §4.5.2: the RPC message's XID must be rdma_xid (inline payloads; a long
+	 * reply's is checked when it is decoded) */
+	if ((h->proc == WN_RPCRDMA_MSG || h->proc == WN_RPCRDMA_MSGP) &&
+	    (wc->byte_len < h->hdr_len + 4 || ntohl(*(const uint32_t *)(rb->buf + h->hdr_len)) !=
+						      h->xid)) {
+		RLOG(INFO, "reply %#x carries another RPC XID: discarded", h->xid);
+		discard(c, s, rb);
 		return;
 	}
 	/* a zero grant would deadlock (RFC 8166 §3.3.1): treat it as one */

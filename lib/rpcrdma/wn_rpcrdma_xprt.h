@@ -36,6 +36,10 @@
  * without memory windows fall back to exposing the registered regions themselves
  * (WN_RPCRDMA_REG_POOL, as Linux's "all physical" mode: no per-call protection).
  *
+ * Untrusted input: arguments (server) and results (client) are decoded by the application's
+ * rpcgen routines; give every variable-length item of the .x a bound, since libtirpc
+ * allocates the length a peer claims before it reads the octets.
+ *
  * Thread safety: a client or server object is used by one thread at a time (calls, polls
  * and callbacks all run in the thread that polls). Different objects are independent.
  */
@@ -124,7 +128,8 @@ struct wn_rpcrdma_call {
 	xdrproc_t xargs;	       /**< e.g. (xdrproc_t)xdr_blob_write_args; NULL: xdr_void */
 	const void *args;
 	xdrproc_t xres;		       /**< NULL: xdr_void */
-	void *res;		       /**< decoded into (zeroed by the caller, freed with xdr_free) */
+	void *res;		       /**< decoded into (zeroed by the caller; xdr_free it
+					    after completion whatever the status) */
 	const struct opaque_auth *cred; /**< NULL: AUTH_NONE */
 	uint32_t flags;		       /**< WN_RPCRDMA_CALL_* */
 	void *ddp_buf;		       /**< write chunk for the DDP-eligible result (NULL: none) */
