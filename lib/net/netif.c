@@ -454,12 +454,14 @@ neigh_solicit(struct wn_netif *nif, struct neigh *n)
 void
 wn_net_process(struct wn_netif *nif, uint64_t now)
 {
+	/* called on every loop iteration: the reassembly TTL (seconds) and the neighbour
+	 * lifetimes need no scan more often than every NEIGH_SCAN_US */
+	if (now < nif->next_neigh_scan)
+		return;
 	if (nif->frag_tbl != NULL) {
 		rte_ip_frag_table_del_expired_entries(nif->frag_tbl, &nif->dr, now);
 		rte_ip_frag_free_death_row(&nif->dr, 0);
 	}
-	if (now < nif->next_neigh_scan)
-		return;
 	nif->next_neigh_scan = now + NEIGH_SCAN_US;
 	for (uint32_t i = 0; i < nif->conf.neigh_entries; i++) {
 		struct neigh *n = &nif->neigh[i];

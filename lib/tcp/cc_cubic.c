@@ -34,7 +34,8 @@ cubic_on_ack(struct wn_tcp_conn *c, uint32_t acked, uint64_t now)
 	double rtt = c->srtt / 1e6;
 
 	if (c->cwnd < c->ssthresh) {
-		c->cwnd += RTE_MIN(acked, (uint32_t)smss); /* slow start (§4.10) */
+		/* slow start (§4.10) counting bytes (RFC 3465), as newreno_on_ack() */
+		c->cwnd = RTE_MIN(c->cwnd + acked, RTE_MAX(c->ssthresh, c->cwnd + (uint32_t)smss));
 		return;
 	}
 	if (p->t_epoch == 0) {

@@ -28,7 +28,10 @@ newreno_on_ack(struct wn_tcp_conn *c, uint32_t acked, uint64_t now)
 
 	(void)now;
 	if (c->cwnd < c->ssthresh) {
-		c->cwnd += RTE_MIN(acked, smss); /* slow start, RFC 5681 eq. 2 */
+		/* slow start, RFC 5681 eq. 2 with RFC 3465's byte counting: an ACK for a
+		 * whole receive burst (ours, a GRO receiver's) grows cwnd by what it
+		 * acknowledges, up to ssthresh, as Linux's tcp_slow_start() does */
+		c->cwnd = RTE_MIN(c->cwnd + acked, RTE_MAX(c->ssthresh, c->cwnd + smss));
 		return;
 	}
 	p->bytes_acked += acked;

@@ -965,14 +965,13 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			ooo_pop_front(c);
 		}
 		set_ack_now(c); /* a hole was filled: ACK now (RFC 5681 §4.2) */
-	} else if (++c->rcv.unacked_segs >= 2 && len >= tcp_emss(c)) {
-		/* At least every second full-sized segment (RFC 5681 §4.2), sent right away
-		 * rather than once per receive burst: one lost ACK must not leave the sender
-		 * with a whole window unacknowledged. */
-		tcp_send_ack(c);
-	} else if (c->rcv.unacked_segs >= 2 || c->nooo > 0 || (s->flags & TH_PSH)) {
-		/* small segments, or the end of a sender's write (PSH): ACK before the burst
-		 * ends; a delayed ACK there only makes the sender's tail-loss probe fire */
+	} else if (++c->rcv.unacked_segs >= 2 || c->nooo > 0 || (s->flags & TH_PSH)) {
+		/* At least every second full-sized segment (RFC 5681 §4.2), small segments, or
+		 * the end of a sender's write (PSH): one ACK when the receive burst has been
+		 * processed (wn_tcp_tx_bulk/wn_tcp_process), as Linux acknowledges a GRO
+		 * aggregate: a burst (32 frames in our loops) is a fraction of a window, so a
+		 * lost ACK is covered by the next one. A delayed ACK here would only make the
+		 * sender's tail-loss probe fire. */
 		set_ack_now(c);
 	} else if (c->t_delack == 0) {
 		c->t_delack = ctx->now + ctx->conf.delack_us;

@@ -49,6 +49,19 @@ struct impair_port {
 };
 
 static struct impair_port *impair_ports[RTE_MAX_ETHPORTS];
+/* the face ids in impair_ports, so that wn_impair_poll_all(), called on every loop
+ * iteration of an lcore (most of them finding nothing), does not scan the whole table */
+static uint16_t faces[RTE_MAX_ETHPORTS];
+static unsigned int nb_faces;
+
+static void
+faces_update(void)
+{
+	nb_faces = 0;
+	for (uint16_t p = 0; p < RTE_MAX_ETHPORTS; p++)
+		if (impair_ports[p] != NULL)
+			faces[nb_faces++] = p;
+}
 
 static struct {
 	char *spec[WN_IMPAIR_MAX_PENDING];
@@ -255,6 +268,7 @@ wn_impair_create(const char *name, const char *args, struct rte_mempool *mp)
 	if (ret < 0)
 		goto fail_started;
 	impair_ports[ip->face_id] = ip;
+	faces_update();
 	IMPAIR_LOG(INFO,
 		   "%s: port %u wraps %s (port %u); rx drop=%g dup=%g reorder=%g corrupt=%g "
 		   "delay=%uus; tx drop=%g dup=%g reorder=%g corrupt=%g delay=%uus; seed=%" PRIu64,
@@ -352,11 +366,9 @@ int
 wn_impair_poll_all(void)
 {
 	int n = 0;
-	uint16_t p;
 
-	for (p = 0; p < RTE_MAX_ETHPORTS; p++)
-		if (impair_ports[p] != NULL)
-			n += wn_impair_poll(p);
+	for (unsigned int i = 0; i < nb_faces; i++)
+		n += wn_impair_poll(faces[i]);
 	return n;
 }
 
@@ -438,6 +450,7 @@ wn_impair_destroy(uint16_t port_id)
 	if (ip == NULL)
 		return -ENODEV;
 	impair_ports[port_id] = NULL;
+	faces_update();
 	(void)rte_eth_dev_stop(ip->face_id);
 	/* remove the face's vdev too, so that the name can be used again */
 	if (rte_eth_dev_get_name_by_port(ip->face_id, face) != 0 || rte_vdev_uninit(face) != 0)
