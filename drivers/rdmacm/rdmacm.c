@@ -566,9 +566,10 @@ rdma_disconnect(struct rdma_cm_id *cid)
 
 	/*
 	 * iw_cm_disconnect() returns 0 when the peer closed first, when this side already
-	 * disconnected, and after a rejected or never accepted request; warpnicd answers
-	 * EINVAL for an id that is no longer connected. Only an id that never took part in a
-	 * connection (or a listener) fails, as with rdma_cm.
+	 * disconnected, and after a rejected or never accepted request, as warpnicd does; an
+	 * id whose connect warpnicd refused (no connection ever requested there) counts too.
+	 * Only an id that never took part in a connection (or a listener) fails, as with
+	 * rdma_cm.
 	 */
 	if (ret == -EINVAL && id->conn_started)
 		ret = 0;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * CM channels and ids: address binding and resolution, listen, connect/accept/reject/
- * disconnect handed to the dataplane, its events delivered on the id's channel, and the local
- * connection manager used while no dataplane is attached.
+ * CM channels and ids, as rdma_cm sees them: address binding and resolution, listen and
+ * backlog, the bound QP, and what an id did toward a connection (requested, accepted,
+ * finished: enough to refuse what librdmacm refuses). Connections themselves are the
+ * dataplane's: CONNECT/ACCEPT/REJECT/DISCONNECT go to it and its events come back on the id's
+ * channel. Without a dataplane, CONNECT and LISTEN fail with ENETDOWN.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,8 +52,9 @@ srv_chan_destroy(struct wn_server *srv, struct obj *ch)
 	return 0;
 }
 
+/* Deliver an event about @p id on its channel. */
 static void
-cm_event(struct wn_server *srv, struct obj *id, uint32_t type, int status,
+cm_event(struct obj *id, uint32_t type, int status,
 	 uint32_t listen_id, const struct wn_ctl_conn_param *param)
 {
 	struct {
@@ -60,17 +63,6 @@ cm_event(struct wn_server *srv, struct obj *id, uint32_t type, int status,
 	} m;
 	struct obj *ch = id->u.id.chan;
 
-	/*
-	 * A connect that failed takes its QP to Error, flushing what was posted on it, as
-	 * Linux siw does (siw_qp_cm_drop): nothing would ever complete those WRs otherwise.
-	 */
-	if ((type == WN_CTL_CM_EV_REJECTED || type == WN_CTL_CM_EV_CONNECT_ERROR ||
-	     type == WN_CTL_CM_EV_UNREACHABLE) && id->u.id.qp != 0) {
-		struct obj *qp = srv_obj_get(srv, NULL, id->u.id.qp, OBJ_QP);
-
-		if (qp != NULL && qp->u.qp.dp.state != WN_CTL_QPS_ERR)
-			srv_qp_set_state(srv, qp, WN_CTL_QPS_ERR);
-	}
 	memset(&m, 0, sizeof(m));
 	wn_ctl_hdr_init(&m.h, WN_CTL_CM_EVENT, ++ch->u.chan.seq, sizeof(m.ev));
 	m.ev.event = type;
@@ -168,9 +160,9 @@ port_in_use(struct wn_server *srv, const struct wn_ctl_addr *a, bool listen_only
 		struct obj *o = srv->tab[i];
 
 		if (o == NULL || o->type != OBJ_CMID || o->u.id.src.port != a->port ||
-		    o->u.id.state == CM_IDLE || o->u.id.listener != 0)
+		    o->u.id.addr == CM_ADDR_NONE || o->u.id.listener != 0)
 			continue;
-		if (listen_only && o->u.id.state != CM_LISTEN)
+		if (listen_only && !o->u.id.listening)
 			continue;
 		if (addr_is_any(&o->u.id.src) || addr_is_any(a) ||
 		    memcmp(o->u.id.src.addr, a->addr, 16) == 0)
@@ -252,7 +244,7 @@ srv_h_cm_bind(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *
 	struct obj *id = addr_req_id(srv, rq, rs);
 	struct wn_ctl_addr a = r->src;
 
-	if (id == NULL || id->u.id.state != CM_IDLE)
+	if (id == NULL || id->u.id.addr != CM_ADDR_NONE)
 		return -EINVAL;
 	if (!addr_is_any(&a) && !addr_is_local(srv, &a))
 		return -EADDRNOTAVAIL;
@@ -264,7 +256,7 @@ srv_h_cm_bind(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *
 	if (a.port == 0)
 		return -EADDRINUSE;
 	id->u.id.src = a;
-	id->u.id.state = CM_BOUND;
+	id->u.id.addr = CM_ADDR_BOUND;
 	rs->u.addr.src = a;
 	return 0;
 }
@@ -276,10 +268,10 @@ srv_h_cm_resolve_addr(struct wn_server *srv, const struct srv_req *rq, struct sr
 	struct obj *id = addr_req_id(srv, rq, rs);
 	struct wn_ctl_addr a;
 
-	if (id == NULL || (id->u.id.state != CM_IDLE && id->u.id.state != CM_BOUND))
+	if (id == NULL || id->u.id.addr > CM_ADDR_BOUND || id->u.id.listening)
 		return -EINVAL;
 	id->u.id.dst = r->dst;
-	if (id->u.id.state == CM_IDLE) {
+	if (id->u.id.addr == CM_ADDR_NONE) {
 		if (r->src.family != WN_CTL_AF_NONE)
 			a = r->src;
 		else
@@ -289,18 +281,13 @@ srv_h_cm_resolve_addr(struct wn_server *srv, const struct srv_req *rq, struct sr
 	}
 	if (!addr_is_local(srv, &r->dst) && srv->to_dp == NULL) {
 		/* neighbour resolution is the dataplane's; none attached */
-		cm_event(srv, id, WN_CTL_CM_EV_ADDR_ERROR, -EHOSTUNREACH, 0, NULL);
+		cm_event(id, WN_CTL_CM_EV_ADDR_ERROR, -EHOSTUNREACH, 0, NULL);
 	} else {
-		/*
-		 * With a dataplane every connection runs over it, also between two clients
-		 * of this instance (the dataplane loops such segments back); loopback
-		 * addresses mean the port's own address then.
-		 */
-		id->u.id.remote = srv->to_dp != NULL || !addr_is_local(srv, &r->dst);
+		/* loopback addresses mean the port's own address (the dataplane loops back) */
 		loopback_to_port(srv, &id->u.id.dst);
 		loopback_to_port(srv, &id->u.id.src);
-		id->u.id.state = CM_ADDR_RESOLVED;
-		cm_event(srv, id, WN_CTL_CM_EV_ADDR_RESOLVED, 0, 0, NULL);
+		id->u.id.addr = CM_ADDR_RESOLVED;
+		cm_event(id, WN_CTL_CM_EV_ADDR_RESOLVED, 0, 0, NULL);
 	}
 	rs->u.addr.src = id->u.id.src;
 	rs->u.addr.dst = id->u.id.dst;
@@ -312,10 +299,10 @@ srv_h_cm_resolve_route(struct wn_server *srv, const struct srv_req *rq, struct s
 {
 	struct obj *id = addr_req_id(srv, rq, rs);
 
-	if (id == NULL || id->u.id.state != CM_ADDR_RESOLVED)
+	if (id == NULL || id->u.id.addr != CM_ADDR_RESOLVED)
 		return -EINVAL;
-	id->u.id.state = CM_ROUTE_RESOLVED;
-	cm_event(srv, id, WN_CTL_CM_EV_ROUTE_RESOLVED, 0, 0, NULL);
+	id->u.id.addr = CM_ROUTE_RESOLVED;
+	cm_event(id, WN_CTL_CM_EV_ROUTE_RESOLVED, 0, 0, NULL);
 	return 0;
 }
 
@@ -326,18 +313,19 @@ srv_h_cm_listen(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	struct obj *id = addr_req_id(srv, rq, rs);
 	struct wn_server_dp_msg *m;
 
-	if (id == NULL || id->u.id.state != CM_BOUND)
+	if (id == NULL || id->u.id.addr != CM_ADDR_BOUND || id->u.id.listening)
 		return -EINVAL;
 	if (port_in_use(srv, &id->u.id.src, true))
 		return -EADDRINUSE;
-	id->u.id.state = CM_LISTEN;
-	id->u.id.backlog = r->timeout_ms == 0 ? 128 : RTE_MIN(r->timeout_ms, 4096u);
 	m = srv_dp_msg(srv, WN_SERVER_DP_CM_LISTEN, id->handle, NULL);
-	if (m != NULL) {
-		m->u.cm.id = id->handle;
-		m->u.cm.src = id->u.id.src;
-		srv_dp_post(srv, m);
-	}
+	if (m == NULL)
+		return srv->to_dp == NULL ? -ENETDOWN : -ENOMEM;
+	m->u.cm.id = id->handle;
+	m->u.cm.src = id->u.id.src;
+	if (srv_dp_post(srv, m) != 0)
+		return -ENOBUFS;
+	id->u.id.listening = true;
+	id->u.id.backlog = r->timeout_ms == 0 ? 128 : RTE_MIN(r->timeout_ms, 4096u);
 	return 0;
 }
 
@@ -379,121 +367,46 @@ cm_conn_setup(struct wn_server *srv, struct obj *id, const struct wn_ctl_cm_conn
 	return 0;
 }
 
+/*
+ * Move @p id's connection to @p to. A passive id leaving REQUESTED has its request answered:
+ * its listener may take another (backlog).
+ */
 static void
-cm_established(struct wn_server *srv, struct obj *id, uint32_t peer_ird)
+cm_conn_set(struct wn_server *srv, struct obj *id, enum cm_conn to)
 {
-	struct obj *qp = id->u.id.qp ? srv_obj_get(srv, NULL, id->u.id.qp, OBJ_QP) : NULL;
+	struct obj *l;
 
-	id->u.id.state = CM_CONNECTED;
-	if (qp != NULL) {
-		/* RFC 6581 §5: our ORD may not exceed the peer's IRD */
-		qp->u.qp.dp.ord = RTE_MIN(id->u.id.ord, peer_ird);
-		qp->u.qp.dp.ird = id->u.id.ird;
-		srv_qp_set_state(srv, qp, WN_CTL_QPS_RTS);
+	if (id->u.id.conn == CM_CONN_REQUESTED && id->u.id.listener != 0) {
+		l = srv_obj_get(srv, NULL, id->u.id.listener, OBJ_CMID);
+		if (l != NULL && l->u.id.pending > 0)
+			l->u.id.pending--;
 	}
+	id->u.id.conn = to;
 }
 
-static void
-cm_disconnected(struct wn_server *srv, struct obj *id, bool notify)
+/* The id's bound QP (NULL: none). */
+static struct obj *
+cm_qp(struct wn_server *srv, struct obj *id)
 {
-	struct obj *qp = id->u.id.qp ? srv_obj_get(srv, NULL, id->u.id.qp, OBJ_QP) : NULL;
+	return id->u.id.qp != 0 ? srv_obj_get(srv, NULL, id->u.id.qp, OBJ_QP) : NULL;
+}
 
-	if (qp != NULL && qp->u.qp.dp.state != WN_CTL_QPS_RESET)
+/*
+ * The connection is over for @p id (a failed connect, or a disconnect): its QP goes to Error
+ * unless it is in state @p spare, flushing what was posted, as Linux siw does
+ * (siw_qp_cm_drop): nothing would ever complete those WRs otherwise.
+ */
+static void
+cm_finished(struct wn_server *srv, struct obj *id, uint32_t spare)
+{
+	struct obj *qp = cm_qp(srv, id);
+
+	if (qp != NULL && qp->u.qp.dp.state != spare && qp->u.qp.dp.state != WN_CTL_QPS_ERR)
 		srv_qp_set_state(srv, qp, WN_CTL_QPS_ERR);
-	id->u.id.state = CM_DISCONNECTED;
-	id->u.id.peer = 0;
-	if (notify)
-		cm_event(srv, id, WN_CTL_CM_EV_DISCONNECTED, 0, 0, NULL);
+	cm_conn_set(srv, id, CM_CONN_FINISHED);
 }
 
-/* The peer of @p id went away or disconnected. */
-static void
-cm_peer_gone(struct wn_server *srv, struct obj *id)
-{
-	struct obj *peer = id->u.id.peer ? srv_obj_get(srv, NULL, id->u.id.peer, OBJ_CMID) : NULL;
-
-	if (peer == NULL)
-		return;
-	switch (peer->u.id.state) {
-	case CM_CONNECTED:
-		cm_disconnected(srv, peer, true);
-		break;
-	case CM_CONNECTING:
-		/* active side whose request died with the passive id: TCP reset */
-		peer->u.id.peer = 0;
-		peer->u.id.state = CM_ROUTE_RESOLVED;
-		cm_event(srv, peer, WN_CTL_CM_EV_REJECTED, -ECONNRESET, 0, NULL);
-		break;
-	case CM_REQ_PENDING:
-		/* passive id whose initiator vanished before accept */
-		peer->u.id.peer = 0;
-		peer->u.id.state = CM_DISCONNECTED;
-		cm_event(srv, peer, WN_CTL_CM_EV_DISCONNECTED, 0, 0, NULL);
-		break;
-	default:
-		peer->u.id.peer = 0;
-		break;
-	}
-}
-
-static struct obj *
-find_listener(struct wn_server *srv, const struct wn_ctl_addr *dst)
-{
-	uint32_t i;
-
-	for (i = 0; i < srv->cap; i++) {
-		struct obj *o = srv->tab[i];
-
-		if (o == NULL || o->type != OBJ_CMID || o->u.id.state != CM_LISTEN ||
-		    o->u.id.src.port != dst->port)
-			continue;
-		if (addr_is_any(&o->u.id.src) ||
-		    (o->u.id.src.family == dst->family &&
-		     memcmp(o->u.id.src.addr, dst->addr, 16) == 0))
-			return o;
-	}
-	return NULL;
-}
-
-/* A passive id for a request on listener @p l (CONNECT_REQUEST delivered on it next). */
-static struct obj *
-cm_passive_new(struct wn_server *srv, struct obj *l, const struct wn_ctl_addr *src,
-	       const struct wn_ctl_addr *dst)
-{
-	struct obj *n = cmid_new(srv, l->owner, l->u.id.chan, l->u.id.cookie);
-
-	if (n == NULL)
-		return NULL;
-	n->u.id.state = CM_REQ_PENDING;
-	n->u.id.src = *src;
-	n->u.id.dst = *dst;
-	n->u.id.listener = l->handle;
-	l->u.id.pending++;
-	return n;
-}
-
-static int
-cm_connect_local(struct wn_server *srv, struct obj *id, const struct wn_ctl_conn_param *p)
-{
-	struct obj *l = find_listener(srv, &id->u.id.dst), *n;
-
-	id->u.id.state = CM_CONNECTING;
-	if (l == NULL || l->u.id.pending >= l->u.id.backlog) {
-		/* no listener: the peer's TCP answers with RST (RFC 9293 §3.10.7.1) */
-		id->u.id.state = CM_ROUTE_RESOLVED;
-		cm_event(srv, id, WN_CTL_CM_EV_REJECTED, -ECONNREFUSED, 0, NULL);
-		return 0;
-	}
-	n = cm_passive_new(srv, l, &id->u.id.dst, &id->u.id.src);
-	if (n == NULL)
-		return -ENOMEM;
-	n->u.id.peer = id->handle;
-	id->u.id.peer = n->handle;
-	/* The passive side sees the initiator's IRD and ORD (RFC 6581 §5, MPA Request). */
-	cm_event(srv, n, WN_CTL_CM_EV_CONNECT_REQUEST, 0, l->handle, p);
-	return 0;
-}
-
+/* The dataplane's CONNECT/ACCEPT/REJECT/DISCONNECT for @p id (@p r: the request, if any). */
 static int
 cm_forward(struct wn_server *srv, uint32_t type, struct obj *id,
 	   const struct wn_ctl_cm_conn_req *r)
@@ -501,7 +414,7 @@ cm_forward(struct wn_server *srv, uint32_t type, struct obj *id,
 	struct wn_server_dp_msg *m = srv_dp_msg(srv, type, id->handle, NULL);
 
 	if (m == NULL)
-		return srv->to_dp == NULL ? -ENOTCONN : -ENOMEM;
+		return srv->to_dp == NULL ? -ENETDOWN : -ENOMEM;
 	m->u.cm.id = id->handle;
 	m->u.cm.conn = id->u.id.dp_conn;
 	m->u.cm.src = id->u.id.src;
@@ -513,94 +426,82 @@ cm_forward(struct wn_server *srv, uint32_t type, struct obj *id,
 	return srv_dp_post(srv, m);
 }
 
-/* The connection request behind passive id @p id is answered: its listener may take more. */
-static void
-cm_request_answered(struct wn_server *srv, struct obj *id)
+/* The id named by a CONNECT/ACCEPT/REJECT, owned by the client. */
+static struct obj *
+conn_req_id(struct wn_server *srv, const struct srv_req *rq)
 {
-	struct obj *l = srv_obj_get(srv, NULL, id->u.id.listener, OBJ_CMID);
+	const struct wn_ctl_cm_conn_req *r = rq->body;
 
-	if (l != NULL && l->u.id.pending > 0)
-		l->u.id.pending--;
+	return srv_obj_get(srv, rq->c, r->id, OBJ_CMID);
 }
 
 int
 srv_h_cm_connect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_conn_req *r = rq->body;
-	struct obj *id = srv_obj_get(srv, rq->c, r->id, OBJ_CMID);
+	struct obj *id = conn_req_id(srv, rq);
 	int ret;
 
 	(void)rs;
-	if (id == NULL || id->u.id.state != CM_ROUTE_RESOLVED)
+	/* rdma_connect: only from ROUTE_RESOLVED, once (EINVAL, as the kernel's rdma_cm) */
+	if (id == NULL || id->u.id.addr != CM_ROUTE_RESOLVED || id->u.id.conn != CM_CONN_NONE)
 		return -EINVAL;
+	if (srv->to_dp == NULL)
+		return -ENETDOWN;
 	ret = cm_conn_setup(srv, id, r);
-	if (ret != 0)
-		return ret;
-	if (id->u.id.remote) {
-		id->u.id.state = CM_CONNECTING;
-		return cm_forward(srv, WN_SERVER_DP_CM_CONNECT, id, r);
-	}
-	return cm_connect_local(srv, id, &r->param);
+	if (ret == 0)
+		ret = cm_forward(srv, WN_SERVER_DP_CM_CONNECT, id, r);
+	if (ret == 0)
+		cm_conn_set(srv, id, CM_CONN_REQUESTED);
+	return ret;
+}
+
+/* An id that got a CONNECT_REQUEST and has not answered it. */
+static bool
+cm_request_pending(const struct obj *id)
+{
+	return id->u.id.listener != 0 && id->u.id.conn == CM_CONN_REQUESTED;
 }
 
 int
 srv_h_cm_accept(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_conn_req *r = rq->body;
-	struct obj *id = srv_obj_get(srv, rq->c, r->id, OBJ_CMID), *peer;
+	struct obj *id = conn_req_id(srv, rq);
 	int ret;
 
 	(void)rs;
-	if (id == NULL || id->u.id.state != CM_REQ_PENDING)
+	if (id == NULL || !cm_request_pending(id))
 		return -EINVAL;
 	ret = cm_conn_setup(srv, id, r);
-	if (ret != 0)
-		return ret;
-	if (id->u.id.remote) {
-		cm_request_answered(srv, id);
-		/* ESTABLISHED comes from the dataplane once the MPA Reply is out */
-		return cm_forward(srv, WN_SERVER_DP_CM_ACCEPT, id, r);
-	}
-	peer = srv_obj_get(srv, NULL, id->u.id.peer, OBJ_CMID);
-	if (peer == NULL || peer->u.id.state != CM_CONNECTING)
-		return -ECONNRESET;
-	cm_request_answered(srv, id);
-	/* MPA Reply carries the responder's private data and IRD/ORD (RFC 6581 §5) */
-	cm_established(srv, id, peer->u.id.ird);
-	cm_established(srv, peer, id->u.id.ird);
-	cm_event(srv, id, WN_CTL_CM_EV_ESTABLISHED, 0, 0, NULL);
-	cm_event(srv, peer, WN_CTL_CM_EV_ESTABLISHED, 0, 0, &r->param);
-	return 0;
+	if (ret == 0)
+		ret = cm_forward(srv, WN_SERVER_DP_CM_ACCEPT, id, r);
+	/* ESTABLISHED comes from the dataplane once the MPA Reply is out */
+	if (ret == 0)
+		cm_conn_set(srv, id, CM_CONN_ACCEPTED);
+	return ret;
 }
 
 int
 srv_h_cm_reject(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_conn_req *r = rq->body;
-	struct obj *id = srv_obj_get(srv, rq->c, r->id, OBJ_CMID), *peer;
-	struct wn_ctl_conn_param p;
+	struct obj *id = conn_req_id(srv, rq);
 
 	(void)rs;
-	if (id == NULL || id->u.id.state != CM_REQ_PENDING)
+	if (id == NULL || !cm_request_pending(id))
 		return -EINVAL;
-	cm_request_answered(srv, id);
-	id->u.id.state = CM_DISCONNECTED;
-	if (id->u.id.remote)
-		return cm_forward(srv, WN_SERVER_DP_CM_REJECT, id, r);
-	peer = srv_obj_get(srv, NULL, id->u.id.peer, OBJ_CMID);
-	id->u.id.peer = 0;
-	if (peer != NULL && peer->u.id.state == CM_CONNECTING) {
-		/* MPA Reject frame: private data, R bit (RFC 5044 §7.1.1) */
-		memset(&p, 0, sizeof(p));
-		p.pd_len = r->param.pd_len;
-		memcpy(p.pd, r->param.pd, p.pd_len);
-		peer->u.id.state = CM_ROUTE_RESOLVED;
-		peer->u.id.peer = 0;
-		cm_event(srv, peer, WN_CTL_CM_EV_REJECTED, -ECONNREFUSED, 0, &p);
-	}
-	return 0;
+	/* the dataplane answers with an MPA Reject carrying the private data (RFC 5044 §7.1.1) */
+	cm_conn_set(srv, id, CM_CONN_FINISHED);
+	return cm_forward(srv, WN_SERVER_DP_CM_REJECT, id, r);
 }
 
+/*
+ * rdma_disconnect, with iw_cm_disconnect()'s answers: EINVAL for an id that never took part
+ * in a connection (or a listener), 0 when it is already over or the request was never
+ * answered; a live connection is closed by the dataplane (our side sees DISCONNECTED now,
+ * the peer when our FIN arrives) and the QP goes to Error.
+ */
 int
 srv_h_cm_disconnect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
@@ -609,39 +510,27 @@ srv_h_cm_disconnect(struct wn_server *srv, const struct srv_req *rq, struct srv_
 	int ret;
 
 	(void)rs;
-	if (id == NULL)
+	if (id == NULL || id->u.id.conn == CM_CONN_NONE)
 		return -EINVAL;
-	if (id->u.id.state != CM_CONNECTED && id->u.id.state != CM_CONNECTING)
-		return -EINVAL;
-	if (id->u.id.remote) {
-		ret = cm_forward(srv, WN_SERVER_DP_CM_DISCONNECT, id, NULL);
-		cm_disconnected(srv, id, false);
-		return ret;
-	}
-	cm_peer_gone(srv, id);
-	/* both sides see DISCONNECTED, like a graceful TCP close */
-	cm_disconnected(srv, id, true);
-	return 0;
+	if (id->u.id.conn == CM_CONN_FINISHED || cm_request_pending(id))
+		return 0;
+	ret = cm_forward(srv, WN_SERVER_DP_CM_DISCONNECT, id, NULL);
+	cm_finished(srv, id, WN_CTL_QPS_RESET);
+	return ret;
 }
 
 int
 srv_cmid_destroy(struct wn_server *srv, struct obj *id)
 {
+	bool dp_knows = id->u.id.listening || id->u.id.conn != CM_CONN_NONE;
+	struct obj *qp = cm_qp(srv, id);
 	struct wn_server_dp_msg *m;
 
-	if (id->u.id.state == CM_CONNECTED || id->u.id.state == CM_CONNECTING ||
-	    id->u.id.state == CM_REQ_PENDING)
-		cm_peer_gone(srv, id);
-	if (id->u.id.state == CM_REQ_PENDING && id->u.id.listener != 0)
-		cm_request_answered(srv, id);
-	if (id->u.id.qp != 0) {
-		struct obj *qp = srv_obj_get(srv, NULL, id->u.id.qp, OBJ_QP);
-
-		if (qp != NULL)
-			qp->u.qp.cm_id = 0;
-	}
-	/* the dataplane knows CM ids by handle only: no DONE needed */
-	if (id->u.id.remote || id->u.id.state == CM_LISTEN) {
+	cm_conn_set(srv, id, CM_CONN_FINISHED);
+	if (qp != NULL)
+		qp->u.qp.cm_id = 0;
+	/* the dataplane knows CM ids by handle (and key) only: no DONE needed */
+	if (dp_knows) {
 		m = srv_dp_msg(srv, WN_SERVER_DP_CM_DESTROY, id->handle, NULL);
 		if (m != NULL) {
 			m->u.cm.id = id->handle;
@@ -656,18 +545,67 @@ srv_cmid_destroy(struct wn_server *srv, struct obj *id)
 
 /* ---------------------------------------------------------------- dataplane events */
 
-/* A connection request arrived on listener ev->listen_id (ev->id: the dataplane's key). */
+/* Refuse connection @p key before any id exists for it (the dataplane sends an MPA Reject). */
+static void
+cm_dp_refuse(struct wn_server *srv, uint32_t key)
+{
+	struct wn_server_dp_msg *m = srv_dp_msg(srv, WN_SERVER_DP_CM_REJECT, 0, NULL);
+
+	if (m == NULL)
+		return;
+	m->u.cm.conn = key;
+	srv_dp_post(srv, m);
+}
+
+/*
+ * A connection request arrived on listener e->listen_id (e->id: the dataplane's key): a new
+ * passive id on the listener's channel, or a refusal when the listener is gone or has
+ * backlog requests unanswered already.
+ */
 static void
 cm_dp_request(struct wn_server *srv, const struct wn_ctl_cm_event *e)
 {
-	struct obj *l = srv_obj_get(srv, NULL, e->listen_id, OBJ_CMID);
-	struct obj *n = l != NULL ? cm_passive_new(srv, l, &e->src, &e->dst) : NULL;
+	struct obj *l = srv_obj_get(srv, NULL, e->listen_id, OBJ_CMID), *n = NULL;
 
-	if (n == NULL)
+	if (l != NULL && l->u.id.listening && l->u.id.pending < l->u.id.backlog)
+		n = cmid_new(srv, l->owner, l->u.id.chan, l->u.id.cookie);
+	if (n == NULL) {
+		cm_dp_refuse(srv, e->id);
 		return;
-	n->u.id.remote = true;
+	}
+	n->u.id.addr = CM_ROUTE_RESOLVED;
+	n->u.id.conn = CM_CONN_REQUESTED;
+	n->u.id.src = e->src;
+	n->u.id.dst = e->dst;
+	n->u.id.listener = l->handle;
 	n->u.id.dp_conn = e->id;
-	cm_event(srv, n, e->event, 0, l->handle, &e->param);
+	l->u.id.pending++;
+	/* the initiator's private data and IRD/ORD (RFC 6581 §5, MPA Request) */
+	cm_event(n, e->event, 0, l->handle, &e->param);
+}
+
+/*
+ * The connection is up: the QP goes to RTS with the IRD/ORD MPA negotiated (RFC 6581 §5), or
+ * when the dataplane did not say, ours with the ORD capped by the peer's IRD.
+ */
+static void
+cm_dp_established(struct wn_server *srv, struct obj *id, const struct wn_server_dp_msg *m)
+{
+	struct obj *qp = cm_qp(srv, id);
+
+	if (id->u.id.conn == CM_CONN_FINISHED)
+		return; /* disconnected meanwhile: the dataplane's DISCONNECTED follows */
+	cm_conn_set(srv, id, CM_CONN_ACCEPTED);
+	if (qp == NULL)
+		return;
+	if (m->u.cm.param.ird != 0) {
+		qp->u.qp.dp.ird = m->u.cm.param.ird;
+		qp->u.qp.dp.ord = m->u.cm.param.ord;
+	} else {
+		qp->u.qp.dp.ird = id->u.id.ird;
+		qp->u.qp.dp.ord = RTE_MIN(id->u.id.ord, m->u.cm.ev.param.ird);
+	}
+	srv_qp_set_state(srv, qp, WN_CTL_QPS_RTS);
 }
 
 void
@@ -675,7 +613,6 @@ srv_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m)
 {
 	struct obj *id = srv_obj_get(srv, NULL, m->u.cm.id, OBJ_CMID);
 	const struct wn_ctl_cm_event *e = &m->u.cm.ev;
-	struct obj *qp;
 
 	if (e->event == WN_CTL_CM_EV_CONNECT_REQUEST) {
 		cm_dp_request(srv, e);
@@ -683,16 +620,20 @@ srv_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m)
 	}
 	if (id == NULL)
 		return;
-	if (e->event == WN_CTL_CM_EV_ESTABLISHED) {
-		qp = id->u.id.qp != 0 ? srv_obj_get(srv, NULL, id->u.id.qp, OBJ_QP) : NULL;
-		cm_established(srv, id, e->param.ird);
-		/* what MPA negotiated (RFC 6581), as the engine uses it */
-		if (qp != NULL && m->u.cm.param.ird != 0) {
-			qp->u.qp.dp.ird = m->u.cm.param.ird;
-			qp->u.qp.dp.ord = m->u.cm.param.ord;
-		}
-	} else if (e->event == WN_CTL_CM_EV_DISCONNECTED) {
-		cm_disconnected(srv, id, false);
+	switch (e->event) {
+	case WN_CTL_CM_EV_ESTABLISHED:
+		cm_dp_established(srv, id, m);
+		break;
+	case WN_CTL_CM_EV_DISCONNECTED:
+		cm_finished(srv, id, WN_CTL_QPS_RESET);
+		break;
+	case WN_CTL_CM_EV_REJECTED:
+	case WN_CTL_CM_EV_CONNECT_ERROR:
+	case WN_CTL_CM_EV_UNREACHABLE:
+		cm_finished(srv, id, WN_CTL_QPS_ERR);
+		break;
+	default:
+		break;
 	}
-	cm_event(srv, id, e->event, e->status, 0, &e->param);
+	cm_event(id, e->event, e->status, 0, &e->param);
 }

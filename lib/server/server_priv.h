@@ -45,16 +45,24 @@ enum obj_type {
 	OBJ_PD = 1, OBJ_MR, OBJ_CQ, OBJ_SRQ, OBJ_QP, OBJ_CHAN, OBJ_CMID, OBJ_MW, OBJ_NTYPES
 };
 
-enum cm_state {
-	CM_IDLE,
-	CM_BOUND,
-	CM_ADDR_RESOLVED,
-	CM_ROUTE_RESOLVED,
-	CM_LISTEN,
-	CM_CONNECTING,   /* active: request sent, waiting for accept/reject */
-	CM_REQ_PENDING,  /* passive: CONNECT_REQUEST delivered, waiting for accept/reject */
-	CM_CONNECTED,
-	CM_DISCONNECTED,
+/* An id's address, as rdma_cm's id states name it. */
+enum cm_addr {
+	CM_ADDR_NONE,
+	CM_ADDR_BOUND,           /* BIND */
+	CM_ADDR_RESOLVED,        /* RESOLVE_ADDR */
+	CM_ROUTE_RESOLVED,       /* RESOLVE_ROUTE: ready to CONNECT */
+};
+
+/*
+ * What an id has done toward a connection. The connection itself (TCP, MPA, RTS, close) is
+ * the dataplane's; this only answers rdma_cm's questions: may it connect, accept, reject,
+ * disconnect?
+ */
+enum cm_conn {
+	CM_CONN_NONE,
+	CM_CONN_REQUESTED,       /* active: CONNECT sent; passive: CONNECT_REQUEST unanswered */
+	CM_CONN_ACCEPTED,        /* passive: ACCEPT sent; active: ESTABLISHED received */
+	CM_CONN_FINISHED,        /* rejected, failed or disconnected (either side) */
 };
 
 struct client;
@@ -103,15 +111,16 @@ struct obj {
 		struct {
 			struct obj *chan;
 			uint64_t cookie;
-			enum cm_state state;
 			struct wn_ctl_addr src, dst;
-			uint32_t backlog, pending;
-			uint32_t peer;     /* connected/connecting peer id */
+			enum cm_addr addr;
+			enum cm_conn conn;
+			bool listening;
+			uint32_t backlog;  /* listeners: most unanswered requests */
+			uint32_t pending;  /* listeners: requests not yet accepted/rejected */
 			uint32_t listener; /* passive ids: the listener that got the request */
-			uint32_t qp;
-			uint32_t ird, ord;
-			bool remote;       /* handled by the dataplane */
-			uint32_t dp_conn;  /* passive remote ids: the dataplane's connection key */
+			uint32_t qp;       /* bound QP (0: none) */
+			uint32_t ird, ord; /* asked for in CONNECT/ACCEPT (RFC 6581 §5) */
+			uint32_t dp_conn;  /* passive ids: the dataplane's connection key */
 		} id;
 	} u;
 };

@@ -8,8 +8,11 @@
  * CQ, SRQ, QP, CM channels and ids), creates the ring memfds, maps client-registered memory
  * once, and destroys everything a client owned when its socket reaches EOF. QPs, CQs, MRs
  * and CM requests are handed to the dataplane through the rings of wn_server_dp.h when one is
- * attached; without a dataplane, the device still answers queries and creates objects, and
- * the CM connects ids of clients of this same instance to each other (no data moves).
+ * attached. Connections are the dataplane's: the server keeps what rdma_cm knows of an id
+ * (addresses, listen and backlog, bound QP, whether a connection was requested, accepted or
+ * finished) and sets the bound QP's state (RTS on ESTABLISHED, Error when it ends). Without a
+ * dataplane, the device answers queries and creates objects (a QP moved to Error is flushed
+ * here), and CONNECT and LISTEN fail with ENETDOWN.
  *
  * Thread safety: wn_server_poll() and everything that mutates state run on one thread
  * (the control thread started by wn_server_start(), or the caller's if it polls

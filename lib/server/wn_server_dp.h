@@ -15,7 +15,7 @@
  * Object descriptors (struct wn_server_dp_qp, ...) stay valid until the control thread gets a
  * WN_SERVER_DP_DONE for the matching *_DESTROY message: the dataplane must stop touching the
  * rings and memory before it acks. While no dataplane is attached, the control thread
- * frees objects immediately and handles CM requests between its own clients only.
+ * frees objects immediately and refuses CM connections (ENETDOWN).
  *
  * PDs and MRs live in lib/mem's table (wn_server_mem()): @c pd fields below are lib/mem
  * PD numbers and MR STags are lib/mem STags, so the dataplane checks and resolves STags with

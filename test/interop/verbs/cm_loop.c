@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdma_cm through the warpnic shims, as an application sees it: two ids of this process
- * connect to each other through warpnicd's control thread (no dataplane needed). Checks
+ * connect to each other through warpnicd (its dataplane loops the connection back). Checks
  * event channel fds, CONNECT_REQUEST private data and IRD/ORD, ESTABLISHED on both sides
  * with the QP in RTS, re-listen refused while the listener is active, DISCONNECTED on both
  * sides, reject with private data, rdma_getaddrinfo/rdma_create_ep, and rsockets = ENOSYS.

@@ -4,7 +4,7 @@
 #   verbs_tools.sh BUILD_DIR CM_LOOP ABI_CALLS
 # Breaks if: the shims stop exporting a symbol a Debian binary imports (BIND_NOW load
 # fails), the device is not reported as an iWARP RNIC with an active Ethernet port and
-# IPv4-mapped GID 0, the rdma_cm path through the control thread breaks, or an entry point
+# IPv4-mapped GID 0, rdma_cm between two ids of one instance breaks, or an entry point
 # an RNIC cannot serve stops failing cleanly (abi_calls). warpnicd itself
 # runs without the shim directory on LD_LIBRARY_PATH (its DPDK mlx5 PMD needs the real libmlx5).
 set -u

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control server's dataplane interface (lib/server's wn_server_dp.h), with this test
- * playing the dataplane: object descriptors arrive on the to_dp ring with usable memory, retired
- * objects are counted gone at once, CM operations toward non-local peers are forwarded,
- * and events the dataplane posts reach the client (ESTABLISHED, CONNECT_REQUEST).
+ * playing the dataplane: object descriptors arrive on the to_dp ring with usable memory,
+ * retired objects are counted gone at once, CM operations are forwarded, and the events the
+ * dataplane posts reach the client. Connections between two clients of this server are
+ * played the way the dataplane's loopback runs them, with what rdma_cm refuses (second
+ * connect or accept, accept without a request), the backlog, reject with private data, and
+ * the QP states the server sets (RTS on ESTABLISHED with IRD/ORD, Error when it ends).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -125,6 +128,176 @@ addr4(struct wn_ctl_addr *a, const char *ip, uint16_t port)
 	a->family = WN_CTL_AF_INET;
 	a->port = port;
 	inet_pton(AF_INET, ip, a->addr);
+}
+
+#define ANY UINT32_MAX
+
+/*
+ * Dataplane side: wait (5 s at most) for the CM message @p type about id @p id with key
+ * @p conn (ANY: any); others are dropped. Clients of earlier tests may still be reclaimed
+ * meanwhile, hence the ids.
+ */
+static struct wn_server_dp_msg *
+dp_wait(uint32_t type, uint32_t id, uint32_t conn)
+{
+	struct wn_server_dp_msg *m;
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		while (rte_ring_dequeue(to_dp, (void **)&m) == 0) {
+			if (m->type == type && (id == ANY || m->u.cm.id == id) &&
+			    (conn == ANY || m->u.cm.conn == conn))
+				return m;
+			free(m);
+		}
+		usleep(1000);
+	}
+	fail_msg("no dataplane message of type %u for id %#x", type, id);
+	return NULL;
+}
+
+static void
+dp_expect(uint32_t type, uint32_t id, uint32_t conn)
+{
+	free(dp_wait(type, id, conn));
+}
+
+/* Until the server counts @p n clients (earlier tests' may still be closing). */
+static void
+wait_clients(uint32_t n)
+{
+	struct wn_server_stats st;
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		wn_server_stats(srv, &st);
+		if (st.clients == n)
+			return;
+		usleep(1000);
+	}
+	fail_msg("%u clients, want %u", st.clients, n);
+}
+
+/* Dataplane side: event @p type for id @p id (IRD/ORD as negotiated: 0 = not said). */
+static void
+dp_event(uint32_t id, uint32_t type, int32_t status, const struct wn_ctl_conn_param *p,
+	 uint32_t ird, uint32_t ord)
+{
+	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
+
+	assert_non_null(m);
+	m->type = WN_SERVER_DP_CM_EVENT;
+	m->handle = id;
+	m->u.cm.id = id;
+	m->u.cm.ev.event = type;
+	m->u.cm.ev.status = status;
+	m->u.cm.ev.id = id;
+	if (p != NULL)
+		m->u.cm.ev.param = *p;
+	m->u.cm.param.ird = ird;
+	m->u.cm.param.ord = ord;
+	dp_post(m);
+}
+
+/* Dataplane side: a connection request (key @p key) on listener @p lid. */
+static void
+dp_request(uint32_t lid, uint32_t key, const struct wn_ctl_addr *src,
+	   const struct wn_ctl_addr *dst, const struct wn_ctl_conn_param *p)
+{
+	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
+
+	assert_non_null(m);
+	m->type = WN_SERVER_DP_CM_EVENT;
+	m->u.cm.ev.event = WN_CTL_CM_EV_CONNECT_REQUEST;
+	m->u.cm.ev.id = key;
+	m->u.cm.ev.listen_id = lid;
+	m->u.cm.ev.src = *src;
+	m->u.cm.ev.dst = *dst;
+	if (p != NULL)
+		m->u.cm.ev.param = *p;
+	dp_post(m);
+}
+
+static void
+conn_param(struct wn_ctl_conn_param *p, uint32_t ird, uint32_t ord, const char *pd)
+{
+	memset(p, 0, sizeof(*p));
+	p->ird = ird;
+	p->ord = ord;
+	p->pd_len = (uint32_t)strlen(pd);
+	memcpy(p->pd, pd, p->pd_len);
+}
+
+struct cm_side {
+	struct wn_client *c;
+	struct wn_client_cm_channel *ch;
+	uint32_t pd;
+	struct wn_client_cq *cq;
+	struct wn_client_qp *qp;
+};
+
+static void
+side_init(struct cm_side *s)
+{
+	struct wn_ctl_create_qp_req qr;
+
+	s->c = wn_client_open(sock_path);
+	assert_non_null(s->c);
+	s->ch = wn_client_cm_channel_create(s->c);
+	assert_non_null(s->ch);
+	assert_int_equal(wn_client_alloc_pd(s->c, &s->pd), 0);
+	s->cq = wn_client_create_cq(s->c, 16, -1, 0);
+	assert_non_null(s->cq);
+	memset(&qr, 0, sizeof(qr));
+	qr.pd = s->pd;
+	qr.send_cq = s->cq->handle;
+	qr.recv_cq = s->cq->handle;
+	qr.qp_type = WN_CTL_QPT_RC;
+	qr.max_send_wr = 8;
+	qr.max_recv_wr = 8;
+	s->qp = wn_client_create_qp(s->c, &qr);
+	assert_non_null(s->qp);
+}
+
+static void
+side_fini(struct cm_side *s)
+{
+	wn_client_close(s->c);
+	free(s->ch);
+	free(s->qp);
+	free(s->cq);
+}
+
+static uint32_t
+qp_state(struct cm_side *s, uint32_t *ord)
+{
+	struct wn_ctl_qp_attr qa;
+
+	assert_int_equal(wn_client_query_qp(s->c, s->qp, &qa), 0);
+	if (ord != NULL)
+		*ord = qa.max_rd_atomic;
+	return qa.qp_state;
+}
+
+/* An active id of @p s resolved to @p dst, ready to connect. */
+static uint32_t
+active_id(struct cm_side *s, uint64_t cookie, const struct wn_ctl_addr *dst,
+	  struct wn_ctl_addr *src)
+{
+	struct wn_ctl_cm_event ev;
+	uint32_t aid;
+
+	assert_int_equal(wn_client_cm_create_id(s->c, s->ch, cookie, &aid), 0);
+	assert_int_equal(wn_client_cm_addr(s->c, WN_CTL_CM_RESOLVE_ADDR, aid, NULL, dst, 2000,
+					   NULL), 0);
+	get_event(s->ch, WN_CTL_CM_EV_ADDR_RESOLVED, &ev);
+	assert_int_equal(ev.cookie, cookie);
+	assert_true(ev.src.port != 0);
+	*src = ev.src;
+	assert_int_equal(wn_client_cm_addr(s->c, WN_CTL_CM_RESOLVE_ROUTE, aid, NULL, NULL, 2000,
+					   NULL), 0);
+	get_event(s->ch, WN_CTL_CM_EV_ROUTE_RESOLVED, &ev);
+	return aid;
 }
 
 static void
@@ -330,12 +503,188 @@ test_cm_through_dataplane(void **state)
 	free(cq);
 }
 
+/*
+ * Two clients of this server connect to each other, the test doing what the dataplane's
+ * loopback does: CONNECT becomes a CONNECT_REQUEST on the listener, ACCEPT an ESTABLISHED on
+ * both sides, DISCONNECT a DISCONNECTED on both. The server refuses what rdma_cm refuses.
+ */
+static void
+test_cm_loopback(void **state)
+{
+	struct wn_server_dp_msg *m;
+	struct wn_ctl_conn_param p, rp;
+	struct wn_ctl_cm_event ev;
+	struct wn_ctl_addr la, da, asrc;
+	struct cm_side srvs, cli;
+	uint32_t lid, lid2, aid, pid, ord;
+
+	(void)state;
+	side_init(&srvs);
+	side_init(&cli);
+	/* passive: bind + listen on 198.18.0.1:7471; the port is taken */
+	assert_int_equal(wn_client_cm_create_id(srvs.c, srvs.ch, 0x1111, &lid), 0);
+	addr4(&la, "198.18.0.1", 7471);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid, &la, NULL, 0, NULL), 0);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 4, NULL), 0);
+	dp_expect(WN_SERVER_DP_CM_LISTEN, lid, 0);
+	assert_int_equal(wn_client_cm_create_id(srvs.c, srvs.ch, 0x2222, &lid2), 0);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid2, &la, NULL, 0, NULL),
+			 -EADDRINUSE);
+	assert_int_equal(wn_client_cm_destroy_id(srvs.c, lid2), 0);
+	/* active: connect with private data and IRD/ORD, once */
+	addr4(&da, "198.18.0.1", 7471);
+	aid = active_id(&cli, 0xabcd, &da, &asrc);
+	conn_param(&p, 3, 2, "hello");
+	assert_int_equal(wn_client_cm_conn(cli.c, WN_CTL_CM_CONNECT, aid, cli.qp->handle, &p), 0);
+	assert_int_equal(wn_client_cm_conn(cli.c, WN_CTL_CM_CONNECT, aid, cli.qp->handle, &p),
+			 -EINVAL);
+	m = dp_wait(WN_SERVER_DP_CM_CONNECT, aid, 0);
+	assert_int_equal(m->u.cm.qp, cli.qp->handle);
+	assert_int_equal(m->u.cm.dst.port, 7471);
+	free(m);
+	/* the request reaches the listener with the initiator's private data and IRD/ORD */
+	dp_request(lid, 0x77, &la, &asrc, &p);
+	get_event(srvs.ch, WN_CTL_CM_EV_CONNECT_REQUEST, &ev);
+	assert_int_equal(ev.listen_id, lid);
+	assert_int_equal(ev.cookie, 0x1111);
+	assert_int_equal(ev.param.pd_len, 5);
+	assert_memory_equal(ev.param.pd, "hello", 5);
+	assert_int_equal(ev.param.ird, 3);
+	assert_int_equal(ev.param.ord, 2);
+	assert_int_equal(ev.src.port, 7471);
+	pid = ev.id;
+	assert_true(pid != lid);
+	/* accept once, with our private data; the dataplane gets the key back */
+	conn_param(&rp, 1, 1, "ack");
+	assert_int_equal(wn_client_cm_conn(srvs.c, WN_CTL_CM_ACCEPT, pid, srvs.qp->handle, &rp),
+			 0);
+	assert_int_equal(wn_client_cm_conn(srvs.c, WN_CTL_CM_ACCEPT, pid, srvs.qp->handle, &rp),
+			 -EINVAL);
+	assert_int_equal(wn_client_cm_conn(srvs.c, WN_CTL_CM_REJECT, pid, 0, NULL), -EINVAL);
+	m = dp_wait(WN_SERVER_DP_CM_ACCEPT, pid, 0x77);
+	assert_int_equal(m->u.cm.qp, srvs.qp->handle);
+	assert_int_equal(m->u.cm.param.pd_len, 3);
+	free(m);
+	/* ESTABLISHED: QPs in RTS; without negotiated values IRD 1 caps the initiator's ORD */
+	dp_event(pid, WN_CTL_CM_EV_ESTABLISHED, 0, &p, 1, 1);
+	dp_event(aid, WN_CTL_CM_EV_ESTABLISHED, 0, &rp, 0, 0);
+	get_event(srvs.ch, WN_CTL_CM_EV_ESTABLISHED, &ev);
+	assert_int_equal(ev.id, pid);
+	get_event(cli.ch, WN_CTL_CM_EV_ESTABLISHED, &ev);
+	assert_int_equal(ev.id, aid);
+	assert_memory_equal(ev.param.pd, "ack", 3);
+	assert_int_equal(qp_state(&cli, &ord), WN_CTL_QPS_RTS);
+	assert_int_equal(ord, 1);
+	assert_int_equal(qp_state(&srvs, NULL), WN_CTL_QPS_RTS);
+	/* the listener keeps listening; re-listen on the port of a live connection works */
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 4, NULL),
+			 -EINVAL);
+	assert_int_equal(wn_client_cm_destroy_id(srvs.c, lid), 0);
+	dp_expect(WN_SERVER_DP_CM_DESTROY, lid, 0);
+	assert_int_equal(wn_client_cm_create_id(srvs.c, srvs.ch, 0x1111, &lid), 0);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid, &la, NULL, 0, NULL), 0);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 4, NULL), 0);
+	/* disconnect: our QP in Error at once, DISCONNECTED from the dataplane on both sides */
+	assert_int_equal(wn_client_cm_disconnect(cli.c, aid), 0);
+	dp_expect(WN_SERVER_DP_CM_DISCONNECT, aid, 0);
+	assert_int_equal(qp_state(&cli, NULL), WN_CTL_QPS_ERR);
+	dp_event(aid, WN_CTL_CM_EV_DISCONNECTED, 0, NULL, 0, 0);
+	dp_event(pid, WN_CTL_CM_EV_DISCONNECTED, 0, NULL, 0, 0);
+	get_event(cli.ch, WN_CTL_CM_EV_DISCONNECTED, &ev);
+	get_event(srvs.ch, WN_CTL_CM_EV_DISCONNECTED, &ev);
+	assert_int_equal(ev.id, pid);
+	assert_int_equal(qp_state(&srvs, NULL), WN_CTL_QPS_ERR);
+	/* over: disconnecting again is a no-op (iw_cm), connecting again is refused */
+	assert_int_equal(wn_client_cm_disconnect(cli.c, aid), 0);
+	assert_int_equal(wn_client_cm_disconnect(srvs.c, pid), 0);
+	assert_int_equal(wn_client_cm_conn(cli.c, WN_CTL_CM_CONNECT, aid, 0, NULL), -EINVAL);
+	assert_int_equal(wn_client_cm_destroy_id(srvs.c, pid), 0);
+	dp_expect(WN_SERVER_DP_CM_DESTROY, pid, 0x77);
+	assert_int_equal(wn_client_cm_destroy_id(cli.c, aid), 0);
+	side_fini(&cli);
+	side_fini(&srvs);
+}
+
+/*
+ * Reject with private data; a QP of another device context of the same process; the backlog
+ * (requests not yet answered) refused beyond the listen depth; a refused connect's QP in Error.
+ */
+static void
+test_cm_reject_and_backlog(void **state)
+{
+	struct wn_server_stats st0, st;
+	struct wn_server_dp_msg *m;
+	struct wn_ctl_conn_param p;
+	struct wn_ctl_cm_event ev;
+	struct wn_ctl_addr la, da, asrc;
+	struct cm_side srvs, cli;
+	uint32_t lid, aid, pid;
+
+	(void)state;
+	side_init(&srvs);
+	side_init(&cli);
+	wait_clients(2);
+	assert_int_equal(wn_client_cm_create_id(srvs.c, srvs.ch, 0x1111, &lid), 0);
+	addr4(&la, "198.18.0.1", 7472);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid, &la, NULL, 0, NULL), 0);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 1, NULL), 0);
+	addr4(&da, "198.18.0.1", 7472);
+	aid = active_id(&cli, 0xbeef, &da, &asrc);
+	/* verbs apps that open the device themselves bind a QP of their own context */
+	assert_int_equal(wn_client_cm_conn(cli.c, WN_CTL_CM_CONNECT, aid, srvs.qp->handle, NULL),
+			 0);
+	m = dp_wait(WN_SERVER_DP_CM_CONNECT, aid, 0);
+	assert_int_equal(m->u.cm.qp, srvs.qp->handle);
+	free(m);
+	dp_request(lid, 0x91, &la, &asrc, NULL);
+	get_event(srvs.ch, WN_CTL_CM_EV_CONNECT_REQUEST, &ev);
+	pid = ev.id;
+	/* backlog 1 and one request unanswered: the next is refused before any id exists */
+	wn_server_stats(srv, &st0);
+	dp_request(lid, 0x92, &la, &asrc, NULL);
+	dp_expect(WN_SERVER_DP_CM_REJECT, 0, 0x92);
+	wn_server_stats(srv, &st);
+	assert_int_equal(st.cm_ids, st0.cm_ids);
+	/* reject with private data: the dataplane sends the MPA Reject, the initiator hears */
+	conn_param(&p, 0, 0, "nope");
+	assert_int_equal(wn_client_cm_conn(srvs.c, WN_CTL_CM_REJECT, pid, 0, &p), 0);
+	m = dp_wait(WN_SERVER_DP_CM_REJECT, pid, 0x91);
+	assert_memory_equal(m->u.cm.param.pd, "nope", 4);
+	free(m);
+	assert_int_equal(wn_client_cm_disconnect(srvs.c, pid), 0);
+	dp_event(aid, WN_CTL_CM_EV_REJECTED, -ECONNREFUSED, &p, 0, 0);
+	get_event(cli.ch, WN_CTL_CM_EV_REJECTED, &ev);
+	assert_int_equal(ev.status, -ECONNREFUSED);
+	assert_memory_equal(ev.param.pd, "nope", 4);
+	assert_int_equal(qp_state(&srvs, NULL), WN_CTL_QPS_ERR);
+	assert_int_equal(wn_client_cm_disconnect(cli.c, aid), 0);
+	/* the answered request freed the backlog: the next request gets an id */
+	dp_request(lid, 0x93, &la, &asrc, NULL);
+	get_event(srvs.ch, WN_CTL_CM_EV_CONNECT_REQUEST, &ev);
+	/* an unanswered request's id destroyed: the dataplane drops the key, the backlog frees */
+	assert_int_equal(wn_client_cm_disconnect(srvs.c, ev.id), 0);
+	assert_int_equal(wn_client_cm_destroy_id(srvs.c, ev.id), 0);
+	dp_expect(WN_SERVER_DP_CM_DESTROY, ANY, 0x93);
+	dp_request(lid, 0x94, &la, &asrc, NULL);
+	get_event(srvs.ch, WN_CTL_CM_EV_CONNECT_REQUEST, &ev);
+	/* the listener's client goes away: its ids go, the dataplane is told */
+	wn_client_close(srvs.c);
+	srvs.c = NULL;
+	dp_expect(WN_SERVER_DP_CM_DESTROY, ANY, 0x94);
+	free(srvs.ch);
+	free(srvs.qp);
+	free(srvs.cq);
+	side_fini(&cli);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_objects_to_dataplane),
 		cmocka_unit_test(test_cm_through_dataplane),
+		cmocka_unit_test(test_cm_loopback),
+		cmocka_unit_test(test_cm_reject_and_backlog),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
