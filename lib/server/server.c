@@ -25,7 +25,7 @@
 #include "server_priv.h"
 #include "wn_mem.h"
 
-RTE_LOG_REGISTER_SUFFIX(wn_server_logtype, ctl, INFO);
+RTE_LOG_REGISTER_DEFAULT(wn_server_logtype, INFO); /* lib.wn.server */
 
 /* epoll data: clients are tagged pointers, the listener and dp eventfd are fixed values */
 #define EP_LISTEN ((uint64_t)1)
