@@ -354,19 +354,6 @@ cm_bind_qp(struct wn_server *srv, struct obj *id, uint32_t qph)
 	return 0;
 }
 
-/* CONNECT/ACCEPT: bind the QP, keep the IRD/ORD asked for (RFC 6581 §5). */
-static int
-cm_conn_setup(struct wn_server *srv, struct obj *id, const struct wn_ctl_cm_conn_req *r)
-{
-	int ret = cm_bind_qp(srv, id, r->qp);
-
-	if (ret != 0)
-		return ret;
-	id->u.id.ird = RTE_MIN(r->param.ird, (uint32_t)MAX_RD_ATOM);
-	id->u.id.ord = RTE_MIN(r->param.ord, (uint32_t)MAX_RD_ATOM);
-	return 0;
-}
-
 /*
  * Move @p id's connection to @p to. A passive id leaving REQUESTED has its request answered:
  * its listener may take another (backlog).
@@ -435,12 +422,31 @@ conn_req_id(struct wn_server *srv, const struct srv_req *rq)
 	return srv_obj_get(srv, rq->c, r->id, OBJ_CMID);
 }
 
+/*
+ * CONNECT/ACCEPT: bind the QP, keep the IRD/ORD asked for (RFC 6581 §5), hand the request
+ * (@p type) to the dataplane, and the id's connection is @p to.
+ */
+static int
+cm_conn_start(struct wn_server *srv, struct obj *id, const struct wn_ctl_cm_conn_req *r,
+	      uint32_t type, enum cm_conn to)
+{
+	int ret = cm_bind_qp(srv, id, r->qp);
+
+	if (ret != 0)
+		return ret;
+	id->u.id.ird = RTE_MIN(r->param.ird, (uint32_t)MAX_RD_ATOM);
+	id->u.id.ord = RTE_MIN(r->param.ord, (uint32_t)MAX_RD_ATOM);
+	ret = cm_forward(srv, type, id, r);
+	if (ret == 0)
+		cm_conn_set(srv, id, to);
+	return ret;
+}
+
 int
 srv_h_cm_connect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_conn_req *r = rq->body;
 	struct obj *id = conn_req_id(srv, rq);
-	int ret;
 
 	(void)rs;
 	/* rdma_connect: only from ROUTE_RESOLVED, once (EINVAL, as the kernel's rdma_cm) */
@@ -448,12 +454,7 @@ srv_h_cm_connect(struct wn_server *srv, const struct srv_req *rq, struct srv_res
 		return -EINVAL;
 	if (srv->to_dp == NULL)
 		return -ENETDOWN;
-	ret = cm_conn_setup(srv, id, r);
-	if (ret == 0)
-		ret = cm_forward(srv, WN_SERVER_DP_CM_CONNECT, id, r);
-	if (ret == 0)
-		cm_conn_set(srv, id, CM_CONN_REQUESTED);
-	return ret;
+	return cm_conn_start(srv, id, r, WN_SERVER_DP_CM_CONNECT, CM_CONN_REQUESTED);
 }
 
 /* An id that got a CONNECT_REQUEST and has not answered it. */
@@ -468,18 +469,12 @@ srv_h_cm_accept(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 {
 	const struct wn_ctl_cm_conn_req *r = rq->body;
 	struct obj *id = conn_req_id(srv, rq);
-	int ret;
 
 	(void)rs;
 	if (id == NULL || !cm_request_pending(id))
 		return -EINVAL;
-	ret = cm_conn_setup(srv, id, r);
-	if (ret == 0)
-		ret = cm_forward(srv, WN_SERVER_DP_CM_ACCEPT, id, r);
 	/* ESTABLISHED comes from the dataplane once the MPA Reply is out */
-	if (ret == 0)
-		cm_conn_set(srv, id, CM_CONN_ACCEPTED);
-	return ret;
+	return cm_conn_start(srv, id, r, WN_SERVER_DP_CM_ACCEPT, CM_CONN_ACCEPTED);
 }
 
 int

@@ -19,7 +19,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <rte_common.h>
 #include <rte_log.h>
 #include <rte_ring.h>
 
@@ -27,21 +26,11 @@
 #include "wn_server.h"
 #include "wn_server_dp.h"
 
+#include "../../unit/client/dp_rings.h"
+
 static struct rte_ring *to_dp, *to_ctl;
 static int efd;
 static uint32_t listener; /* the last id the server asked the dataplane to listen on */
-
-static struct rte_ring *
-ring_new(const char *name)
-{
-	ssize_t sz = rte_ring_get_memsize(1024);
-	struct rte_ring *r = aligned_alloc(RTE_CACHE_LINE_SIZE,
-					   RTE_ALIGN_CEIL((size_t)sz, RTE_CACHE_LINE_SIZE));
-
-	if (r == NULL || rte_ring_init(r, name, 1024, RING_F_SP_ENQ | RING_F_SC_DEQ) != 0)
-		abort();
-	return r;
-}
 
 /* Post to the server: DONE for @p handle, or CM event @p ev for id @p id (key @p key). */
 static void
@@ -152,10 +141,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!init) {
 		signal(SIGPIPE, SIG_IGN);
 		rte_log_set_global_level(RTE_LOG_EMERG);
-		to_dp = ring_new("to_dp");
-		to_ctl = ring_new("to_ctl");
+		to_dp = test_ring_new("to_dp");
+		to_ctl = test_ring_new("to_ctl");
 		efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (efd < 0)
+		if (to_dp == NULL || to_ctl == NULL || efd < 0)
 			abort();
 		init = 1;
 	}

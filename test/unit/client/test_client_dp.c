@@ -24,29 +24,18 @@
 
 #include <cmocka.h>
 
-#include <rte_common.h>
 #include <rte_ring.h>
 
 #include "wn_client.h"
 #include "wn_server.h"
 #include "wn_server_dp.h"
 
+#include "dp_rings.h"
+
 static struct wn_server *srv;
 static struct rte_ring *to_dp, *to_ctl;
 static int efd;
 static char sock_path[108];
-
-static struct rte_ring *
-ring_new(const char *name)
-{
-	ssize_t sz = rte_ring_get_memsize(1024);
-	struct rte_ring *r = aligned_alloc(RTE_CACHE_LINE_SIZE,
-					   RTE_ALIGN_CEIL((size_t)sz, RTE_CACHE_LINE_SIZE));
-
-	if (r == NULL || rte_ring_init(r, name, 1024, RING_F_SP_ENQ | RING_F_SC_DEQ) != 0)
-		return NULL;
-	return r;
-}
 
 static int
 setup(void **state)
@@ -61,8 +50,8 @@ setup(void **state)
 	conf.addrs[0].family = WN_CTL_AF_INET;
 	inet_pton(AF_INET, "198.18.0.1", conf.addrs[0].addr);
 	srv = wn_server_create(&conf);
-	to_dp = ring_new("to_dp");
-	to_ctl = ring_new("to_ctl");
+	to_dp = test_ring_new("to_dp");
+	to_ctl = test_ring_new("to_ctl");
 	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (srv == NULL || to_dp == NULL || to_ctl == NULL || efd < 0)
 		return -1;
