@@ -27,7 +27,9 @@ impaired) pair=(--impair drop=0.01,seed=9); bytes=${WN_RPC_IMPAIR_BYTES:-64m} ;;
 *) fail "unknown case $CASE" ;;
 esac
 size=$(numfmt --from=iec "${bytes^^}")
-EXP=$T/export
+# the export on tmpfs when there is one: FILE_SYNC writes fdatasync every call
+EXP=$(mktemp -d /dev/shm/wn-nfs-export.XXXXXX 2>/dev/null) || EXP=$T/export
+trap 'rm -rf "$EXP"; cleanup' EXIT
 mkdir -p "$EXP/dir"
 head -c "$size" /dev/urandom >"$EXP/dir/data"
 head -c "$size" /dev/urandom >"$T/in"
