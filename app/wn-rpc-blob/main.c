@@ -53,43 +53,6 @@ usage(FILE *f)
 		wn_rpcrdma_opts_help);
 }
 
-static int
-size_arg(const char *s, uint64_t *v)
-{
-	char *end;
-	unsigned long long n;
-
-	if (s == NULL || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	n = strtoull(s, &end, 10);
-	if (errno != 0)
-		return -EINVAL;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		n <<= 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		n <<= 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		n <<= 30;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end != '\0')
-		return -EINVAL;
-	*v = n;
-	return 0;
-}
-
 enum {
 	O_SERVER = 256,
 	O_CLIENT,
@@ -110,7 +73,7 @@ enum {
 	O_XPRT, /* every transport option */
 };
 
-static const struct option long_opts[] = {
+static const struct option app_opts[] = {
 	{"server", required_argument, NULL, O_SERVER},
 	{"client", required_argument, NULL, O_CLIENT},
 	{"test", no_argument, NULL, O_TEST},
@@ -129,22 +92,9 @@ static const struct option long_opts[] = {
 	{"json", no_argument, NULL, O_JSON},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
-	{"port", required_argument, NULL, O_XPRT},
-	{"credits", required_argument, NULL, O_XPRT},
-	{"inline", required_argument, NULL, O_XPRT},
-	{"inline-send", required_argument, NULL, O_XPRT},
-	{"inline-recv", required_argument, NULL, O_XPRT},
-	{"max-msg", required_argument, NULL, O_XPRT},
-	{"ddp-min", required_argument, NULL, O_XPRT},
-	{"timeout-ms", required_argument, NULL, O_XPRT},
-	{"pool-mb", required_argument, NULL, O_XPRT},
-	{"reg", required_argument, NULL, O_XPRT},
-	{"busy-poll-us", required_argument, NULL, O_XPRT},
-	{"no-cp", no_argument, NULL, O_XPRT},
-	{"no-remote-inv", no_argument, NULL, O_XPRT},
-	{"no-read-reply", no_argument, NULL, O_XPRT},
 	{NULL, 0, NULL, 0},
 };
+static struct option long_opts[64]; /* app_opts, then the transport's */
 
 static int
 parse(int argc, char **argv, struct blob_params *p)
@@ -163,6 +113,8 @@ parse(int argc, char **argv, struct blob_params *p)
 	p->seed = 1;
 	p->nulls = 100;
 	p->seconds = 2;
+	wn_rpcrdma_opts_long(long_opts, sizeof(long_opts) / sizeof(long_opts[0]), app_opts,
+			     O_XPRT);
 	while ((opt = getopt_long(argc, argv, "hv", long_opts, &idx)) != -1) {
 		switch (opt) {
 		case O_SERVER:
@@ -208,7 +160,7 @@ parse(int argc, char **argv, struct blob_params *p)
 		case '?':
 			return -EINVAL;
 		default:
-			if (size_arg(optarg, &v) != 0)
+			if (wn_rpcrdma_parse_size(optarg, &v) != 0)
 				goto bad;
 			switch (opt) {
 			case O_STORE:

@@ -526,7 +526,7 @@ usage(FILE *f)
 
 enum { O_SERVER = 256, O_EXPORT, O_MOUNT, O_MPORT, O_IO, O_DEPTH, O_STATS, O_XPRT };
 
-static const struct option long_opts[] = {
+static const struct option app_opts[] = {
 	{"server", required_argument, NULL, O_SERVER},
 	{"export", required_argument, NULL, O_EXPORT},
 	{"mount", required_argument, NULL, O_MOUNT},
@@ -535,32 +535,21 @@ static const struct option long_opts[] = {
 	{"depth", required_argument, NULL, O_DEPTH},
 	{"stats", no_argument, NULL, O_STATS},
 	{"help", no_argument, NULL, 'h'},
-	{"port", required_argument, NULL, O_XPRT},
-	{"credits", required_argument, NULL, O_XPRT},
-	{"inline", required_argument, NULL, O_XPRT},
-	{"inline-send", required_argument, NULL, O_XPRT},
-	{"inline-recv", required_argument, NULL, O_XPRT},
-	{"max-msg", required_argument, NULL, O_XPRT},
-	{"ddp-min", required_argument, NULL, O_XPRT},
-	{"timeout-ms", required_argument, NULL, O_XPRT},
-	{"pool-mb", required_argument, NULL, O_XPRT},
-	{"reg", required_argument, NULL, O_XPRT},
-	{"busy-poll-us", required_argument, NULL, O_XPRT},
-	{"no-cp", no_argument, NULL, O_XPRT},
-	{"no-remote-inv", no_argument, NULL, O_XPRT},
 	{NULL, 0, NULL, 0},
 };
+static struct option long_opts[64]; /* app_opts, then the transport's */
 
 static int
 parse(int argc, char **argv, struct tool *t)
 {
 	int opt, idx = 0;
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
 	memset(t, 0, sizeof(*t));
 	wn_rpcrdma_opts_default(&t->o);
 	t->depth = 8;
+	wn_rpcrdma_opts_long(long_opts, sizeof(long_opts) / sizeof(long_opts[0]), app_opts,
+			     O_XPRT);
 	while ((opt = getopt_long(argc, argv, "+h", long_opts, &idx)) != -1) {
 		switch (opt) {
 		case O_SERVER:
@@ -578,10 +567,7 @@ parse(int argc, char **argv, struct tool *t)
 		case O_MPORT:
 		case O_IO:
 		case O_DEPTH:
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno != 0 || *end != '\0' || optarg[0] == '-' ||
-			    (opt == O_MPORT && v > 65535) ||
+			if (wn_rpcrdma_parse_size(optarg, &v) != 0 || (opt == O_MPORT && v > 65535) ||
 			    (opt == O_IO && (v < 1 || v > (64ul << 20))) ||
 			    (opt == O_DEPTH && (v < 1 || v > 256)))
 				goto bad;

@@ -164,11 +164,9 @@ clnt_connect(struct wn_rpcrdma_clnt *c, const char *host)
 	ret = resolve(host, c->o.port, &sa);
 	if (ret != 0)
 		return ret;
-	c->ech = rdma_create_event_channel();
+	c->ech = rpcrdma_event_channel();
 	if (c->ech == NULL)
 		return errno != 0 ? -errno : -ENODEV;
-	if (fcntl(c->ech->fd, F_SETFL, fcntl(c->ech->fd, F_GETFL) | O_NONBLOCK) != 0)
-		return -errno;
 	if (rdma_create_id(c->ech, &c->id, c, RDMA_PS_TCP) != 0)
 		return -errno;
 	if (rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&sa, 5000) != 0)

@@ -63,6 +63,28 @@ rpcrdma_now_ms(void)
 }
 
 int
+rpcrdma_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0 ? -errno : 0;
+}
+
+struct rdma_event_channel *
+rpcrdma_event_channel(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	int ret;
+
+	if (ch != NULL && (ret = rpcrdma_nonblock(ch->fd)) != 0) {
+		rdma_destroy_event_channel(ch);
+		errno = -ret;
+		return NULL;
+	}
+	return ch;
+}
+
+int
 rpcrdma_wait_fds(const int *fds, int n, int timeout_ms)
 {
 	struct pollfd p[4];
@@ -178,10 +200,9 @@ rpcrdma_dom_init(struct rpcrdma_dom *d, struct ibv_context *ctx, enum wn_rpcrdma
 		ret = errno != 0 ? -errno : -ENOMEM;
 		goto fail;
 	}
-	if (fcntl(d->ch->fd, F_SETFL, fcntl(d->ch->fd, F_GETFL) | O_NONBLOCK) != 0) {
-		ret = -errno;
+	ret = rpcrdma_nonblock(d->ch->fd);
+	if (ret != 0)
 		goto fail;
-	}
 	pool_size = (pool_size + 0xfffff) & ~(size_t)0xfffff;
 	d->arena = mmap(NULL, pool_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (d->arena == MAP_FAILED) {
@@ -587,27 +608,35 @@ rpcrdma_conn_send(struct rpcrdma_conn *c, const uint8_t *hdr, uint32_t hdr_len, 
 	return post_send(c, &sw);
 }
 
-int
-rpcrdma_conn_read(struct rpcrdma_conn *c, void *dst, const struct wn_rpcrdma_seg *seg,
-		  struct rpcrdma_wr *wr)
+/* An RDMA Read into or an RDMA Write from registered [@p local, @p local + @p len). */
+static int
+post_rdma(struct rpcrdma_conn *c, enum ibv_wr_opcode op, void *local, uint32_t len,
+	  uint32_t rkey, uint64_t raddr, struct rpcrdma_wr *wr)
 {
-	struct ibv_mr *mr = rpcrdma_dom_mr(c->dom, dst, seg->length);
-	struct ibv_sge sge = {.addr = (uintptr_t)dst, .length = seg->length};
+	struct ibv_mr *mr = rpcrdma_dom_mr(c->dom, local, len);
+	struct ibv_sge sge = {.addr = (uintptr_t)local, .length = len};
 	struct ibv_send_wr rw;
-	int ret;
 
 	if (mr == NULL)
 		return -EFAULT;
 	sge.lkey = mr->lkey;
 	memset(&rw, 0, sizeof(rw));
 	rw.wr_id = (uintptr_t)wr;
-	rw.opcode = IBV_WR_RDMA_READ;
+	rw.opcode = op;
 	rw.send_flags = IBV_SEND_SIGNALED;
 	rw.sg_list = &sge;
 	rw.num_sge = 1;
-	rw.wr.rdma.remote_addr = seg->offset;
-	rw.wr.rdma.rkey = seg->handle;
-	ret = post_send(c, &rw);
+	rw.wr.rdma.remote_addr = raddr;
+	rw.wr.rdma.rkey = rkey;
+	return post_send(c, &rw);
+}
+
+int
+rpcrdma_conn_read(struct rpcrdma_conn *c, void *dst, const struct wn_rpcrdma_seg *seg,
+		  struct rpcrdma_wr *wr)
+{
+	int ret = post_rdma(c, IBV_WR_RDMA_READ, dst, seg->length, seg->handle, seg->offset, wr);
+
 	if (ret == 0)
 		c->reads_out++;
 	return ret;
@@ -617,20 +646,5 @@ int
 rpcrdma_conn_write(struct rpcrdma_conn *c, const void *src, uint32_t len, uint32_t rkey,
 		   uint64_t raddr, struct rpcrdma_wr *wr)
 {
-	struct ibv_mr *mr = rpcrdma_dom_mr(c->dom, src, len);
-	struct ibv_sge sge = {.addr = (uintptr_t)src, .length = len};
-	struct ibv_send_wr ww;
-
-	if (mr == NULL)
-		return -EFAULT;
-	sge.lkey = mr->lkey;
-	memset(&ww, 0, sizeof(ww));
-	ww.wr_id = (uintptr_t)wr;
-	ww.opcode = IBV_WR_RDMA_WRITE;
-	ww.send_flags = IBV_SEND_SIGNALED;
-	ww.sg_list = &sge;
-	ww.num_sge = 1;
-	ww.wr.rdma.remote_addr = raddr;
-	ww.wr.rdma.rkey = rkey;
-	return post_send(c, &ww);
+	return post_rdma(c, IBV_WR_RDMA_WRITE, (void *)(uintptr_t)src, len, rkey, raddr, wr);
 }

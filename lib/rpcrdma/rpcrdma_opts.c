@@ -3,6 +3,7 @@
  * Transport options by name, for the programs' command lines (wn_rpcrdma_opts_set()).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,29 +74,62 @@ wn_rpcrdma_opts_has_value(const char *name)
 	return d == NULL ? -1 : d->kind != K_FLAG;
 }
 
-/* Decimal with an optional k or m suffix (x1024, x1048576). */
-static int
-number(const char *s, uint64_t *v)
+int
+wn_rpcrdma_opts_long(struct option *out, size_t cap, const struct option *app, int val)
 {
-	char *end;
+	size_t n = 0, k = sizeof(opts) / sizeof(opts[0]);
+
+	while (app != NULL && app[n].name != NULL)
+		n++;
+	if (cap < n + k + 1)
+		return -ENOSPC;
+	memcpy(out, app, n * sizeof(*out));
+	for (size_t i = 0; i < k; i++)
+		out[n + i] = (struct option){.name = opts[i].name,
+					     .has_arg = opts[i].kind == K_FLAG ? no_argument
+									       : required_argument,
+					     .flag = NULL,
+					     .val = val};
+	memset(&out[n + k], 0, sizeof(out[n + k]));
+	return (int)(n + k);
+}
+
+int
+wn_rpcrdma_parse_size(const char *s, uint64_t *v)
+{
 	unsigned long long n;
+	unsigned int shift = 0;
+	char *end;
 
 	if (s == NULL || *s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
 	n = strtoull(s, &end, 10);
-	if (errno != 0 || n > UINT32_MAX)
+	if (errno != 0)
 		return -EINVAL;
-	if (*end == 'k' || *end == 'K') {
-		n <<= 10;
-		end++;
-	} else if (*end == 'm' || *end == 'M') {
-		n <<= 20;
-		end++;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	case '\0':
+		break;
+	default:
+		return -EINVAL;
 	}
-	if (*end != '\0')
+	if (shift != 0 && *++end != '\0')
 		return -EINVAL;
-	*v = n;
+	if (n > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*v = (uint64_t)n << shift;
 	return 0;
 }
 
@@ -130,7 +164,7 @@ wn_rpcrdma_opts_set(struct wn_rpcrdma_opts *o, const char *name, const char *val
 		o->reg = m;
 		return 0;
 	}
-	if (number(value, &v) != 0 || v < d->min || v > d->max)
+	if (wn_rpcrdma_parse_size(value, &v) != 0 || v < d->min || v > d->max)
 		return -EINVAL;
 	switch (d->kind) {
 	case K_U16:

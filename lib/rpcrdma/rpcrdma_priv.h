@@ -207,6 +207,12 @@ rpcrdma_xdr_or_void(xdrproc_t p)
 	return p != NULL ? p : (xdrproc_t)rpcrdma_xdr_none;
 }
 
+/** @return 0 after setting O_NONBLOCK on @p fd, or -errno. */
+int rpcrdma_nonblock(int fd);
+
+/** @return a new rdma_cm event channel whose fd does not block, or NULL with errno. */
+struct rdma_event_channel *rpcrdma_event_channel(void);
+
 /** Wait on @p fds for @p timeout_ms (poll(2) semantics). @return poll's result. */
 int rpcrdma_wait_fds(const int *fds, int n, int timeout_ms);
 

@@ -1006,11 +1006,10 @@ wn_rpcrdma_svc_create(const char *addr, const struct wn_rpcrdma_opts *o)
 	if (s == NULL)
 		return NULL;
 	s->o = *o;
-	s->ech = rdma_create_event_channel();
+	s->ech = rpcrdma_event_channel();
 	if (s->ech == NULL)
 		goto fail;
-	if (fcntl(s->ech->fd, F_SETFL, fcntl(s->ech->fd, F_GETFL) | O_NONBLOCK) != 0 ||
-	    rdma_create_id(s->ech, &s->listen, s, RDMA_PS_TCP) != 0 ||
+	if (rdma_create_id(s->ech, &s->listen, s, RDMA_PS_TCP) != 0 ||
 	    rdma_bind_addr(s->listen, (struct sockaddr *)&sa) != 0 || rdma_listen(s->listen, 64) != 0)
 		goto fail;
 	if (s->listen->verbs != NULL) {

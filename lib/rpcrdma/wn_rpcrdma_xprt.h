@@ -101,6 +101,22 @@ int wn_rpcrdma_opts_set(struct wn_rpcrdma_opts *o, const char *name, const char 
 /** @return whether option @p name takes a value (1), is a switch (0), or is unknown (-1). */
 int wn_rpcrdma_opts_has_value(const char *name);
 
+struct option;
+
+/**
+ * Build a getopt_long() table in @p out (room for @p cap entries): the program's own
+ * options @p app (a table ended by a zero entry, or NULL), then one entry per transport
+ * option (flag NULL, val @p val; give out[index].name and optarg to wn_rpcrdma_opts_set()),
+ * then the zero entry. @return entries before the zero entry, or -ENOSPC. Any thread.
+ */
+int wn_rpcrdma_opts_long(struct option *out, size_t cap, const struct option *app, int val);
+
+/**
+ * Parse a size: decimal digits with an optional k, m or g suffix (x 1024, 1024^2, 1024^3).
+ * @return 0 and *@p v, or -EINVAL (empty, other characters, over 2^64). Any thread.
+ */
+int wn_rpcrdma_parse_size(const char *s, uint64_t *v);
+
 /** One line per option for a --help text (constant string). */
 extern const char wn_rpcrdma_opts_help[];
 

@@ -8,6 +8,7 @@
  * a valid one), or hand out overlapping pool memory.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -500,6 +501,31 @@ test_opts(void **state)
 	assert_int_equal(wn_rpcrdma_opts_has_value("inline"), 1);
 	assert_int_equal(wn_rpcrdma_opts_has_value("no-remote-inv"), 0);
 	assert_int_equal(wn_rpcrdma_opts_has_value("bogus"), -1);
+	/* sizes */
+	uint64_t v;
+
+	assert_int_equal(wn_rpcrdma_parse_size("64m", &v), 0);
+	assert_int_equal(v, 64u << 20);
+	assert_int_equal(wn_rpcrdma_parse_size("3G", &v), 0);
+	assert_int_equal(v, 3ull << 30);
+	assert_int_equal(wn_rpcrdma_parse_size("", &v), -EINVAL);
+	assert_int_equal(wn_rpcrdma_parse_size("-1", &v), -EINVAL);
+	assert_int_equal(wn_rpcrdma_parse_size("1kb", &v), -EINVAL);
+	assert_int_equal(wn_rpcrdma_parse_size("99999999999999999999g", &v), -EINVAL);
+	/* a getopt table: the program's options, the transport's, the zero entry */
+	static const struct option app[] = {{"server", required_argument, NULL, 1},
+					    {NULL, 0, NULL, 0}};
+	struct option lo[32];
+	int n = wn_rpcrdma_opts_long(lo, 32, app, 7);
+
+	assert_true(n > 10);
+	assert_string_equal(lo[0].name, "server");
+	assert_int_equal(lo[1].val, 7);
+	assert_null(lo[n].name);
+	for (int i = 1; i < n; i++)
+		assert_int_equal(lo[i].has_arg == required_argument,
+				 wn_rpcrdma_opts_has_value(lo[i].name) == 1);
+	assert_int_equal(wn_rpcrdma_opts_long(lo, 5, app, 7), -ENOSPC);
 }
 
 int
