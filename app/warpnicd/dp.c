@@ -73,10 +73,10 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	TAILQ_INIT(&dp->conns);
 	pthread_mutex_init(&dp->tel_lock, NULL);
 	snprintf(name, sizeof(name), "wn_dp_cm%u", idx);
-	dp->cm = hash_create(name, 2 * (conf->max_conns ? conf->max_conns : 1024) + 64, 0);
+	dp->cm_tab = hash_create(name, 2 * (conf->max_conns ? conf->max_conns : 1024) + 64, 0);
 	snprintf(name, sizeof(name), "wn_dp_ho%u", idx);
 	dp->handoff = rte_ring_create(name, HANDOFF_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
-	if (dp->cm == NULL || dp->handoff == NULL)
+	if (dp->cm_tab == NULL || dp->handoff == NULL)
 		return NULL;
 	if (idx > 0) {
 		snprintf(name, sizeof(name), "wn_dp_ctl%u", idx);
@@ -113,9 +113,9 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	tc.rcvbuf = conf->sockbuf;
 	tc.mtu = conf->mtu;
 	dp->tcp = wn_tcp_ctx_create(&tc);
-	if (dp->tcp == NULL)
+	if (dp->tcp == NULL || dp_llp_create(dp) != 0)
 		return NULL;
-	(void)dp_zc_init(dp); /* zero-copy transmit if configured and the port sends chains */
+	dp_conns_init(dp);
 	dp->next_token = 1;
 	return dp;
 }
@@ -378,6 +378,32 @@ port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 	}
 }
 
+/* The counters lib/cm and the lower layer keep, under the dataplane's names. */
+static void
+stats_collect(struct wn_dp *dp)
+{
+	struct wn_llp_stats ls;
+	const struct wn_cm_stats *cs = &dp->cm.st;
+
+	wn_llp_stats(dp->llp, &ls);
+	dp->st.conns_active = cs->conns_active;
+	dp->st.conns_passive = cs->conns_passive;
+	dp->st.conns_established = cs->conns_established;
+	dp->st.conns_failed = cs->conns_failed;
+	dp->st.conns_rejected = cs->conns_rejected;
+	dp->st.mpa_errors = ls.errors;
+	dp->st.mpa_crc_errors = ls.crc_errors;
+	dp->st.rx_fpdus = ls.rx_ulpdus;
+	dp->st.tx_fpdus = ls.tx_ulpdus;
+	dp->st.tx_again = ls.tx_again;
+	dp->st.zc_fpdus = ls.zc_ulpdus;
+	dp->st.zc_bytes = ls.zc_bytes;
+	dp->st.zc_released = ls.zc_released;
+	dp->st.zc_fallback = ls.zc_fallback;
+	dp->st.copy_fpdus = ls.copy_ulpdus;
+	dp->st.copy_bytes = ls.copy_bytes;
+}
+
 static void
 tel_refresh(struct wn_dp *dp)
 {
@@ -386,6 +412,7 @@ tel_refresh(struct wn_dp *dp)
 	uint32_t n = 0;
 
 	pthread_mutex_lock(&dp->tel_lock);
+	stats_collect(dp);
 	dp->tel_dp = dp->st;
 	wn_net_stats_get(dp->nif, &dp->tel_net);
 	wn_tcp_stats_get(dp->tcp, &dp->tel_tcp);
@@ -395,29 +422,24 @@ tel_refresh(struct wn_dp *dp)
 		dp->tel_qp[n].handle = qp->handle;
 		dp->tel_qp[n].qpn = qp->d->qpn;
 		dp->tel_qp[n].state = wn_rnic_qp_state(qp->eng);
-		dp->tel_qp[n].conn_state = qp->conn != NULL ? qp->conn->st : DPC_DEAD;
+		dp->tel_qp[n].conn_state = qp->conn != NULL ? wn_cm_state(&qp->conn->ep)
+							    : WN_CM_CLOSED;
 		wn_rnic_qp_stats(qp->eng, &dp->tel_qp[n].s);
 		n++;
 	}
 	dp->tel_nqp = n;
 	n = 0;
 	TAILQ_FOREACH(c, &dp->conns, next) {
-		const struct wn_mpa_params *mp = wn_mpa_conn_params(&c->mpa);
+		struct wn_llp *l = wn_cm_llp(&c->ep);
 
 		if (n == DP_TEL_QPS)
 			break;
-		if (c->tcp == NULL)
+		if (l == NULL)
 			continue;
 		dp->tel_conn[n].id = c->id;
 		dp->tel_conn[n].qpn = c->qp != NULL ? c->qp->d->qpn : 0;
-		dp->tel_conn[n].state = c->st;
-		dp->tel_conn[n].mulpdu = c->mulpdu;
-		dp->tel_conn[n].active = c->active;
-		dp->tel_conn[n].markers_tx = c->st == DPC_FULL && mp->tx.markers;
-		dp->tel_conn[n].markers_rx = c->st == DPC_FULL && mp->rx.markers;
-		dp->tel_conn[n].crc = c->st == DPC_FULL && mp->tx.crc;
-		dp->tel_conn[n].fpdus_rx = c->mpa.fpdus_rx;
-		wn_tcp_conn_info(c->tcp, &dp->tel_conn[n].tcp);
+		dp->tel_conn[n].state = wn_cm_state(&c->ep);
+		wn_llp_info(l, &dp->tel_conn[n].llp);
 		n++;
 	}
 	dp->tel_nconn = n;
@@ -477,8 +499,8 @@ wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit)
 			if (n > 0)
 				wn_tcp_rx_bulk(dp->tcp, pkts, n, dp->now);
 		}
-		/* zero-copy FPDUs ACKed and no longer in an mbuf: unpin, complete WQEs */
-		dp_zc_poll(dp);
+		/* lower-layer timers; zero-copy FPDUs ACKed and in no mbuf: unpin, complete */
+		work += wn_llp_poll(dp->llp, dp->now);
 		if (idx == 0) {
 			n = (uint16_t)rte_ring_dequeue_burst(dp->c.to_dp, msgs, DP_BURST, NULL);
 			for (i = 0; i < n; i++)
@@ -490,7 +512,7 @@ wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit)
 		}
 		work += n;
 		RTE_TAILQ_FOREACH_SAFE(qp, &dp->active, next, tmp) {
-			if (qp->conn == NULL || !qp->conn->tx_ok)
+			if (qp->llp == NULL || !wn_llp_tx_ready(qp->llp))
 				continue;
 			work += wn_rnic_tx_poll(qp->eng, DP_BURST);
 		}
@@ -549,9 +571,10 @@ shard_free(struct wn_dp *dp)
 			free(m);
 	rte_ring_free(dp->handoff);
 	rte_ring_free(dp->ctl);
+	wn_mpa_tcp_free(dp->llp);
 	wn_tcp_ctx_free(dp->tcp);
 	wn_netif_free(dp->nif);
-	rte_hash_free(dp->cm);
+	rte_hash_free(dp->cm_tab);
 	pthread_mutex_destroy(&dp->tel_lock);
 	free(dp->dereg);
 	free(dp);

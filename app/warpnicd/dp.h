@@ -38,9 +38,11 @@
 #include <rte_spinlock.h>
 #include <rte_tailq.h>
 
+#include "wn_cm.h"
+#include "wn_llp.h"
 #include "wn_server_dp.h"
 #include "wn_mem.h"
-#include "wn_mpa.h"
+#include "wn_mpa_tcp.h"
 #include "wn_net.h"
 #include "wn_port.h"
 #include "wn_queue.h"
@@ -147,6 +149,7 @@ struct dp_qp {
 	struct dp_srq *srq;
 	struct wn_rnic_qp *eng;       /**< created when the connection reaches RDMA mode */
 	struct dp_conn *conn;
+	struct wn_llp *llp;           /**< the stream the engine sends to (while active) */
 	TAILQ_ENTRY(dp_qp) next;      /**< in dp->active while it has an engine */
 	bool active;
 	uint16_t owner;               /**< shard of its connection (set by shard 0) */
@@ -154,47 +157,27 @@ struct dp_qp {
 	bool in_errq;
 };
 
-enum dp_conn_state {
-	DPC_TCP = 0,     /**< TCP handshake */
-	DPC_MPA,         /**< MPA startup */
-	DPC_REQ,         /**< responder: Request reported, waiting for accept/reject */
-	DPC_FULL,        /**< Full Operation: RDMA mode */
-	DPC_CLOSING,     /**< FIN sent or Reject out; waiting for TCP to finish */
-	DPC_DEAD,        /**< TCP gone; freed after the loop iteration */
-};
-
 struct dp_listen {
-	enum dp_obj_kind kind;        /**< DPO_LISTEN (wn_dp::cm holds both kinds) */
+	enum dp_obj_kind kind;        /**< DPO_LISTEN (wn_dp::cm_tab holds both kinds) */
 	uint32_t id;
-	struct wn_tcp_listener *l;
+	struct wn_llp_listener *l;
 	struct wn_ctl_addr src;
 	struct wn_dp *dp;
 };
 
+/**
+ * One connection: its lib/cm endpoint (the state) and what the dataplane keys it by. Its
+ * lower-layer stream is the endpoint's (wn_cm_llp()).
+ */
 struct dp_conn {
 	enum dp_obj_kind kind;        /**< DPO_CONN */
+	struct wn_cm_ep ep;
 	struct wn_dp *dp;
-	enum dp_conn_state st;
-	bool active;
 	uint32_t id;                  /**< CM id handle (0: passive, not accepted yet) */
 	uint32_t token;               /**< passive: our key until the CM id is known */
 	uint32_t listen_id;
 	struct wn_ctl_addr src, dst;  /**< local, remote */
-	struct wn_ctl_conn_param param; /**< connect/accept parameters */
-	struct wn_tcp_conn *tcp;
 	struct dp_qp *qp;
-	struct wn_mpa_conn mpa;
-	bool mpa_started;
-	bool tx_ok;                   /**< FPDUs may be sent (RFC 5044 §7.1.2 fencing) */
-	bool record_mode;             /**< TCP segments on FPDU boundaries */
-	bool cm_done;                 /**< final CM event (DISCONNECTED/REJECTED/ERROR) sent */
-	bool established_sent;
-	uint32_t mulpdu;
-	uint8_t *rxbuf;               /**< one ULPDU being gathered */
-	struct wn_mpa_gather gather;  /**< the deframer's gathering into rxbuf */
-	uint8_t *txbuf;               /**< one FPDU being framed */
-	uint32_t txcap;
-	uint32_t zc_out;              /**< zero-copy tokens not back yet (freed only at 0) */
 	TAILQ_ENTRY(dp_conn) next;
 };
 
@@ -213,16 +196,16 @@ struct wn_dp {
 	struct wn_netif *nif;
 	struct wn_tcp_ctx *tcp;
 	struct rte_hash *objs;        /**< the group's handle → dp_cq / dp_srq / dp_qp */
-	struct rte_hash *cm;          /**< CM id handle or passive token → dp_conn / dp_listen */
+	struct rte_hash *cm_tab;      /**< CM id handle or passive token → dp_conn / dp_listen */
+	struct wn_cm cm;              /**< lib/cm: the connections' state machine */
+	struct wn_llp_proto *llp;     /**< MPA/TCP over this shard's TCP (lib/mpa) */
 	struct dp_qp_list active;
 	struct dp_qp_list errq;       /**< QPs in Error: later postings are flushed */
 	struct dp_conn_list conns;
 	uint32_t next_token;
 	uint64_t now;
 	struct wn_dp_stats st;
-	/* zero-copy transmit (dp_zc.c) */
-	bool zc_on;
-	struct rte_ring *zc_done;     /**< tokens whose last reference went (MP/SC) */
+	/* zero-copy transmit: MR deregistrations waiting for pins (dp_zc.c) */
 	struct { uint32_t handle, stag; } *dereg; /**< shard 0: DONEs waiting for unpinning */
 	uint32_t n_dereg, cap_dereg;
 	uint64_t last_tick;
@@ -235,10 +218,9 @@ struct wn_dp {
 	struct wn_tcp_stats tel_tcp;
 	uint32_t tel_nconn;
 	struct {
-		uint32_t id, qpn, state, mulpdu;
-		bool active, markers_tx, markers_rx, crc;
-		struct wn_tcp_info tcp;
-		uint64_t fpdus_rx;
+		uint32_t id, qpn;
+		enum wn_cm_state state;
+		struct wn_llp_info llp;
 	} tel_conn[DP_TEL_QPS];
 	uint32_t tel_nqp;
 	struct {
@@ -291,9 +273,12 @@ dp_token_shard(uint32_t token)
 {
 	return (uint16_t)((token >> 24) & 0x7f);
 }
-/** Create the QP's engine for a connection in RDMA mode. @return 0 or -errno. */
-int dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, uint32_t mulpdu,
-		 uint32_t ird, uint32_t ord, uint32_t rtr_recv);
+/**
+ * Create the QP's engine for a connection in RDMA mode on stream @p llp with the negotiated
+ * @p p. @return 0 or -errno.
+ */
+int dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn_llp *llp,
+		 const struct wn_llp_params *p, uint8_t rtr_recv);
 /** The QP's connection is gone: flush (engine or rings) and detach. */
 void dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp);
 /** Look up an object by handle. */
@@ -317,25 +302,21 @@ void dp_errq_flush(struct wn_dp *dp);
 void dp_conns_tick(struct wn_dp *dp);
 /** Free every connection (shutdown). */
 void dp_conns_free(struct wn_dp *dp);
-/** The engine of the connection's QP has ULPDUs/events: engine tx callback target. */
-int dp_conn_tx(void *arg, const struct wn_rnic_ulpdu *u);
 /** Engine event callback. */
 void dp_qp_event(void *arg, struct wn_rnic_qp *qp, const struct wn_rnic_event *ev);
-/** Close TCP gracefully after what is queued (a Terminate went out or came in). */
-void dp_conn_close(struct dp_conn *c);
-/** Zero-copy transmit (dp_zc.c): set up for this shard (off unless the port can). */
-int dp_zc_init(struct wn_dp *dp);
-/** Take back tokens whose last reference went. Every loop iteration. */
-void dp_zc_poll(struct wn_dp *dp);
-/** Send one ULPDU in place. @return 0/WN_RNIC_TX_HELD, -EAGAIN, or -ENOTSUP: copy it. */
-int dp_zc_tx(struct dp_conn *c, const struct wn_rnic_ulpdu *u, const struct wn_mpa_stream *st);
+/** The connection's QP sent or received a Terminate: close the stream behind it. */
+void dp_conn_terminated(struct dp_conn *c);
+/** lib/cm of this shard (dp_conn.c). */
+void dp_conns_init(struct wn_dp *dp);
+/** Zero-copy transmit (dp_zc.c): this shard's MPA/TCP instance, zero-copy if possible. */
+int dp_llp_create(struct wn_dp *dp);
 /** Shard 0: an MR deregistration; DONE once nothing references its memory. */
 void dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag);
 /** Shard 0: deregistrations whose pins went. Every tick. */
 void dp_zc_tick(struct wn_dp *dp);
 /** Tell the control thread an object is released (dp_obj.c). */
 void dp_ctl_done(struct wn_dp *dp, uint32_t handle);
-/** Abort a connection whose QP is being destroyed or moved to error by the ULP. */
+/** Detach a connection whose QP is being destroyed or moved to error by the ULP. */
 void dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort);
 
 #endif /* WN_DP_H */

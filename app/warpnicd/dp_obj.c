@@ -166,7 +166,7 @@ dp_qp_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
 		 * Terminate we queued); the QP is flushed when TCP is gone.
 		 */
 		if (qp->conn != NULL)
-			dp_conn_close(qp->conn);
+			dp_conn_terminated(qp->conn);
 		break;
 	default:
 		break;
@@ -222,8 +222,8 @@ dp_errq_flush(struct wn_dp *dp)
 }
 
 int
-dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, uint32_t mulpdu,
-	     uint32_t ird, uint32_t ord, uint32_t rtr_recv)
+dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn_llp *llp,
+	     const struct wn_llp_params *p, uint8_t rtr_recv)
 {
 	struct wn_rnic_qp_conf rc;
 
@@ -232,30 +232,34 @@ dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, uint32_t 
 	if (qp->eng != NULL)
 		engine_destroy(dp, qp); /* a flushed engine of an earlier connection */
 	engine_conf(dp, qp, &rc);
-	rc.mulpdu = mulpdu;
-	rc.ird = RTE_MAX(ird, 1u);
-	rc.ord = RTE_MAX(ord, 1u);
+	rc.mulpdu = p->mulpdu;
+	rc.ird = RTE_MAX(p->ird, 1u);
+	rc.ord = RTE_MAX(p->ord, 1u);
 	rc.sq_sig_all = qp->d->sq_sig_all != 0;
 	rc.rfc7306 = dp->c.rfc7306;
 	rc.rtr_recv = rtr_recv;
-	rc.tx = dp_conn_tx;
-	rc.tx_arg = conn;
+	rc.llp = llp;
 	qp->eng = wn_rnic_qp_create(&rc);
 	if (qp->eng == NULL)
 		return -errno;
 	qp->conn = conn;
+	qp->llp = llp;
 	TAILQ_INSERT_TAIL(&dp->active, qp, next);
 	qp->active = true;
 	return 0;
 }
 
+/* The lower layer of an engine that only flushes: it never sends. */
 static int
-no_tx(void *arg, const struct wn_rnic_ulpdu *u)
+no_send(struct wn_llp *l, const struct wn_llp_ulpdu *u)
 {
-	(void)arg;
+	(void)l;
 	(void)u;
 	return -EAGAIN;
 }
+
+static const struct wn_llp_ops no_llp_ops = { .name = "none", .send = no_send };
+static struct wn_llp no_llp = { .ops = &no_llp_ops };
 
 void
 dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
@@ -270,7 +274,7 @@ dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 		engine_conf(dp, qp, &rc);
 		rc.mulpdu = WN_RNIC_MULPDU_MIN;
 		rc.ird = rc.ord = 1;
-		rc.tx = no_tx;
+		rc.llp = &no_llp;
 		qp->eng = wn_rnic_qp_create(&rc);
 		if (qp->eng == NULL)
 			return;
@@ -287,6 +291,7 @@ dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 		qp->active = false;
 	}
 	qp->conn = NULL;
+	qp->llp = NULL;
 }
 
 /* Tear a QP down on its owner shard; @p ack: acknowledge the control thread's destroy. */

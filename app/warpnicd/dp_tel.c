@@ -318,11 +318,6 @@ tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 	return one ? -ENOENT : 0;
 }
 
-static const char *const conn_state_name[] = {
-	[DPC_TCP] = "TCP", [DPC_MPA] = "MPA", [DPC_REQ] = "REQUEST", [DPC_FULL] = "RDMA",
-	[DPC_CLOSING] = "CLOSING", [DPC_DEAD] = "CLOSED",
-};
-
 static int
 tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -340,46 +335,46 @@ tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 		pthread_mutex_lock(&dp->tel_lock);
 		for (uint32_t i = 0; i < dp->tel_nconn; i++) {
 			struct rte_tel_data *c = rte_tel_data_alloc();
-			const struct wn_tcp_info *t = &dp->tel_conn[i].tcp;
+			const struct wn_llp_info *l = &dp->tel_conn[i].llp;
 			char name[32], a[48], b[48], ep[128];
 
 			if (c == NULL)
 				break;
 			rte_tel_data_start_dict(c);
 			snprintf(ep, sizeof(ep), "%s:%u -> %s:%u",
-				 wn_ip_addr_fmt(&t->local.addr, a, sizeof(a)), t->local.port,
-				 wn_ip_addr_fmt(&t->remote.addr, b, sizeof(b)), t->remote.port);
+				 wn_ip_addr_fmt(&l->local.addr, a, sizeof(a)), l->local.port,
+				 wn_ip_addr_fmt(&l->remote.addr, b, sizeof(b)), l->remote.port);
 			rte_tel_data_add_dict_string(c, "tcp", ep);
 			rte_tel_data_add_dict_string(c, "state",
-						     conn_state_name[dp->tel_conn[i].state]);
-			rte_tel_data_add_dict_string(c, "tcp_state", wn_tcp_state_name(t->state));
-			rte_tel_data_add_dict_string(c, "role", dp->tel_conn[i].active
-									? "initiator"
-									: "responder");
+						     wn_cm_state_str(dp->tel_conn[i].state));
+			rte_tel_data_add_dict_string(c, "mpa_state", l->state);
+			rte_tel_data_add_dict_string(c, "tcp_state", l->transport.state);
+			rte_tel_data_add_dict_string(c, "role", l->active ? "initiator"
+									  : "responder");
 			rte_tel_data_add_dict_u64(c, "lcore_shard", s);
 			rte_tel_data_add_dict_u64(c, "cm_id", dp->tel_conn[i].id);
 			rte_tel_data_add_dict_u64(c, "qpn", dp->tel_conn[i].qpn);
-			rte_tel_data_add_dict_u64(c, "mulpdu", dp->tel_conn[i].mulpdu);
-			rte_tel_data_add_dict_u64(c, "markers_tx", dp->tel_conn[i].markers_tx);
-			rte_tel_data_add_dict_u64(c, "markers_rx", dp->tel_conn[i].markers_rx);
-			rte_tel_data_add_dict_u64(c, "crc", dp->tel_conn[i].crc);
-			rte_tel_data_add_dict_u64(c, "fpdus_rx", dp->tel_conn[i].fpdus_rx);
-			rte_tel_data_add_dict_u64(c, "cwnd", t->cwnd);
-			rte_tel_data_add_dict_u64(c, "srtt_us", t->srtt_us);
-			rte_tel_data_add_dict_u64(c, "rto_us", t->rto_us);
-			rte_tel_data_add_dict_u64(c, "retrans", t->retrans);
-			rte_tel_data_add_dict_u64(c, "snd_queued", t->snd_queued);
+			rte_tel_data_add_dict_u64(c, "mulpdu", l->params.mulpdu);
+			rte_tel_data_add_dict_u64(c, "markers_tx", l->full && l->params.markers_tx);
+			rte_tel_data_add_dict_u64(c, "markers_rx", l->full && l->params.markers_rx);
+			rte_tel_data_add_dict_u64(c, "crc", l->full && l->params.crc);
+			rte_tel_data_add_dict_u64(c, "fpdus_rx", l->rx_ulpdus);
+			rte_tel_data_add_dict_u64(c, "cwnd", l->transport.cwnd);
+			rte_tel_data_add_dict_u64(c, "srtt_us", l->transport.srtt_us);
+			rte_tel_data_add_dict_u64(c, "rto_us", l->transport.rto_us);
+			rte_tel_data_add_dict_u64(c, "retrans", l->transport.retrans);
+			rte_tel_data_add_dict_u64(c, "snd_queued", l->transport.snd_queued);
 			/* sequence space relative to the ISNs, for stall diagnosis */
-			rte_tel_data_add_dict_u64(c, "snd_una", t->snd_una - t->iss);
-			rte_tel_data_add_dict_u64(c, "snd_nxt", t->snd_nxt - t->iss);
-			rte_tel_data_add_dict_u64(c, "snd_max", t->snd_max - t->iss);
-			rte_tel_data_add_dict_u64(c, "snd_wnd", t->snd_wnd);
-			rte_tel_data_add_dict_u64(c, "rcv_nxt", t->rcv_nxt - t->irs);
-			rte_tel_data_add_dict_u64(c, "rcv_wnd", t->rcv_wnd);
-			rte_tel_data_add_dict_u64(c, "rcv_queued", t->rcv_queued);
-			rte_tel_data_add_dict_u64(c, "in_recovery", t->in_recovery);
-			rte_tel_data_add_dict_u64(c, "backoff", t->backoff);
-			rte_tel_data_add_dict_u64(c, "sacked_bytes", t->sacked_bytes);
+			rte_tel_data_add_dict_u64(c, "snd_una", l->transport.snd_una);
+			rte_tel_data_add_dict_u64(c, "snd_nxt", l->transport.snd_nxt);
+			rte_tel_data_add_dict_u64(c, "snd_max", l->transport.snd_max);
+			rte_tel_data_add_dict_u64(c, "snd_wnd", l->transport.snd_wnd);
+			rte_tel_data_add_dict_u64(c, "rcv_nxt", l->transport.rcv_nxt);
+			rte_tel_data_add_dict_u64(c, "rcv_wnd", l->transport.rcv_wnd);
+			rte_tel_data_add_dict_u64(c, "rcv_queued", l->transport.rcv_queued);
+			rte_tel_data_add_dict_u64(c, "in_recovery", l->transport.in_recovery);
+			rte_tel_data_add_dict_u64(c, "backoff", l->transport.backoff);
+			rte_tel_data_add_dict_u64(c, "sacked_bytes", l->transport.sacked_bytes);
 			snprintf(name, sizeof(name), "conn%u", k++);
 			rte_tel_data_add_dict_container(d, name, c, 0);
 		}

@@ -25,6 +25,7 @@
 #include <rte_telemetry.h>
 
 #include "wn_dpapp.h"
+#include "wn_mpa.h"
 #include "wn_impair.h"
 #include "wn_port.h"
 
@@ -727,7 +728,7 @@ wn_dpapp_wait_idle(unsigned int timeout_ms)
 			pthread_mutex_lock(&dp->tel_lock);
 			/* TIME_WAIT: both FINs went through and ours was acked */
 			for (uint32_t k = 0; k < dp->tel_nconn; k++)
-				busy += dp->tel_conn[k].tcp.state != WN_TCP_TIME_WAIT;
+				busy += !dp->tel_conn[k].llp.transport.quiet;
 			fresh &= dp->tel_at >= since;
 			pthread_mutex_unlock(&dp->tel_lock);
 		}

@@ -39,12 +39,14 @@ fail(struct wn_mpa_conn *c, enum wn_mpa_err err, enum wn_mpa_frame_status fs, bo
 	struct wn_mpa_event ev = {.type = WN_MPA_EV_ERROR, .err = err, .frame_status = fs,
 				  .timeout = timeout, .reason = reason};
 
-	c->state = WN_MPA_CONN_ERROR;
-	c->error = err;
-	c->deadline = UINT64_MAX;
 	/* RFC 5044 §8: CRC/Marker errors in Full Operation end with a Terminate. */
 	ev.send_terminate = err == WN_MPA_ERR_CRC || err == WN_MPA_ERR_MARKER ||
 			    err == WN_MPA_ERR_NO_RTR;
+	/* the receive direction failed; a sender that was allowed to send still frames it */
+	c->term_tx = ev.send_terminate && c->state == WN_MPA_CONN_FULL && c->tx_ready;
+	c->state = WN_MPA_CONN_ERROR;
+	c->error = err;
+	c->deadline = UINT64_MAX;
 	emit(c, &ev);
 	return timeout ? -ETIMEDOUT : -EPROTO;
 }
@@ -579,7 +581,8 @@ wn_mpa_conn_peer_frame(const struct wn_mpa_conn *c)
 bool
 wn_mpa_conn_tx_allowed(const struct wn_mpa_conn *c)
 {
-	return c->state == WN_MPA_CONN_FULL && c->tx_ready && c->tx_off == c->tx_len;
+	return (c->state == WN_MPA_CONN_FULL || c->term_tx) && c->tx_ready &&
+	       c->tx_off == c->tx_len;
 }
 
 int
@@ -588,7 +591,7 @@ wn_mpa_conn_frame(struct wn_mpa_conn *c, const struct iovec *iov, unsigned int i
 {
 	int w;
 
-	if (c->state != WN_MPA_CONN_FULL)
+	if (c->state != WN_MPA_CONN_FULL && !c->term_tx)
 		return -ENOTCONN;
 	if (!wn_mpa_conn_tx_allowed(c))
 		return -EAGAIN;

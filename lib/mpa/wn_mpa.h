@@ -158,6 +158,7 @@ struct wn_mpa_conn {
 	struct wn_mpa_deframer rx;
 	uint64_t fpdus_rx;
 	int first_rtr;       /**< wn_mpa_rtr_classify() of the first FPDU */
+	bool term_tx;        /**< ERROR in Full Operation: FPDUs (the Terminate) may still go */
 };
 
 /**
@@ -245,7 +246,11 @@ const struct wn_mpa_params *wn_mpa_conn_params(const struct wn_mpa_conn *c);
 /** @return the peer's Request/Reply (valid once received). */
 const struct wn_mpa_frame *wn_mpa_conn_peer_frame(const struct wn_mpa_conn *c);
 
-/** @return true when FPDUs may be sent (RFC 5044 §7.1.2 fencing). */
+/**
+ * @return true when FPDUs may be sent (RFC 5044 §7.1.2 fencing). After an error in Full
+ * Operation that calls for a Terminate (send_terminate), a side that was allowed to send
+ * still may: the Terminate reports the error (RFC 5044 §8, RFC 5040 §7.1).
+ */
 bool wn_mpa_conn_tx_allowed(const struct wn_mpa_conn *c);
 
 /**

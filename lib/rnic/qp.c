@@ -22,7 +22,7 @@ wn_rnic_qp_create(const struct wn_rnic_qp_conf *conf)
 	struct wn_rnic_qp *qp;
 
 	if (conf == NULL || conf->mem == NULL || conf->sq == NULL || conf->scq == NULL ||
-	    conf->rcq == NULL || (conf->rq == NULL) == (conf->srq == NULL) || conf->tx == NULL ||
+	    conf->rcq == NULL || (conf->rq == NULL) == (conf->srq == NULL) || conf->llp == NULL ||
 	    conf->ord == 0 || conf->ird == 0 || !mulpdu_ok(conf->mulpdu) ||
 	    conf->ord > 1024 || conf->ird > 1024) {
 		errno = EINVAL;

@@ -25,7 +25,7 @@ struct sq_pend {
 	uint8_t done;
 	uint8_t status;
 	uint8_t waited;   /* was done while held (counted in cqe_held once) */
-	uint32_t holds;   /* ULPDUs taken with WN_RNIC_TX_HELD and not released yet */
+	uint32_t holds;   /* ULPDUs taken with WN_LLP_TX_HELD and not released yet */
 	uint32_t byte_len;
 	uint32_t vendor_err;
 };
@@ -97,7 +97,7 @@ struct wn_rnic_qp {
 	/* Terminate (RFC 5040 §5.4: exactly one per stream) */
 	bool term_pending;
 	bool term_done;
-	struct wn_rnic_ulpdu term;
+	struct wn_llp_ulpdu term;
 	struct wn_mem_term term_cause;
 
 	/* receive */

@@ -12,12 +12,12 @@
 #include "rnic_priv.h"
 
 static int
-emit(struct wn_rnic_qp *qp, struct wn_rnic_ulpdu *u)
+emit(struct wn_rnic_qp *qp, struct wn_llp_ulpdu *u)
 {
-	int rc = qp->c.tx(qp->c.tx_arg, u);
+	int rc = wn_llp_send(qp->c.llp, u);
 
-	if (rc == WN_RNIC_TX_HELD) {
-		if (u->src != WN_RNIC_SRC_SQ)
+	if (rc == WN_LLP_TX_HELD) {
+		if (u->src != WN_LLP_SRC_SQ)
 			return 0; /* only SQ WQEs have a completion to hold */
 		qp->pend[u->wqe & qp->c.sq->mask].holds++;
 		qp->st.tx_held++;
@@ -87,14 +87,14 @@ local_error(struct wn_rnic_qp *qp, uint32_t idx, uint8_t status)
 
 /* Gather [off, off + len) of the current WQE's payload into @p u (lkeys checked again). */
 static enum wn_mem_verdict
-gather(struct wn_rnic_qp *qp, uint32_t off, uint32_t len, struct wn_rnic_ulpdu *u)
+gather(struct wn_rnic_qp *qp, uint32_t off, uint32_t len, struct wn_llp_ulpdu *u)
 {
 	const struct wn_queue_swqe *w = &qp->cur.w;
 	const struct wn_queue_sge *sge = (const struct wn_queue_sge *)(w + 1);
 	uint32_t i, pos = 0;
 
 	u->n_iov = 0;
-	u->src = WN_RNIC_SRC_NONE;
+	u->src = WN_LLP_SRC_NONE;
 	if (len == 0)
 		return WN_MEM_OK;
 	if (w->flags & WN_QUEUE_SEND_INLINE) {
@@ -105,7 +105,7 @@ gather(struct wn_rnic_qp *qp, uint32_t off, uint32_t len, struct wn_rnic_ulpdu *
 		u->n_iov = 1;
 		return WN_MEM_OK;
 	}
-	u->src = WN_RNIC_SRC_SQ;
+	u->src = WN_LLP_SRC_SQ;
 	for (i = 0; i < w->num_sge && len != 0; i++) {
 		uint32_t l = sge[i].length;
 		uint32_t skip, take;
@@ -309,14 +309,14 @@ sq_emit(struct wn_rnic_qp *qp)
 {
 	const struct wn_queue_swqe *w = &qp->cur.w;
 	const struct wn_queue_sge *sge = (const struct wn_queue_sge *)(w + 1);
-	struct wn_rnic_ulpdu u;
+	struct wn_llp_ulpdu u;
 	uint32_t seg, rest = qp->cur_len - qp->cur_off;
 	bool tagged = w->opcode == WN_QUEUE_WR_RDMA_WRITE ||
 		      w->opcode == WN_QUEUE_WR_RDMA_WRITE_WITH_IMM;
 	bool last;
 	int n;
 
-	u.src = WN_RNIC_SRC_NONE;
+	u.src = WN_LLP_SRC_NONE;
 	u.wqe = qp->cur_idx;
 	u.msg_len = qp->cur_len;
 	if (qp->cur_phase == 1) {
@@ -452,12 +452,12 @@ static int
 resp_emit(struct wn_rnic_qp *qp)
 {
 	struct ird_ent *e = &qp->ird[qp->ird_head % qp->c.ird];
-	struct wn_rnic_ulpdu u;
+	struct wn_llp_ulpdu u;
 	struct wn_mem_term term;
 	uint8_t *host = NULL;
 	int n;
 
-	u.src = WN_RNIC_SRC_NONE;
+	u.src = WN_LLP_SRC_NONE;
 	u.wqe = 0;
 	u.msg_len = 0;
 	if (e->kind == IRD_ATOMIC) {
@@ -518,7 +518,7 @@ resp_emit(struct wn_rnic_qp *qp)
 		u.iov[0].len = seg;
 		u.iov[0].stag = e->rr.src_stag;
 		u.n_iov = 1;
-		u.src = WN_RNIC_SRC_RESP;
+		u.src = WN_LLP_SRC_RESP;
 		u.msg_len = e->rr.size;
 	}
 	n = wn_rdmap_read_resp_build(u.hdr, sizeof(u.hdr), e->rr.sink_stag,
@@ -581,7 +581,7 @@ wn_rnic_tx_poll(struct wn_rnic_qp *qp, unsigned int budget)
 int
 wn_rnic_send_rtr(struct wn_rnic_qp *qp, uint32_t type)
 {
-	struct wn_rnic_ulpdu u = { .n_iov = 0 };
+	struct wn_llp_ulpdu u = { .n_iov = 0 };
 	int n;
 
 	if (qp->state != WN_RNIC_QPS_RTS || qp->cur_active || qp->tx_owner != TXO_NONE)

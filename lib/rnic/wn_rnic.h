@@ -5,8 +5,8 @@
  * independent of TCP and MPA.
  *
  * Input: whole ULPDUs (DDP segments) from the MPA deframer, wn_rnic_rx().
- * Output: ULPDUs to frame and send, through the @c tx callback (a header plus a gather list
- * pointing into registered memory, valid only during the call); CQEs into the CQ rings;
+ * Output: ULPDUs (struct wn_llp_ulpdu: a header plus a gather list pointing into registered
+ * memory, valid only during the call) to the lower layer, wn_llp_send(); CQEs into the CQ rings;
  * events through the @c event callback.
  *
  * Send side: wn_rnic_tx_poll() answers the peer first (Terminate, then Read Responses and
@@ -34,12 +34,14 @@
 #ifndef WN_RNIC_H
 #define WN_RNIC_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <rte_spinlock.h>
 
+#include "wn_llp.h"
 #include "wn_mem.h"
 #include "wn_queue.h"
 
@@ -62,50 +64,9 @@ enum wn_rnic_qp_state {
 #define WN_RNIC_MULPDU_MIN 128
 #define WN_RNIC_MULPDU_MAX 64768
 
-/** Largest header of one outbound ULPDU (Terminate with D and R: 18 + 52). */
-#define WN_RNIC_HDR_MAX 72
-/** Most gather pieces of one ULPDU's payload. */
-#define WN_RNIC_MAX_IOV WN_QUEUE_MAX_SGE
-
-/** Where the payload of an outbound ULPDU comes from (struct wn_rnic_ulpdu @c src). */
-enum wn_rnic_src {
-	WN_RNIC_SRC_NONE = 0, /**< no payload, or engine memory (inline data): copy it */
-	WN_RNIC_SRC_SQ,       /**< registered memory of SQ WQE @c wqe (Send, Write) */
-	WN_RNIC_SRC_RESP,     /**< registered memory of a Read Response (no local WQE) */
-};
-
-/** One outbound ULPDU: @c hdr, then the @c iov pieces in order. */
-struct wn_rnic_ulpdu {
-	uint8_t hdr[WN_RNIC_HDR_MAX];
-	uint16_t hdr_len;
-	uint16_t n_iov;
-	uint32_t len; /**< hdr_len + payload octets */
-	uint8_t src;      /**< enum wn_rnic_src */
-	uint32_t wqe;     /**< SQ index of the WQE (WN_RNIC_SRC_SQ) */
-	uint32_t msg_len; /**< payload octets of the whole message this ULPDU is part of */
-	struct {
-		const uint8_t *base;
-		uint32_t len;
-		uint32_t stag; /**< the STag/lkey @c base was resolved through (registered memory) */
-	} iov[WN_RNIC_MAX_IOV];
-};
-
-/**
- * Return value of wn_rnic_tx_fn: the ULPDU was taken and its payload (registered memory,
- * @c src WN_RNIC_SRC_SQ) is referenced, not copied. The WQE's completion is held until the
- * matching wn_rnic_tx_release(), in SQ order.
- */
-#define WN_RNIC_TX_HELD 1
-
-/**
- * Hand one ULPDU to MPA framing. The pointers are valid only during the call, except the
- * payload of WN_RNIC_SRC_SQ/RESP ULPDUs, which is registered memory: it stays mapped as long
- * as its region is (the caller's business: warpnicd pins the region).
- * @return 0 (taken, copied), WN_RNIC_TX_HELD (taken, WN_RNIC_SRC_SQ payload referenced), or
- *   -EAGAIN (no room now: the engine offers the same ULPDU again on the next
- *   wn_rnic_tx_poll()).
- */
-typedef int (*wn_rnic_tx_fn)(void *arg, const struct wn_rnic_ulpdu *u);
+/** Most gather pieces of one ULPDU's payload (struct wn_llp_ulpdu). */
+#define WN_RNIC_MAX_IOV WN_LLP_MAX_IOV
+static_assert(WN_LLP_MAX_IOV >= WN_QUEUE_MAX_SGE, "a WQE's SGEs fit one ULPDU's gather list");
 
 /** Event kinds. */
 enum wn_rnic_event_type {
@@ -152,8 +113,12 @@ struct wn_rnic_qp_conf {
 	bool sq_sig_all;      /**< every send WQE completes with a CQE */
 	bool rfc7306;         /**< peer speaks RFC 7306 (atomics, immediate data) */
 	uint32_t rtr_recv;    /**< RFC 6581: RTR types the peer may send first (absorbed) */
-	wn_rnic_tx_fn tx;
-	void *tx_arg;
+	/**
+	 * The lower layer the ULPDUs go to (wn_llp_send(); WN_LLP_TX_HELD holds the WQE's
+	 * completion until wn_rnic_tx_release(), in SQ order; -EAGAIN: offered again on the next
+	 * wn_rnic_tx_poll()). Received ULPDUs come the other way through wn_rnic_rx().
+	 */
+	struct wn_llp *llp;
 	wn_rnic_event_fn event; /**< may be NULL */
 	void *event_arg;
 	/**
@@ -249,13 +214,13 @@ int wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len);
 /**
  * Emit up to @p budget ULPDUs: a pending Terminate, responses, then SQ work. Also starts
  * local WQEs (fast-register, bind, local invalidate).
- * @return ULPDUs handed to @c tx. Owning lcore.
+ * @return ULPDUs handed to the lower layer. Owning lcore.
  */
 unsigned int wn_rnic_tx_poll(struct wn_rnic_qp *qp, unsigned int budget);
 
 /**
- * The layer below is done with the payload of one ULPDU the tx callback took with
- * WN_RNIC_TX_HELD for SQ WQE @p wqe (zero-copy transmit: TCP has it acknowledged and no mbuf
+ * The layer below is done with the payload of one ULPDU wn_llp_send() took with
+ * WN_LLP_TX_HELD for SQ WQE @p wqe (zero-copy transmit: TCP has it acknowledged and no mbuf
  * references it). When a WQE's last reference goes, its completion is reported, in SQ order
  * (RFC 5040 §5.1: a later WQE never completes before an earlier one). Releases for a QP in
  * ERROR (everything was flushed) or for an index not in flight are ignored. Owning lcore.
@@ -280,7 +245,7 @@ struct wn_rnic_stats {
 	uint64_t terminates_recv; /**< the peer's Terminate (at most one per stream) */
 	uint64_t wqe_flushed;  /**< completions with WR_FLUSH_ERR (SQ and RQ) */
 	uint64_t ord_stalls;   /**< SQ waits because ORD was full */
-	uint64_t tx_held;      /**< ULPDUs whose payload was referenced (WN_RNIC_TX_HELD) */
+	uint64_t tx_held;      /**< ULPDUs whose payload was referenced (WN_LLP_TX_HELD) */
 	uint64_t cqe_held;     /**< completions that waited for a release */
 };
 

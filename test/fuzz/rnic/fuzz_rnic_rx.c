@@ -47,7 +47,7 @@ in_region(const uint8_t *p, uint32_t len)
 }
 
 static int
-tx(void *arg, const struct wn_rnic_ulpdu *u)
+tx(void *arg, const struct wn_llp_ulpdu *u)
 {
 	uint8_t buf[70000];
 	struct wn_ddp_seg seg;
@@ -65,6 +65,15 @@ tx(void *arg, const struct wn_rnic_ulpdu *u)
 		abort(); /* the engine emitted a malformed ULPDU */
 	return 0;
 }
+
+static int
+llp_send(struct wn_llp *l, const struct wn_llp_ulpdu *u)
+{
+	return tx(l->up_arg, u);
+}
+
+static const struct wn_llp_ops llp_ops = { .name = "fuzz", .send = llp_send };
+static struct wn_llp llp = { .ops = &llp_ops };
 
 static void *
 ring(enum wn_queue_kind k, uint32_t depth, uint32_t sge, struct wn_queue_ring *e,
@@ -174,7 +183,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.ird = 4;
 	c.rfc7306 = true;
 	c.rtr_recv = data[0] & 3;
-	c.tx = tx;
+	c.llp = &llp;
 	qp = wn_rnic_qp_create(&c);
 	if (qp == NULL)
 		abort();

@@ -29,7 +29,7 @@
 static uint8_t *arena;
 
 static int
-tx(void *arg, const struct wn_rnic_ulpdu *u)
+tx(void *arg, const struct wn_llp_ulpdu *u)
 {
 	uint8_t buf[70000];
 	struct wn_ddp_seg seg;
@@ -53,6 +53,15 @@ tx(void *arg, const struct wn_rnic_ulpdu *u)
 		abort();
 	return 0;
 }
+
+static int
+llp_send(struct wn_llp *l, const struct wn_llp_ulpdu *u)
+{
+	return tx(l->up_arg, u);
+}
+
+static const struct wn_llp_ops llp_ops = { .name = "fuzz", .send = llp_send };
+static struct wn_llp llp = { .ops = &llp_ops };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -120,7 +129,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.ord = 2;
 	c.ird = 2;
 	c.rfc7306 = true;
-	c.tx = tx;
+	c.llp = &llp;
 	qp = wn_rnic_qp_create(&c);
 	if (qp == NULL)
 		abort();

@@ -36,10 +36,11 @@ struct h_side {
 	struct wn_queue_ring sq_e, rq_e, scq_e, rcq_e; /* engine views */
 	struct wn_queue_ring sq_c, rq_c, scq_c, rcq_c; /* client views */
 	struct wn_rnic_qp *qp;
+	struct wn_llp llp;                     /* the lower layer the engine sends to: h_tx */
 	struct h_pdu out[H_MAX_PDU];
 	unsigned int n_out;
 	int tx_refuse;                         /* > 0: refuse that many tx calls (-EAGAIN) */
-	bool hold;                             /* zero-copy: take payloads WN_RNIC_TX_HELD */
+	bool hold;                             /* zero-copy: take payloads WN_LLP_TX_HELD */
 	uint32_t held[H_MAX_PDU];              /* ... their WQE indices (SQ payloads) */
 	unsigned int n_held, n_resp_stag;
 	uint32_t mulpdu;                       /* every ULPDU must fit (RFC 5041 §5.2) */
@@ -53,7 +54,7 @@ struct h_side {
 };
 
 static int
-h_tx(void *arg, const struct wn_rnic_ulpdu *u)
+h_tx(void *arg, const struct wn_llp_ulpdu *u)
 {
 	struct h_side *s = arg;
 	struct h_pdu *p;
@@ -77,16 +78,32 @@ h_tx(void *arg, const struct wn_rnic_ulpdu *u)
 	if (off != u->len || u->len > s->mulpdu)
 		abort();
 	for (unsigned int i = 0; i < u->n_iov; i++)
-		if ((u->src != WN_RNIC_SRC_NONE) != (u->iov[i].stag != 0))
+		if ((u->src != WN_LLP_SRC_NONE) != (u->iov[i].stag != 0))
 			abort(); /* registered memory names its STag, engine memory none */
-	if (u->src == WN_RNIC_SRC_RESP && u->n_iov > 0)
+	if (u->src == WN_LLP_SRC_RESP && u->n_iov > 0)
 		s->n_resp_stag++;
-	if (s->hold && u->src != WN_RNIC_SRC_NONE && u->n_iov > 0) {
-		if (u->src == WN_RNIC_SRC_SQ)
+	if (s->hold && u->src != WN_LLP_SRC_NONE && u->n_iov > 0) {
+		if (u->src == WN_LLP_SRC_SQ)
 			s->held[s->n_held++] = u->wqe;
-		return WN_RNIC_TX_HELD;
+		return WN_LLP_TX_HELD;
 	}
 	return 0;
+}
+
+/* The test's lower layer: every ULPDU goes to h_tx() of the side in up_arg. */
+static int
+h_llp_send(struct wn_llp *l, const struct wn_llp_ulpdu *u)
+{
+	return h_tx(l->up_arg, u);
+}
+
+static const struct wn_llp_ops h_llp_ops = { .name = "test", .send = h_llp_send };
+
+static void
+h_llp_init(struct h_side *s)
+{
+	s->llp.ops = &h_llp_ops;
+	s->llp.up_arg = s;
 }
 
 static void
@@ -177,8 +194,8 @@ h_side_init(struct h_side *s, const char *name, uint32_t qpn, const struct h_opt
 	c.sq_sig_all = o->sig_all;
 	c.rfc7306 = true;
 	c.rtr_recv = o->rtr_recv;
-	c.tx = h_tx;
-	c.tx_arg = s;
+	h_llp_init(s);
+	c.llp = &s->llp;
 	c.event = h_event;
 	c.event_arg = s;
 	s->qp = wn_rnic_qp_create(&c);

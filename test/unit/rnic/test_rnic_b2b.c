@@ -105,7 +105,7 @@ holds_of(const struct h_side *s, uint32_t wqe)
 }
 
 /*
- * Zero-copy transmit: the payload of a Write and a Send is referenced (WN_RNIC_TX_HELD), so
+ * Zero-copy transmit: the payload of a Write and a Send is referenced (WN_LLP_TX_HELD), so
  * their CQEs wait for every release; an inline Send between them (copied) waits too, and
  * releasing the later WQE first completes nothing (RFC 5040 §5.1 completion order).
  */
@@ -1230,8 +1230,7 @@ test_srq(void **state)
 	c.mulpdu = 128;
 	c.ord = 4;
 	c.ird = 4;
-	c.tx = h_tx;
-	c.tx_arg = &p->b;
+	c.llp = &p->b.llp;
 	c.event = h_event;
 	c.event_arg = &p->b;
 	c.rq = &p->b.rq_e;

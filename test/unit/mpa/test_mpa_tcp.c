@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MPA over TCP as a DDP lower layer (wn_mpa_tcp.h): two instances over two TCP stacks wired
+ * back to back (test/unit/tcp/harness.h, virtual clock), driven through the lib/llp ops the
+ * way lib/cm and lib/rnic drive them: listen, connect, the MPA exchange with Private Data and
+ * RFC 6581 IRD/ORD, accept and reject, ULPDUs both ways (copied and zero-copy), fencing,
+ * a CRC error below TCP, startup timeout, close and the freeing of streams.
+ *
+ * What would break if these failed: iWARP connection setup over TCP, FPDU framing into TCP
+ * records, whole-ULPDU delivery, zero-copy completion and region pins, the Terminate after an
+ * MPA error, streams leaking or freed under the caller.
+ */
+#include "../tcp/harness.h"
+
+#include <errno.h>
+
+#include "wn_mpa.h"
+#include "wn_mpa_tcp.h"
+
+#define PORT 4791
+#define MAXEV 32
+
+struct owner {
+	struct wn_llp *l;
+	enum wn_llp_event_type ev[MAXEV];
+	unsigned int n_ev;
+	struct wn_llp_event last_err;
+	uint16_t peer_ird, peer_ord;
+	uint8_t pd[16];
+	uint16_t pd_len;
+	struct wn_llp_params params;
+	uint8_t *rx;          /* received ULPDUs, concatenated */
+	size_t rx_len;
+	unsigned int rx_n;
+	unsigned int releases;
+	uint32_t released_wqe[64];
+	bool accept_in_request; /* accept from inside the REQUEST upcall */
+};
+
+static struct wn_llp_proto *proto[2];
+static struct owner own[2];
+static int pins, unpins;
+
+static unsigned int
+count(const struct owner *o, enum wn_llp_event_type t)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < o->n_ev; i++)
+		n += o->ev[i] == t;
+	return n;
+}
+
+static void
+up_event(void *arg, struct wn_llp *l, const struct wn_llp_event *ev)
+{
+	struct owner *o = arg;
+
+	assert_ptr_equal(l, o->l);
+	assert_true(o->n_ev < MAXEV);
+	o->ev[o->n_ev++] = ev->type;
+	if (ev->peer != NULL) {
+		o->peer_ird = ev->peer->ird;
+		o->peer_ord = ev->peer->ord;
+		o->pd_len = ev->peer->pd_len;
+		memcpy(o->pd, ev->peer->pd, RTE_MIN(ev->peer->pd_len, (uint16_t)sizeof(o->pd)));
+	}
+	if (ev->params != NULL)
+		o->params = *ev->params;
+	if (ev->type == WN_LLP_EV_ERROR)
+		o->last_err = *ev;
+	if (ev->type == WN_LLP_EV_REQUEST && o->accept_in_request)
+		assert_int_equal(wn_llp_accept(l, &(struct wn_llp_caps){8, 8}, NULL, 0), 0);
+}
+
+static int
+up_ulpdu(void *arg, const uint8_t *u, size_t len)
+{
+	struct owner *o = arg;
+
+	o->rx = realloc(o->rx, o->rx_len + len);
+	assert_non_null(o->rx);
+	memcpy(o->rx + o->rx_len, u, len);
+	o->rx_len += len;
+	o->rx_n++;
+	return 0;
+}
+
+static void
+up_release(void *arg, uint32_t wqe)
+{
+	struct owner *o = arg;
+
+	o->released_wqe[o->releases++ % 64] = wqe;
+}
+
+static const struct wn_llp_up ups = {
+	.event = up_event, .ulpdu = up_ulpdu, .tx_release = up_release};
+
+static int
+incoming(void *arg, struct wn_llp *l)
+{
+	struct owner *o = arg;
+
+	assert_null(o->l);
+	o->l = l;
+	wn_llp_set_up(l, &ups, o);
+	return 0;
+}
+
+static int
+pin(void *arg, uint32_t stag)
+{
+	(void)arg;
+	if (stag == 0xdead)
+		return -EINVAL; /* a window: copied instead */
+	pins++;
+	return 0;
+}
+
+static void
+unpin(void *arg, uint32_t stag)
+{
+	(void)arg;
+	(void)stag;
+	unpins++;
+}
+
+static struct hx h;
+
+static void
+run(uint64_t us)
+{
+	uint64_t end = h.now + us;
+
+	do {
+		wn_llp_poll(proto[0], h.now);
+		wn_llp_poll(proto[1], h.now);
+		hx_step(&h);
+		h.now += 100;
+	} while (h.now < end);
+}
+
+static void
+setup_conf(const struct wn_mpa_tcp_conf *tmpl)
+{
+	hx_init(&h);
+	pins = unpins = 0;
+	for (int i = 0; i < 2; i++) {
+		struct wn_mpa_tcp_conf c = *tmpl;
+
+		c.tcp = h.s[i].tcp;
+		c.index = (uint16_t)i;
+		c.pin = pin;
+		c.unpin = unpin;
+		proto[i] = wn_mpa_tcp_create(&c);
+		assert_non_null(proto[i]);
+		free(own[i].rx);
+		memset(&own[i], 0, sizeof(own[i]));
+		wn_llp_poll(proto[i], h.now); /* the instance's clock is the harness's */
+	}
+}
+
+static int
+setup(void **state)
+{
+	struct wn_mpa_tcp_conf c = {.rev = 2, .crc = true, .p2p = true,
+				    .rtr = WN_MPA_RTR_ALL, .timeout_us = 2000000};
+
+	(void)state;
+	setup_conf(&c);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		wn_mpa_tcp_free(proto[i]);
+		proto[i] = NULL;
+	}
+	hx_fini(&h);
+	return 0;
+}
+
+static struct wn_llp_listener *
+listen_b(void)
+{
+	struct wn_llp_ep ep = {.addr = h.s[1].ip, .port = PORT};
+	struct wn_llp_listener *ls = wn_llp_listen(proto[1], &ep, incoming, &own[1]);
+
+	assert_non_null(ls);
+	return ls;
+}
+
+static void
+connect_a(const char *pd)
+{
+	struct wn_llp_connect c = {
+		.local = {.addr = h.s[0].ip, .port = 40000},
+		.remote = {.addr = h.s[1].ip, .port = PORT},
+		.caps = {.ird = 4, .ord = 2},
+		.pd = (const uint8_t *)pd,
+		.pd_len = pd != NULL ? (uint16_t)strlen(pd) : 0,
+		.up = &ups,
+		.up_arg = &own[0],
+	};
+
+	own[0].l = wn_llp_connect(proto[0], &c);
+	assert_non_null(own[0].l);
+	assert_true(own[0].l->active);
+}
+
+static void
+send_one(int side, const uint8_t *hdr, uint16_t hlen, const uint8_t *pay, uint32_t plen,
+	 int want)
+{
+	struct wn_llp_ulpdu u = {0};
+
+	memcpy(u.hdr, hdr, hlen);
+	u.hdr_len = hlen;
+	u.len = hlen + plen;
+	if (plen > 0) {
+		u.n_iov = 1;
+		u.iov[0].base = pay;
+		u.iov[0].len = plen;
+		u.iov[0].stag = 0x100;
+		u.src = WN_LLP_SRC_SQ;
+		u.wqe = 7;
+		u.msg_len = plen;
+	}
+	assert_int_equal(wn_llp_send(own[side].l, &u), want);
+}
+
+/* An RTR: a zero-length tagged Write (RFC 6581 §9.2). */
+static void
+send_rtr(int side)
+{
+	uint8_t rtr[WN_MPA_RTR_WRITE_LEN];
+
+	assert_int_equal(wn_mpa_rtr_build(WN_MPA_RTR_WRITE, 0x1234, 1, rtr, sizeof(rtr)),
+			 (int)sizeof(rtr));
+	send_one(side, rtr, sizeof(rtr), NULL, 0, 0);
+}
+
+static void
+establish(void)
+{
+	listen_b();
+	connect_a("hello");
+	run(2000);
+	assert_non_null(own[1].l);
+	assert_false(own[1].l->active);
+	assert_int_equal(count(&own[1], WN_LLP_EV_REQUEST), 1);
+	assert_int_equal(own[1].pd_len, 5);
+	assert_memory_equal(own[1].pd, "hello", 5);
+	assert_int_equal(own[1].peer_ird, 4);
+	assert_int_equal(own[1].peer_ord, 2);
+	assert_int_equal(wn_llp_accept(own[1].l, &(struct wn_llp_caps){8, 8},
+				       (const uint8_t *)"hi", 2), 0);
+	assert_int_equal(count(&own[1], WN_LLP_EV_ESTABLISHED), 1);
+	assert_false(wn_llp_tx_ready(own[1].l)); /* fenced until the first FPDU */
+	run(2000);
+	assert_int_equal(count(&own[0], WN_LLP_EV_ESTABLISHED), 1);
+	assert_int_equal(count(&own[0], WN_LLP_EV_TX_READY), 1);
+	assert_int_equal(own[0].pd_len, 2);
+	assert_true(own[0].params.p2p);
+	assert_int_not_equal(own[0].params.rtr, 0);
+	assert_int_equal(own[0].params.ord, 2);
+	assert_true(own[0].params.crc);
+	assert_true(own[0].params.mulpdu >= 1000);
+	assert_true(wn_llp_tx_ready(own[0].l));
+	send_rtr(0);
+	run(2000);
+	assert_int_equal(own[1].rx_n, 1);
+	assert_int_equal(count(&own[1], WN_LLP_EV_TX_READY), 1);
+	assert_true(wn_llp_tx_ready(own[1].l));
+}
+
+static void
+test_setup_and_data(void **state)
+{
+	uint8_t hdr[18] = {0x41, 0x01}; /* an untagged DDP header, as far as MPA cares */
+	uint8_t *pay = hx_pattern(1200, 7);
+	size_t want = 0;
+
+	(void)state;
+	establish();
+	own[1].rx_len = 0;
+	own[1].rx_n = 0;
+	for (int i = 0; i < 50; i++) {
+		send_one(0, hdr, sizeof(hdr), pay, 1200, 0);
+		send_one(1, hdr, sizeof(hdr), pay, 600, 0);
+		want += sizeof(hdr) + 1200;
+		run(300);
+	}
+	run(5000);
+	assert_int_equal(own[1].rx_n, 50);
+	assert_int_equal(own[1].rx_len, want);
+	for (int i = 0; i < 50; i++)
+		assert_memory_equal(own[1].rx + i * (sizeof(hdr) + 1200) + sizeof(hdr), pay,
+				    1200);
+	assert_int_equal(own[0].rx_n, 50);
+	free(pay);
+
+	struct wn_llp_stats st;
+	struct wn_llp_info in;
+
+	wn_llp_stats(proto[0], &st);
+	assert_int_equal(st.tx_ulpdus, 51);
+	assert_int_equal(st.copy_ulpdus, 50);
+	assert_int_equal(st.zc_ulpdus, 0);
+	wn_llp_info(own[0].l, &in);
+	assert_true(in.full);
+	assert_true(in.active);
+	assert_string_equal(in.transport.state, "ESTABLISHED");
+	assert_int_equal(in.tx_ulpdus, 51);
+
+	/* close: the peer sees the end of the stream, both see CLOSED, streams are freed */
+	assert_int_equal(wn_llp_close(own[0].l), 0);
+	assert_false(wn_llp_tx_ready(own[0].l));
+	run(5000);
+	assert_int_equal(count(&own[1], WN_LLP_EV_EOF), 1);
+	assert_int_equal(wn_llp_close(own[1].l), 0);
+	run(200000);
+	assert_int_equal(count(&own[0], WN_LLP_EV_CLOSED) + count(&own[1], WN_LLP_EV_CLOSED), 1);
+	wn_llp_info(own[0].l, &in);
+	assert_true(in.transport.quiet); /* TIME_WAIT: the peer has it all */
+	wn_llp_release(own[0].l);
+	wn_llp_release(own[1].l);
+	run(5000);
+	/* the side that closed last is gone and freed; the other waits in TIME_WAIT */
+	assert_int_equal(wn_mpa_tcp_streams(proto[1]), 0);
+	assert_int_equal(wn_mpa_tcp_streams(proto[0]), 1);
+}
+
+static void
+test_reject(void **state)
+{
+	(void)state;
+	listen_b();
+	connect_a(NULL);
+	run(2000);
+	assert_int_equal(wn_llp_reject(own[1].l, (const uint8_t *)"busy", 4), 0);
+	run(2000);
+	assert_int_equal(count(&own[0], WN_LLP_EV_REJECTED), 1);
+	assert_int_equal(own[0].pd_len, 4);
+	assert_memory_equal(own[0].pd, "busy", 4);
+	assert_int_equal(count(&own[0], WN_LLP_EV_ESTABLISHED), 0);
+	/* nothing may be sent on a rejected stream */
+	send_one(0, (const uint8_t *)"x", 1, NULL, 0, -EAGAIN);
+}
+
+static void
+test_accept_inside_request(void **state)
+{
+	(void)state;
+	own[1].accept_in_request = true;
+	listen_b();
+	connect_a(NULL);
+	run(5000);
+	assert_int_equal(count(&own[1], WN_LLP_EV_ESTABLISHED), 1);
+	assert_int_equal(count(&own[0], WN_LLP_EV_ESTABLISHED), 1);
+}
+
+static void
+test_zero_copy(void **state)
+{
+	struct wn_mpa_tcp_conf c = {.rev = 2, .crc = true, .markers = true, .zero_copy = true,
+				    .zero_copy_min = 1024};
+	uint8_t hdr[14] = {0x80, 0x01};
+	uint8_t *pay = hx_pattern(4000, 3);
+	struct wn_llp_stats st;
+
+	(void)state;
+	teardown(NULL);
+	setup_conf(&c);
+	assert_true(wn_mpa_tcp_zero_copy(proto[0]));
+	listen_b();
+	connect_a(NULL);
+	run(2000);
+	assert_int_equal(wn_llp_accept(own[1].l, NULL, NULL, 0), 0);
+	run(2000);
+	assert_true(wn_llp_tx_ready(own[0].l));
+	/* a message of registered memory: referenced, its completion held */
+	send_one(0, hdr, sizeof(hdr), pay, 1400, WN_LLP_TX_HELD);
+	send_one(0, hdr, sizeof(hdr), pay + 1400, 1400, WN_LLP_TX_HELD);
+	assert_int_equal(pins, 2);
+	run(20000);
+	assert_int_equal(own[1].rx_n, 2);
+	assert_memory_equal(own[1].rx + sizeof(hdr), pay, 1400);
+	assert_memory_equal(own[1].rx + 2 * sizeof(hdr) + 1400, pay + 1400, 1400);
+	/* ACKed and in no mbuf: released, unpinned */
+	assert_int_equal(own[0].releases, 2);
+	assert_int_equal(own[0].released_wqe[0], 7);
+	assert_int_equal(unpins, 2);
+	/* below the threshold, or a region that cannot be pinned: copied */
+	struct wn_llp_ulpdu u = {.hdr_len = sizeof(hdr), .n_iov = 1, .src = WN_LLP_SRC_SQ,
+				 .msg_len = 4000, .len = sizeof(hdr) + 100};
+
+	memcpy(u.hdr, hdr, sizeof(hdr));
+	u.iov[0].base = pay;
+	u.iov[0].len = 100;
+	u.iov[0].stag = 0xdead;
+	assert_int_equal(wn_llp_send(own[0].l, &u), 0);
+	run(20000);
+	wn_llp_stats(proto[0], &st);
+	assert_int_equal(st.zc_ulpdus, 2);
+	assert_int_equal(st.zc_released, 2);
+	assert_int_equal(st.zc_fallback, 1);
+	assert_int_equal(own[1].rx_n, 3);
+	free(pay);
+}
+
+/* Corruption below TCP (the checksum made good again): MPA's CRC catches it. */
+static bool
+corrupt_payload(struct hx *hx, int from, struct rte_mbuf *m, void *arg)
+{
+	int *armed = arg;
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+	uint32_t hl = (th->data_off >> 4) * 4u;
+	uint32_t len = rte_be_to_cpu_16(ip->total_length) - 20 - hl;
+
+	(void)hx;
+	if (from != 0 || !hx_is_tcp(m) || *armed == 0 || len < 200)
+		return false;
+	*armed = 0;
+	((uint8_t *)th + hl)[100] ^= 0x20;
+	th->cksum = 0;
+	th->cksum = rte_ipv4_udptcp_cksum(ip, th);
+	return false;
+}
+
+static void
+test_crc_error_terminate(void **state)
+{
+	uint8_t hdr[18] = {0x41, 0x01};
+	uint8_t *pay = hx_pattern(1000, 5);
+	int armed = 1;
+
+	(void)state;
+	establish();
+	send_one(1, hdr, sizeof(hdr), pay, 10, 0); /* B may send: it validated the RTR */
+	run(2000);
+	h.filter = corrupt_payload;
+	h.filter_arg = &armed;
+	send_one(0, hdr, sizeof(hdr), pay, 1000, 0);
+	run(5000);
+	assert_int_equal(armed, 0);
+	assert_int_equal(count(&own[1], WN_LLP_EV_ERROR), 1);
+	assert_true(own[1].last_err.crc);
+	assert_true(own[1].last_err.send_terminate);
+	assert_int_equal(own[1].last_err.term_layer, WN_TERM_LAYER_LLP);
+	assert_int_equal(own[1].last_err.term_etype, WN_TERM_LLP_MPA);
+	assert_int_equal(own[1].last_err.err, WN_MPA_ERR_CRC);
+	assert_int_equal(own[1].rx_n, 1); /* the RTR; the corrupt FPDU placed nothing */
+	/* RFC 5044 §8: the receiver still frames its Terminate */
+	assert_true(wn_llp_tx_ready(own[1].l));
+	send_one(1, hdr, sizeof(hdr), NULL, 0, 0);
+	run(5000);
+	assert_int_equal(own[0].rx_n, 2);
+
+	struct wn_llp_stats st;
+
+	wn_llp_stats(proto[1], &st);
+	assert_int_equal(st.crc_errors, 1);
+	free(pay);
+}
+
+static void
+test_startup_timeout(void **state)
+{
+	(void)state;
+	listen_b();
+	connect_a(NULL);
+	run(2000);
+	assert_int_equal(count(&own[1], WN_LLP_EV_REQUEST), 1);
+	/* the responder's ULP never decides: the startup timer fires on its side */
+	run(3 * 1000 * 1000);
+	assert_int_equal(count(&own[1], WN_LLP_EV_ERROR), 1);
+	assert_int_equal(own[1].last_err.err, WN_MPA_ERR_CONN_LOST);
+	assert_false(own[1].last_err.send_terminate);
+}
+
+static void
+test_refused_and_released(void **state)
+{
+	(void)state;
+	connect_a(NULL); /* nobody listens: TCP RST */
+	run(5000);
+	assert_int_equal(count(&own[0], WN_LLP_EV_CLOSED), 1);
+	assert_int_equal(count(&own[0], WN_LLP_EV_ESTABLISHED), 0);
+	assert_int_equal(wn_mpa_tcp_streams(proto[0]), 1); /* until released */
+	wn_llp_release(own[0].l);
+	run(5000);
+	assert_int_equal(wn_mpa_tcp_streams(proto[0]), 0);
+	/* an aborted stream: CLOSED from inside the call, then freed once released */
+	listen_b();
+	connect_a(NULL);
+	run(2000);
+	unsigned int closed = count(&own[0], WN_LLP_EV_CLOSED);
+
+	wn_llp_abort(own[0].l);
+	assert_int_equal(count(&own[0], WN_LLP_EV_CLOSED), closed + 1);
+	run(5000);
+	assert_int_equal(count(&own[1], WN_LLP_EV_CLOSED), 1);
+	wn_llp_release(own[0].l);
+	wn_llp_release(own[1].l);
+	run(5000);
+	assert_int_equal(wn_mpa_tcp_streams(proto[0]), 0);
+	assert_int_equal(wn_mpa_tcp_streams(proto[1]), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_setup_and_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_accept_inside_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crc_error_terminate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_startup_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_and_released, setup, teardown),
+	};
+
+	hx_eal_init("test_mpa_tcp");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
