@@ -511,9 +511,20 @@ dp_conns_free(struct wn_dp *dp)
 {
 	struct dp_conn *c;
 
+	const void *key;
+	void *o;
+	uint32_t it = 0;
+
 	/* no more events; detach the QPs and abort the streams (RSTs go out) */
 	TAILQ_FOREACH(c, &dp->conns, next)
 		wn_cm_destroy(&c->ep);
 	while ((c = TAILQ_FIRST(&dp->conns)) != NULL)
 		conn_free(dp, c);
+	while (rte_hash_iterate(dp->cm_tab, &key, &o, &it) >= 0) {
+		if (*(enum dp_obj_kind *)o != DPO_LISTEN)
+			continue;
+		wn_llp_unlisten(dp->llp, ((struct dp_listen *)o)->l);
+		free(o);
+	}
+	rte_hash_reset(dp->cm_tab);
 }

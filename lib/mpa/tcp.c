@@ -51,6 +51,7 @@ struct mpa_proto {
 	struct wn_llp_proto base;   /* first: the wrappers' view */
 	struct wn_mpa_tcp_conf c;
 	TAILQ_HEAD(, mpa_stream) streams;
+	TAILQ_HEAD(, mpa_listener) listeners;
 	uint32_t n_streams;
 	struct wn_llp_stats st;
 	struct rte_ring *zc_done;   /* NULL: zero-copy off */
@@ -58,6 +59,7 @@ struct mpa_proto {
 };
 
 struct mpa_listener {
+	TAILQ_ENTRY(mpa_listener) next;
 	struct mpa_proto *p;
 	struct wn_tcp_listener *tl;
 	wn_llp_incoming_fn incoming;
@@ -594,6 +596,7 @@ op_listen(struct wn_llp_proto *bp, const struct wn_llp_ep *ep, wn_llp_incoming_f
 		errno = err;
 		return NULL;
 	}
+	TAILQ_INSERT_TAIL(&ls->p->listeners, ls, next);
 	return (struct wn_llp_listener *)ls;
 }
 
@@ -604,6 +607,7 @@ op_unlisten(struct wn_llp_listener *bl)
 
 	if (ls == NULL)
 		return;
+	TAILQ_REMOVE(&ls->p->listeners, ls, next);
 	wn_tcp_unlisten(ls->tl);
 	free(ls);
 }
@@ -1028,6 +1032,7 @@ wn_mpa_tcp_create(const struct wn_mpa_tcp_conf *conf)
 	p->base.ops = &mpa_tcp_ops;
 	p->c = *conf;
 	TAILQ_INIT(&p->streams);
+	TAILQ_INIT(&p->listeners);
 	p->now = wn_net_now_us();
 	p->last_tick = p->now;
 	if (conf->zero_copy) {
@@ -1054,6 +1059,8 @@ wn_mpa_tcp_free(struct wn_llp_proto *bp)
 	}
 	while ((s = TAILQ_FIRST(&p->streams)) != NULL)
 		stream_free(s);
+	while (!TAILQ_EMPTY(&p->listeners))
+		op_unlisten((struct wn_llp_listener *)TAILQ_FIRST(&p->listeners));
 	free(p);
 }
 

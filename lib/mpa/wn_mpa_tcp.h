@@ -75,7 +75,8 @@ struct wn_mpa_tcp_conf {
 struct wn_llp_proto *wn_mpa_tcp_create(const struct wn_mpa_tcp_conf *conf);
 
 /**
- * Free an instance: every stream is aborted without upcalls and freed; zero-copy tokens still
+ * Free an instance: every listener is closed, every stream aborted without upcalls and freed;
+ * zero-copy tokens still
  * out are orphaned safely (the pool and ring outlive the instance). NULL: no-op. Its lcore,
  * or after it stopped.
  */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "wn_dpapp.h"
+#include "wn_mpa.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
