@@ -207,6 +207,14 @@ start() {
 	*) echo "wn-pair: --huge auto|yes|no" >&2; exit 2 ;;
 	esac
 
+	# the watcher starts first, so a caller killed while the pair starts leaves nothing
+	# either; its own session survives a kill of the caller's process group
+	if [ -n "$owner" ]; then
+		local id="$owner.$$.$RANDOM"
+		echo "$id" >"$dir/owner.id"
+		setsid "$self" --dir "$dir" watch "$owner" "$id" </dev/null >/dev/null 2>&1 &
+	fi
+
 	if [ "$link" = af_packet ]; then
 		local ifc
 		echo "wnp-a-$tag wnp-b-$tag" >"$dir/netns"
@@ -265,11 +273,6 @@ start() {
 		wait_ready $n "$secs" || { show_logs 20 >&2; stop >/dev/null 2>&1; exit 1; }
 	done
 	wait_link "$secs" || { show_logs 20 >&2; stop >/dev/null 2>&1; exit 1; }
-	if [ -n "$owner" ]; then
-		local id="$owner.$$.$RANDOM"
-		echo "$id" >"$dir/owner.id"
-		(trap '' HUP INT TERM; watch_owner "$owner" "$id") </dev/null >/dev/null 2>&1 &
-	fi
 	print_env
 }
 
@@ -280,6 +283,7 @@ env) print_env ;;
 alive) running a && running b ;;
 tel) shift; tel "$@" ;;
 logs) show_logs "${2:-40}" ;;
+watch) trap '' HUP INT TERM; watch_owner "$2" "$3" ;; # start --owner's watcher (internal)
 -h|--help) usage ;;
 *) usage >&2; exit 2 ;;
 esac
