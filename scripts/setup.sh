@@ -38,6 +38,11 @@ PKGS=(
 	clang-14 libclang-rt-14-dev llvm-14
 	libtirpc-dev rpcsvc-proto libpcap-dev
 	tshark iproute2 socat iperf3 procps kmod valgrind
+	# Linux's NFS server over RDMA for wn-rpc-nfs (test/interop/rpcrdma/linux_nfsd.sh):
+	# Debian's kernel under qemu with siw built against these headers; the guest's
+	# nfs-utils binaries use these libraries
+	qemu-system-x86 busybox-static linux-headers-amd64
+	libwrap0 libnsl2 libblkid1 libuuid1 libkrb5-3 libgssapi-krb5-2 libsystemd0 libmnl0 libbsd0
 )
 
 if [ "$want_deps" = 1 ]; then

@@ -241,7 +241,8 @@ prep_read(struct test *t, struct io *io, uint64_t i)
 		  (xdrproc_t)xdr_blob_read_res, &io->res.r);
 	io->call.ddp_buf = io->buf;
 	io->call.ddp_len = io->len;
-	io->call.reply_max = io->len + 512; /* a reply chunk if the data comes back inline */
+	/* a reply chunk only if the data comes back inline (no write chunk) */
+	io->call.reply_max = io->len >= t->p->o.ddp_min ? 0 : io->len + 512;
 	return true;
 }
 

@@ -342,7 +342,10 @@ bulk(struct tool *t, enum bulk kind, const nfs_fh3 *fh, int fd, uint64_t size)
 					  &x->a.r, (xdrproc_t)xdr_READ3res, &x->res.r);
 				x->call.ddp_buf = x->buf; /* the write chunk (RFC 8267 §5) */
 				x->call.ddp_len = x->len;
-				x->call.reply_max = x->len + 512;
+				/* without a write chunk the data comes inline: then a reply chunk
+				 * (with one the reply is small: xprtrdma offers none either, and
+				 * knfsd would use one it is offered) */
+				x->call.reply_max = x->len >= t->o.ddp_min ? 0 : x->len + 512;
 			}
 			x->call.done = io_done;
 			x->call.arg = x;

@@ -239,6 +239,8 @@ clnt_connect(struct wn_rpcrdma_clnt *c, const char *host)
 	}
 	RLOG(INFO, "connected to %s: inline call %u reply %u, peer private data %s, ORD %u",
 	     host, c->call_inline, c->reply_inline, c->conn.peer_cp ? "yes" : "no", c->conn.ord);
+	if (c->o.settle_ms != 0)
+		rpcrdma_wait_fds(NULL, 0, (int)c->o.settle_ms);
 	return 0;
 }
 

@@ -23,6 +23,8 @@ const char wn_rpcrdma_opts_help[] =
 	"  --pool-mb N         registered pool size (default from credits and max-msg)\n"
 	"  --reg MODE          chunk registration: auto, mw (memory windows), pool\n"
 	"  --busy-poll-us N    poll completions this long before sleeping (0)\n"
+	"  --settle-ms N       client: wait after connecting before the first call (0; 100\n"
+	"                      for a Linux siw server, which can miss an early first FPDU)\n"
 	"  --no-cp             send no RFC 8797 private data\n"
 	"  --no-remote-inv     no Send With Invalidate\n"
 	"  --no-read-reply     server: no RFC 5666 long replies by read chunk\n";
@@ -50,6 +52,7 @@ static const struct opt opts[] = {
 	{"pool-mb", K_SIZE, OFF(pool_size), 1, 65536},
 	{"reg", K_REG, OFF(reg), 0, 0},
 	{"busy-poll-us", K_U32, OFF(busy_poll_us), 0, 10000000},
+	{"settle-ms", K_U32, OFF(settle_ms), 0, 10000},
 	{"no-cp", K_FLAG, OFF(no_private_data), 0, 0},
 	{"no-remote-inv", K_FLAG, OFF(no_remote_inv), 0, 0},
 	{"no-read-reply", K_FLAG, OFF(no_read_reply), 0, 0},

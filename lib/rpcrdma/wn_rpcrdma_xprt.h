@@ -83,6 +83,11 @@ struct wn_rpcrdma_opts {
 				 Send With Invalidate */
 	bool no_read_reply;   /**< server: never answer a long reply by read chunk (RDMA_DONE) */
 	uint32_t busy_poll_us; /**< poll the CQs this long before sleeping on the channel (0) */
+	uint32_t settle_ms;    /**< client: wait this long after the connection is established
+				  before the first Send (0). Linux's siw as a server can leave an
+				  FPDU that arrives with its MPA Reply unprocessed until more data
+				  comes (../shared/specs/INTEROP-NOTES.md); a first call sent at
+				  once may then never be answered */
 };
 
 /** Fill @p o with the defaults. Any thread. */

@@ -11,8 +11,8 @@
 #   default   inline 1024, 8 MiB
 #   linux     what Linux's client and knfsd use: inline 4096, 128 credits asked, 64 granted
 #   impaired  B's port drops 1 % of frames: WN_RPC_IMPAIR_BYTES (64 MiB) each way
-# (A Linux knfsd over RDMA needs an RDMA device in a kernel: this host has none; see
-# README, "RPC-over-RDMA" for why our server stands in.)
+# (The same tool against Linux's knfsd over siw in a qemu guest:
+# test/interop/rpcrdma/linux_nfsd.sh.)
 . "$(dirname "$0")/../../interop/verbs/pair_lib.sh" "$1"
 CASE=${2:-default}
 NFS=$WN_BUILD/app/bin/wn-rpc-nfs
