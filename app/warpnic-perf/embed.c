@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The embedded dataplane, testpmd-style: warpnicd's library (app/warpnicd/wn_dpapp.h) runs
+ * The embedded dataplane, testpmd-style: the dataplane library (lib/dp, wn_dp_app.h) runs
  * in this process with its control thread on a socket of its own, and the RNIC mode reaches
  * it through lib/client exactly as it reaches a running warpnicd, so the same benchmark code
  * measures both.
@@ -21,14 +21,14 @@
 
 #include <rte_lcore.h>
 
-#include "wn_dpapp.h"
+#include "wn_dp_app.h"
 
 #include "perf.h"
 
 /* How long the connections get to close before the dataplane stops. */
 #define EMBED_LINGER_MS 3000
 
-static struct wn_dpapp_conf conf; /* outlives the run: p->ctl points into it */
+static struct wn_dp_app_conf conf; /* outlives the run: p->ctl points into it */
 
 struct bench {
 	const struct wn_perf_mode *m;
@@ -51,11 +51,11 @@ conf_build(struct wn_perf_params *p)
 	const char *tmp = getenv("TMPDIR");
 	int rc;
 
-	wn_dpapp_defaults(&conf);
+	wn_dp_app_defaults(&conf);
 	snprintf(conf.ctl_path, sizeof(conf.ctl_path), "%s/warpnic-perf.%d.sock",
 		 tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", (int)getpid());
 	for (unsigned int i = 0; i < p->nb_dp_opts; i++) {
-		rc = wn_dpapp_option(&conf, p->dp_opt[i][0], p->dp_opt[i][1]);
+		rc = wn_dp_app_option(&conf, p->dp_opt[i][0], p->dp_opt[i][1]);
 		if (rc != 0) {
 			fprintf(stderr, "warpnic-perf: bad value for --%s: '%s'\n", p->dp_opt[i][0],
 				p->dp_opt[i][1] != NULL ? p->dp_opt[i][1] : "");
@@ -77,7 +77,7 @@ static void
 bench_run(struct bench *b)
 {
 	b->rc = b->m->run(b->p);
-	if (wn_dpapp_wait_idle(EMBED_LINGER_MS) != 0)
+	if (wn_dp_app_wait_idle(EMBED_LINGER_MS) != 0)
 		fprintf(stderr, "warpnic-perf: connections still open after %u ms; stopping\n",
 			EMBED_LINGER_MS);
 }
@@ -86,7 +86,7 @@ static void *
 bench_thread(void *arg)
 {
 	bench_run(arg);
-	wn_dpapp_quit(); /* wn_dpapp_run_main() returns */
+	wn_dp_app_quit(); /* wn_dp_app_run_main() returns */
 	return NULL;
 }
 
@@ -101,8 +101,8 @@ wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 	/* the main lcore alone: it runs shard 0, the mode goes to a thread */
 	conf.main_shard = rte_lcore_count() == 1;
 	if (rc == 0)
-		rc = wn_dpapp_start(&conf);
-	wn_dpapp_conf_free(&conf); /* start() keeps a copy */
+		rc = wn_dp_app_start(&conf);
+	wn_dp_app_conf_free(&conf); /* start() keeps a copy */
 	if (rc != 0) {
 		fprintf(stderr, "warpnic-perf: embedded dataplane: %s\n", strerror(-rc));
 		return rc;
@@ -117,15 +117,15 @@ wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 		rc = rte_ctrl_thread_create(&tid, "wn-perf-bench", NULL, bench_thread, &b);
 		if (rc != 0) {
 			fprintf(stderr, "warpnic-perf: benchmark thread: %s\n", strerror(rc));
-			wn_dpapp_stop();
+			wn_dp_app_stop();
 			return -rc;
 		}
-		dp_rc = wn_dpapp_run_main();
+		dp_rc = wn_dp_app_run_main();
 		pthread_join(tid, NULL);
 	}
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
-	rc = wn_dpapp_stop();
+	rc = wn_dp_app_stop();
 	if (dp_rc == 0)
 		dp_rc = rc;
 	if (dp_rc != 0)

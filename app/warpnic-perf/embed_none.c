@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Built without app/warpnicd (wn_dpapp): no embedded dataplane. */
+/* Built without lib/dp: no embedded dataplane. */
 #include <errno.h>
 #include <stdio.h>
 
@@ -10,6 +10,6 @@ wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 {
 	(void)p;
 	(void)m;
-	fprintf(stderr, "warpnic-perf: built without the embedded dataplane (app/warpnicd)\n");
+	fprintf(stderr, "warpnic-perf: built without the embedded dataplane (lib/dp)\n");
 	return -ENOTSUP;
 }

@@ -26,8 +26,8 @@ shift 3
 perf=$build/app/bin/warpnic-perf
 missing() { echo "FAIL: missing prerequisite: $*" >&2; exit 1; }
 [ -x "$perf" ] || missing "warpnic-perf not built"
-if [ "${kind%1}" = emb ] && [ ! -f "$build/app/warpnicd/libwn_dpapp.a" ]; then
-	missing "warpnic-perf built without the embedded dataplane (app/warpnicd)"
+if [ "${kind%1}" = emb ] && [ ! -f "$build/lib/libwn_dp.a" ]; then
+	missing "warpnic-perf built without the embedded dataplane (lib/dp)"
 fi
 if [ "$kind" = rnic ] && [ ! -x "$build/app/warpnicd/warpnicd" ]; then
 	missing "warpnicd not built"

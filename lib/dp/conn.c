@@ -14,9 +14,7 @@
 #include <rte_common.h>
 #include <rte_log.h>
 
-#include "dp.h"
-
-#define CONN_LOG(lvl, ...) rte_log(RTE_LOG_##lvl, RTE_LOGTYPE_USER1, "warpnicd cm: " __VA_ARGS__)
+#include "dp_priv.h"
 
 /* Deferred frees run at most this often. */
 #define TICK_US 1000u
@@ -312,7 +310,7 @@ cm_listen(struct wn_dp *dp, struct wn_server_dp_msg *m)
 	ep_of_ctl(&m->u.cm.src, &ep);
 	l->l = wn_llp_listen(dp->llp, &ep, incoming, l);
 	if (l->l == NULL || cm_add(dp, l->id, l) < 0) {
-		CONN_LOG(ERR, "listen on port %u: %s\n", ep.port, strerror(errno));
+		DP_LOG(ERR, "listen on port %u: %s\n", ep.port, strerror(errno));
 		if (l->l != NULL)
 			wn_llp_unlisten(dp->llp, l->l);
 		free(l);
@@ -474,7 +472,7 @@ dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		cm_destroy(dp, m);
 		break;
 	default:
-		CONN_LOG(WARNING, "unknown control message %u\n", m->type);
+		DP_LOG(WARNING, "unknown control message %u\n", m->type);
 		break;
 	}
 }

@@ -13,9 +13,78 @@
 #include <rte_lcore.h>
 #include <rte_telemetry.h>
 
-#include "dp.h"
+#include "dp_priv.h"
 
 static struct wn_dp_group *tel_g;
+
+/* The counters lib/cm and the lower layer keep, under the dataplane's names. */
+static void
+stats_collect(struct wn_dp *dp)
+{
+	struct wn_llp_stats ls;
+	const struct wn_cm_stats *cs = &dp->cm.st;
+
+	wn_llp_stats(dp->llp, &ls);
+	dp->st.conns_active = cs->conns_active;
+	dp->st.conns_passive = cs->conns_passive;
+	dp->st.conns_established = cs->conns_established;
+	dp->st.conns_failed = cs->conns_failed;
+	dp->st.conns_rejected = cs->conns_rejected;
+	dp->st.mpa_errors = ls.errors;
+	dp->st.mpa_crc_errors = ls.crc_errors;
+	dp->st.rx_fpdus = ls.rx_ulpdus;
+	dp->st.tx_fpdus = ls.tx_ulpdus;
+	dp->st.tx_again = ls.tx_again;
+	dp->st.zc_fpdus = ls.zc_ulpdus;
+	dp->st.zc_bytes = ls.zc_bytes;
+	dp->st.zc_released = ls.zc_released;
+	dp->st.zc_fallback = ls.zc_fallback;
+	dp->st.copy_fpdus = ls.copy_ulpdus;
+	dp->st.copy_bytes = ls.copy_bytes;
+}
+
+void
+dp_tel_refresh(struct wn_dp *dp)
+{
+	struct dp_conn *c;
+	struct dp_qp *qp;
+	uint32_t n = 0;
+
+	pthread_mutex_lock(&dp->tel_lock);
+	stats_collect(dp);
+	dp->tel_dp = dp->st;
+	wn_net_stats_get(dp->nif, &dp->tel_net);
+	wn_tcp_stats_get(dp->tcp, &dp->tel_tcp);
+	TAILQ_FOREACH(qp, &dp->active, next) {
+		if (n == DP_TEL_QPS)
+			break;
+		dp->tel_qp[n].handle = qp->handle;
+		dp->tel_qp[n].qpn = qp->d->qpn;
+		dp->tel_qp[n].state = wn_rnic_qp_state(qp->eng);
+		dp->tel_qp[n].conn_state = qp->conn != NULL ? wn_cm_state(&qp->conn->ep)
+							    : WN_CM_CLOSED;
+		wn_rnic_qp_stats(qp->eng, &dp->tel_qp[n].s);
+		n++;
+	}
+	dp->tel_nqp = n;
+	n = 0;
+	TAILQ_FOREACH(c, &dp->conns, next) {
+		struct wn_llp *l = wn_cm_llp(&c->ep);
+
+		if (n == DP_TEL_QPS)
+			break;
+		if (l == NULL)
+			continue;
+		dp->tel_conn[n].id = c->id;
+		dp->tel_conn[n].qpn = c->qp != NULL ? c->qp->d->qpn : 0;
+		dp->tel_conn[n].state = wn_cm_state(&c->ep);
+		wn_llp_info(l, &dp->tel_conn[n].llp);
+		n++;
+	}
+	dp->tel_nconn = n;
+	pthread_mutex_unlock(&dp->tel_lock);
+}
+
 
 #define ADD(f) (sum->f += s->f)
 

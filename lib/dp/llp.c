@@ -11,9 +11,7 @@
 #include <rte_ethdev.h>
 #include <rte_log.h>
 
-#include "dp.h"
-
-#define ZC_LOG(lvl, ...) rte_log(RTE_LOG_##lvl, RTE_LOGTYPE_USER1, "warpnicd zc: " __VA_ARGS__)
+#include "dp_priv.h"
 
 /*
  * Ports whose transmit path copies (or hands over) the mbuf's virtual addresses: client
@@ -56,13 +54,13 @@ zc_possible(const struct wn_dp *dp)
 		return false;
 	if (!port_copies(dp->c.port_id)) {
 		if (dp->idx == 0)
-			ZC_LOG(WARNING, "port %u may DMA from IOVAs; client memory is not DMA-mapped: "
+			DP_LOG(WARNING, "port %u may DMA from IOVAs; client memory is not DMA-mapped: "
 			       "zero-copy transmit off\n", dp->c.port_id);
 		return false;
 	}
 	if (!(dp->c.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)) {
 		if (dp->idx == 0)
-			ZC_LOG(WARNING, "port %u cannot send mbuf chains: zero-copy transmit off\n",
+			DP_LOG(WARNING, "port %u cannot send mbuf chains: zero-copy transmit off\n",
 			       dp->c.port_id);
 		return false;
 	}

@@ -1,55 +1,56 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * warpnicd as a library (libwn_dpapp): the options and config file of warpnicd, the port,
- * the control thread (ctl.c) and the dataplane shards (dp*.c), started after rte_eal_init()
- * in any process. warpnicd's main.c is a thin layer on top; warpnic-perf embeds it (testpmd
- * style) to run the RNIC in-process and drive it through lib/client on a private socket.
+ * A whole dataplane as warpnicd runs it, in any process: warpnicd's options and config file
+ * (options.c), then the port, the control thread (lib/server) and the shards (wn_dp.h),
+ * started after rte_eal_init(). warpnicd's main.c is a thin layer on top; warpnic-perf embeds
+ * it (testpmd style) to run the RNIC in-process and drive it through lib/client on a private
+ * socket.
  *
- *   wn_dpapp_defaults(&c); wn_dpapp_option(&c, "ip", "198.18.0.1/24"); ...
- *   wn_dpapp_start(&c);              // port, rings, control thread, shards on worker lcores
+ *   wn_dp_app_defaults(&c); wn_dp_app_option(&c, "ip", "198.18.0.1/24"); ...
+ *   wn_dp_app_start(&c);              // port, rings, control thread, shards on worker lcores
  *   ... clients use c.ctl_path ...
- *   wn_dpapp_stop();                 // shards and control thread end, everything freed
+ *   wn_dp_app_stop();                 // shards and control thread end, everything freed
  *
  * Thread safety: one dataplane per process; start, run_main and stop run on the main lcore
- * (the thread that called rte_eal_init()); wn_dpapp_quit() is async-signal-safe.
+ * (the thread that called rte_eal_init()); wn_dp_app_quit() is async-signal-safe.
  */
-#ifndef WN_DPAPP_H
-#define WN_DPAPP_H
+#ifndef WN_DP_APP_H
+#define WN_DP_APP_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "wn_server.h"
-#include "dp.h"
+#include "wn_dp.h"
 
-/** Everything warpnicd's options set (see wn_dpapp_usage()). */
-struct wn_dpapp_conf {
+/** Everything warpnicd's options set (see wn_dp_app_usage()). */
+struct wn_dp_app_conf {
 	struct wn_server_conf ctl;
 	struct wn_dp_conf dp;
 	char ctl_path[108];           /**< --ctl */
 	char dev_name[WN_CTL_NAME_LEN]; /**< --name */
-	const char *pcap;             /**< --pcap (owned: wn_dpapp_conf_free()) */
+	const char *pcap;             /**< --pcap (owned: wn_dp_app_conf_free()) */
 	const char *impair;           /**< --impair (owned) */
 	int port;                     /**< --port (-1: the first ethdev) */
 	uint32_t mbufs;               /**< --mbufs */
 	bool offload;                 /**< not --no-offload */
 	/**
-	 * true (warpnicd): shard 0 runs on the main lcore in wn_dpapp_run_main(), one shard
+	 * true (warpnicd): shard 0 runs on the main lcore in wn_dp_app_run_main(), one shard
 	 * per EAL lcore. false (embedded): one shard per worker lcore, all started by
-	 * wn_dpapp_start(); the main lcore stays the caller's.
+	 * wn_dp_app_start(); the main lcore stays the caller's.
 	 */
 	bool main_shard;
 };
 
 /** Fill @p c with warpnicd's defaults (main_shard true). */
-void wn_dpapp_defaults(struct wn_dpapp_conf *c);
+void wn_dp_app_defaults(struct wn_dp_app_conf *c);
 
 /** Free what the options allocated in @p c (not @p c itself). */
-void wn_dpapp_conf_free(struct wn_dpapp_conf *c);
+void wn_dp_app_conf_free(struct wn_dp_app_conf *c);
 
 /** Print warpnicd's usage text for @p prog to stdout. */
-void wn_dpapp_usage(const char *prog);
+void wn_dp_app_usage(const char *prog);
 
 /**
  * Apply one option by its long name (without dashes) as on warpnicd's command line or in
@@ -59,13 +60,13 @@ void wn_dpapp_usage(const char *prog);
  * @return 0, -ENOENT (no such option, or "help"), -EINVAL (bad or missing value), -ENOSPC
  *   (too many --ip), -ENOMEM, or -errno of a config file.
  */
-int wn_dpapp_option(struct wn_dpapp_conf *c, const char *name, const char *arg);
+int wn_dp_app_option(struct wn_dp_app_conf *c, const char *name, const char *arg);
 
 /**
  * Parse warpnicd's command line (after EAL's, @p argv[0] the program); --help prints the
  * usage and exits. @return 0 or -EINVAL (message on stderr).
  */
-int wn_dpapp_parse_args(struct wn_dpapp_conf *c, int argc, char **argv);
+int wn_dp_app_parse_args(struct wn_dp_app_conf *c, int argc, char **argv);
 
 /**
  * Bring up the mbuf pool, the port (and --impair face), --pcap, the control rings, the
@@ -75,32 +76,32 @@ int wn_dpapp_parse_args(struct wn_dpapp_conf *c, int argc, char **argv);
  *   ENOTSUP: no worker lcore for an embedded dataplane; EALREADY: already started);
  *   on failure nothing is left running. Main lcore, after rte_eal_init().
  */
-int wn_dpapp_start(const struct wn_dpapp_conf *c);
+int wn_dp_app_start(const struct wn_dp_app_conf *c);
 
 /**
- * With c->main_shard: run shard 0 on the calling (main) lcore until wn_dpapp_quit() or a
+ * With c->main_shard: run shard 0 on the calling (main) lcore until wn_dp_app_quit() or a
  * shard fails. @return 0, or -errno of shard 0 (-EINVAL when not started that way).
  */
-int wn_dpapp_run_main(void);
+int wn_dp_app_run_main(void);
 
 /** Ask every shard to stop (e.g. from a signal handler). Any thread. */
-void wn_dpapp_quit(void);
+void wn_dp_app_quit(void);
 
 /** @return true while started and no shard has stopped. Any thread. */
-bool wn_dpapp_running(void);
+bool wn_dp_app_running(void);
 
 /**
  * Wait until every connection of the dataplane is closed or in TIME_WAIT (an embedding app's
  * clients closed theirs, and the FINs went both ways), at most @p timeout_ms: the peer then
  * has everything we sent. @return 0, or -ETIMEDOUT. Any thread but the shards'.
  */
-int wn_dpapp_wait_idle(unsigned int timeout_ms);
+int wn_dp_app_wait_idle(unsigned int timeout_ms);
 
 /**
- * Stop the shards and the control thread and free everything wn_dpapp_start() created
+ * Stop the shards and the control thread and free everything wn_dp_app_start() created
  * (the ports stay for wn_port_shutdown()). No-op when not started.
  * @return 0, or -errno of the first worker shard that failed. Main lcore.
  */
-int wn_dpapp_stop(void);
+int wn_dp_app_stop(void);
 
-#endif /* WN_DPAPP_H */
+#endif /* WN_DP_APP_H */

@@ -1,29 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/**
- * @file
- * warpnicd dataplane: run-to-completion lcores ("shards"), each owning one port queue, its
- * own TCP/IP stack (lib/net, lib/tcp), its iWARP connections (lib/mpa) and the QP engines of
- * those connections (lib/rnic). A connection lives on the shard wn_tcp_flow_steer() picks for
- * its 4-tuple; frames that arrive on another shard's queue are handed over on that shard's
- * handoff ring (software steering: memif and many vdevs have no RSS), ARP/ND frames are
- * copied to every shard. Shard 0 takes the control thread's messages and dispatches them:
- * objects (CQ, SRQ, QP) live in a table shared by the shards, a QP's messages go to the
- * shard of its connection, listeners exist on every shard.
+/*
+ * lib/dp's private structures (wn_dp.h has the public API). A shard owns one port queue, its
+ * own TCP/IP stack (lib/net, lib/tcp), its lower layer (MPA/TCP, lib/mpa), its connections
+ * (lib/cm endpoints, conn.c) and the QP engines of those connections (lib/rnic, obj.c).
  *
- *   rx_burst → wn_net → wn_tcp → recv callback → MPA startup / deframer → wn_rnic_rx
- *   SQ rings → wn_rnic_tx_poll → FPDU framing (markers, CRC) → wn_tcp_send_record → tx_burst
- *
- * Objects arrive from the control thread on the to_dp ring (wn_server_dp.h) and CM events go back
- * on to_ctl followed by an eventfd write. dp.c holds the loop, port and object tables;
- * dp_conn.c the per-connection glue and the connection manager.
- *
- * Thread safety: a shard's state is used by its lcore only; the object table (rte_hash with
- * reader-writer concurrency) is written by shard 0 only; CQ/SRQ structures are reference
- * counted (atomics) and their rings locked when several shards run; wn_dp_create/free run on
- * the main lcore before/after the loops; the telemetry snapshot has a mutex.
+ * Files: shard.c (creation), steer.c (software flow steering, handoff, loopback), loop.c (one
+ * iteration, the run loop, the port's transmit), obj.c (CQ/SRQ/QP objects and shard 0's
+ * dispatch of control messages), conn.c (lib/cm's owner: keys, CM messages and events),
+ * llp.c (the lower layer and zero-copy's region pins), tel.c (telemetry), options.c and
+ * app.c (warpnicd's options and the start/stop of a whole dataplane, wn_dp_app.h).
  */
-#ifndef WN_DP_H
-#define WN_DP_H
+#ifndef WN_DP_PRIV_H
+#define WN_DP_PRIV_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,6 +20,7 @@
 #include <sys/queue.h>
 
 #include <rte_hash.h>
+#include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
@@ -39,6 +28,7 @@
 #include <rte_tailq.h>
 
 #include "wn_cm.h"
+#include "wn_dp.h"
 #include "wn_llp.h"
 #include "wn_server_dp.h"
 #include "wn_mem.h"
@@ -50,72 +40,14 @@
 #include "wn_tcp.h"
 
 #define DP_BURST 32
-/** Most dataplane lcores. */
-#define DP_MAX_SHARDS 16
+
+/** lib.wn.dp (shard.c). */
+extern int wn_dp_logtype;
+#define DP_LOG(lvl, ...) rte_log(RTE_LOG_##lvl, wn_dp_logtype, "warpnicd dp: " __VA_ARGS__)
 /** dp_qp::owner before a connection binds the QP. */
 #define DP_NO_OWNER UINT16_MAX
 /** Most QPs the telemetry snapshot lists. */
 #define DP_TEL_QPS 64
-
-/** Dataplane configuration (from the command line / config file). */
-struct wn_dp_conf {
-	uint16_t port_id;
-	struct rte_mempool *pool;
-	uint16_t mtu;
-	uint64_t tx_offload_capa, rx_offload_capa;
-	uint32_t n_addrs;
-	struct wn_ip_addr addrs[WN_NETIF_MAX_ADDRS];
-	uint8_t prefix[WN_NETIF_MAX_ADDRS];
-	bool has_gw;
-	struct wn_ip_addr gw;
-	struct rte_ring *to_dp, *to_ctl;
-	int ctl_efd;                  /**< eventfd of the control thread */
-	struct wn_mem_table *mem;
-	struct rte_rcu_qsbr *qs;      /**< QSBR of lib/mem; the lcore is thread 0 */
-	struct wn_pcap *pcap;         /**< NULL: no capture */
-	uint32_t idle_us;             /**< sleep when idle (0: always poll) */
-	uint32_t max_conns;
-	uint32_t sockbuf;             /**< TCP send/receive buffer per connection */
-	/* MPA policy */
-	uint8_t mpa_rev;              /**< 1 or 2 (RFC 6581) */
-	bool markers;                 /**< ask the peer for Markers (our M bit) */
-	bool crc;                     /**< ask for CRC (our C bit) */
-	bool p2p;                     /**< initiator asks for peer-to-peer mode (RFC 6581) */
-	uint8_t rtr;                  /**< RTR types offered (WN_MPA_RTR_* bits) */
-	uint32_t mpa_timeout_us;
-	bool rfc7306;
-	bool zero_copy_tx;            /**< send registered memory in place (port: MULTI_SEGS) */
-	uint32_t zero_copy_min;       /**< ... for messages of at least this many octets */
-};
-
-/** Counters of the dataplane (besides lib/net, lib/tcp, lib/rnic's own). */
-struct wn_dp_stats {
-	uint64_t rx_pkts, tx_pkts, tx_drop;
-	uint64_t loops, idle_sleeps;
-	uint64_t ctl_msgs, cm_events, ctl_drop;
-	uint64_t conns_active, conns_passive, conns_established, conns_failed, conns_rejected;
-	uint64_t mpa_errors;          /**< MPA startup or Full Operation errors */
-	uint64_t mpa_crc_errors;
-	uint64_t rx_fpdus, tx_fpdus, tx_again;
-	uint64_t cq_notify;
-	uint64_t loopback_pkts;      /**< segments between two connections of this instance */
-	uint64_t handoff_tx;         /**< frames steered to another lcore */
-	uint64_t handoff_rx;         /**< frames steered here by another lcore */
-	uint64_t handoff_drop;       /**< handoff ring full or no mbuf for a copy */
-	uint64_t zc_fpdus;           /**< FPDUs sent zero-copy (payload referenced) */
-	uint64_t zc_bytes;           /**< ... their payload octets */
-	uint64_t zc_released;        /**< ... whose references all went (ACKed + mbufs freed) */
-	uint64_t zc_fallback;        /**< zero-copy FPDUs copied instead (no token, a window) */
-	uint64_t copy_fpdus;         /**< FPDUs framed by copying (payload included) */
-	uint64_t copy_bytes;         /**< ... their payload octets */
-	uint64_t mr_dereg_deferred;  /**< MR deregistrations that waited for zero-copy pins */
-	uint64_t mr_dereg_waiting;   /**< ... still waiting (gauge, shard 0) */
-	uint64_t loopback_copies;    /**< zero-copy chains copied for the loopback path */
-	uint64_t term_sent;          /**< Terminates sent (RFC 5040 §5.4) */
-	uint64_t term_recv;          /**< Terminates received */
-	uint32_t term_sent_last;     /**< the last one's layer << 12 | etype << 8 | code */
-	uint32_t term_recv_last;
-};
 
 /** Kind tag: first member of every object in wn_dp::objs. */
 enum dp_obj_kind { DPO_CQ = 1, DPO_SRQ, DPO_QP, DPO_LISTEN, DPO_CONN };
@@ -209,7 +141,6 @@ struct wn_dp {
 	struct { uint32_t handle, stag; } *dereg; /**< shard 0: DONEs waiting for unpinning */
 	uint32_t n_dereg, cap_dereg;
 	uint64_t last_tick;
-	volatile int *quit;
 	/* telemetry snapshot, refreshed by the lcore */
 	pthread_mutex_t tel_lock;
 	uint64_t tel_at;
@@ -242,23 +173,17 @@ struct wn_dp_group {
 /** cm_owner value of a listener (it exists on every shard). */
 #define DP_OWNER_LISTEN 0xffffu
 
+/* ---- shared by the files of lib/dp ---- */
+
+/** Keep this shard's frames at the front of @p pkts, hand the others over. @return kept. */
+uint16_t dp_steer_burst(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n);
 /**
- * Create the dataplane with @p n_shards lcores (port queues 0..n-1, QSBR threads 0..n-1).
- * @return NULL with errno. Main lcore.
+ * Segments to one of our own addresses go back into TCP input (or another shard's ring).
+ * @return the packets left for the port, compacted at the front of @p pkts.
  */
-struct wn_dp_group *wn_dp_create(const struct wn_dp_conf *conf, uint16_t n_shards);
-
-/** Run shard @p idx until *quit becomes non-zero. Its lcore. */
-int wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit);
-
-/** Free everything (after every wn_dp_run returned). */
-void wn_dp_free(struct wn_dp_group *g);
-
-/** Register the /warpnic/dp/... telemetry commands for @p g. */
-void wn_dp_telemetry_register(struct wn_dp_group *g);
-
-/* ---- internal, shared by dp.c and dp_conn.c ---- */
-
+uint16_t dp_loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n);
+/** Refresh the shard's telemetry snapshot (its lcore). */
+void dp_tel_refresh(struct wn_dp *dp);
 /** Send a CM event for CM id @p id to the control thread. */
 void dp_cm_event(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev);
 /** The same with the IRD/ORD MPA negotiated (ESTABLISHED). */
@@ -319,4 +244,4 @@ void dp_ctl_done(struct wn_dp *dp, uint32_t handle);
 /** Detach a connection whose QP is being destroyed or moved to error by the ULP. */
 void dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort);
 
-#endif /* WN_DP_H */
+#endif /* WN_DP_PRIV_H */

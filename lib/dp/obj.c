@@ -19,9 +19,7 @@
 #include <rte_hash.h>
 #include <rte_log.h>
 
-#include "dp.h"
-
-#define DP_LOG(lvl, ...) rte_log(RTE_LOG_##lvl, RTE_LOGTYPE_USER1, "warpnicd dp: " __VA_ARGS__)
+#include "dp_priv.h"
 
 void *
 dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind)

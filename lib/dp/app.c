@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A whole dataplane as warpnicd runs it (wn_dp_app.h): the port (any ethdev; optionally
+ * wrapped by the net_wn_impair fault injector), the control thread serving clients on a unix
+ * socket (lib/server) and the shards on the EAL lcores. warpnicd's main.c runs shard 0 on the
+ * main lcore; an embedding app (warpnic-perf) keeps the main lcore and runs the shards on the
+ * workers. The options and the config file are options.c's.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_telemetry.h>
+
+#include "dp_priv.h"
+#include "wn_dp_app.h"
+#include "wn_impair.h"
+#include "wn_port.h"
+
+#define CTL_RING_SIZE 4096
+
+static volatile int quit;
+static struct wn_server *ctl_srv;
+
+struct shard_arg {
+	struct wn_dp_group *g;
+	uint16_t idx;
+};
+
+/* The one dataplane of the process (wn_dp_app_start .. wn_dp_app_stop). */
+static struct {
+	bool started;
+	struct wn_dp_app_conf p;
+	struct wn_server *srv;
+	struct rte_rcu_qsbr *qs;
+	struct wn_dp_group *dp;
+	struct shard_arg shard_args[DP_MAX_SHARDS];
+	unsigned int shard_lcore[DP_MAX_SHARDS]; /* lcore of each shard; main: shard 0 */
+	uint16_t n_shards;
+	uint16_t port;
+	bool port_set;
+	int efd;
+	bool used;                     /* started once (and stopped) */
+} app = { .efd = -1 };
+
+static int
+shard_main(void *arg)
+{
+	struct shard_arg *a = arg;
+	int ret = wn_dp_run(a->g, a->idx, &quit);
+
+	if (ret != 0) {
+		fprintf(stderr, "warpnicd: lcore shard %u stopped: %s\n", a->idx, strerror(-ret));
+		quit = 1;
+	}
+	return ret;
+}
+
+/* rte_telemetry "/warpnic/ctl": control thread object counts (dpdk-telemetry.py). */
+static int
+tel_ctl(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct wn_server_stats st;
+
+	(void)cmd;
+	(void)params;
+	if (ctl_srv == NULL)
+		return -ENODEV;
+	wn_server_stats(ctl_srv, &st);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "clients", st.clients);
+	rte_tel_data_add_dict_u64(d, "pds", st.pds);
+	rte_tel_data_add_dict_u64(d, "mrs", st.mrs);
+	rte_tel_data_add_dict_u64(d, "mws", st.mws);
+	rte_tel_data_add_dict_u64(d, "cqs", st.cqs);
+	rte_tel_data_add_dict_u64(d, "srqs", st.srqs);
+	rte_tel_data_add_dict_u64(d, "qps", st.qps);
+	rte_tel_data_add_dict_u64(d, "cm_channels", st.channels);
+	rte_tel_data_add_dict_u64(d, "cm_ids", st.cm_ids);
+	rte_tel_data_add_dict_u64(d, "requests", st.requests);
+	rte_tel_data_add_dict_u64(d, "bad_requests", st.bad_requests);
+	return 0;
+}
+
+void
+wn_dp_app_quit(void)
+{
+	quit = 1;
+}
+
+bool
+wn_dp_app_running(void)
+{
+	return app.started && !quit;
+}
+
+static int
+pick_port(const struct wn_dp_app_conf *p, const uint16_t *pending, int nb_pending, uint16_t nq,
+	  uint16_t *port)
+{
+	char name[RTE_ETH_NAME_MAX_LEN], args[1024];
+	uint16_t pid;
+	int face;
+
+	if (p->port >= 0) {
+		if (!rte_eth_dev_is_valid_port((uint16_t)p->port))
+			return -ENODEV;
+		*port = (uint16_t)p->port;
+	} else if (nb_pending > 0) {
+		*port = pending[0]; /* EAL --vdev net_wn_impair0,port=...: its face */
+	} else {
+		RTE_ETH_FOREACH_DEV(pid)
+			break;
+		if (pid >= RTE_MAX_ETHPORTS)
+			return -ENODEV;
+		*port = pid;
+	}
+	if (p->impair == NULL)
+		return 0;
+	if (rte_eth_dev_get_name_by_port(*port, name) != 0)
+		return -ENODEV;
+	/* the face needs a queue per dataplane lcore */
+	if ((size_t)snprintf(args, sizeof(args), "port=%s,queues=%u,%s", name, nq, p->impair) >=
+	    sizeof(args))
+		return -E2BIG;
+	face = wn_impair_create("net_wn_impair_dp", args, p->dp.pool);
+	if (face < 0)
+		return face;
+	*port = (uint16_t)face;
+	return 0;
+}
+
+/* Everything start() created, in reverse; the ports stay for wn_port_shutdown(). */
+static void
+teardown(void)
+{
+	struct wn_dp_app_conf *p = &app.p;
+
+	if (app.srv != NULL)
+		wn_server_stop(app.srv);
+	ctl_srv = NULL;
+	wn_dp_free(app.dp);
+	wn_server_destroy(app.srv);
+	wn_pcap_close(p->dp.pcap);
+	if (app.efd >= 0)
+		close(app.efd);
+	rte_ring_free(p->dp.to_dp);
+	rte_ring_free(p->dp.to_ctl);
+	rte_free(app.qs);
+	if (app.port_set && rte_eth_dev_is_valid_port(app.port) && wn_impair_is_face(app.port))
+		wn_impair_destroy(app.port);
+	/* the mbuf pool stays: the port's queues hold its mbufs until wn_port_shutdown() */
+	wn_dp_app_conf_free(p);
+	memset(&app, 0, sizeof(app));
+	app.efd = -1;
+	app.used = true;
+}
+
+static int
+launch_workers(void)
+{
+	unsigned int lcore;
+	uint16_t n = app.p.main_shard ? 1 : 0;
+	int ret = 0;
+
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (n == app.n_shards)
+			break;
+		app.shard_args[n].g = app.dp;
+		app.shard_args[n].idx = n;
+		app.shard_lcore[n] = lcore;
+		if (rte_eal_remote_launch(shard_main, &app.shard_args[n], lcore) != 0) {
+			fprintf(stderr, "warpnicd: lcore %u: launch failed\n", lcore);
+			quit = 1;
+			app.shard_lcore[n] = RTE_MAX_LCORE;
+			ret = -EBUSY;
+		}
+		n++;
+	}
+	return ret;
+}
+
+/* Copy @p conf into app.p; the copy owns its strings. @return 0, -EINVAL, -ENOTSUP, -ENOMEM. */
+static int
+conf_take(const struct wn_dp_app_conf *conf)
+{
+	struct wn_dp_app_conf *p = &app.p;
+	unsigned int lcores;
+
+	if (conf->dp.n_addrs == 0) {
+		fprintf(stderr, "warpnicd: give the port an address with --ip ADDR/PREFIX\n");
+		return -EINVAL;
+	}
+	/* the embedded dataplane needs lcores of its own: the main one is the caller's */
+	lcores = conf->main_shard ? rte_lcore_count() : rte_lcore_count() - 1;
+	if (lcores == 0) {
+		fprintf(stderr, "warpnicd: an embedded dataplane needs a worker lcore (EAL -l)\n");
+		return -ENOTSUP;
+	}
+	/* one shard (port queue) per dataplane lcore */
+	app.n_shards = (uint16_t)RTE_MIN(lcores, (unsigned int)DP_MAX_SHARDS);
+	*p = *conf;
+	p->pcap = conf->pcap != NULL ? strdup(conf->pcap) : NULL;
+	p->impair = conf->impair != NULL ? strdup(conf->impair) : NULL;
+	p->ctl.path = p->ctl_path;
+	p->ctl.dev_name = p->dev_name;
+	p->dp.pool = NULL;
+	p->dp.pcap = NULL;
+	p->dp.to_dp = NULL;
+	p->dp.to_ctl = NULL;
+	p->dp.port_poll = wn_impair_poll_all; /* a fault injector's face moves frames when polled */
+	if ((conf->pcap != NULL && p->pcap == NULL) || (conf->impair != NULL && p->impair == NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The mbuf pool, the port (or the fault injector's face over it), --pcap. @return 0/-errno. */
+static int
+port_up(void)
+{
+	uint16_t pending[WN_IMPAIR_MAX_PENDING];
+	struct wn_dp_app_conf *p = &app.p;
+	struct rte_ether_addr mac;
+	struct wn_port_conf pc;
+	uint32_t room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	int ret, nb_pending;
+
+	if (p->dp.mtu + 18u + RTE_PKTMBUF_HEADROOM > room)
+		room = p->dp.mtu + 18u + RTE_PKTMBUF_HEADROOM;
+	p->dp.pool = rte_pktmbuf_pool_create("warpnicd", p->mbufs, 256, 0, (uint16_t)room,
+					     (int)rte_socket_id());
+	if (p->dp.pool == NULL) {
+		fprintf(stderr, "warpnicd: mbuf pool: %s\n", rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	nb_pending = wn_impair_create_pending(p->dp.pool, pending, RTE_DIM(pending));
+	if (nb_pending < 0) {
+		fprintf(stderr, "warpnicd: net_wn_impair: %s\n", strerror(-nb_pending));
+		return nb_pending;
+	}
+	ret = pick_port(p, pending, nb_pending, app.n_shards, &app.port);
+	if (ret < 0) {
+		fprintf(stderr, "warpnicd: no port (give one with EAL --vdev, e.g. net_memif0)%s%s\n",
+			p->impair != NULL ? " or --impair: " : "",
+			p->impair != NULL ? strerror(-ret) : "");
+		return ret;
+	}
+	app.port_set = true;
+	memset(&pc, 0, sizeof(pc));
+	pc.port_id = app.port;
+	pc.nb_queues = app.n_shards;
+	pc.mtu = p->dp.mtu;
+	pc.offload = p->offload;
+	pc.set_mtu = !wn_impair_is_face(app.port);
+	pc.multi_segs = p->dp.zero_copy_tx;
+	pc.pool = p->dp.pool;
+	ret = wn_port_setup(&pc, &p->dp.tx_offload_capa, &p->dp.rx_offload_capa);
+	if (ret < 0) {
+		fprintf(stderr, "warpnicd: port %u set-up: %s\n", app.port, strerror(-ret));
+		return ret;
+	}
+	p->dp.port_id = app.port;
+	if (rte_eth_macaddr_get(app.port, &mac) == 0)
+		memcpy(p->ctl.mac, mac.addr_bytes, 6);
+	if (p->pcap != NULL) {
+		p->dp.pcap = wn_pcap_open(p->pcap, p->dp.mtu + 64u, "warpnicd");
+		if (p->dp.pcap == NULL) {
+			fprintf(stderr, "warpnicd: --pcap %s: %s\n", p->pcap, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+/* The rings and eventfd between the control thread and the shards, QSBR, the server. */
+static int
+server_up(void)
+{
+	struct wn_dp_app_conf *p = &app.p;
+	size_t qsz = rte_rcu_qsbr_get_memsize(app.n_shards);
+
+	p->dp.to_dp = rte_ring_create("wn_to_dp", CTL_RING_SIZE, SOCKET_ID_ANY,
+				      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	/* every lcore posts CM events and DONEs: multi-producer */
+	p->dp.to_ctl = rte_ring_create("wn_to_ctl", CTL_RING_SIZE, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	app.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	app.qs = rte_zmalloc("wn_mem_qs", qsz, RTE_CACHE_LINE_SIZE);
+	if (p->dp.to_dp == NULL || p->dp.to_ctl == NULL || app.efd < 0 || app.qs == NULL ||
+	    rte_rcu_qsbr_init(app.qs, app.n_shards) != 0) {
+		fprintf(stderr, "warpnicd: control rings: %s\n", rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	p->ctl.mem_qs = app.qs;
+	app.srv = wn_server_create(&p->ctl);
+	if (app.srv == NULL) {
+		fprintf(stderr, "warpnicd: control socket %s: %s\n", p->ctl_path, strerror(errno));
+		return -errno;
+	}
+	p->dp.ctl_efd = app.efd;
+	p->dp.mem = wn_server_mem(app.srv);
+	p->dp.qs = app.qs;
+	return 0;
+}
+
+/* The shards, then the control thread attached to them, telemetry. */
+static int
+dataplane_up(void)
+{
+	struct wn_dp_app_conf *p = &app.p;
+
+	app.dp = wn_dp_create(&p->dp, app.n_shards);
+	if (app.dp == NULL) {
+		fprintf(stderr, "warpnicd: dataplane: %s\n", strerror(errno));
+		return -errno;
+	}
+	if (wn_server_dp_attach(app.srv, p->dp.to_dp, p->dp.to_ctl, app.efd) != 0 ||
+	    wn_server_start(app.srv) != 0) {
+		fprintf(stderr, "warpnicd: control thread failed to start\n");
+		return -EIO;
+	}
+	ctl_srv = app.srv;
+	rte_telemetry_register_cmd("/warpnic/ctl", tel_ctl,
+				   "Control thread object counts. Takes no parameters");
+	wn_dp_telemetry_register(app.dp);
+	return 0;
+}
+
+int
+wn_dp_app_start(const struct wn_dp_app_conf *conf)
+{
+	int ret;
+
+	/* once per process: the mbuf pool stays for the port, telemetry cannot unregister */
+	if (app.started || app.used)
+		return -EALREADY;
+	/* quit stays as it is: a SIGTERM during start-up still stops warpnicd */
+	ret = conf_take(conf);
+	if (ret == 0)
+		ret = port_up();
+	if (ret == 0)
+		ret = server_up();
+	if (ret == 0)
+		ret = dataplane_up();
+	if (ret != 0) {
+		teardown();
+		return ret;
+	}
+	rte_log(RTE_LOG_NOTICE, wn_dp_logtype,
+		"warpnicd: serving %s on %s, port %u, %u dataplane lcore(s)\n", app.p.dev_name,
+		app.p.ctl_path, app.port, app.n_shards);
+	fflush(stdout);
+	for (unsigned int i = 0; i < RTE_DIM(app.shard_lcore); i++)
+		app.shard_lcore[i] = RTE_MAX_LCORE;
+	app.started = true;
+	(void)launch_workers();
+	return 0;
+}
+
+int
+wn_dp_app_run_main(void)
+{
+	if (!app.started || !app.p.main_shard)
+		return -EINVAL;
+	app.shard_args[0].g = app.dp;
+	app.shard_args[0].idx = 0;
+	return shard_main(&app.shard_args[0]);
+}
+
+int
+wn_dp_app_wait_idle(unsigned int timeout_ms)
+{
+	/* the snapshot is refreshed every 100 ms; trust only one begun after the call */
+	uint64_t t0 = wn_net_now_us(), since = t0 + 200 * 1000;
+	uint64_t end = t0 + (uint64_t)timeout_ms * 1000;
+
+	if (!app.started)
+		return 0;
+	while (wn_dp_app_running() && wn_net_now_us() < end) {
+		uint32_t busy = 0;
+		bool fresh = true;
+
+		for (uint16_t i = 0; i < app.n_shards; i++) {
+			struct wn_dp *dp = app.dp->shard[i];
+
+			pthread_mutex_lock(&dp->tel_lock);
+			/* TIME_WAIT: both FINs went through and ours was acked */
+			for (uint32_t k = 0; k < dp->tel_nconn; k++)
+				busy += !dp->tel_conn[k].llp.transport.quiet;
+			fresh &= dp->tel_at >= since;
+			pthread_mutex_unlock(&dp->tel_lock);
+		}
+		if (fresh && busy == 0)
+			return 0;
+		rte_delay_us_sleep(20 * 1000);
+	}
+	return wn_dp_app_running() ? -ETIMEDOUT : 0;
+}
+
+int
+wn_dp_app_stop(void)
+{
+	int ret, status = 0;
+
+	if (!app.started)
+		return 0;
+	quit = 1;
+	for (unsigned int i = 0; i < app.n_shards; i++) {
+		if (app.shard_lcore[i] == RTE_MAX_LCORE)
+			continue;
+		ret = rte_eal_wait_lcore(app.shard_lcore[i]);
+		if (ret != 0 && status == 0)
+			status = ret < 0 ? ret : -EIO;
+	}
+	teardown();
+	return status;
+}

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/dp: one iteration of a shard (receive, lower layer, control messages, QP engines,
+ * TCP, transmit), the run loop with its idle policy, and the port's transmit (wn_dp.h).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include <rte_ethdev.h>
+
+#include "dp_priv.h"
+
+/* Loop iterations with nothing to do before the lcore naps for idle_us. */
+#define IDLE_SPINS 2048
+/* Telemetry snapshot period. */
+#define TEL_PERIOD_US 100000
+
+static void
+port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = 0, i;
+	unsigned int tries;
+
+	wn_pcap_capture(dp->c.pcap, dp->c.port_id, dp->idx, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
+	for (tries = 0; sent < n && tries < 64; tries++) {
+		sent += rte_eth_tx_burst(dp->c.port_id, dp->idx, pkts + sent, n - sent);
+		if (sent < n && dp->idx == 0 && dp->c.port_poll != NULL)
+			(void)dp->c.port_poll(); /* e.g. a fault injector's face drains only when polled */
+	}
+	dp->st.tx_pkts += sent;
+	for (i = sent; i < n; i++) {
+		rte_pktmbuf_free(pkts[i]);
+		dp->st.tx_drop++;
+	}
+}
+
+/* The counters lib/cm and the lower layer keep, under the dataplane's names. */
+/* Frames from the port queue and from other shards into TCP. @return frames. */
+static unsigned int
+poll_rx(struct wn_dp *dp)
+{
+	struct rte_mbuf *pkts[2 * DP_BURST];
+	unsigned int work = 0;
+	uint16_t n, k;
+
+	n = rte_eth_rx_burst(dp->c.port_id, dp->idx, pkts, DP_BURST);
+	if (n > 0) {
+		work += n;
+		dp->st.rx_pkts += n;
+		wn_pcap_capture(dp->c.pcap, dp->c.port_id, dp->idx, pkts, n,
+				RTE_PCAPNG_DIRECTION_IN);
+		if (dp->g->n > 1)
+			n = dp_steer_burst(dp, pkts, n);
+	}
+	if (dp->g->n > 1) {
+		k = (uint16_t)rte_ring_sc_dequeue_burst(dp->handoff, (void **)pkts + n, DP_BURST,
+							 NULL);
+		dp->st.handoff_rx += k;
+		work += k;
+		n += k;
+	}
+	if (n > 0) {
+		n = wn_net_rx_bulk(dp->nif, pkts, n, dp->now);
+		if (n > 0)
+			wn_tcp_rx_bulk(dp->tcp, pkts, n, dp->now);
+	}
+	return work;
+}
+
+/* Control messages: shard 0 dispatches the control thread's, the others run theirs. */
+static unsigned int
+poll_ctl(struct wn_dp *dp)
+{
+	void *msgs[DP_BURST];
+	unsigned int n, i;
+
+	if (dp->idx == 0) {
+		n = rte_ring_dequeue_burst(dp->c.to_dp, msgs, DP_BURST, NULL);
+		for (i = 0; i < n; i++)
+			dp_dispatch(dp, msgs[i]);
+	} else {
+		n = rte_ring_dequeue_burst(dp->ctl, msgs, DP_BURST, NULL);
+		for (i = 0; i < n; i++)
+			dp_local_msg(dp, msgs[i]);
+	}
+	return n;
+}
+
+/* TCP's segments (ours, or looped back to our own addresses) out to the port. */
+static unsigned int
+poll_tx(struct wn_dp *dp)
+{
+	struct rte_mbuf *pkts[DP_BURST];
+	unsigned int work = 0;
+	uint16_t n;
+
+	wn_tcp_process(dp->tcp, dp->now);
+	while ((n = wn_tcp_tx_bulk(dp->tcp, pkts, DP_BURST)) > 0) {
+		work += n;
+		n = dp_loopback(dp, pkts, n);
+		wn_net_output_bulk(dp->nif, pkts, n, dp->now);
+	}
+	wn_net_process(dp->nif, dp->now);
+	while ((n = wn_net_tx_bulk(dp->nif, pkts, DP_BURST)) > 0)
+		port_tx(dp, pkts, n);
+	return work;
+}
+
+unsigned int
+wn_dp_poll(struct wn_dp *dp)
+{
+	unsigned int work = 0;
+	struct dp_qp *qp, *tmp;
+
+	dp->now = wn_net_now_us();
+	dp->st.loops++;
+	if (dp->c.port_poll != NULL && dp->idx == 0)
+		(void)dp->c.port_poll();
+	work += poll_rx(dp);
+	/* lower-layer timers; zero-copy FPDUs ACKed and in no mbuf: unpin, complete */
+	work += wn_llp_poll(dp->llp, dp->now);
+	work += poll_ctl(dp);
+	RTE_TAILQ_FOREACH_SAFE(qp, &dp->active, next, tmp) {
+		if (qp->llp == NULL || !wn_llp_tx_ready(qp->llp))
+			continue;
+		work += wn_rnic_tx_poll(qp->eng, DP_BURST);
+	}
+	work += poll_tx(dp);
+	dp_conns_tick(dp);
+	if (dp->c.qs != NULL)
+		rte_rcu_qsbr_quiescent(dp->c.qs, dp->idx);
+	if (dp->now - dp->tel_at >= TEL_PERIOD_US) {
+		dp->tel_at = dp->now;
+		dp_tel_refresh(dp);
+	}
+	return work;
+}
+
+int
+wn_dp_start(struct wn_dp *dp)
+{
+	int ret;
+
+	if (dp->c.qs != NULL) {
+		ret = rte_rcu_qsbr_thread_register(dp->c.qs, dp->idx);
+		if (ret != 0)
+			return ret;
+		rte_rcu_qsbr_thread_online(dp->c.qs, dp->idx);
+	}
+	dp->now = wn_net_now_us();
+	ret = wn_net_start(dp->nif, dp->now);
+	if (ret < 0) {
+		if (dp->c.qs != NULL) {
+			rte_rcu_qsbr_thread_offline(dp->c.qs, dp->idx);
+			rte_rcu_qsbr_thread_unregister(dp->c.qs, dp->idx);
+		}
+		return ret;
+	}
+	atomic_fetch_add(&dp->g->running, 1);
+	return 0;
+}
+
+void
+wn_dp_stop(struct wn_dp *dp)
+{
+	struct rte_mbuf *pkts[DP_BURST];
+	uint16_t n;
+
+	dp_conns_free(dp);
+	/* the last FINs/RSTs */
+	dp->now = wn_net_now_us();
+	wn_tcp_process(dp->tcp, dp->now);
+	while ((n = wn_tcp_tx_bulk(dp->tcp, pkts, DP_BURST)) > 0)
+		wn_net_output_bulk(dp->nif, pkts, n, dp->now);
+	while ((n = wn_net_tx_bulk(dp->nif, pkts, DP_BURST)) > 0)
+		port_tx(dp, pkts, n);
+	if (dp->c.qs != NULL) {
+		rte_rcu_qsbr_thread_offline(dp->c.qs, dp->idx);
+		rte_rcu_qsbr_thread_unregister(dp->c.qs, dp->idx);
+	}
+	atomic_fetch_sub(&dp->g->running, 1);
+}
+
+int
+wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit)
+{
+	struct wn_dp *dp = g->shard[idx];
+	unsigned int idle = 0;
+	int ret;
+
+	/* naps of --idle-us must not be stretched by the default 50 us timer slack */
+	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	ret = wn_dp_start(dp);
+	if (ret != 0)
+		return ret;
+	while (!*quit) {
+		if (wn_dp_poll(dp) != 0) {
+			idle = 0;
+		} else if (dp->c.idle_us != 0 && ++idle >= IDLE_SPINS) {
+			struct timespec ts = { 0, (long)dp->c.idle_us * 1000 };
+
+			dp->st.idle_sleeps++;
+			nanosleep(&ts, NULL);
+		}
+	}
+	wn_dp_stop(dp);
+	return 0;
+}
+
+struct wn_dp *
+wn_dp_shard(struct wn_dp_group *g, uint16_t idx)
+{
+	return idx < g->n ? g->shard[idx] : NULL;
+}

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * warpnicd's options and config file (wn_dp_app.h): one table of long options, applied by
+ * name from the command line or from "name value" lines of a file.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wn_dp_app.h"
+#include "wn_mpa.h"
+
+void
+wn_dp_app_usage(const char *prog)
+{
+	printf("Usage: %s [EAL options] -- [options]\n"
+	       "The port is the first ethdev (or --port N), e.g. EAL --vdev net_memif0,... or\n"
+	       "--vdev net_af_packet0,iface=veth0 or --vdev net_tap0. A fault injector wraps it\n"
+	       "with EAL --vdev 'net_wn_impair0,drop=0.01,reorder=0.01,...'.\n"
+	       "Options (also accepted one per line, without the dashes, in --config FILE):\n"
+	       "  --ip ADDR/PREFIX   port address (repeatable; IPv4 or IPv6)\n"
+	       "  --gw ADDR          default gateway\n"
+	       "  --port N           ethdev port id (default: the first)\n"
+	       "  --ctl PATH         control socket (default %s)\n"
+	       "  --name DEV         verbs device name (default wn0)\n"
+	       "  --mtu N            L3 MTU (default 1500)\n"
+	       "  --pcap FILE        write every packet of the port to FILE (pcapng)\n"
+	       "  --impair SPEC      wrap the port with the fault injector, e.g.\n"
+	       "                     drop=0.01,reorder=0.01,dup=0.001,corrupt=0,seed=1\n"
+	       "  --idle-us N        sleep N us after ~2000 idle loop iterations (default 20;\n"
+	       "                     0 = poll without pause)\n"
+	       "  --max-conns N      TCP connections (default 1024)\n"
+	       "  --sockbuf BYTES    TCP send/receive buffer per connection (default 1 MiB)\n"
+	       "  --mbufs N          mbuf pool size (default 16383)\n"
+	       "  --no-offload       software checksums even when the port offloads them\n"
+	       "  --zero-copy-tx on|off  send registered memory in place (mbuf chains, CQEs after\n"
+	       "                     the ACK; memif/af_packet/tap, else copied; default off)\n"
+	       "  --zero-copy-min BYTES  ... for messages of at least BYTES (default 16384;\n"
+	       "                     smaller ones are copied)\n"
+	       "  --mpa-rev 1|2      MPA revision (default 2: RFC 6581 enhanced)\n"
+	       "  --markers          ask the peer to send MPA Markers (default off)\n"
+	       "  --no-crc           do not ask for MPA CRC (used if the peer asks)\n"
+	       "  --no-p2p           initiator does not ask for RFC 6581 peer-to-peer mode\n"
+	       "  --rtr LIST         RTR types offered/accepted: any of send,write,read\n"
+	       "                     (default send,write,read)\n"
+	       "  --mpa-timeout MS   MPA startup timeout (default 20000, as siw)\n"
+	       "  --config FILE      read options from FILE (see config/warpnicd.conf)\n"
+	       "  --help             this text\n"
+	       "Telemetry (dpdk-telemetry.py): /warpnic/ctl, /warpnic/dp/stats, /warpnic/dp/tcp,\n"
+	       "/warpnic/dp/port, /warpnic/dp/conns, /warpnic/dp/qp[,QPN].\n",
+	       prog, WN_CTL_DEFAULT_PATH);
+}
+
+static int
+parse_ip(struct wn_dp_app_conf *p, const char *arg)
+{
+	struct wn_server_conf *c = &p->ctl;
+	struct wn_ip_addr ip;
+	struct wn_ctl_addr *a;
+	uint8_t prefix;
+
+	if (c->n_addrs == WN_SERVER_MAX_ADDRS || p->dp.n_addrs == WN_NETIF_MAX_ADDRS)
+		return -ENOSPC;
+	if (wn_ip_addr_parse(arg, &ip, &prefix) != 0)
+		return -EINVAL;
+	a = &c->addrs[c->n_addrs++];
+	memset(a, 0, sizeof(*a));
+	if (ip.family == WN_AF_INET) {
+		a->family = WN_CTL_AF_INET;
+		memcpy(a->addr, &ip.v4, 4);
+	} else {
+		a->family = WN_CTL_AF_INET6;
+		memcpy(a->addr, ip.v6, 16);
+	}
+	p->dp.addrs[p->dp.n_addrs] = ip;
+	p->dp.prefix[p->dp.n_addrs++] = prefix;
+	return 0;
+}
+
+static int
+parse_rtr(const char *arg, uint8_t *rtr)
+{
+	char buf[64], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	*rtr = 0;
+	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "send") == 0)
+			*rtr |= WN_MPA_RTR_SEND;
+		else if (strcmp(tok, "write") == 0)
+			*rtr |= WN_MPA_RTR_WRITE;
+		else if (strcmp(tok, "read") == 0)
+			*rtr |= WN_MPA_RTR_READ;
+		else if (strcmp(tok, "none") != 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+num(const char *arg, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 0);
+	if (errno != 0 || end == arg || *end != '\0' || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+enum {
+	O_IP = 256, O_GW, O_PORT, O_CTL, O_NAME, O_MTU, O_PCAP, O_IDLE, O_MAXC, O_SOCKBUF,
+	O_MBUFS, O_NOOFF, O_REV, O_MARKERS, O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_CONFIG, O_IMPAIR,
+	O_ZC, O_ZCMIN, O_HELP,
+};
+
+static const struct option opts[] = {
+	{"ip", required_argument, NULL, O_IP},
+	{"gw", required_argument, NULL, O_GW},
+	{"port", required_argument, NULL, O_PORT},
+	{"ctl", required_argument, NULL, O_CTL},
+	{"name", required_argument, NULL, O_NAME},
+	{"mtu", required_argument, NULL, O_MTU},
+	{"pcap", required_argument, NULL, O_PCAP},
+	{"idle-us", required_argument, NULL, O_IDLE},
+	{"max-conns", required_argument, NULL, O_MAXC},
+	{"sockbuf", required_argument, NULL, O_SOCKBUF},
+	{"mbufs", required_argument, NULL, O_MBUFS},
+	{"no-offload", no_argument, NULL, O_NOOFF},
+	{"mpa-rev", required_argument, NULL, O_REV},
+	{"markers", no_argument, NULL, O_MARKERS},
+	{"no-crc", no_argument, NULL, O_NOCRC},
+	{"no-p2p", no_argument, NULL, O_NOP2P},
+	{"rtr", required_argument, NULL, O_RTR},
+	{"mpa-timeout", required_argument, NULL, O_MPATO},
+	{"config", required_argument, NULL, O_CONFIG},
+	{"impair", required_argument, NULL, O_IMPAIR},
+	{"zero-copy-tx", required_argument, NULL, O_ZC},
+	{"zero-copy-min", required_argument, NULL, O_ZCMIN},
+	{"help", no_argument, NULL, O_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+static int parse_config(struct wn_dp_app_conf *p, const char *path, int depth);
+
+static int
+apply(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
+{
+	unsigned long v;
+
+	switch (o) {
+	case O_IP:
+		return parse_ip(p, arg);
+	case O_GW:
+		p->dp.has_gw = true;
+		return wn_ip_addr_parse(arg, &p->dp.gw, NULL);
+	case O_PORT:
+		if (num(arg, 0, RTE_MAX_ETHPORTS - 1, &v) != 0)
+			return -EINVAL;
+		p->port = (int)v;
+		return 0;
+	case O_CTL:
+		snprintf(p->ctl_path, sizeof(p->ctl_path), "%s", arg);
+		return 0;
+	case O_NAME:
+		snprintf(p->dev_name, sizeof(p->dev_name), "%s", arg);
+		return 0;
+	case O_MTU:
+		if (num(arg, 576, 9000, &v) != 0)
+			return -EINVAL;
+		p->ctl.mtu = (uint32_t)v;
+		p->dp.mtu = (uint16_t)v;
+		return 0;
+	case O_PCAP:
+		free((void *)(uintptr_t)p->pcap); /* the last one given counts */
+		p->pcap = strdup(arg);
+		return p->pcap != NULL ? 0 : -ENOMEM;
+	case O_IDLE:
+		if (num(arg, 0, 100000, &v) != 0)
+			return -EINVAL;
+		p->dp.idle_us = (uint32_t)v;
+		return 0;
+	case O_MAXC:
+		if (num(arg, 1, 1u << 20, &v) != 0)
+			return -EINVAL;
+		p->dp.max_conns = (uint32_t)v;
+		return 0;
+	case O_SOCKBUF:
+		if (num(arg, 16384, 64u << 20, &v) != 0)
+			return -EINVAL;
+		p->dp.sockbuf = (uint32_t)v;
+		return 0;
+	case O_MBUFS:
+		if (num(arg, 1023, 1u << 22, &v) != 0)
+			return -EINVAL;
+		p->mbufs = (uint32_t)v;
+		return 0;
+	case O_NOOFF:
+		p->offload = false;
+		return 0;
+	case O_REV:
+		if (num(arg, 1, 2, &v) != 0)
+			return -EINVAL;
+		p->dp.mpa_rev = (uint8_t)v;
+		return 0;
+	case O_MARKERS:
+		p->dp.markers = true;
+		return 0;
+	case O_NOCRC:
+		p->dp.crc = false;
+		return 0;
+	case O_NOP2P:
+		p->dp.p2p = false;
+		return 0;
+	case O_RTR:
+		return parse_rtr(arg, &p->dp.rtr);
+	case O_MPATO:
+		if (num(arg, 1, 3600000, &v) != 0)
+			return -EINVAL;
+		p->dp.mpa_timeout_us = (uint32_t)v * 1000;
+		return 0;
+	case O_CONFIG:
+		return parse_config(p, arg, depth + 1);
+	case O_IMPAIR:
+		free((void *)(uintptr_t)p->impair);
+		p->impair = strdup(arg);
+		return p->impair != NULL ? 0 : -ENOMEM;
+	case O_ZC:
+		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
+			return -EINVAL;
+		p->dp.zero_copy_tx = strcmp(arg, "on") == 0;
+		return 0;
+	case O_ZCMIN:
+		if (num(arg, 0, UINT32_MAX, &v) != 0)
+			return -EINVAL;
+		p->dp.zero_copy_min = (uint32_t)v;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* A config file: "name value" or "name" per line, '#' comments; names as the long options. */
+static int
+parse_config(struct wn_dp_app_conf *p, const char *path, int depth)
+{
+	char line[512];
+	unsigned int lineno = 0;
+	FILE *f;
+	int ret = 0;
+
+	if (depth > 4)
+		return -ELOOP;
+	f = fopen(path, "r");
+	if (f == NULL) {
+		fprintf(stderr, "warpnicd: config %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	while (ret == 0 && fgets(line, sizeof(line), f) != NULL) {
+		char *name, *val, *save = NULL;
+		const struct option *o;
+
+		lineno++;
+		line[strcspn(line, "#\r\n")] = '\0';
+		name = strtok_r(line, " \t=", &save);
+		if (name == NULL)
+			continue;
+		val = strtok_r(NULL, " \t=", &save);
+		for (o = opts; o->name != NULL; o++)
+			if (strcmp(o->name, name) == 0)
+				break;
+		if (o->name == NULL || o->val == O_HELP ||
+		    (o->has_arg == required_argument) != (val != NULL)) {
+			fprintf(stderr, "warpnicd: %s:%u: bad line\n", path, lineno);
+			ret = -EINVAL;
+			break;
+		}
+		ret = apply(p, o->val, val, depth);
+		if (ret != 0)
+			fprintf(stderr, "warpnicd: %s:%u: bad value for %s\n", path, lineno, name);
+	}
+	fclose(f);
+	return ret;
+}
+
+void
+wn_dp_app_defaults(struct wn_dp_app_conf *p)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->ctl_path, sizeof(p->ctl_path), "%s", WN_CTL_DEFAULT_PATH);
+	snprintf(p->dev_name, sizeof(p->dev_name), "wn0");
+	p->port = -1;
+	p->mbufs = 16383;
+	p->offload = true;
+	p->ctl.mtu = 1500;
+	p->dp.mtu = 1500;
+	p->dp.idle_us = 20;
+	p->dp.max_conns = 1024;
+	p->dp.sockbuf = 1u << 20;
+	p->dp.mpa_rev = 2;
+	p->dp.crc = true;
+	p->dp.p2p = true;
+	p->dp.rtr = WN_MPA_RTR_ALL;
+	p->dp.rfc7306 = true;
+	/* a busy server may take its time to accept; Linux's siw waits 20 s */
+	p->dp.mpa_timeout_us = 20u * 1000 * 1000;
+	p->dp.zero_copy_tx = false;
+	p->dp.zero_copy_min = 16384;
+	p->main_shard = true;
+}
+
+void
+wn_dp_app_conf_free(struct wn_dp_app_conf *p)
+{
+	free((void *)(uintptr_t)p->pcap);
+	free((void *)(uintptr_t)p->impair);
+	p->pcap = NULL;
+	p->impair = NULL;
+}
+
+int
+wn_dp_app_option(struct wn_dp_app_conf *p, const char *name, const char *arg)
+{
+	const struct option *o;
+
+	for (o = opts; o->name != NULL; o++)
+		if (strcmp(o->name, name) == 0)
+			break;
+	if (o->name == NULL || o->val == O_HELP)
+		return -ENOENT;
+	if ((o->has_arg == required_argument) != (arg != NULL))
+		return -EINVAL;
+	return apply(p, o->val, arg, 0);
+}
+
+int
+wn_dp_app_parse_args(struct wn_dp_app_conf *p, int argc, char **argv)
+{
+	int o, ret;
+
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (o == O_HELP) {
+			wn_dp_app_usage(argv[0]);
+			exit(0);
+		}
+		if (o == '?') {
+			wn_dp_app_usage(argv[0]);
+			return -EINVAL;
+		}
+		ret = apply(p, o, optarg, 0);
+		if (ret != 0) {
+			fprintf(stderr, "warpnicd: bad value for --%s: '%s'\n", opts[o - O_IP].name,
+				optarg != NULL ? optarg : "");
+			return ret;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "warpnicd: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (p->dp.n_addrs == 0) {
+		fprintf(stderr, "warpnicd: give the port an address with --ip ADDR/PREFIX\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/dp: creating and freeing the shards of a dataplane (wn_dp.h, dp_priv.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+#include <rte_lcore.h>
+
+#include "dp_priv.h"
+
+RTE_LOG_REGISTER_DEFAULT(wn_dp_logtype, INFO);
+
+/* Frames in flight from one shard to another. */
+#define HANDOFF_RING 4096
+/* Control messages queued for one shard. */
+#define SHARD_CTL_RING 1024
+
+static struct rte_hash *
+hash_create(const char *name, uint32_t entries, uint8_t flags)
+{
+	struct rte_hash_parameters hp = {
+		.name = name,
+		.entries = entries,
+		.key_len = sizeof(uint32_t),
+		.hash_func = rte_jhash,
+		.socket_id = (int)rte_socket_id(),
+		.extra_flag = flags,
+	};
+
+	return rte_hash_create(&hp);
+}
+
+static struct wn_dp *
+shard_create(struct wn_dp_group *g, uint16_t idx)
+{
+	const struct wn_dp_conf *conf = &g->c;
+	struct wn_netif_conf nc;
+	struct wn_tcp_ctx_conf tc;
+	char name[RTE_RING_NAMESIZE];
+	struct wn_dp *dp;
+	uint32_t i;
+
+	dp = calloc(1, sizeof(*dp));
+	if (dp == NULL)
+		return NULL;
+	g->shard[idx] = dp;
+	dp->c = *conf;
+	dp->g = g;
+	dp->idx = idx;
+	dp->objs = g->objs;
+	TAILQ_INIT(&dp->active);
+	TAILQ_INIT(&dp->errq);
+	TAILQ_INIT(&dp->conns);
+	pthread_mutex_init(&dp->tel_lock, NULL);
+	snprintf(name, sizeof(name), "wn_dp_cm%u", idx);
+	dp->cm_tab = hash_create(name, 2 * (conf->max_conns ? conf->max_conns : 1024) + 64, 0);
+	snprintf(name, sizeof(name), "wn_dp_ho%u", idx);
+	dp->handoff = rte_ring_create(name, HANDOFF_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (dp->cm_tab == NULL || dp->handoff == NULL)
+		return NULL;
+	if (idx > 0) {
+		snprintf(name, sizeof(name), "wn_dp_ctl%u", idx);
+		dp->ctl = rte_ring_create(name, SHARD_CTL_RING, SOCKET_ID_ANY,
+					  RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (dp->ctl == NULL)
+			return NULL;
+	}
+
+	memset(&nc, 0, sizeof(nc));
+	nc.port_id = conf->port_id;
+	nc.queue_id = idx;
+	nc.socket_id = SOCKET_ID_ANY;
+	nc.mtu = conf->mtu;
+	nc.pool = conf->pool;
+	nc.tx_offload_capa = conf->tx_offload_capa;
+	nc.rx_offload_capa = conf->rx_offload_capa;
+	nc.neigh_entries = 1024;
+	rte_eth_macaddr_get(conf->port_id, &nc.mac);
+	dp->nif = wn_netif_create(&nc);
+	if (dp->nif == NULL)
+		return NULL;
+	for (i = 0; i < conf->n_addrs; i++)
+		if (wn_netif_addr_add(dp->nif, &conf->addrs[i], conf->prefix[i]) < 0)
+			return NULL;
+	if (conf->has_gw && wn_netif_gateway_set(dp->nif, &conf->gw) < 0)
+		return NULL;
+
+	memset(&tc, 0, sizeof(tc));
+	tc.socket_id = SOCKET_ID_ANY;
+	tc.pool = conf->pool;
+	tc.max_conns = conf->max_conns;
+	tc.sndbuf = conf->sockbuf;
+	tc.rcvbuf = conf->sockbuf;
+	tc.mtu = conf->mtu;
+	dp->tcp = wn_tcp_ctx_create(&tc);
+	if (dp->tcp == NULL || dp_llp_create(dp) != 0)
+		return NULL;
+	dp_conns_init(dp);
+	dp->next_token = 1;
+	return dp;
+}
+
+struct wn_dp_group *
+wn_dp_create(const struct wn_dp_conf *conf, uint16_t n_shards)
+{
+	struct wn_dp_group *g;
+	uint16_t i;
+
+	if (n_shards == 0 || n_shards > DP_MAX_SHARDS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return NULL;
+	g->c = *conf;
+	g->n = n_shards;
+	/* one writer (shard 0), readers on every shard */
+	g->objs = hash_create("wn_dp_objs", 16384, RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY);
+	g->cm_owner = hash_create("wn_dp_cmown", 16384, 0);
+	if (g->objs == NULL || g->cm_owner == NULL)
+		goto fail;
+	for (i = 0; i < n_shards; i++)
+		if (shard_create(g, i) == NULL)
+			goto fail;
+	return g;
+fail:
+	wn_dp_free(g);
+	errno = errno ? errno : ENOMEM;
+	return NULL;
+}
+
+static void
+shard_free(struct wn_dp *dp)
+{
+	void *m;
+
+	if (dp == NULL)
+		return;
+	if (dp->handoff != NULL)
+		while (rte_ring_dequeue(dp->handoff, &m) == 0)
+			rte_pktmbuf_free(m);
+	if (dp->ctl != NULL)
+		while (rte_ring_dequeue(dp->ctl, &m) == 0)
+			free(m);
+	rte_ring_free(dp->handoff);
+	rte_ring_free(dp->ctl);
+	wn_mpa_tcp_free(dp->llp);
+	wn_tcp_ctx_free(dp->tcp);
+	wn_netif_free(dp->nif);
+	rte_hash_free(dp->cm_tab);
+	pthread_mutex_destroy(&dp->tel_lock);
+	free(dp->dereg);
+	free(dp);
+}
+
+void
+wn_dp_free(struct wn_dp_group *g)
+{
+	if (g == NULL)
+		return;
+	dp_tel_unregister(g);
+	dp_objs_free(g);
+	for (uint16_t i = 0; i < DP_MAX_SHARDS; i++)
+		shard_free(g->shard[i]);
+	rte_hash_free(g->objs);
+	rte_hash_free(g->cm_owner);
+	free(g);
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The warpnic dataplane as a library: run-to-completion "shards", one per lcore, each owning
+ * one port queue, its own TCP/IP stack (lib/net, lib/tcp), its lower layer (MPA over TCP,
+ * lib/mpa through lib/llp), its iWARP connections (lib/cm) and the QP engines of those
+ * connections (lib/rnic). A connection lives on the shard wn_tcp_flow_steer() picks for its
+ * 4-tuple; frames that arrive on another shard's queue are handed over on that shard's ring
+ * (software steering: memif and many vdevs have no RSS), ARP/ND frames are copied to every
+ * shard. Shard 0 takes the control thread's messages (lib/server, wn_server_dp.h) and
+ * dispatches them: objects (CQ, SRQ, QP) live in a table shared by the shards, a QP's messages
+ * go to the shard of its connection, listeners exist on every shard.
+ *
+ * One iteration of a shard (wn_dp_poll()):
+ *
+ *   rx_burst → steer → wn_net → wn_tcp → lower layer (MPA startup / deframer) → wn_rnic_rx
+ *   control messages → lib/cm; SQ rings → wn_rnic_tx_poll → wn_llp_send (FPDU: Markers, CRC)
+ *   → TCP records → wn_tcp_tx_bulk → wn_net → tx_burst
+ *
+ * wn_dp_run() loops over it with the idle policy; an application that runs its own loop
+ * calls wn_dp_start(), then wn_dp_poll() as often as it likes, then wn_dp_stop(), all on the
+ * shard's lcore. wn_dp_app.h starts a whole dataplane the way warpnicd does (port, control
+ * thread, shards).
+ *
+ * Thread safety: a shard's state is used by its lcore only; the object table (rte_hash with
+ * reader-writer concurrency) is written by shard 0 only; CQ/SRQ structures are reference
+ * counted (atomics) and their rings locked when several shards run; wn_dp_create/free run on
+ * the main lcore before/after the loops; the telemetry snapshot has a mutex.
+ */
+#ifndef WN_DP_H
+#define WN_DP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mempool.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+
+#include "wn_mem.h"
+#include "wn_net.h"
+#include "wn_port.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most dataplane lcores (shards). */
+#define DP_MAX_SHARDS 16
+
+struct wn_dp;
+struct wn_dp_group;
+
+/** Dataplane configuration (from the command line / config file). */
+struct wn_dp_conf {
+	uint16_t port_id;
+	struct rte_mempool *pool;
+	uint16_t mtu;
+	uint64_t tx_offload_capa, rx_offload_capa;
+	uint32_t n_addrs;
+	struct wn_ip_addr addrs[WN_NETIF_MAX_ADDRS];
+	uint8_t prefix[WN_NETIF_MAX_ADDRS];
+	bool has_gw;
+	struct wn_ip_addr gw;
+	struct rte_ring *to_dp, *to_ctl;
+	int ctl_efd;                  /**< eventfd of the control thread */
+	struct wn_mem_table *mem;
+	struct rte_rcu_qsbr *qs;      /**< QSBR of lib/mem; the lcore is thread 0 */
+	struct wn_pcap *pcap;         /**< NULL: no capture */
+	uint32_t idle_us;             /**< sleep when idle (0: always poll) */
+	uint32_t max_conns;
+	uint32_t sockbuf;             /**< TCP send/receive buffer per connection */
+	/* MPA policy */
+	uint8_t mpa_rev;              /**< 1 or 2 (RFC 6581) */
+	bool markers;                 /**< ask the peer for Markers (our M bit) */
+	bool crc;                     /**< ask for CRC (our C bit) */
+	bool p2p;                     /**< initiator asks for peer-to-peer mode (RFC 6581) */
+	uint8_t rtr;                  /**< RTR types offered (WN_MPA_RTR_* bits) */
+	uint32_t mpa_timeout_us;
+	bool rfc7306;
+	bool zero_copy_tx;            /**< send registered memory in place (port: MULTI_SEGS) */
+	uint32_t zero_copy_min;       /**< ... for messages of at least this many octets */
+	/**
+	 * Called by shard 0 every iteration and when the port's transmit queue is full (NULL:
+	 * nothing): a port that needs polling to move frames, e.g. the fault injector's face.
+	 */
+	int (*port_poll)(void);
+};
+
+/** Counters of the dataplane (besides lib/net, lib/tcp, lib/rnic's own). */
+struct wn_dp_stats {
+	uint64_t rx_pkts, tx_pkts, tx_drop;
+	uint64_t loops, idle_sleeps;
+	uint64_t ctl_msgs, cm_events, ctl_drop;
+	uint64_t conns_active, conns_passive, conns_established, conns_failed, conns_rejected;
+	uint64_t mpa_errors;          /**< MPA startup or Full Operation errors */
+	uint64_t mpa_crc_errors;
+	uint64_t rx_fpdus, tx_fpdus, tx_again;
+	uint64_t cq_notify;
+	uint64_t loopback_pkts;      /**< segments between two connections of this instance */
+	uint64_t handoff_tx;         /**< frames steered to another lcore */
+	uint64_t handoff_rx;         /**< frames steered here by another lcore */
+	uint64_t handoff_drop;       /**< handoff ring full or no mbuf for a copy */
+	uint64_t zc_fpdus;           /**< FPDUs sent zero-copy (payload referenced) */
+	uint64_t zc_bytes;           /**< ... their payload octets */
+	uint64_t zc_released;        /**< ... whose references all went (ACKed + mbufs freed) */
+	uint64_t zc_fallback;        /**< zero-copy FPDUs copied instead (no token, a window) */
+	uint64_t copy_fpdus;         /**< FPDUs framed by copying (payload included) */
+	uint64_t copy_bytes;         /**< ... their payload octets */
+	uint64_t mr_dereg_deferred;  /**< MR deregistrations that waited for zero-copy pins */
+	uint64_t mr_dereg_waiting;   /**< ... still waiting (gauge, shard 0) */
+	uint64_t loopback_copies;    /**< zero-copy chains copied for the loopback path */
+	uint64_t term_sent;          /**< Terminates sent (RFC 5040 §5.4) */
+	uint64_t term_recv;          /**< Terminates received */
+	uint32_t term_sent_last;     /**< the last one's layer << 12 | etype << 8 | code */
+	uint32_t term_recv_last;
+};
+
+/**
+ * Create the dataplane with @p n_shards lcores (port queues 0..n-1, QSBR threads 0..n-1).
+ * @return NULL with errno. Main lcore.
+ */
+struct wn_dp_group *wn_dp_create(const struct wn_dp_conf *conf, uint16_t n_shards);
+
+/** @return shard @p idx of @p g, or NULL. Any thread. */
+struct wn_dp *wn_dp_shard(struct wn_dp_group *g, uint16_t idx);
+
+/**
+ * Prepare shard @p dp to be polled on the calling lcore (QSBR thread, the port's first
+ * neighbour solicitations). @return 0 or -errno. The shard's lcore, once.
+ */
+int wn_dp_start(struct wn_dp *dp);
+
+/**
+ * One iteration of the shard: receive (port queue, other shards' frames), the lower layer's
+ * timers and releases, control messages, the QPs' send queues, TCP, transmit, periodic work.
+ * @return units of work done (frames, messages, ULPDUs); 0 when it found nothing to do.
+ * The shard's lcore, between wn_dp_start() and wn_dp_stop().
+ */
+unsigned int wn_dp_poll(struct wn_dp *dp);
+
+/**
+ * The shard stops: its connections are aborted (without events) and the last segments
+ * (RSTs) go out. The shard's lcore, after the last wn_dp_poll().
+ */
+void wn_dp_stop(struct wn_dp *dp);
+
+/**
+ * Run shard @p idx until *quit becomes non-zero: wn_dp_start(), wn_dp_poll() in a loop that
+ * naps idle_us after ~2000 empty iterations (never with idle_us 0), wn_dp_stop().
+ * @return 0 or -errno of wn_dp_start(). Its lcore.
+ */
+int wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit);
+
+/** Free everything (after every wn_dp_run returned). */
+void wn_dp_free(struct wn_dp_group *g);
+
+/** Register the /warpnic/dp/... telemetry commands for @p g. */
+void wn_dp_telemetry_register(struct wn_dp_group *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WN_DP_H */
