@@ -78,6 +78,7 @@ main(int argc, char **argv)
 
 	if (wants_help(argc, argv)) {
 		wn_perf_usage(argv[0]);
+		wn_perf_modes_usage(stdout);
 		return 0;
 	}
 	for (int i = 1; i < argc && sep < 0; i++)
@@ -99,6 +100,10 @@ main(int argc, char **argv)
 		app_argv[i] = argv[sep < 0 ? i : sep + i];
 
 	rc = wn_perf_parse_args(app_argc, app_argv, &p);
+	if (rc == 1) {
+		wn_perf_usage(argv[0]);
+		wn_perf_modes_usage(stdout);
+	}
 	if (rc != 0)
 		goto out;
 	m = wn_perf_mode_find(p.mode);

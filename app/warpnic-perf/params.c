@@ -68,7 +68,6 @@ wn_perf_usage(const char *prog)
 	       "\n"
 	       "Modes:\n",
 	       prog, WN_PERF_DEFAULT_PORT, WN_PERF_DEFAULT_DURATION, WN_PERF_DEFAULT_TIMEOUT);
-	wn_perf_modes_usage(stdout);
 }
 
 static int
@@ -197,6 +196,171 @@ static const struct option dp_opts[] = {
 };
 #define NB_DP_OPTS (sizeof(dp_opts) / sizeof(dp_opts[0]))
 
+/* The integer options: their bounds, and where the value goes. */
+static const struct {
+	int opt;
+	const char *name;
+	uint64_t lo, hi;
+} num_opts[] = {
+	{ OPT_PORT, "port", 1, 65535 },
+	{ OPT_QPS, "qps", 1, 64 },
+	{ OPT_DEPTH, "depth", 1, 4096 },
+	{ OPT_ITERS, "iters", 1, UINT64_MAX / 2 },
+	{ OPT_REPS, "reps", 1, WN_PERF_MAX_REPS },
+};
+
+/* An integer option. @return 1 when @p c is one (applied), 0 when not, -EINVAL. */
+static int
+opt_number(int c, const char *arg, struct wn_perf_params *p, const char *prog)
+{
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(num_opts) / sizeof(num_opts[0]); i++) {
+		if (num_opts[i].opt != c)
+			continue;
+		if (parse_u64(arg, num_opts[i].lo, num_opts[i].hi, &v) < 0) {
+			fprintf(stderr, "%s: bad --%s '%s' (%" PRIu64 "..%" PRIu64 ")\n", prog,
+				num_opts[i].name, arg, num_opts[i].lo, num_opts[i].hi);
+			return -EINVAL;
+		}
+		if (c == OPT_PORT)
+			p->port = (uint16_t)v;
+		else if (c == OPT_QPS)
+			p->qps = (unsigned int)v;
+		else if (c == OPT_DEPTH)
+			p->depth = (unsigned int)v;
+		else if (c == OPT_REPS)
+			p->reps = (unsigned int)v;
+		else
+			p->iters = v, p->iters_set = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* What one parse keeps besides the parameters. */
+struct parse_state {
+	const char *prog;
+	int argc;
+	char **argv;
+	bool size_list, sweep_opt;
+};
+
+/* --size, --sweep, --duration, --timeout, --json, --csv. @return 0 or -EINVAL. */
+static int
+opt_value(int c, char *arg, struct wn_perf_params *p, struct parse_state *ps)
+{
+	switch (c) {
+	case OPT_SIZE:
+		if (parse_sizes(arg, p) < 0) {
+			fprintf(stderr, "%s: bad --size '%s' (at most %u sizes)\n", ps->prog, arg,
+				WN_PERF_MAX_SIZES);
+			return -EINVAL;
+		}
+		ps->size_list = true;
+		return 0;
+	case OPT_SWEEP:
+		ps->sweep_opt = true;
+		if (arg == NULL)
+			p->sweep = true;
+		else if (parse_sizes(arg, p) < 0) {
+			fprintf(stderr, "%s: bad --sweep list '%s'\n", ps->prog, arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_DURATION:
+	case OPT_TIMEOUT:
+		if (parse_secs(arg, c == OPT_DURATION ? &p->duration : &p->timeout) < 0 ||
+		    (c == OPT_TIMEOUT && p->timeout < 0.1)) {
+			fprintf(stderr, "%s: bad number of seconds '%s'\n", ps->prog, arg);
+			return -EINVAL;
+		}
+		*(c == OPT_DURATION ? &p->duration_set : &p->timeout_set) = true;
+		return 0;
+	default: /* OPT_JSON, OPT_CSV */
+		/* "--json" alone (stdout), "--json=FILE" or "--json FILE" */
+		if (arg == NULL && optind < ps->argc &&
+		    (ps->argv[optind][0] != '-' || strcmp(ps->argv[optind], "-") == 0))
+			arg = ps->argv[optind++];
+		*(c == OPT_JSON ? &p->json : &p->csv) = arg != NULL ? arg : "-";
+		return 0;
+	}
+}
+
+/* One option. @return 0, 1 (--help: usage printed), or -EINVAL. */
+static int
+opt_apply(int c, char *arg, struct wn_perf_params *p, struct parse_state *ps)
+{
+	int rc = opt_number(c, arg, p, ps->prog);
+
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	if (c >= OPT_DP && c < OPT_DP + (int)NB_DP_OPTS) {
+		if (p->nb_dp_opts == WN_PERF_MAX_DP_OPTS) {
+			fprintf(stderr, "%s: more than %u dataplane options\n", ps->prog,
+				WN_PERF_MAX_DP_OPTS);
+			return -EINVAL;
+		}
+		p->dp_opt[p->nb_dp_opts][0] = dp_opts[c - OPT_DP].name;
+		p->dp_opt[p->nb_dp_opts++][1] = arg;
+		return 0;
+	}
+	switch (c) {
+	case OPT_MODE:
+		p->mode = arg;
+		return 0;
+	case OPT_SERVER:
+		p->server = true;
+		return 0;
+	case OPT_CLIENT:
+		p->client = arg;
+		return 0;
+	case OPT_BIND:
+		p->bind = arg;
+		return 0;
+	case OPT_CTL:
+		p->ctl = arg;
+		return 0;
+	case OPT_SIZE:
+	case OPT_SWEEP:
+	case OPT_DURATION:
+	case OPT_TIMEOUT:
+	case OPT_JSON:
+	case OPT_CSV:
+		return opt_value(c, arg, p, ps);
+	case 'h':
+		return 1; /* the caller prints the usage */
+	default:
+		fprintf(stderr, "%s: see --help\n", ps->prog);
+		return -EINVAL;
+	}
+}
+
+/* The rules between options. @return 0 or -EINVAL (message on stderr). */
+static int
+check_params(const struct wn_perf_params *p, const struct parse_state *ps)
+{
+	const char *why = NULL;
+
+	if (optind < ps->argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", ps->prog, ps->argv[optind]);
+		return -EINVAL;
+	}
+	if (p->mode == NULL)
+		why = "--mode is required (see --help)";
+	else if (p->server && p->client != NULL)
+		why = "--server and --client exclude each other";
+	else if (ps->sweep_opt && ps->size_list)
+		why = "--sweep and --size exclude each other";
+	else if (p->json != NULL && p->csv != NULL && strcmp(p->json, "-") == 0 &&
+		 strcmp(p->csv, "-") == 0)
+		why = "--json and --csv cannot both write to stdout";
+	if (why == NULL)
+		return 0;
+	fprintf(stderr, "%s: %s\n", ps->prog, why);
+	return -EINVAL;
+}
+
 int
 wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 {
@@ -220,10 +384,10 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 		{"help", no_argument, NULL, 'h'},
 	};
 	struct option all[sizeof(opts) / sizeof(opts[0]) + NB_DP_OPTS + 1];
-	const char *prog = argc > 0 ? argv[0] : "warpnic-perf";
-	bool size_list = false, sweep_opt = false;
-	uint64_t v;
-	int c;
+	struct parse_state ps = {
+		.prog = argc > 0 ? argv[0] : "warpnic-perf", .argc = argc, .argv = argv,
+	};
+	int c, rc;
 
 	memset(p, 0, sizeof(*p));
 	p->qps = 1;
@@ -240,136 +404,9 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", all, NULL)) != -1) {
-		if (c >= OPT_DP && c < OPT_DP + (int)NB_DP_OPTS) {
-			if (p->nb_dp_opts == WN_PERF_MAX_DP_OPTS) {
-				fprintf(stderr, "%s: more than %u dataplane options\n", prog,
-					WN_PERF_MAX_DP_OPTS);
-				return -EINVAL;
-			}
-			p->dp_opt[p->nb_dp_opts][0] = dp_opts[c - OPT_DP].name;
-			p->dp_opt[p->nb_dp_opts++][1] = optarg;
-			continue;
-		}
-		switch (c) {
-		case OPT_MODE:
-			p->mode = optarg;
-			break;
-		case OPT_SERVER:
-			p->server = true;
-			break;
-		case OPT_CLIENT:
-			p->client = optarg;
-			break;
-		case OPT_BIND:
-			p->bind = optarg;
-			break;
-		case OPT_CTL:
-			p->ctl = optarg;
-			break;
-		case OPT_PORT:
-			if (parse_u64(optarg, 1, 65535, &v) < 0) {
-				fprintf(stderr, "%s: bad --port '%s'\n", prog, optarg);
-				return -EINVAL;
-			}
-			p->port = (uint16_t)v;
-			break;
-		case OPT_SIZE:
-			if (parse_sizes(optarg, p) < 0) {
-				fprintf(stderr, "%s: bad --size '%s' (at most %u sizes)\n", prog,
-					optarg, WN_PERF_MAX_SIZES);
-				return -EINVAL;
-			}
-			size_list = true;
-			break;
-		case OPT_SWEEP:
-			sweep_opt = true;
-			if (optarg == NULL) {
-				p->sweep = true;
-			} else if (parse_sizes(optarg, p) < 0) {
-				fprintf(stderr, "%s: bad --sweep list '%s'\n", prog, optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_QPS:
-		case OPT_DEPTH:
-			if (parse_u64(optarg, 1, c == OPT_QPS ? 64 : 4096, &v) < 0) {
-				fprintf(stderr, "%s: bad --%s '%s' (1..%u)\n", prog,
-					c == OPT_QPS ? "qps" : "depth", optarg,
-					c == OPT_QPS ? 64 : 4096);
-				return -EINVAL;
-			}
-			if (c == OPT_QPS)
-				p->qps = (unsigned int)v;
-			else
-				p->depth = (unsigned int)v;
-			break;
-		case OPT_ITERS:
-			if (parse_u64(optarg, 1, UINT64_MAX / 2, &v) < 0) {
-				fprintf(stderr, "%s: bad --iters '%s'\n", prog, optarg);
-				return -EINVAL;
-			}
-			p->iters = v;
-			p->iters_set = true;
-			break;
-		case OPT_DURATION:
-		case OPT_TIMEOUT:
-			if (parse_secs(optarg, c == OPT_DURATION ? &p->duration : &p->timeout) < 0 ||
-			    (c == OPT_TIMEOUT && p->timeout < 0.1)) {
-				fprintf(stderr, "%s: bad number of seconds '%s'\n", prog, optarg);
-				return -EINVAL;
-			}
-			if (c == OPT_DURATION)
-				p->duration_set = true;
-			else
-				p->timeout_set = true;
-			break;
-		case OPT_REPS:
-			if (parse_u64(optarg, 1, WN_PERF_MAX_REPS, &v) < 0) {
-				fprintf(stderr, "%s: bad --reps '%s' (1..%u)\n", prog, optarg,
-					WN_PERF_MAX_REPS);
-				return -EINVAL;
-			}
-			p->reps = (unsigned int)v;
-			break;
-		case OPT_JSON:
-		case OPT_CSV:
-			/* "--json" alone (stdout), "--json=FILE" or "--json FILE" */
-			if (optarg == NULL && optind < argc &&
-			    (argv[optind][0] != '-' || strcmp(argv[optind], "-") == 0))
-				optarg = argv[optind++];
-			if (c == OPT_JSON)
-				p->json = optarg != NULL ? optarg : "-";
-			else
-				p->csv = optarg != NULL ? optarg : "-";
-			break;
-		case 'h':
-			wn_perf_usage(prog);
-			return 1;
-		default:
-			fprintf(stderr, "%s: see --help\n", prog);
-			return -EINVAL;
-		}
+		rc = opt_apply(c, optarg, p, &ps);
+		if (rc != 0)
+			return rc;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
-		return -EINVAL;
-	}
-	if (p->mode == NULL) {
-		fprintf(stderr, "%s: --mode is required (see --help)\n", prog);
-		return -EINVAL;
-	}
-	if (p->server && p->client != NULL) {
-		fprintf(stderr, "%s: --server and --client exclude each other\n", prog);
-		return -EINVAL;
-	}
-	if (sweep_opt && size_list) {
-		fprintf(stderr, "%s: --sweep and --size exclude each other\n", prog);
-		return -EINVAL;
-	}
-	if (p->json != NULL && p->csv != NULL && strcmp(p->json, "-") == 0 &&
-	    strcmp(p->csv, "-") == 0) {
-		fprintf(stderr, "%s: --json and --csv cannot both write to stdout\n", prog);
-		return -EINVAL;
-	}
-	return 0;
+	return check_params(p, &ps);
 }

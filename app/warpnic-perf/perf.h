@@ -76,9 +76,9 @@ const struct wn_perf_mode *wn_perf_mode_find(const char *name);
 /** Print the mode list (name and help) to @p f. */
 void wn_perf_modes_usage(FILE *f);
 
-/** Parse app options (after EAL's). @return 0, 1 when --help was shown, -EINVAL. */
+/** Parse app options (after EAL's). @return 0, 1 for --help (print wn_perf_usage()), -EINVAL. */
 int wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p);
-/** Print the usage text for program @p prog to stdout. */
+/** Print the options part of the usage text for program @p prog to stdout. */
 void wn_perf_usage(const char *prog);
 
 /**

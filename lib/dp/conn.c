@@ -16,9 +16,6 @@
 
 #include "dp_priv.h"
 
-/* Deferred frees run at most this often. */
-#define TICK_US 1000u
-
 /* ---------------------------------------------------------------- addresses */
 
 static void
@@ -152,6 +149,42 @@ op_event(struct wn_cm_ep *ep, const struct wn_cm_event *e)
 	}
 }
 
+/* Events of a connected QP's engine. */
+static void
+qp_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
+{
+	struct dp_qp *qp = arg;
+	struct dp_conn *c = qp->conn;
+	struct wn_dp *dp = c != NULL ? c->dp : NULL;
+	uint32_t cause = (uint32_t)ev->term.layer << 12 | (uint32_t)ev->term.etype << 8 |
+			 ev->term.code;
+
+	(void)eng;
+	switch (ev->type) {
+	case WN_RNIC_EV_CQ_NOTIFY:
+		dp_cq_notify(dp, ev->cq);
+		break;
+	case WN_RNIC_EV_TERM_SENT:
+	case WN_RNIC_EV_TERM_RECV:
+		DP_LOG(NOTICE, "QP %u: Terminate %s: layer %u etype %u code %u\n", qp->d->qpn,
+		       ev->type == WN_RNIC_EV_TERM_SENT ? "sent" : "received", ev->term.layer,
+		       ev->term.etype, ev->term.code);
+		if (dp != NULL && ev->type == WN_RNIC_EV_TERM_SENT) {
+			dp->st.term_sent++;
+			dp->st.term_sent_last = cause;
+		} else if (dp != NULL) {
+			dp->st.term_recv++;
+			dp->st.term_recv_last = cause;
+		}
+		/* RFC 5040 §6.3: the stream closes behind the Terminate; the QP is flushed then */
+		if (c != NULL)
+			wn_cm_terminated(&c->ep);
+		break;
+	default:
+		break;
+	}
+}
+
 static int
 op_qp_start(struct wn_cm_ep *ep, struct wn_llp *llp, const struct wn_llp_params *p,
 	    uint8_t rtr_recv)
@@ -161,7 +194,7 @@ op_qp_start(struct wn_cm_ep *ep, struct wn_llp *llp, const struct wn_llp_params 
 
 	if (c->qp == NULL)
 		return -ENODEV; /* no QP bound to the connection */
-	ret = dp_qp_engine(c->dp, c->qp, c, llp, p, rtr_recv);
+	ret = dp_qp_engine(c->dp, c->qp, c, llp, p, rtr_recv, qp_event);
 	if (ret == 0)
 		ret = wn_rnic_qp_start(c->qp->eng);
 	return ret;
@@ -257,12 +290,6 @@ void
 dp_conns_init(struct wn_dp *dp)
 {
 	wn_cm_init(&dp->cm, &cm_ops);
-}
-
-void
-dp_conn_terminated(struct dp_conn *c)
-{
-	wn_cm_terminated(&c->ep);
 }
 
 void
@@ -487,18 +514,10 @@ conn_free(struct wn_dp *dp, struct dp_conn *c)
 }
 
 void
-dp_conns_tick(struct wn_dp *dp)
+dp_conns_reap(struct wn_dp *dp)
 {
 	struct dp_conn *c, *tmp;
 
-	if (dp->now - dp->last_tick < TICK_US)
-		return;
-	dp->last_tick = dp->now;
-	dp_errq_flush(dp);
-	if (dp->idx == 0) {
-		dp_zc_tick(dp);
-		dp->st.mr_dereg_waiting = dp->n_dereg;
-	}
 	RTE_TAILQ_FOREACH_SAFE(c, &dp->conns, next, tmp)
 		if (wn_cm_state(&c->ep) == WN_CM_CLOSED)
 			conn_free(dp, c); /* its stream was released: lib/mpa frees it */

@@ -173,8 +173,15 @@ struct wn_dp_group {
 /** cm_owner value of a listener (it exists on every shard). */
 #define DP_OWNER_LISTEN 0xffffu
 
-/* ---- shared by the files of lib/dp ---- */
+/* ---- shared by the files of lib/dp, by file, top-down ---- */
 
+/* dispatch.c: the control thread's messages */
+/** Shard 0: a message from the control thread (handled, or forwarded to a shard). */
+void dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m);
+/** A control message dispatched to this shard. */
+void dp_local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
+
+/* steer.c: software steering, loopback */
 /** Keep this shard's frames at the front of @p pkts, hand the others over. @return kept. */
 uint16_t dp_steer_burst(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n);
 /**
@@ -182,66 +189,79 @@ uint16_t dp_steer_burst(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n);
  * @return the packets left for the port, compacted at the front of @p pkts.
  */
 uint16_t dp_loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n);
-/** Refresh the shard's telemetry snapshot (its lcore). */
-void dp_tel_refresh(struct wn_dp *dp);
-/** Send a CM event for CM id @p id to the control thread. */
-void dp_cm_event(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev);
-/** The same with the IRD/ORD MPA negotiated (ESTABLISHED). */
-void dp_cm_event_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev,
-		     uint32_t ird, uint32_t ord);
 /** Shard that owns the connection (local, remote) (wn_tcp_flow_steer). */
 uint16_t dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
 		  const struct wn_ctl_addr *remote);
+/** Convert a control-protocol address to a TCP endpoint. */
+void dp_ep_of(const struct wn_ctl_addr *a, struct wn_tcp_endpoint *e);
 /** Shard index encoded in a passive connection's token. */
 static inline uint16_t
 dp_token_shard(uint32_t token)
 {
 	return (uint16_t)((token >> 24) & 0x7f);
 }
-/**
- * Create the QP's engine for a connection in RDMA mode on stream @p llp with the negotiated
- * @p p. @return 0 or -errno.
- */
-int dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn_llp *llp,
-		 const struct wn_llp_params *p, uint8_t rtr_recv);
-/** The QP's connection is gone: flush (engine or rings) and detach. */
-void dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp);
-/** Look up an object by handle. */
-void *dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind);
 
-/** Convert a control-protocol address to a TCP endpoint. */
-void dp_ep_of(const struct wn_ctl_addr *a, struct wn_tcp_endpoint *e);
-/** Shard 0: a message from the control thread (handled, or forwarded to a shard). */
-void dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m);
-/** A control message dispatched to this shard. */
-void dp_local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
-/** Free every object (after the loops stopped). */
-void dp_objs_free(struct wn_dp_group *g);
-/** Telemetry no longer reads @p g. */
-void dp_tel_unregister(struct wn_dp_group *g);
-/** CM messages from the control thread (dp_conn.c). */
+/* conn.c: lib/cm's owner */
+/** lib/cm of this shard. */
+void dp_conns_init(struct wn_dp *dp);
+/** CM messages from the control thread. */
 void dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
-/** Flush what clients posted to QPs in Error (every tick). */
-void dp_errq_flush(struct wn_dp *dp);
-/** Startup timers, deferred frees. */
-void dp_conns_tick(struct wn_dp *dp);
+/** Detach a connection whose QP the ULP destroys (@p abort) or moves to Error. */
+void dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort);
+/** Free connections whose stream is gone. */
+void dp_conns_reap(struct wn_dp *dp);
 /** Free every connection (shutdown). */
 void dp_conns_free(struct wn_dp *dp);
-/** Engine event callback. */
-void dp_qp_event(void *arg, struct wn_rnic_qp *qp, const struct wn_rnic_event *ev);
-/** The connection's QP sent or received a Terminate: close the stream behind it. */
-void dp_conn_terminated(struct dp_conn *c);
-/** lib/cm of this shard (dp_conn.c). */
-void dp_conns_init(struct wn_dp *dp);
-/** Zero-copy transmit (dp_zc.c): this shard's MPA/TCP instance, zero-copy if possible. */
+
+/* llp.c: the lower layer, zero-copy pins, MR deregistrations */
+/** This shard's MPA/TCP instance, zero-copy if configured and possible. @return 0/-errno. */
 int dp_llp_create(struct wn_dp *dp);
 /** Shard 0: an MR deregistration; DONE once nothing references its memory. */
 void dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag);
 /** Shard 0: deregistrations whose pins went. Every tick. */
 void dp_zc_tick(struct wn_dp *dp);
-/** Tell the control thread an object is released (dp_obj.c). */
+
+/* obj.c: CQs, SRQs, QPs and their engines */
+/** Look up an object by handle. */
+void *dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind);
+/** Shard 0: objects announced by the control thread. */
+void dp_cq_create(struct wn_dp *dp, struct wn_server_dp_cq *d);
+void dp_srq_create(struct wn_dp *dp, struct wn_server_dp_srq *d);
+void dp_qp_create(struct wn_dp *dp, struct wn_server_dp_qp *d);
+/** Shard 0: a CQ or SRQ leaves the table; its last QP frees it and acknowledges. */
+void dp_queue_destroy(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind);
+/** Shard 0: take a QP out of the table for its owner to destroy. @return it, or NULL. */
+struct dp_qp *dp_qp_unlink(struct wn_dp *dp, uint32_t handle);
+/** Destroy a QP taken out of the table (its connection detached) and acknowledge. */
+void dp_qp_destroy(struct wn_dp *dp, struct dp_qp *qp);
+/**
+ * Create the QP's engine for a connection in RDMA mode on stream @p llp with the negotiated
+ * @p p; @p event gets the engine's events. @return 0 or -errno.
+ */
+int dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn_llp *llp,
+		 const struct wn_llp_params *p, uint8_t rtr_recv, wn_rnic_event_fn event);
+/** The QP's connection is gone: flush (engine or rings) and detach. */
+void dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp);
+/** Flush what clients posted to QPs in Error (every tick). */
+void dp_errq_flush(struct wn_dp *dp);
+/** A CQ's notification (its eventfd); @p dp for the counter, or NULL. */
+void dp_cq_notify(struct wn_dp *dp, struct wn_queue_ring *ring);
+/** Free every object (after the loops stopped). */
+void dp_objs_free(struct wn_dp_group *g);
+
+/* msg.c: messages to the control thread */
+/** Send a CM event for CM id @p id to the control thread. */
+void dp_cm_event(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev);
+/** The same with the IRD/ORD MPA negotiated (ESTABLISHED). */
+void dp_cm_event_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev,
+		     uint32_t ird, uint32_t ord);
+/** Tell the control thread an object is released. */
 void dp_ctl_done(struct wn_dp *dp, uint32_t handle);
-/** Detach a connection whose QP is being destroyed or moved to error by the ULP. */
-void dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort);
+
+/* tel.c */
+/** Refresh the shard's telemetry snapshot (its lcore). */
+void dp_tel_refresh(struct wn_dp *dp);
+/** Telemetry no longer reads @p g. */
+void dp_tel_unregister(struct wn_dp_group *g);
 
 #endif /* WN_DP_PRIV_H */

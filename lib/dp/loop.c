@@ -17,6 +17,8 @@
 #define IDLE_SPINS 2048
 /* Telemetry snapshot period. */
 #define TEL_PERIOD_US 100000
+/* Flushing of QPs in Error, deferred frees and deregistrations run at most this often. */
+#define TICK_US 1000u
 
 static void
 port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
@@ -109,6 +111,21 @@ poll_tx(struct wn_dp *dp)
 	return work;
 }
 
+/* Every millisecond: QPs in Error flushed, closed connections freed, deregistrations. */
+static void
+tick(struct wn_dp *dp)
+{
+	if (dp->now - dp->last_tick < TICK_US)
+		return;
+	dp->last_tick = dp->now;
+	dp_errq_flush(dp);
+	dp_conns_reap(dp);
+	if (dp->idx == 0) {
+		dp_zc_tick(dp);
+		dp->st.mr_dereg_waiting = dp->n_dereg;
+	}
+}
+
 unsigned int
 wn_dp_poll(struct wn_dp *dp)
 {
@@ -129,7 +146,7 @@ wn_dp_poll(struct wn_dp *dp)
 		work += wn_rnic_tx_poll(qp->eng, DP_BURST);
 	}
 	work += poll_tx(dp);
-	dp_conns_tick(dp);
+	tick(dp);
 	if (dp->c.qs != NULL)
 		rte_rcu_qsbr_quiescent(dp->c.qs, dp->idx);
 	if (dp->now - dp->tel_at >= TEL_PERIOD_US) {

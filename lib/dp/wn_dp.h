@@ -14,7 +14,7 @@
  * One iteration of a shard (wn_dp_poll()):
  *
  *   rx_burst → steer → wn_net → wn_tcp → lower layer (MPA startup / deframer) → wn_rnic_rx
- *   control messages → lib/cm; SQ rings → wn_rnic_tx_poll → wn_llp_send (FPDU: Markers, CRC)
+ *   control messages → lib/cm; SQ rings → wn_rnic_tx_poll → wn_llp_send (FPDU, CRC)
  *   → TCP records → wn_tcp_tx_bulk → wn_net → tx_burst
  *
  * wn_dp_run() loops over it with the idle policy; an application that runs its own loop

@@ -303,128 +303,149 @@ cur_done(struct wn_rnic_qp *qp, bool complete)
 	qp->tx_owner = TXO_NONE;
 }
 
-/* Emit the next ULPDU of the current WQE. @return 1 emitted, 0 retry later. */
+/* Emit a header-only ULPDU of @p n octets built in @p u->hdr. @return 0, or -EAGAIN. */
 static int
-sq_emit(struct wn_rnic_qp *qp)
+emit_hdr(struct wn_rnic_qp *qp, struct wn_llp_ulpdu *u, int n)
 {
-	const struct wn_queue_swqe *w = &qp->cur.w;
+	u->hdr_len = (uint16_t)n;
+	u->len = (uint32_t)n;
+	u->n_iov = 0;
+	return emit(qp, u);
+}
+
+/* RFC 7306 §6: the Immediate Data message that follows a Write with Immediate (QN 0). */
+static int
+sq_emit_immediate(struct wn_rnic_qp *qp, const struct wn_queue_swqe *w, struct wn_llp_ulpdu *u)
+{
+	uint8_t op = (w->flags & WN_QUEUE_SEND_SOLICITED) ? WN_RDMAP_IMMEDIATE_SE :
+		     WN_RDMAP_IMMEDIATE;
+	/* the 32-bit verbs immediate travels in the low half of the 64-bit field */
+	int n = wn_rdmap_immediate_build(u->hdr, sizeof(u->hdr), op, qp->msn_tx[WN_DDP_QN_SEND],
+					 rte_be_to_cpu_32(w->ex.imm_data));
+
+	if (emit_hdr(qp, u, n) != 0)
+		return 0;
+	qp->msn_tx[WN_DDP_QN_SEND]++;
+	cur_done(qp, true);
+	return 1;
+}
+
+/* An RDMA Read Request; it holds an ORD slot until its Response is delivered. */
+static int
+sq_emit_read(struct wn_rnic_qp *qp, const struct wn_queue_swqe *w, struct wn_llp_ulpdu *u)
+{
 	const struct wn_queue_sge *sge = (const struct wn_queue_sge *)(w + 1);
-	struct wn_llp_ulpdu u;
-	uint32_t seg, rest = qp->cur_len - qp->cur_off;
+	/* one sink STag per Read Request; a zero-length Read may have no SGE at all */
+	struct wn_rdmap_read_req rr = {
+		.sink_stag = w->num_sge != 0 ? sge[0].lkey : 0,
+		.sink_to = w->num_sge != 0 ? sge[0].addr : 0, .size = qp->cur_len,
+		.src_stag = w->u.rdma.rkey, .src_to = w->u.rdma.remote_addr,
+	};
+	struct ord_ent *o = &qp->ord[qp->ord_tail % qp->c.ord];
+	int n = wn_rdmap_read_req_build(u->hdr, sizeof(u->hdr), qp->msn_tx[WN_DDP_QN_RREQ], &rr);
+
+	if (emit_hdr(qp, u, n) != 0)
+		return 0;
+	qp->msn_tx[WN_DDP_QN_RREQ]++;
+	*o = (struct ord_ent){ .kind = ORD_READ, .sq_idx = qp->cur_idx, .sink_stag = rr.sink_stag,
+			       .sink_to = rr.sink_to, .size = rr.size };
+	qp->ord_tail++;
+	cur_done(qp, false); /* completes when the Read Response is delivered */
+	return 1;
+}
+
+/* An RFC 7306 Atomic Request; it holds an ORD slot until its Response is delivered. */
+static int
+sq_emit_atomic(struct wn_rnic_qp *qp, const struct wn_queue_swqe *w, struct wn_llp_ulpdu *u)
+{
+	const struct wn_queue_sge *sge = (const struct wn_queue_sge *)(w + 1);
+	bool cs = w->opcode == WN_QUEUE_WR_ATOMIC_CMP_AND_SWP;
+	struct wn_rdmap_atomic_req ar = {
+		.aopcode = cs ? WN_RDMAP_AOP_CMP_SWAP : WN_RDMAP_AOP_FETCH_ADD,
+		.req_id = qp->atomic_req_id, .stag = w->u.atomic.rkey,
+		.to = w->u.atomic.remote_addr,
+		.add_swap = cs ? w->u.atomic.swap : w->u.atomic.compare_add,
+		.add_swap_mask = cs ? UINT64_MAX : 0,
+		.compare = cs ? w->u.atomic.compare_add : 0,
+		.compare_mask = UINT64_MAX,
+	};
+	struct ord_ent *o = &qp->ord[qp->ord_tail % qp->c.ord];
+	int n = wn_rdmap_atomic_req_build(u->hdr, sizeof(u->hdr), qp->msn_tx[WN_DDP_QN_RREQ],
+					  &ar);
+
+	if (emit_hdr(qp, u, n) != 0)
+		return 0;
+	qp->msn_tx[WN_DDP_QN_RREQ]++;
+	*o = (struct ord_ent){ .kind = ORD_ATOMIC, .sq_idx = qp->cur_idx,
+			       .req_id = qp->atomic_req_id, .res_lkey = sge[0].lkey,
+			       .res_addr = sge[0].addr };
+	qp->atomic_req_id++;
+	qp->ord_tail++;
+	cur_done(qp, false);
+	return 1;
+}
+
+/* The next segment of a Send or Write (RFC 5041 §5.2: at most the MULPDU). */
+static int
+sq_emit_data(struct wn_rnic_qp *qp, const struct wn_queue_swqe *w, struct wn_llp_ulpdu *u)
+{
 	bool tagged = w->opcode == WN_QUEUE_WR_RDMA_WRITE ||
 		      w->opcode == WN_QUEUE_WR_RDMA_WRITE_WITH_IMM;
-	bool last;
+	uint32_t rest = qp->cur_len - qp->cur_off;
+	uint32_t seg = RTE_MIN(rest, payload_max(qp, tagged));
+	bool last = seg == rest;
 	int n;
 
-	u.src = WN_LLP_SRC_NONE;
-	u.wqe = qp->cur_idx;
-	u.msg_len = qp->cur_len;
-	if (qp->cur_phase == 1) {
-		/* RFC 7306 §6: Write with Immediate = the Write, then Immediate Data (QN 0);
-		 * the 32-bit verbs immediate travels in the low half of the 64-bit field */
-		uint8_t op = (w->flags & WN_QUEUE_SEND_SOLICITED) ? WN_RDMAP_IMMEDIATE_SE :
-			     WN_RDMAP_IMMEDIATE;
-
-		n = wn_rdmap_immediate_build(u.hdr, sizeof(u.hdr), op, qp->msn_tx[WN_DDP_QN_SEND],
-					     rte_be_to_cpu_32(w->ex.imm_data));
-		u.hdr_len = (uint16_t)n;
-		u.len = (uint32_t)n;
-		u.n_iov = 0;
-		if (emit(qp, &u) != 0)
-			return 0;
-		qp->msn_tx[WN_DDP_QN_SEND]++;
-		cur_done(qp, true);
-		return 1;
-	}
-	switch (w->opcode) {
-	case WN_QUEUE_WR_RDMA_READ: {
-		/* one sink STag per Read Request; a zero-length Read may have no SGE at all */
-		struct wn_rdmap_read_req rr = {
-			.sink_stag = w->num_sge != 0 ? sge[0].lkey : 0,
-			.sink_to = w->num_sge != 0 ? sge[0].addr : 0, .size = qp->cur_len,
-			.src_stag = w->u.rdma.rkey, .src_to = w->u.rdma.remote_addr,
-		};
-		struct ord_ent *o = &qp->ord[qp->ord_tail % qp->c.ord];
-
-		n = wn_rdmap_read_req_build(u.hdr, sizeof(u.hdr), qp->msn_tx[WN_DDP_QN_RREQ], &rr);
-		u.hdr_len = (uint16_t)n;
-		u.len = (uint32_t)n;
-		u.n_iov = 0;
-		if (emit(qp, &u) != 0)
-			return 0;
-		qp->msn_tx[WN_DDP_QN_RREQ]++;
-		*o = (struct ord_ent){ .kind = ORD_READ, .sq_idx = qp->cur_idx,
-				       .sink_stag = rr.sink_stag, .sink_to = rr.sink_to,
-				       .size = rr.size };
-		qp->ord_tail++;
-		cur_done(qp, false); /* completes when the Read Response is delivered */
-		return 1;
-	}
-	case WN_QUEUE_WR_ATOMIC_CMP_AND_SWP:
-	case WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD: {
-		bool cs = w->opcode == WN_QUEUE_WR_ATOMIC_CMP_AND_SWP;
-		struct wn_rdmap_atomic_req ar = {
-			.aopcode = cs ? WN_RDMAP_AOP_CMP_SWAP : WN_RDMAP_AOP_FETCH_ADD,
-			.req_id = qp->atomic_req_id, .stag = w->u.atomic.rkey,
-			.to = w->u.atomic.remote_addr,
-			.add_swap = cs ? w->u.atomic.swap : w->u.atomic.compare_add,
-			.add_swap_mask = cs ? UINT64_MAX : 0,
-			.compare = cs ? w->u.atomic.compare_add : 0,
-			.compare_mask = UINT64_MAX,
-		};
-		struct ord_ent *o = &qp->ord[qp->ord_tail % qp->c.ord];
-
-		n = wn_rdmap_atomic_req_build(u.hdr, sizeof(u.hdr), qp->msn_tx[WN_DDP_QN_RREQ],
-					      &ar);
-		u.hdr_len = (uint16_t)n;
-		u.len = (uint32_t)n;
-		u.n_iov = 0;
-		if (emit(qp, &u) != 0)
-			return 0;
-		qp->msn_tx[WN_DDP_QN_RREQ]++;
-		*o = (struct ord_ent){ .kind = ORD_ATOMIC, .sq_idx = qp->cur_idx,
-				       .req_id = qp->atomic_req_id, .res_lkey = sge[0].lkey,
-				       .res_addr = sge[0].addr };
-		qp->atomic_req_id++;
-		qp->ord_tail++;
-		cur_done(qp, false);
-		return 1;
-	}
-	default:
-		break;
-	}
-
-	seg = RTE_MIN(rest, payload_max(qp, tagged));
-	last = seg == rest;
-	if (gather(qp, qp->cur_off, seg, &u) != WN_MEM_OK) {
+	if (gather(qp, qp->cur_off, seg, u) != WN_MEM_OK) {
 		/* an lkey went away since the precheck */
 		local_error(qp, qp->cur_idx, WN_QUEUE_WC_LOC_PROT_ERR);
 		return 0;
 	}
 	if (tagged)
-		n = wn_rdmap_write_build(u.hdr, sizeof(u.hdr), w->u.rdma.rkey,
+		n = wn_rdmap_write_build(u->hdr, sizeof(u->hdr), w->u.rdma.rkey,
 					 w->u.rdma.remote_addr + qp->cur_off, last);
 	else
-		n = wn_rdmap_send_build(u.hdr, sizeof(u.hdr), send_opcode(w),
+		n = wn_rdmap_send_build(u->hdr, sizeof(u->hdr), send_opcode(w),
 					w->ex.invalidate_rkey, qp->msn_tx[WN_DDP_QN_SEND],
 					qp->cur_off, last);
-	u.hdr_len = (uint16_t)n;
-	u.len = (uint32_t)n + seg;
-	if (emit(qp, &u) != 0)
+	u->hdr_len = (uint16_t)n;
+	u->len = (uint32_t)n + seg;
+	if (emit(qp, u) != 0)
 		return 0;
 	qp->cur_off += seg;
 	if (!last)
 		return 1;
-	if (tagged) {
-		if (w->opcode == WN_QUEUE_WR_RDMA_WRITE_WITH_IMM) {
-			qp->cur_phase = 1;
-			return 1;
-		}
-	} else {
-		qp->msn_tx[WN_DDP_QN_SEND]++;
+	if (w->opcode == WN_QUEUE_WR_RDMA_WRITE_WITH_IMM) {
+		qp->cur_phase = 1; /* the Immediate Data message follows */
+		return 1;
 	}
+	if (!tagged)
+		qp->msn_tx[WN_DDP_QN_SEND]++;
 	cur_done(qp, true);
 	return 1;
+}
+
+/* The next ULPDU of the current WQE. @return 1 when one went out, 0 when not now. */
+static int
+sq_emit(struct wn_rnic_qp *qp)
+{
+	const struct wn_queue_swqe *w = &qp->cur.w;
+	struct wn_llp_ulpdu u;
+
+	u.src = WN_LLP_SRC_NONE;
+	u.wqe = qp->cur_idx;
+	u.msg_len = qp->cur_len;
+	if (qp->cur_phase == 1)
+		return sq_emit_immediate(qp, w, &u);
+	switch (w->opcode) {
+	case WN_QUEUE_WR_RDMA_READ:
+		return sq_emit_read(qp, w, &u);
+	case WN_QUEUE_WR_ATOMIC_CMP_AND_SWP:
+	case WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD:
+		return sq_emit_atomic(qp, w, &u);
+	default:
+		return sq_emit_data(qp, w, &u);
+	}
 }
 
 /* RFC 7306 §5.2.1: FetchAdd with Add Mask: a set bit marks the top of an independent field. */

@@ -1471,7 +1471,18 @@ case_mw(void)
 		memset(b.p + 2 * MW_LEN, 0, MW_LEN);
 		post1(&c, IBV_WR_RDMA_WRITE, 1, &b, 0, MW_LEN, m1.addr, m1.rkey, 0);
 		post1(&c, IBV_WR_RDMA_READ, 2, &b, 2 * MW_LEN, MW_LEN, m2.addr, m2.rkey, 0);
-		post1(&c, IBV_WR_RDMA_WRITE, 3, &b, MW_LEN, MW_LEN, m2.addr, m2.rkey, 0);
+		/*
+		 * RFC 5040 §5.5 rule 12: the peer may read the window for the Read Response after
+		 * it placed a later Write to it; the Write is fenced so the Read sees the window
+		 * as it was.
+		 */
+		{
+			struct ibv_sge sg3 = { (uintptr_t)(b.p + MW_LEN), MW_LEN, b.mr->lkey };
+
+			ret = post_wr(&c, IBV_WR_RDMA_WRITE, 3, &sg3, 1,
+				      IBV_SEND_SIGNALED | IBV_SEND_FENCE, m2.addr, m2.rkey, 0);
+			CHECK(ret == 0, "fenced Write: %s", strerror(ret));
+		}
 		wc_expect(c.scq, 1, IBV_WC_RDMA_WRITE, "Write to window 1");
 		wc_expect(c.scq, 2, IBV_WC_RDMA_READ, "Read of window 2");
 		wc_expect(c.scq, 3, IBV_WC_RDMA_WRITE, "Write to window 2");

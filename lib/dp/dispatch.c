@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/dp: the control thread's messages. Shard 0 takes them from the to_dp ring: objects
+ * (created in the table shared by the shards), MR deregistrations, and what concerns a QP
+ * or a connection, which it forwards to the shard that owns it (fixed when it forwards the
+ * CONNECT or ACCEPT); listens go to every shard. Each shard then runs its own (dp_local_msg).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <rte_hash.h>
+
+#include "dp_priv.h"
+
+static void
+local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
+{
+	dp->st.ctl_msgs++;
+	switch (m->type) {
+	case WN_SERVER_DP_QP_MODIFY: {
+		struct dp_qp *qp = dp_obj(dp, m->handle, DPO_QP);
+
+		/* RTS comes from the connection itself; Error tears it down and flushes */
+		if (qp != NULL && m->u.qp_state == WN_CTL_QPS_ERR) {
+			if (qp->conn != NULL)
+				dp_conn_qp_gone(dp, qp->conn, false);
+			dp_qp_disconnect(dp, qp);
+		}
+		break;
+	}
+	case WN_SERVER_DP_QP_DESTROY: {
+		/* shard 0 took it out of the table and put the QP in m->obj */
+		struct dp_qp *qp = m->obj;
+
+		if (qp->conn != NULL)
+			dp_conn_qp_gone(dp, qp->conn, true);
+		dp_qp_destroy(dp, qp);
+		break;
+	}
+	default:
+		dp_cm_msg(dp, m);
+		break;
+	}
+	free(m);
+}
+
+void
+dp_local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
+{
+	local_msg(dp, m);
+}
+
+/* ---------------------------------------------------------------- shard 0: dispatch */
+
+static void
+forward(struct wn_dp *dp, uint16_t to, struct wn_server_dp_msg *m)
+{
+	struct wn_dp_group *g = dp->g;
+
+	if (to >= g->n)
+		to = 0;
+	if (to == dp->idx) {
+		local_msg(dp, m);
+		return;
+	}
+	if (rte_ring_enqueue(g->shard[to]->ctl, m) != 0) {
+		DP_LOG(ERR, "shard %u control ring full: message %u dropped\n", to, m->type);
+		dp->st.ctl_drop++;
+		free(m);
+	}
+}
+
+static void
+broadcast(struct wn_dp *dp, struct wn_server_dp_msg *m)
+{
+	for (uint16_t i = 1; i < dp->g->n; i++) {
+		struct wn_server_dp_msg *c = malloc(sizeof(*c));
+
+		if (c == NULL) {
+			dp->st.ctl_drop++;
+			continue;
+		}
+		*c = *m;
+		forward(dp, i, c);
+	}
+	forward(dp, 0, m);
+}
+
+static void
+owner_set(struct wn_dp *dp, uint32_t id, uint16_t shard)
+{
+	uintptr_t v = shard;
+
+	if (id != 0)
+		(void)rte_hash_add_key_data(dp->g->cm_owner, &id, (void *)v);
+}
+
+/* Shard of CM id @p id (or of passive key @p conn); DP_OWNER_LISTEN for a listener. */
+static uint16_t
+owner_get(struct wn_dp *dp, uint32_t id, uint32_t conn)
+{
+	void *v;
+
+	if (id != 0 && rte_hash_lookup_data(dp->g->cm_owner, &id, &v) >= 0)
+		return (uint16_t)(uintptr_t)v;
+	return conn != 0 ? dp_token_shard(conn) : 0;
+}
+
+static void
+qp_owner_set(struct wn_dp *dp, uint32_t handle, uint16_t shard)
+{
+	struct dp_qp *qp = handle != 0 ? dp_obj(dp, handle, DPO_QP) : NULL;
+
+	if (qp != NULL)
+		qp->owner = shard;
+}
+
+void
+dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m)
+{
+	struct wn_dp_group *g = dp->g;
+	uint16_t to;
+
+	switch (m->type) {
+	case WN_SERVER_DP_MR_REG:
+		break; /* regions live in the shared lib/mem table */
+	case WN_SERVER_DP_MR_DEREG:
+		/* lib/mem's grace period already passed; zero-copy mbufs may still hold pages */
+		dp_zc_dereg(dp, m->handle, ((const struct wn_server_dp_mr *)m->obj)->stag);
+		break;
+	case WN_SERVER_DP_CQ_CREATE:
+		dp_cq_create(dp, m->obj);
+		break;
+	case WN_SERVER_DP_SRQ_CREATE:
+		dp_srq_create(dp, m->obj);
+		break;
+	case WN_SERVER_DP_QP_CREATE:
+		dp_qp_create(dp, m->obj);
+		break;
+	case WN_SERVER_DP_CQ_DESTROY:
+		dp_queue_destroy(dp, m->handle, DPO_CQ);
+		break;
+	case WN_SERVER_DP_SRQ_DESTROY:
+		dp_queue_destroy(dp, m->handle, DPO_SRQ);
+		break;
+	case WN_SERVER_DP_QP_MODIFY: {
+		struct dp_qp *qp = dp_obj(dp, m->handle, DPO_QP);
+
+		if (qp == NULL)
+			break;
+		forward(dp, qp->owner == DP_NO_OWNER ? 0 : qp->owner, m);
+		return;
+	}
+	case WN_SERVER_DP_QP_DESTROY: {
+		struct dp_qp *qp = dp_qp_unlink(dp, m->handle);
+
+		if (qp == NULL) {
+			dp_ctl_done(dp, m->handle);
+			break;
+		}
+		m->obj = qp;
+		forward(dp, qp->owner == DP_NO_OWNER ? 0 : qp->owner, m);
+		return;
+	}
+	case WN_SERVER_DP_CM_LISTEN:
+		owner_set(dp, m->u.cm.id, DP_OWNER_LISTEN);
+		broadcast(dp, m);
+		return;
+	case WN_SERVER_DP_CM_CONNECT:
+		to = dp_steer(g, &m->u.cm.src, &m->u.cm.dst);
+		owner_set(dp, m->u.cm.id, to);
+		qp_owner_set(dp, m->u.cm.qp, to);
+		forward(dp, to, m);
+		return;
+	case WN_SERVER_DP_CM_ACCEPT:
+		to = dp_token_shard(m->u.cm.conn);
+		owner_set(dp, m->u.cm.id, to);
+		qp_owner_set(dp, m->u.cm.qp, to);
+		forward(dp, to, m);
+		return;
+	case WN_SERVER_DP_CM_REJECT:
+	case WN_SERVER_DP_CM_DISCONNECT:
+		forward(dp, owner_get(dp, m->u.cm.id, m->u.cm.conn), m);
+		return;
+	case WN_SERVER_DP_CM_DESTROY:
+		to = owner_get(dp, m->u.cm.id, m->u.cm.conn);
+		rte_hash_del_key(g->cm_owner, &m->u.cm.id);
+		if (to == DP_OWNER_LISTEN)
+			broadcast(dp, m);
+		else
+			forward(dp, to, m);
+		return;
+	default:
+		DP_LOG(WARNING, "unknown control message %u\n", m->type);
+		break;
+	}
+	free(m);
+}
+
