@@ -28,17 +28,17 @@ for run in plain no_read_reply; do
 	bg_exec a "server_$run" "$BLOB" --server "$A_IP" --store-mb 8 --blob-mb 4 "${opts[@]}"
 	SRV=$BG_PID
 	wait_line "$T/server_$run.out" "serving BLOB_PROG" 20 || fail "blob server did not start"
-	on_b "$BLOB" --client "$A_IP" --test --size 1m --io 256k --nulls 20 "${opts[@]}" \
+	on_b "$BLOB" --client "$A_IP" --test --size 256k --io 64k --nulls 10 "${opts[@]}" \
 		>"$T/client_$run.out" 2>&1 || fail "blob client ($run) failed"
 	kill -INT "$SRV"
 	wait_pid "$SRV" 30 || fail "blob server ($run) did not exit cleanly"
 done
 EXP=$T/export
 mkdir -p "$EXP"
-head -c 300000 /dev/urandom >"$EXP/file"
-head -c 300000 /dev/urandom >"$T/in"
+head -c 150000 /dev/urandom >"$EXP/file"
+head -c 150000 /dev/urandom >"$T/in"
 : >"$EXP/target"
-bg_exec a nfsd "$NFSD" --addr "$A_IP" --export "$EXP" --mount-port 0 --max-io 65536
+bg_exec a nfsd "$NFSD" --addr "$A_IP" --export "$EXP" --mount-port 0 --max-io 32768
 SRV=$BG_PID
 wait_line "$T/nfsd.out" "exporting" 20 || fail "wn-rpc-nfsd did not start"
 MPORT=$(sed -n 's/.*MOUNT over TCP on [0-9.]* port \([0-9]*\).*/\1/p' "$T/nfsd.out")
