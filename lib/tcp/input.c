@@ -919,9 +919,11 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 
 		if (d >= len) {
 			ctx->st.rx_dup_data++;
+			dsack_note(c, seq, seq + len);
 			set_ack_now(c);
 			return;
 		}
+		dsack_note(c, seq, c->rcv.nxt); /* RFC 2883 §4.1.1: the duplicated part */
 		seq += d;
 		off += d;
 		len -= d;
@@ -935,6 +937,13 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	}
 	if (len == 0) {
 		set_ack_now(c);
+		return;
+	}
+	if (seq != c->rcv.nxt && ooo_covers(c, seq, seq + len)) {
+		/* RFC 2883 §4.1.2: out of order and received before; no data to keep */
+		ctx->st.rx_dup_data++;
+		dsack_note(c, seq, seq + len);
+		tcp_send_ack(c);
 		return;
 	}
 	if (seq != c->rcv.nxt && ooo_add(c, seq, seq + len) != 0) {
@@ -1057,9 +1066,13 @@ conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		return;
 	}
 	if (!seq_acceptable(c, s, seglen)) {
-		if (seglen > 0 && SEQ_LEQ(s->seq + seglen, c->rcv.nxt))
-			ctx->st.rx_dup_data++; /* an old duplicate: our ACK was lost or delayed */
-		else
+		if (seglen > 0 && SEQ_LEQ(s->seq + seglen, c->rcv.nxt)) {
+			/* an old duplicate: our ACK was lost or delayed, or the sender took
+			 * reordering for a loss (RFC 2883 §4.1.1: tell it with a D-SACK) */
+			ctx->st.rx_dup_data++;
+			if (s->len > 0)
+				dsack_note(c, s->seq, s->seq + s->len);
+		} else
 			ctx->st.rx_drop_unacceptable++;
 		if (!(s->flags & TH_RST))
 			set_ack_now(c);

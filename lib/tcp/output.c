@@ -317,14 +317,15 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 	struct rte_tcp_hdr *th;
 	uint32_t wnd;
 	uint16_t wfield;
-	bool ext;
+	bool ext, dsack = false;
 
 	if (flags & TH_SYN) {
 		optlen = syn_options(c, opts);
 	} else {
 		if (c->ts_ok)
 			optlen = (unsigned int)(put_ts(opts, c) - opts);
-		if (c->sack_ok && c->nooo > 0 && (flags & TH_ACK) && !(flags & TH_RST)) {
+		if (c->sack_ok && (c->nooo > 0 || c->dsack.start != c->dsack.end) &&
+		    (flags & TH_ACK) && !(flags & TH_RST)) {
 			struct seq_range b[TCP_MAX_SACK_BLOCKS];
 			uint32_t mss = RTE_MIN((uint32_t)c->snd.mss, (uint32_t)c->rcv.mss);
 			unsigned int room = TCP_MAX_OPTLEN - optlen, n;
@@ -332,7 +333,8 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 			if (len > 0) /* data segments: only what fits next to the payload */
 				room = RTE_MIN(room, mss > len + optlen ? mss - len - optlen : 0);
 			n = room >= 12 ? (room - 4) / 8 : 0;
-			n = ooo_sack_blocks(c, b, RTE_MIN(n, (unsigned int)TCP_MAX_SACK_BLOCKS));
+			n = rcv_sack_blocks(c, b, RTE_MIN(n, (unsigned int)TCP_MAX_SACK_BLOCKS));
+			dsack = n > 0 && c->dsack.start != c->dsack.end;
 			if (n > 0) {
 				uint8_t *p = opts + optlen;
 
@@ -414,6 +416,8 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 		c->rcv.unacked_segs = 0;
 		c->t_delack = 0;
 		c->flags &= ~(CF_ACK_NOW | CF_WND_UPDATE);
+		if (dsack)
+			c->dsack.end = c->dsack.start; /* RFC 2883 §4: reported once */
 	}
 	ctx->st.tx_segs++;
 	ctx->st.tx_data_bytes += len;

@@ -183,15 +183,53 @@ ooo_add(struct wn_tcp_conn *c, uint32_t s, uint32_t e)
 	return 0;
 }
 
-/* RFC 2018 §4: the first block holds the most recently received segment, then the rest. */
+/*
+ * @return whether [start, end) lies inside one out-of-order interval (received before);
+ * that interval becomes the most recent one, so that it follows the D-SACK block in the
+ * next ACK (RFC 2883 §4.1.2).
+ */
+bool
+ooo_covers(struct wn_tcp_conn *c, uint32_t start, uint32_t end)
+{
+	for (unsigned int i = 0; i < c->nooo; i++)
+		if (SEQ_LEQ(c->ooo[i].start, start) && SEQ_LEQ(end, c->ooo[i].end)) {
+			c->ooo_recent = (uint8_t)i;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * RFC 2883 §4: octets [start, end) arrived a second time; the next ACK reports them in its
+ * first SACK block (a D-SACK), so that the sender learns its retransmission was not needed
+ * (reordering, or a late ACK) and can undo the window reduction (input.c dsack_undo()). Only
+ * the latest duplicate is kept: RFC 2883 §4 reports each one once, in the next ACK.
+ */
+void
+dsack_note(struct wn_tcp_conn *c, uint32_t start, uint32_t end)
+{
+	if (!c->sack_ok || !SEQ_LT(start, end))
+		return;
+	c->dsack.start = start;
+	c->dsack.end = end;
+}
+
+/*
+ * The SACK blocks of the next ACK: a pending D-SACK first (RFC 2883 §4), then the block
+ * holding the most recently received segment, then the rest (RFC 2018 §4).
+ */
 unsigned int
-ooo_sack_blocks(const struct wn_tcp_conn *c, struct seq_range *out, unsigned int max)
+rcv_sack_blocks(const struct wn_tcp_conn *c, struct seq_range *out, unsigned int max)
 {
 	unsigned int n = 0;
 
-	if (c->nooo == 0 || max == 0)
+	if (max == 0)
 		return 0;
-	if (c->ooo_recent < c->nooo)
+	if (c->dsack.start != c->dsack.end)
+		out[n++] = c->dsack;
+	if (c->nooo == 0)
+		return n;
+	if (c->ooo_recent < c->nooo && n < max)
 		out[n++] = c->ooo[c->ooo_recent];
 	for (unsigned int i = 0; i < c->nooo && n < max; i++) {
 		if (i == c->ooo_recent)

@@ -207,6 +207,9 @@ struct wn_tcp_conn {
 	struct seq_range ooo[TCP_OOO_MAX];
 	uint8_t nooo;
 	uint8_t ooo_recent;
+	/* RFC 2883: a duplicate received since the last ACK, reported once as the first SACK
+	 * block of the next one (dsack.start == dsack.end: none) */
+	struct seq_range dsack;
 
 	/* send buffer: ring whose first byte is snd.una (or iss+1 before the SYN is acked) */
 	uint8_t *sbuf;
@@ -328,7 +331,9 @@ uint32_t sb_pipe(const struct wn_tcp_conn *c);
 bool sb_next_lost(const struct wn_tcp_conn *c, uint32_t from, struct seq_range *hole);
 bool sb_is_lost(const struct wn_tcp_conn *c, uint32_t seq);
 int ooo_add(struct wn_tcp_conn *c, uint32_t start, uint32_t end);
-unsigned int ooo_sack_blocks(const struct wn_tcp_conn *c, struct seq_range *out,
+bool ooo_covers(struct wn_tcp_conn *c, uint32_t start, uint32_t end);
+void dsack_note(struct wn_tcp_conn *c, uint32_t start, uint32_t end);
+unsigned int rcv_sack_blocks(const struct wn_tcp_conn *c, struct seq_range *out,
 			     unsigned int max);
 
 /* congestion-control helpers for the ops */

@@ -1416,6 +1416,170 @@ test_ooo_queue_bounded_and_sack_blocks(void **state)
 	hx_fini(&h);
 }
 
+/*
+ * RFC 2883 §4: the receiver reports a duplicate segment in the first SACK block of the next
+ * ACK (D-SACK), once: below RCV.NXT (a retransmission of something that arrived late) and
+ * inside an out-of-order interval, followed by the interval that holds it (§4.1.2). Without
+ * it a warpnic sender never learns that reordering was taken for loss.
+ */
+static void
+test_dsack_sent_for_duplicates(void **state)
+{
+	static const uint8_t opts[] = { 2, 4, 0x05, 0xb4, 1, 1, 4, 2 };
+	struct hx h;
+	struct tapp cli;
+	struct hx_parsed syn, p;
+	uint8_t buf[100] = { 0 };
+	struct hx_seg d = { .flags = RTE_TCP_ACK_FLAG, .win = 65535, .sport = RAW_PORT,
+			    .dport = 6000, .data = buf, .len = 100 };
+	struct wn_tcp_ctx_conf tc = { .flags = WN_TCP_F_SACK | WN_TCP_F_NODELAY };
+	(void)state;
+
+	hx_init_conf(&h, &tc, true, false);
+	tapp_init(&cli);
+	raw_peer_accept(&h, &cli, opts, sizeof(opts), 1000, &syn);
+	d.ack = syn.seq + 1;
+	/* in order, PSH: ACKed without SACK */
+	d.seq = 1001;
+	d.flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
+	hx_inject(&h, 1, &d);
+	hx_run(&h, 0, 1);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.ack, 1101);
+	assert_int_equal(p.nsack, 0);
+	/* the same segment again: D-SACK below the ACK */
+	hx_inject(&h, 1, &d);
+	hx_run(&h, 0, 1);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.ack, 1101);
+	assert_int_equal(p.nsack, 1);
+	assert_int_equal(p.sack[0][0], 1001);
+	assert_int_equal(p.sack[0][1], 1101);
+	assert_int_equal(hx_stats(&h, 1).rx_dup_data, 1);
+	/* reported once: the next ACK (new data) carries no SACK */
+	d.seq = 1101;
+	hx_inject(&h, 1, &d);
+	hx_run(&h, 0, 1);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.ack, 1201);
+	assert_int_equal(p.nsack, 0);
+	/* an island at +300, a second one at +500, then the first one again: D-SACK of it,
+	 * followed by the interval that holds it */
+	d.flags = RTE_TCP_ACK_FLAG;
+	d.seq = 1301;
+	hx_inject(&h, 1, &d);
+	d.seq = 1501;
+	hx_inject(&h, 1, &d);
+	while (hx_cap_tcp(&h, &p))
+		;
+	d.seq = 1301;
+	hx_inject(&h, 1, &d);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.ack, 1201);
+	assert_int_equal(p.nsack, 3);
+	assert_int_equal(p.sack[0][0], 1301);
+	assert_int_equal(p.sack[0][1], 1401);
+	assert_int_equal(p.sack[1][0], 1301);
+	assert_int_equal(p.sack[1][1], 1401);
+	assert_int_equal(p.sack[2][0], 1501);
+	/* the hole filled (RCV.NXT 1401), then a segment partly below RCV.NXT: the duplicated
+	 * part is reported, the new part kept */
+	d.seq = 1201;
+	hx_inject(&h, 1, &d);
+	while (hx_cap_tcp(&h, &p))
+		;
+	assert_int_equal(cli.rx_len, 400);
+	d.seq = 1351; /* 1351..1401 old, 1401..1451 new */
+	hx_inject(&h, 1, &d);
+	hx_run(&h, 0, 1);
+	assert_true(hx_cap_tcp(&h, &p));
+	assert_int_equal(p.ack, 1451);
+	assert_int_equal(p.nsack, 2);
+	assert_int_equal(p.sack[0][0], 1351);
+	assert_int_equal(p.sack[0][1], 1401);
+	assert_int_equal(p.sack[1][0], 1501);
+	assert_int_equal(cli.rx_len, 450);
+	tapp_fini(&cli);
+	hx_fini(&h);
+}
+
+/* Reorders side 0's data segments: about one in 30 is held back behind 3 later ones. */
+struct deep_reorder {
+	struct rte_mbuf *held;
+	unsigned int behind;
+	uint64_t held_total;
+};
+
+static bool
+deep_reorder_filter(struct hx *h, int from, struct rte_mbuf *m, void *arg)
+{
+	struct deep_reorder *r = arg;
+	struct hx_parsed p;
+
+	if (from != 0 || !hx_parse(m, &p) || p.len == 0)
+		return false;
+	if (r->held != NULL) {
+		if (++r->behind < 3)
+			return false;
+		/* the held one arrives right after this, the third one behind it */
+		hx_deliver(h, 1, rte_pktmbuf_copy(m, h->pool, 0, UINT32_MAX));
+		hx_deliver(h, 1, r->held);
+		r->held = NULL;
+		return true;
+	}
+	if (hx_rand(h) % 30 != 0)
+		return false;
+	r->held = rte_pktmbuf_copy(m, h->pool, 0, UINT32_MAX);
+	assert_non_null(r->held);
+	r->behind = 0;
+	r->held_total++;
+	return true;
+}
+
+/*
+ * Two warpnic stacks, a link that reorders 3 deep and loses nothing: the first reordered
+ * segment is taken for a loss (DupThresh 3), the retransmission arrives as a duplicate, the
+ * receiver's D-SACK reports it and the sender undoes the reduction and raises DupThresh
+ * (RFC 3708, RFC 4653's idea). Before the receiver sent D-SACKs, every reordered segment
+ * cost the sender half its window.
+ */
+static void
+test_reorder_undone_between_stacks(void **state)
+{
+	struct hx h;
+	struct tapp cli, srv;
+	size_t total = 4u << 20;
+	uint8_t *data = hx_pattern(total, 21);
+	struct deep_reorder r = { 0 };
+	struct wn_tcp_stats st;
+	struct wn_tcp_info ci;
+	(void)state;
+
+	hx_init(&h);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	h.filter = deep_reorder_filter;
+	h.filter_arg = &r;
+	transfer(&h, &cli, &srv, data, total, 600ull * 1000000);
+	h.filter = NULL;
+	rte_pktmbuf_free(r.held);
+	assert_int_equal(srv.rx_len, total);
+	assert_memory_equal(srv.rx, data, total);
+	st = hx_stats(&h, 0);
+	assert_true(r.held_total > 50);
+	assert_true(hx_stats(&h, 1).rx_dup_data > 0);
+	assert_true(st.undo_spurious > 0);
+	/* after the first undo, reordering 3 deep no longer looks like loss */
+	assert_true(st.fast_retrans < 10);
+	wn_tcp_conn_info(cli.conn, &ci);
+	assert_true(ci.dupthresh > 3);
+	free(data);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
 int
 main(void)
 {
@@ -1445,6 +1609,8 @@ main(void)
 		cmocka_unit_test(test_dsack_undoes_spurious_recovery),
 		cmocka_unit_test(test_delayed_ack),
 		cmocka_unit_test(test_ooo_queue_bounded_and_sack_blocks),
+		cmocka_unit_test(test_dsack_sent_for_duplicates),
+		cmocka_unit_test(test_reorder_undone_between_stacks),
 		cmocka_unit_test(test_rx_checksum_zero_accepted),
 	};
 
