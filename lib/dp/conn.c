@@ -341,7 +341,9 @@ cm_listen(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		if (l->l != NULL)
 			wn_llp_unlisten(dp->llp, l->l);
 		free(l);
+		return;
 	}
+	dp->st.listens++;
 }
 
 static void

@@ -136,10 +136,11 @@ wn_dp_poll(struct wn_dp *dp)
 	dp->st.loops++;
 	if (dp->c.port_poll != NULL && dp->idx == 0)
 		(void)dp->c.port_poll();
+	/* control first: a listen (or a connect) is in place before frames that follow it */
+	work += poll_ctl(dp);
 	work += poll_rx(dp);
 	/* lower-layer timers; zero-copy FPDUs ACKed and in no mbuf: unpin, complete */
 	work += wn_llp_poll(dp->llp, dp->now);
-	work += poll_ctl(dp);
 	RTE_TAILQ_FOREACH_SAFE(qp, &dp->active, next, tmp) {
 		if (qp->llp == NULL || !wn_llp_tx_ready(qp->llp))
 			continue;

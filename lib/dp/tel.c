@@ -123,6 +123,7 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(mr_dereg_deferred);
 	ADD(mr_dereg_waiting);
 	ADD(loopback_copies);
+	ADD(listens);
 	ADD(term_sent);
 	ADD(term_recv);
 	if (s->term_sent != 0)
@@ -194,6 +195,7 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, mr_dereg_deferred);
 	TEL_U64(d, s, mr_dereg_waiting);
 	TEL_U64(d, s, loopback_copies);
+	TEL_U64(d, s, listens);
 	TEL_U64(d, s, term_sent);
 	TEL_U64(d, s, term_recv);
 	put_term(d, "term_sent_last", s->term_sent, s->term_sent_last);

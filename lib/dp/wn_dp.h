@@ -110,6 +110,7 @@ struct wn_dp_stats {
 	uint64_t mr_dereg_deferred;  /**< MR deregistrations that waited for zero-copy pins */
 	uint64_t mr_dereg_waiting;   /**< ... still waiting (gauge, shard 0) */
 	uint64_t loopback_copies;    /**< zero-copy chains copied for the loopback path */
+	uint64_t listens;            /**< listeners installed (a listen counts once per shard) */
 	uint64_t term_sent;          /**< Terminates sent (RFC 5040 §5.4) */
 	uint64_t term_recv;          /**< Terminates received */
 	uint32_t term_sent_last;     /**< the last one's layer << 12 | etype << 8 | code */

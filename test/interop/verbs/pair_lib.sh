@@ -181,13 +181,16 @@ tel_field() {
 	echo "${v#*=}"
 }
 
-# wait_server SECS: a server program on A has created its CM id (it listens right after)
+# wait_server SECS: a server program on A listens: A's dataplane installed one more listener
+# on every lcore than at the last call (/warpnic/dp/stats listens counts one per lcore)
+LISTENS_SEEN=0
 wait_server() {
-	local i n
+	local i n lc
+	lc=$(tel_field a /warpnic/dp/stats lcores 2>/dev/null) || lc=1
 	for ((i = 0; i < $1 * 10; i++)); do
-		n=$(tel_field a /warpnic/ctl cm_ids 2>/dev/null) || n=0
-		if [ "${n:-0}" -ge 1 ]; then
-			sleep 0.5 # bind + listen follow the id's creation
+		n=$(tel_field a /warpnic/dp/stats listens 2>/dev/null) || n=0
+		if [ "${n:-0}" -ge $((LISTENS_SEEN + ${lc:-1})) ]; then
+			LISTENS_SEEN=$n
 			return 0
 		fi
 		sleep 0.1

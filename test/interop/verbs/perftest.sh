@@ -19,7 +19,7 @@ pair_start
 for attempt in 1 2; do
 	bg_a server "$TOOL" -R -a -n "$ITERS"
 	SRV=$BG_PID
-	wait_server 10 || fail "$TOOL server did not create its CM id"
+	wait_server 10 || fail "$TOOL server is not listening"
 	on_b "$TOOL" -R -a -n "$ITERS" "$A_IP" >"$T/client.out" 2>&1
 	rc=$?
 	if [ $rc -ne 0 ] && [ $attempt = 1 ] &&

@@ -44,7 +44,7 @@ pair_start
 # long enough never to finish before it is killed (64 KiB x 10^6)
 bg_exec a server ib_write_bw -R -s 65536 -n 1000000
 SRV=$BG_PID
-wait_server 10 || fail "ib_write_bw server did not create its CM id"
+wait_server 10 || fail "ib_write_bw server is not listening"
 bg_exec b client ib_write_bw -R -s 65536 -n 1000000 "$A_IP"
 CLI=$BG_PID
 
@@ -84,7 +84,7 @@ note "surviving ib_write_bw exited ($rc), warpnicd $survivor reclaimed its objec
 # a fresh run works
 bg_a server2 ib_write_bw -R -s 65536 -n 500
 SRV2=$BG_PID
-wait_server 10 || fail "second ib_write_bw server did not create its CM id"
+wait_server 10 || fail "second ib_write_bw server is not listening"
 on_b ib_write_bw -R -s 65536 -n 500 "$A_IP" >"$T/client2.out" 2>&1 ||
 	fail "second ib_write_bw client failed"
 wait_pid "$SRV2" 20 || fail "second ib_write_bw server failed"

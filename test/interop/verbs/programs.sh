@@ -86,7 +86,7 @@ case_ucmatose() {
 	start
 	bg_a ucmatose_server ucmatose -b "$A_IP" -c 4 -C 50 -S 1000
 	local srv=$BG_PID
-	wait_server 10 || fail "ucmatose server did not create its CM id"
+	wait_server 10 || fail "ucmatose server is not listening"
 	on_b ucmatose -s "$A_IP" -c 4 -C 50 -S 1000 >"$T/ucmatose_client.out" 2>&1 ||
 		fail "ucmatose client exit status $?"
 	wait_pid "$srv" 30 || fail "ucmatose server exit status $?"
@@ -109,7 +109,7 @@ case_rping_many() {
 	start
 	bg_a rping_server rping -s -P -a "$A_IP" -v -V -C "$count" -S 100
 	local srv=$BG_PID
-	wait_server 10 || fail "rping server did not create its CM id"
+	wait_server 10 || fail "rping server is not listening"
 	for ((i = 1; i <= n; i++)); do
 		on_b rping -c -a "$A_IP" -v -V -C "$count" -S 100 >"$T/rping_client_$i.out" 2>&1 &
 		pids+=($!)
@@ -140,7 +140,7 @@ case_rping_q() {
 	start
 	bg_a rping_server rping -s -q -a "$A_IP" -v -V -C 5
 	local srv=$BG_PID
-	wait_server 10 || fail "rping server did not create its CM id"
+	wait_server 10 || fail "rping server is not listening"
 	STEP_TIMEOUT=40 on_b rping -c -q -a "$A_IP" -v -V -C 5 >"$T/rping_client.out" 2>&1 &&
 		fail "rping -q client succeeded"
 	wait_pid "$srv" 20
@@ -211,7 +211,7 @@ fio_run() {
 	bg_a "fio_server_${verb}_$depth" fio --name=srv --ioengine=rdma --port="$port" --rw=read \
 		--bs=64k --size=8m --iodepth="$depth"
 	srv=$BG_PID
-	wait_server 10 || fail "fio server did not create its CM id"
+	wait_server 10 || fail "fio server is not listening"
 	on_b fio --name=cli --ioengine=rdma --hostname="$A_IP" --port="$port" --verb="$verb" \
 		--rw=write --bs=64k --size=8m --iodepth="$depth" \
 		>"$T/fio_client_${verb}_$depth.out" 2>&1

@@ -14,7 +14,7 @@ need rping
 pair_start
 bg_a rping_server rping -s -a "$A_IP" -v -V -C "$COUNT" -S "$SIZE"
 SRV=$BG_PID
-wait_server 10 || fail "rping server did not create its CM id"
+wait_server 10 || fail "rping server is not listening"
 on_b rping -c -a "$A_IP" -v -V -C "$COUNT" -S "$SIZE" >"$T/rping_client.out" 2>&1
 rc=$?
 [ $rc -eq 0 ] || fail "rping client exit status $rc"

@@ -24,7 +24,7 @@ CAP=$T/cap
 pair_start --pcap "$CAP"
 bg_a rping_server rping -s -a "$A_IP" -v -V -C "$COUNT"
 SRV=$BG_PID
-wait_server 10 || fail "rping server did not create its CM id"
+wait_server 10 || fail "rping server is not listening"
 on_b rping -c -a "$A_IP" -v -V -C "$COUNT" >"$T/rping_client.out" 2>&1 || fail "rping client failed"
 wait_pid "$SRV" 15 || fail "rping server failed"
 # stopping the daemons closes (flushes) the pcapng files
