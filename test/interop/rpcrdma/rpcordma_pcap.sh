@@ -11,7 +11,9 @@
 # RDMA_MSG, RDMA_NOMSG, RDMA_DONE and RDMA_ERROR seen, every XID answered, nothing malformed
 # but NFS READ replies with write chunks (a tshark 4.0 limitation over iWARP, counted apart;
 # their RDMA Writes checked), and no expert error or warning but tshark's two on every MPA
-# revision 2 Request/Reply.
+# revision 2 Request/Reply. TCP sequence analysis is left out (as rnic_it does): a tail loss
+# probe or retransmission after a stall of a loaded machine is answered with a D-SACK, which
+# tshark flags as a warning; that is TCP working, not an RPC-over-RDMA error.
 . "$(dirname "$0")/../verbs/pair_lib.sh" "$1"
 BLOB=$WN_BUILD/app/bin/wn-rpc-blob
 NFS=$WN_BUILD/app/bin/wn-rpc-nfs
@@ -61,7 +63,8 @@ for n in a b; do
 	echo "$n.pcapng: $res"
 	"${TS[@]}" -r "$f" -q -z expert,warn >"$T/expert_$n.out" 2>&1
 	others=$(awk '/^Errors|^Warns/ { on = 1; next } /^Notes|^Chats|^=/ { if (!/^=/) on = 0; next }
-		on && NF > 3 && !/Res field is NOT set to zero|Rev field is NOT set to one|Summary/ &&
+		on && NF > 3 && !($2 == "Sequence" && $3 == "TCP") &&
+		!/Res field is NOT set to zero|Rev field is NOT set to one|Summary/ &&
 		!/NFS +Malformed Packet/' "$T/expert_$n.out")
 	[ -z "$others" ] || fail "$n: tshark expert errors/warnings: $others"
 done

@@ -15,7 +15,8 @@
 #     >= 2*COUNT Sends, and the ping data ("rdma-ping-N") in >= 2*COUNT frames;
 #   - no expert error or warning other than the two tshark raises on every MPA revision 2
 #     Request/Reply (it knows RFC 5044 only: "Res field is NOT set to zero" for the P bit of
-#     RFC 6581 §3, "Rev field is NOT set to one").
+#     RFC 6581 §3, "Rev field is NOT set to one"), and none of TCP's sequence analysis (a
+#     tail loss probe after a stall of a loaded machine draws a D-SACK, a warning to tshark).
 . "$(dirname "$0")/pair_lib.sh" "$1"
 COUNT=${2:-20}
 need rping tshark
@@ -85,7 +86,8 @@ for n in a b; do
 
 	"${TS[@]}" -r "$f" -q -z expert,warn >"$T/expert_$n.out" 2>&1
 	others=$(awk '/^Errors|^Warns/ { on = 1; next } /^Notes|^Chats|^=/ { if (!/^=/) on = 0; next }
-		on && NF > 3 && !/Res field is NOT set to zero|Rev field is NOT set to one|Summary/' \
+		on && NF > 3 && !($2 == "Sequence" && $3 == "TCP") &&
+		!/Res field is NOT set to zero|Rev field is NOT set to one|Summary/' \
 		"$T/expert_$n.out")
 	[ -z "$others" ] || fail "$n: tshark expert errors/warnings: $others"
 	echo "$n.pcapng: MPA Request/Reply rev 2 with CRC, ${res#ok } FPDUs all with a good CRC32"
