@@ -30,6 +30,8 @@
 #include "wn_port.h"
 
 #define CTL_RING_SIZE 4096
+/* Regions of a run-to-completion dataplane's own lib/mem table (no --mem-entries). */
+#define RTC_MEM_ENTRIES 65536
 
 static volatile int quit;
 static struct wn_server *ctl_srv;
@@ -44,6 +46,7 @@ static struct {
 	bool started;
 	struct wn_dp_app_conf p;
 	struct wn_server *srv;
+	struct wn_mem_table *mem;      /* rtc: the dataplane's own (else the server's) */
 	struct rte_rcu_qsbr *qs;
 	struct wn_dp_group *dp;
 	struct shard_arg shard_args[DP_MAX_SHARDS];
@@ -153,6 +156,7 @@ teardown(void)
 	ctl_srv = NULL;
 	wn_dp_free(app.dp);
 	wn_server_destroy(app.srv);
+	wn_mem_table_free(app.mem);
 	wn_pcap_close(p->dp.pcap);
 	if (app.efd >= 0)
 		close(app.efd);
@@ -203,8 +207,9 @@ conf_take(const struct wn_dp_app_conf *conf)
 		fprintf(stderr, "warpnicd: give the port an address with --ip ADDR/PREFIX\n");
 		return -EINVAL;
 	}
-	/* the embedded dataplane needs lcores of its own: the main one is the caller's */
-	lcores = conf->main_shard ? rte_lcore_count() : rte_lcore_count() - 1;
+	/* the embedded dataplane needs lcores of its own: the main one is the caller's; run to
+	 * completion: the caller runs every shard, one per lcore */
+	lcores = conf->main_shard || conf->rtc ? rte_lcore_count() : rte_lcore_count() - 1;
 	if (lcores == 0) {
 		fprintf(stderr, "warpnicd: an embedded dataplane needs a worker lcore (EAL -l)\n");
 		return -ENOTSUP;
@@ -314,6 +319,28 @@ server_up(void)
 	return 0;
 }
 
+/* Run to completion: no control thread, QSBR for lib/mem's grace periods, its own table. */
+static int
+mem_up(void)
+{
+	struct wn_dp_app_conf *p = &app.p;
+	size_t qsz = rte_rcu_qsbr_get_memsize(app.n_shards);
+
+	app.qs = rte_zmalloc("wn_mem_qs", qsz, RTE_CACHE_LINE_SIZE);
+	if (app.qs == NULL || rte_rcu_qsbr_init(app.qs, app.n_shards) != 0)
+		return -ENOMEM;
+	app.mem = wn_mem_table_create(p->ctl.mem_entries != 0 ? p->ctl.mem_entries : RTC_MEM_ENTRIES,
+				      app.qs);
+	if (app.mem == NULL)
+		return -errno;
+	p->dp.to_dp = NULL;
+	p->dp.to_ctl = NULL;
+	p->dp.ctl_efd = -1;
+	p->dp.mem = app.mem;
+	p->dp.qs = app.qs;
+	return 0;
+}
+
 /* The shards, then the control thread attached to them, telemetry. */
 static int
 dataplane_up(void)
@@ -325,14 +352,16 @@ dataplane_up(void)
 		fprintf(stderr, "warpnicd: dataplane: %s\n", strerror(errno));
 		return -errno;
 	}
-	if (wn_server_dp_attach(app.srv, p->dp.to_dp, p->dp.to_ctl, app.efd) != 0 ||
-	    wn_server_start(app.srv) != 0) {
+	if (app.srv != NULL &&
+	    (wn_server_dp_attach(app.srv, p->dp.to_dp, p->dp.to_ctl, app.efd) != 0 ||
+	     wn_server_start(app.srv) != 0)) {
 		fprintf(stderr, "warpnicd: control thread failed to start\n");
 		return -EIO;
 	}
 	ctl_srv = app.srv;
-	rte_telemetry_register_cmd("/warpnic/ctl", tel_ctl,
-				   "Control thread object counts. Takes no parameters");
+	if (app.srv != NULL)
+		rte_telemetry_register_cmd("/warpnic/ctl", tel_ctl,
+					   "Control thread object counts. Takes no parameters");
 	wn_dp_telemetry_register(app.dp);
 	return 0;
 }
@@ -350,22 +379,40 @@ wn_dp_app_start(const struct wn_dp_app_conf *conf)
 	if (ret == 0)
 		ret = port_up();
 	if (ret == 0)
-		ret = server_up();
+		ret = app.p.rtc ? mem_up() : server_up();
 	if (ret == 0)
 		ret = dataplane_up();
 	if (ret != 0) {
 		teardown();
 		return ret;
 	}
+	for (unsigned int i = 0; i < RTE_DIM(app.shard_lcore); i++)
+		app.shard_lcore[i] = RTE_MAX_LCORE;
+	app.started = true;
+	if (app.p.rtc) {
+		rte_log(RTE_LOG_NOTICE, wn_dp_logtype,
+			"warpnicd: run to completion on port %u, %u shard(s)\n", app.port,
+			app.n_shards);
+		return 0; /* the application runs the shards */
+	}
 	rte_log(RTE_LOG_NOTICE, wn_dp_logtype,
 		"warpnicd: serving %s on %s, port %u, %u dataplane lcore(s)\n", app.p.dev_name,
 		app.p.ctl_path, app.port, app.n_shards);
 	fflush(stdout);
-	for (unsigned int i = 0; i < RTE_DIM(app.shard_lcore); i++)
-		app.shard_lcore[i] = RTE_MAX_LCORE;
-	app.started = true;
 	(void)launch_workers();
 	return 0;
+}
+
+struct wn_dp *
+wn_dp_app_shard(uint16_t idx)
+{
+	return app.started ? wn_dp_shard(app.dp, idx) : NULL;
+}
+
+uint16_t
+wn_dp_app_shards(void)
+{
+	return app.started ? app.n_shards : 0;
 }
 
 int

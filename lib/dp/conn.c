@@ -29,8 +29,8 @@ ep_of_ctl(const struct wn_ctl_addr *a, struct wn_llp_ep *e)
 	e->port = t.port;
 }
 
-static void
-ctl_of_ep(const struct wn_llp_ep *e, struct wn_ctl_addr *a)
+void
+dp_ctl_addr_of(const struct wn_llp_ep *e, struct wn_ctl_addr *a)
 {
 	memset(a, 0, sizeof(*a));
 	if (e->addr.family == WN_AF_INET6) {
@@ -87,8 +87,8 @@ conn_of(struct wn_cm_ep *ep)
 	return container_of(ep, struct dp_conn, ep);
 }
 
-static struct dp_conn *
-conn_new(struct wn_dp *dp)
+struct dp_conn *
+dp_conn_new(struct wn_dp *dp)
 {
 	struct dp_conn *c = calloc(1, sizeof(*c));
 
@@ -117,6 +117,8 @@ op_event(struct wn_cm_ep *ep, const struct wn_cm_event *e)
 	struct dp_conn *c = conn_of(ep);
 	struct wn_ctl_cm_event ev;
 
+	if (c->embedded)
+		return dp_embed_event(c->dp, c, e); /* an application on this lcore */
 	memset(&ev, 0, sizeof(ev));
 	ev.event = ctl_event_of[e->type];
 	ev.status = e->status;
@@ -302,19 +304,21 @@ dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort)
 
 /* ---------------------------------------------------------------- listeners */
 
-static int
-incoming(void *arg, struct wn_llp *llp)
+int
+dp_conn_incoming(void *arg, struct wn_llp *llp)
 {
 	struct dp_listen *l = arg;
-	struct dp_conn *c = conn_new(l->dp);
+	struct dp_conn *c = dp_conn_new(l->dp);
 	struct wn_llp_info in;
 
 	if (c == NULL)
 		return -ENOMEM; /* refused: reset */
 	c->listen_id = l->id;
+	c->embedded = l->embedded;
+	c->elisten = l->embedded ? l : NULL;
 	wn_llp_info(llp, &in);
-	ctl_of_ep(&in.local, &c->src);
-	ctl_of_ep(&in.remote, &c->dst);
+	dp_ctl_addr_of(&in.local, &c->src);
+	dp_ctl_addr_of(&in.remote, &c->dst);
 	/* the responder's IRD/ORD come with the accept; the request is judged then */
 	wn_cm_incoming(&l->dp->cm, &c->ep, llp);
 	return 0;
@@ -335,7 +339,7 @@ cm_listen(struct wn_dp *dp, struct wn_server_dp_msg *m)
 	l->src = m->u.cm.src;
 	l->dp = dp;
 	ep_of_ctl(&m->u.cm.src, &ep);
-	l->l = wn_llp_listen(dp->llp, &ep, incoming, l);
+	l->l = wn_llp_listen(dp->llp, &ep, dp_conn_incoming, l);
 	if (l->l == NULL || cm_add(dp, l->id, l) < 0) {
 		DP_LOG(ERR, "listen on port %u: %s\n", ep.port, strerror(errno));
 		if (l->l != NULL)
@@ -349,7 +353,7 @@ cm_listen(struct wn_dp *dp, struct wn_server_dp_msg *m)
 static void
 cm_connect(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
-	struct dp_conn *c = conn_new(dp);
+	struct dp_conn *c = dp_conn_new(dp);
 	struct wn_cm_connect cc;
 	struct wn_ctl_cm_event ev;
 
@@ -521,7 +525,7 @@ dp_conns_reap(struct wn_dp *dp)
 	struct dp_conn *c, *tmp;
 
 	RTE_TAILQ_FOREACH_SAFE(c, &dp->conns, next, tmp)
-		if (wn_cm_state(&c->ep) == WN_CM_CLOSED)
+		if (wn_cm_state(&c->ep) == WN_CM_CLOSED && !c->held)
 			conn_free(dp, c); /* its stream was released: lib/mpa frees it */
 }
 

@@ -7,8 +7,9 @@
  * Files: shard.c (creation), steer.c (software flow steering, handoff, loopback), loop.c (one
  * iteration, the run loop, the port's transmit), obj.c (CQ/SRQ/QP objects and shard 0's
  * dispatch of control messages), conn.c (lib/cm's owner: keys, CM messages and events),
- * llp.c (the lower layer and zero-copy's region pins), tel.c (telemetry), options.c and
- * app.c (warpnicd's options and the start/stop of a whole dataplane, wn_dp_app.h).
+ * llp.c (the lower layer and zero-copy's region pins), embed.c (RDMA for an application in
+ * the shard's loop, wn_dp_embed.h), tel.c (telemetry), options.c and app.c (warpnicd's
+ * options and the start/stop of a whole dataplane, wn_dp_app.h).
  */
 #ifndef WN_DP_PRIV_H
 #define WN_DP_PRIV_H
@@ -59,6 +60,8 @@ struct dp_cq {
 	struct wn_queue_ring prod;    /**< producer view (the engines write CQEs here) */
 	rte_spinlock_t lock;          /**< serialises producers on several shards */
 	_Atomic uint32_t refs;    /**< the table + QPs using it; 0: freed, DONE sent */
+	bool local;                   /**< an embedded application's (embed.c): one shard, no
+				       *   lock, not in the table, no DONE */
 };
 
 struct dp_srq {
@@ -68,6 +71,7 @@ struct dp_srq {
 	struct wn_queue_ring cons;
 	rte_spinlock_t lock;
 	_Atomic uint32_t refs;
+	bool local;
 };
 
 struct dp_conn;
@@ -87,6 +91,7 @@ struct dp_qp {
 	uint16_t owner;               /**< shard of its connection (set by shard 0) */
 	TAILQ_ENTRY(dp_qp) errnext;   /**< in dp->errq while its engine is in ERROR */
 	bool in_errq;
+	bool local;                   /**< an embedded application's (embed.c) */
 };
 
 struct dp_listen {
@@ -95,6 +100,8 @@ struct dp_listen {
 	struct wn_llp_listener *l;
 	struct wn_ctl_addr src;
 	struct wn_dp *dp;
+	void *user;                   /**< embedded listener (embed.c): its events' @c user */
+	bool embedded;
 };
 
 /**
@@ -111,6 +118,11 @@ struct dp_conn {
 	struct wn_ctl_addr src, dst;  /**< local, remote */
 	struct dp_qp *qp;
 	TAILQ_ENTRY(dp_conn) next;
+	/* embedded (embed.c): events go to the shard's queue, not the control thread */
+	bool embedded;
+	bool held;                    /**< the application holds the handle: not freed */
+	void *user;                   /**< the application's pointer, in its events */
+	struct dp_listen *elisten;    /**< passive: the embedded listener it came from */
 };
 
 TAILQ_HEAD(dp_qp_list, dp_qp);
@@ -141,6 +153,7 @@ struct wn_dp {
 	struct { uint32_t handle, stag; } *dereg; /**< shard 0: DONEs waiting for unpinning */
 	uint32_t n_dereg, cap_dereg;
 	uint64_t last_tick;
+	struct dp_embed *emb;         /**< embedded applications' CM events (embed.c), or NULL */
 	/* telemetry snapshot, refreshed by the lcore */
 	pthread_mutex_t tel_lock;
 	uint64_t tel_at;
@@ -163,6 +176,7 @@ struct wn_dp {
 /** The dataplane of one instance: its shards and what they share. */
 struct wn_dp_group {
 	struct wn_dp_conf c;
+	uint32_t seq;                 /**< the process's dataplane number (DPDK object names) */
 	uint16_t n;                   /**< shards */
 	struct wn_dp *shard[DP_MAX_SHARDS];
 	struct rte_hash *objs;        /**< handle → object; written by shard 0 only */
@@ -204,6 +218,12 @@ dp_token_shard(uint32_t token)
 /* conn.c: lib/cm's owner */
 /** lib/cm of this shard. */
 void dp_conns_init(struct wn_dp *dp);
+/** A new connection in the shard's list (zeroed). @return it, or NULL (ENOMEM). */
+struct dp_conn *dp_conn_new(struct wn_dp *dp);
+/** A listener's incoming upcall (wn_llp_incoming_fn; @p arg: struct dp_listen). */
+int dp_conn_incoming(void *arg, struct wn_llp *llp);
+/** A lower-layer endpoint as a control-protocol address. */
+void dp_ctl_addr_of(const struct wn_llp_ep *e, struct wn_ctl_addr *a);
 /** CM messages from the control thread. */
 void dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
 /** Detach a connection whose QP the ULP destroys (@p abort) or moves to Error. */
@@ -224,6 +244,16 @@ void dp_zc_tick(struct wn_dp *dp);
 /* obj.c: CQs, SRQs, QPs and their engines */
 /** Look up an object by handle. */
 void *dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind);
+/** Fill @p cq for descriptor @p d (one reference: the creator's). @return 0 or -EINVAL. */
+int dp_cq_init(struct dp_cq *cq, struct wn_server_dp_cq *d);
+/** Fill @p qp for descriptor @p d with its queues (referenced). @return 0 or -EINVAL. */
+int dp_qp_init(struct dp_qp *qp, struct wn_server_dp_qp *d, struct dp_cq *scq, struct dp_cq *rcq,
+	       struct dp_srq *srq);
+/**
+ * Tear a QP down on its owner shard (engine, queue references) and free it; @p ack: DONE to
+ * the control thread.
+ */
+void dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack);
 /** Shard 0: objects announced by the control thread. */
 void dp_cq_create(struct wn_dp *dp, struct wn_server_dp_cq *d);
 void dp_srq_create(struct wn_dp *dp, struct wn_server_dp_srq *d);
@@ -257,6 +287,12 @@ void dp_cm_event_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event
 		     uint32_t ird, uint32_t ord);
 /** Tell the control thread an object is released. */
 void dp_ctl_done(struct wn_dp *dp, uint32_t handle);
+
+/* embed.c: objects and connections of an application on the shard's lcore */
+/** An embedded connection's lib/cm event: queue it for wn_dp_cm_poll(). @return 0/-errno. */
+int dp_embed_event(struct wn_dp *dp, struct dp_conn *c, const struct wn_cm_event *e);
+/** Free the shard's embedded state (queued events). */
+void dp_embed_free(struct wn_dp *dp);
 
 /* tel.c */
 /** Refresh the shard's telemetry snapshot (its lcore). */

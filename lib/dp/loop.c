@@ -80,6 +80,8 @@ poll_ctl(struct wn_dp *dp)
 	unsigned int n, i;
 
 	if (dp->idx == 0) {
+		if (dp->c.to_dp == NULL)
+			return 0; /* no control thread (embedded applications only) */
 		n = rte_ring_dequeue_burst(dp->c.to_dp, msgs, DP_BURST, NULL);
 		for (i = 0; i < n; i++)
 			dp_dispatch(dp, msgs[i]);
@@ -127,10 +129,9 @@ tick(struct wn_dp *dp)
 }
 
 unsigned int
-wn_dp_poll(struct wn_dp *dp)
+wn_dp_poll_rx(struct wn_dp *dp)
 {
 	unsigned int work = 0;
-	struct dp_qp *qp, *tmp;
 
 	dp->now = wn_net_now_us();
 	dp->st.loops++;
@@ -141,6 +142,15 @@ wn_dp_poll(struct wn_dp *dp)
 	work += poll_rx(dp);
 	/* lower-layer timers; zero-copy FPDUs ACKed and in no mbuf: unpin, complete */
 	work += wn_llp_poll(dp->llp, dp->now);
+	return work;
+}
+
+unsigned int
+wn_dp_poll_tx(struct wn_dp *dp)
+{
+	unsigned int work = 0;
+	struct dp_qp *qp, *tmp;
+
 	RTE_TAILQ_FOREACH_SAFE(qp, &dp->active, next, tmp) {
 		if (qp->llp == NULL || !wn_llp_tx_ready(qp->llp))
 			continue;
@@ -155,6 +165,14 @@ wn_dp_poll(struct wn_dp *dp)
 		dp_tel_refresh(dp);
 	}
 	return work;
+}
+
+unsigned int
+wn_dp_poll(struct wn_dp *dp)
+{
+	unsigned int work = wn_dp_poll_rx(dp);
+
+	return work + wn_dp_poll_tx(dp);
 }
 
 int
@@ -188,6 +206,7 @@ wn_dp_stop(struct wn_dp *dp)
 	uint16_t n;
 
 	dp_conns_free(dp);
+	dp_embed_free(dp);
 	/* the last FINs/RSTs */
 	dp->now = wn_net_now_us();
 	wn_tcp_process(dp->tcp, dp->now);

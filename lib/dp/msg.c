@@ -23,6 +23,10 @@ ctl_kick(struct wn_dp *dp)
 static void
 ctl_post(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
+	if (dp->c.to_ctl == NULL) {
+		free(m); /* no control thread: nobody to tell (embedded applications only) */
+		return;
+	}
 	/* several shards produce: the ring is multi-producer */
 	if (rte_ring_enqueue(dp->c.to_ctl, m) != 0) {
 		dp->st.ctl_drop++;

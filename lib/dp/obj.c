@@ -75,7 +75,8 @@ static void
 engine_conf(struct wn_dp *dp, struct dp_qp *qp, struct wn_rnic_qp_conf *rc,
 	    wn_rnic_event_fn event)
 {
-	bool shared = dp->g->n > 1;
+	/* an embedded application's objects stay on its shard */
+	bool shared = dp->g->n > 1 && !qp->local;
 
 	memset(rc, 0, sizeof(*rc));
 	rc->qpn = qp->d->qpn;
@@ -204,8 +205,8 @@ dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 }
 
 /* Tear a QP down on its owner shard; @p ack: acknowledge the control thread's destroy. */
-static void
-qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
+void
+dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
 {
 	if (qp->active)
 		TAILQ_REMOVE(&dp->active, qp, next);
@@ -232,36 +233,59 @@ obj_add(struct wn_dp *dp, uint32_t handle, void *o)
 	return ret;
 }
 
-void
-dp_qp_create(struct wn_dp *dp, struct wn_server_dp_qp *d)
+int
+dp_qp_init(struct dp_qp *qp, struct wn_server_dp_qp *d, struct dp_cq *scq, struct dp_cq *rcq,
+	   struct dp_srq *srq)
 {
-	struct dp_qp *qp = calloc(1, sizeof(*qp));
 	uint64_t off;
 
-	if (qp == NULL)
-		return;
 	qp->kind = DPO_QP;
 	qp->handle = d->handle;
 	qp->d = d;
 	qp->owner = DP_NO_OWNER;
-	qp->scq = dp_obj(dp, d->send_cq->handle, DPO_CQ);
-	qp->rcq = dp_obj(dp, d->recv_cq->handle, DPO_CQ);
-	qp->srq = d->srq != NULL ? dp_obj(dp, d->srq->handle, DPO_SRQ) : NULL;
+	qp->scq = scq;
+	qp->rcq = rcq;
+	qp->srq = srq;
 	off = wn_queue_qp_rq_offset(d->sq_depth, d->max_send_sge, d->max_inline);
-	if (qp->scq == NULL || qp->rcq == NULL || (d->srq != NULL && qp->srq == NULL) ||
+	if (scq == NULL || rcq == NULL || (d->srq != NULL && srq == NULL) ||
 	    wn_queue_cons_attach(&qp->sq, d->ring, off, WN_QUEUE_KIND_SQ) != 0 ||
 	    (d->srq == NULL && wn_queue_cons_attach(&qp->rq, (uint8_t *)d->ring + off,
-						    d->ring_size - off, WN_QUEUE_KIND_RQ) != 0)) {
+						    d->ring_size - off, WN_QUEUE_KIND_RQ) != 0))
+		return -EINVAL;
+	atomic_fetch_add(&scq->refs, 1);
+	atomic_fetch_add(&rcq->refs, 1);
+	if (srq != NULL)
+		atomic_fetch_add(&srq->refs, 1);
+	return 0;
+}
+
+void
+dp_qp_create(struct wn_dp *dp, struct wn_server_dp_qp *d)
+{
+	struct dp_qp *qp = calloc(1, sizeof(*qp));
+
+	if (qp == NULL)
+		return;
+	if (dp_qp_init(qp, d, dp_obj(dp, d->send_cq->handle, DPO_CQ),
+		       dp_obj(dp, d->recv_cq->handle, DPO_CQ),
+		       d->srq != NULL ? dp_obj(dp, d->srq->handle, DPO_SRQ) : NULL) != 0) {
 		DP_LOG(ERR, "QP %u: bad descriptor\n", d->handle);
 		free(qp);
 		return;
 	}
-	atomic_fetch_add(&qp->scq->refs, 1);
-	atomic_fetch_add(&qp->rcq->refs, 1);
-	if (qp->srq != NULL)
-		atomic_fetch_add(&qp->srq->refs, 1);
 	if (obj_add(dp, d->handle, qp) < 0)
-		qp_free(dp, qp, false);
+		dp_qp_free(dp, qp, false);
+}
+
+int
+dp_cq_init(struct dp_cq *cq, struct wn_server_dp_cq *d)
+{
+	cq->kind = DPO_CQ;
+	cq->handle = d->handle;
+	cq->d = d;
+	rte_spinlock_init(&cq->lock);
+	atomic_init(&cq->refs, 1);
+	return wn_queue_prod_attach(&cq->prod, d->ring, d->ring_size, WN_QUEUE_KIND_CQ);
 }
 
 void
@@ -271,13 +295,7 @@ dp_cq_create(struct wn_dp *dp, struct wn_server_dp_cq *d)
 
 	if (cq == NULL)
 		return;
-	cq->kind = DPO_CQ;
-	cq->handle = d->handle;
-	cq->d = d;
-	rte_spinlock_init(&cq->lock);
-	atomic_init(&cq->refs, 1);
-	if (wn_queue_prod_attach(&cq->prod, d->ring, d->ring_size, WN_QUEUE_KIND_CQ) != 0 ||
-	    obj_add(dp, d->handle, cq) < 0)
+	if (dp_cq_init(cq, d) != 0 || obj_add(dp, d->handle, cq) < 0)
 		free(cq);
 }
 
@@ -328,7 +346,7 @@ dp_qp_unlink(struct wn_dp *dp, uint32_t handle)
 void
 dp_qp_destroy(struct wn_dp *dp, struct dp_qp *qp)
 {
-	qp_free(dp, qp, true);
+	dp_qp_free(dp, qp, true);
 }
 
 /* ---------------------------------------------------------------- shutdown */

@@ -58,14 +58,14 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	TAILQ_INIT(&dp->errq);
 	TAILQ_INIT(&dp->conns);
 	pthread_mutex_init(&dp->tel_lock, NULL);
-	snprintf(name, sizeof(name), "wn_dp_cm%u", idx);
+	snprintf(name, sizeof(name), "wn_dp%u_cm%u", g->seq, idx);
 	dp->cm_tab = hash_create(name, 2 * (conf->max_conns ? conf->max_conns : 1024) + 64, 0);
-	snprintf(name, sizeof(name), "wn_dp_ho%u", idx);
+	snprintf(name, sizeof(name), "wn_dp%u_ho%u", g->seq, idx);
 	dp->handoff = rte_ring_create(name, HANDOFF_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
 	if (dp->cm_tab == NULL || dp->handoff == NULL)
 		return NULL;
 	if (idx > 0) {
-		snprintf(name, sizeof(name), "wn_dp_ctl%u", idx);
+		snprintf(name, sizeof(name), "wn_dp%u_ctl%u", g->seq, idx);
 		dp->ctl = rte_ring_create(name, SHARD_CTL_RING, SOCKET_ID_ANY,
 					  RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (dp->ctl == NULL)
@@ -109,6 +109,8 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 struct wn_dp_group *
 wn_dp_create(const struct wn_dp_conf *conf, uint16_t n_shards)
 {
+	static uint32_t seq; /* names of the DPDK objects of each dataplane of the process */
+	char name[RTE_HASH_NAMESIZE];
 	struct wn_dp_group *g;
 	uint16_t i;
 
@@ -121,9 +123,12 @@ wn_dp_create(const struct wn_dp_conf *conf, uint16_t n_shards)
 		return NULL;
 	g->c = *conf;
 	g->n = n_shards;
+	g->seq = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED);
 	/* one writer (shard 0), readers on every shard */
-	g->objs = hash_create("wn_dp_objs", 16384, RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY);
-	g->cm_owner = hash_create("wn_dp_cmown", 16384, 0);
+	snprintf(name, sizeof(name), "wn_dp%u_objs", g->seq);
+	g->objs = hash_create(name, 16384, RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY);
+	snprintf(name, sizeof(name), "wn_dp%u_cmown", g->seq);
+	g->cm_owner = hash_create(name, 16384, 0);
 	if (g->objs == NULL || g->cm_owner == NULL)
 		goto fail;
 	for (i = 0; i < n_shards; i++)
@@ -151,6 +156,7 @@ shard_free(struct wn_dp *dp)
 			free(m);
 	rte_ring_free(dp->handoff);
 	rte_ring_free(dp->ctl);
+	dp_embed_free(dp); /* its listeners are the lower layer's */
 	wn_mpa_tcp_free(dp->llp);
 	wn_tcp_ctx_free(dp->tcp);
 	wn_netif_free(dp->nif);

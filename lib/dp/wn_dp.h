@@ -19,8 +19,9 @@
  *
  * wn_dp_run() loops over it with the idle policy; an application that runs its own loop
  * calls wn_dp_start(), then wn_dp_poll() as often as it likes, then wn_dp_stop(), all on the
- * shard's lcore. wn_dp_app.h starts a whole dataplane the way warpnicd does (port, control
- * thread, shards).
+ * shard's lcore (wn_dp_poll_rx() and wn_dp_poll_tx() are its two halves, with the
+ * application's step between them: wn_dp_embed.h). wn_dp_app.h starts a whole dataplane the
+ * way warpnicd does (port, control thread, shards).
  *
  * Thread safety: a shard's state is used by its lcore only; the object table (rte_hash with
  * reader-writer concurrency) is written by shard 0 only; CQ/SRQ structures are reference
@@ -139,6 +140,23 @@ int wn_dp_start(struct wn_dp *dp);
  * The shard's lcore, between wn_dp_start() and wn_dp_stop().
  */
 unsigned int wn_dp_poll(struct wn_dp *dp);
+
+/**
+ * The first half of wn_dp_poll(): the clock, receive (port queue, other shards' frames)
+ * through TCP, the lower layer and the QP engines (placement, CQEs), the lower layer's
+ * timers and releases, control messages. An application that runs its workload inside the
+ * shard's loop (wn_dp_embed.h) calls wn_dp_poll_rx(), does its step (post, poll), then
+ * wn_dp_poll_tx(), so what it posts leaves in the same iteration.
+ * @return units of work done. The shard's lcore.
+ */
+unsigned int wn_dp_poll_rx(struct wn_dp *dp);
+
+/**
+ * The second half of wn_dp_poll(): the QPs' send queues, TCP (output, timers, the ACKs of
+ * this iteration's receive burst), transmit, periodic work.
+ * @return units of work done. The shard's lcore, after wn_dp_poll_rx() of the same iteration.
+ */
+unsigned int wn_dp_poll_tx(struct wn_dp *dp);
 
 /**
  * The shard stops: its connections are aborted (without events) and the last segments

@@ -41,6 +41,13 @@ struct wn_dp_app_conf {
 	 * wn_dp_app_start(); the main lcore stays the caller's.
 	 */
 	bool main_shard;
+	/**
+	 * Run to completion (wn_dp_embed.h): no control server or thread, a lib/mem table of
+	 * the dataplane's own, one shard per EAL lcore and none started: the application runs
+	 * each on its lcore (wn_dp_app_shard(), then wn_dp_start/poll/stop) with its workload
+	 * in the same loop. main_shard is ignored.
+	 */
+	bool rtc;
 };
 
 /** Fill @p c with warpnicd's defaults (main_shard true). */
@@ -71,12 +78,23 @@ int wn_dp_app_parse_args(struct wn_dp_app_conf *c, int argc, char **argv);
 /**
  * Bring up the mbuf pool, the port (and --impair face), --pcap, the control rings, the
  * control server on c->ctl_path and its thread, and the dataplane shards; without
- * c->main_shard the shards start on the worker lcores here. @p c is copied.
+ * c->main_shard the shards start on the worker lcores here. With c->rtc: no control rings,
+ * server or thread, a lib/mem table of the dataplane's own, and no shard started. @p c is
+ * copied.
  * @return 0, or -errno with a message on stderr (EINVAL: no --ip; ENODEV: no port;
  *   ENOTSUP: no worker lcore for an embedded dataplane; EALREADY: already started);
  *   on failure nothing is left running. Main lcore, after rte_eal_init().
  */
 int wn_dp_app_start(const struct wn_dp_app_conf *c);
+
+/**
+ * @return shard @p idx of the started dataplane (c->rtc: the application runs it), or NULL.
+ * Any thread.
+ */
+struct wn_dp *wn_dp_app_shard(uint16_t idx);
+
+/** @return the number of shards of the started dataplane (0 when not started). Any thread. */
+uint16_t wn_dp_app_shards(void);
 
 /**
  * With c->main_shard: run shard 0 on the calling (main) lcore until wn_dp_app_quit() or a
