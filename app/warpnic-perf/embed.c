@@ -9,6 +9,9 @@
  * the main lcore. With the main lcore alone (-l 0), shard 0 runs there, as in warpnicd, and
  * the mode on a control thread (rte_ctrl_thread_create(): the CPUs EAL left free, else the
  * main lcore's, shared with the dataplane, which naps when idle).
+ *
+ * Run to completion (--rtc): no control thread and no lib/client; the main lcore runs shard
+ * 0 itself with the mode's step inside its loop (dev_rtc.c over lib/dp's wn_dp_embed.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -90,6 +93,42 @@ bench_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Run to completion (--rtc): the main lcore runs shard 0 and the mode in one loop (the mode's
+ * device is the shard, dev_rtc.c). No control thread, no other lcore.
+ */
+static int
+rtc_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
+{
+	struct wn_dp *dp;
+	int rc;
+
+	if (rte_lcore_count() != 1) {
+		fprintf(stderr, "warpnic-perf: --rtc runs one shard on one lcore: give EAL one "
+			"(-l N)\n");
+		return -EINVAL;
+	}
+	rc = conf_build(p);
+	conf.rtc = true;
+	if (rc == 0)
+		rc = wn_dp_app_start(&conf);
+	wn_dp_app_conf_free(&conf);
+	if (rc != 0) {
+		fprintf(stderr, "warpnic-perf: run-to-completion dataplane: %s\n", strerror(-rc));
+		return rc;
+	}
+	dp = wn_dp_app_shard(0);
+	rc = wn_dp_start(dp);
+	if (rc == 0) {
+		rc = m->run(p);
+		wn_dp_stop(dp);
+	} else {
+		fprintf(stderr, "warpnic-perf: shard start: %s\n", strerror(-rc));
+	}
+	(void)wn_dp_app_stop();
+	return rc;
+}
+
 int
 wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 {
@@ -97,6 +136,8 @@ wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 	pthread_t tid;
 	int rc, dp_rc;
 
+	if (p->rtc)
+		return rtc_run(p, m);
 	rc = conf_build(p);
 	/* the main lcore alone: it runs shard 0, the mode goes to a thread */
 	conf.main_shard = rte_lcore_count() == 1;

@@ -63,85 +63,98 @@ bw_credits(struct perf_rnic *r)
 }
 
 static int
-bw_client(struct perf_rnic *r, const struct perf_msg *start, const struct perf_msg *ready,
-	  struct perf_msg *end, struct wn_perf_row *row)
+bw_client_begin(struct perf_rnic *r, const struct perf_msg *start)
 {
+	struct perf_run *u = &r->run;
+
+	u->open = true;
+	u->deadline = start->ms ? wn_perf_now() + start->ms / 1e3 : INFINITY;
+	u->t0 = u->t_last = u->last_progress = wn_perf_now();
+	return 0;
+}
+
+/* One iteration: keep --depth WRs outstanding per QP (send_bw: within the credits), reap. */
+static int
+bw_client_step(struct perf_rnic *r, const struct perf_msg *start)
+{
+	struct perf_run *u = &r->run;
 	struct wn_queue_cqe e[BW_BATCH];
-	bool send = r->ops->send, open = true;
-	double t0, t_last, last_progress, now;
-	double deadline = start->ms ? wn_perf_now() + start->ms / 1e3 : INFINITY;
-	uint64_t total = 0;
-	uint32_t spins = 0;
+	bool send = r->ops->send, busy = false;
+	double now;
+	int n;
 
-	(void)ready;
-	t0 = t_last = last_progress = wn_perf_now();
-	for (;;) {
-		bool idle = true, busy = false;
-		int n;
+	r->idle = true;
+	for (uint32_t i = 0; u->open && i < r->qps; i++) {
+		struct perf_conn *c = &r->conn[i];
+		uint64_t want = r->depth - c->outstanding;
 
-		for (uint32_t i = 0; open && i < r->qps; i++) {
-			struct perf_conn *c = &r->conn[i];
-			uint64_t want = r->depth - c->outstanding;
-
-			if (start->iters - c->posted < want)
-				want = start->iters - c->posted;
-			if (send && c->credits - c->sent < want)
-				want = c->credits - c->sent;
-			if (want == 0)
-				continue;
-			n = perf_post_data(r, c, r->ops->opcode, start->size, (uint32_t)want);
-			if (n < 0)
-				return n;
-			if (send)
-				c->sent += (uint64_t)n;
-		}
-		n = perf_poll(r, r->scq, e, BW_BATCH);
+		if (start->iters - c->posted < want)
+			want = start->iters - c->posted;
+		if (send && c->credits - c->sent < want)
+			want = c->credits - c->sent;
+		if (want == 0)
+			continue;
+		n = perf_post_data(r, c, r->ops->opcode, start->size, (uint32_t)want);
 		if (n < 0)
 			return n;
-		for (int i = 0; i < n; i++) {
-			struct perf_conn *c = perf_conn_of(r, e[i].wr_id);
-
-			if (c == NULL || perf_wr_kind_of(e[i].wr_id) != PERF_WR_DATA)
-				return -EPROTO;
-			c->outstanding--;
-			c->done++;
-		}
-		total += (uint64_t)n;
-		now = wn_perf_now();
-		if (n > 0) {
-			t_last = last_progress = now;
-			idle = false;
-		}
-		if (send) {
-			n = bw_credits(r);
-			if (n < 0)
-				return n;
-			if (n > 0)
-				idle = false;
-		}
-		if (open && now > deadline)
-			open = false;
-		for (uint32_t i = 0; i < r->qps; i++) {
-			busy |= r->conn[i].outstanding > 0;
-			if (r->conn[i].posted < start->iters)
-				busy |= open;
-		}
-		if (!busy)
-			break;
-		if (idle) {
-			perf_relax(&spins);
-			if (now - last_progress > r->p->timeout) {
-				fprintf(stderr, "%s: size %" PRIu32 ": no completion for %.0f s after "
-					"%" PRIu64 " (dataplane stalled?)\n", r->ops->name,
-					start->size, r->p->timeout, total);
-				return -ETIMEDOUT;
-			}
-		}
+		if (send)
+			c->sent += (uint64_t)n;
 	}
-	end->count = total;
-	row->val[0] = (double)total * start->size * 8 / (t_last - t0) / 1e9;
-	row->val[1] = (double)total / (t_last - t0) / 1e6;
-	row->val[2] = (double)total;
+	n = perf_poll(r, r->scq, e, BW_BATCH);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		struct perf_conn *c = perf_conn_of(r, e[i].wr_id);
+
+		if (c == NULL || perf_wr_kind_of(e[i].wr_id) != PERF_WR_DATA)
+			return -EPROTO;
+		c->outstanding--;
+		c->done++;
+	}
+	u->total += (uint64_t)n;
+	now = wn_perf_now();
+	if (n > 0) {
+		u->t_last = u->last_progress = now;
+		r->idle = false;
+	}
+	if (send) {
+		n = bw_credits(r);
+		if (n < 0)
+			return n;
+		if (n > 0)
+			r->idle = false;
+	}
+	if (u->open && now > u->deadline)
+		u->open = false;
+	for (uint32_t i = 0; i < r->qps; i++) {
+		busy |= r->conn[i].outstanding > 0;
+		if (r->conn[i].posted < start->iters)
+			busy |= u->open;
+	}
+	if (!busy)
+		return 1;
+	if (r->idle && now - u->last_progress > r->p->timeout) {
+		fprintf(stderr, "%s: size %" PRIu32 ": no completion for %.0f s after %" PRIu64
+			" (dataplane stalled?)\n", r->ops->name, start->size, r->p->timeout,
+			u->total);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+static int
+bw_client_end(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *end,
+	      struct wn_perf_row *row)
+{
+	struct perf_run *u = &r->run;
+	double secs = u->t_last - u->t0;
+
+	end->count = u->total;
+	if (secs <= 0)
+		secs = 1e-9;
+	row->val[0] = (double)u->total * start->size * 8 / secs / 1e9;
+	row->val[1] = (double)u->total / secs / 1e6;
+	row->val[2] = (double)u->total;
 	return 0;
 }
 
@@ -178,7 +191,7 @@ bw_receive(struct perf_rnic *r, uint32_t size, uint64_t *got)
 		/* inline: the credit word is copied into the WQE, so a later credit may be
 		 * written while this Send is still outstanding (verbs: a posted buffer is the
 		 * RNIC's until its completion) */
-		rc = perf_post_send(c, WN_QUEUE_WR_SEND,
+		rc = perf_post_send(r, c, WN_QUEUE_WR_SEND,
 				    WN_QUEUE_SEND_SIGNALED | WN_QUEUE_SEND_INLINE, &posted,
 				    sizeof(uint64_t), 0, 0, 0,
 				    perf_wr_id(c->index, PERF_WR_CREDIT, 0));
@@ -202,42 +215,54 @@ bw_receive(struct perf_rnic *r, uint32_t size, uint64_t *got)
 }
 
 static int
-bw_server(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *end)
+bw_server_begin(struct perf_rnic *r, const struct perf_msg *start)
 {
-	double limit = r->p->timeout + start->ms / 1e3, last_progress = wn_perf_now();
-	bool have_end = false;
-	uint64_t got = 0;
-	uint32_t spins = 0;
+	struct perf_run *u = &r->run;
 
-	if (!r->ops->send) /* Write and Read need nothing from the server's CPU */
-		return perf_ctl_recv(r, end, PERF_MSG_END, limit);
+	u->limit = r->p->timeout + start->ms / 1e3;
+	u->last_progress = wn_perf_now();
 	for (uint32_t i = 0; i < r->qps; i++)
 		r->conn[i].bad_len = 0;
-	while (!have_end || got < end->count) {
-		int n = bw_receive(r, start->size, &got), m = 0;
+	return 0;
+}
 
+/*
+ * One iteration: send_bw counts and reposts receives and returns credits; Write and Read need
+ * nothing from the server's CPU. Done when the client's END is there (and, send_bw, every
+ * message it counted).
+ */
+static int
+bw_server_step(struct perf_rnic *r, const struct perf_msg *start)
+{
+	struct perf_run *u = &r->run;
+	int n = 0, m = 0;
+
+	if (r->ops->send) {
+		n = bw_receive(r, start->size, &u->got);
 		if (n < 0)
 			return n;
-		if (!have_end) {
-			m = perf_ctl_try_recv(r, end);
-			if (m < 0)
-				return m;
-			if (m > 0 && end->type != PERF_MSG_END)
-				return -EPROTO;
-			have_end = m > 0;
-		}
-		if (n > 0 || m > 0) {
-			last_progress = wn_perf_now();
-		} else {
-			perf_relax(&spins);
-			if (spins % 1024 == 0 && wn_perf_now() - last_progress > limit) {
-				fprintf(stderr, "%s: size %" PRIu32 ": got %" PRIu64 " of %s%" PRIu64
-					" messages, then nothing for %.0f s\n", r->ops->name,
-					start->size, got, have_end ? "" : "at least ",
-					have_end ? end->count : got, limit);
-				return -ETIMEDOUT;
-			}
-		}
+	}
+	if (!u->have_end) {
+		m = perf_ctl_try_recv(r, &u->end);
+		if (m < 0)
+			return m;
+		if (m > 0 && u->end.type != PERF_MSG_END)
+			return -EPROTO;
+		u->have_end = m > 0;
+	}
+	if (u->have_end && (!r->ops->send || u->got >= u->end.count))
+		return 1;
+	if (n > 0 || m > 0) {
+		u->last_progress = wn_perf_now();
+		return 0;
+	}
+	r->idle = true;
+	if (++u->iter % 1024 == 0 && wn_perf_now() - u->last_progress > u->limit) {
+		fprintf(stderr, "%s: size %" PRIu32 ": got %" PRIu64 " of %s%" PRIu64
+			" messages, then nothing for %.0f s\n", r->ops->name, start->size, u->got,
+			u->have_end ? "" : "at least ", u->have_end ? u->end.count : u->got,
+			u->limit);
+		return -ETIMEDOUT;
 	}
 	return 0;
 }
@@ -275,17 +300,20 @@ bw_check(struct perf_rnic *r, const struct perf_msg *start, const struct perf_ms
 #define BW_OPS(nm, op, snd, what)                                                               \
 	static const struct perf_rnic_ops nm##_ops = {                                          \
 		.name = #nm,                                                                    \
-		.title = #nm ": RDMA " what " through warpnicd, message octets (Gbit/s)",       \
+		.title = #nm ": RDMA " what ", message octets (Gbit/s)",                        \
 		.send = snd,                                                                    \
 		.opcode = op,                                                                   \
 		.def_size = 65536,                                                              \
 		.def_iters = 5000,                                                              \
 		.prepare = bw_prepare,                                                          \
-		.client = bw_client,                                                            \
-		.server = bw_server,                                                            \
+		.client_begin = bw_client_begin,                                                \
+		.client_step = bw_client_step,                                                  \
+		.client_end = bw_client_end,                                                    \
+		.server_begin = bw_server_begin,                                                \
+		.server_step = bw_server_step,                                                  \
 		.check = bw_check,                                                              \
 	};                                                                                      \
-	PERF_RNIC_MODE(nm, "RDMA " what " (client of warpnicd; --server / --client)")
+	PERF_RNIC_MODE(nm, "RDMA " what " (--server / --client; warpnicd, --ip, --rtc)")
 
 BW_OPS(write_bw, WN_QUEUE_WR_RDMA_WRITE, false, "Write bandwidth");
 BW_OPS(read_bw, WN_QUEUE_WR_RDMA_READ, false, "Read bandwidth");

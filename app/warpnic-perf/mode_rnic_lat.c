@@ -63,177 +63,225 @@ lat_reap(struct perf_rnic *r)
 	return n;
 }
 
-/* Post the measured operation on QP 0, waiting for SQ room. */
+/*
+ * Post the measured operation on QP 0. @return 1 posted, 0 when the SQ is full (its
+ * completions reaped: try again in the next step), -errno.
+ */
 static int
 lat_post(struct perf_rnic *r, uint32_t size)
 {
-	struct perf_conn *c = &r->conn[0];
+	int n = perf_post_data(r, &r->conn[0], r->ops->opcode, size, 1);
 
-	for (;;) {
-		int n = perf_post_data(r, c, r->ops->opcode, size, 1);
-
-		if (n != 0)
-			return n < 0 ? n : 0;
-		n = lat_reap(r);
-		if (n < 0)
-			return n;
-	}
+	if (n == 0)
+		n = lat_reap(r) < 0 ? -EIO : 0;
+	return n;
 }
 
 /*
- * Wait for the peer's message of iteration @p i: write_lat polls the tag octet, send_lat the
- * receive CQ, read_lat the Read's completion. @return the tag seen (>0) or -errno.
+ * Has the peer's message of iteration @p i arrived? write_lat looks at the tag octet,
+ * send_lat at the receive CQ, read_lat at the Read's completion.
+ * @return the tag seen (> 0), 0 when not yet, or -errno.
  */
 static int
-lat_wait(struct perf_rnic *r, uint32_t size, uint64_t i, double limit)
+lat_check_once(struct perf_rnic *r, uint32_t size, uint64_t i)
 {
 	struct perf_conn *c = &r->conn[0];
 	uint8_t want = lat_tag(i);
-	uint32_t spins = 0;
-	double t0 = 0;
+	struct wn_queue_cqe e;
+	int n;
 
-	for (;;) {
-		struct wn_queue_cqe e;
-		int n;
+	if (r->ops->opcode == WN_QUEUE_WR_RDMA_WRITE) {
+		uint8_t t = lat_peek(c->rx + size - 1);
 
-		if (r->ops->opcode == WN_QUEUE_WR_RDMA_WRITE) {
+		if ((t & ~LAT_FINAL) == want)
+			return t;
+		n = lat_reap(r);
+	} else if (r->ops->opcode == WN_QUEUE_WR_SEND) {
+		n = perf_poll(r, r->rcq, &e, 1);
+		if (n == 1) {
 			uint8_t t = lat_peek(c->rx + size - 1);
 
-			if ((t & ~LAT_FINAL) == want)
-				return t;
-			n = lat_reap(r);
-		} else if (r->ops->opcode == WN_QUEUE_WR_SEND) {
-			n = perf_poll(r, r->rcq, &e, 1);
-			if (n == 1) {
-				uint8_t t = lat_peek(c->rx + size - 1);
-
-				if (e.byte_len != size)
-					c->bad_len++;
-				n = perf_repost(r, &e);
-				if (n != 0)
-					return n;
-				c->received++;
-				if ((t & ~LAT_FINAL) != want) {
-					fprintf(stderr, "%s: iteration %" PRIu64 ": tag %u, want %u\n",
-						r->ops->name, i, t, want);
-					return -EIO;
-				}
-				return t;
+			if (e.byte_len != size)
+				c->bad_len++;
+			n = perf_repost(r, &e);
+			if (n != 0)
+				return n;
+			c->received++;
+			if ((t & ~LAT_FINAL) != want) {
+				fprintf(stderr, "%s: iteration %" PRIu64 ": tag %u, want %u\n",
+					r->ops->name, i, t, want);
+				return -EIO;
 			}
-			if (n == 0)
-				n = lat_reap(r);
-		} else {
-			n = perf_poll(r, r->scq, &e, 1);
-			if (n == 1) {
-				c->outstanding--;
-				return want;
-			}
+			return t;
 		}
-		if (n < 0)
-			return n;
-		perf_relax(&spins);
-		if (spins % 4096 == 0) {
-			double now = wn_perf_now();
-
-			if (t0 == 0) {
-				t0 = now;
-			} else if (now - t0 > limit) {
-				fprintf(stderr, "%s: size %" PRIu32 ": iteration %" PRIu64
-					" unanswered for %.0f s (dataplane stalled?)\n", r->ops->name,
-					size, i, limit);
-				return -ETIMEDOUT;
-			}
+		if (n == 0)
+			n = lat_reap(r);
+	} else {
+		n = perf_poll(r, r->scq, &e, 1);
+		if (n == 1) {
+			c->outstanding--;
+			return want;
 		}
 	}
+	return n < 0 ? n : 0;
 }
 
+/* Nothing arrived in this step: fail once the peer has been silent for @p limit seconds. */
 static int
-lat_client(struct perf_rnic *r, const struct perf_msg *start, const struct perf_msg *ready,
-	   struct perf_msg *end, struct wn_perf_row *row)
+lat_idle(struct perf_rnic *r, uint32_t size, double limit)
 {
+	struct perf_run *u = &r->run;
+	double now;
+
+	r->idle = true;
+	if (++u->got % 4096 != 0)
+		return 0;
+	now = wn_perf_now();
+	if (u->last_progress == 0) {
+		u->last_progress = now;
+	} else if (now - u->last_progress > limit) {
+		fprintf(stderr, "%s: size %" PRIu32 ": iteration %" PRIu64
+			" unanswered for %.0f s (dataplane stalled?)\n", r->ops->name, size, u->iter,
+			limit);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+enum { LAT_POST = 0, LAT_WAIT, LAT_DRAIN, LAT_END };
+
+static int
+lat_client_begin(struct perf_rnic *r, const struct perf_msg *start)
+{
+	struct perf_run *u = &r->run;
+
+	u->deadline = start->ms ? wn_perf_now() + start->ms / 1e3 : INFINITY;
+	u->total = LAT_WARMUP + (start->iters < LAT_MAX_SAMPLES ? start->iters : LAT_MAX_SAMPLES);
+	u->phase = LAT_POST;
+	r->conn[0].bad_len = 0;
+	return wn_perf_lat_init(&u->lat, u->total - LAT_WARMUP);
+}
+
+/*
+ * One iteration: post the next ping (tag in the last octet), or look for the pong; a pong
+ * that arrived is answered by the next ping in the same step, so that it leaves in this
+ * iteration's transmit.
+ */
+static int
+lat_client_step(struct perf_rnic *r, const struct perf_msg *start)
+{
+	struct perf_run *u = &r->run;
 	struct perf_conn *c = &r->conn[0];
 	bool read = r->ops->opcode == WN_QUEUE_WR_RDMA_READ;
-	double deadline = start->ms ? wn_perf_now() + start->ms / 1e3 : INFINITY;
-	uint64_t total = LAT_WARMUP + (start->iters < LAT_MAX_SAMPLES ? start->iters
-								     : LAT_MAX_SAMPLES);
-	struct wn_perf_lat lat;
-	uint64_t i;
-	int rc = 0;
+	int t;
 
-	(void)ready;
-	rc = wn_perf_lat_init(&lat, total - LAT_WARMUP);
-	if (rc != 0)
-		return rc;
-	c->bad_len = 0;
-	for (i = 0; i < total; i++) {
-		bool last = i + 1 == total || (i >= LAT_WARMUP && wn_perf_now() > deadline);
-		uint8_t tag = (uint8_t)(lat_tag(i) | (last ? LAT_FINAL : 0));
-		uint64_t t0, t1;
-		int t;
-
-		c->tx[start->size - 1] = tag;
-		t0 = wn_perf_now_ns();
-		rc = lat_post(r, start->size);
-		if (rc != 0)
-			break;
-		t = lat_wait(r, start->size, i, r->p->timeout);
-		t1 = wn_perf_now_ns();
-		if (t < 0) {
-			rc = t;
-			break;
-		}
+	switch (u->phase) {
+	case LAT_WAIT:
+		t = lat_check_once(r, start->size, u->iter);
+		if (t <= 0)
+			return t < 0 ? t : lat_idle(r, start->size, r->p->timeout);
 		c->done++;
-		if (i >= LAT_WARMUP)
-			lat.ns[lat.n++] = (double)(t1 - t0) / (read ? 1 : 2);
-		if (last) {
-			end->aux = tag;
-			break;
+		u->last_progress = 0;
+		if (u->iter >= LAT_WARMUP)
+			u->lat.ns[u->lat.n++] =
+				(double)(wn_perf_now_ns() - u->tstart) / (read ? 1 : 2);
+		if (u->tag & LAT_FINAL) {
+			u->phase = LAT_DRAIN;
+			return 0;
 		}
-	}
-	/* let the last completions come home */
-	while (rc == 0 && c->outstanding > 0) {
-		int n = lat_reap(r);
+		u->iter++;
+		u->phase = LAT_POST; /* the next ping now */
+		/* fall through */
+	case LAT_POST: {
+		bool last = u->iter + 1 == u->total ||
+			    (u->iter >= LAT_WARMUP && wn_perf_now() > u->deadline);
 
-		if (n < 0)
-			rc = n;
+		u->tag = (uint8_t)(lat_tag(u->iter) | (last ? LAT_FINAL : 0));
+		c->tx[start->size - 1] = u->tag;
+		u->tstart = wn_perf_now_ns();
+		t = lat_post(r, start->size);
+		if (t > 0)
+			u->phase = LAT_WAIT;
+		return t < 0 ? t : 0;
 	}
-	end->count = c->done;
-	if (rc == 0)
-		wn_perf_lat_fill(&lat, row, 0);
-	wn_perf_lat_free(&lat);
-	return rc;
+	default: /* LAT_DRAIN: let the last completions come home */
+		if (c->outstanding == 0)
+			return 1;
+		t = lat_reap(r);
+		if (t == 0)
+			r->idle = true;
+		return t < 0 ? t : 0;
+	}
 }
 
 static int
-lat_server(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *end)
+lat_client_end(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *end,
+	       struct wn_perf_row *row)
 {
+	struct perf_run *u = &r->run;
+
+	(void)start;
+	end->count = r->conn[0].done;
+	end->aux = u->tag;
+	if (u->phase == LAT_DRAIN && r->conn[0].outstanding == 0)
+		wn_perf_lat_fill(&u->lat, row, 0);
+	wn_perf_lat_free(&u->lat);
+	return 0;
+}
+
+static int
+lat_server_begin(struct perf_rnic *r, const struct perf_msg *start)
+{
+	struct perf_run *u = &r->run;
+
+	r->conn[0].bad_len = 0;
+	u->limit = r->p->timeout + start->ms / 1e3;
+	/* the Reads need nothing from us */
+	u->phase = r->ops->opcode == WN_QUEUE_WR_RDMA_READ ? LAT_END : LAT_WAIT;
+	return 0;
+}
+
+/* One iteration: answer the ping with a pong of the same tag; after the last, the END. */
+static int
+lat_server_step(struct perf_rnic *r, const struct perf_msg *start)
+{
+	struct perf_run *u = &r->run;
 	struct perf_conn *c = &r->conn[0];
-	double limit = r->p->timeout + start->ms / 1e3;
-	int rc = 0;
+	int t;
 
-	c->bad_len = 0;
-	if (r->ops->opcode == WN_QUEUE_WR_RDMA_READ) /* the Reads need nothing from us */
-		return perf_ctl_recv(r, end, PERF_MSG_END, limit);
-	for (uint64_t i = 0;; i++) {
-		int t = lat_wait(r, start->size, i, limit);
-
+	switch (u->phase) {
+	case LAT_WAIT:
+		t = lat_check_once(r, start->size, u->iter);
+		if (t <= 0)
+			return t < 0 ? t : lat_idle(r, start->size, u->limit);
+		u->last_progress = 0;
+		u->tag = (uint8_t)t;
+		c->tx[start->size - 1] = u->tag;
+		u->phase = LAT_POST; /* the pong now */
+		/* fall through */
+	case LAT_POST:
+		t = lat_post(r, start->size);
+		if (t <= 0)
+			return t;
+		c->done++;
+		u->iter++;
+		u->phase = u->tag & LAT_FINAL ? LAT_DRAIN : LAT_WAIT;
+		return 0;
+	case LAT_DRAIN:
+		if (c->outstanding > 0) {
+			t = lat_reap(r);
+			return t < 0 ? t : 0;
+		}
+		u->phase = LAT_END;
+		return 0;
+	default: /* LAT_END */
+		t = perf_ctl_try_recv(r, &u->end);
 		if (t < 0)
 			return t;
-		c->tx[start->size - 1] = (uint8_t)t;
-		rc = lat_post(r, start->size);
-		if (rc != 0)
-			return rc;
-		c->done++;
-		if (t & LAT_FINAL)
-			break;
+		if (t > 0)
+			return u->end.type == PERF_MSG_END ? 1 : -EPROTO;
+		return lat_idle(r, start->size, r->p->timeout + u->limit);
 	}
-	while (c->outstanding > 0) {
-		int n = lat_reap(r);
-
-		if (n < 0)
-			return n;
-	}
-	return perf_ctl_recv(r, end, PERF_MSG_END, r->p->timeout);
 }
 
 static int
@@ -264,18 +312,21 @@ lat_check(struct perf_rnic *r, const struct perf_msg *start, const struct perf_m
 #define LAT_OPS(nm, op, snd, what, how)                                                         \
 	static const struct perf_rnic_ops nm##_ops = {                                          \
 		.name = #nm,                                                                    \
-		.title = #nm ": " what " latency through warpnicd, " how " (us)",               \
+		.title = #nm ": RDMA " what " latency, " how " (us)",                           \
 		.lat = true,                                                                    \
 		.send = snd,                                                                    \
 		.opcode = op,                                                                   \
 		.def_size = 2,                                                                  \
 		.def_iters = 1000,                                                              \
 		.prepare = lat_prepare,                                                         \
-		.client = lat_client,                                                           \
-		.server = lat_server,                                                           \
+		.client_begin = lat_client_begin,                                               \
+		.client_step = lat_client_step,                                                 \
+		.client_end = lat_client_end,                                                   \
+		.server_begin = lat_server_begin,                                               \
+		.server_step = lat_server_step,                                                 \
 		.check = lat_check,                                                             \
 	};                                                                                      \
-	PERF_RNIC_MODE(nm, "RDMA " what " latency (client of warpnicd; --server / --client)")
+	PERF_RNIC_MODE(nm, "RDMA " what " latency (--server / --client; warpnicd, --ip, --rtc)")
 
 LAT_OPS(write_lat, WN_QUEUE_WR_RDMA_WRITE, false, "Write", "half the ping-pong round trip");
 LAT_OPS(read_lat, WN_QUEUE_WR_RDMA_READ, false, "Read", "one whole Read");

@@ -62,6 +62,14 @@ wn_perf_usage(const char *prog)
 	       "  --mbufs N, --no-offload, --mpa-rev 1|2, --markers, --no-crc, --no-p2p,\n"
 	       "  --rtr LIST, --mpa-timeout MS, --zero-copy-tx on|off, --zero-copy-min BYTES\n"
 	       "\n"
+	       "Run to completion (RNIC modes, with --ip):\n"
+	       "  --rtc              testpmd style: one EAL lcore (-l N) runs the dataplane shard\n"
+	       "                     and the mode in one loop, each iteration rx_burst -> TCP ->\n"
+	       "                     MPA -> RNIC -> the mode's step (post, poll completions) ->\n"
+	       "                     tx_burst; the RNIC is driven in-process (lib/dp's\n"
+	       "                     wn_dp_embed.h): no control thread, no lib/client, no ring\n"
+	       "                     to another thread\n"
+	       "\n"
 	       "The client (or the local mode) prints a table to stdout (to stderr when stdout\n"
 	       "carries JSON or CSV). Bandwidth counts message octets; latency is half the\n"
 	       "round trip (ping-pong), except read_lat: one whole RDMA Read.\n"
@@ -168,6 +176,7 @@ enum {
 	OPT_REPS,
 	OPT_JSON,
 	OPT_CSV,
+	OPT_RTC,
 	OPT_DP, /* OPT_DP + i: dp_opts[i] */
 };
 
@@ -321,6 +330,9 @@ opt_apply(int c, char *arg, struct wn_perf_params *p, struct parse_state *ps)
 	case OPT_CTL:
 		p->ctl = arg;
 		return 0;
+	case OPT_RTC:
+		p->rtc = true;
+		return 0;
 	case OPT_SIZE:
 	case OPT_SWEEP:
 	case OPT_DURATION:
@@ -352,6 +364,10 @@ check_params(const struct wn_perf_params *p, const struct parse_state *ps)
 		why = "--server and --client exclude each other";
 	else if (ps->sweep_opt && ps->size_list)
 		why = "--sweep and --size exclude each other";
+	else if (p->rtc && p->nb_dp_opts == 0)
+		why = "--rtc runs the RNIC in this process: give it an address with --ip";
+	else if (p->rtc && p->ctl != NULL)
+		why = "--rtc has no control socket (--ctl)";
 	else if (p->json != NULL && p->csv != NULL && strcmp(p->json, "-") == 0 &&
 		 strcmp(p->csv, "-") == 0)
 		why = "--json and --csv cannot both write to stdout";
@@ -381,6 +397,7 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 		{"reps", required_argument, NULL, OPT_REPS},
 		{"json", optional_argument, NULL, OPT_JSON},
 		{"csv", optional_argument, NULL, OPT_CSV},
+		{"rtc", no_argument, NULL, OPT_RTC},
 		{"help", no_argument, NULL, 'h'},
 	};
 	struct option all[sizeof(opts) / sizeof(opts[0]) + NB_DP_OPTS + 1];

@@ -33,6 +33,7 @@ struct wn_perf_params {
 	/** warpnicd options (--ip ...) for the embedded dataplane, in order: name, value */
 	const char *dp_opt[WN_PERF_MAX_DP_OPTS][2];
 	unsigned int nb_dp_opts;     /**< > 0: run the RNIC in-process (embed.c) */
+	bool rtc;                    /**< --rtc: run to completion in the shard (dev_rtc.c) */
 	uint32_t sizes[WN_PERF_MAX_SIZES]; /**< --size N, or the --sweep list */
 	unsigned int nb_sizes;       /**< 0: the mode's defaults */
 	bool sweep;                  /**< --sweep without a list: the mode's full range */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The RNIC modes' common part (rnic.c): a warpnicd client (lib/client) with one control
- * connection and --qps data connections to the peer, all set up with the CM; the control
- * messages that drive each size; posting and polling through the shared rings.
+ * The RNIC modes' common part (rnic.c): one control connection and --qps data connections to
+ * the peer, all set up with the CM, on a device (struct perf_dev_ops: a warpnicd through
+ * lib/client, or the dataplane shard the benchmark runs in, --rtc); the control messages that
+ * drive each size; posting and polling through the lib/queue rings; the measurement loop that
+ * calls the mode's step every iteration (struct perf_rnic_ops, testpmd's forwarding engines).
  *
  * Connections: the client connects the control QP first; its MPA private data (struct
  * perf_cm_pd) says which mode, how many QPs, the depth and the largest size, so the server
@@ -27,7 +29,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "wn_client.h"
+#include "wn_ctl.h"
+#include "wn_queue.h"
 
 #include "perf.h"
 
@@ -117,10 +120,83 @@ struct perf_msg {
 	uint32_t rsvd2;
 };
 
+struct perf_rnic;
+struct perf_conn;
+
+/** A QP or CQ of the device (perf_dev_ops); the device's own object behind @c h. */
+struct perf_qp {
+	void *h;
+	uint32_t handle;         /**< lib/client: the QP handle the CM binds */
+};
+
+struct perf_cq {
+	void *h;
+};
+
+/** Device limits the modes size their queues by (wn_ctl_device_attr's). */
+struct perf_dev_attr {
+	uint32_t max_qp_wr, max_cqe, max_qp_rd_atom, max_qp_init_rd_atom;
+};
+
+/**
+ * The RNIC the modes drive: a warpnicd (or the embedded dataplane's control thread) through
+ * lib/client (dev_client.c), or the dataplane shard the mode runs in, run to completion
+ * (dev_rtc.c, --rtc: lib/dp's wn_dp_embed.h). Connection ids are small numbers of the
+ * device; events use the control protocol's struct wn_ctl_cm_event.
+ */
+struct perf_dev_ops {
+	const char *name;
+	/** Device limits, PD, CM channel. @return 0 or -errno (message printed). */
+	int (*open)(struct perf_rnic *r);
+	/** Disconnect everything, let the connections close (their FINs), free. */
+	void (*close)(struct perf_rnic *r);
+	/** Register [addr, addr + len) for local and remote access. @return 0, -errno. */
+	int (*reg_mr)(struct perf_rnic *r, void *addr, size_t len, uint32_t *key);
+	/** A CQ; @p notify: its completions can wake wait(). NULL with errno. */
+	struct perf_cq *(*cq_create)(struct perf_rnic *r, uint32_t depth, bool notify);
+	/** A QP for connection @p c (sizes from @p q). NULL with errno. */
+	struct perf_qp *(*qp_create)(struct perf_rnic *r, const struct wn_ctl_create_qp_req *q,
+				     struct perf_cq *scq, struct perf_cq *rcq);
+	/** Posting: free slots (or -errno), a slot past them, publish @p n of them. */
+	int64_t (*wq_begin)(struct perf_qp *qp, bool rq);
+	void *(*wq_slot)(struct perf_qp *qp, bool rq, uint32_t i);
+	void (*wq_end)(struct perf_qp *qp, bool rq, uint32_t n);
+	/** Take up to @p n completions. @return n or -errno. */
+	int (*poll_cq)(struct perf_cq *cq, struct wn_queue_cqe *e, int n);
+	/** Server: listen on @p a. @return 0 or -errno. */
+	int (*listen)(struct perf_rnic *r, const struct wn_ctl_addr *a, uint32_t backlog);
+	/** Client: a connection id for @p c resolved to @p dst (before the QP). */
+	int (*resolve)(struct perf_rnic *r, struct perf_conn *c, const struct wn_ctl_addr *dst);
+	/** Client: connect @p c (id, QP) to @p dst. @return 0 or -errno. */
+	int (*connect)(struct perf_rnic *r, struct perf_conn *c, const struct wn_ctl_addr *dst,
+		       const struct wn_ctl_conn_param *cp);
+	/** Server: accept request @p id on @p c's QP, or reject it (@p c NULL). */
+	int (*answer)(struct perf_rnic *r, uint32_t id, struct perf_conn *c,
+		      const struct wn_ctl_conn_param *cp);
+	/** The next CM event within @p timeout_ms (-1: none). @return 0, -ETIMEDOUT, -errno. */
+	int (*cm_next)(struct perf_rnic *r, struct wn_ctl_cm_event *ev, int timeout_ms);
+	/**
+	 * Nothing to do: let time pass until something may have happened (lib/client: spin a
+	 * little, then sleep on @p cq's notification; run to completion: one iteration of the
+	 * shard). @return 0 or -errno.
+	 */
+	int (*wait)(struct perf_rnic *r, struct perf_cq *cq, uint32_t *spins);
+	/**
+	 * The measurement loop around the engine's step (testpmd's forwarding loop): before the
+	 * step (run to completion: receive, wn_dp_poll_rx) and after it (wn_dp_poll_tx;
+	 * lib/client: yield now and then when the step found nothing, @p idle).
+	 */
+	void (*loop_rx)(struct perf_rnic *r);
+	void (*loop_tx)(struct perf_rnic *r, bool idle);
+};
+
+extern const struct perf_dev_ops perf_dev_client;
+extern const struct perf_dev_ops perf_dev_rtc;
+
 struct perf_conn {
 	uint32_t index;          /**< 0: control; else data connection index + 1 */
-	uint32_t id;             /**< CM id */
-	struct wn_client_qp *qp;
+	uint32_t id;             /**< CM id (the device's) */
+	struct perf_qp *qp;
 	uint8_t *rx, *tx;        /**< this connection's halves of the data MR */
 	uint64_t raddr;          /**< the peer's receive half */
 	uint32_t rkey;
@@ -136,35 +212,51 @@ struct perf_conn {
 
 struct perf_rnic_ops;
 
+/** The state of one measurement between its engine's steps (the modes' own). */
+struct perf_run {
+	double t0, t_last, last_progress, deadline, limit;
+	uint64_t total, iter, got;
+	bool open, have_end;
+	int phase;
+	uint8_t tag;
+	uint64_t tstart;
+	struct wn_perf_lat lat;
+	struct perf_msg end;      /**< server: the client's END */
+};
+
 struct perf_rnic {
 	const struct wn_perf_params *p;
 	const struct perf_rnic_ops *ops;
-	struct wn_client *cl;
-	struct wn_ctl_device_attr dev;
-	uint32_t pd;
-	struct wn_client_cm_channel *ch;
-	uint32_t listen_id;
+	const struct perf_dev_ops *dv;
+	void *dvs;               /**< the device's state */
+	struct perf_dev_attr dev;
 	uint32_t qps, depth, max_size;
 	uint32_t sq_depth, rq_depth;
-	int notify[2];           /**< control CQ notification pipe */
-	struct wn_client_cq *ctl_cq, *scq, *rcq;
+	struct perf_cq *ctl_cq, *scq, *rcq;
 	struct perf_conn ctl;
 	struct perf_conn conn[PERF_RNIC_MAX_QPS];
 	uint8_t *ctl_mem;
 	size_t ctl_len;
-	struct wn_client_mr *ctl_mr;
+	uint32_t ctl_key;
 	uint8_t *mem;
 	size_t mem_len;
-	struct wn_client_mr *mr;
+	uint32_t key;
 	bool server;
+	bool idle;                    /**< the last step found nothing to do */
 	unsigned int ctl_tx_next;     /**< next control transmit slot */
 	unsigned int ctl_outstanding; /**< control Sends not completed */
 	struct perf_msg ctl_q[PERF_CTL_SLOTS]; /**< received, not yet consumed */
 	unsigned int ctl_q_head, ctl_q_n;
 	struct wn_queue_cqe wc_err;   /**< error completion not reported yet (status != 0) */
+	struct perf_run run;
 };
 
-/** One RNIC mode. */
+/**
+ * One RNIC mode, a forwarding engine in testpmd's sense: per size, prepare (both sides),
+ * then begin and a step that the measurement loop calls every iteration (between the
+ * device's loop_rx and loop_tx: inside the dataplane's loop when run to completion) until it
+ * says done, then end (client) and check (both).
+ */
 struct perf_rnic_ops {
 	const char *name;
 	const char *title;
@@ -175,11 +267,17 @@ struct perf_rnic_ops {
 	uint64_t def_iters;
 	/** Both sides: buffers for a size, before START (client, @p ready NULL) / READY. */
 	int (*prepare)(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *ready);
-	/** Client: the measurement; fills @p row and end->count. */
-	int (*client)(struct perf_rnic *r, const struct perf_msg *start,
-		      const struct perf_msg *ready, struct perf_msg *end, struct wn_perf_row *row);
-	/** Server: from READY until the client's END, which it stores in @p end. */
-	int (*server)(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *end);
+	/** Client: the measurement starts (r->run is zeroed). @return 0 or -errno. */
+	int (*client_begin)(struct perf_rnic *r, const struct perf_msg *start);
+	/** Client: one iteration. @return 0 (go on), 1 (done), -errno. Sets r->idle. */
+	int (*client_step)(struct perf_rnic *r, const struct perf_msg *start);
+	/** Client: the measurement is over; fill @p row and end->count. */
+	int (*client_end)(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *end,
+			  struct wn_perf_row *row);
+	/** Server: from READY on (r->run is zeroed). */
+	int (*server_begin)(struct perf_rnic *r, const struct perf_msg *start);
+	/** Server: one iteration; done (1) once the client's END is in r->run.end. */
+	int (*server_step)(struct perf_rnic *r, const struct perf_msg *start);
 	/** Both: check the receive halves after END; 0 or -EIO (@p aux: offset + 1). */
 	int (*check)(struct perf_rnic *r, const struct perf_msg *start, const struct perf_msg *end,
 		     uint64_t *aux);
@@ -213,21 +311,28 @@ int perf_rnic_run(const struct wn_perf_params *p, const struct perf_rnic_ops *op
 	}
 
 /** Post one send-queue WR on @p c. @return 0, -EAGAIN (SQ full), -EIO. */
-int perf_post_send(struct perf_conn *c, uint8_t opcode, uint8_t flags, const void *laddr,
-		   uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t wr_id);
+int perf_post_send(struct perf_rnic *r, struct perf_conn *c, uint8_t opcode, uint8_t flags,
+		   const void *laddr, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey,
+		   uint64_t wr_id);
 /** Post up to @p n data WRs (the mode's opcode, @p size) on @p c; @return posted or -EIO. */
 int perf_post_data(struct perf_rnic *r, struct perf_conn *c, uint8_t opcode, uint32_t size,
 		   uint32_t n);
 /** Post one receive of @p len octets at @p addr. @return 0, -EAGAIN, -EIO. */
-int perf_post_recv(struct perf_conn *c, void *addr, uint32_t len, uint32_t lkey,
-		   uint64_t wr_id);
+int perf_post_recv(struct perf_rnic *r, struct perf_conn *c, void *addr, uint32_t len,
+		   uint32_t lkey, uint64_t wr_id);
 /** Repost the receive a data CQE consumed (rx half, or credit slot). @return 0 or -errno. */
 int perf_repost(struct perf_rnic *r, const struct wn_queue_cqe *e);
 
 /** Poll a CQ; an error completion is reported and returned as -EIO. @return n or -errno. */
-int perf_poll(struct perf_rnic *r, struct wn_client_cq *cq, struct wn_queue_cqe *e, int n);
+int perf_poll(struct perf_rnic *r, struct perf_cq *cq, struct wn_queue_cqe *e, int n);
 /** @return the data connection a CQE's wr_id names, or NULL. */
 struct perf_conn *perf_conn_of(struct perf_rnic *r, uint64_t wr_id);
+
+/**
+ * Wait for CM event @p want of connection @p id; its connection errors end the wait
+ * (-ECONNREFUSED, with a message). @return 0 or -errno.
+ */
+int perf_cm_wait(struct perf_rnic *r, uint32_t id, uint32_t want, struct wn_ctl_cm_event *ev);
 
 /** Send a control message. @return 0 or -errno. */
 int perf_ctl_send(struct perf_rnic *r, const struct perf_msg *m);

@@ -1,24 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The RNIC modes' common part (see perf_rnic.h): warpnicd client set-up through lib/client,
- * CM connection of the control and data QPs, control messages, posting and polling the
- * shared rings the way the verbs shim does (drivers/verbs/dp.c), and the per-size driver
- * both roles run.
+ * The RNIC modes' common part (see perf_rnic.h): set-up on the device (dev_client.c: a
+ * warpnicd through lib/client; dev_rtc.c: the dataplane shard this thread runs), CM
+ * connection of the control and data QPs, control messages, posting and polling the lib/queue
+ * rings the way the verbs shim does (drivers/verbs/dp.c), the per-size driver both roles run,
+ * and the measurement loop around the mode's step.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
-#include "wn_client.h"
+#include "wn_ctl.h"
 #include "wn_queue.h"
 
 #include "perf.h"
@@ -27,10 +25,6 @@
 #define PERF_CTL_TX 4                  /* control transmit slots */
 #define PERF_CTL_CREDIT0 (PERF_CTL_SLOTS + PERF_CTL_TX) /* first credit slot */
 #define PERF_CQ_BATCH 32
-#define PERF_RESOLVE_MS 2000
-
-static const uint32_t perf_access = WN_CTL_ACCESS_LOCAL_WRITE | WN_CTL_ACCESS_REMOTE_WRITE |
-				    WN_CTL_ACCESS_REMOTE_READ;
 
 void
 perf_yield(void)
@@ -101,21 +95,22 @@ wc_status_name(uint8_t s)
 /* ------------------------------------------------------------------------ rings */
 
 int
-perf_post_send(struct perf_conn *c, uint8_t opcode, uint8_t flags, const void *laddr,
-	       uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t wr_id)
+perf_post_send(struct perf_rnic *r, struct perf_conn *c, uint8_t opcode, uint8_t flags,
+	       const void *laddr, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey,
+	       uint64_t wr_id)
 {
 	struct wn_queue_swqe *w;
 	struct wn_queue_sge *sge;
 	int64_t space;
 
-	space = wn_client_wq_begin(c->qp, NULL, false);
+	space = r->dv->wq_begin(c->qp, false);
 	if (space < 0)
 		return -EIO;
 	if (space == 0) {
-		wn_client_wq_end(c->qp, NULL, false, 0);
+		r->dv->wq_end(c->qp, false, 0);
 		return -EAGAIN;
 	}
-	w = wn_client_wq_slot(c->qp, NULL, false, 0);
+	w = r->dv->wq_slot(c->qp, false, 0);
 	memset(w, 0, WN_QUEUE_SWQE_HDR);
 	w->wr_id = wr_id;
 	w->opcode = opcode;
@@ -126,7 +121,7 @@ perf_post_send(struct perf_conn *c, uint8_t opcode, uint8_t flags, const void *l
 		/* the octets are the WQE's: the caller may reuse its buffer at once */
 		memcpy((uint8_t *)w + WN_QUEUE_SWQE_HDR, laddr, len);
 		w->inline_len = len;
-		wn_client_wq_end(c->qp, NULL, false, 1);
+		r->dv->wq_end(c->qp, false, 1);
 		if (flags & WN_QUEUE_SEND_SIGNALED)
 			c->outstanding++;
 		return 0;
@@ -136,7 +131,7 @@ perf_post_send(struct perf_conn *c, uint8_t opcode, uint8_t flags, const void *l
 	sge->addr = (uint64_t)(uintptr_t)laddr;
 	sge->length = len;
 	sge->lkey = lkey;
-	wn_client_wq_end(c->qp, NULL, false, 1);
+	r->dv->wq_end(c->qp, false, 1);
 	if (flags & WN_QUEUE_SEND_SIGNALED)
 		c->outstanding++;
 	return 0;
@@ -151,12 +146,12 @@ perf_post_data(struct perf_rnic *r, struct perf_conn *c, uint8_t opcode, uint32_
 	int64_t space;
 	uint32_t k;
 
-	space = wn_client_wq_begin(c->qp, NULL, false);
+	space = r->dv->wq_begin(c->qp, false);
 	if (space < 0)
 		return -EIO;
 	k = (uint64_t)space < n ? (uint32_t)space : n;
 	for (uint32_t i = 0; i < k; i++) {
-		struct wn_queue_swqe *w = wn_client_wq_slot(c->qp, NULL, false, i);
+		struct wn_queue_swqe *w = r->dv->wq_slot(c->qp, false, i);
 		struct wn_queue_sge *sge = (struct wn_queue_sge *)((uint8_t *)w +
 								   WN_QUEUE_SWQE_HDR);
 
@@ -171,29 +166,30 @@ perf_post_data(struct perf_rnic *r, struct perf_conn *c, uint8_t opcode, uint32_
 		}
 		sge->addr = (uint64_t)(uintptr_t)laddr;
 		sge->length = size;
-		sge->lkey = r->mr->lkey;
+		sge->lkey = r->key;
 	}
-	wn_client_wq_end(c->qp, NULL, false, k);
+	r->dv->wq_end(c->qp, false, k);
 	c->outstanding += k;
 	c->posted += k;
 	return (int)k;
 }
 
 int
-perf_post_recv(struct perf_conn *c, void *addr, uint32_t len, uint32_t lkey, uint64_t wr_id)
+perf_post_recv(struct perf_rnic *r, struct perf_conn *c, void *addr, uint32_t len, uint32_t lkey,
+	       uint64_t wr_id)
 {
 	struct wn_queue_rwqe *w;
 	struct wn_queue_sge *sge;
 	int64_t space;
 
-	space = wn_client_wq_begin(c->qp, NULL, true);
+	space = r->dv->wq_begin(c->qp, true);
 	if (space < 0)
 		return -EIO;
 	if (space == 0) {
-		wn_client_wq_end(c->qp, NULL, true, 0);
+		r->dv->wq_end(c->qp, true, 0);
 		return -EAGAIN;
 	}
-	w = wn_client_wq_slot(c->qp, NULL, true, 0);
+	w = r->dv->wq_slot(c->qp, true, 0);
 	w->wr_id = wr_id;
 	w->num_sge = 1;
 	w->rsvd = 0;
@@ -201,7 +197,7 @@ perf_post_recv(struct perf_conn *c, void *addr, uint32_t len, uint32_t lkey, uin
 	sge->addr = (uint64_t)(uintptr_t)addr;
 	sge->length = len;
 	sge->lkey = lkey;
-	wn_client_wq_end(c->qp, NULL, true, 1);
+	r->dv->wq_end(c->qp, true, 1);
 	return 0;
 }
 
@@ -218,9 +214,9 @@ static int
 post_data_recv(struct perf_rnic *r, struct perf_conn *c, enum perf_wr_kind kind)
 {
 	if (kind == PERF_WR_CREDIT)
-		return perf_post_recv(c, c->credit_slot, PERF_CTL_SLOT, r->ctl_mr->lkey,
+		return perf_post_recv(r, c, c->credit_slot, PERF_CTL_SLOT, r->ctl_key,
 				      perf_wr_id(c->index, PERF_WR_CREDIT, 0));
-	return perf_post_recv(c, c->rx, r->max_size, r->mr->lkey,
+	return perf_post_recv(r, c, c->rx, r->max_size, r->key,
 			      perf_wr_id(c->index, PERF_WR_RECV, 0));
 }
 
@@ -244,7 +240,7 @@ report_wc(const struct perf_rnic *r, const struct wn_queue_cqe *e)
 }
 
 int
-perf_poll(struct perf_rnic *r, struct wn_client_cq *cq, struct wn_queue_cqe *e, int n)
+perf_poll(struct perf_rnic *r, struct perf_cq *cq, struct wn_queue_cqe *e, int n)
 {
 	int got;
 
@@ -254,7 +250,7 @@ perf_poll(struct perf_rnic *r, struct wn_client_cq *cq, struct wn_queue_cqe *e, 
 		r->wc_err.status = WN_QUEUE_WC_SUCCESS;
 		return -EIO;
 	}
-	got = wn_client_poll_cq(cq, e, n);
+	got = r->dv->poll_cq(cq, e, n);
 	if (got < 0) {
 		fprintf(stderr, "%s: CQ ring corrupt (%s)\n", r->ops->name, strerror(-got));
 		return got;
@@ -284,7 +280,7 @@ ctl_slot(struct perf_rnic *r, uint32_t i)
 static int
 ctl_post_recv(struct perf_rnic *r, uint32_t slot)
 {
-	return perf_post_recv(&r->ctl, ctl_slot(r, slot), PERF_CTL_SLOT, r->ctl_mr->lkey,
+	return perf_post_recv(r, &r->ctl, ctl_slot(r, slot), PERF_CTL_SLOT, r->ctl_key,
 			      perf_wr_id(0, PERF_WR_CTL_RECV, slot));
 }
 
@@ -322,12 +318,10 @@ ctl_poll(struct perf_rnic *r)
 	return n;
 }
 
-/* Wait for control completions: spin a little, then sleep on the CQ's notification pipe. */
+/* Wait for control completions (the device decides how: spin and sleep, or run the shard). */
 static int
 ctl_wait(struct perf_rnic *r, double deadline)
 {
-	struct pollfd pfd = {.fd = r->notify[0], .events = POLLIN};
-	uint64_t cookie;
 	uint32_t spins = 0;
 
 	for (;;) {
@@ -337,18 +331,12 @@ ctl_wait(struct perf_rnic *r, double deadline)
 			return n < 0 ? n : 0;
 		if (wn_perf_now() > deadline)
 			return -ETIMEDOUT;
-		if (++spins < 256) {
-			perf_relax(&spins);
-			continue;
-		}
-		wn_client_cq_arm(r->ctl_cq, false);
+		n = r->dv->wait(r, r->ctl_cq, &spins);
+		if (n != 0)
+			return n;
 		n = ctl_poll(r); /* a completion that came before the arming notifies nobody */
 		if (n != 0)
 			return n < 0 ? n : 0;
-		if (poll(&pfd, 1, 100) > 0)
-			while (read(r->notify[0], &cookie, sizeof(cookie)) > 0)
-				;
-		spins = 0;
 	}
 }
 
@@ -368,8 +356,8 @@ perf_ctl_send(struct perf_rnic *r, const struct perf_msg *m)
 	r->ctl_tx_next = (r->ctl_tx_next + 1) % PERF_CTL_TX;
 	memcpy(slot, m, sizeof(*m));
 	slot->magic = PERF_MAGIC;
-	rc = perf_post_send(&r->ctl, WN_QUEUE_WR_SEND, WN_QUEUE_SEND_SIGNALED, slot,
-			    sizeof(*m), r->ctl_mr->lkey, 0, 0, perf_wr_id(0, PERF_WR_CTL_SEND, 0));
+	rc = perf_post_send(r, &r->ctl, WN_QUEUE_WR_SEND, WN_QUEUE_SEND_SIGNALED, slot,
+			    sizeof(*m), r->ctl_key, 0, 0, perf_wr_id(0, PERF_WR_CTL_SEND, 0));
 	if (rc == 0)
 		r->ctl_outstanding++;
 	return rc;
@@ -463,6 +451,7 @@ resources(struct perf_rnic *r)
 {
 	size_t half = r->max_size;
 	uint32_t cqe;
+	int rc;
 
 	r->sq_depth = pow2_at_least(r->ops->lat ? PERF_SMALL_RQ : r->depth + PERF_SMALL_RQ);
 	r->rq_depth = r->ops->send && !r->ops->lat ?
@@ -480,15 +469,13 @@ resources(struct perf_rnic *r)
 	r->mem = map_anon(r->mem_len);
 	if (r->ctl_mem == NULL || r->mem == NULL)
 		return -ENOMEM;
-	r->ctl_mr = wn_client_reg_mr(r->cl, r->pd, r->ctl_mem, r->ctl_len,
-				     (uint64_t)(uintptr_t)r->ctl_mem, perf_access);
-	r->mr = r->ctl_mr == NULL ? NULL :
-		wn_client_reg_mr(r->cl, r->pd, r->mem, r->mem_len, (uint64_t)(uintptr_t)r->mem,
-				 perf_access);
-	if (r->mr == NULL) {
+	rc = r->dv->reg_mr(r, r->ctl_mem, r->ctl_len, &r->ctl_key);
+	if (rc == 0)
+		rc = r->dv->reg_mr(r, r->mem, r->mem_len, &r->key);
+	if (rc != 0) {
 		fprintf(stderr, "%s: memory registration failed: %s\n", r->ops->name,
-			strerror(errno));
-		return -errno;
+			strerror(-rc));
+		return rc;
 	}
 	for (uint32_t i = 0; i < r->qps; i++) {
 		struct perf_conn *c = &r->conn[i];
@@ -499,13 +486,11 @@ resources(struct perf_rnic *r)
 		c->credit_slot = (uint64_t *)(r->ctl_mem + (PERF_CTL_CREDIT0 + i) * PERF_CTL_SLOT);
 	}
 	r->ctl.index = 0;
-	if (pipe2(r->notify, O_NONBLOCK | O_CLOEXEC) != 0)
-		return -errno;
-	r->ctl_cq = wn_client_create_cq(r->cl, 4 * PERF_CTL_SLOTS, r->notify[1], 1);
+	r->ctl_cq = r->dv->cq_create(r, 4 * PERF_CTL_SLOTS, true);
 	cqe = umin(r->qps * r->sq_depth, r->dev.max_cqe);
-	r->scq = r->ctl_cq == NULL ? NULL : wn_client_create_cq(r->cl, cqe, -1, 2);
+	r->scq = r->ctl_cq == NULL ? NULL : r->dv->cq_create(r, cqe, false);
 	cqe = umin(r->qps * r->rq_depth, r->dev.max_cqe);
-	r->rcq = r->scq == NULL ? NULL : wn_client_create_cq(r->cl, cqe, -1, 3);
+	r->rcq = r->scq == NULL ? NULL : r->dv->cq_create(r, cqe, false);
 	if (r->rcq == NULL) {
 		fprintf(stderr, "%s: CQ creation failed: %s\n", r->ops->name, strerror(errno));
 		return -errno;
@@ -523,9 +508,6 @@ qp_create(struct perf_rnic *r, struct perf_conn *c)
 	int rc = 0;
 
 	memset(&q, 0, sizeof(q));
-	q.pd = r->pd;
-	q.send_cq = ctl ? r->ctl_cq->handle : r->scq->handle;
-	q.recv_cq = ctl ? r->ctl_cq->handle : r->rcq->handle;
 	q.qp_type = WN_CTL_QPT_RC;
 	q.max_send_wr = ctl ? PERF_CTL_SLOTS : r->sq_depth;
 	q.max_recv_wr = ctl ? PERF_CTL_SLOTS : r->rq_depth;
@@ -533,7 +515,7 @@ qp_create(struct perf_rnic *r, struct perf_conn *c)
 	q.max_recv_sge = 1;
 	q.max_inline_data = sizeof(uint64_t); /* send_bw credits */
 	q.cookie = c->index;
-	c->qp = wn_client_create_qp(r->cl, &q);
+	c->qp = r->dv->qp_create(r, &q, ctl ? r->ctl_cq : r->scq, ctl ? r->ctl_cq : r->rcq);
 	if (c->qp == NULL) {
 		fprintf(stderr, "%s: QP creation failed: %s\n", r->ops->name, strerror(errno));
 		return -errno;
@@ -582,26 +564,19 @@ parse_addr(const char *s, uint16_t port, struct wn_ctl_addr *a)
 static int
 cm_next(struct perf_rnic *r, struct wn_ctl_cm_event *ev)
 {
-	struct pollfd pfd = {.fd = r->ch->fd, .events = POLLIN};
 	bool forever = r->server && r->ctl.qp == NULL && !r->p->timeout_set;
-	int rc = poll(&pfd, 1, forever ? -1 : (int)(r->p->timeout * 1000));
+	int rc = r->dv->cm_next(r, ev, forever ? -1 : (int)(r->p->timeout * 1000));
 
-	if (rc < 0)
-		return -errno;
-	if (rc == 0) {
+	if (rc == -ETIMEDOUT)
 		fprintf(stderr, "%s: no connection event for %.0f s\n", r->ops->name,
 			r->p->timeout);
-		return -ETIMEDOUT;
-	}
-	rc = wn_client_cm_get_event(r->ch, ev);
-	if (rc != 0)
-		fprintf(stderr, "%s: CM event channel: %s\n", r->ops->name, strerror(-rc));
+	else if (rc != 0)
+		fprintf(stderr, "%s: CM events: %s\n", r->ops->name, strerror(-rc));
 	return rc;
 }
 
-/* Wait for event @p want of CM id @p id; its connection errors end the wait (-ECONNREFUSED). */
-static int
-cm_wait(struct perf_rnic *r, uint32_t id, uint32_t want, struct wn_ctl_cm_event *ev)
+int
+perf_cm_wait(struct perf_rnic *r, uint32_t id, uint32_t want, struct wn_ctl_cm_event *ev)
 {
 	for (;;) {
 		int rc = cm_next(r, ev);
@@ -658,17 +633,7 @@ client_connect(struct perf_rnic *r, struct perf_conn *c, const struct wn_ctl_add
 	struct wn_ctl_cm_event ev;
 	int rc;
 
-	rc = wn_client_cm_create_id(r->cl, r->ch, c->index, &c->id);
-	if (rc == 0)
-		rc = wn_client_cm_addr(r->cl, WN_CTL_CM_RESOLVE_ADDR, c->id, NULL, dst,
-				       PERF_RESOLVE_MS, NULL);
-	if (rc == 0)
-		rc = cm_wait(r, c->id, WN_CTL_CM_EV_ADDR_RESOLVED, &ev);
-	if (rc == 0)
-		rc = wn_client_cm_addr(r->cl, WN_CTL_CM_RESOLVE_ROUTE, c->id, NULL, NULL,
-				       PERF_RESOLVE_MS, NULL);
-	if (rc == 0)
-		rc = cm_wait(r, c->id, WN_CTL_CM_EV_ROUTE_RESOLVED, &ev);
+	rc = r->dv->resolve(r, c, dst);
 	if (rc == 0)
 		rc = qp_create(r, c);
 	if (rc != 0) {
@@ -677,9 +642,9 @@ client_connect(struct perf_rnic *r, struct perf_conn *c, const struct wn_ctl_add
 		return rc;
 	}
 	conn_param(r, &cp, pd);
-	rc = wn_client_cm_conn(r->cl, WN_CTL_CM_CONNECT, c->id, c->qp->handle, &cp);
+	rc = r->dv->connect(r, c, dst, &cp);
 	if (rc == 0)
-		rc = cm_wait(r, c->id, WN_CTL_CM_EV_ESTABLISHED, &ev);
+		rc = perf_cm_wait(r, c->id, WN_CTL_CM_EV_ESTABLISHED, &ev);
 	if (rc == 0 && (rc = pd_from(&ev, pd)) != 0)
 		fprintf(stderr, "%s: the server's answer is not warpnic-perf's\n", r->ops->name);
 	if (rc == 0 && pd->status != 0) {
@@ -721,7 +686,7 @@ client_setup(struct perf_rnic *r)
 		pd.version = PERF_VERSION;
 		pd.index = (uint16_t)c->index;
 		pd.addr = (uint64_t)(uintptr_t)c->rx;
-		pd.rkey = r->mr->rkey;
+		pd.rkey = r->key;
 		pd.len = r->max_size;
 		rc = client_connect(r, c, &dst, &pd);
 		c->raddr = pd.addr;
@@ -781,7 +746,7 @@ server_request(struct perf_rnic *r, const struct wn_ctl_cm_event *ev, uint32_t *
 		c->rkey = pd.rkey;
 		ans.index = pd.index;
 		ans.addr = (uint64_t)(uintptr_t)c->rx;
-		ans.rkey = r->mr->rkey;
+		ans.rkey = r->key;
 		ans.len = r->ops->send && !r->ops->lat ? r->rq_depth : r->max_size;
 	}
 	if (c != NULL) {
@@ -794,10 +759,10 @@ server_request(struct perf_rnic *r, const struct wn_ctl_cm_event *ev, uint32_t *
 	conn_param(r, &cp, &ans);
 	if (rc != 0) {
 		fprintf(stderr, "%s: refused a connection: %s\n", r->ops->name, ans.reason);
-		wn_client_cm_conn(r->cl, WN_CTL_CM_REJECT, ev->id, 0, &cp);
+		r->dv->answer(r, ev->id, NULL, &cp);
 		return rc;
 	}
-	rc = wn_client_cm_conn(r->cl, WN_CTL_CM_ACCEPT, ev->id, c->qp->handle, &cp);
+	rc = r->dv->answer(r, ev->id, c, &cp);
 	if (rc == 0)
 		(*pending)++;
 	return rc;
@@ -815,12 +780,7 @@ server_setup(struct perf_rnic *r)
 			r->ops->name, r->p->bind);
 		return -EINVAL;
 	}
-	rc = wn_client_cm_create_id(r->cl, r->ch, 0, &r->listen_id);
-	if (rc == 0)
-		rc = wn_client_cm_addr(r->cl, WN_CTL_CM_BIND, r->listen_id, &a, NULL, 0, NULL);
-	if (rc == 0)
-		rc = wn_client_cm_addr(r->cl, WN_CTL_CM_LISTEN, r->listen_id, NULL, NULL,
-				       PERF_RNIC_MAX_QPS + 1, NULL);
+	rc = r->dv->listen(r, &a, PERF_RNIC_MAX_QPS + 1);
 	if (rc != 0) {
 		fprintf(stderr, "%s: listening on port %u: %s\n", r->ops->name, r->p->port,
 			strerror(-rc));
@@ -858,54 +818,6 @@ server_setup(struct perf_rnic *r)
 	return 0;
 }
 
-static int
-rnic_open(struct perf_rnic *r)
-{
-	int rc;
-
-	r->cl = wn_client_open(r->p->ctl);
-	if (r->cl == NULL) {
-		rc = -errno;
-		fprintf(stderr, "%s: cannot reach warpnicd at %s: %s\n", r->ops->name,
-			r->p->ctl != NULL ? r->p->ctl : getenv(WN_CTL_ENV) != NULL ?
-			getenv(WN_CTL_ENV) : WN_CTL_DEFAULT_PATH, strerror(-rc));
-		return rc;
-	}
-	rc = wn_client_query_device(r->cl, &r->dev);
-	if (rc == 0)
-		rc = wn_client_alloc_pd(r->cl, &r->pd);
-	if (rc == 0) {
-		r->ch = wn_client_cm_channel_create(r->cl);
-		if (r->ch == NULL)
-			rc = -errno;
-	}
-	if (rc != 0)
-		fprintf(stderr, "%s: warpnicd set-up: %s\n", r->ops->name, strerror(-rc));
-	return rc;
-}
-
-static void
-rnic_close(struct perf_rnic *r)
-{
-	if (r->cl != NULL) {
-		if (r->ctl.id != 0)
-			wn_client_cm_disconnect(r->cl, r->ctl.id);
-		for (uint32_t i = 0; i < r->qps; i++)
-			if (r->conn[i].id != 0)
-				wn_client_cm_disconnect(r->cl, r->conn[i].id);
-		/* warpnicd reclaims every object of a closed connection */
-		wn_client_close(r->cl);
-	}
-	if (r->notify[0] >= 0)
-		close(r->notify[0]);
-	if (r->notify[1] >= 0)
-		close(r->notify[1]);
-	if (r->ctl_mem != NULL)
-		munmap(r->ctl_mem, r->ctl_len);
-	if (r->mem != NULL)
-		munmap(r->mem, r->mem_len);
-}
-
 /* ----------------------------------------------------------------------- driver */
 
 int
@@ -934,6 +846,27 @@ perf_rnic_parse(struct wn_perf_params *p, const struct perf_rnic_ops *ops)
 	return wn_perf_sizes_default(p, ops->name, ops->def_size, 1, PERF_RNIC_MAX_SIZE);
 }
 
+/*
+ * The measurement loop (testpmd's forwarding loop): every iteration the device's receive half
+ * (run to completion: the shard's rx_burst through placement and CQEs), the mode's step (post,
+ * poll), the device's transmit half (SQs, FPDUs, TCP, tx_burst). @return 0 or -errno.
+ */
+static int
+engine_loop(struct perf_rnic *r, const struct perf_msg *start,
+	    int (*step)(struct perf_rnic *r, const struct perf_msg *start))
+{
+	for (;;) {
+		int rc;
+
+		r->dv->loop_rx(r);
+		r->idle = false;
+		rc = step(r, start);
+		r->dv->loop_tx(r, r->idle);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+	}
+}
+
 static int
 serve(struct perf_rnic *r)
 {
@@ -959,9 +892,13 @@ serve(struct perf_rnic *r)
 		rc = perf_ctl_send(r, &ready);
 		if (rc != 0 || ready.status != 0)
 			return rc != 0 ? rc : ready.status;
-		rc = r->ops->server(r, &start, &end);
+		memset(&r->run, 0, sizeof(r->run));
+		rc = r->ops->server_begin(r, &start);
+		if (rc == 0)
+			rc = engine_loop(r, &start, r->ops->server_step);
 		if (rc != 0)
 			return rc;
+		end = r->run.end;
 		memset(&res, 0, sizeof(res));
 		res.type = PERF_MSG_RESULT;
 		res.status = r->ops->check(r, &start, &end, &res.aux);
@@ -980,7 +917,7 @@ drive_size(struct perf_rnic *r, uint32_t size, uint64_t iters, double secs,
 {
 	struct perf_msg start, ready, end, res;
 	uint64_t aux = 0;
-	int rc;
+	int rc, ret;
 
 	memset(&start, 0, sizeof(start));
 	start.type = PERF_MSG_START;
@@ -1003,7 +940,14 @@ drive_size(struct perf_rnic *r, uint32_t size, uint64_t iters, double secs,
 	for (uint32_t k = 0; k < r->qps; k++)
 		r->conn[k].done = r->conn[k].posted = 0;
 	memset(&end, 0, sizeof(end));
-	rc = r->ops->client(r, &start, &ready, &end, row);
+	memset(&r->run, 0, sizeof(r->run));
+	rc = r->ops->client_begin(r, &start);
+	if (rc == 0)
+		rc = engine_loop(r, &start, r->ops->client_step);
+	/* the end runs after a failed step too: it frees what begin took */
+	ret = r->ops->client_end(r, &start, &end, row);
+	if (rc == 0)
+		rc = ret;
 	if (rc != 0)
 		return rc;
 	end.type = PERF_MSG_END;
@@ -1061,13 +1005,13 @@ perf_rnic_run(const struct wn_perf_params *p, const struct perf_rnic_ops *ops)
 	memset(&r, 0, sizeof(r));
 	r.p = p;
 	r.ops = ops;
+	r.dv = p->rtc ? &perf_dev_rtc : &perf_dev_client;
 	r.server = p->server;
-	r.notify[0] = r.notify[1] = -1;
 	r.qps = p->qps;
 	r.depth = p->depth;
 	for (unsigned int i = 0; i < p->nb_sizes; i++)
 		r.max_size = umax(r.max_size, p->sizes[i]);
-	rc = rnic_open(&r);
+	rc = r.dv->open(&r);
 	if (rc == 0)
 		rc = p->server ? server_setup(&r) : client_setup(&r);
 	if (rc == 0 && p->server) {
@@ -1105,6 +1049,10 @@ perf_rnic_run(const struct wn_perf_params *p, const struct perf_rnic_ops *ops)
 		if (rc == 0)
 			rc = wn_perf_report_emit(&rep, p);
 	}
-	rnic_close(&r);
+	r.dv->close(&r);
+	if (r.ctl_mem != NULL)
+		munmap(r.ctl_mem, r.ctl_len);
+	if (r.mem != NULL)
+		munmap(r.mem, r.mem_len);
 	return rc;
 }

@@ -532,6 +532,16 @@ steered_port(struct wn_dp *dp, struct dp_embed *em, struct wn_llp_ep *local,
 	return -EBUSY;
 }
 
+static bool
+addr_is_any(const struct wn_ip_addr *a)
+{
+	static const uint8_t zero[16];
+
+	if (a->family == WN_AF_INET6)
+		return memcmp(a->v6, zero, sizeof(zero)) == 0;
+	return a->v4 == 0;
+}
+
 static void
 caps_of(const struct wn_dp_conn_param *p, struct wn_llp_caps *caps)
 {
@@ -559,6 +569,11 @@ wn_dp_connect(struct wn_dp *dp, struct wn_dp_qp *qp, const struct wn_llp_ep *loc
 	memset(&cc, 0, sizeof(cc));
 	cc.local = *local;
 	cc.remote = *remote;
+	if (addr_is_any(&cc.local.addr) &&
+	    wn_netif_src_addr(dp->nif, &remote->addr, &cc.local.addr) != 0) {
+		errno = ENETUNREACH;
+		return NULL;
+	}
 	if (steered_port(dp, em, &cc.local, remote) != 0) {
 		errno = EBUSY;
 		return NULL;

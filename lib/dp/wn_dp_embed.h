@@ -181,8 +181,9 @@ struct wn_dp_listener *wn_dp_listen(struct wn_dp *dp, const struct wn_llp_ep *lo
 void wn_dp_unlisten(struct wn_dp_listener *l);
 
 /**
- * Connect QP @p qp from @p local (port 0: one the dataplane steers to this shard) to
- * @p remote; ESTABLISHED or a final event follows through wn_dp_cm_poll() with @p user.
+ * Connect QP @p qp from @p local (address 0: the dataplane's for @p remote; port 0: one the
+ * dataplane steers to this shard) to @p remote; ESTABLISHED or a final event follows through
+ * wn_dp_cm_poll() with @p user.
  * @return the handle, or NULL with errno (EINVAL: the QP already carries a connection or an
  *   address is wrong; EADDRINUSE; ENETUNREACH; ENOMEM; EBUSY: no local port steers here).
  */

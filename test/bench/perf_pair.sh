@@ -15,6 +15,9 @@
 #       like two hosts running perftest
 #   perf_pair.sh BUILD_DIR emb1 MODE[,MODE...] [CLIENT OPTIONS...]
 #       the same with one lcore each (dataplane on the main lcore, benchmark on a thread)
+#   perf_pair.sh BUILD_DIR rtc  MODE[,MODE...] [CLIENT OPTIONS...]
+#       run to completion (--rtc): one lcore each runs the dataplane shard and the benchmark
+#       in one loop, the RNIC driven in-process (no control thread, no lib/client)
 # Exit status: 0, 1 when a run fails or a program is not built.
 # Logs: $WN_BENCH_KEEP set keeps the temporary directory.
 set -uo pipefail
@@ -26,7 +29,7 @@ shift 3
 perf=$build/app/bin/warpnic-perf
 missing() { echo "FAIL: missing prerequisite: $*" >&2; exit 1; }
 [ -x "$perf" ] || missing "warpnic-perf not built"
-if [ "${kind%1}" = emb ] && [ ! -f "$build/lib/libwn_dp.a" ]; then
+if { [ "${kind%1}" = emb ] || [ "$kind" = rtc ]; } && [ ! -f "$build/lib/libwn_dp.a" ]; then
 	missing "warpnic-perf built without the embedded dataplane (lib/dp)"
 fi
 if [ "$kind" = rnic ] && [ ! -x "$build/app/warpnicd/warpnicd" ]; then
@@ -45,7 +48,9 @@ if [ "$(nproc)" -ge 2 ]; then lc_s=0 lc_c=1; else lc_s=0 lc_c=0; fi
 # emb: two lcores each (main: benchmark, worker: dataplane), crossed over the CPUs;
 # emb1: one each (lcore 0 on CPUs 0 and 1)
 if [ "$(nproc)" -ge 2 ]; then lm_s=0@0,1@1 lm_c=0@1,1@0; else lm_s=0@0,1@0 lm_c=0@0,1@0; fi
-if [ "$kind" = emb1 ]; then lm_s=0@$lc_s lm_c=0@$lc_c; fi
+if [ "$kind" = emb1 ] || [ "$kind" = rtc ]; then lm_s=0@$lc_s lm_c=0@$lc_c; fi
+rtc=()
+[ "$kind" = rtc ] && rtc=(--rtc)
 fail() {
 	echo "FAIL: $*" >&2
 	tail -n 20 "$t"/*.log >&2
@@ -83,14 +88,14 @@ for m in "${list[@]}"; do
 		"$perf" --mode "$m" --client 198.19.0.2 --ctl "$t/pair/a.sock" --json "$t/$m.json" \
 			"$@" >"$t/$m.client.log" 2>&1 || fail "$m client"
 		;;
-	emb|emb1)
+	emb|emb1|rtc)
 		sock=$t/memif.sock
 		rm -f "$sock"
 		eal=(--no-pci --no-huge --no-shconf -m 256 --log-level=lib.eal:error)
 		memif="net_memif0,socket=$sock,socket-abstract=no"
 		"$perf" --lcores "$lm_s" "${eal[@]}" --file-prefix "wnp-$$-s" \
 			--vdev "$memif,role=server,mac=02:77:6e:00:0e:01" -- --ip 198.18.0.1/24 \
-			--mode "$m" --server --timeout 30 >"$t/$m.server.log" 2>&1 &
+			"${rtc[@]}" --mode "$m" --server --timeout 30 >"$t/$m.server.log" 2>&1 &
 		spid=$!
 		for _ in $(seq 200); do
 			grep -q "server listening" "$t/$m.server.log" 2>/dev/null && break
@@ -99,11 +104,11 @@ for m in "${list[@]}"; do
 		done
 		"$perf" --lcores "$lm_c" "${eal[@]}" --file-prefix "wnp-$$-c" \
 			--vdev "$memif,role=client,mac=02:77:6e:00:0e:02" -- --ip 198.18.0.2/24 \
-			--mode "$m" --client 198.18.0.1 --json "$t/$m.json" "$@" \
+			"${rtc[@]}" --mode "$m" --client 198.18.0.1 --json "$t/$m.json" "$@" \
 			>"$t/$m.client.log" 2>&1 || fail "$m client"
 		;;
 	*)
-		echo "usage: $0 BUILD_DIR raw|rnic|emb|emb1 MODES [OPTIONS]" >&2
+		echo "usage: $0 BUILD_DIR raw|rnic|emb|emb1|rtc MODES [OPTIONS]" >&2
 		exit 2
 		;;
 	esac
