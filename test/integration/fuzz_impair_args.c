@@ -14,7 +14,9 @@ static void
 check_dir(const struct wn_impair_dir_conf *d)
 {
 	if (!(d->drop >= 0 && d->drop <= 1) || !(d->dup >= 0 && d->dup <= 1) ||
-	    !(d->reorder >= 0 && d->reorder <= 1) || !(d->corrupt >= 0 && d->corrupt <= 1))
+	    !(d->reorder >= 0 && d->reorder <= 1) || !(d->corrupt >= 0 && d->corrupt <= 1) ||
+	    !(d->mangle >= 0 && d->mangle <= 1) || d->delay_us > 10000000 ||
+	    d->jitter_us > 10000000)
 		abort();
 }
 

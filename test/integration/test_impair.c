@@ -25,6 +25,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
+#include <rte_tcp.h>
 #include <rte_udp.h>
 
 #include "wn_impair.h"
@@ -497,6 +498,13 @@ test_conf_parse(void **state)
 	assert_int_equal(c.reorder_us, 1000);
 	assert_int_equal(c.seed, 16);
 	assert_int_equal(c.queues, 2);
+	assert_int_equal(wn_impair_conf_parse("port=p,mangle=2%,jitter_us=300,rx_jitter_us=5", &c),
+			 0);
+	assert_true(fabs(c.rx.mangle - 0.02) < 1e-12 && fabs(c.tx.mangle - 0.02) < 1e-12);
+	assert_int_equal(c.tx.jitter_us, 300);
+	assert_int_equal(c.rx.jitter_us, 5);
+	assert_int_equal(wn_impair_conf_parse("port=p,jitter_us=x", &c), -EINVAL);
+	assert_int_equal(wn_impair_conf_parse("port=p,mangle=2", &c), -EINVAL);
 	assert_int_equal(wn_impair_conf_parse("port=p,dup=0.25", &c), 0);
 	assert_true(c.rx.dup == 0.25 && c.tx.dup == 0.25);
 	assert_int_equal(wn_impair_conf_parse("port=p,dir=up", &c), -EINVAL);
@@ -532,6 +540,185 @@ test_argv_extract(void **state)
 	assert_true(wn_impair_create_pending(pool, NULL, 0) < 0);
 }
 
+static void
+test_jitter_keeps_order(void **state)
+{
+	struct wn_impair_stats st;
+	struct arrivals a;
+	struct wire w;
+	uint32_t i;
+
+	(void)state;
+	wire_open(&w, "delay_us=50,jitter_us=500,dir=tx,seed=3");
+	run(&w, true, 3000, &a, &st);
+	assert_int_equal(a.bad, 0);
+	assert_int_equal(a.n, 3000);
+	assert_int_equal(st.delay, 3000);
+	for (i = 0; i < a.n; i++)
+		assert_int_equal(a.seq[i], i);
+	free(a.seq);
+	wire_close(&w);
+}
+
+/* A TCP segment with @p pay payload octets (seq = @p seq), its checksum right. */
+static struct rte_mbuf *
+make_tcp(uint32_t seq, uint16_t pay)
+{
+	const uint16_t hl = sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + 20;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct rte_ether_hdr *eh;
+	struct rte_ipv4_hdr *ip;
+	struct rte_tcp_hdr *th;
+	uint8_t *pl;
+
+	assert_non_null(m);
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, hl + pay);
+	assert_non_null(eh);
+	memset(eh, 0, hl);
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ip = (struct rte_ipv4_hdr *)(eh + 1);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + 20 + pay));
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_TCP;
+	ip->src_addr = rte_cpu_to_be_32(0xC6120001);
+	ip->dst_addr = rte_cpu_to_be_32(0xC6120002);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	th = (struct rte_tcp_hdr *)(ip + 1);
+	th->src_port = rte_cpu_to_be_16(4000);
+	th->dst_port = rte_cpu_to_be_16(5000);
+	th->sent_seq = rte_cpu_to_be_32(seq);
+	th->data_off = 5 << 4;
+	th->tcp_flags = RTE_TCP_ACK_FLAG;
+	pl = (uint8_t *)(th + 1);
+	for (uint16_t i = 0; i < pay; i++)
+		pl[i] = pattern(seq, i);
+	th->cksum = rte_ipv4_udptcp_cksum(ip, th);
+	return m;
+}
+
+/* Send @p n TCP segments of @p pay octets through the tx side; @return how many arrived
+ * with one payload octet flipped (each checked: past the first 32 payload octets, before the
+ * last 8, checksum right); unchanged ones are checked intact. */
+static uint32_t
+tcp_run(struct wire *w, uint32_t n, uint16_t pay, uint32_t *arrived)
+{
+	const uint32_t hl = sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + 20;
+	uint64_t deadline = rte_get_tsc_cycles() + 10 * rte_get_tsc_hz();
+	uint32_t mangled = 0, got = 0, sent = 0;
+	struct rte_mbuf *burst[32];
+	struct wn_impair_stats st, st0;
+
+	assert_int_equal(wn_impair_stats_get(w->face, NULL, &st0), 0);
+	for (;;) {
+		unsigned int k;
+
+		if (sent < n) {
+			struct rte_mbuf *m = make_tcp(sent, pay);
+
+			if (rte_eth_tx_burst(w->face, 0, &m, 1) == 1)
+				sent++;
+			else
+				rte_pktmbuf_free(m);
+		}
+		assert_true(wn_impair_poll(w->face) >= 0);
+		k = rte_ring_dequeue_burst(w->from_u, (void **)burst, 32, NULL);
+		for (unsigned int i = 0; i < k; i++, got++) {
+			struct rte_mbuf *ref = make_tcp(got, pay);
+			const uint8_t *p = rte_pktmbuf_mtod(burst[i], const uint8_t *);
+			const uint8_t *r = rte_pktmbuf_mtod(ref, const uint8_t *);
+			struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(burst[i], void *,
+							sizeof(struct rte_ether_hdr));
+			struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+			uint16_t sum = th->cksum;
+			unsigned int diff = 0, where = 0;
+
+			assert_int_equal(burst[i]->pkt_len, ref->pkt_len);
+			for (uint32_t j = 0; j < ref->pkt_len; j++)
+				if (p[j] != r[j] && (j < hl - 4 || j >= hl - 2)) { /* not the cksum */
+					diff++;
+					where = j;
+				}
+			assert_true(diff <= 1);
+			if (diff == 1) {
+				assert_true(where >= hl + 32 && where < hl + pay - 8u);
+				mangled++;
+			}
+			/* TCP takes it: the checksum is right */
+			th->cksum = 0;
+			assert_int_equal(rte_ipv4_udptcp_cksum(ip, th), sum);
+			rte_pktmbuf_free(ref);
+			rte_pktmbuf_free(burst[i]);
+		}
+		if (sent == n) {
+			assert_int_equal(wn_impair_stats_get(w->face, NULL, &st), 0);
+			if (got == st.out - st0.out && st.in - st0.in == n &&
+			    st.drop - st0.drop + st.down - st0.down + got == n)
+				break;
+		}
+		assert_true(rte_get_tsc_cycles() < deadline);
+	}
+	*arrived = got;
+	return mangled;
+}
+
+/*
+ * mangle= (corruption below TCP): one payload octet flipped where no MPA header lies, the
+ * TCP checksum right again; segments of 40 payload octets or fewer are left alone.
+ * wn_impair_mangle_next() mangles exactly the next N eligible segments.
+ */
+static void
+test_mangle_below_tcp(void **state)
+{
+	struct wn_impair_stats st;
+	struct wire w;
+	uint32_t got;
+
+	(void)state;
+	wire_open(&w, "tx_mangle=1");
+	assert_int_equal(tcp_run(&w, 200, 1000, &got), 200);
+	assert_int_equal(tcp_run(&w, 50, 40, &got), 0);
+	assert_int_equal(wn_impair_stats_get(w.face, NULL, &st), 0);
+	assert_int_equal(st.mangle, 200);
+	assert_int_equal(st.corrupt, 0);
+	wire_close(&w);
+
+	wire_open(&w, "");
+	assert_int_equal(wn_impair_mangle_next(w.face, 1, 3), 0);
+	assert_int_equal(tcp_run(&w, 10, 40, &got), 0);   /* not eligible: not counted */
+	assert_int_equal(tcp_run(&w, 20, 100, &got), 3);  /* the next three */
+	assert_int_equal(tcp_run(&w, 20, 100, &got), 0);
+	assert_int_equal(wn_impair_mangle_next(RTE_MAX_ETHPORTS - 1, 1, 1), -ENODEV);
+	wire_close(&w);
+}
+
+/* wn_impair_link_down(): every frame either way is lost until the deadline, then none. */
+static void
+test_link_down(void **state)
+{
+	struct wn_impair_stats st;
+	struct wire w;
+	uint32_t got;
+
+	(void)state;
+	wire_open(&w, "");
+	assert_int_equal(wn_impair_link_down(w.face, 200), 0);
+	tcp_run(&w, 100, 100, &got);
+	assert_int_equal(got, 0);
+	assert_int_equal(wn_impair_stats_get(w.face, NULL, &st), 0);
+	assert_int_equal(st.down, 100);
+	assert_int_equal(wn_impair_link_down(w.face, 0), 0); /* up again */
+	tcp_run(&w, 100, 100, &got);
+	assert_int_equal(got, 100);
+	/* a short flap ends by itself */
+	assert_int_equal(wn_impair_link_down(w.face, 20), 0);
+	rte_delay_ms(30);
+	tcp_run(&w, 100, 100, &got);
+	assert_int_equal(got, 100);
+	assert_int_equal(wn_impair_link_down(RTE_MAX_ETHPORTS - 1, 1), -ENODEV);
+	wire_close(&w);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -545,6 +732,9 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_seed_reproducible),
 		cmocka_unit_test(test_corrupt_payload_only),
 		cmocka_unit_test(test_delay_keeps_order),
+		cmocka_unit_test(test_jitter_keeps_order),
+		cmocka_unit_test(test_mangle_below_tcp),
+		cmocka_unit_test(test_link_down),
 		cmocka_unit_test(test_xstats_names),
 		cmocka_unit_test(test_create_errors),
 		cmocka_unit_test(test_argv_extract),

@@ -45,6 +45,8 @@ struct impair_port {
 	uint16_t under_id;
 	struct rte_eth_dev_owner owner;
 	struct wn_impair_conf conf;
+	uint64_t down_until;       /* link down until this TSC (0: up); any thread writes */
+	uint32_t mangle_next[2];   /* rx, tx: segments still to mangle; any thread adds */
 	struct impair_queue q[WN_IMPAIR_MAX_QUEUES];
 };
 
@@ -187,10 +189,12 @@ queues_create(struct impair_port *ip, int socket)
 					      RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (iq->rx_ring == NULL || iq->tx_ring == NULL)
 			return -rte_errno;
-		ret = impair_pipe_init(&iq->rx, &ip->conf.rx, &ip->conf, s, false, socket);
+		ret = impair_pipe_init(&iq->rx, &ip->conf.rx, &ip->conf, s, false, socket,
+				       &ip->mangle_next[0], &ip->down_until);
 		if (ret < 0)
 			return ret;
-		ret = impair_pipe_init(&iq->tx, &ip->conf.tx, &ip->conf, s + 1, true, socket);
+		ret = impair_pipe_init(&iq->tx, &ip->conf.tx, &ip->conf, s + 1, true, socket,
+				       &ip->mangle_next[1], &ip->down_until);
 		if (ret < 0)
 			return ret;
 	}
@@ -271,12 +275,13 @@ wn_impair_create(const char *name, const char *args, struct rte_mempool *mp)
 	faces_update();
 	IMPAIR_LOG(INFO,
 		   "%s: port %u wraps %s (port %u); rx drop=%g dup=%g reorder=%g corrupt=%g "
-		   "delay=%uus; tx drop=%g dup=%g reorder=%g corrupt=%g delay=%uus; seed=%" PRIu64,
+		   "mangle=%g delay=%uus jitter=%uus; tx drop=%g dup=%g reorder=%g corrupt=%g "
+		   "mangle=%g delay=%uus jitter=%uus; seed=%" PRIu64,
 		   name, ip->face_id, ip->conf.port, ip->under_id, ip->conf.rx.drop,
-		   ip->conf.rx.dup,
-		   ip->conf.rx.reorder, ip->conf.rx.corrupt, ip->conf.rx.delay_us, ip->conf.tx.drop,
-		   ip->conf.tx.dup, ip->conf.tx.reorder, ip->conf.tx.corrupt, ip->conf.tx.delay_us,
-		   ip->conf.seed);
+		   ip->conf.rx.dup, ip->conf.rx.reorder, ip->conf.rx.corrupt, ip->conf.rx.mangle,
+		   ip->conf.rx.delay_us, ip->conf.rx.jitter_us, ip->conf.tx.drop, ip->conf.tx.dup,
+		   ip->conf.tx.reorder, ip->conf.tx.corrupt, ip->conf.tx.mangle,
+		   ip->conf.tx.delay_us, ip->conf.tx.jitter_us, ip->conf.seed);
 	return ip->face_id;
 
 fail_started:
@@ -384,6 +389,8 @@ stats_add(struct wn_impair_stats *sum, const struct wn_impair_stats *s)
 	sum->corrupt += s->corrupt;
 	sum->overflow += s->overflow;
 	sum->nomem += s->nomem;
+	sum->mangle += s->mangle;
+	sum->down += s->down;
 }
 
 int
@@ -413,7 +420,8 @@ wn_impair_xstats_get(uint16_t port_id, struct rte_eth_xstat_name *names, uint64_
 		     unsigned int n)
 {
 	static const char *const field[WN_IMPAIR_NB_XSTATS_PER_DIR] = {
-		"in", "out", "drop", "dup", "reorder", "delay", "corrupt", "overflow", "nomem",
+		"in",	   "out",   "drop",   "dup",    "reorder", "delay",
+		"corrupt", "overflow", "nomem", "mangle", "down",
 	};
 	struct wn_impair_stats st[2];
 	unsigned int d, i, k = 0;
@@ -426,8 +434,9 @@ wn_impair_xstats_get(uint16_t port_id, struct rte_eth_xstat_name *names, uint64_
 		return 2 * WN_IMPAIR_NB_XSTATS_PER_DIR;
 	for (d = 0; d < 2; d++) {
 		const uint64_t v[WN_IMPAIR_NB_XSTATS_PER_DIR] = {
-			st[d].in,      st[d].out,     st[d].drop,     st[d].dup,   st[d].reorder,
-			st[d].delay,   st[d].corrupt, st[d].overflow, st[d].nomem,
+			st[d].in,      st[d].out,	 st[d].drop,  st[d].dup,
+			st[d].reorder, st[d].delay,	 st[d].corrupt, st[d].overflow,
+			st[d].nomem,   st[d].mangle, st[d].down,
 		};
 
 		for (i = 0; i < WN_IMPAIR_NB_XSTATS_PER_DIR; i++, k++) {
@@ -439,6 +448,35 @@ wn_impair_xstats_get(uint16_t port_id, struct rte_eth_xstat_name *names, uint64_
 		}
 	}
 	return (int)k;
+}
+
+int
+wn_impair_link_down(uint16_t port_id, uint32_t ms)
+{
+	struct impair_port *ip = port_get(port_id);
+	uint64_t until = 0;
+
+	if (ip == NULL)
+		return -ENODEV;
+	if (ms > 0) {
+		until = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * ms;
+		if (until == 0)
+			until = 1;
+	}
+	__atomic_store_n(&ip->down_until, until, __ATOMIC_RELAXED);
+	IMPAIR_LOG(INFO, "%s: link %s", ip->name, ms > 0 ? "down" : "up");
+	return 0;
+}
+
+int
+wn_impair_mangle_next(uint16_t port_id, int tx, uint32_t n)
+{
+	struct impair_port *ip = port_get(port_id);
+
+	if (ip == NULL)
+		return -ENODEV;
+	__atomic_fetch_add(&ip->mangle_next[tx ? 1 : 0], n, __ATOMIC_RELAXED);
+	return 0;
 }
 
 int
@@ -579,8 +617,93 @@ tel_xstats(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* "PORT,REST": the face's port id and what follows it; -EINVAL if malformed */
+static int
+tel_port_arg(const char *params, uint16_t *port, const char **rest)
+{
+	unsigned long v;
+	char *end;
+
+	if (params == NULL || *params < '0' || *params > '9')
+		return -EINVAL;
+	v = strtoul(params, &end, 10);
+	if (*end != ',' || v >= RTE_MAX_ETHPORTS)
+		return -EINVAL;
+	*port = (uint16_t)v;
+	*rest = end + 1;
+	return 0;
+}
+
+static int
+tel_u32(const char *s, uint32_t *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int
+tel_link_down(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const char *rest;
+	uint16_t port;
+	uint32_t ms;
+	int ret;
+
+	(void)cmd;
+	if (tel_port_arg(params, &port, &rest) < 0 || tel_u32(rest, &ms) < 0)
+		return -EINVAL;
+	ret = wn_impair_link_down(port, ms);
+	if (ret < 0)
+		return ret;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "down_ms", ms);
+	return 0;
+}
+
+static int
+tel_mangle(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const char *rest;
+	uint16_t port;
+	uint32_t n;
+	int tx, ret;
+
+	(void)cmd;
+	if (tel_port_arg(params, &port, &rest) < 0)
+		return -EINVAL;
+	if (strncmp(rest, "rx,", 3) == 0)
+		tx = 0;
+	else if (strncmp(rest, "tx,", 3) == 0)
+		tx = 1;
+	else
+		return -EINVAL;
+	if (tel_u32(rest + 3, &n) < 0)
+		return -EINVAL;
+	ret = wn_impair_mangle_next(port, tx, n);
+	if (ret < 0)
+		return ret;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, tx ? "tx_mangle_next" : "rx_mangle_next", n);
+	return 0;
+}
+
 RTE_INIT(wn_impair_telemetry)
 {
+	rte_telemetry_register_cmd("/wn_impair/link_down", tel_link_down,
+				   "Drops every frame either way for a while (a link flap). "
+				   "Parameters: int port_id, int milliseconds (0: up again)");
+	rte_telemetry_register_cmd("/wn_impair/mangle", tel_mangle,
+				   "Flips a payload octet of the next N TCP segments of a direction "
+				   "and fixes their checksums. Parameters: int port_id, rx|tx, int N");
 	rte_telemetry_register_cmd("/wn_impair/list", tel_list,
 				   "Returns the port ids of net_wn_impair faces. No parameters");
 	rte_telemetry_register_cmd("/wn_impair/xstats", tel_xstats,

@@ -19,10 +19,12 @@ enum dir_mask {
 };
 
 static const char *const impair_keys[] = {
-	"port",        "drop",       "dup",        "reorder",     "corrupt",    "delay_us",
-	"dir",         "rx_drop",    "tx_drop",    "rx_dup",      "tx_dup",     "rx_reorder",
-	"tx_reorder",  "rx_corrupt", "tx_corrupt", "rx_delay_us", "tx_delay_us", "reorder_gap",
-	"reorder_us",  "seed",       "queues",     NULL,
+	"port",         "drop",         "dup",         "reorder",     "corrupt",
+	"mangle",       "delay_us",     "jitter_us",   "dir",         "rx_drop",
+	"tx_drop",      "rx_dup",       "tx_dup",      "rx_reorder",  "tx_reorder",
+	"rx_corrupt",   "tx_corrupt",   "rx_mangle",   "tx_mangle",   "rx_delay_us",
+	"tx_delay_us",  "rx_jitter_us", "tx_jitter_us", "reorder_gap", "reorder_us",
+	"seed",         "queues",       NULL,
 };
 
 static int
@@ -89,7 +91,7 @@ set_dir_value(struct wn_impair_conf *conf, unsigned int mask, const char *what, 
 	unsigned int i;
 	int ret;
 
-	if (strcmp(what, "delay_us") == 0)
+	if (strcmp(what, "delay_us") == 0 || strcmp(what, "jitter_us") == 0)
 		ret = parse_u64(val, 10 * 1000 * 1000, &u);
 	else
 		ret = parse_rate(val, &d);
@@ -106,6 +108,10 @@ set_dir_value(struct wn_impair_conf *conf, unsigned int mask, const char *what, 
 			dirs[i]->reorder = d;
 		else if (strcmp(what, "corrupt") == 0)
 			dirs[i]->corrupt = d;
+		else if (strcmp(what, "mangle") == 0)
+			dirs[i]->mangle = d;
+		else if (strcmp(what, "jitter_us") == 0)
+			dirs[i]->jitter_us = (uint32_t)u;
 		else
 			dirs[i]->delay_us = (uint32_t)u;
 	}

@@ -49,7 +49,8 @@ rate_threshold(double rate)
 
 int
 impair_pipe_init(struct impair_pipe *p, const struct wn_impair_dir_conf *dc,
-		 const struct wn_impair_conf *conf, uint64_t seed, bool is_tx, int socket)
+		 const struct wn_impair_conf *conf, uint64_t seed, bool is_tx, int socket,
+		 uint32_t *mangle_next, const uint64_t *down_until)
 {
 	uint64_t hz = rte_get_tsc_hz();
 
@@ -60,14 +61,18 @@ impair_pipe_init(struct impair_pipe *p, const struct wn_impair_dir_conf *dc,
 	p->thr_dup = rate_threshold(dc->dup);
 	p->thr_reorder = rate_threshold(dc->reorder);
 	p->thr_corrupt = rate_threshold(dc->corrupt);
+	p->thr_mangle = rate_threshold(dc->mangle);
+	p->mangle_next = mangle_next;
+	p->down_until = down_until;
 	p->delay_cycles = hz * dc->delay_us / 1000000;
+	p->jitter_cycles = hz * dc->jitter_us / 1000000;
 	p->reorder_cycles = hz * conf->reorder_us / 1000000;
 	p->gap = conf->reorder_gap;
 	p->is_tx = is_tx;
 	p->out = rte_zmalloc_socket("wn_impair_out", sizeof(*p->out) * IMPAIR_OUT_SIZE, 0, socket);
 	if (p->out == NULL)
 		return -ENOMEM;
-	if (dc->delay_us > 0) {
+	if (dc->delay_us > 0 || dc->jitter_us > 0) {
 		p->delay = rte_zmalloc_socket("wn_impair_delay",
 					      sizeof(*p->delay) * IMPAIR_DELAY_SIZE, 0, socket);
 		if (p->delay == NULL) {
@@ -101,9 +106,24 @@ impair_pipe_fini(struct impair_pipe *p)
 	p->out = NULL;
 }
 
+/* The link is down (wn_impair_link_down()): frames are lost whichever way they go. */
+static inline bool
+link_down(const struct impair_pipe *p)
+{
+	uint64_t until = p->down_until != NULL ? __atomic_load_n(p->down_until, __ATOMIC_RELAXED)
+					       : 0;
+
+	return until != 0 && (int64_t)(until - p->now) > 0;
+}
+
 static void
 out_push(struct impair_pipe *p, struct rte_mbuf *m)
 {
+	if (link_down(p)) {
+		p->st.down++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (impair_pipe_out_room(p) == 0) {
 		p->st.overflow++;
 		rte_pktmbuf_free(m);
@@ -150,10 +170,19 @@ stage_delay(struct impair_pipe *p, struct rte_mbuf *m)
 {
 	struct impair_delayed *d;
 
-	if (p->delay_cycles == 0) {
+	uint64_t due;
+
+	if (p->delay_cycles == 0 && p->jitter_cycles == 0) {
 		stage_reorder(p, m);
 		return;
 	}
+	due = p->now + p->delay_cycles;
+	if (p->jitter_cycles > 0)
+		due += rng_next(p) % (p->jitter_cycles + 1);
+	/* jitter never reorders: a packet leaves no earlier than the one before it */
+	if (p->d_tail != p->d_head && (int64_t)(due - p->last_due) < 0)
+		due = p->last_due;
+	p->last_due = due;
 	if (p->d_tail - p->d_head == IMPAIR_DELAY_SIZE) {
 		/* line full: release the oldest early rather than lose a packet */
 		d = &p->delay[p->d_head & (IMPAIR_DELAY_SIZE - 1)];
@@ -163,7 +192,7 @@ stage_delay(struct impair_pipe *p, struct rte_mbuf *m)
 	}
 	d = &p->delay[p->d_tail & (IMPAIR_DELAY_SIZE - 1)];
 	d->m = m;
-	d->due = p->now + p->delay_cycles;
+	d->due = due;
 	p->d_tail++;
 	p->st.delay++;
 }
@@ -336,12 +365,121 @@ corrupt_packet(struct impair_pipe *p, struct rte_mbuf *m)
 	return c;
 }
 
+/*
+ * Where mangle= may flip an octet of TCP segment @p m: @return how many octets it may choose
+ * from (0: the segment is not eligible), from frame offset *from on; *l3_off and *l4_off are
+ * the IP and TCP headers' offsets.
+ */
+static uint32_t
+mangle_room(struct rte_mbuf *m, uint32_t *from, uint32_t *l3_off, uint32_t *l4_off)
+{
+	struct rte_net_hdr_lens hl;
+	uint32_t ptype, l3_len, pay;
+	void *l3;
+
+	if (m->ol_flags & RTE_MBUF_F_TX_TCP_SEG)
+		return 0;
+	memset(&hl, 0, sizeof(hl));
+	ptype = rte_net_get_ptype(m, &hl, RTE_PTYPE_ALL_MASK);
+	if ((ptype & RTE_PTYPE_L4_MASK) != RTE_PTYPE_L4_TCP ||
+	    rte_pktmbuf_data_len(m) < hl.l2_len + hl.l3_len + hl.l4_len)
+		return 0;
+	l3 = rte_pktmbuf_mtod_offset(m, void *, hl.l2_len);
+	if (RTE_ETH_IS_IPV4_HDR(ptype))
+		l3_len = rte_be_to_cpu_16(((struct rte_ipv4_hdr *)l3)->total_length);
+	else if (RTE_ETH_IS_IPV6_HDR(ptype))
+		l3_len = sizeof(struct rte_ipv6_hdr) +
+			 rte_be_to_cpu_16(((struct rte_ipv6_hdr *)l3)->payload_len);
+	else
+		return 0;
+	if (l3_len < hl.l3_len + hl.l4_len || hl.l2_len + l3_len > m->pkt_len)
+		return 0;
+	pay = l3_len - hl.l3_len - hl.l4_len;
+	if (pay <= 40)
+		return 0;
+	*l3_off = hl.l2_len;
+	*l4_off = hl.l2_len + hl.l3_len;
+	*from = *l4_off + hl.l4_len + 32;
+	return pay - 40;
+}
+
+/* Take one from the shared "mangle the next N" counter; false when it is 0. */
+static bool
+mangle_take(uint32_t *cnt)
+{
+	uint32_t v;
+
+	if (cnt == NULL)
+		return false;
+	v = __atomic_load_n(cnt, __ATOMIC_RELAXED);
+	while (v > 0)
+		if (__atomic_compare_exchange_n(cnt, &v, v - 1, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+/*
+ * Corruption below TCP (mangle=): a private copy of TCP segment @p m with one payload octet
+ * flipped and its TCP checksum computed again, so that TCP takes it and only a check above
+ * (MPA's CRC32c) can see the damage. @return the packet to go on with.
+ */
+static struct rte_mbuf *
+mangle_packet(struct impair_pipe *p, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c, *seg;
+	uint32_t from, room, off, l3_off, l4_off;
+	uint16_t sum;
+	void *l3;
+	uint8_t *f;
+
+	room = mangle_room(m, &from, &l3_off, &l4_off);
+	if (room == 0 || (!rng_hit(p, p->thr_mangle) && !mangle_take(p->mangle_next)))
+		return m;
+	c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+	if (c == NULL) {
+		p->st.nomem++;
+		return m;
+	}
+	rte_pktmbuf_free(m);
+	if (rte_pktmbuf_linearize(c) != 0) {
+		p->st.nomem++;
+		return c;
+	}
+	c->ol_flags &= ~(RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK);
+	l3 = rte_pktmbuf_mtod_offset(c, void *, l3_off);
+	if ((*(const uint8_t *)l3 >> 4) == 4) {
+		struct rte_ipv4_hdr *ip = l3;
+
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	}
+	off = from + (uint32_t)(rng_next(p) % room);
+	for (seg = c; off >= seg->data_len; seg = seg->next)
+		off -= seg->data_len;
+	*rte_pktmbuf_mtod_offset(seg, uint8_t *, off) ^= (uint8_t)(1 + rng_next(p) % 255);
+	f = rte_pktmbuf_mtod_offset(c, uint8_t *, l4_off + offsetof(struct rte_tcp_hdr, cksum));
+	memset(f, 0, 2);
+	if ((*(const uint8_t *)l3 >> 4) == 4)
+		sum = rte_ipv4_udptcp_cksum_mbuf(c, l3, (uint16_t)l4_off);
+	else
+		sum = rte_ipv6_udptcp_cksum_mbuf(c, l3, (uint16_t)l4_off);
+	memcpy(f, &sum, 2);
+	p->st.mangle++;
+	return c;
+}
+
 void
 impair_pipe_push(struct impair_pipe *p, struct rte_mbuf *m)
 {
 	struct rte_mbuf *c = NULL;
 
 	p->st.in++;
+	if (link_down(p)) {
+		p->st.down++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (!p->is_tx)
 		resolve_rx_partial(m);
 	if (rng_hit(p, p->thr_drop)) {
@@ -351,6 +489,9 @@ impair_pipe_push(struct impair_pipe *p, struct rte_mbuf *m)
 	}
 	if (rng_hit(p, p->thr_corrupt))
 		m = corrupt_packet(p, m);
+	if (p->thr_mangle != 0 || (p->mangle_next != NULL &&
+				   __atomic_load_n(p->mangle_next, __ATOMIC_RELAXED) != 0))
+		m = mangle_packet(p, m);
 	if (rng_hit(p, p->thr_dup)) {
 		c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
 		if (c == NULL)

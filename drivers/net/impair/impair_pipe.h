@@ -39,7 +39,12 @@ struct impair_pipe {
 	uint64_t thr_dup;
 	uint64_t thr_reorder;
 	uint64_t thr_corrupt;
+	uint64_t thr_mangle;
+	uint32_t *mangle_next;        /* the port's "mangle the next N" counter of this direction */
+	const uint64_t *down_until;   /* the port's link-down deadline (TSC; 0: up) */
 	uint64_t delay_cycles;
+	uint64_t jitter_cycles;
+	uint64_t last_due;            /* due time of the last packet into the delay line */
 	uint64_t reorder_cycles;
 	uint32_t gap;
 	bool is_tx; /* resolve TX checksum offloads before corrupting */
@@ -58,7 +63,8 @@ struct impair_pipe {
 };
 
 int impair_pipe_init(struct impair_pipe *p, const struct wn_impair_dir_conf *dc,
-		     const struct wn_impair_conf *conf, uint64_t seed, bool is_tx, int socket);
+		     const struct wn_impair_conf *conf, uint64_t seed, bool is_tx, int socket,
+		     uint32_t *mangle_next, const uint64_t *down_until);
 void impair_pipe_fini(struct impair_pipe *p);
 void impair_pipe_push(struct impair_pipe *p, struct rte_mbuf *m);
 void impair_pipe_tick(struct impair_pipe *p, uint64_t now);

@@ -14,10 +14,18 @@
  *   port=NAME|ID      underlying port, by ethdev name (e.g. net_tap0) or id (required)
  *   drop=P dup=P reorder=P corrupt=P
  *                     rates in [0,1], or percent with a '%' suffix ("1%")
+ *   mangle=P          corruption below TCP: one octet of a TCP segment's payload is flipped
+ *                     and the TCP checksum made right again, so only a check above TCP (MPA's
+ *                     CRC32c) can catch it; the octet lies past the payload's first 32 octets
+ *                     and before its last 8 (where a segment's first FPDU has its length and
+ *                     DDP/RDMAP headers, and its last one PAD and CRC), so segments with 40
+ *                     payload octets or fewer are left alone
  *   delay_us=N        fixed one-way delay added to every packet (FIFO, order kept)
+ *   jitter_us=N       ... plus a uniform random delay in [0, N] per packet; a packet never
+ *                     overtakes the one before it (reordering is reorder='s job)
  *   dir=both|rx|tx    directions the unprefixed keys above apply to (default both)
  *   rx_drop= tx_drop= rx_dup= tx_dup= rx_reorder= tx_reorder= rx_corrupt= tx_corrupt=
- *   rx_delay_us= tx_delay_us=
+ *   rx_mangle= tx_mangle= rx_delay_us= tx_delay_us= rx_jitter_us= tx_jitter_us=
  *                     per-direction values; they override the unprefixed ones
  *   reorder_gap=N     a packet picked for reordering is released after N later
  *                     packets have passed (default 3) ...
@@ -45,8 +53,15 @@
  * an application accept the usual "--vdev net_wn_impair0,port=...,drop=..." EAL
  * syntax.
  *
+ * At run time (any thread; also as telemetry commands): wn_impair_link_down() unplugs the
+ * wire for a while (every frame either way is lost, a link flap), wn_impair_mangle_next()
+ * mangles (as mangle=) the next N TCP segments with payload of one direction, so that a test
+ * picks the moment.
+ *
  * Counters: wn_impair_stats_get(), wn_impair_xstats_get() ("rx_impair_drop", ...), and
- * rte_telemetry commands /wn_impair/list and /wn_impair/xstats,<face port id>.
+ * rte_telemetry commands /wn_impair/list and /wn_impair/xstats,<face port id>; the run-time
+ * controls /wn_impair/link_down,<face port id>,<ms> and
+ * /wn_impair/mangle,<face port id>,rx|tx,<n>.
  */
 #ifndef WN_IMPAIR_H
 #define WN_IMPAIR_H
@@ -72,7 +87,9 @@ struct wn_impair_dir_conf {
 	double dup;        /**< probability a packet is sent twice */
 	double reorder;    /**< probability a packet is held back */
 	double corrupt;    /**< probability one payload octet is flipped */
+	double mangle;     /**< probability a TCP payload octet is flipped, checksum fixed */
 	uint32_t delay_us; /**< fixed delay of every packet */
+	uint32_t jitter_us; /**< random extra delay in [0, jitter_us], order kept */
 };
 
 /** Parsed devargs of one impairer. */
@@ -97,10 +114,12 @@ struct wn_impair_stats {
 	uint64_t corrupt;  /**< packets with one flipped octet */
 	uint64_t overflow; /**< packets lost because an internal queue was full */
 	uint64_t nomem;    /**< dup/corrupt skipped because no mbuf was free */
+	uint64_t mangle;   /**< TCP segments with a flipped payload octet and a good checksum */
+	uint64_t down;     /**< packets lost while the link was down (wn_impair_link_down()) */
 };
 
 /** Number of counters in struct wn_impair_stats, per direction. */
-#define WN_IMPAIR_NB_XSTATS_PER_DIR 9
+#define WN_IMPAIR_NB_XSTATS_PER_DIR 11
 
 /**
  * Parse impairer devargs.
@@ -208,6 +227,27 @@ int wn_impair_stats_get(uint16_t port_id, struct wn_impair_stats *rx,
  */
 int wn_impair_xstats_get(uint16_t port_id, struct rte_eth_xstat_name *names, uint64_t *values,
 			 unsigned int n);
+
+/**
+ * Unplug the wire: every frame either way (entering the impairer from now on, or held or
+ * delayed in it when it would leave) is lost for @p ms milliseconds, counted in "down".
+ * A later call replaces the deadline; @p ms 0 plugs it back at once.
+ *
+ * @return 0, or -ENODEV.
+ *
+ * Thread safety: any thread (the deadline is one atomic store).
+ */
+int wn_impair_link_down(uint16_t port_id, uint32_t ms);
+
+/**
+ * Mangle the next @p n TCP segments of direction @p tx (0: rx, 1: tx) that carry more than
+ * 40 payload octets, as mangle= does (one payload octet flipped, TCP checksum made right).
+ *
+ * @return 0, or -ENODEV.
+ *
+ * Thread safety: any thread (atomic counter, shared by the direction's queues).
+ */
+int wn_impair_mangle_next(uint16_t port_id, int tx, uint32_t n);
 
 /**
  * Stop and close the face, free every packet the impairer holds, stop the
