@@ -44,6 +44,14 @@
  *   flush_late  flush, then a Send and a receive posted to the QP in Error: flushed or
  *             refused, never left pending
  *   bulk      MiB-scale Write/Read/Send with verification (--mib N)
+ *   xfer      the fault matrix's transfer (--mib N, --ops LIST, --bound S): for each of
+ *             write, read, send, atomic (default all, in that order) the client moves N MiB
+ *             (atomics: N x 256 operations) to or from the server; each side takes a
+ *             checksum of what it sent or received and they must agree, the data is checked
+ *             octet for octet against its pattern, and each operation must finish within S
+ *             seconds (default 60 + 2 x N); with --hook CMD the client runs CMD (system(3))
+ *             once an eighth of the Writes have completed, before posting the rest (the
+ *             link flap of the matrix happens there)
  *   stream    client: Write/Read forever (killed by the driver); server: see "kill"
  *   kill      server: first connection's client is killed (DISCONNECTED + flush
  *             expected), then a second client runs "basic" on a fresh connection
@@ -79,6 +87,10 @@
 #define WAIT_MS     20000 /* longest wait for one completion or event */
 #define MAX_REGIONS 64
 
+#define RTE_MIN_SZ(a, b) ((a) < (b) ? (a) : (b))
+#define RTE_MAX_SZ(a, b) ((a) > (b) ? (a) : (b))
+#define RTE_DIM_SZ(a)    (sizeof(a) / sizeof((a)[0]))
+
 /* Access of a test target region. */
 #define ACC_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
@@ -97,6 +109,9 @@ struct opts {
 	uint32_t mib;
 	uint32_t reads;    /* ordneg: outstanding Reads posted at once */
 	bool small;        /* basic: sizes up to 20 KB */
+	const char *ops;   /* xfer: comma-separated operations */
+	const char *hook;  /* xfer: command run an eighth into the Writes (client) */
+	uint32_t bound;    /* xfer: seconds each operation may take (0: 60 + 2 x mib) */
 };
 
 /* A registered buffer. */
@@ -137,10 +152,20 @@ static struct {
 	uint32_t last_vendor_err;     /* of the last completion in error (not flushed) */
 	uint64_t octets_checked;
 	unsigned int cm_events[RDMA_CM_EVENT_TIMEWAIT_EXIT + 1];
+	struct {
+		const char *op;
+		uint64_t octets;  /* moved (atomics: operand octets) and verified */
+		uint64_t ops;     /* work requests */
+		uint64_t ms;      /* from the first post to the last check */
+		uint64_t sum;     /* checksum both ends agreed on */
+	} xfer[4];
+	unsigned int nxfer;
 } seen;
 static struct rdma_event_channel *ec;
 static struct rdma_cm_id *listen_id;
 static int oob_lfd = -1, oob_fd = -1;
+static int oob_wait_ms = 45000; /* longest wait for the peer's next message */
+static int wc_wait_ms = WAIT_MS; /* longest wait for one completion */
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 fail(const char *fmt, ...)
@@ -326,7 +351,7 @@ oob_get(uint32_t tag)
 	while (got < sizeof(m)) {
 		ssize_t n;
 
-		if (poll(&pf, 1, 45000) != 1)
+		if (poll(&pf, 1, oob_wait_ms) != 1)
 			fail("oob: no message (waiting for tag %u)", tag);
 		n = read(oob_fd, (uint8_t *)&m + got, sizeof(m) - got);
 		if (n <= 0)
@@ -603,8 +628,8 @@ wc_try(struct ibv_cq *cq, struct ibv_wc *wc, int ms, const char *what)
 static void
 wc_get(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
 {
-	if (!wc_try(cq, wc, WAIT_MS, what))
-		fail("%s: no completion within %d ms", what, WAIT_MS);
+	if (!wc_try(cq, wc, wc_wait_ms, what))
+		fail("%s: no completion within %d ms", what, wc_wait_ms);
 }
 
 static const char *
@@ -1886,6 +1911,298 @@ case_bulk(void)
 	conn_free(&c);
 }
 
+/*
+ * The fault matrix's transfer (case xfer). A checksum both ends take independently: 64-bit
+ * words mixed in order (plus the tail), so a lost, repeated, reordered or altered octet
+ * changes it.
+ */
+static uint64_t
+sum64(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+#define XFER_OP    (256 * 1024) /* Write and Read message size */
+#define XFER_SEND  (64 * 1024)  /* Send message size */
+#define XFER_BATCH 128          /* Sends per receive credit grant (two batches posted) */
+#define XFER_ATOMIC_TARGETS 64
+
+/* Post Writes or Reads of XFER_OP over [0, total), at most DEPTH outstanding; the last
+ * Write carries Immediate Data (its receive completion tells the target all were placed). */
+static void
+xfer_rdma(struct conn *c, struct buf *b, const struct rbuf *r, size_t total, bool write)
+{
+	size_t n = (total + XFER_OP - 1) / XFER_OP, posted = 0, done = 0;
+	size_t hook_at = write && o.hook != NULL ? RTE_MAX_SZ(n / 8, (size_t)1) : SIZE_MAX;
+	char w[64];
+
+	while (done < n) {
+		if (posted == hook_at && done == posted) {
+			int rc = system(o.hook);
+
+			note("xfer: hook after %zu of %zu Writes: '%s' exited %d", done, n, o.hook,
+			     rc);
+			CHECK(rc == 0, "--hook failed");
+			hook_at = SIZE_MAX;
+		}
+		while (posted < n && posted - done < DEPTH && posted < hook_at) {
+			size_t off = posted * XFER_OP, len = RTE_MIN_SZ(XFER_OP, total - off);
+			enum ibv_wr_opcode op = !write ? IBV_WR_RDMA_READ
+				: posted + 1 == n ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+
+			post1(c, op, posted, b, off, len, r->addr + off, r->rkey, 0xfa17);
+			posted++;
+		}
+		snprintf(w, sizeof(w), "xfer %s #%zu", write ? "Write" : "Read", done);
+		wc_expect(c->scq, done, write ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ, w);
+		done++;
+	}
+}
+
+/* Sends of XFER_SEND over [0, total), XFER_BATCH at a time after each grant (T_GO). */
+static void
+xfer_sends(struct conn *c, struct buf *b, size_t total)
+{
+	size_t n = (total + XFER_SEND - 1) / XFER_SEND, done = 0;
+
+	for (size_t batch = 0; batch * XFER_BATCH < n; batch++) {
+		size_t first = batch * XFER_BATCH, last = RTE_MIN_SZ(n, first + XFER_BATCH);
+
+		if (batch >= 2)
+			oob_get(T_GO); /* batch - 2 was received: its receives are posted again */
+		for (size_t i = first; i < last; i++) {
+			size_t off = i * XFER_SEND;
+
+			post1(c, IBV_WR_SEND, i, b, off, RTE_MIN_SZ(XFER_SEND, total - off), 0, 0,
+			      0);
+		}
+		/* at most two batches outstanding (the send queue's depth) */
+		while (done + XFER_BATCH < last || (last == n && done < n)) {
+			wc_expect(c->scq, done, IBV_WC_SEND, "xfer Send");
+			done++;
+		}
+	}
+}
+
+/* Receiver of xfer_sends: two batches of receives posted, one more per batch received. */
+static void
+xfer_recvs(struct conn *c, struct buf *b, size_t total)
+{
+	size_t n = (total + XFER_SEND - 1) / XFER_SEND, posted = 0;
+
+	for (; posted < n && posted < 2 * XFER_BATCH; posted++)
+		post_recv(c, posted, b, posted * XFER_SEND,
+			  RTE_MIN_SZ(XFER_SEND, total - posted * XFER_SEND));
+	oob_put(T_READY, 0, NULL, 0);
+	for (size_t i = 0; i < n; i++) {
+		size_t off = i * XFER_SEND, len = RTE_MIN_SZ(XFER_SEND, total - off);
+		struct ibv_wc wc = wc_expect(c->rcq, i, IBV_WC_RECV, "xfer Send received");
+
+		CHECK(wc.byte_len == len, "Send #%zu: byte_len %u, want %zu", i, wc.byte_len, len);
+		if ((i + 1) % XFER_BATCH == 0 || i + 1 == n) {
+			size_t stop = RTE_MIN_SZ(n, posted + XFER_BATCH);
+
+			for (; posted < stop; posted++)
+				post_recv(c, posted, b, posted * XFER_SEND,
+					  RTE_MIN_SZ(XFER_SEND, total - posted * XFER_SEND));
+			if ((i + 1) / XFER_BATCH + 1 < (n + XFER_BATCH - 1) / XFER_BATCH)
+				oob_put(T_GO, 0, NULL, 0);
+		}
+	}
+}
+
+/*
+ * @p n atomics on XFER_ATOMIC_TARGETS counters of the server's region, alternating
+ * Fetch-and-Add and Compare-and-Swap with operands that depend on the index; the client
+ * keeps the values the targets must hold and checks every returned original value.
+ * @return the checksum of the targets' final values as the client computed them.
+ */
+static uint64_t
+xfer_atomics(struct conn *c, struct buf *b, const struct rbuf *r, size_t n)
+{
+	uint64_t cur[XFER_ATOMIC_TARGETS], *res = (uint64_t *)b->p, want[DEPTH];
+	size_t posted = 0, done = 0;
+
+	for (unsigned int t = 0; t < XFER_ATOMIC_TARGETS; t++)
+		cur[t] = 1000ull * t;
+	while (done < n) {
+		while (posted < n && posted - done < 64) {
+			unsigned int t = (unsigned int)(posted % XFER_ATOMIC_TARGETS);
+			uint64_t v = posted * 0x9e3779b97f4a7c15ull | 1;
+			struct ibv_send_wr wr, *bad;
+			struct ibv_sge sg = { (uintptr_t)&res[posted % DEPTH], 8, b->mr->lkey };
+			int ret;
+
+			memset(&wr, 0, sizeof(wr));
+			wr.wr_id = posted;
+			wr.sg_list = &sg;
+			wr.num_sge = 1;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			wr.wr.atomic.remote_addr = r->addr + 8 * t;
+			wr.wr.atomic.rkey = r->rkey;
+			want[posted % DEPTH] = cur[t];
+			res[posted % DEPTH] = ~cur[t];
+			if (posted % 2 == 0) {
+				wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+				wr.wr.atomic.compare_add = v;
+				cur[t] += v;
+			} else {
+				/* every other one compares against a stale value: no swap */
+				wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+				wr.wr.atomic.compare_add = posted % 4 == 1 ? cur[t] : cur[t] + 1;
+				wr.wr.atomic.swap = v;
+				if (posted % 4 == 1)
+					cur[t] = v;
+			}
+			ret = ibv_post_send(c->qp, &wr, &bad);
+			CHECK(ret == 0, "atomic post %zu: %s", posted, strerror(ret));
+			posted++;
+		}
+		wc_expect(c->scq, done, done % 2 == 0 ? IBV_WC_FETCH_ADD : IBV_WC_COMP_SWAP,
+			  "xfer atomic");
+		if (res[done % DEPTH] != want[done % DEPTH])
+			fail("atomic #%zu returned 0x%" PRIx64 ", want 0x%" PRIx64, done,
+			     res[done % DEPTH], want[done % DEPTH]);
+		done++;
+	}
+	seen.octets_checked += 8 * n;
+	return sum64((const uint8_t *)cur, sizeof(cur));
+}
+
+/* One operation of the matrix; both sides call it with the same @p op. */
+static void
+xfer_one(struct conn *c, const char *op)
+{
+	const size_t total = (size_t)o.mib << 20;
+	const uint32_t seed = 0xa000 + (uint32_t)op[0];
+	const uint64_t bound_ms = 1000ull * (o.bound != 0 ? o.bound : 60 + 2 * o.mib);
+	bool atomic = strcmp(op, "atomic") == 0, ok = false;
+	size_t natomic = (size_t)o.mib * 256, len = atomic ? 4096 : total;
+	uint64_t t0, mine = 0, theirs;
+	struct buf b;
+
+	buf_alloc(c, &b, len, ACC_ALL | (atomic ? IBV_ACCESS_REMOTE_ATOMIC : 0));
+	if (o.server) {
+		/* the server is the target (write, send, atomic) or the source (read) */
+		if (strcmp(op, "read") == 0) {
+			pat_fill(b.p, total, seed, 0);
+			mine = sum64(b.p, total);
+		} else if (atomic) {
+			for (unsigned int t = 0; t < XFER_ATOMIC_TARGETS; t++)
+				((uint64_t *)b.p)[t] = 1000ull * t;
+			pat_fill(b.p + 8 * XFER_ATOMIC_TARGETS, len - 8 * XFER_ATOMIC_TARGETS, 0xee,
+				 0);
+		} else {
+			pat_fill(b.p, total, 0xee, 0); /* guard: what was not placed shows */
+		}
+		if (strcmp(op, "write") == 0)
+			post_recv(c, 1u << 30, &b, 0, 0); /* the last Write's Immediate */
+		oob_put_mr(&b);
+		t0 = now_ms();
+		if (strcmp(op, "send") == 0)
+			xfer_recvs(c, &b, total);
+		else if (strcmp(op, "write") == 0)
+			wc_expect(c->rcq, 1u << 30, IBV_WC_RECV_RDMA_WITH_IMM, "xfer Write's end");
+		theirs = oob_get(T_RESULT).val;
+		if (atomic) {
+			mine = sum64(b.p, 8 * XFER_ATOMIC_TARGETS);
+			pat_check(b.p + 8 * XFER_ATOMIC_TARGETS, len - 8 * XFER_ATOMIC_TARGETS, 0xee,
+				  0, "octets beside the atomic targets");
+		} else if (strcmp(op, "read") != 0) {
+			mine = sum64(b.p, total);
+			pat_check(b.p, total, seed, 0, op);
+		}
+		ok = mine == theirs;
+		oob_put(T_RESULT, ok, NULL, mine);
+	} else {
+		struct rbuf r = oob_get_mr();
+
+		if (strcmp(op, "read") == 0)
+			pat_fill(b.p, total, 0xee, 0);
+		else if (!atomic)
+			pat_fill(b.p, total, seed, 0);
+		if (strcmp(op, "send") == 0)
+			oob_get(T_READY);
+		t0 = now_ms();
+		if (strcmp(op, "write") == 0) {
+			mine = sum64(b.p, total);
+			xfer_rdma(c, &b, &r, total, true);
+		} else if (strcmp(op, "read") == 0) {
+			xfer_rdma(c, &b, &r, total, false);
+			mine = sum64(b.p, total);
+			pat_check(b.p, total, seed, 0, op);
+		} else if (strcmp(op, "send") == 0) {
+			mine = sum64(b.p, total);
+			xfer_sends(c, &b, total);
+		} else {
+			mine = xfer_atomics(c, &b, &r, natomic);
+		}
+		oob_put(T_RESULT, 0, NULL, mine);
+		theirs = oob_get(T_RESULT).val;
+		ok = mine == theirs;
+	}
+	if (!ok)
+		fail("xfer %s: checksums differ: here 0x%016" PRIx64 ", peer 0x%016" PRIx64, op, mine,
+		     theirs);
+	if (seen.nxfer < RTE_DIM_SZ(seen.xfer)) {
+		seen.xfer[seen.nxfer].op = op;
+		seen.xfer[seen.nxfer].octets = atomic ? 8 * natomic : total;
+		seen.xfer[seen.nxfer].ops = atomic ? natomic
+			: (total + (strcmp(op, "send") == 0 ? XFER_SEND : XFER_OP) - 1) /
+			  (strcmp(op, "send") == 0 ? XFER_SEND : XFER_OP);
+		seen.xfer[seen.nxfer].ms = now_ms() - t0;
+		seen.xfer[seen.nxfer].sum = mine;
+		seen.nxfer++;
+	}
+	note("xfer %s: %s verified in %.1f s, checksum 0x%016" PRIx64 " at both ends", op,
+	     atomic ? "atomics" : "octets", (now_ms() - t0) / 1000.0, mine);
+	if (now_ms() - t0 > bound_ms)
+		fail("xfer %s took %.1f s, more than its bound of %" PRIu64 " s", op,
+		     (now_ms() - t0) / 1000.0, bound_ms / 1000);
+	oob_put(T_DONE, 0, NULL, 0); /* both wait here: the buffer goes only when both are done */
+	oob_get(T_DONE);
+	buf_free(&b);
+}
+
+static void
+case_xfer(void)
+{
+	const char *all = "write,read,send,atomic";
+	char list[64], *save = NULL, *op;
+	struct conn c;
+
+	CHECK(strlen(o.ops != NULL ? o.ops : all) < sizeof(list), "--ops too long");
+	strcpy(list, o.ops != NULL ? o.ops : all);
+	/* the peer may be busy with one operation for as long as its bound */
+	oob_wait_ms = (int)(1000 * (o.bound != 0 ? o.bound : 60 + 2 * o.mib)) + 45000;
+	wc_wait_ms = oob_wait_ms; /* the server's one completion may end a whole operation */
+	conn_up(&c, NULL);
+	note("XFER connected");
+	for (op = strtok_r(list, ",", &save); op != NULL; op = strtok_r(NULL, ",", &save)) {
+		static const char *const known[] = { "write", "read", "send", "atomic" };
+		const char *name = NULL;
+
+		for (size_t i = 0; i < RTE_DIM_SZ(known); i++)
+			if (strcmp(op, known[i]) == 0)
+				name = known[i];
+		if (name == NULL)
+			fail("--ops: unknown operation '%s'", op);
+		xfer_one(&c, name);
+	}
+	conn_down(&c);
+	conn_free(&c);
+}
+
 /* Client of the kill case: Writes and Reads until killed (at most 50 s). */
 static void
 case_stream(void)
@@ -2022,6 +2339,7 @@ static const struct {
 	{ "send_inv", case_send_inv },	{ "mw", case_mw },	      { "frmr", case_frmr },	      { "ordneg", case_ordneg },    { "viol", case_viol },
 	{ "flush", case_flush },	{ "flush_late", case_flush }, { "bulk", case_bulk },
 	{ "stream", case_stream },	{ "kill", case_kill },	      { "refused", case_refused },
+	{ "xfer", case_xfer },
 };
 
 /* --json FILE: this side's counters (atexit: also after a failed check) */
@@ -2049,7 +2367,13 @@ json_write(void)
 				name += 14;
 			fprintf(f, "%s\"%s\": %u", k++ ? ", " : "", name, seen.cm_events[e]);
 		}
-	fprintf(f, "}}\n");
+	fprintf(f, "},\n \"xfer\": [");
+	for (unsigned int i = 0; i < seen.nxfer; i++)
+		fprintf(f, "%s{\"op\": \"%s\", \"octets\": %" PRIu64 ", \"ops\": %" PRIu64
+			", \"ms\": %" PRIu64 ", \"checksum\": \"0x%016" PRIx64 "\"}",
+			i ? ", " : "", seen.xfer[i].op, seen.xfer[i].octets, seen.xfer[i].ops,
+			seen.xfer[i].ms, seen.xfer[i].sum);
+	fprintf(f, "]}\n");
 	if (fclose(f) != 0)
 		fprintf(stderr, "rnic_it: %s: %s\n", o.json, strerror(errno));
 }
@@ -2060,7 +2384,8 @@ usage(void)
 	fprintf(stderr,
 		"usage: rnic_it (--server | --client ADDR) --oob PATH --case NAME [--port P]\n"
 		"       [--c-ird N --c-ord N --s-ird N --s-ord N] [--reads N] [--viol KIND]\n"
-		"       [--mib N] [--small] [--tel TELEMETRY_SOCKET] [--json FILE]\n");
+		"       [--mib N] [--small] [--tel TELEMETRY_SOCKET] [--json FILE]\n"
+		"       [--ops write,read,send,atomic] [--bound SECONDS] [--hook CMD]\n");
 	exit(2);
 }
 
@@ -2075,7 +2400,9 @@ main(int argc, char **argv)
 		{ "c-ord", required_argument, NULL, 2 },  { "s-ird", required_argument, NULL, 3 },
 		{ "s-ord", required_argument, NULL, 4 },  { "mib", required_argument, NULL, 5 },
 		{ "reads", required_argument, NULL, 6 },  { "small", no_argument, NULL, 7 },
-		{ "json", required_argument, NULL, 8 },	  { NULL, 0, NULL, 0 },
+		{ "json", required_argument, NULL, 8 },	  { "ops", required_argument, NULL, 9 },
+		{ "bound", required_argument, NULL, 10 }, { "hook", required_argument, NULL, 11 },
+		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
 
@@ -2096,6 +2423,9 @@ main(int argc, char **argv)
 		case 6: o.reads = (uint32_t)atoi(optarg); break;
 		case 7: o.small = true; break;
 		case 8: o.json = optarg; break;
+		case 9: o.ops = optarg; break;
+		case 10: o.bound = (uint32_t)atoi(optarg); break;
+		case 11: o.hook = optarg; break;
 		default: usage();
 		}
 	}

@@ -11,9 +11,12 @@
 #          hugepages; PCAP stands for this case's capture directory
 #   RUN    rnic_it's arguments, given to its server on A (198.19.0.1) and its client on B
 #          (through scripts/warpnic-run), both must exit 0 (TEL_B stands for B's telemetry
-#          socket); or @kill: a client streaming Writes and Reads is killed -9 mid-transfer
+#          socket, MIB for $WN_RNIC_MIB, default 4: scripts/soak.sh runs the fault matrix
+#          with 256); or @kill: a client streaming Writes and Reads is killed -9 mid-transfer
 #          while B holds its objects, then a second client runs "basic" against the same
-#          server
+#          server; or @flap MS ARGS: as ARGS, and an eighth into the Writes (the first
+#          operation of xfer) B's fault injector drops every frame either way for MS
+#          milliseconds while the client posts the rest
 #   CHECKS "; "-separated, in order, from counters (no log line decides a verdict):
 #     json client|server|both KEY OP VALUE   rnic_it's --json counters (KEY may be a.b)
 #     tel a|b COMMAND KEY OP VALUE           warpnicd telemetry (waits up to 10 s for it)
@@ -22,6 +25,13 @@
 #     objects_none a b...  /warpnic/ctl counts every object of every client gone (10 s)
 #     zc_reclaimed a|b     FPDUs went zero-copy and every one was reclaimed (zc_inflight 0,
 #                          no MR deregistration waiting)
+#     impair b KEY OP VALUE  B's fault injector counter (/wn_impair/xstats: rx_impair_drop,
+#                          tx_impair_down, ...; without rx_/tx_: both summed): the fault
+#                          was injected
+#     tcp KEY OP VALUE     the sum of both instances' /warpnic/dp/tcp KEY
+#     matrix               prints the fault matrix's lines ("MATRIX ..."): per operation of
+#                          rnic_it's xfer the octets verified and the time, then the faults
+#                          injected and both instances' retransmission counters
 #     capture a|b MIN CRC  stops the pair (both warpnicd must exit 0), then that instance's
 #                          capture: see check_capture
 #     startup REQ_M REP_M CRC REV, first OPCODE LENGTH, markers DIRECTION on|off,
@@ -121,6 +131,7 @@ words() {
 		case "$w" in
 		-) ;;
 		PCAP) echo "$T/pcap" ;;
+		MIB) echo "${WN_RNIC_MIB:-4}" ;;
 		TEL_B) "$PAIR" env | sed -n 's/^WN_B_TEL=//p' ;;
 		*) echo "$w" ;;
 		esac
@@ -158,7 +169,7 @@ server() {
 client() {
 	local name=$1
 	shift
-	timeout -s KILL 50 "$RUN" --shim "$SHIM" --ctl "$T/pair/b.sock" "$IT" --client \
+	timeout -s KILL "$CLIENT_SECS" "$RUN" --shim "$SHIM" --ctl "$T/pair/b.sock" "$IT" --client \
 		"$SERVER_IP" --oob "$T/oob.sock" --json "$T/$name.json" "$@" >"$T/$name.out" 2>&1
 }
 
@@ -214,6 +225,19 @@ run_kill() {
 	client client --case basic || fail "the client after the kill failed"
 	wait_server || fail "server exited with $?"
 	grep -h "rnic_it" "$T/server.out" "$T/client.out" | sed 's/^/  /'
+}
+
+# run_flap MS ARGS...: run_case ARGS with rnic_it's --hook: an eighth into the Writes, the
+# client has B's fault injector take the link down for MS milliseconds (a flap) and posts
+# the rest; the transfer must survive it
+run_flap() {
+	local ms=$1 port
+	shift
+	port=$("$PAIR" tel b /wn_impair/list | tr -d '[] ') || fail "no fault injector on B"
+	[ -n "$port" ] || fail "no fault injector on B (the pair needs --impair)"
+	run_case "$@" --hook "'$PAIR' tel b /wn_impair/link_down,$port,$ms >'$T/flap.out' 2>&1"
+	grep -q '"down_ms": '"$ms" "$T/flap.out" || fail "the link flap was not triggered"
+	grep -h "hook after" "$T/client.out" | sed 's/^/  /'
 }
 
 # ---------------------------------------------------------------- counters
@@ -289,6 +313,72 @@ check_term() { # a|b CAUSE: one Terminate, sent by that instance, received by th
 	[ "$1" = b ] && other=a
 	tel_is "$1" /warpnic/dp/stats "term_sent=1 term_sent_last=$2"
 	tel_is "$other" /warpnic/dp/stats "term_recv=1 term_recv_last=$2"
+}
+
+# impair_val KEY: B's fault injector counter (KEY without rx_/tx_: the two summed)
+impair_val() {
+	local port v
+	port=$("$PAIR" tel b /wn_impair/list | tr -d '[] ') && [ -n "$port" ] || return 1
+	case "$1" in
+	rx_* | tx_*) "$PAIR" tel b "/wn_impair/xstats,$port" "$1" | sed 's/^[^=]*=//' ;;
+	*)
+		v=$("$PAIR" tel b "/wn_impair/xstats,$port" "rx_impair_$1" "tx_impair_$1") ||
+			return 1
+		v=${v//[a-z_]*=/}
+		echo $(( ${v// / + } ))
+		;;
+	esac
+}
+
+check_tcp_sum() { # KEY OP VALUE
+	local a b
+	a=$("$PAIR" tel a /warpnic/dp/tcp "$1") || fail "telemetry of a"
+	b=$("$PAIR" tel b /warpnic/dp/tcp "$1") || fail "telemetry of b"
+	a=${a#*=} b=${b#*=}
+	echo "  TCP $1: A $a + B $b"
+	cmp_op "$((a + b))" "$2" "$3" || fail "TCP $1 of both is $((a + b)), want $2 $3"
+}
+
+check_impair() { # b KEY OP VALUE
+	local got
+	[ "$1" = b ] || fail "impair: only B has a fault injector"
+	got=$(impair_val "$2") || fail "no fault injector counters on B"
+	echo "  b fault injector: $2 = $got"
+	cmp_op "$got" "$3" "$4" || fail "B's fault injector: $2 is $got, want $3 $4"
+}
+
+# check_matrix: the fault matrix's lines for this case, from rnic_it's xfer counters, B's
+# fault injector and both instances' TCP counters
+check_matrix() {
+	local port
+	port=$("$PAIR" tel b /wn_impair/list | tr -d '[] ')
+	"$PAIR" tel b "/wn_impair/xstats,$port" >"$T/impair.json" 2>/dev/null || echo '{}' >"$T/impair.json"
+	"$PAIR" tel a /warpnic/dp/tcp >"$T/tcp_a.json" || fail "telemetry of a"
+	"$PAIR" tel b /warpnic/dp/tcp >"$T/tcp_b.json" || fail "telemetry of b"
+	python3 - "$CASE" "$T/client.json" "$T/impair.json" "$T/tcp_a.json" "$T/tcp_b.json" \
+		<<'PY' || fail "matrix: counters unreadable"
+import json, sys
+case, cj, ij, ta, tb = sys.argv[1:6]
+c = json.load(open(cj))
+imp = json.load(open(ij))
+a, b = json.load(open(ta)), json.load(open(tb))
+for x in c.get('xfer', []):
+    what = '%d atomics' % x['ops'] if x['op'] == 'atomic' else '%d octets' % x['octets']
+    print('  MATRIX %s %s: %s verified, checksums equal at both ends, %.1f s' %
+          (case, x['op'], what, x['ms'] / 1000.0))
+faults = []
+for k in ('drop', 'reorder', 'dup', 'delay', 'down', 'mangle', 'corrupt'):
+    n = imp.get('tx_impair_' + k, 0) + imp.get('rx_impair_' + k, 0)
+    if n:
+        faults.append('%s %d' % (k, n))
+frames = imp.get('tx_impair_in', 0) + imp.get('rx_impair_in', 0)
+print('  MATRIX %s faults: %s of %d frames' % (case, ', '.join(faults) or 'none', frames))
+for n, t in (('A', a), ('B', b)):
+    print('  MATRIX %s TCP %s: %d retransmitted, %d fast retransmits, %d RTOs, %d TLPs, '
+          '%d recoveries undone' % (case, n, t['tx_retrans'], t['fast_retrans'],
+                                    t['rto_fired'], t.get('tlp_probes', 0),
+                                    t.get('undo_spurious', 0)))
+PY
 }
 
 check_objects_none() { # a|b...
@@ -402,11 +492,14 @@ if [[ " $PAIR_OPTS " == *" --link af_packet "* ]] && [ "$(id -u)" != 0 ]; then
 fi
 pair_start
 mapfile -t run_args < <(words "$RUN_ARGS")
-if [ "${run_args[0]}" = @kill ]; then
-	run_kill
-else
-	run_case "${run_args[@]}"
-fi
+# the client's time limit: rnic_it xfer bounds each of its four operations itself
+CLIENT_SECS=50
+[[ " ${run_args[*]} " == *" --case xfer "* ]] && CLIENT_SECS=$((120 + 4 * (60 + 2 * ${WN_RNIC_MIB:-4})))
+case "${run_args[0]}" in
+@kill) run_kill ;;
+@flap) run_flap "${run_args[@]:1}" ;;
+*) run_case "${run_args[@]}" ;;
+esac
 
 "$PAIR" alive || fail "a warpnicd is gone"
 tel_is a /warpnic/dp/stats mpa_crc_errors=0
@@ -429,6 +522,9 @@ for c in "${checks[@]}"; do
 	term) check_term "${w[@]:1}" ;;
 	objects_none) check_objects_none "${w[@]:1}" ;;
 	zc_reclaimed) check_zc_reclaimed "${w[1]}" ;;
+	impair) check_impair "${w[@]:1}" ;;
+	tcp) check_tcp_sum "${w[@]:1}" ;;
+	matrix) check_matrix ;;
 	capture) check_capture_of "${w[@]:1}" ;;
 	startup) expect_startup "${w[@]:1}" ;;
 	first) expect_first "${w[@]:1}" ;;
