@@ -696,14 +696,15 @@ tel_mangle(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* (DPDK refuses a command whose help text is longer than 128 octets) */
 RTE_INIT(wn_impair_telemetry)
 {
 	rte_telemetry_register_cmd("/wn_impair/link_down", tel_link_down,
 				   "Drops every frame either way for a while (a link flap). "
 				   "Parameters: int port_id, int milliseconds (0: up again)");
 	rte_telemetry_register_cmd("/wn_impair/mangle", tel_mangle,
-				   "Flips a payload octet of the next N TCP segments of a direction "
-				   "and fixes their checksums. Parameters: int port_id, rx|tx, int N");
+				   "Corrupts the next N TCP segments below TCP. "
+				   "Parameters: int port_id, rx|tx, int N");
 	rte_telemetry_register_cmd("/wn_impair/list", tel_list,
 				   "Returns the port ids of net_wn_impair faces. No parameters");
 	rte_telemetry_register_cmd("/wn_impair/xstats", tel_xstats,

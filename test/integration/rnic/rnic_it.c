@@ -57,6 +57,16 @@
  *             expected), then a second client runs "basic" on a fresh connection
  *   refused   the connection must fail (client: error event, receive flushed; server:
  *             no CONNECT_REQUEST)
+ *   crc       corruption below TCP (run with --hook arming B's fault injector to mangle
+ *             the next segment, rnic_it.sh's @mangle): the client Writes two regions, Reads
+ *             one octet back (so that nothing of theirs is unacknowledged), runs the hook,
+ *             then Writes the rest and a Send; the first FPDU of the third Write arrives
+ *             with a good TCP checksum and a bad MPA CRC. The server's RNIC must place none
+ *             of it nor anything after it (its region: the first two Writes' pattern, then
+ *             the guard, octet for octet), and both applications must see the error: the
+ *             connection DISCONNECTED, posted receives flushed, the client's Writes that
+ *             had not gone out flushed. rnic_it.sh checks the Terminate's cause (LLP / MPA
+ *             / CRC error, RFC 5044 §8) from telemetry
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -2329,6 +2339,77 @@ case_refused(void)
 	}
 }
 
+/* ---------------------------------------------------------------- crc */
+
+#define CRC_OP     (256 * 1024)
+#define CRC_WRITES 16
+#define CRC_GOOD   2 /* Writes placed before the mangled one */
+
+static void
+case_crc(void)
+{
+	const size_t total = (size_t)CRC_OP * CRC_WRITES;
+	struct conn c;
+	struct buf b;
+
+	conn_up(&c, NULL);
+	buf_alloc(&c, &b, total, ACC_ALL);
+	if (o.server) {
+		size_t good = (size_t)CRC_OP * CRC_GOOD;
+
+		pat_fill(b.p, total, 0xee, 0);
+		post_recv(&c, 40, &b, 0, 64); /* for the client's Send: never consumed */
+		oob_put_mr(&b);
+		wait_disconnected("target of the corrupted FPDU");
+		expect_recv_flush(&c, 40, 1, "target of the corrupted FPDU");
+		pat_check(b.p, good, 0xc3c, 0, "the Writes before the corrupted one");
+		pat_check(b.p + good, total - good, 0xee, good,
+			  "the region from the corrupted FPDU on (nothing placed)");
+		note("crc: %zu octets placed before the corrupted FPDU, none of it or after it",
+		     good);
+	} else {
+		struct rbuf r = oob_get_mr();
+		uint64_t flushed = 0;
+		int rc;
+
+		pat_fill(b.p, total, 0xc3c, 0);
+		post_recv(&c, 50, &b, 0, 64); /* flushed when the connection ends */
+		for (size_t i = 0; i < CRC_GOOD; i++)
+			post1(&c, IBV_WR_RDMA_WRITE, i, &b, i * CRC_OP, CRC_OP, r.addr + i * CRC_OP,
+			      r.rkey, 0);
+		for (size_t i = 0; i < CRC_GOOD; i++)
+			wc_expect(c.scq, i, IBV_WC_RDMA_WRITE, "Write before the mangling");
+		/* the Read Response comes after the Writes were placed and acknowledges all our
+		 * data: nothing is left to retransmit, the next segment with data is new */
+		post1(&c, IBV_WR_RDMA_READ, 99, &b, total - 8, 8, r.addr, r.rkey, 0);
+		wc_expect(c.scq, 99, IBV_WC_RDMA_READ, "Read behind the first Writes");
+		CHECK(o.hook != NULL, "crc needs --hook (arming the fault injector)");
+		rc = system(o.hook);
+		note("crc: hook '%s' exited %d", o.hook, rc);
+		CHECK(rc == 0, "--hook failed");
+		for (size_t i = CRC_GOOD; i < CRC_WRITES; i++)
+			post1(&c, IBV_WR_RDMA_WRITE, i, &b, i * CRC_OP, CRC_OP, r.addr + i * CRC_OP,
+			      r.rkey, 0);
+		post1(&c, IBV_WR_SEND, 100, &b, 0, 64, 0, 0, 0);
+		/* Writes TCP took before the Terminate came back complete; the rest is flushed */
+		for (size_t i = CRC_GOOD; i < CRC_WRITES + 1; i++) {
+			struct ibv_wc wc;
+
+			wc_get(c.scq, &wc, "Writes after the mangling");
+			if (wc.status == IBV_WC_WR_FLUSH_ERR)
+				flushed++;
+			else if (wc.status != IBV_WC_SUCCESS)
+				fail("wr %" PRIu64 ": %s", wc.wr_id, wc_str(wc.status));
+		}
+		CHECK(flushed > 0, "no Write after the corrupted one was flushed");
+		wait_disconnected("sender of the corrupted FPDU");
+		expect_recv_flush(&c, 50, 1, "sender of the corrupted FPDU");
+		note("crc: %" PRIu64 " work requests flushed after the Terminate", flushed);
+	}
+	buf_free(&b);
+	conn_free(&c);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static const struct {
@@ -2339,7 +2420,7 @@ static const struct {
 	{ "send_inv", case_send_inv },	{ "mw", case_mw },	      { "frmr", case_frmr },	      { "ordneg", case_ordneg },    { "viol", case_viol },
 	{ "flush", case_flush },	{ "flush_late", case_flush }, { "bulk", case_bulk },
 	{ "stream", case_stream },	{ "kill", case_kill },	      { "refused", case_refused },
-	{ "xfer", case_xfer },
+	{ "xfer", case_xfer },		{ "crc", case_crc },
 };
 
 /* --json FILE: this side's counters (atexit: also after a failed check) */

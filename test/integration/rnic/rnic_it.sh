@@ -16,7 +16,9 @@
 #          while B holds its objects, then a second client runs "basic" against the same
 #          server; or @flap MS ARGS: as ARGS, and an eighth into the Writes (the first
 #          operation of xfer) B's fault injector drops every frame either way for MS
-#          milliseconds while the client posts the rest
+#          milliseconds while the client posts the rest; or @mangle ARGS: as ARGS, with a
+#          --hook that has B's fault injector mangle its next TCP segment with data (a
+#          payload octet flipped under a good TCP checksum)
 #   CHECKS "; "-separated, in order, from counters (no log line decides a verdict):
 #     json client|server|both KEY OP VALUE   rnic_it's --json counters (KEY may be a.b)
 #     tel a|b COMMAND KEY OP VALUE           warpnicd telemetry (waits up to 10 s for it)
@@ -37,7 +39,8 @@
 #     startup REQ_M REP_M CRC REV, first OPCODE LENGTH, markers DIRECTION on|off,
 #     request M C REV, reply none     what the last capture's MPA stream walk found
 #   OP is one of = != > >= < <=. After RUN, before CHECKS, while the pair is up: both
-#   warpnicd are alive and counted no MPA CRC error, and with zero-copy on (ZC "zc") FPDUs
+#   warpnicd are alive and counted no MPA CRC error (unless a check names mpa_crc_errors),
+#   and with zero-copy on (ZC "zc") FPDUs
 #   went zero-copy ("zc0": the case moves no payload).
 #   ZC     "-", or "zc"/"zc0": meson also runs the case as rnic_zc_NAME with WN_RNIC_ZC=1
 #
@@ -238,6 +241,16 @@ run_flap() {
 	run_case "$@" --hook "'$PAIR' tel b /wn_impair/link_down,$port,$ms >'$T/flap.out' 2>&1"
 	grep -q '"down_ms": '"$ms" "$T/flap.out" || fail "the link flap was not triggered"
 	grep -h "hook after" "$T/client.out" | sed 's/^/  /'
+}
+
+# run_mangle ARGS...: run_case ARGS with a --hook that arms B's fault injector to corrupt
+# the next TCP segment B sends with data, below TCP (the checksum made right again)
+run_mangle() {
+	local port
+	port=$("$PAIR" tel b /wn_impair/list | tr -d '[] ') || fail "no fault injector on B"
+	[ -n "$port" ] || fail "no fault injector on B (the pair needs --impair)"
+	run_case "$@" --hook "'$PAIR' tel b /wn_impair/mangle,$port,tx,1 >'$T/mangle.out' 2>&1"
+	grep -q '"tx_mangle_next": 1' "$T/mangle.out" || fail "the fault injector was not armed"
 }
 
 # ---------------------------------------------------------------- counters
@@ -498,12 +511,16 @@ CLIENT_SECS=50
 case "${run_args[0]}" in
 @kill) run_kill ;;
 @flap) run_flap "${run_args[@]:1}" ;;
+@mangle) run_mangle "${run_args[@]:1}" ;;
 *) run_case "${run_args[@]}" ;;
 esac
 
 "$PAIR" alive || fail "a warpnicd is gone"
-tel_is a /warpnic/dp/stats mpa_crc_errors=0
-tel_is b /warpnic/dp/stats mpa_crc_errors=0
+# a case about CRC errors checks them itself
+if [[ "$CHECKS" != *mpa_crc_errors* ]]; then
+	tel_is a /warpnic/dp/stats mpa_crc_errors=0
+	tel_is b /warpnic/dp/stats mpa_crc_errors=0
+fi
 if [ "${ZC_OPTS[1]:-}" = all ] && [ "$ZC" = zc ]; then
 	za=$("$PAIR" tel a /warpnic/dp/stats zc_fpdus) || fail "telemetry of a"
 	zb=$("$PAIR" tel b /warpnic/dp/stats zc_fpdus) || fail "telemetry of b"
