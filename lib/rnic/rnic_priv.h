@@ -109,7 +109,7 @@ struct wn_rnic_qp {
 	bool rx_first;
 };
 
-/* qp.c */
+/* comp.c: what rx.c and tx.c share (qp.c, the life cycle, sits above) */
 void rnic_set_state(struct wn_rnic_qp *qp, enum wn_rnic_qp_state s);
 int rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_queue_cqe *e,
 		  bool solicited);
