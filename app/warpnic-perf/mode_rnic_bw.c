@@ -25,6 +25,8 @@
 #include "perf_rnic.h"
 
 #define BW_BATCH 32
+/* wr_id slot of write_bw's closing Reads (bw_write_flush) */
+#define BW_FLUSH 1
 
 static int
 bw_prepare(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *ready)
@@ -73,6 +75,28 @@ bw_client_begin(struct perf_rnic *r, const struct perf_msg *start)
 	return 0;
 }
 
+/*
+ * write_bw, the Writes completed: one 1-octet Read per QP, signaled (slot BW_FLUSH). A Write
+ * completes at the requester once TCP has it, and END goes on another connection; the Read's
+ * response follows the QP's Writes placed at the server (RFC 5040 ordering), so the server
+ * checks its rx halves only after every octet is there. Not counted, not timed.
+ */
+static int
+bw_write_flush(struct perf_rnic *r)
+{
+	r->run.phase = 1;
+	for (uint32_t i = 0; i < r->qps; i++) {
+		struct perf_conn *c = &r->conn[i];
+		int rc = perf_post_send(r, c, WN_QUEUE_WR_RDMA_READ, WN_QUEUE_SEND_SIGNALED, c->rx,
+					1, r->key, c->raddr, c->rkey,
+					perf_wr_id(c->index, PERF_WR_DATA, BW_FLUSH));
+
+		if (rc != 0)
+			return rc == -EAGAIN ? -EIO : rc;
+	}
+	return 0;
+}
+
 /* One iteration: keep --depth WRs outstanding per QP (send_bw: within the credits), reap. */
 static int
 bw_client_step(struct perf_rnic *r, const struct perf_msg *start)
@@ -109,12 +133,16 @@ bw_client_step(struct perf_rnic *r, const struct perf_msg *start)
 		if (c == NULL || perf_wr_kind_of(e[i].wr_id) != PERF_WR_DATA)
 			return -EPROTO;
 		c->outstanding--;
+		if (perf_wr_slot(e[i].wr_id) == BW_FLUSH)
+			continue;
 		c->done++;
+		u->total++;
 	}
-	u->total += (uint64_t)n;
 	now = wn_perf_now();
 	if (n > 0) {
-		u->t_last = u->last_progress = now;
+		if (u->phase == 0)
+			u->t_last = now;
+		u->last_progress = now;
 		r->idle = false;
 	}
 	if (send) {
@@ -131,8 +159,10 @@ bw_client_step(struct perf_rnic *r, const struct perf_msg *start)
 		if (r->conn[i].posted < start->iters)
 			busy |= u->open;
 	}
-	if (!busy)
+	if (!busy && (r->ops->opcode != WN_QUEUE_WR_RDMA_WRITE || u->phase == 1))
 		return 1;
+	if (!busy)
+		return bw_write_flush(r);
 	if (r->idle && now - u->last_progress > r->p->timeout) {
 		fprintf(stderr, "%s: size %" PRIu32 ": no completion for %.0f s after %" PRIu64
 			" (dataplane stalled?)\n", r->ops->name, start->size, r->p->timeout,

@@ -37,7 +37,7 @@
 /** Largest message the RNIC modes move. */
 #define PERF_RNIC_MAX_SIZE (8u << 20)
 /** Most data QPs. */
-#define PERF_RNIC_MAX_QPS 64
+#define PERF_RNIC_MAX_QPS WN_PERF_MAX_QPS
 /** Control receive slots (and CQ entries of the control QP). */
 #define PERF_CTL_SLOTS 16
 /** Octets of one control slot. */
