@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* lib/net internals shared by netif.c, rx.c and output.c. */
+/* lib/net internals shared by its files (netif.c, neigh.c, rx.c, output.c, l2.c). */
 #ifndef NET_PRIV_H
 #define NET_PRIV_H
 
@@ -69,17 +69,22 @@ struct wn_netif {
 
 /* netif.c */
 bool net_port_local(uint16_t port_id);
+const struct netif_addr *netif_addr_for(const struct wn_netif *nif, const struct wn_ip_addr *dst);
+void neigh_solicit(struct wn_netif *nif, struct neigh *n);
+
+/* neigh.c */
 struct neigh *neigh_find(const struct wn_netif *nif, const struct wn_ip_addr *addr);
 struct neigh *neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr);
 void neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ether_addr *mac,
 		    uint64_t now);
 void neigh_delete(struct wn_netif *nif, struct neigh *n);
-const struct netif_addr *netif_addr_for(const struct wn_netif *nif, const struct wn_ip_addr *dst);
 
 /* output.c */
 uint16_t net_tcp_phdr_cksum(const void *l3);
 void net_tx_cksum_complete(struct rte_mbuf *m);
 void net_rx_cksum_complete(struct rte_mbuf *m);
+
+/* l2.c */
 int netif_txq_push(struct wn_netif *nif, struct rte_mbuf *m);
 int net_send_l2(struct wn_netif *nif, struct rte_mbuf *m, const struct rte_ether_addr *dst,
 		uint16_t ethertype);
@@ -88,6 +93,5 @@ int arp_send(struct wn_netif *nif, uint16_t op, const struct rte_ether_addr *tha
 int ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt);
 int ndp_send_na(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *dst,
 		const struct rte_ether_addr *dst_mac, bool solicited);
-void neigh_solicit(struct wn_netif *nif, struct neigh *n);
 
 #endif /* NET_PRIV_H */
