@@ -38,6 +38,8 @@ PKGS=(
 	clang-14 libclang-rt-14-dev llvm-14
 	libtirpc-dev rpcsvc-proto libpcap-dev
 	tshark iproute2 socat iperf3 procps kmod valgrind
+	# scripts/bench.sh: kernel TCP latency beside iperf3, and its chart
+	sockperf gnuplot-nox
 	# Linux's NFS server over RDMA for wn-rpc-nfs (test/interop/rpcrdma/linux_nfsd.sh):
 	# Debian's kernel under qemu with siw built against these headers; the guest's
 	# nfs-utils binaries use these libraries

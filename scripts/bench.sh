@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# One command measures every path side by side in one run (issue 11) and prints issue 11's
+# goals table with the ratios of this run:
+#   raw       the port's own packet path: warpnic-perf raw_bw / raw_lat, two processes on
+#             net_memif (no TCP, MPA, DDP)
+#   rtc       warpnic run to completion: warpnic-perf --rtc, one lcore per side running the
+#             dataplane shard and the benchmark in one loop (lib/dp's wn_dp_embed.h)
+#   daemons   two warpnicd (scripts/wn-pair.sh) with unmodified perftest (ib_write_lat,
+#             ib_write_bw) through the verbs and rdma_cm shims
+#   wn-tcp    warpnic's TCP alone: wn-tcp-pingpong over memif (the 8 B round trip)
+#   kernel    Linux TCP over loopback: iperf3 (one stream), sockperf ping-pong (TCP)
+# Latencies are half a round trip (perftest's, sockperf's and warpnic-perf's convention;
+# wn-tcp-pingpong's round trip is halved). Writes DIR/bench.json (every figure, the goals
+# rows with their ratios) and DIR/bench.png (bandwidth and latency against message size,
+# gnuplot). Reports numbers, never asserts timing: it fails only when a run fails (every
+# warpnic-perf and perftest run checks the octets it moved) or a tool is missing.
+#
+#   scripts/bench.sh [--quick] [--no-build] [--out DIR]
+#
+#   --quick      smoke size (what scripts/test.sh runs): few iterations, QPs 1 and 16
+#   --no-build   use the programs already built in WN_BUILD (default build)
+#   --out DIR    where bench.json, bench.png and the logs go (default: a new /tmp/wn-bench.*)
+#   -h, --help   this text
+# Full run: about 3 minutes. Run it on a quiet machine; on a shared one the wall-clock
+# figures move from run to run, the ratios (both sides measured in the same run) less so.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+quick=0 build_it=1 out=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) quick=1; shift ;;
+	--no-build) build_it=0; shift ;;
+	--out) out=${2:?--out DIR}; shift 2 ;;
+	-h|--help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "bench.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+done
+
+# DPDK programs must not see the shim directory (meson test puts it there): DPDK's mlx5 PMD
+# would load the stand-in libmlx5. perftest gets the shims from scripts/warpnic-run.
+unset LD_LIBRARY_PATH
+build=${WN_BUILD:-build}
+case "$build" in /*) ;; *) build=$top/$build ;; esac
+[ -n "$out" ] || out=$(mktemp -d /tmp/wn-bench.XXXXXX)
+mkdir -p "$out" || exit 1
+out=$(cd "$out" && pwd)
+log=$out/bench.log
+: >"$log"
+
+fail() {
+	echo "bench.sh: FAIL: $*" >&2
+	echo "bench.sh: logs in $out" >&2
+	exit 1
+}
+for t in iperf3 sockperf gnuplot ib_write_lat ib_write_bw python3; do
+	command -v "$t" >/dev/null ||
+		fail "missing prerequisite: $t not installed (scripts/setup.sh installs it)"
+done
+if [ "$build_it" = 1 ]; then
+	[ -f "$build/build.ninja" ] || meson setup "$build" >>"$log" 2>&1 || fail "meson setup"
+	ninja -C "$build" >>"$log" 2>&1 || fail "build (see $log)"
+fi
+pp=$build/test/bench/tcp/wn-tcp-pingpong
+for p in "$build/app/bin/warpnic-perf" "$build/app/warpnicd/warpnicd" "$pp" \
+	"$build/lib/libwn_dp.a"; do
+	[ -e "$p" ] || fail "missing prerequisite: $p not built"
+done
+
+if [ "$quick" = 1 ]; then
+	bw_sizes=64,4096,65536 lat_sizes=8 qps_list="1 16"
+	bw_opt=(--iters 400) lat_iters=200 pt_lat_iters=200 pt_bw_iters=400 secs=1
+else
+	bw_sizes=64,1024,4096,16384,65536 lat_sizes=8,1024,4096,65536 qps_list="1 16 256"
+	bw_opt=(--duration 0.4 --reps 3) lat_iters=5000 pt_lat_iters=5000 pt_bw_iters=5000 secs=3
+fi
+pair=$top/test/bench/perf_pair.sh
+step() { echo "== $*" >&2; echo "== $*" >>"$log"; }
+
+# perf KIND MODE NAME [OPTIONS...]: one warpnic-perf pair, its JSON in $out/NAME.json
+perf() {
+	local kind=$1 mode=$2 name=$3
+	shift 3
+	nice -n 0 bash "$pair" "$build" "$kind" "$mode" "$@" --timeout 30 \
+		>"$out/$name.json" 2>>"$log" || fail "$kind $mode $* (see $log)"
+}
+
+step "raw memif: raw_bw ($bw_sizes), raw_lat ($lat_sizes)"
+perf raw raw_bw raw_bw --sweep="$bw_sizes" "${bw_opt[@]}"
+perf raw raw_lat raw_lat --sweep="$lat_sizes" --iters "$lat_iters"
+
+step "run to completion: write_lat ($lat_sizes), write_bw ($bw_sizes), send_bw 64 B, QPs $qps_list"
+perf rtc write_lat rtc_write_lat --sweep="$lat_sizes" --iters "$lat_iters"
+perf rtc write_bw rtc_write_bw --sweep="$bw_sizes" "${bw_opt[@]}" --depth 64
+perf rtc send_bw rtc_send_bw --size 64 "${bw_opt[@]}"
+for q in $qps_list; do
+	# the same octets in flight whatever the QP count: 64 WRs of 64 KiB in all (>= 1 per QP)
+	d=$((64 / q)); [ "$d" -ge 1 ] || d=1
+	perf rtc write_bw "rtc_qps_$q" --size 65536 --qps "$q" --depth "$d" "${bw_opt[@]}"
+done
+
+step "daemons + unmodified perftest: ib_write_lat -s 8, ib_write_bw -s 4096,65536"
+bash "$top/test/bench/perftest_pair.sh" "$build" 8 4096,65536 "$pt_lat_iters" "$pt_bw_iters" \
+	>"$out/daemons.json" 2>>"$log" || fail "perftest between two warpnicd (see $log)"
+
+step "warpnic TCP ping-pong over memif (wn-tcp-pingpong, 8 B)"
+if [ "$(nproc)" -ge 2 ]; then lc_a=0 lc_b=1; else lc_a=0 lc_b=0; fi
+sock=$out/pp.sock
+eal=(--no-huge --no-shconf -m 256 --log-level lib.eal:warning --no-pci)
+"$pp" -l "$lc_a" "${eal[@]}" --file-prefix "wnb-$$-pp-s" \
+	--vdev "net_memif0,role=server,socket=$sock,socket-abstract=no" -- --server \
+	--ip 198.18.0.1/24 --port 5001 --timeout 60 >"$out/pp.srv" 2>&1 &
+spid=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+"$pp" -l "$lc_b" "${eal[@]}" --file-prefix "wnb-$$-pp-c" \
+	--vdev "net_memif0,role=client,socket=$sock,socket-abstract=no" -- --client \
+	--ip 198.18.0.2/24 --connect 198.18.0.1:5001 --size 8 --count "$lat_iters" --warmup 200 \
+	--timeout 60 >"$out/pp.cli" 2>&1 || { kill -KILL "$spid"; fail "wn-tcp-pingpong"; }
+wait "$spid" || fail "wn-tcp-pingpong server"
+rm -rf "/var/run/dpdk/wnb-$$-pp-s" "/var/run/dpdk/wnb-$$-pp-c"
+cat "$out/pp.cli" >>"$log"
+
+step "kernel TCP over loopback: iperf3 (one stream, $secs s), sockperf ping-pong ($secs s)"
+port=$((20000 + RANDOM % 20000))
+iperf3 -s -1 -B 127.0.0.1 -p "$port" >"$out/iperf3.srv" 2>&1 &
+ipid=$!
+sleep 0.5
+iperf3 -c 127.0.0.1 -p "$port" -t "$secs" -J >"$out/iperf3.json" 2>>"$log" ||
+	{ kill "$ipid" 2>/dev/null; fail "iperf3"; }
+wait "$ipid"
+port=$((port + 1))
+sockperf server -i 127.0.0.1 -p "$port" --tcp >"$out/sockperf.srv" 2>&1 &
+spid=$!
+sleep 0.5
+# 14 octets: sockperf's smallest message (its header)
+sockperf ping-pong -i 127.0.0.1 -p "$port" --tcp -m 14 -t "$secs" >"$out/sockperf.out" 2>&1 ||
+	{ kill "$spid"; fail "sockperf"; }
+kill "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
+
+step "report"
+python3 "$top/test/bench/bench_report.py" "$out" "$quick" || fail "report"
+gnuplot "$out/bench.gp" 2>>"$log" || fail "gnuplot"
+echo "bench.sh: $out/bench.json, $out/bench.png" >&2

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""scripts/bench.sh's report: reads the runs' outputs in DIR, prints issue 11's goals table
+with this run's ratios and every figure, writes DIR/bench.json and the gnuplot script
+DIR/bench.gp (DIR/bench.png: bandwidth and latency against message size).
+
+    bench_report.py DIR QUICK(0|1)
+"""
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+
+
+def load(d, name):
+    with open(os.path.join(d, name + ".json")) as f:
+        return json.load(f)
+
+
+def rows(d, name):
+    return {r["size"]: r for r in load(d, name)["results"]}
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def fmt(v, nd=3):
+    if v is None:
+        return "-"
+    if abs(v) >= 100:
+        return "%.0f" % v
+    if abs(v) >= 10:
+        return "%.1f" % v
+    return ("%." + str(nd) + "f") % v
+
+
+def main():
+    d, quick = sys.argv[1], sys.argv[2] == "1"
+    raw_bw, raw_lat = rows(d, "raw_bw"), rows(d, "raw_lat")
+    rtc_lat, rtc_bw = rows(d, "rtc_write_lat"), rows(d, "rtc_write_bw")
+    rtc_send = rows(d, "rtc_send_bw")[64]
+    qps = {}
+    for fn in os.listdir(d):
+        m = re.fullmatch(r"rtc_qps_(\d+)\.json", fn)
+        if m:
+            qps[int(m.group(1))] = rows(d, fn[:-5])[65536]["Gbit/s"]
+    dae = load(d, "daemons")
+    dae_lat = {r["size"]: r for r in dae["write_lat"]}
+    dae_bw = {r["size"]: r for r in dae["write_bw"]}
+    with open(os.path.join(d, "pp.cli")) as f:
+        m = re.search(r"^pingpong: path .* p50_us ([0-9.]+) p99_us ([0-9.]+)", f.read(), re.M)
+    wn_tcp = float(m.group(1)) / 2 if m else None       # half the round trip
+    with open(os.path.join(d, "iperf3.json")) as f:
+        iperf = json.load(f)["end"]["sum_received"]["bits_per_second"] / 1e9
+    with open(os.path.join(d, "sockperf.out")) as f:
+        sp = f.read()
+    sp50 = float(re.search(r"percentile 50\.000 =\s*([0-9.]+)", sp).group(1))
+    sp99 = float(re.search(r"percentile 99\.000 =\s*([0-9.]+)", sp).group(1))
+
+    def g(r, k):
+        return r[k] if r is not None else None
+
+    raw8, raw64k, raw4k = g(raw_lat.get(8), "p50_us"), g(raw_bw.get(65536), "Gbit/s"), \
+        g(raw_bw.get(4096), "Gbit/s")
+    raw64_pps = g(raw_bw.get(64), "Mpps")
+    r8 = g(rtc_lat.get(8), "p50_us")
+    d8, d8_99 = g(dae_lat.get(8), "p50_us"), g(dae_lat.get(8), "p99_us")
+    q1 = qps.get(1)
+    goals = []
+
+    def goal(fig, unit, val, vs_raw, vs_kernel, text, holds, **extra):
+        goals.append(dict(figure=fig, unit=unit, value=val, vs_raw=vs_raw,
+                          vs_kernel_tcp=vs_kernel, goal=text,
+                          holds=bool(holds) if holds is not None else None, **extra))
+
+    a, b = ratio(r8, raw8), ratio(r8, wn_tcp)
+    goal("run-to-completion 8 B RDMA Write ping-pong p50", "us", r8, a, ratio(r8, sp50),
+         "<= 2 x raw memif p50, <= 1.5 x wn-tcp ping-pong p50",
+         a is not None and b is not None and a <= 2 and b <= 1.5, vs_wn_tcp=b)
+    a, p = ratio(d8, sp50), ratio(d8_99, d8)
+    goal("daemons + unmodified ib_write_lat -s 8 p50", "us", d8, ratio(d8, raw8), a,
+         "<= 0.5 x kernel TCP (sockperf) p50; p99 <= 3 x p50",
+         a is not None and p is not None and a <= 0.5 and p <= 3, p99_us=d8_99, p99_vs_p50=p)
+    v = g(rtc_bw.get(65536), "Gbit/s")
+    a = ratio(v, raw64k)
+    goal("run-to-completion RDMA Write 64 KiB goodput", "Gbit/s", v, a, ratio(v, iperf),
+         ">= 0.8 x raw memif", a is not None and a >= 0.8)
+    v = g(dae_bw.get(65536), "Gbit/s")
+    a, k = ratio(v, raw64k), ratio(v, iperf)
+    goal("daemons + unmodified ib_write_bw -s 65536", "Gbit/s", v, a, k,
+         ">= 0.6 x raw, >= 1.5 x iperf3 loopback", a is not None and a >= 0.6 and k >= 1.5)
+    for who, v in (("run-to-completion", g(rtc_bw.get(4096), "Gbit/s")),
+                   ("daemons + ib_write_bw", g(dae_bw.get(4096), "Gbit/s"))):
+        a = ratio(v, raw4k)
+        goal("4 KiB RDMA Write, " + who, "Gbit/s", v, a, ratio(v, iperf), ">= 0.5 x raw",
+             a is not None and a >= 0.5)
+    v = rtc_send["Mmsg/s"]
+    a = ratio(v, raw64_pps)
+    goal("64 B RDMA Send message rate, run-to-completion", "Mmsg/s", v, a, None,
+         ">= 0.5 x raw memif 64 B packet rate", a is not None and a >= 0.5)
+    curve = {q: (qps[q], ratio(qps[q], q1)) for q in sorted(qps)}
+    worst = min((r for _, r in curve.values() if r is not None), default=None)
+    goal("QPs " + " -> ".join(str(q) for q in sorted(qps)) +
+         ", aggregate Write 64 KiB (run-to-completion)", "Gbit/s",
+         qps[max(qps)] if qps else None, ratio(qps[max(qps)], raw64k) if qps else None, None,
+         "within 15 % of 1 QP", worst is not None and abs(1 - worst) <= 0.15,
+         curve={str(q): {"Gbit/s": c[0], "vs_1qp": c[1]} for q, c in curve.items()})
+
+    # ---- print
+    print("%-58s %10s %-7s %8s %9s  %s" % ("figure", "warpnic", "unit", "vs raw", "vs kernel",
+                                            "goal (met?)"))
+    for r in goals:
+        print("%-58s %10s %-7s %8s %9s  %s (%s)" % (
+            r["figure"], fmt(r["value"]), r["unit"], fmt(r["vs_raw"], 2),
+            fmt(r["vs_kernel_tcp"], 2), r["goal"], "yes" if r["holds"] else "no"))
+        if "vs_wn_tcp" in r:
+            print("%-58s %10s %-7s %8s" % ("  ... vs wn-tcp ping-pong p50 (half round trip)",
+                                           fmt(wn_tcp), "us", fmt(r["vs_wn_tcp"], 2)))
+        if "p99_us" in r:
+            print("%-58s %10s %-7s %8s" % ("  ... p99 (p99 / p50)", fmt(r["p99_us"]), "us",
+                                           fmt(r["p99_vs_p50"], 2)))
+        if "curve" in r:
+            for q, c in r["curve"].items():
+                print("%-58s %10s %-7s %8s" % ("  ... %s QP(s) (vs 1 QP)" % q,
+                                               fmt(c["Gbit/s"]), "Gbit/s", fmt(c["vs_1qp"], 2)))
+    print()
+    print("baselines: raw memif 8 B p50 %s us, 4 KiB %s / 64 KiB %s Gbit/s, 64 B %s Mpps; "
+          "kernel TCP: sockperf p50 %s us (p99 %s), iperf3 %s Gbit/s; wn-tcp 8 B p50 %s us"
+          % (fmt(raw8), fmt(raw4k), fmt(raw64k), fmt(raw64_pps), fmt(sp50), fmt(sp99),
+             fmt(iperf), fmt(wn_tcp)))
+    print()
+    print("%-8s %10s %10s %10s %10s   %10s %10s %10s" % (
+        "size", "raw Gb/s", "rtc Gb/s", "dmn Gb/s", "rtc/raw", "raw p50us", "rtc p50us",
+        "dmn p50us"))
+    sizes = sorted(set(raw_bw) | set(rtc_bw) | set(raw_lat) | set(rtc_lat) | set(dae_bw) |
+                   set(dae_lat))
+    for s in sizes:
+        rb, tb = g(raw_bw.get(s), "Gbit/s"), g(rtc_bw.get(s), "Gbit/s")
+        print("%-8d %10s %10s %10s %10s   %10s %10s %10s" % (
+            s, fmt(rb), fmt(tb), fmt(g(dae_bw.get(s), "Gbit/s")), fmt(ratio(tb, rb), 2),
+            fmt(g(raw_lat.get(s), "p50_us")), fmt(g(rtc_lat.get(s), "p50_us")),
+            fmt(g(dae_lat.get(s), "p50_us"))))
+
+    # ---- JSON
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=False).stdout.strip() or None
+    except OSError:
+        rev = None
+    doc = {
+        "bench": "warpnic issue 11", "quick": quick, "commit": rev,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "cpus": os.cpu_count(), "loadavg": os.getloadavg()[0],
+        "latency": "half round trip (us)",
+        "raw": {"bw": list(raw_bw.values()), "lat": list(raw_lat.values())},
+        "rtc": {"write_bw": list(rtc_bw.values()), "write_lat": list(rtc_lat.values()),
+                "send_bw_64": rtc_send, "qps_write_bw_64k": {str(q): v for q, v in
+                                                              sorted(qps.items())}},
+        "daemons": dae,
+        "wn_tcp": {"p50_us": wn_tcp, "size": 8},
+        "kernel_tcp": {"iperf3_gbps": iperf, "sockperf_p50_us": sp50, "sockperf_p99_us": sp99,
+                       "sockperf_size": 14},
+        "goals": goals,
+    }
+    with open(os.path.join(d, "bench.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+    # ---- chart
+    def dat(name, pts):
+        path = os.path.join(d, name + ".dat")
+        with open(path, "w") as f:
+            for x, y in pts:
+                if y is not None:
+                    f.write("%d %g\n" % (x, y))
+        return path
+
+    bw = [("raw memif", dat("c_raw_bw", [(s, r["Gbit/s"]) for s, r in sorted(raw_bw.items())])),
+          ("warpnic run-to-completion Write",
+           dat("c_rtc_bw", [(s, r["Gbit/s"]) for s, r in sorted(rtc_bw.items())])),
+          ("warpnicd + ib_write_bw",
+           dat("c_dae_bw", [(s, r["Gbit/s"]) for s, r in sorted(dae_bw.items())]))]
+    lat = [("raw memif", dat("c_raw_lat", [(s, r["p50_us"]) for s, r in sorted(raw_lat.items())])),
+           ("warpnic run-to-completion Write",
+            dat("c_rtc_lat", [(s, r["p50_us"]) for s, r in sorted(rtc_lat.items())])),
+           ("warpnicd + ib_write_lat",
+            dat("c_dae_lat", [(s, r["p50_us"]) for s, r in sorted(dae_lat.items())])),
+           ("wn-tcp ping-pong", dat("c_wntcp_lat", [(8, wn_tcp)])),
+           ("kernel TCP (sockperf)", dat("c_sock_lat", [(14, sp50)]))]
+    def lbl(n):
+        return "%d KiB" % (n >> 10) if n >= 1024 and n % 1024 == 0 else "%d B" % n
+
+    tics = "set xtics (" + ", ".join('"%s" %d' % (lbl(s), s) for s in sizes + [14]) + ")"
+    gp = ['set terminal pngcairo size 1200,480 font "sans,10" noenhanced',
+          'set output "%s"' % os.path.join(d, "bench.png"),
+          'set multiplot layout 1,2 title "warpnic vs raw memif and kernel TCP (one run, %s)"'
+          % ("quick" if quick else "full"),
+          'set logscale x 2', tics, 'set xrange [%g:%g]' % (min(sizes) / 1.4, max(sizes) * 1.4),
+          'set xlabel "message size"',
+          'set key top left', 'set grid',
+          'set ylabel "Gbit/s"', 'set title "bandwidth"', 'set yrange [0:*]',
+          'plot ' + ", ".join('"%s" using 1:2 with linespoints title "%s"' % (p, t)
+                              for t, p in bw) +
+          ', %g with lines dashtype 2 title "kernel TCP iperf3 (stream)"' % iperf,
+          'set logscale y', 'set yrange [*:*]', 'set ylabel "p50 us (half round trip)"',
+          'set title "latency"',
+          'plot ' + ", ".join('"%s" using 1:2 with linespoints title "%s"' % (p, t)
+                              for t, p in lat),
+          'unset multiplot']
+    with open(os.path.join(d, "bench.gp"), "w") as f:
+        f.write("\n".join(gp) + "\n")
+
+
+if __name__ == "__main__":
+    main()
