@@ -108,6 +108,7 @@ bash "$top/test/bench/perftest_pair.sh" "$build" 8 4096,65536 "$pt_lat_iters" "$
 step "warpnic TCP ping-pong over memif (wn-tcp-pingpong, 8 B)"
 if [ "$(nproc)" -ge 2 ]; then lc_a=0 lc_b=1; else lc_a=0 lc_b=0; fi
 sock=$out/pp.sock
+rm -f "$sock"    # a run before this one in the same DIR
 eal=(--no-huge --no-shconf -m 256 --log-level lib.eal:warning --no-pci)
 "$pp" -l "$lc_a" "${eal[@]}" --file-prefix "wnb-$$-pp-s" \
 	--vdev "net_memif0,role=server,socket=$sock,socket-abstract=no" -- --server \
@@ -117,9 +118,9 @@ for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 "$pp" -l "$lc_b" "${eal[@]}" --file-prefix "wnb-$$-pp-c" \
 	--vdev "net_memif0,role=client,socket=$sock,socket-abstract=no" -- --client \
 	--ip 198.18.0.2/24 --connect 198.18.0.1:5001 --size 8 --count "$lat_iters" --warmup 200 \
-	--timeout 60 >"$out/pp.cli" 2>&1 || { kill -KILL "$spid"; fail "wn-tcp-pingpong"; }
+	--timeout 60 >"$out/pp.cli" 2>&1 || { kill -KILL "$spid" 2>/dev/null; fail "wn-tcp-pingpong"; }
 wait "$spid" || fail "wn-tcp-pingpong server"
-rm -rf "/var/run/dpdk/wnb-$$-pp-s" "/var/run/dpdk/wnb-$$-pp-c"
+rm -rf "$sock" "/var/run/dpdk/wnb-$$-pp-s" "/var/run/dpdk/wnb-$$-pp-c"
 cat "$out/pp.cli" >>"$log"
 
 step "kernel TCP over loopback: iperf3 (one stream, $secs s), sockperf ping-pong ($secs s)"
