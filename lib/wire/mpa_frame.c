@@ -68,8 +68,8 @@ key_match(const uint8_t *buf, size_t have)
 	return -1;
 }
 
-static void
-enh_unpack(const uint8_t *p, struct wn_mpa_frame *f)
+void
+wn_mpa_enh_unpack(const uint8_t *p, struct wn_mpa_frame *f)
 {
 	uint32_t w = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 
@@ -86,6 +86,27 @@ enh_unpack(const uint8_t *p, struct wn_mpa_frame *f)
 		if (w & WN_MPA_ENH_D)
 			f->rtr |= WN_MPA_RTR_READ;
 	}
+}
+
+void
+wn_mpa_enh_pack(const struct wn_mpa_frame *f, uint8_t *p)
+{
+	uint32_t w = (uint32_t)f->ird << WN_MPA_ENH_IRD_SHIFT | f->ord;
+
+	/* RFC 6581 §9.2: if A is 0, B, C and D MUST also be 0. */
+	if (f->p2p) {
+		w |= WN_MPA_ENH_A;
+		if (f->rtr & WN_MPA_RTR_SEND)
+			w |= WN_MPA_ENH_B;
+		if (f->rtr & WN_MPA_RTR_WRITE)
+			w |= WN_MPA_ENH_C;
+		if (f->rtr & WN_MPA_RTR_READ)
+			w |= WN_MPA_ENH_D;
+	}
+	p[0] = (uint8_t)(w >> 24);
+	p[1] = (uint8_t)(w >> 16);
+	p[2] = (uint8_t)(w >> 8);
+	p[3] = (uint8_t)w;
 }
 
 enum wn_mpa_frame_status
@@ -141,7 +162,7 @@ wn_mpa_frame_decode(const uint8_t *buf, size_t len, const struct wn_mpa_frame_ru
 	f->ord = WN_MPA_IRD_ORD_NONEG;
 	const uint8_t *pd = buf + WN_MPA_FRAME_HDR_LEN;
 	if (s) {
-		enh_unpack(pd, f);
+		wn_mpa_enh_unpack(pd, f);
 		pd += WN_MPA_ENH_LEN;
 		pd_len -= WN_MPA_ENH_LEN;
 	}
@@ -187,22 +208,7 @@ wn_mpa_frame_encode(const struct wn_mpa_frame *f, uint8_t *out, size_t cap)
 	out[19] = (uint8_t)total_pd;
 	uint8_t *pd = out + WN_MPA_FRAME_HDR_LEN;
 	if (f->enhanced) {
-		uint32_t w = (uint32_t)f->ird << WN_MPA_ENH_IRD_SHIFT | f->ord;
-
-		/* RFC 6581 §9.2: if A is 0, B, C and D MUST also be 0. */
-		if (f->p2p) {
-			w |= WN_MPA_ENH_A;
-			if (f->rtr & WN_MPA_RTR_SEND)
-				w |= WN_MPA_ENH_B;
-			if (f->rtr & WN_MPA_RTR_WRITE)
-				w |= WN_MPA_ENH_C;
-			if (f->rtr & WN_MPA_RTR_READ)
-				w |= WN_MPA_ENH_D;
-		}
-		pd[0] = (uint8_t)(w >> 24);
-		pd[1] = (uint8_t)(w >> 16);
-		pd[2] = (uint8_t)(w >> 8);
-		pd[3] = (uint8_t)w;
+		wn_mpa_enh_pack(f, pd);
 		pd += WN_MPA_ENH_LEN;
 	}
 	if (f->pd_len != 0)

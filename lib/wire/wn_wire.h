@@ -2,7 +2,7 @@
 /**
  * @file
  * The iWARP wire core (MPA RFC 5044 + RFC 6581, DDP RFC 5041, RDMAP RFC 5040 +
- * RFC 7306): header layouts, encoders, strict decoders, CRC, FPDU framing.
+ * RFC 7306; the DDP/SCTP adaptation of RFC 5043): header layouts, encoders, strict decoders, CRC, FPDU framing.
  * Plain C without DPDK; see ../shared/specs/IWARP-WIRE.md for the reference.
  */
 #ifndef WN_WIRE_H
@@ -15,5 +15,6 @@
 #if __has_include("wn_wire_ddp.h")
 #include "wn_wire_ddp.h"
 #endif
+#include "wn_wire_sctp.h"
 
 #endif /* WN_WIRE_H */

@@ -219,6 +219,19 @@ enum wn_mpa_frame_status wn_mpa_frame_decode(const uint8_t *buf, size_t len,
  */
 int wn_mpa_frame_encode(const struct wn_mpa_frame *f, uint8_t *out, size_t cap);
 
+/**
+ * Read the 4 octets of RFC 6581 §9 enhanced data at @p p into @p f's @c p2p, @c rtr, @c ird
+ * and @c ord (B/C/D ignored when A=0). Used for MPA frames and RFC 5043 session control
+ * (RFC 6581 §7). Thread safety: pure, any thread.
+ */
+void wn_mpa_enh_unpack(const uint8_t *p, struct wn_mpa_frame *f);
+
+/**
+ * Write @p f's @c p2p, @c rtr, @c ird, @c ord as 4 octets of RFC 6581 §9 enhanced data at
+ * @p p (B/C/D zero when A=0; IRD/ORD must be <= 0x3FFF). Thread safety: pure, any thread.
+ */
+void wn_mpa_enh_pack(const struct wn_mpa_frame *f, uint8_t *p);
+
 /* ---------------------------------------------------------------------------------------------
  * RFC 6581 §9 negotiation
  */
