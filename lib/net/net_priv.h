@@ -57,6 +57,12 @@ struct wn_netif {
 	struct wn_ip_addr last_dst, last_nh_addr;
 	struct neigh *last_nh;
 
+	struct {
+		uint8_t proto;
+		wn_net_proto_rx_fn fn;
+		void *arg;
+	} hooks[WN_NETIF_MAX_PROTO_HOOKS]; /**< fn NULL: a free slot */
+
 	struct rte_ip_frag_tbl *frag_tbl; /**< NULL: reassembly off */
 	struct rte_ip_frag_death_row dr;
 

@@ -44,6 +44,58 @@ local_cksum_check(const struct wn_netif *nif, struct rte_mbuf *m)
 		m->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 }
 
+/* The slot of @p proto's receive hook, or WN_NETIF_MAX_PROTO_HOOKS. */
+static inline unsigned int
+hook_of(const struct wn_netif *nif, uint8_t proto)
+{
+	unsigned int i;
+
+	for (i = 0; i < WN_NETIF_MAX_PROTO_HOOKS; i++)
+		if (nif->hooks[i].fn != NULL && nif->hooks[i].proto == proto)
+			break;
+	return i;
+}
+
+/* A packet (Ethernet first) of a hooked protocol: IP header first, to the hook. */
+static bool
+hook_input(struct wn_netif *nif, struct rte_mbuf *m, uint8_t proto, uint32_t l3_len,
+	   uint32_t ptype, uint64_t now)
+{
+	unsigned int h = hook_of(nif, proto);
+
+	if (h == WN_NETIF_MAX_PROTO_HOOKS)
+		return false;
+	rte_pktmbuf_adj(m, ETH_HLEN);
+	m->l2_len = 0;
+	m->l3_len = l3_len;
+	m->packet_type = ptype;
+	nif->st.rx_proto++;
+	nif->hooks[h].fn(nif->hooks[h].arg, m, now);
+	return true;
+}
+
+int
+wn_netif_proto_rx(struct wn_netif *nif, uint8_t proto, wn_net_proto_rx_fn fn, void *arg)
+{
+	unsigned int h;
+
+	if (proto == IPPROTO_TCP || proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6)
+		return -EINVAL;
+	h = hook_of(nif, proto);
+	if (h == WN_NETIF_MAX_PROTO_HOOKS) {
+		if (fn == NULL)
+			return 0;
+		for (h = 0; h < WN_NETIF_MAX_PROTO_HOOKS && nif->hooks[h].fn != NULL; h++)
+			;
+		if (h == WN_NETIF_MAX_PROTO_HOOKS)
+			return -ENOSPC;
+	}
+	nif->hooks[h].proto = proto;
+	nif->hooks[h].fn = fn;
+	nif->hooks[h].arg = arg;
+	return 0;
+}
+
 static void
 arp_input(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 {
@@ -216,7 +268,8 @@ ip4_input(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 		icmp4_input(nif, m, ip, (uint16_t)hl);
 		return NULL;
 	default:
-		drop(m, &nif->st.rx_drop_ip_proto);
+		if (!hook_input(nif, m, ip->next_proto_id, hl, RTE_PTYPE_L3_IPV4, now))
+			drop(m, &nif->st.rx_drop_ip_proto);
 		return NULL;
 	}
 }
@@ -411,7 +464,8 @@ ip6_input(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 		drop(m, &nif->st.rx_drop_ip_opts);
 		return NULL;
 	default:
-		drop(m, &nif->st.rx_drop_ip_proto);
+		if (!hook_input(nif, m, ip6->proto, sizeof(*ip6), RTE_PTYPE_L3_IPV6, now))
+			drop(m, &nif->st.rx_drop_ip_proto);
 		return NULL;
 	}
 }

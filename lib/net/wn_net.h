@@ -127,6 +127,7 @@ struct wn_netif_conf {
 struct wn_net_stats {
 	uint64_t rx_pkts;          /**< frames given to wn_net_rx_bulk */
 	uint64_t rx_l4;            /**< TCP packets handed up */
+	uint64_t rx_proto;         /**< packets handed to a protocol hook (wn_netif_proto_rx) */
 	uint64_t rx_drop_short;    /**< truncated Ethernet/IP/ARP/ICMP headers */
 	uint64_t rx_drop_mac;      /**< not for our MAC, broadcast or IPv6 multicast */
 	uint64_t rx_drop_ethertype; /**< unknown ethertype */
@@ -204,9 +205,31 @@ const struct rte_ether_addr *wn_netif_mac(const struct wn_netif *nif);
  */
 int wn_net_start(struct wn_netif *nif, uint64_t now);
 
+/** Most IP protocols with a receive hook on one netif. */
+#define WN_NETIF_MAX_PROTO_HOOKS 4
+
+/**
+ * A receive hook (wn_netif_proto_rx): one IPv4 or IPv6 packet of the hooked protocol,
+ * addressed to us, with the IP header at the data offset, l2_len = 0, l3_len set and
+ * packet_type RTE_PTYPE_L3_IPV4/6. The hook owns @p m.
+ */
+typedef void (*wn_net_proto_rx_fn)(void *arg, struct rte_mbuf *m, uint64_t now);
+
+/**
+ * Hand received packets of IP protocol @p proto (any but TCP, ICMP and ICMPv6, which lib/net
+ * serves itself) to @p fn from inside wn_net_rx_bulk(), instead of dropping them
+ * (rx_drop_ip_proto): IPv4 after reassembly, IPv6 without extension headers. Sending such
+ * packets needs nothing new: wn_net_output_l4() with @p proto (lib/net sums only TCP's L4
+ * checksum). @p fn NULL removes the hook.
+ * @return 0, -EINVAL (a protocol lib/net serves) or -ENOSPC (WN_NETIF_MAX_PROTO_HOOKS).
+ * Owning lcore.
+ */
+int wn_netif_proto_rx(struct wn_netif *nif, uint8_t proto, wn_net_proto_rx_fn fn, void *arg);
+
 /**
  * Receive a burst of frames (@p n frames in @p pkts of netif @p nif at time @p now). ARP, ICMP echo and NDP are consumed (replies are queued for
  * wn_net_tx_bulk), bad frames are freed and counted, IPv4 fragments are reassembled.
+ * Packets of a hooked protocol (wn_netif_proto_rx) go to their hook.
  * TCP packets are compacted at the front of @p pkts with the data offset at the IP
  * header, l2_len = 0, l3_len set and packet_type RTE_PTYPE_L3_IPV4/6 | RTE_PTYPE_L4_TCP.
  * @return how many packets remain in @p pkts (all TCP). Owning lcore.

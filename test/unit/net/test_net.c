@@ -717,6 +717,117 @@ test_fragments_reassembled_or_dropped(void **state)
 	wn_netif_free(off);
 }
 
+/* What a hook saw (wn_netif_proto_rx). */
+static struct {
+	unsigned int calls;
+	uint32_t l3_len, ptype, len;
+	uint8_t first;
+} seen;
+
+static void
+hook_rx(void *arg, struct rte_mbuf *m, uint64_t now)
+{
+	assert_ptr_equal(arg, &seen);
+	assert_int_equal(now, 1000000);
+	seen.calls++;
+	seen.l3_len = m->l3_len;
+	seen.ptype = m->packet_type;
+	seen.len = rte_pktmbuf_pkt_len(m);
+	seen.first = *rte_pktmbuf_mtod(m, uint8_t *);
+	rte_pktmbuf_free(m);
+}
+
+/*
+ * IP protocols other than TCP/ICMP (SCTP for DDP over SCTP): a hook takes them, IPv4 after
+ * reassembly and IPv6; without one they are dropped and counted; they go out through
+ * wn_net_output_l4 with no L4 checksum written.
+ */
+static void
+test_proto_hook(void **state)
+{
+	struct wn_netif *n = mk(0, 16);
+	uint8_t b[200], pl[60], out[60];
+	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)b;
+	struct wn_ip_addr me, peer;
+	struct rte_mbuf *m;
+	uint16_t len;
+	(void)state;
+
+	for (unsigned int i = 0; i < sizeof(pl); i++)
+		pl[i] = (uint8_t)(0xa0 + i);
+	assert_int_equal(wn_netif_proto_rx(n, IPPROTO_TCP, hook_rx, &seen), -EINVAL);
+	assert_int_equal(wn_netif_proto_rx(n, IPPROTO_ICMP, hook_rx, &seen), -EINVAL);
+	assert_int_equal(wn_netif_proto_rx(n, IPPROTO_ICMPV6, hook_rx, &seen), -EINVAL);
+	/* no hook: dropped */
+	len = ip4_build(b, IPPROTO_SCTP, IP_US, pl, 40, 0, 1);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(st(n).rx_drop_ip_proto, 1);
+	/* hooked: the IP header at the data offset, Ethernet padding gone */
+	assert_int_equal(wn_netif_proto_rx(n, IPPROTO_SCTP, hook_rx, &seen), 0);
+	memset(b + len, 0xee, 6);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, (uint16_t)(len + 6));
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(seen.calls, 1);
+	assert_int_equal(seen.l3_len, 20);
+	assert_int_equal(seen.len, 60);
+	assert_int_equal(seen.first, 0x45);
+	assert_int_equal(seen.ptype, RTE_PTYPE_L3_IPV4);
+	assert_int_equal(st(n).rx_proto, 1);
+	assert_int_equal(st(n).rx_l4, 0);
+	/* fragments are reassembled first */
+	len = ip4_build(b, IPPROTO_SCTP, IP_US, pl + 24, 36, 24 / 8, 7);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(n, &m), 0);
+	len = ip4_build(b, IPPROTO_SCTP, IP_US, pl, 24, RTE_IPV4_HDR_MF_FLAG, 7);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(seen.calls, 2);
+	assert_int_equal(seen.len, 80);
+	/* IPv6 */
+	assert_int_equal(wn_ip_addr_parse("2001:db8::1", &me, NULL), 0);
+	assert_int_equal(wn_ip_addr_parse("2001:db8::2", &peer, NULL), 0);
+	memset(ip6, 0, sizeof(*ip6));
+	ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
+	ip6->payload_len = rte_cpu_to_be_16(40);
+	ip6->proto = IPPROTO_SCTP;
+	ip6->hop_limits = 64;
+	memcpy(ip6->src_addr, peer.v6, 16);
+	memcpy(ip6->dst_addr, me.v6, 16);
+	memcpy(ip6 + 1, pl, 40);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV6, b, 80);
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(seen.calls, 3);
+	assert_int_equal(seen.l3_len, 40);
+	assert_int_equal(seen.ptype, RTE_PTYPE_L3_IPV6);
+	/* unhooked again */
+	assert_int_equal(wn_netif_proto_rx(n, IPPROTO_SCTP, NULL, NULL), 0);
+	m = frame(&our_mac, RTE_ETHER_TYPE_IPV6, b, 80);
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(seen.calls, 3);
+	assert_int_equal(st(n).rx_drop_ip_proto, 2);
+	/* at most WN_NETIF_MAX_PROTO_HOOKS protocols */
+	for (uint8_t p = 0; p < WN_NETIF_MAX_PROTO_HOOKS; p++)
+		assert_int_equal(wn_netif_proto_rx(n, (uint8_t)(200 + p), hook_rx, &seen), 0);
+	assert_int_equal(wn_netif_proto_rx(n, IPPROTO_SCTP, hook_rx, &seen), -ENOSPC);
+	/* out: the payload leaves as given (lib/net sums TCP's checksum only) */
+	assert_int_equal(wn_net_neigh_add(n, &(struct wn_ip_addr){.family = WN_AF_INET,
+				.v4 = rte_cpu_to_be_32(IP_PEER)}, &peer_mac, true, 0), 0);
+	m = rte_pktmbuf_alloc(pool);
+	memcpy(rte_pktmbuf_append(m, 60), pl, 60);
+	assert_int_equal(wn_net_output_l4(n, m, &(struct wn_ip_addr){.family = WN_AF_INET,
+				.v4 = rte_cpu_to_be_32(IP_US)},
+			 &(struct wn_ip_addr){.family = WN_AF_INET, .v4 = rte_cpu_to_be_32(IP_PEER)},
+			 IPPROTO_SCTP, 0), 0);
+	m = tx1(n);
+	assert_non_null(m);
+	assert_int_equal(rte_pktmbuf_pkt_len(m), 14 + 20 + 60);
+	assert_int_equal(((const uint8_t *)rte_pktmbuf_read(m, 14 + 9, 1, out))[0], IPPROTO_SCTP);
+	assert_memory_equal(rte_pktmbuf_read(m, 14 + 20, 60, out), pl, 60);
+	rte_pktmbuf_free(m);
+	wn_netif_free(n);
+}
+
 static uint16_t
 icmp6_cksum(const uint8_t *src, const uint8_t *dst, uint8_t *msg, uint16_t len)
 {
@@ -868,6 +979,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ipv4_header_checks),
 		cmocka_unit_test(test_icmp_echo_reply),
 		cmocka_unit_test(test_fragments_reassembled_or_dropped),
+		cmocka_unit_test(test_proto_hook),
 		cmocka_unit_test(test_ipv6_ndp_and_echo),
 		cmocka_unit_test(test_addr_helpers),
 	};
