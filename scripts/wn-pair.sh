@@ -5,6 +5,7 @@
 #
 #   scripts/wn-pair.sh [--dir DIR] start [OPTIONS] [-- WARPNICD-OPTS...]
 #   scripts/wn-pair.sh [--dir DIR] stop            stop both (status 1 if one failed)
+#   scripts/wn-pair.sh [--dir DIR] restart a|b     stop one and start it again (same options)
 #   scripts/wn-pair.sh [--dir DIR] env             print the shell variables below
 #   scripts/wn-pair.sh [--dir DIR] alive           status 0 when both are running
 #   scripts/wn-pair.sh [--dir DIR] tel a|b COMMAND [KEY...]
@@ -28,6 +29,8 @@
 #   --mem MB        EAL memory per instance (default 256)
 #   --owner PID     stop the pair when process PID exits (however it exits)
 #   --timeout S     how long to wait for each instance to serve (default 30)
+#   --b-first       start B (the memif client) before A: B serves with its link down
+#                   until A's memif server appears
 #   Start returns once both serve their control sockets and both ports report link up;
 #   a failed start prints both logs and leaves nothing running.
 #   WN_BUILD        build directory (default build/ next to this script)
@@ -46,7 +49,7 @@ bin=$build/app/warpnicd/warpnicd
 # pairs (parallel tests) can run at once
 tag=$(printf '%s' "$dir" | cksum | cut -d' ' -f1)
 
-usage() { sed -n '3,33p' "$self" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,36p' "$self" | sed 's/^# \{0,1\}//'; }
 
 eal_dir() { echo "/var/run/dpdk/wn_${1}_$tag"; }
 
@@ -101,7 +104,7 @@ stop() {
 			echo "wn-pair: warpnicd $n exited with status $st" >&2
 			rc=1
 		fi
-		rm -f "$dir/$n.pid"
+		rm -f "$dir/$n.pid" "$dir/$n.cmd"
 	done
 	rm -f "$dir/memif.sock"
 	if [ -f "$dir/netns" ]; then
@@ -134,18 +137,20 @@ wait_ready() { # a|b SECONDS
 }
 
 # both ports report link up (memif: once client and server met; the impairer follows its port)
+# and the shards use it (a memif client's link watcher opened its gate)
 wait_link() { # SECONDS
-	local n i port st
+	local n i st
 	for n in a b; do
-		port=$(tel "$n" /warpnic/dp/port port_id) || { echo "wn-pair: telemetry of $n" >&2; return 1; }
-		port=${port#port_id=}
 		for ((i = 0; i < $1 * 10; i++)); do
-			st=$(tel "$n" "/ethdev/link_status,$port" status 2>/dev/null) || st=
-			[ "$st" = status=UP ] && break
+			st=$(tel "$n" /warpnic/dp/port link gate 2>/dev/null) || st=
+			case "$st" in "link=up gate=open"|"link=up gate=none") break ;; esac
 			running "$n" || { echo "wn-pair: warpnicd $n exited" >&2; return 1; }
 			sleep 0.1
 		done
-		[ "$st" = status=UP ] || { echo "wn-pair: port of $n not up after $1 s" >&2; return 1; }
+		case "$st" in
+		"link=up gate=open"|"link=up gate=none") ;;
+		*) echo "wn-pair: port of $n not up after $1 s (${st:-no telemetry})" >&2; return 1 ;;
+		esac
 	done
 }
 
@@ -161,7 +166,7 @@ watch_owner() {
 }
 
 start() {
-	local lcores=1 impair="" pcap="" huge=auto mem=256 link=memif owner="" secs=30
+	local lcores=1 impair="" pcap="" huge=auto mem=256 link=memif owner="" secs=30 order="a b"
 	local common=() a_opts=() b_opts=()
 	while [ $# -gt 0 ]; do
 		case "$1" in
@@ -184,6 +189,7 @@ start() {
 		--mem) mem=$2; shift 2 ;;
 		--owner) owner=$2; shift 2 ;;
 		--timeout) secs=$2; shift 2 ;;
+		--b-first) order="b a"; shift ;;
 		--) shift; common+=("$@"); break ;;
 		*) echo "wn-pair: unknown option $1" >&2; exit 2 ;;
 		esac
@@ -257,28 +263,62 @@ start() {
 		for ((i = 0; i < lcores; i++)); do
 			lmap+="${lmap:+,}$i@$(( (i + cpu) % $(nproc) ))"
 		done
-		# a subshell starts it and keeps its exit status (for stop); none of it holds the
-		# caller's output open
-		(
-			"${pre[@]}" "$bin" --lcores "$lmap" --file-prefix "wn_${n}_$tag" \
-				--proc-type primary --no-pci "${eal_mem[@]}" --log-level lib.eal:error \
-				"${vdevs[@]}" -- --ip "$ip/24" --ctl "$dir/$n.sock" --name "wn_$n" \
-				"${pcap_opt[@]}" "${common[@]}" "${side_opts[@]}" >"$dir/$n.log" 2>&1 &
-			echo $! >"$dir/$n.pid"
-			st=0
-			wait $! || st=$?
-			echo $st >"$dir/$n.rc"
-		) </dev/null >/dev/null 2>&1 &
-		for _ in $(seq 50); do [ -s "$dir/$n.pid" ] && break; sleep 0.1; done
+		# the command line, kept for restart
+		printf '%q ' "${pre[@]}" "$bin" --lcores "$lmap" --file-prefix "wn_${n}_$tag" \
+			--proc-type primary --no-pci "${eal_mem[@]}" --log-level lib.eal:error \
+			"${vdevs[@]}" -- --ip "$ip/24" --ctl "$dir/$n.sock" --name "wn_$n" \
+			"${pcap_opt[@]}" "${common[@]}" "${side_opts[@]}" >"$dir/$n.cmd"
+	done
+	echo "$secs" >"$dir/timeout"
+	for n in $order; do
+		launch $n
 		wait_ready $n "$secs" || { show_logs 20 >&2; stop >/dev/null 2>&1; exit 1; }
 	done
 	wait_link "$secs" || { show_logs 20 >&2; stop >/dev/null 2>&1; exit 1; }
 	print_env
 }
 
+# launch a|b: start the instance's command line (DIR/N.cmd); a subshell starts it and keeps
+# its exit status (for stop); none of it holds the caller's output open
+launch() {
+	local n=$1
+	rm -f "$dir/$n.rc" "$dir/$n.pid"
+	(
+		eval "exec $(cat "$dir/$n.cmd")" >"$dir/$n.log" 2>&1 &
+		echo $! >"$dir/$n.pid"
+		st=0
+		wait $! || st=$?
+		echo $st >"$dir/$n.rc"
+	) </dev/null >/dev/null 2>&1 &
+	for _ in $(seq 50); do [ -s "$dir/$n.pid" ] && break; sleep 0.1; done
+}
+
+# restart a|b: stop one instance (SIGTERM, then SIGKILL after 5 s) and start it again with
+# the same command line; returns once it serves and both links are up again
+restart() {
+	local n=${1:-} pid secs
+	case "$n" in a|b) ;; *) echo "wn-pair: restart a|b" >&2; exit 2 ;; esac
+	[ -f "$dir/$n.cmd" ] || { echo "wn-pair: no pair started in $dir" >&2; exit 1; }
+	secs=$(cat "$dir/timeout" 2>/dev/null || echo 30)
+	pid=$(cat "$dir/$n.pid" 2>/dev/null || true)
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	for _ in $(seq 50); do [ -s "$dir/$n.rc" ] && break; sleep 0.1; done
+	mv -f "$dir/$n.log" "$dir/$n.log.1" 2>/dev/null || true
+	# DPDK 22.11's memif server leaves its socket file behind and will not bind over it
+	[ "$n" = b ] || rm -f "$dir/memif.sock"
+	rm -rf "$(eal_dir "$n")"
+	launch "$n"
+	wait_ready "$n" "$secs" && wait_link "$secs" || { show_logs 20 >&2; exit 1; }
+}
+
 case "${1:-}" in
 start) shift; start "$@" ;;
 stop) stop ;;
+restart) restart "${2:-}" ;;
 env) print_env ;;
 alive) running a && running b ;;
 tel) shift; tel "$@" ;;

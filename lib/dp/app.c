@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,10 @@
 #define CTL_RING_SIZE 4096
 /* Regions of a run-to-completion dataplane's own lib/mem table (no --mem-entries). */
 #define RTC_MEM_ENTRIES 65536
+/* How often the link watcher looks at a port whose peer may come and go. */
+#define LINK_WATCH_MS 100
+/* A started port whose link stays down this long is started again (its peer refused it). */
+#define LINK_GRACE_MS 2000
 
 static volatile int quit;
 static struct wn_server *ctl_srv;
@@ -56,6 +61,14 @@ static struct {
 	bool port_set;
 	int efd;
 	bool used;                     /* started once (and stopped) */
+	/* a port that reconnects only by a restart (a net_memif client): started by the link
+	 * watcher whenever its peer is absent, the shards gated by link */
+	struct wn_dp_link link;
+	bool port_started;
+	unsigned int start_wait, start_backoff; /* watcher polls until the next start */
+	bool watching;
+	volatile int watch_quit;
+	pthread_t watcher;
 } app = { .efd = -1 };
 
 static int
@@ -145,12 +158,94 @@ pick_port(const struct wn_dp_app_conf *p, const uint16_t *pending, int nb_pendin
 	return 0;
 }
 
+/* Start the port, unless backing off; a refusal (its peer absent) leaves the link down. */
+static void
+link_try_start(void)
+{
+	int ret;
+
+	if (app.start_wait > 0) {
+		app.start_wait--;
+		return;
+	}
+	ret = wn_port_start(app.port);
+	if (ret == 0) {
+		app.port_started = true;
+		app.start_backoff = 0;
+		return;
+	}
+	/* the PMD logs every refusal: try again after 1, 2, 4 .. 16 watcher polls */
+	app.start_wait = app.start_backoff;
+	app.start_backoff = app.start_backoff == 0 ? 1 : RTE_MIN(app.start_backoff * 2, 16u);
+	if (app.link.starts_failed++ == 0)
+		rte_log(RTE_LOG_NOTICE, wn_dp_logtype,
+			"warpnicd: port %u: link down (%s), waiting for its peer\n", app.port,
+			strerror(-ret));
+}
+
+/*
+ * The link watcher: a net_memif client connects when it is started and not again once its
+ * server went away. While the link is down the shards leave the port alone (wn_dp_conf.link);
+ * the watcher starts it until the peer is there, opens the gate once the link is up, and
+ * when the link goes down closes the gate, waits until every shard passed a quiescent state,
+ * and stops the port to start it again.
+ */
+static void *
+link_watch(void *arg)
+{
+	struct rte_eth_link l;
+	const struct timespec ts = { 0, LINK_WATCH_MS * 1000000L };
+	unsigned int waited = 0;
+
+	(void)arg;
+	while (!app.watch_quit) {
+		if (!app.port_started)
+			link_try_start();
+		memset(&l, 0, sizeof(l));
+		if (app.port_started)
+			(void)rte_eth_link_get_nowait(app.port, &l);
+		if (__atomic_load_n(&app.link.up, __ATOMIC_ACQUIRE) == 0) {
+			if (l.link_status == RTE_ETH_LINK_UP) {
+				waited = 0;
+				app.link.ups++;
+				__atomic_store_n(&app.link.up, 1, __ATOMIC_RELEASE);
+				rte_log(RTE_LOG_NOTICE, wn_dp_logtype, "warpnicd: port %u: link up\n",
+					app.port);
+			} else if (app.port_started && ++waited >= LINK_GRACE_MS / LINK_WATCH_MS) {
+				/* connected to a peer that was not ready (memif: "ID not found") and
+				 * dropped: the shards are outside the gate, start it again */
+				waited = 0;
+				(void)rte_eth_dev_stop(app.port);
+				app.port_started = false;
+				app.link.restarts++;
+			}
+		} else if (l.link_status != RTE_ETH_LINK_UP) {
+			__atomic_store_n(&app.link.up, 0, __ATOMIC_RELEASE);
+			app.link.downs++;
+			rte_log(RTE_LOG_NOTICE, wn_dp_logtype,
+				"warpnicd: port %u: link down, restarting the port\n", app.port);
+			/* no shard is inside the port any more (offline shards count as passed) */
+			rte_rcu_qsbr_synchronize(app.qs, RTE_QSBR_THRID_INVALID);
+			(void)rte_eth_dev_stop(app.port);
+			app.port_started = false;
+			app.link.restarts++;
+			link_try_start();
+		}
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
 /* Everything start() created, in reverse; the ports stay for wn_port_shutdown(). */
 static void
 teardown(void)
 {
 	struct wn_dp_app_conf *p = &app.p;
 
+	if (app.watching) {
+		app.watch_quit = 1;
+		pthread_join(app.watcher, NULL);
+	}
 	if (app.srv != NULL)
 		wn_server_stop(app.srv);
 	ctl_srv = NULL;
@@ -271,7 +366,14 @@ port_up(void)
 	pc.set_mtu = !wn_impair_is_face(app.port);
 	pc.multi_segs = p->dp.zero_copy_tx;
 	pc.pool = p->dp.pool;
-	ret = wn_port_setup(&pc, &p->dp.tx_offload_capa, &p->dp.rx_offload_capa);
+	ret = wn_port_configure(&pc, &p->dp.tx_offload_capa, &p->dp.rx_offload_capa);
+	if (ret == 0 && wn_port_reconnects_by_restart(app.port)) {
+		/* like a NIC without a cable: up with the link down when the peer is absent */
+		p->dp.link = &app.link;
+		link_try_start();
+	} else if (ret == 0) {
+		ret = wn_port_start(app.port);
+	}
 	if (ret < 0) {
 		fprintf(stderr, "warpnicd: port %u set-up: %s\n", app.port, strerror(-ret));
 		return ret;
@@ -346,6 +448,7 @@ static int
 dataplane_up(void)
 {
 	struct wn_dp_app_conf *p = &app.p;
+	int ret;
 
 	app.dp = wn_dp_create(&p->dp, app.n_shards);
 	if (app.dp == NULL) {
@@ -357,6 +460,14 @@ dataplane_up(void)
 	     wn_server_start(app.srv) != 0)) {
 		fprintf(stderr, "warpnicd: control thread failed to start\n");
 		return -EIO;
+	}
+	if (p->dp.link != NULL) {
+		ret = rte_ctrl_thread_create(&app.watcher, "wn-link", NULL, link_watch, NULL);
+		if (ret != 0) {
+			fprintf(stderr, "warpnicd: link watcher: %s\n", strerror(ret));
+			return -ret;
+		}
+		app.watching = true;
 	}
 	ctl_srv = app.srv;
 	if (app.srv != NULL)

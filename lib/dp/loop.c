@@ -20,11 +20,25 @@
 /* Flushing of QPs in Error, deferred frees and deregistrations run at most this often. */
 #define TICK_US 1000u
 
+/* The link is up (wn_dp_conf.link): the port may be polled and sent to. */
+static inline bool
+link_up(const struct wn_dp *dp)
+{
+	return dp->c.link == NULL || __atomic_load_n(&dp->c.link->up, __ATOMIC_ACQUIRE) != 0;
+}
+
 static void
 port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t sent = 0, i;
 	unsigned int tries;
+
+	if (!link_up(dp)) {
+		/* a NIC without a cable: what would go out is lost (TCP retransmits) */
+		rte_pktmbuf_free_bulk(pkts, n);
+		dp->st.tx_nolink += n;
+		return;
+	}
 
 	wn_pcap_capture(dp->c.pcap, dp->c.port_id, dp->idx, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
 	for (tries = 0; sent < n && tries < 64; tries++) {
@@ -48,7 +62,7 @@ poll_rx(struct wn_dp *dp)
 	unsigned int work = 0;
 	uint16_t n, k;
 
-	n = rte_eth_rx_burst(dp->c.port_id, dp->idx, pkts, DP_BURST);
+	n = link_up(dp) ? rte_eth_rx_burst(dp->c.port_id, dp->idx, pkts, DP_BURST) : 0;
 	if (n > 0) {
 		work += n;
 		dp->st.rx_pkts += n;
@@ -135,7 +149,7 @@ wn_dp_poll_rx(struct wn_dp *dp)
 
 	dp->now = wn_net_now_us();
 	dp->st.loops++;
-	if (dp->c.port_poll != NULL && dp->idx == 0)
+	if (dp->c.port_poll != NULL && dp->idx == 0 && link_up(dp))
 		(void)dp->c.port_poll();
 	/* control first: a listen (or a connect) is in place before frames that follow it */
 	work += poll_ctl(dp);

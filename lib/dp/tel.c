@@ -94,6 +94,7 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(rx_pkts);
 	ADD(tx_pkts);
 	ADD(tx_drop);
+	ADD(tx_nolink);
 	ADD(loops);
 	ADD(idle_sleeps);
 	ADD(ctl_msgs);
@@ -164,6 +165,7 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, rx_pkts);
 	TEL_U64(d, s, tx_pkts);
 	TEL_U64(d, s, tx_drop);
+	TEL_U64(d, s, tx_nolink);
 	TEL_U64(d, s, loops);
 	TEL_U64(d, s, idle_sleeps);
 	TEL_U64(d, s, ctl_msgs);
@@ -315,7 +317,9 @@ static int
 tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct wn_dp_group *g = tel_g;
+	const struct wn_dp_link *lk = g != NULL ? g->c.link : NULL;
 	struct rte_eth_stats es;
+	struct rte_eth_link l;
 	uint64_t rx = 0;
 
 	(void)cmd;
@@ -340,6 +344,21 @@ tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "ierrors", es.ierrors);
 	rte_tel_data_add_dict_u64(d, "oerrors", es.oerrors);
 	rte_tel_data_add_dict_u64(d, "net_rx_pkts", rx);
+	/* the port's link; with a link watcher (wn_dp_conf.link) the shards' gate and its history */
+	memset(&l, 0, sizeof(l));
+	(void)rte_eth_link_get_nowait(g->c.port_id, &l);
+	rte_tel_data_add_dict_string(d, "link", l.link_status == RTE_ETH_LINK_UP ? "up" : "down");
+	rte_tel_data_add_dict_string(d, "gate", lk == NULL ? "none" :
+				     __atomic_load_n(&lk->up, __ATOMIC_ACQUIRE) ? "open" : "closed");
+	if (lk != NULL) {
+		rte_tel_data_add_dict_u64(d, "link_ups", __atomic_load_n(&lk->ups, __ATOMIC_RELAXED));
+		rte_tel_data_add_dict_u64(d, "link_downs",
+					  __atomic_load_n(&lk->downs, __ATOMIC_RELAXED));
+		rte_tel_data_add_dict_u64(d, "link_restarts",
+					  __atomic_load_n(&lk->restarts, __ATOMIC_RELAXED));
+		rte_tel_data_add_dict_u64(d, "link_starts_failed",
+					  __atomic_load_n(&lk->starts_failed, __ATOMIC_RELAXED));
+	}
 	return 0;
 }
 

@@ -52,6 +52,19 @@ extern "C" {
 struct wn_dp;
 struct wn_dp_group;
 
+/**
+ * The port's link as the shards see it, kept by whoever starts the port (wn_dp_app.h: a
+ * port whose peer is absent comes up with the link down, like a NIC without a cable, and
+ * is started when the peer appears).
+ */
+struct wn_dp_link {
+	uint32_t up;          /**< shards poll and transmit only while non-zero (atomic) */
+	uint64_t ups;         /**< times the link came up (the port started, or its link did) */
+	uint64_t downs;       /**< times it went down */
+	uint64_t starts_failed; /**< starts refused while the peer was absent */
+	uint64_t restarts;    /**< stops and starts to reconnect to a peer that came back */
+};
+
 /** Dataplane configuration (from the command line / config file). */
 struct wn_dp_conf {
 	uint16_t port_id;
@@ -86,11 +99,19 @@ struct wn_dp_conf {
 	 * nothing): a port that needs polling to move frames, e.g. the fault injector's face.
 	 */
 	int (*port_poll)(void);
+	/**
+	 * The port's link (NULL: always up). While link->up is 0 the shards neither poll nor
+	 * call port_poll and drop what they would send (counted in tx_nolink), so that the
+	 * port can be started, stopped and started again; closing the gate takes effect once
+	 * every shard passed a quiescent state of @c qs (rte_rcu_qsbr).
+	 */
+	struct wn_dp_link *link;
 };
 
 /** Counters of the dataplane (besides lib/net, lib/tcp, lib/rnic's own). */
 struct wn_dp_stats {
 	uint64_t rx_pkts, tx_pkts, tx_drop;
+	uint64_t tx_nolink;          /**< frames dropped because the link was down */
 	uint64_t loops, idle_sleeps;
 	uint64_t ctl_msgs, cm_events, ctl_drop;
 	uint64_t conns_active, conns_passive, conns_established, conns_failed, conns_rejected;

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -21,7 +23,7 @@
 #define PCAP_BURST 32
 
 int
-wn_port_setup(const struct wn_port_conf *c, uint64_t *tx_capa, uint64_t *rx_capa)
+wn_port_configure(const struct wn_port_conf *c, uint64_t *tx_capa, uint64_t *rx_capa)
 {
 	const uint64_t want_tx = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
 				 RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
@@ -76,11 +78,40 @@ wn_port_setup(const struct wn_port_conf *c, uint64_t *tx_capa, uint64_t *rx_capa
 			fprintf(stderr, "port %u: MTU %u not set: %s\n", c->port_id, c->mtu,
 				strerror(-ret));
 	}
-	ret = rte_eth_dev_start(c->port_id);
+	return 0;
+}
+
+int
+wn_port_start(uint16_t port_id)
+{
+	int ret = rte_eth_dev_start(port_id);
+
 	if (ret < 0)
 		return ret;
-	(void)rte_eth_promiscuous_enable(c->port_id);
+	(void)rte_eth_promiscuous_enable(port_id);
 	return 0;
+}
+
+int
+wn_port_setup(const struct wn_port_conf *c, uint64_t *tx_capa, uint64_t *rx_capa)
+{
+	int ret = wn_port_configure(c, tx_capa, rx_capa);
+
+	return ret < 0 ? ret : wn_port_start(c->port_id);
+}
+
+bool
+wn_port_reconnects_by_restart(uint16_t port_id)
+{
+	struct rte_eth_dev_info info;
+	const struct rte_devargs *da;
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0 || info.driver_name == NULL ||
+	    strcmp(info.driver_name, "net_memif") != 0 || info.device == NULL)
+		return false;
+	da = rte_dev_devargs(info.device);
+	/* role=client (the PMD's default role is server) */
+	return da != NULL && da->args != NULL && strstr(da->args, "role=client") != NULL;
 }
 
 void

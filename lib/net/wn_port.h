@@ -39,7 +39,7 @@ struct wn_port_conf {
 };
 
 /**
- * Configure and start a port.
+ * Configure and start a port: wn_port_configure(), then wn_port_start().
  * @param conf     the configuration.
  * @param tx_capa  out: TX offloads enabled (for wn_netif_conf).
  * @param rx_capa  out: RX offloads enabled.
@@ -47,6 +47,28 @@ struct wn_port_conf {
  *   and not fatal. Main lcore.
  */
 int wn_port_setup(const struct wn_port_conf *conf, uint64_t *tx_capa, uint64_t *rx_capa);
+
+/**
+ * Configure a port (offloads, queues, MTU) without starting it.
+ * @return as wn_port_setup(). Main lcore.
+ */
+int wn_port_configure(const struct wn_port_conf *conf, uint64_t *tx_capa, uint64_t *rx_capa);
+
+/**
+ * Start a configured port (and let every frame in: promiscuous). A port whose peer is not
+ * there yet may refuse (a net_memif client whose server is not up: -EPERM); configured,
+ * it can be started again later, like a NIC whose cable is plugged in.
+ * @return 0 or the negative errno of rte_eth_dev_start(). Control thread; nothing may
+ *   poll the port meanwhile.
+ */
+int wn_port_start(uint16_t port_id);
+
+/**
+ * @return whether a lost link of @p port_id comes back only by stopping and starting the
+ *   port again: a net_memif client (DPDK 22.11's PMD connects when started and does not
+ *   reconnect after its server went away). Any thread.
+ */
+bool wn_port_reconnects_by_restart(uint16_t port_id);
 
 /**
  * Shut EAL down at exit: stop and close every port, then rte_eal_cleanup(). Not done when a

@@ -18,7 +18,9 @@
 #          operation of xfer) B's fault injector drops every frame either way for MS
 #          milliseconds while the client posts the rest; or @mangle ARGS: as ARGS, with a
 #          --hook that has B's fault injector mangle its next TCP segment with data (a
-#          payload octet flipped under a good TCP checksum)
+#          payload octet flipped under a good TCP checksum); or @restart ARGS: as ARGS, then
+#          A is stopped and started again (wn-pair.sh restart a) and ARGS run once more
+#          (with PAIR --b-first: B's memif client came up before its server, and again)
 #   CHECKS "; "-separated, in order, from counters (no log line decides a verdict):
 #     json client|server|both KEY OP VALUE   rnic_it's --json counters (KEY may be a.b)
 #     tel a|b COMMAND KEY OP VALUE           warpnicd telemetry (waits up to 10 s for it)
@@ -251,6 +253,15 @@ run_mangle() {
 	[ -n "$port" ] || fail "no fault injector on B (the pair needs --impair)"
 	run_case "$@" --hook "'$PAIR' tel b /wn_impair/mangle,$port,tx,1 >'$T/mangle.out' 2>&1"
 	grep -q '"tx_mangle_next": 1' "$T/mangle.out" || fail "the fault injector was not armed"
+}
+
+# run_restart ARGS...: run_case ARGS, restart A (B's memif client loses its server and
+# must reconnect when A is back), run_case ARGS again
+run_restart() {
+	run_case "$@"
+	"$PAIR" restart a >"$T/restart.out" 2>&1 || fail "wn-pair.sh restart a: $(cat "$T/restart.out")"
+	echo "  A restarted; B: $("$PAIR" tel b /warpnic/dp/port link gate link_downs link_restarts)"
+	run_case "$@"
 }
 
 # ---------------------------------------------------------------- counters
@@ -512,6 +523,7 @@ case "${run_args[0]}" in
 @kill) run_kill ;;
 @flap) run_flap "${run_args[@]:1}" ;;
 @mangle) run_mangle "${run_args[@]:1}" ;;
+@restart) run_restart "${run_args[@]:1}" ;;
 *) run_case "${run_args[@]}" ;;
 esac
 
