@@ -32,7 +32,7 @@ fi
 
 PKGS=(
 	build-essential pkg-config meson ninja-build python3-pyelftools
-	dpdk dpdk-dev libdpdk-dev libisal-dev libcmocka-dev
+	dpdk dpdk-dev libdpdk-dev libisal-dev libcmocka-dev libusrsctp-dev
 	libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils perftest
 	fio qperf libfabric-bin binutils
 	clang-14 libclang-rt-14-dev llvm-14
