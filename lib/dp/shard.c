@@ -80,6 +80,7 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	nc.pool = conf->pool;
 	nc.tx_offload_capa = conf->tx_offload_capa;
 	nc.rx_offload_capa = conf->rx_offload_capa;
+	nc.cksum = conf->cksum;
 	nc.neigh_entries = 1024;
 	rte_eth_macaddr_get(conf->port_id, &nc.mac);
 	dp->nif = wn_netif_create(&nc);

@@ -71,6 +71,8 @@ struct wn_dp_conf {
 	struct rte_mempool *pool;
 	uint16_t mtu;
 	uint64_t tx_offload_capa, rx_offload_capa;
+	/** TCP checksums without offload (0: WN_NET_CKSUM_AUTO, local on net_memif) */
+	enum wn_net_cksum cksum;
 	uint32_t n_addrs;
 	struct wn_ip_addr addrs[WN_NETIF_MAX_ADDRS];
 	uint8_t prefix[WN_NETIF_MAX_ADDRS];

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Instructions per message of an RDMA Write / Send through two run-to-completion dataplanes
+# (both sides: TCP, MPA with CRC32c, DDP/RDMAP, lib/queue, the loop) against the raw port
+# path moving the same octets (warpnic-perf raw_bw's frames: payload copied in, tx_burst,
+# rx_burst, copied out), counted by callgrind in one thread over net_ring ports
+# (wn-rdma-cost; repeatable on a loaded machine). The ratio raw / RDMA is the ceiling of
+# "RDMA over raw" on a CPU-bound path such as memif, whatever the scheduler does.
+# Reports numbers; fails only when a run fails.
+#
+#   rdma_cost.sh BUILD_DIR [--native] [CASE...]   CASE: MODE:SIZE (default: write:65536
+#                                                 write:4096 send:64 and raw at each size)
+#   --native   run each case without callgrind, a few messages (a smoke: data moved, checked)
+# Environment: WN_COST_MSGS (messages per case, default 400; 64 B cases x 8).
+set -uo pipefail
+build=$(cd "${1:?usage: $0 BUILD_DIR [--native] [CASE...]}" && pwd)
+shift
+native=0
+if [ "${1:-}" = --native ]; then native=1; shift; fi
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(write:65536 write:4096 send:64)
+bin=$build/test/bench/wn-rdma-cost
+msgs=${WN_COST_MSGS:-400}
+[ -x "$bin" ] || { echo "FAIL: missing prerequisite: wn-rdma-cost not built"; exit 1; }
+if [ "$native" = 0 ]; then
+	command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null ||
+		{ echo "FAIL: missing prerequisite: valgrind (scripts/setup.sh installs it)"; exit 1; }
+fi
+t=$(mktemp -d /tmp/wn-rdma-cost.XXXXXX)
+trap 'rm -rf "$t"' EXIT
+
+# ir MODE SIZE N: instructions of measure() (inclusive), or the native run's status
+ir() {
+	local f=$t/$1-$2.out
+	if [ "$native" = 1 ]; then
+		"$bin" "$1" "$2" "$3" >"$f" 2>&1 || { cat "$f"; echo "FAIL: $1 $2"; exit 1; }
+		echo 0
+		return
+	fi
+	valgrind --tool=callgrind --toggle-collect=measure --callgrind-out-file="$f.cg" \
+		"$bin" "$1" "$2" "$3" >"$f" 2>&1 || { cat "$f"; echo "FAIL: $1 $2" >&2; exit 1; }
+	callgrind_annotate "$f.cg" 2>/dev/null |
+		awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }'
+}
+
+printf '%-6s %8s %6s %14s %14s %12s %12s %10s\n' mode size msgs ir_per_msg raw_ir_per_msg \
+	frames_msg ir_per_frame rdma/raw
+for c in "${cases[@]}"; do
+	mode=${c%%:*} size=${c##*:}
+	n=$msgs
+	[ "$size" -le 256 ] && n=$((msgs * 8))
+	[ "$native" = 1 ] && n=$((n < 64 ? n : 64))
+	a=$(ir "$mode" "$size" "$n") || exit 1
+	b=$(ir raw "$size" "$n") || exit 1
+	frames=$(((size + 1483) / 1484))
+	if [ "$native" = 1 ]; then
+		printf '%-6s %8d %6d %14s %14s %12d %12s %10s\n' "$mode" "$size" "$n" ok ok "$frames" - -
+		continue
+	fi
+	awk -v m="$mode" -v s="$size" -v n="$n" -v a="$a" -v b="$b" -v f="$frames" 'BEGIN {
+		printf "%-6s %8d %6d %14.0f %14.0f %12d %12.0f %10.2f\n", m, s, n, a / n, b / n, f,
+			a / n / f, a / b }'
+done
