@@ -306,7 +306,9 @@ dev_attr_from(struct ibv_device_attr *a, const struct wn_ctl_device_attr *w)
 	a->max_qp_rd_atom = (int)w->max_qp_rd_atom;
 	a->max_qp_init_rd_atom = (int)w->max_qp_init_rd_atom;
 	a->max_res_rd_atom = (int)(w->max_qp_rd_atom * w->max_qp);
-	a->atomic_cap = IBV_ATOMIC_NONE;
+	/* RFC 7306 atomics run as locked compare-and-exchanges on the target (lib/rnic): atomic
+	 * among this device's operations on every lcore, not against plain CPU stores */
+	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_srq = (int)w->max_srq;
 	a->max_srq_wr = (int)w->max_srq_wr;
 	a->max_srq_sge = (int)w->max_srq_sge;

@@ -468,6 +468,45 @@ fetch_add(uint64_t orig, uint64_t add, uint64_t mask)
 	return r;
 }
 
+/* The value an Atomic Request leaves in place of @p orig. */
+static uint64_t
+atomic_new(const struct wn_rdmap_atomic_req *ar, uint64_t orig)
+{
+	if (ar->aopcode == WN_RDMAP_AOP_FETCH_ADD)
+		return fetch_add(orig, ar->add_swap, ar->add_swap_mask);
+	if (((ar->compare ^ orig) & ar->compare_mask) == 0)
+		return (orig & ~ar->add_swap_mask) | (ar->add_swap & ar->add_swap_mask);
+	return orig;
+}
+
+/*
+ * Execute an Atomic Request on its target (8 octets at @p host) with a locked
+ * compare-and-exchange: atomic against every other Atomic Request, whichever lcore runs its
+ * QP, and against any thread of the client using atomic instructions on the same octets (a
+ * plain store of the host CPU is not). The target's TO is 64-bit aligned (lib/wire refuses
+ * others, RFC 7306 §8.2); a region mapped at an unaligned host address (a zero-based MR
+ * that starts unaligned) gets a plain read-modify-write. @return the original value.
+ */
+static uint64_t
+atomic_exec(uint8_t *host, const struct wn_rdmap_atomic_req *ar)
+{
+	uint64_t *p = (uint64_t *)(void *)host;
+	uint64_t orig, nv;
+
+	if (((uintptr_t)host & 7) != 0) {
+		memcpy(&orig, host, 8);
+		nv = atomic_new(ar, orig);
+		memcpy(host, &nv, 8);
+		return orig;
+	}
+	orig = __atomic_load_n(p, __ATOMIC_RELAXED);
+	do
+		nv = atomic_new(ar, orig);
+	while (!__atomic_compare_exchange_n(p, &orig, nv, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED));
+	return orig;
+}
+
 /* Emit the next response ULPDU. @return 1 emitted, 0 nothing or retry. */
 static int
 resp_emit(struct wn_rnic_qp *qp)
@@ -485,8 +524,6 @@ resp_emit(struct wn_rnic_qp *qp)
 		struct wn_rdmap_atomic_resp as = { .req_id = e->ar.req_id };
 
 		if (!e->executed) {
-			uint64_t orig, nv;
-
 			/* checked at receipt; checked again as the region may have changed */
 			host = wn_mem_resolve(qp->c.mem, e->ar.stag, e->ar.to, 8,
 					      WN_MEM_ACCESS_REMOTE_ATOMIC, qp->c.pd, qp->c.qpn,
@@ -495,16 +532,7 @@ resp_emit(struct wn_rnic_qp *qp)
 				rnic_queue_term(qp, term.layer, term.etype, term.code, NULL, 0);
 				return 0;
 			}
-			memcpy(&orig, host, 8);
-			if (e->ar.aopcode == WN_RDMAP_AOP_FETCH_ADD)
-				nv = fetch_add(orig, e->ar.add_swap, e->ar.add_swap_mask);
-			else if (((e->ar.compare ^ orig) & e->ar.compare_mask) == 0)
-				nv = (orig & ~e->ar.add_swap_mask) |
-				     (e->ar.add_swap & e->ar.add_swap_mask);
-			else
-				nv = orig;
-			memcpy(host, &nv, 8);
-			e->orig = orig;
+			e->orig = atomic_exec(host, &e->ar);
 			e->executed = 1;
 		}
 		as.orig = e->orig;

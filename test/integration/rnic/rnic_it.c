@@ -1137,10 +1137,14 @@ case_ops(void)
 static void
 case_atomics(void)
 {
+	struct ibv_device_attr da;
 	struct conn c;
 	struct buf b;
 
 	conn_up(&c, NULL);
+	/* RFC 7306 atomics are atomic among the device's operations, on every lcore */
+	CHECK(ibv_query_device(c.id->verbs, &da) == 0);
+	CHECK(da.atomic_cap == IBV_ATOMIC_HCA, "atomic_cap %d", (int)da.atomic_cap);
 	buf_alloc(&c, &b, 4096, ACC_ALL | IBV_ACCESS_REMOTE_ATOMIC);
 	if (o.server) {
 		uint64_t *v = (uint64_t *)b.p;

@@ -5,6 +5,7 @@
  * answered with the exact Terminate and the target memory unchanged, local operations,
  * RFC 6581 RTR messages, and flushing on disconnect.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1131,6 +1132,62 @@ test_raw_atomic_no_rights(void **state)
 		assert_int_equal(p->b.buf[i], 0);
 }
 
+struct cpu_adder {
+	uint64_t *target;
+	volatile int stop;
+	uint64_t added;
+};
+
+static void *
+cpu_add(void *arg)
+{
+	struct cpu_adder *c = arg;
+
+	while (!c->stop) {
+		__atomic_fetch_add(c->target, 1, __ATOMIC_SEQ_CST);
+		c->added++;
+	}
+	return NULL;
+}
+
+/*
+ * Atomics are atomic (atomic_cap IBV_ATOMIC_HCA): FetchAdds executed by B's engine while
+ * another thread (another lcore's QP, or the client with atomic instructions) adds to the
+ * same octets lose no update of either.
+ */
+static void
+test_atomic_vs_thread(void **state)
+{
+	const unsigned int n = 200000;
+	struct pair *p = *state;
+	uint32_t rb = h_reg(&p->b, 0, 4096, ALL);
+	struct wn_rdmap_atomic_req ar = { .aopcode = WN_RDMAP_AOP_FETCH_ADD, .stag = rb,
+					  .to = h_va(64), .add_swap = 1,
+					  /* one 64-bit field: an add, computed bit by bit */
+					  .add_swap_mask = 1ull << 63 };
+	struct cpu_adder c = { .target = (uint64_t *)(void *)(p->b.buf + 64) };
+	pthread_t t;
+	uint8_t u[96];
+
+	assert_int_equal(pthread_create(&t, NULL, cpu_add, &c), 0);
+	while (__atomic_load_n(c.target, __ATOMIC_SEQ_CST) == 0)
+		; /* the thread is adding */
+	for (unsigned int i = 0; i < n; i++) {
+		ar.req_id = i;
+		assert_int_equal(wn_rnic_rx(p->b.qp, u,
+					    (size_t)wn_rdmap_atomic_req_build(u, sizeof(u), i + 1,
+									      &ar)), 0);
+		wn_rnic_tx_poll(p->b.qp, 8);
+		assert_int_equal(p->b.n_out, 1); /* the Atomic Response */
+		free(p->b.out[0].b);
+		p->b.n_out = 0;
+	}
+	c.stop = 1;
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(p->b.n_term_sent, 0);
+	assert_int_equal(__atomic_load_n(c.target, __ATOMIC_SEQ_CST), c.added + n);
+}
+
 /* A completed send WR's SQ slot is free by the time its CQE can be polled (verbs). */
 static void
 test_sq_slot_free_at_completion(void **state)
@@ -1338,6 +1395,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_raw_unexpected_read_resp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_send_bad_msn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raw_atomic_no_rights, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_vs_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sq_slot_free_at_completion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_llp_terminate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_llp_terminate_needs_stream, setup, teardown),
