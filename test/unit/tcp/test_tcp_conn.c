@@ -648,6 +648,48 @@ cookie_syn(struct hx *h, uint16_t sport, uint32_t seq, const uint8_t *opts, uint
 }
 
 /*
+ * A SYN flood (issue 15): 10 000 SYNs from as many ports, none completed. The listener keeps
+ * no more half-open connections than its SYN backlog, answers every other SYN with a cookie
+ * and no state, still opens a connection whose handshake completes, and the half-open ones
+ * go once their SYN-ACK retransmissions give up.
+ */
+static void
+test_syn_flood(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .max_conns = 64, .syn_backlog = 16 };
+	struct hx h;
+	struct tapp srv;
+	struct wn_tcp_endpoint l;
+	struct hx_parsed sa;
+	struct hx_seg ack = { .flags = RTE_TCP_ACK_FLAG, .win = 512, .sport = 60000,
+			      .dport = SRV_PORT, .seq = 5001 };
+	(void)state;
+
+	hx_init_conf(&h, &tc, true, false);
+	tapp_init(&srv);
+	l = hx_ep(&h, 1, SRV_PORT);
+	assert_non_null(wn_tcp_listen(h.s[1].tcp, &l, &tapp_cb, &srv));
+	for (unsigned int i = 0; i < 10000; i++) {
+		cookie_syn(&h, (uint16_t)(1024 + i), 1000 + i, NULL, 0, &sa);
+		hx_cap_clear(&h);
+	}
+	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 16);
+	assert_int_equal(hx_stats(&h, 1).syncookies_sent, 10000 - 16);
+	/* a real client among them: its ACK returns the cookie */
+	cookie_syn(&h, 60000, 5000, NULL, 0, &sa);
+	ack.ack = sa.seq + 1;
+	hx_inject(&h, 1, &ack);
+	assert_int_equal(srv.established, 1);
+	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 17);
+	/* the half-open ones give up (SYN-ACK retransmissions, then dropped) */
+	hx_run(&h, 600ull * 1000 * 1000, 500 * 1000);
+	hx_cap_clear(&h);
+	assert_int_equal(wn_tcp_conn_count(h.s[1].tcp), 1);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
+/*
  * With the SYN backlog full, a SYN gets a SYN-ACK whose ISN is a cookie and no state is
  * kept; the ACK returning it opens the connection with the MSS, window scale, SACK and
  * timestamps of the SYN (MSS from the cookie, the rest from the TSecr), data on it
@@ -1230,6 +1272,7 @@ main(void)
 		cmocka_unit_test(test_malformed_segments_counted),
 		cmocka_unit_test(test_syn_backlog_and_conn_limit),
 		cmocka_unit_test(test_syn_cookies),
+		cmocka_unit_test(test_syn_flood),
 		cmocka_unit_test(test_syn_cookies_no_timestamps_and_expiry),
 		cmocka_unit_test(test_syn_cookie_connection_carries_data),
 		cmocka_unit_test(test_syn_cookie_later_segment_first),
