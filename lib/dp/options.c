@@ -35,6 +35,8 @@ wn_dp_app_usage(const char *prog)
 	       "  --max-conns N      TCP connections (default 1024)\n"
 	       "  --sockbuf BYTES    TCP send/receive buffer per connection (default 1 MiB)\n"
 	       "  --mbufs N          mbuf pool size (default 16383)\n"
+	       "  --max-mrs N        memory regions and windows at most, all clients together\n"
+	       "                     (default 65535)\n"
 	       "  --no-offload       software checksums even when the port offloads them\n"
 	       "  --zero-copy-tx on|off  send registered memory in place (mbuf chains, CQEs after\n"
 	       "                     the ACK; memif/af_packet/tap, else copied; default off)\n"
@@ -117,7 +119,7 @@ num(const char *arg, unsigned long lo, unsigned long hi, unsigned long *out)
 enum {
 	O_IP = 256, O_GW, O_PORT, O_CTL, O_NAME, O_MTU, O_PCAP, O_IDLE, O_MAXC, O_SOCKBUF,
 	O_MBUFS, O_NOOFF, O_REV, O_MARKERS, O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_CONFIG, O_IMPAIR,
-	O_ZC, O_ZCMIN, O_HELP,
+	O_ZC, O_ZCMIN, O_MAXMR, O_HELP,
 };
 
 static const struct option opts[] = {
@@ -132,6 +134,7 @@ static const struct option opts[] = {
 	{"max-conns", required_argument, NULL, O_MAXC},
 	{"sockbuf", required_argument, NULL, O_SOCKBUF},
 	{"mbufs", required_argument, NULL, O_MBUFS},
+	{"max-mrs", required_argument, NULL, O_MAXMR},
 	{"no-offload", no_argument, NULL, O_NOOFF},
 	{"mpa-rev", required_argument, NULL, O_REV},
 	{"markers", no_argument, NULL, O_MARKERS},
@@ -200,6 +203,12 @@ apply(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
 		if (num(arg, 1023, 1u << 22, &v) != 0)
 			return -EINVAL;
 		p->mbufs = (uint32_t)v;
+		return 0;
+	case O_MAXMR:
+		/* lib/mem's table: index 0 is reserved */
+		if (num(arg, 16, WN_MEM_MAX_ENTRIES - 1, &v) != 0)
+			return -EINVAL;
+		p->ctl.mem_entries = (uint32_t)v + 1;
 		return 0;
 	case O_NOOFF:
 		p->offload = false;

@@ -53,8 +53,9 @@ srv_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_r
 	a->max_sge = MAX_SGE;
 	a->max_cq = 4096;
 	a->max_cqe = MAX_CQE;
-	a->max_mr = 65536;
-	a->max_mw = 65536;
+	/* one table of regions and windows (--max-mrs) for all clients; index 0 is reserved */
+	a->max_mr = (srv->conf.mem_entries != 0 ? srv->conf.mem_entries : MEM_ENTRIES) - 1;
+	a->max_mw = a->max_mr;
 	a->max_pd = 4096;
 	a->max_qp_rd_atom = MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = MAX_RD_ATOM;

@@ -55,8 +55,11 @@
  *   stream    client: Write/Read forever (killed by the driver); server: see "kill"
  *   kill      server: first connection's client is killed (DISCONNECTED + flush
  *             expected), then a second client runs "basic" on a fresh connection
+ *   limits    exhaustion: Writes and receives posted beyond the queue depths (ENOMEM),
+ *             MRs registered until the region table is full; healthy afterwards
  *   refused   the connection must fail (client: error event, receive flushed; server:
- *             no CONNECT_REQUEST)
+ *             no CONNECT_REQUEST); --closed: the client connects to a port nobody listens
+ *             on (the server's port + 1)
  *   crc       corruption below TCP (run with --hook arming B's fault injector to mangle
  *             the next segment, rnic_it.sh's @mangle): the client Writes two regions, Reads
  *             one octet back (so that nothing of theirs is unacknowledged), runs the hook,
@@ -119,6 +122,7 @@ struct opts {
 	uint32_t mib;
 	uint32_t reads;    /* ordneg: outstanding Reads posted at once */
 	bool small;        /* basic: sizes up to 20 KB */
+	bool closed;       /* refused: the client connects to a closed port */
 	const char *ops;   /* xfer: comma-separated operations */
 	const char *hook;  /* xfer: command run an eighth into the Writes (client) */
 	uint32_t bound;    /* xfer: seconds each operation may take (0: 60 + 2 x mib) */
@@ -2317,7 +2321,7 @@ case_refused(void)
 		CHECK(rdma_create_id(ec, &id, NULL, RDMA_PS_TCP) == 0);
 		memset(&sa, 0, sizeof(sa));
 		sa.sin_family = AF_INET;
-		sa.sin_port = htons(o.port);
+		sa.sin_port = htons((uint16_t)(o.port + (o.closed ? 1 : 0)));
 		CHECK(inet_pton(AF_INET, o.addr, &sa.sin_addr) == 1);
 		CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 5000) == 0);
 		cm_wait(RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
@@ -2341,6 +2345,100 @@ case_refused(void)
 		expect_recv_flush(&c, 80, 1, "client (failed connect)");
 		conn_free(&c);
 	}
+}
+
+/* ---------------------------------------------------------------- limits */
+
+#define LIMIT_POST (4 * DEPTH)  /* work requests in one chain: more than a queue holds */
+#define LIMIT_MRS  70000        /* registrations tried: more than a region table holds */
+
+/*
+ * Exhaustion (issue 15): a client posts a chain of Writes and one of receives longer than
+ * its queues (ENOMEM, *bad_wr the first that did not fit, the ones before it work) and
+ * registers MRs until the region table is full (NULL with ENOMEM or ENOSPC); after all of
+ * it, with everything deregistered, a registration and a Write work again.
+ */
+static void
+case_limits(void)
+{
+	struct conn c;
+	struct buf b;
+
+	conn_up(&c, NULL);
+	buf_alloc(&c, &b, 1 << 20, ACC_ALL);
+	if (o.server) {
+		oob_put_mr(&b);
+		oob_get(T_DONE);
+		note("limits: the client's Writes landed");
+	} else {
+		static struct ibv_send_wr w[LIMIT_POST];
+		static struct ibv_recv_wr rw[LIMIT_POST];
+		static struct ibv_mr *mrs[LIMIT_MRS];
+		struct rbuf r = oob_get_mr();
+		struct ibv_send_wr *bad;
+		struct ibv_recv_wr *rbad;
+		struct ibv_device_attr da;
+		struct ibv_sge sg = { (uintptr_t)b.p, 64, b.mr->lkey };
+		size_t k, n;
+		int ret, err;
+
+		memset(w, 0, sizeof(w));
+		for (k = 0; k < LIMIT_POST; k++) {
+			w[k].wr_id = k;
+			w[k].opcode = IBV_WR_RDMA_WRITE;
+			w[k].sg_list = &sg;
+			w[k].num_sge = 1;
+			w[k].send_flags = IBV_SEND_SIGNALED;
+			w[k].wr.rdma.remote_addr = r.addr + 64 * (k % 1024);
+			w[k].wr.rdma.rkey = r.rkey;
+			w[k].next = k + 1 < LIMIT_POST ? &w[k + 1] : NULL;
+		}
+		ret = ibv_post_send(c.qp, w, &bad);
+		CHECK(ret == ENOMEM && bad != NULL, "post_send beyond the SQ: %d", ret);
+		n = (size_t)(bad - w);
+		CHECK(n >= DEPTH && n < LIMIT_POST, "SQ took %zu of %d", n, LIMIT_POST);
+		for (k = 0; k < n; k++)
+			wc_expect(c.scq, k, IBV_WC_RDMA_WRITE, "Write that fitted the SQ");
+		note("SQ: %zu Writes posted, then ENOMEM; all completed", n);
+
+		memset(rw, 0, sizeof(rw));
+		for (k = 0; k < LIMIT_POST; k++) {
+			rw[k].wr_id = 1000000 + k;
+			rw[k].sg_list = &sg;
+			rw[k].num_sge = 1;
+			rw[k].next = k + 1 < LIMIT_POST ? &rw[k + 1] : NULL;
+		}
+		ret = ibv_post_recv(c.qp, rw, &rbad);
+		CHECK(ret == ENOMEM && rbad != NULL, "post_recv beyond the RQ: %d", ret);
+		n = (size_t)(rbad - rw);
+		CHECK(n >= DEPTH && n < LIMIT_POST, "RQ took %zu of %d", n, LIMIT_POST);
+		note("RQ: %zu receives posted, then ENOMEM", n);
+
+		for (n = 0; n < LIMIT_MRS; n++) {
+			mrs[n] = ibv_reg_mr(c.pd, b.p, 4096, IBV_ACCESS_LOCAL_WRITE);
+			if (mrs[n] == NULL)
+				break;
+		}
+		err = errno;
+		CHECK(n < LIMIT_MRS, "%d MRs registered: no limit", LIMIT_MRS);
+		CHECK(ibv_query_device(c.id->verbs, &da) == 0);
+		/* the device's max_mr holds: all of them (but the client's own) fit */
+		CHECK(n + 1 <= (size_t)da.max_mr && n + 8 >= (size_t)da.max_mr &&
+		      (err == ENOMEM || err == ENOSPC),
+		      "MR %zu refused (max_mr %d) with %s", n, da.max_mr, strerror(err));
+		note("MRs: %zu registered, the next refused (%s)", n, strerror(err));
+		for (k = 0; k < n; k++)
+			CHECK(ibv_dereg_mr(mrs[k]) == 0, "dereg MR %zu", k);
+		/* healthy afterwards: a registration and a Write */
+		mrs[0] = ibv_reg_mr(c.pd, b.p, 4096, IBV_ACCESS_LOCAL_WRITE);
+		CHECK(mrs[0] != NULL, "ibv_reg_mr after the limit: %s", strerror(errno));
+		CHECK(ibv_dereg_mr(mrs[0]) == 0);
+		post1(&c, IBV_WR_RDMA_WRITE, 7, &b, 0, 4096, r.addr, r.rkey, 0);
+		wc_expect(c.scq, 7, IBV_WC_RDMA_WRITE, "Write after the limits");
+		oob_put(T_DONE, 0, NULL, 0);
+	}
+	conn_down(&c);
+	buf_free(&b);
 }
 
 /* ---------------------------------------------------------------- crc */
@@ -2424,7 +2522,7 @@ static const struct {
 	{ "send_inv", case_send_inv },	{ "mw", case_mw },	      { "frmr", case_frmr },	      { "ordneg", case_ordneg },    { "viol", case_viol },
 	{ "flush", case_flush },	{ "flush_late", case_flush }, { "bulk", case_bulk },
 	{ "stream", case_stream },	{ "kill", case_kill },	      { "refused", case_refused },
-	{ "xfer", case_xfer },		{ "crc", case_crc },
+	{ "xfer", case_xfer },		{ "crc", case_crc },	      { "limits", case_limits },
 };
 
 /* --json FILE: this side's counters (atexit: also after a failed check) */
@@ -2469,7 +2567,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: rnic_it (--server | --client ADDR) --oob PATH --case NAME [--port P]\n"
 		"       [--c-ird N --c-ord N --s-ird N --s-ord N] [--reads N] [--viol KIND]\n"
-		"       [--mib N] [--small] [--tel TELEMETRY_SOCKET] [--json FILE]\n"
+		"       [--mib N] [--small] [--closed] [--tel TELEMETRY_SOCKET] [--json FILE]\n"
 		"       [--ops write,read,send,atomic] [--bound SECONDS] [--hook CMD]\n");
 	exit(2);
 }
@@ -2487,6 +2585,7 @@ main(int argc, char **argv)
 		{ "reads", required_argument, NULL, 6 },  { "small", no_argument, NULL, 7 },
 		{ "json", required_argument, NULL, 8 },	  { "ops", required_argument, NULL, 9 },
 		{ "bound", required_argument, NULL, 10 }, { "hook", required_argument, NULL, 11 },
+		{ "closed", no_argument, NULL, 12 },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -2511,6 +2610,7 @@ main(int argc, char **argv)
 		case 9: o.ops = optarg; break;
 		case 10: o.bound = (uint32_t)atoi(optarg); break;
 		case 11: o.hook = optarg; break;
+		case 12: o.closed = true; break;
 		default: usage();
 		}
 	}
