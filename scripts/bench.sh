@@ -10,6 +10,9 @@
 #             ib_write_bw) through the verbs and rdma_cm shims
 #   wn-tcp    warpnic's TCP alone: wn-tcp-pingpong over memif (the 8 B round trip)
 #   kernel    Linux TCP over loopback: iperf3 (one stream), sockperf ping-pong (TCP)
+# and (not with --quick) the instructions per message of run-to-completion RDMA against the
+# raw path, counted by callgrind (test/bench/rdma_cost.sh), the figure a loaded machine
+# does not move.
 # Latencies are half a round trip (perftest's, sockperf's and warpnic-perf's convention;
 # wn-tcp-pingpong's round trip is halved). Writes DIR/bench.json (every figure, the goals
 # rows with their ratios) and DIR/bench.png (bandwidth and latency against message size,
@@ -18,11 +21,12 @@
 #
 #   scripts/bench.sh [--quick] [--no-build] [--out DIR]
 #
-#   --quick      smoke size (what scripts/test.sh runs): few iterations, QPs 1 and 16
+#   --quick      smoke size (what scripts/test.sh runs): few iterations, QPs 1 and 16,
+#                no instruction counts
 #   --no-build   use the programs already built in WN_BUILD (default build)
 #   --out DIR    where bench.json, bench.png and the logs go (default: a new /tmp/wn-bench.*)
 #   -h, --help   this text
-# Full run: about 3 minutes. Run it on a quiet machine; on a shared one the wall-clock
+# Full run: about 5 minutes. Run it on a quiet machine; on a shared one the wall-clock
 # figures move from run to run, the ratios (both sides measured in the same run) less so.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,7 +38,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1; shift ;;
 	--no-build) build_it=0; shift ;;
 	--out) out=${2:?--out DIR}; shift 2 ;;
-	-h|--help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -49,6 +53,7 @@ mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
 log=$out/bench.log
 : >"$log"
+rm -f "$out/cost.txt"    # an earlier full run's, in the same DIR
 
 fail() {
 	echo "bench.sh: FAIL: $*" >&2
@@ -140,6 +145,12 @@ sockperf ping-pong -i 127.0.0.1 -p "$port" --tcp -m 14 -t "$secs" >"$out/sockper
 	{ kill "$spid"; fail "sockperf"; }
 kill "$spid" 2>/dev/null
 wait "$spid" 2>/dev/null
+
+if [ "$quick" = 0 ]; then
+	step "instructions per message against raw (callgrind, test/bench/rdma_cost.sh)"
+	WN_COST_MSGS=200 nice -n 0 bash "$top/test/bench/rdma_cost.sh" "$build" write:65536 \
+		write:4096 send:64 >"$out/cost.txt" 2>>"$log" || fail "rdma_cost.sh (see $log)"
+fi
 
 step "report"
 python3 "$top/test/bench/bench_report.py" "$out" "$quick" || fail "report"

@@ -144,10 +144,26 @@ def main():
             fmt(g(raw_lat.get(s), "p50_us")), fmt(g(rtc_lat.get(s), "p50_us")),
             fmt(g(dae_lat.get(s), "p50_us"))))
 
+    cost = []
+    cpath = os.path.join(d, "cost.txt")
+    if os.path.exists(cpath):
+        with open(cpath) as f:
+            lines = f.read().splitlines()
+        print()
+        print("instructions per message, both sides, callgrind (repeatable):")
+        for line in lines:
+            print("  " + line)
+            fl = line.split()
+            if len(fl) == 8 and fl[1].isdigit():
+                cost.append({"mode": fl[0], "size": int(fl[1]), "ir_per_msg": float(fl[3]),
+                             "raw_ir_per_msg": float(fl[4]), "frames": int(fl[5]),
+                             "ir_per_frame": float(fl[6]), "vs_raw": float(fl[7])})
+
     # ---- JSON
     try:
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, check=False).stdout.strip() or None
+                             text=True, check=False,
+                             cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or None
     except OSError:
         rev = None
     doc = {
@@ -164,6 +180,7 @@ def main():
         "kernel_tcp": {"iperf3_gbps": iperf, "sockperf_p50_us": sp50, "sockperf_p99_us": sp99,
                        "sockperf_size": 14},
         "goals": goals,
+        "instructions": cost,
     }
     with open(os.path.join(d, "bench.json"), "w") as f:
         json.dump(doc, f, indent=1)
