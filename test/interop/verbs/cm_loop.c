@@ -4,7 +4,7 @@
  * connect to each other through warpnicd (its dataplane loops the connection back). Checks
  * event channel fds, CONNECT_REQUEST private data and IRD/ORD, ESTABLISHED on both sides
  * with the QP in RTS, re-listen refused while the listener is active, DISCONNECTED on both
- * sides, reject with private data, rdma_getaddrinfo/rdma_create_ep, and rsockets = ENOSYS.
+ * sides, reject with private data, rdma_getaddrinfo/rdma_create_ep (rsockets: rs_loop.c).
  * Exit status 0 = pass; the failing check is printed otherwise.
  */
 #include <arpa/inet.h>
@@ -20,7 +20,6 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
-#include <rdma/rsocket.h>
 
 #define CHECK(c)                                                                   \
 	do {                                                                       \
@@ -431,9 +430,6 @@ main(int argc, char **argv)
 		CHECK(ibv_close_device(ctx) == 0);
 		ibv_free_device_list(l);
 	}
-
-	/* rsockets are not provided and say so */
-	CHECK(rsocket(AF_INET, SOCK_STREAM, 0) == -1 && errno == ENOSYS);
 
 	rdma_destroy_event_channel(sch);
 	rdma_destroy_event_channel(cch);
