@@ -55,6 +55,8 @@
  *   stream    client: Write/Read forever (killed by the driver); server: see "kill"
  *   kill      server: first connection's client is killed (DISCONNECTED + flush
  *             expected), then a second client runs "basic" on a fresh connection
+ *   srq       shared receive queues: both QPs on an SRQ, the client's Sends land in the
+ *             buffers the server posted to its SRQ
  *   limits    exhaustion: Writes and receives posted beyond the queue depths (ENOMEM),
  *             MRs registered until the region table is full; healthy afterwards
  *   refused   the connection must fail (client: error event, receive flushed; server:
@@ -145,6 +147,7 @@ struct conn {
 	struct rdma_conn_param seen;  /* CONNECT_REQUEST (server) / ESTABLISHED (client) */
 	unsigned int cq_events;
 	struct buf *pre;              /* receive buffer posted before the accept/connect */
+	struct ibv_srq *srq;          /* case srq: the QP's receives come from it */
 };
 
 /* A remote region as the peer announced it. */
@@ -528,6 +531,15 @@ conn_res(struct conn *c, struct rdma_cm_id *id)
 	qa.cap.max_send_sge = MAX_SGE;
 	qa.cap.max_recv_sge = MAX_SGE;
 	qa.cap.max_inline_data = MAX_INLINE;
+	if (strcmp(o.cs, "srq") == 0) {
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = DEPTH, .max_sge = 1 } };
+
+		c->srq = ibv_create_srq(c->pd, &sa);
+		CHECK(c->srq != NULL, "ibv_create_srq: %s", strerror(errno));
+		qa.srq = c->srq;
+		qa.cap.max_recv_wr = 0;
+		qa.cap.max_recv_sge = 0;
+	}
 	CHECK(rdma_create_qp(id, c->pd, &qa) == 0, "%s", strerror(errno));
 	c->qp = id->qp;
 	CHECK(qa.cap.max_inline_data >= MAX_INLINE);
@@ -545,6 +557,8 @@ conn_free(struct conn *c)
 	if (c->cq_events != 0)
 		ibv_ack_cq_events(c->rcq, c->cq_events);
 	rdma_destroy_qp(c->id);
+	if (c->srq != NULL)
+		CHECK(ibv_destroy_srq(c->srq) == 0, "ibv_destroy_srq");
 	CHECK(ibv_destroy_cq(c->scq) == 0);
 	CHECK(ibv_destroy_cq(c->rcq) == 0);
 	CHECK(ibv_destroy_comp_channel(c->rch) == 0);
@@ -2347,6 +2361,61 @@ case_refused(void)
 	}
 }
 
+/* ---------------------------------------------------------------- srq */
+
+#define SRQ_MSGS 64
+#define SRQ_SZ   4096
+
+/*
+ * Shared receive queue through the shim: each side's QP is created on an SRQ (no receive
+ * queue of its own: ibv_post_recv on it fails); the server posts one receive per message to
+ * its SRQ, the client Sends, and every message lands in the SRQ's buffers in order,
+ * octet for octet.
+ */
+static void
+case_srq(void)
+{
+	struct conn c;
+	struct buf b;
+
+	conn_up(&c, NULL);
+	buf_alloc(&c, &b, (size_t)SRQ_MSGS * SRQ_SZ, ACC_ALL);
+	if (o.server) {
+		struct ibv_sge sg = { (uintptr_t)b.p, SRQ_SZ, b.mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 999, .sg_list = &sg, .num_sge = 1 }, *bad;
+		struct ibv_srq_attr sa;
+		struct ibv_wc wc;
+
+		CHECK(ibv_post_recv(c.qp, &wr, &bad) != 0, "ibv_post_recv on a QP with an SRQ");
+		for (unsigned int i = 0; i < SRQ_MSGS; i++) {
+			sg.addr = (uintptr_t)(b.p + (size_t)i * SRQ_SZ);
+			wr.wr_id = i;
+			CHECK(ibv_post_srq_recv(c.srq, &wr, &bad) == 0, "ibv_post_srq_recv %u", i);
+		}
+		CHECK(ibv_query_srq(c.srq, &sa) == 0, "ibv_query_srq: %s", strerror(errno));
+		CHECK(sa.max_wr >= SRQ_MSGS, "SRQ max_wr %u", sa.max_wr);
+		oob_put(T_READY, 0, NULL, 0);
+		for (unsigned int i = 0; i < SRQ_MSGS; i++) {
+			wc_get(c.rcq, &wc, "SRQ receive");
+			CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+			      wc.wr_id == i && wc.byte_len == SRQ_SZ,
+			      "SRQ receive %u: status %d opcode %d wr_id %" PRIu64 " len %u", i,
+			      wc.status, wc.opcode, wc.wr_id, wc.byte_len);
+			pat_check(b.p + (size_t)i * SRQ_SZ, SRQ_SZ, 0x700 + i, 0, "SRQ receive");
+		}
+		note("srq: %d Sends received through the SRQ, in order", SRQ_MSGS);
+	} else {
+		oob_get(T_READY);
+		for (unsigned int i = 0; i < SRQ_MSGS; i++) {
+			pat_fill(b.p + (size_t)i * SRQ_SZ, SRQ_SZ, 0x700 + i, 0);
+			post1(&c, IBV_WR_SEND, i, &b, (size_t)i * SRQ_SZ, SRQ_SZ, 0, 0, 0);
+			wc_expect(c.scq, i, IBV_WC_SEND, "Send to the peer's SRQ");
+		}
+	}
+	conn_down(&c);
+	buf_free(&b);
+}
+
 /* ---------------------------------------------------------------- limits */
 
 #define LIMIT_POST (4 * DEPTH)  /* work requests in one chain: more than a queue holds */
@@ -2523,6 +2592,7 @@ static const struct {
 	{ "flush", case_flush },	{ "flush_late", case_flush }, { "bulk", case_bulk },
 	{ "stream", case_stream },	{ "kill", case_kill },	      { "refused", case_refused },
 	{ "xfer", case_xfer },		{ "crc", case_crc },	      { "limits", case_limits },
+	{ "srq", case_srq },
 };
 
 /* --json FILE: this side's counters (atexit: also after a failed check) */
