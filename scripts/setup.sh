@@ -38,6 +38,9 @@ PKGS=(
 	clang-14 libclang-rt-14-dev llvm-14
 	libtirpc-dev rpcsvc-proto libpcap-dev
 	tshark iproute2 socat iperf3 procps kmod valgrind
+	# verbs_prog_rspreload: a plain TCP program that uses accept(), not accept4(), which
+	# Debian 12's librspreload does not wrap
+	netcat-traditional
 	# scripts/bench.sh: kernel TCP latency beside iperf3, and its chart
 	sockperf gnuplot-nox
 	# Linux's NFS server over RDMA for wn-rpc-nfs (test/interop/rpcrdma/linux_nfsd.sh):

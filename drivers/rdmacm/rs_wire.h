@@ -131,6 +131,7 @@ rs_wire_msg_parse(const void *buf, size_t len, struct rs_msg *m)
 		m->map.addr = be64toh(m->map.addr);
 		m->map.len = be64toh(m->map.len);
 		m->map.rkey = be32toh(m->map.rkey);
+		m->map.rsvd = 0; /* ignored */
 		if (m->map.len == 0 || m->map.offset + m->map.len < m->map.offset)
 			return -EPROTO;
 		return 0;

@@ -98,7 +98,8 @@ struct rs {
 	struct rdma_cm_id *id;
 	struct rs_req *reqs; /* listener: connect requests not accepted yet */
 	/* options */
-	int sndbuf, rcvbuf, nodelay, keepalive, keepidle, reuseaddr, inline_size, iomapsize;
+	int sndbuf, rcvbuf, nodelay, keepalive, keepidle, reuseaddr, reuseport, inline_size;
+	int iomapsize;
 	int sqsize, rqsize;
 	struct linger linger;
 	/* connection */
@@ -1499,6 +1500,8 @@ rs_opt(struct rs *rs, int level, int optname)
 			return &rs->keepalive;
 		case SO_REUSEADDR:
 			return &rs->reuseaddr;
+		case SO_REUSEPORT:
+			return &rs->reuseport;
 		}
 		break;
 	case IPPROTO_TCP:
@@ -1527,7 +1530,7 @@ rs_opt(struct rs *rs, int level, int optname)
 
 /*
  * Sizes (SO_SNDBUF, SO_RCVBUF, RDMA_SQSIZE, RDMA_RQSIZE) take effect at connect/accept;
- * keepalive, TCP_NODELAY, RDMA_INLINE and RDMA_IOMAPSIZE are kept and reported (every
+ * SO_REUSEADDR/SO_REUSEPORT (warpnicd's ports are not kept after close), keepalive, TCP_NODELAY, RDMA_INLINE and RDMA_IOMAPSIZE are kept and reported (every
  * message is sent at once; regions have no preset number); RDMA_ROUTE is accepted and not
  * needed (warpnicd resolves the route).
  */
@@ -1554,6 +1557,24 @@ rsetsockopt(int s, int level, int optname, const void *optval, socklen_t optlen)
 	return 0;
 }
 
+/* TCP_INFO: the state and segment size; no retransmissions (warpnicd's TCP has them). */
+static int
+rs_tcp_info(struct rs *rs, void *optval, socklen_t *optlen)
+{
+	struct tcp_info ti;
+
+	memset(&ti, 0, sizeof(ti));
+	ti.tcpi_state = rs->state == RS_CONNECTED ? TCP_ESTABLISHED
+			: rs->state == RS_LISTENING ? TCP_LISTEN
+						    : TCP_CLOSE;
+	ti.tcpi_snd_mss = RS_SLOT - sizeof(struct rs_wire_hdr);
+	ti.tcpi_rcv_mss = ti.tcpi_snd_mss;
+	if (*optlen > sizeof(ti))
+		*optlen = sizeof(ti);
+	memcpy(optval, &ti, *optlen);
+	return 0;
+}
+
 EXPORT int
 rgetsockopt(int s, int level, int optname, void *optval, socklen_t *optlen)
 {
@@ -1577,6 +1598,10 @@ rgetsockopt(int s, int level, int optname, void *optval, socklen_t *optlen)
 		pthread_mutex_unlock(&rs->lock);
 	} else if (level == SOL_SOCKET && optname == SO_TYPE) {
 		v = SOCK_STREAM;
+	} else if (level == IPPROTO_TCP && optname == TCP_MAXSEG) {
+		v = (int)(RS_SLOT - sizeof(struct rs_wire_hdr)); /* the most one message carries */
+	} else if (level == IPPROTO_TCP && optname == TCP_INFO) {
+		return rs_tcp_info(rs, optval, optlen);
 	} else {
 		p = rs_opt(rs, level, optname);
 		if (p == NULL)

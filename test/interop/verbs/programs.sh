@@ -321,32 +321,31 @@ fi_pingpong_run() {
 case_fi_pingpong_msg() { fi_pingpong_run verbs msg; }
 case_fi_pingpong_rdm() { fi_pingpong_run 'verbs;ofi_rxm' rdm; }
 
-# rsockets: rstream_run NAME ARGS...: rstream's server on A (-b) and client on B (-s) with
-# the same options; both must print every result line of the test and no error. rstream
-# verifies the data itself with -T v (verify_buf: "data mismatch" on a difference).
-rstream_run() {
-	local name=$1 srv
-	shift
-	note "$name: $*"
-	bg_a "${name}_server" rstream -b "$A_IP" "$@"
+# rsockets: rs_run PROGRAM NAME ARGS...: rstream's or riostream's server on A (-b) and client
+# on B (-s) with the same options; both must exit 0 and report no error. Both verify the
+# data themselves with -T v (verify_buf: "data mismatch" on a difference).
+rs_run() {
+	local prog=$1 name=$2 srv side
+	shift 2
+	note "$name: $prog $*"
+	bg_a "${name}_server" "$prog" -b "$A_IP" "$@"
 	srv=$BG_PID
-	wait_server 10 || fail "$name: rstream server is not listening"
-	on_b rstream -s "$A_IP" "$@" >"$T/${name}_client.out" 2>&1 ||
-		fail "$name: rstream client exit status $?"
-	note "$name: client done"
-	wait_pid "$srv" 30 || fail "$name: rstream server exit status $?"
+	wait_server 10 || fail "$name: $prog server is not listening"
+	on_b "$prog" -s "$A_IP" "$@" >"$T/${name}_client.out" 2>&1 ||
+		fail "$name: $prog client exit status $?"
+	wait_pid "$srv" 30 || fail "$name: $prog server exit status $?"
 	for side in client server; do
-		grep -Eqi 'fail|error|mismatch|rsend|rrecv|rpoll|raccept|rconnect' \
-			"$T/${name}_$side.out" && fail "$name: rstream $side reports an error"
+		grep -Eqi 'fail|error|mismatch|rsend|rrecv|rpoll|raccept|rconnect|riomap|riowrite' \
+			"$T/${name}_$side.out" && fail "$name: $prog $side reports an error"
 	done
 }
 
-# rstream_lines NAME N: each side printed N result lines (name bytes xfers iters total ...)
-rstream_lines() {
+# rs_lines NAME N: each side printed N result lines (name bytes xfers iters total ...)
+rs_lines() {
 	local side n
 	for side in client server; do
 		n=$(grep -Ec '^[0-9a-z_]+ +[0-9.]+[kmg]? +[0-9.]+[kmg]? ' "$T/${1}_$side.out")
-		[ "$n" = "$2" ] || fail "$1: rstream $side printed $n result lines, not $2"
+		[ "$n" = "$2" ] || fail "$1: $side printed $n result lines, not $2"
 	done
 }
 
@@ -354,17 +353,72 @@ case_rstream() {
 	need rstream
 	start
 	# the default test (64 B .. 1 MiB, latency then bandwidth) with blocking calls
-	rstream_run rstream -T b -T v
-	rstream_lines rstream 8
+	rs_run rstream rstream -T b -T v
+	rs_lines rstream 8
 	# rstream's own default calls (nonblocking, retried at once), rpoll() before each call
 	# (async), rdma_getaddrinfo() (resolve) with keepalive options
-	rstream_run rstream_n -T n -T v -S 65536 -C 200
-	rstream_lines rstream_n 1
-	rstream_run rstream_a -T a -T v -S 65536 -C 200
-	rstream_lines rstream_a 1
-	rstream_run rstream_r -T r -T v -k 5 -S 4096 -C 1000
-	rstream_lines rstream_r 1
+	rs_run rstream rstream_n -T n -T v -S 65536 -C 200
+	rs_lines rstream_n 1
+	rs_run rstream rstream_a -T a -T v -S 65536 -C 200
+	rs_lines rstream_a 1
+	rs_run rstream rstream_r -T r -T v -k 5 -S 4096 -C 1000
+	rs_lines rstream_r 1
 	echo "rstream: default test (blocking), nonblocking, async and resolve modes, data verified"
+}
+
+# riostream moves its data with riowrite() into the peer's riomap()ed buffer and waits for
+# the buffer's last octet to change, spinning on memory (no call into rsockets)
+case_riostream() {
+	need riostream
+	start
+	rs_run riostream riostream_b -T b -T v -S 65536 -C 200
+	rs_lines riostream_b 1
+	rs_run riostream riostream_n -T n -T v -S 4096 -C 1000
+	rs_lines riostream_n 1
+	rs_run riostream riostream_a -T a -T v -S 1048576 -C 20
+	rs_lines riostream_a 1
+	rs_run riostream riostream_lat -T b -T v -S 64 -C 1 -I 500
+	rs_lines riostream_lat 1
+	echo "riostream: blocking, nonblocking and async riowrite transfers and ping-pongs, verified"
+}
+
+# librspreload turns an ordinary program's TCP sockets into rsockets: nc.traditional moves a
+# file (sha256 compared; Debian 12's librspreload wraps accept() but not accept4(), so
+# netcat-openbsd cannot listen, and socat calls recv() before socket(), when the preload's
+# function pointers are still NULL), then iperf3 both ways by its own verdict (the sender's
+# 16 MiB; the receiver's count may be a little less: iperf3's server stops reading once the
+# client's TEST_END arrives on the control connection, with any socket underneath)
+case_rspreload() {
+	local pre srv
+	need nc.traditional iperf3 sha256sum
+	pre=$(ls /usr/lib/*/rsocket/librspreload.so.1 2>/dev/null | head -1)
+	[ -n "$pre" ] || missing "librspreload (librdmacm1) not installed"
+	start
+	head -c $((16 << 20)) /dev/urandom >"$T/data.in"
+	note "nc: 16 MiB B -> A"
+	bg_a rspreload_nc_server bash -c 'LD_PRELOAD=$0 exec nc.traditional -l -p 7474 -s "$1" \
+		2>"$2"' "$pre" "$A_IP" "$T/nc_server.err"
+	srv=$BG_PID
+	wait_server 10 || fail "nc server is not listening"
+	on_b env LD_PRELOAD="$pre" nc.traditional -q 0 "$A_IP" 7474 <"$T/data.in" \
+		>"$T/nc_client.out" 2>&1 || fail "nc client exit status $?"
+	wait_pid "$srv" 30 || fail "nc server exit status $?"
+	[ "$(sha256sum <"$T/data.in")" = "$(sha256sum <"$T/rspreload_nc_server.out")" ] ||
+		fail "nc: the file arrived different ($(wc -c <"$T/rspreload_nc_server.out") octets)"
+	for dir in "" -R; do
+		note "iperf3 $dir"
+		bg_a "rspreload_iperf_server$dir" env LD_PRELOAD="$pre" iperf3 -s -1 -B "$A_IP" -p 7475
+		srv=$BG_PID
+		wait_server 10 || fail "iperf3 server is not listening"
+		on_b env LD_PRELOAD="$pre" iperf3 -c "$A_IP" -p 7475 -n 16M $dir \
+			>"$T/rspreload_iperf_client$dir.out" 2>&1 || fail "iperf3 $dir client exit status $?"
+		wait_pid "$srv" 30 || fail "iperf3 $dir server exit status $?"
+		grep -q '^iperf Done' "$T/rspreload_iperf_client$dir.out" &&
+			grep -Eq ' 16\.0 MBytes .* sender$' "$T/rspreload_iperf_client$dir.out" &&
+			grep -Eq ' MBytes .* receiver$' "$T/rspreload_iperf_client$dir.out" ||
+			fail "iperf3 $dir did not complete"
+	done
+	echo "librspreload: nc moved 16 MiB intact; iperf3 16 MiB each way"
 }
 
 "case_${CASE%_drop}" || fail "case $CASE"
