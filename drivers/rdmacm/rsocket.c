@@ -32,6 +32,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -966,37 +967,19 @@ struct rs_iter {
 	size_t off, total;
 };
 
+/* Copy n octets between buf and the iovecs at the iterator: out = into the iovecs. */
 static size_t
-iter_copy_out(struct rs_iter *it, const uint8_t *src, size_t n)
+iter_copy(struct rs_iter *it, uint8_t *buf, size_t n, bool out)
 {
 	size_t done = 0, k;
+	uint8_t *v;
 
 	while (done < n && it->i < it->cnt) {
 		k = it->iov[it->i].iov_len - it->off;
 		if (k > n - done)
 			k = n - done;
-		memcpy((uint8_t *)it->iov[it->i].iov_base + it->off, src + done, k);
-		done += k;
-		it->off += k;
-		if (it->off == it->iov[it->i].iov_len) {
-			it->i++;
-			it->off = 0;
-		}
-	}
-	it->total += done;
-	return done;
-}
-
-static size_t
-iter_copy_in(struct rs_iter *it, uint8_t *dst, size_t n)
-{
-	size_t done = 0, k;
-
-	while (done < n && it->i < it->cnt) {
-		k = it->iov[it->i].iov_len - it->off;
-		if (k > n - done)
-			k = n - done;
-		memcpy(dst + done, (const uint8_t *)it->iov[it->i].iov_base + it->off, k);
+		v = (uint8_t *)it->iov[it->i].iov_base + it->off;
+		memcpy(out ? v : buf + done, out ? buf + done : v, k);
 		done += k;
 		it->off += k;
 		if (it->off == it->iov[it->i].iov_len) {
@@ -1027,9 +1010,9 @@ rs_read_avail(struct rs *rs, struct rs_iter *it, bool peek)
 
 	while (c > 0 && it->i < it->cnt) {
 		slot = rs->rxq[h];
-		n = (uint32_t)iter_copy_out(it, rs->rbuf + (size_t)slot * RS_SLOT +
-						       sizeof(struct rs_wire_hdr) + off,
-					    rs->rxlen[h] - off);
+		n = (uint32_t)iter_copy(it, rs->rbuf + (size_t)slot * RS_SLOT +
+						    sizeof(struct rs_wire_hdr) + off,
+					rs->rxlen[h] - off, true);
 		off += n;
 		if (off < rs->rxlen[h])
 			break;
@@ -1121,7 +1104,7 @@ rs_send_iov(int s, const struct iovec *iov, int cnt, int flags)
 		}
 		while (it.total < want && rs_can_send(rs, false)) {
 			p = rs_slot_take(rs, &slot);
-			n = (uint32_t)iter_copy_in(&it, p + sizeof(struct rs_wire_hdr), max);
+			n = (uint32_t)iter_copy(&it, p + sizeof(struct rs_wire_hdr), max, false);
 			rs_wire_hdr_make(p, RS_OP_DATA, rs->rx_done);
 			memset(&wr, 0, sizeof(wr));
 			wr.opcode = IBV_WR_SEND;
@@ -1486,53 +1469,40 @@ rgetsockname(int s, struct sockaddr *addr, socklen_t *addrlen)
 	return 0;
 }
 
+/* The options kept as an int each (where in struct rs) */
+static const struct {
+	int level, name;
+	size_t off;
+} rs_opts[] = {
+	{SOL_SOCKET, SO_SNDBUF, offsetof(struct rs, sndbuf)},
+	{SOL_SOCKET, SO_RCVBUF, offsetof(struct rs, rcvbuf)},
+	{SOL_SOCKET, SO_KEEPALIVE, offsetof(struct rs, keepalive)},
+	{SOL_SOCKET, SO_REUSEADDR, offsetof(struct rs, reuseaddr)},
+	{SOL_SOCKET, SO_REUSEPORT, offsetof(struct rs, reuseport)},
+	{IPPROTO_TCP, TCP_NODELAY, offsetof(struct rs, nodelay)},
+	{IPPROTO_TCP, TCP_KEEPIDLE, offsetof(struct rs, keepidle)},
+	{SOL_RDMA, RDMA_SQSIZE, offsetof(struct rs, sqsize)},
+	{SOL_RDMA, RDMA_RQSIZE, offsetof(struct rs, rqsize)},
+	{SOL_RDMA, RDMA_INLINE, offsetof(struct rs, inline_size)},
+	{SOL_RDMA, RDMA_IOMAPSIZE, offsetof(struct rs, iomapsize)},
+};
+
 static int *
 rs_opt(struct rs *rs, int level, int optname)
 {
-	switch (level) {
-	case SOL_SOCKET:
-		switch (optname) {
-		case SO_SNDBUF:
-			return &rs->sndbuf;
-		case SO_RCVBUF:
-			return &rs->rcvbuf;
-		case SO_KEEPALIVE:
-			return &rs->keepalive;
-		case SO_REUSEADDR:
-			return &rs->reuseaddr;
-		case SO_REUSEPORT:
-			return &rs->reuseport;
-		}
-		break;
-	case IPPROTO_TCP:
-		switch (optname) {
-		case TCP_NODELAY:
-			return &rs->nodelay;
-		case TCP_KEEPIDLE:
-			return &rs->keepidle;
-		}
-		break;
-	case SOL_RDMA:
-		switch (optname) {
-		case RDMA_SQSIZE:
-			return &rs->sqsize;
-		case RDMA_RQSIZE:
-			return &rs->rqsize;
-		case RDMA_INLINE:
-			return &rs->inline_size;
-		case RDMA_IOMAPSIZE:
-			return &rs->iomapsize;
-		}
-		break;
-	}
+	size_t i;
+
+	for (i = 0; i < sizeof(rs_opts) / sizeof(rs_opts[0]); i++)
+		if (rs_opts[i].level == level && rs_opts[i].name == optname)
+			return (int *)((uint8_t *)rs + rs_opts[i].off);
 	return NULL;
 }
 
 /*
- * Sizes (SO_SNDBUF, SO_RCVBUF, RDMA_SQSIZE, RDMA_RQSIZE) take effect at connect/accept;
- * SO_REUSEADDR/SO_REUSEPORT (warpnicd's ports are not kept after close), keepalive, TCP_NODELAY, RDMA_INLINE and RDMA_IOMAPSIZE are kept and reported (every
- * message is sent at once; regions have no preset number); RDMA_ROUTE is accepted and not
- * needed (warpnicd resolves the route).
+ * Sizes (SO_SNDBUF, SO_RCVBUF, RDMA_SQSIZE, RDMA_RQSIZE) take effect at connect/accept.
+ * SO_REUSEADDR, SO_REUSEPORT, keepalive, TCP_NODELAY, RDMA_INLINE and RDMA_IOMAPSIZE are
+ * kept and reported and change nothing (every message is sent at once; regions have no
+ * preset number); RDMA_ROUTE is accepted and not needed (warpnicd resolves the route).
  */
 EXPORT int
 rsetsockopt(int s, int level, int optname, const void *optval, socklen_t optlen)
