@@ -52,6 +52,12 @@ wn_client_open(const char *path)
 		goto err;
 	memset(&req, 0, sizeof(req));
 	req.pid = (uint32_t)getpid();
+	ret = wn_ctl_llp_parse(getenv(WN_CTL_LLP_ENV));
+	if (ret < 0) {
+		errno = EINVAL; /* a lower layer nobody knows: say so, rather than pick another */
+		goto err;
+	}
+	req.llp = (uint32_t)ret;
 #ifdef _GNU_SOURCE
 	snprintf(req.name, sizeof(req.name), "%s", program_invocation_short_name);
 #endif

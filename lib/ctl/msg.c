@@ -154,7 +154,7 @@ body_check(uint16_t op, const void *body, unsigned int nfds)
 	case WN_CTL_HELLO: {
 		const struct wn_ctl_hello_req *r = body;
 
-		if (r->rsvd != 0 || memchr(r->name, 0, sizeof(r->name)) == NULL)
+		if (r->llp >= WN_CTL_LLP_MAX || memchr(r->name, 0, sizeof(r->name)) == NULL)
 			return -EINVAL;
 		return 0;
 	}
@@ -378,4 +378,28 @@ wn_ctl_recv(int sock, void *buf, int *fds, unsigned int *nfds)
 		return -EMSGSIZE;
 	}
 	return (long)n;
+}
+
+int
+wn_ctl_llp_parse(const char *name)
+{
+	if (name == NULL || name[0] == '\0')
+		return WN_CTL_LLP_DEFAULT;
+	if (strcmp(name, "mpa") == 0 || strcmp(name, "tcp") == 0 || strcmp(name, "mpa-tcp") == 0)
+		return WN_CTL_LLP_MPA;
+	if (strcmp(name, "sctp") == 0)
+		return WN_CTL_LLP_SCTP;
+	return -EINVAL;
+}
+
+const char *
+wn_ctl_llp_name(uint32_t llp)
+{
+	static const char *const names[WN_CTL_LLP_MAX] = {
+		[WN_CTL_LLP_DEFAULT] = "default",
+		[WN_CTL_LLP_MPA] = "mpa-tcp",
+		[WN_CTL_LLP_SCTP] = "sctp",
+	};
+
+	return llp < WN_CTL_LLP_MAX ? names[llp] : "unknown";
 }

@@ -114,10 +114,23 @@ struct wn_ctl_addr {
 };
 static_assert(sizeof(struct wn_ctl_addr) == 24, "wn_ctl_addr layout");
 
+/**
+ * Lower layers below DDP a client's connections may use (HELLO @c llp); the client picks one
+ * with WN_CTL_LLP_ENV ("mpa" or "sctp"), else the daemon's default applies.
+ */
+enum wn_ctl_llp {
+	WN_CTL_LLP_DEFAULT = 0, /**< the daemon's choice (warpnicd --llp) */
+	WN_CTL_LLP_MPA = 1,     /**< MPA over TCP (RFC 5044, RFC 6581) */
+	WN_CTL_LLP_SCTP = 2,    /**< DDP over SCTP (RFC 5043, RFC 6581) */
+	WN_CTL_LLP_MAX
+};
+/** Environment variable selecting a client's lower layer: "mpa" (or "tcp") or "sctp". */
+#define WN_CTL_LLP_ENV "WARPNIC_LLP"
+
 /* ---- HELLO ---- */
 struct wn_ctl_hello_req {
 	uint32_t pid;
-	uint32_t rsvd;
+	uint32_t llp; /**< enum wn_ctl_llp: the lower layer of this client's connections */
 	char name[WN_CTL_NAME_LEN]; /**< program name, NUL-terminated, informative */
 };
 struct wn_ctl_hello_resp {
@@ -434,6 +447,16 @@ int wn_ctl_req_check(const void *buf, size_t len, unsigned int nfds);
  * @return 0 if well formed, else -EBADMSG or -EINVAL. Thread-safe (pure).
  */
 int wn_ctl_event_check(const void *buf, size_t len);
+
+/**
+ * Parse a lower layer's name as WN_CTL_LLP_ENV and warpnicd --llp give it: "mpa" (also "tcp",
+ * "mpa-tcp") or "sctp"; NULL or "" is WN_CTL_LLP_DEFAULT.
+ * @return an enum wn_ctl_llp value, or -EINVAL. Thread-safe (pure).
+ */
+int wn_ctl_llp_parse(const char *name);
+
+/** @return the name of lower layer @p llp ("default", "mpa-tcp", "sctp", or "unknown"). */
+const char *wn_ctl_llp_name(uint32_t llp);
 
 /**
  * Send one message with optional fds.

@@ -339,11 +339,9 @@ cm_listen(struct wn_dp *dp, struct wn_server_dp_msg *m)
 	l->src = m->u.cm.src;
 	l->dp = dp;
 	ep_of_ctl(&m->u.cm.src, &ep);
-	l->l = wn_llp_listen(dp->llp, &ep, dp_conn_incoming, l);
-	if (l->l == NULL || cm_add(dp, l->id, l) < 0) {
+	if (dp_llp_listen(dp, l, &ep) < 0 || cm_add(dp, l->id, l) < 0) {
 		DP_LOG(ERR, "listen on port %u: %s\n", ep.port, strerror(errno));
-		if (l->l != NULL)
-			wn_llp_unlisten(dp->llp, l->l);
+		dp_llp_unlisten(dp, l);
 		free(l);
 		return;
 	}
@@ -391,7 +389,7 @@ cm_connect(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		return;
 	}
 	/* a failure is reported (CONNECT_ERROR) and the connection CLOSED from inside */
-	(void)wn_cm_connect(&dp->cm, &c->ep, dp->llp, &cc);
+	(void)wn_cm_connect(&dp->cm, &c->ep, dp->llp[dp_llp_pick(dp, m->u.cm.llp)], &cc);
 }
 
 static struct dp_conn *
@@ -468,7 +466,7 @@ cm_destroy(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		struct dp_listen *l = o;
 
 		cm_del(dp, l->id);
-		wn_llp_unlisten(dp->llp, l->l);
+		dp_llp_unlisten(dp, l);
 		free(l);
 		return;
 	}
@@ -538,16 +536,17 @@ dp_conns_free(struct wn_dp *dp)
 	void *o;
 	uint32_t it = 0;
 
+	/* listeners first: the table still points to connections freed below */
+	while (rte_hash_iterate(dp->cm_tab, &key, &o, &it) >= 0) {
+		if (*(enum dp_obj_kind *)o != DPO_LISTEN)
+			continue;
+		dp_llp_unlisten(dp, o);
+		free(o);
+	}
+	rte_hash_reset(dp->cm_tab);
 	/* no more events; detach the QPs and abort the streams (RSTs go out) */
 	TAILQ_FOREACH(c, &dp->conns, next)
 		wn_cm_destroy(&c->ep);
 	while ((c = TAILQ_FIRST(&dp->conns)) != NULL)
 		conn_free(dp, c);
-	while (rte_hash_iterate(dp->cm_tab, &key, &o, &it) >= 0) {
-		if (*(enum dp_obj_kind *)o != DPO_LISTEN)
-			continue;
-		wn_llp_unlisten(dp->llp, ((struct dp_listen *)o)->l);
-		free(o);
-	}
-	rte_hash_reset(dp->cm_tab);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lib/dp's private structures (wn_dp.h has the public API). A shard owns one port queue, its
- * own TCP/IP stack (lib/net, lib/tcp), its lower layer (MPA/TCP, lib/mpa), its connections
+ * own TCP/IP stack (lib/net, lib/tcp), its lower layers (MPA/TCP, lib/mpa; DDP over SCTP,
+ * lib/sctp), its connections
  * (lib/cm endpoints, conn.c) and the QP engines of those connections (lib/rnic, obj.c).
  *
  * Files: shard.c (creation), steer.c (software flow steering, handoff, loopback), loop.c (one
@@ -38,6 +39,7 @@
 #include "wn_port.h"
 #include "wn_queue.h"
 #include "wn_rnic.h"
+#include "wn_sctp.h"
 #include "wn_tcp.h"
 
 #define DP_BURST 32
@@ -49,6 +51,9 @@ extern int wn_dp_logtype;
 #define DP_NO_OWNER UINT16_MAX
 /** Most QPs the telemetry snapshot lists. */
 #define DP_TEL_QPS 64
+
+/** The lower layers of a shard (wn_dp::llp), by the control protocol's numbering less one. */
+enum dp_llp { DP_LLP_MPA = 0, DP_LLP_SCTP, DP_LLP_N };
 
 /** Kind tag: first member of every object in wn_dp::objs. */
 enum dp_obj_kind { DPO_CQ = 1, DPO_SRQ, DPO_QP, DPO_LISTEN, DPO_CONN };
@@ -97,7 +102,7 @@ struct dp_qp {
 struct dp_listen {
 	enum dp_obj_kind kind;        /**< DPO_LISTEN (wn_dp::cm_tab holds both kinds) */
 	uint32_t id;
-	struct wn_llp_listener *l;
+	struct wn_llp_listener *l[DP_LLP_N]; /**< on each lower layer it listens on (or NULL) */
 	struct wn_ctl_addr src;
 	struct wn_dp *dp;
 	void *user;                   /**< embedded listener (embed.c): its events' @c user */
@@ -142,7 +147,8 @@ struct wn_dp {
 	struct rte_hash *objs;        /**< the group's handle → dp_cq / dp_srq / dp_qp */
 	struct rte_hash *cm_tab;      /**< CM id handle or passive token → dp_conn / dp_listen */
 	struct wn_cm cm;              /**< lib/cm: the connections' state machine */
-	struct wn_llp_proto *llp;     /**< MPA/TCP over this shard's TCP (lib/mpa) */
+	/** The lower layers: MPA/TCP over this shard's TCP (lib/mpa), DDP over SCTP (lib/sctp) */
+	struct wn_llp_proto *llp[DP_LLP_N];
 	struct dp_qp_list active;
 	struct dp_qp_list errq;       /**< QPs in Error: later postings are flushed */
 	struct dp_conn_list conns;
@@ -165,10 +171,12 @@ struct wn_dp {
 		uint32_t id, qpn;
 		enum wn_cm_state state;
 		struct wn_llp_info llp;
+		const char *kind;         /**< its lower layer's name (wn_llp_kind) */
 	} tel_conn[DP_TEL_QPS];
 	uint32_t tel_nqp;
 	struct {
 		uint32_t handle, qpn, state, conn_state;
+		const char *llp;          /**< its lower layer's name */
 		struct wn_rnic_stats s;
 	} tel_qp[DP_TEL_QPS];
 };
@@ -234,8 +242,23 @@ void dp_conns_reap(struct wn_dp *dp);
 void dp_conns_free(struct wn_dp *dp);
 
 /* llp.c: the lower layer, zero-copy pins, MR deregistrations */
-/** This shard's MPA/TCP instance, zero-copy if configured and possible. @return 0/-errno. */
+/**
+ * This shard's lower layers: MPA/TCP, zero-copy if configured and possible, and DDP over
+ * SCTP with its receive hook on the shard's interface. @return 0/-errno.
+ */
 int dp_llp_create(struct wn_dp *dp);
+/** Free them. */
+void dp_llp_free(struct wn_dp *dp);
+/** The lower layer a connection of a client that asked for @p ctl_llp (wn_ctl_llp) uses. */
+enum dp_llp dp_llp_pick(const struct wn_dp *dp, uint32_t ctl_llp);
+/** Listen on @p ep on every lower layer (upcalls to dp_conn_incoming). @return 0/-errno. */
+int dp_llp_listen(struct wn_dp *dp, struct dp_listen *l, const struct wn_llp_ep *ep);
+/** Stop listening on every lower layer. */
+void dp_llp_unlisten(struct wn_dp *dp, struct dp_listen *l);
+/** The lower layers' timers. @return work done. */
+unsigned int dp_llp_poll(struct wn_dp *dp);
+/** SCTP's packets out (TCP's go with lib/tcp's). @return packets. */
+unsigned int dp_llp_tx(struct wn_dp *dp);
 /** Shard 0: an MR deregistration; DONE once nothing references its memory. */
 void dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag);
 /** Shard 0: deregistrations whose pins went. Every tick. */

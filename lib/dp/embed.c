@@ -480,8 +480,7 @@ wn_dp_listen(struct wn_dp *dp, const struct wn_llp_ep *local, void *user)
 	l->l.user = user;
 	l->l.embedded = true;
 	dp_ctl_addr_of(local, &l->l.src);
-	l->l.l = wn_llp_listen(dp->llp, local, dp_conn_incoming, &l->l);
-	if (l->l.l == NULL) {
+	if (dp_llp_listen(dp, &l->l, local) < 0) {
 		int err = errno;
 
 		free(l);
@@ -502,7 +501,7 @@ wn_dp_unlisten(struct wn_dp_listener *l)
 		return;
 	dp = l->l.dp;
 	TAILQ_REMOVE(&dp->emb->listeners, l, next);
-	wn_llp_unlisten(dp->llp, l->l.l);
+	dp_llp_unlisten(dp, &l->l);
 	TAILQ_FOREACH(c, &dp->conns, next)
 		if (c->elisten == &l->l)
 			c->elisten = NULL;
@@ -590,7 +589,7 @@ wn_dp_connect(struct wn_dp *dp, struct wn_dp_qp *qp, const struct wn_llp_ep *loc
 	c->qp = &qp->q;
 	dp_ctl_addr_of(&cc.local, &c->src);
 	dp_ctl_addr_of(remote, &c->dst);
-	rc = wn_cm_connect(&dp->cm, &c->ep, dp->llp, &cc);
+	rc = wn_cm_connect(&dp->cm, &c->ep, dp->llp[dp_llp_pick(dp, WN_CTL_LLP_DEFAULT)], &cc);
 	if (rc != 0) {
 		/* CONNECT_ERROR was queued from inside; the caller gets the errno instead */
 		events_purge(dp, c);

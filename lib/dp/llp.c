@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The shard's lower layer (MPA/TCP, lib/mpa) and what zero-copy transmit needs from the
+ * The shard's lower layers (MPA/TCP, lib/mpa; DDP over SCTP, lib/sctp), the choice of one per
+ * connection, and what zero-copy transmit needs from the
  * dataplane (DESIGN.md "As built", Transmit copies): whether the port can send client memory
  * in place, region pins (lib/mem) for the FPDUs in flight, and MR deregistrations that wait
  * for those pins before the control thread may unmap the memory.
@@ -12,6 +13,7 @@
 #include <rte_log.h>
 
 #include "dp_priv.h"
+#include "wn_wire_sctp.h"
 
 /*
  * Ports whose transmit path copies (or hands over) the mbuf's virtual addresses: client
@@ -86,8 +88,92 @@ dp_llp_create(struct wn_dp *dp)
 		.pin_arg = dp->c.mem,
 	};
 
-	dp->llp = wn_mpa_tcp_create(&mc);
-	return dp->llp != NULL ? 0 : -errno;
+	struct wn_sctp_conf sc = {
+		.pool = dp->c.pool,
+		.index = dp->idx,
+		.mtu = dp->c.mtu,
+		.enhanced = dp->c.mpa_rev >= 2, /* RFC 6581's session control, as for MPA */
+		.p2p = dp->c.p2p,
+		.rtr = dp->c.rtr,
+		.timeout_us = dp->c.mpa_timeout_us,
+		.sockbuf = dp->c.sockbuf,
+	};
+
+	dp->llp[DP_LLP_MPA] = wn_mpa_tcp_create(&mc);
+	if (dp->llp[DP_LLP_MPA] == NULL)
+		return -errno;
+	/* usrsctp copies every message: zero-copy is MPA/TCP's only */
+	dp->llp[DP_LLP_SCTP] = wn_sctp_create(&sc);
+	if (dp->llp[DP_LLP_SCTP] == NULL)
+		return -errno;
+	return wn_netif_proto_rx(dp->nif, WN_SCTP_IPPROTO, wn_sctp_input, dp->llp[DP_LLP_SCTP]);
+}
+
+void
+dp_llp_free(struct wn_dp *dp)
+{
+	wn_sctp_free(dp->llp[DP_LLP_SCTP]);
+	wn_mpa_tcp_free(dp->llp[DP_LLP_MPA]);
+}
+
+enum dp_llp
+dp_llp_pick(const struct wn_dp *dp, uint32_t ctl_llp)
+{
+	if (ctl_llp == WN_CTL_LLP_DEFAULT)
+		ctl_llp = dp->c.llp;
+	return ctl_llp == WN_CTL_LLP_SCTP ? DP_LLP_SCTP : DP_LLP_MPA;
+}
+
+int
+dp_llp_listen(struct wn_dp *dp, struct dp_listen *l, const struct wn_llp_ep *ep)
+{
+	/* a listener takes whichever lower layer the peer connects over */
+	for (unsigned int i = 0; i < DP_LLP_N; i++) {
+		l->l[i] = wn_llp_listen(dp->llp[i], ep, dp_conn_incoming, l);
+		if (l->l[i] == NULL) {
+			int err = errno;
+
+			dp_llp_unlisten(dp, l);
+			errno = err;
+			return -err;
+		}
+	}
+	return 0;
+}
+
+void
+dp_llp_unlisten(struct wn_dp *dp, struct dp_listen *l)
+{
+	for (unsigned int i = 0; i < DP_LLP_N; i++) {
+		if (l->l[i] != NULL)
+			wn_llp_unlisten(dp->llp[i], l->l[i]);
+		l->l[i] = NULL;
+	}
+}
+
+unsigned int
+dp_llp_poll(struct wn_dp *dp)
+{
+	unsigned int work = 0;
+
+	for (unsigned int i = 0; i < DP_LLP_N; i++)
+		work += wn_llp_poll(dp->llp[i], dp->now);
+	return work;
+}
+
+unsigned int
+dp_llp_tx(struct wn_dp *dp)
+{
+	struct rte_mbuf *pkts[DP_BURST];
+	unsigned int work = 0;
+	uint16_t n;
+
+	while ((n = wn_sctp_tx_bulk(dp->llp[DP_LLP_SCTP], pkts, DP_BURST)) > 0) {
+		work += n;
+		n = dp_loopback(dp, pkts, n);
+		wn_net_output_bulk(dp->nif, pkts, n, dp->now);
+	}
+	return work;
 }
 
 /* ---------------------------------------------------------------- deregistration */

@@ -107,7 +107,7 @@ poll_ctl(struct wn_dp *dp)
 	return n;
 }
 
-/* TCP's segments (ours, or looped back to our own addresses) out to the port. */
+/* TCP's segments and SCTP's packets (ours, or looped back to our own addresses) out to the port. */
 static unsigned int
 poll_tx(struct wn_dp *dp)
 {
@@ -121,6 +121,7 @@ poll_tx(struct wn_dp *dp)
 		n = dp_loopback(dp, pkts, n);
 		wn_net_output_bulk(dp->nif, pkts, n, dp->now);
 	}
+	work += dp_llp_tx(dp);
 	wn_net_process(dp->nif, dp->now);
 	while ((n = wn_net_tx_bulk(dp->nif, pkts, DP_BURST)) > 0)
 		port_tx(dp, pkts, n);
@@ -155,7 +156,7 @@ wn_dp_poll_rx(struct wn_dp *dp)
 	work += poll_ctl(dp);
 	work += poll_rx(dp);
 	/* lower-layer timers; zero-copy FPDUs ACKed and in no mbuf: unpin, complete */
-	work += wn_llp_poll(dp->llp, dp->now);
+	work += dp_llp_poll(dp);
 	return work;
 }
 

@@ -48,7 +48,11 @@ wn_dp_app_usage(const char *prog)
 	       "  --no-p2p           initiator does not ask for RFC 6581 peer-to-peer mode\n"
 	       "  --rtr LIST         RTR types offered/accepted: any of send,write,read\n"
 	       "                     (default send,write,read)\n"
-	       "  --mpa-timeout MS   MPA startup timeout (default 20000, as siw)\n"
+	       "  --mpa-timeout MS   MPA startup (and SCTP session setup) timeout (default 20000,\n"
+	       "                     as siw)\n"
+	       "  --llp mpa|sctp     lower layer below DDP of connections whose client does not\n"
+	       "                     choose (WARPNIC_LLP=mpa|sctp in its environment): MPA over\n"
+	       "                     TCP (default) or DDP over SCTP (RFC 5043)\n"
 	       "  --config FILE      read options from FILE (see config/warpnicd.conf)\n"
 	       "  --help             this text\n"
 	       "Telemetry (dpdk-telemetry.py): /warpnic/ctl, /warpnic/dp/stats, /warpnic/dp/tcp,\n"
@@ -119,7 +123,7 @@ num(const char *arg, unsigned long lo, unsigned long hi, unsigned long *out)
 enum {
 	O_IP = 256, O_GW, O_PORT, O_CTL, O_NAME, O_MTU, O_PCAP, O_IDLE, O_MAXC, O_SOCKBUF,
 	O_MBUFS, O_NOOFF, O_REV, O_MARKERS, O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_CONFIG, O_IMPAIR,
-	O_ZC, O_ZCMIN, O_MAXMR, O_HELP,
+	O_ZC, O_ZCMIN, O_MAXMR, O_LLP, O_HELP,
 };
 
 static const struct option opts[] = {
@@ -146,6 +150,7 @@ static const struct option opts[] = {
 	{"impair", required_argument, NULL, O_IMPAIR},
 	{"zero-copy-tx", required_argument, NULL, O_ZC},
 	{"zero-copy-min", required_argument, NULL, O_ZCMIN},
+	{"llp", required_argument, NULL, O_LLP},
 	{"help", no_argument, NULL, O_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -250,6 +255,15 @@ apply(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
 			return -EINVAL;
 		p->dp.zero_copy_min = (uint32_t)v;
 		return 0;
+	case O_LLP: {
+		int l = wn_ctl_llp_parse(arg);
+
+		if (l <= WN_CTL_LLP_DEFAULT)
+			return -EINVAL;
+		p->dp.llp = (uint8_t)l;
+		p->ctl.llp = (uint32_t)l;
+		return 0;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -321,6 +335,8 @@ wn_dp_app_defaults(struct wn_dp_app_conf *p)
 	p->dp.mpa_timeout_us = 20u * 1000 * 1000;
 	p->dp.zero_copy_tx = false;
 	p->dp.zero_copy_min = 16384;
+	p->dp.llp = WN_CTL_LLP_MPA;
+	p->ctl.llp = WN_CTL_LLP_MPA;
 	p->main_shard = true;
 }
 

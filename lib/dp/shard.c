@@ -158,7 +158,7 @@ shard_free(struct wn_dp *dp)
 	rte_ring_free(dp->handoff);
 	rte_ring_free(dp->ctl);
 	dp_embed_free(dp); /* its listeners are the lower layer's */
-	wn_mpa_tcp_free(dp->llp);
+	dp_llp_free(dp);
 	wn_tcp_ctx_free(dp->tcp);
 	wn_netif_free(dp->nif);
 	rte_hash_free(dp->cm_tab);

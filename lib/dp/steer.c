@@ -61,7 +61,8 @@ dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
 enum { STEER_BCAST = 0xffff };
 
 /*
- * Which shard a frame belongs to: the owner of its TCP flow, every shard for ARP and
+ * Which shard a frame belongs to: the owner of its TCP flow (or SCTP association: its
+ * ports sit where TCP's do), every shard for ARP and
  * ICMPv6 (neighbour tables), this shard for the rest (ICMP echo, fragments).
  */
 static uint16_t
@@ -81,7 +82,8 @@ steer_frame(const struct wn_dp *dp, const struct rte_mbuf *m)
 		const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eh + 1);
 		uint32_t hl = (ip->version_ihl & 0xf) * 4u;
 
-		if (ip->next_proto_id != IPPROTO_TCP || hl < 20 ||
+		if ((ip->next_proto_id != IPPROTO_TCP && ip->next_proto_id != IPPROTO_SCTP) ||
+		    hl < 20 ||
 		    (rte_be_to_cpu_16(ip->fragment_offset) &
 		     (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0 ||
 		    rte_pktmbuf_data_len(m) < sizeof(*eh) + hl + 4)
@@ -96,7 +98,7 @@ steer_frame(const struct wn_dp *dp, const struct rte_mbuf *m)
 
 		if (ip6->proto == IPPROTO_ICMPV6)
 			return STEER_BCAST;
-		if (ip6->proto != IPPROTO_TCP)
+		if (ip6->proto != IPPROTO_TCP && ip6->proto != IPPROTO_SCTP)
 			return dp->idx;
 		l.addr.family = r.addr.family = WN_AF_INET6;
 		memcpy(l.addr.v6, ip6->dst_addr, 16);
@@ -170,7 +172,9 @@ dp_loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 		const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
 		struct wn_ip_addr dst;
 		struct rte_ether_hdr *eh;
+		uint32_t l3;
 		uint16_t to;
+		bool sctp;
 
 		memset(&dst, 0, sizeof(dst));
 		if ((ip[0] >> 4) == 4) {
@@ -184,6 +188,9 @@ dp_loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 			pkts[k++] = m;
 			continue;
 		}
+		/* SCTP's (one segment each) go to lib/sctp as lib/net's receive hook would */
+		l3 = dst.family == WN_AF_INET ? (ip[0] & 0xfu) * 4u : 40u;
+		sctp = ip[dst.family == WN_AF_INET ? 9 : 6] == IPPROTO_SCTP;
 		dp->st.loopback_pkts++;
 		if (m->nb_segs > 1) {
 			/* a zero-copy chain: TCP input wants one contiguous frame, as a NIC's */
@@ -213,6 +220,11 @@ dp_loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 			continue;
 		}
 		rte_pktmbuf_adj(m, sizeof(*eh));
+		if (sctp) {
+			m->l3_len = l3;
+			wn_sctp_input(dp->llp[DP_LLP_SCTP], m, dp->now);
+			continue;
+		}
 		loop[nl++] = m;
 	}
 	if (nl > 0)

@@ -22,9 +22,23 @@ static void
 stats_collect(struct wn_dp *dp)
 {
 	struct wn_llp_stats ls;
+	struct wn_sctp_stats sx;
 	const struct wn_cm_stats *cs = &dp->cm.st;
 
-	wn_llp_stats(dp->llp, &ls);
+	wn_llp_stats(dp->llp[DP_LLP_SCTP], &ls);
+	wn_sctp_stats_get(dp->llp[DP_LLP_SCTP], &sx);
+	dp->st.sctp_rx_pkts = sx.rx_pkts;
+	dp->st.sctp_tx_pkts = sx.tx_pkts;
+	dp->st.sctp_rx_bad = sx.rx_bad;
+	dp->st.sctp_assocs = sx.assocs;
+	dp->st.sctp_aborts = sx.aborts;
+	dp->st.sctp_sessions = sx.sessions;
+	dp->st.sctp_rx_ulpdus = ls.rx_ulpdus;
+	dp->st.sctp_tx_ulpdus = ls.tx_ulpdus;
+	dp->st.sctp_errors = ls.errors;
+	dp->st.sctp_terms_sent = sx.terms_sent;
+	dp->st.sctp_terms_recv = sx.terms_recv;
+	wn_llp_stats(dp->llp[DP_LLP_MPA], &ls);
 	dp->st.conns_active = cs->conns_active;
 	dp->st.conns_passive = cs->conns_passive;
 	dp->st.conns_established = cs->conns_established;
@@ -63,6 +77,7 @@ dp_tel_refresh(struct wn_dp *dp)
 		dp->tel_qp[n].state = wn_rnic_qp_state(qp->eng);
 		dp->tel_qp[n].conn_state = qp->conn != NULL ? wn_cm_state(&qp->conn->ep)
 							    : WN_CM_CLOSED;
+		dp->tel_qp[n].llp = qp->llp != NULL ? wn_llp_kind(qp->llp) : "none";
 		wn_rnic_qp_stats(qp->eng, &dp->tel_qp[n].s);
 		n++;
 	}
@@ -79,6 +94,7 @@ dp_tel_refresh(struct wn_dp *dp)
 		dp->tel_conn[n].qpn = c->qp != NULL ? c->qp->d->qpn : 0;
 		dp->tel_conn[n].state = wn_cm_state(&c->ep);
 		wn_llp_info(l, &dp->tel_conn[n].llp);
+		dp->tel_conn[n].kind = wn_llp_kind(l);
 		n++;
 	}
 	dp->tel_nconn = n;
@@ -131,6 +147,17 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 		sum->term_sent_last = s->term_sent_last;
 	if (s->term_recv != 0)
 		sum->term_recv_last = s->term_recv_last;
+	ADD(sctp_rx_pkts);
+	ADD(sctp_tx_pkts);
+	ADD(sctp_rx_bad);
+	ADD(sctp_assocs);
+	ADD(sctp_aborts);
+	ADD(sctp_sessions);
+	ADD(sctp_rx_ulpdus);
+	ADD(sctp_tx_ulpdus);
+	ADD(sctp_errors);
+	ADD(sctp_terms_sent);
+	ADD(sctp_terms_recv);
 }
 
 /* every wn_tcp_stats field is a uint64_t counter: sum them all */
@@ -202,6 +229,17 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, term_recv);
 	put_term(d, "term_sent_last", s->term_sent, s->term_sent_last);
 	put_term(d, "term_recv_last", s->term_recv, s->term_recv_last);
+	TEL_U64(d, s, sctp_rx_pkts);
+	TEL_U64(d, s, sctp_tx_pkts);
+	TEL_U64(d, s, sctp_rx_bad);
+	TEL_U64(d, s, sctp_assocs);
+	TEL_U64(d, s, sctp_aborts);
+	TEL_U64(d, s, sctp_sessions);
+	TEL_U64(d, s, sctp_rx_ulpdus);
+	TEL_U64(d, s, sctp_tx_ulpdus);
+	TEL_U64(d, s, sctp_errors);
+	TEL_U64(d, s, sctp_terms_sent);
+	TEL_U64(d, s, sctp_terms_recv);
 }
 
 static int
@@ -391,6 +429,7 @@ tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_u64(d, "handle", dp->tel_qp[i].handle);
 			rte_tel_data_add_dict_u64(d, "state", dp->tel_qp[i].state);
 			rte_tel_data_add_dict_u64(d, "conn_state", dp->tel_qp[i].conn_state);
+			rte_tel_data_add_dict_string(d, "llp", dp->tel_qp[i].llp);
 			TEL_U64(d, &dp->tel_qp[i].s, rx_ulpdu);
 			TEL_U64(d, &dp->tel_qp[i].s, tx_ulpdu);
 			TEL_U64(d, &dp->tel_qp[i].s, rx_bytes_placed);
@@ -434,6 +473,7 @@ tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 			snprintf(ep, sizeof(ep), "%s:%u -> %s:%u",
 				 wn_ip_addr_fmt(&l->local.addr, a, sizeof(a)), l->local.port,
 				 wn_ip_addr_fmt(&l->remote.addr, b, sizeof(b)), l->remote.port);
+			rte_tel_data_add_dict_string(c, "llp", dp->tel_conn[i].kind);
 			rte_tel_data_add_dict_string(c, "tcp", ep);
 			rte_tel_data_add_dict_string(c, "state",
 						     wn_cm_state_str(dp->tel_conn[i].state));

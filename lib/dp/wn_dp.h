@@ -2,10 +2,12 @@
 /**
  * @file
  * The warpnic dataplane as a library: run-to-completion "shards", one per lcore, each owning
- * one port queue, its own TCP/IP stack (lib/net, lib/tcp), its lower layer (MPA over TCP,
- * lib/mpa through lib/llp), its iWARP connections (lib/cm) and the QP engines of those
- * connections (lib/rnic). A connection lives on the shard wn_tcp_flow_steer() picks for its
- * 4-tuple; frames that arrive on another shard's queue are handed over on that shard's ring
+ * one port queue, its own TCP/IP stack (lib/net, lib/tcp), its two lower layers (MPA over
+ * TCP, lib/mpa; DDP over SCTP, lib/sctp; both through lib/llp, the one a connection uses
+ * chosen per connection: the client's, else wn_dp_conf @c llp), its iWARP connections
+ * (lib/cm) and the QP engines of those connections (lib/rnic). A connection lives on the
+ * shard wn_tcp_flow_steer() picks for its 4-tuple (SCTP's ports as TCP's); frames that
+ * arrive on another shard's queue are handed over on that shard's ring
  * (software steering: memif and many vdevs have no RSS), ARP/ND frames are copied to every
  * shard. Shard 0 takes the control thread's messages (lib/server, wn_server_dp.h) and
  * dispatches them: objects (CQ, SRQ, QP) live in a table shared by the shards, a QP's messages
@@ -14,8 +16,9 @@
  * One iteration of a shard (wn_dp_poll()):
  *
  *   rx_burst → steer → wn_net → wn_tcp → lower layer (MPA startup / deframer) → wn_rnic_rx
- *   control messages → lib/cm; SQ rings → wn_rnic_tx_poll → wn_llp_send (FPDU, CRC)
- *   → TCP records → wn_tcp_tx_bulk → wn_net → tx_burst
+ *                             → (IP protocol 132) wn_sctp_input → usrsctp → wn_rnic_rx
+ *   control messages → lib/cm; SQ rings → wn_rnic_tx_poll → wn_llp_send (FPDU, CRC;
+ *   or a DATA chunk) → TCP records → wn_tcp_tx_bulk (wn_sctp_tx_bulk) → wn_net → tx_burst
  *
  * wn_dp_run() loops over it with the idle policy; an application that runs its own loop
  * calls wn_dp_start(), then wn_dp_poll() as often as it likes, then wn_dp_stop(), all on the
@@ -92,7 +95,9 @@ struct wn_dp_conf {
 	bool crc;                     /**< ask for CRC (our C bit) */
 	bool p2p;                     /**< initiator asks for peer-to-peer mode (RFC 6581) */
 	uint8_t rtr;                  /**< RTR types offered (WN_MPA_RTR_* bits) */
-	uint32_t mpa_timeout_us;
+	uint32_t mpa_timeout_us;      /**< setup timeout (MPA startup, SCTP session setup) */
+	uint8_t llp;                  /**< lower layer of connections whose client chose none:
+				       *   WN_CTL_LLP_MPA or WN_CTL_LLP_SCTP (0: MPA) */
 	bool rfc7306;
 	bool zero_copy_tx;            /**< send registered memory in place (port: MULTI_SEGS) */
 	uint32_t zero_copy_min;       /**< ... for messages of at least this many octets */
@@ -139,6 +144,15 @@ struct wn_dp_stats {
 	uint64_t term_recv;          /**< Terminates received */
 	uint32_t term_sent_last;     /**< the last one's layer << 12 | etype << 8 | code */
 	uint32_t term_recv_last;
+	/* DDP over SCTP (lib/sctp, wn_sctp_stats); the fpdu counters above are MPA/TCP's */
+	uint64_t sctp_rx_pkts, sctp_tx_pkts;   /**< SCTP packets in and out */
+	uint64_t sctp_rx_bad;                  /**< ... dropped: bad CRC32c or short */
+	uint64_t sctp_assocs;                  /**< associations that came up */
+	uint64_t sctp_aborts;                  /**< ... that ended by ABORT (either side) */
+	uint64_t sctp_sessions;                /**< DDP Stream Sessions in RDMA mode */
+	uint64_t sctp_rx_ulpdus, sctp_tx_ulpdus; /**< DDP segments received and sent */
+	uint64_t sctp_errors;                  /**< session control or DDP-SSN errors */
+	uint64_t sctp_terms_sent, sctp_terms_recv; /**< session Terminates */
 };
 
 /**

@@ -20,6 +20,7 @@
 #define LINGER_US 2000000u
 
 static const struct wn_llp_ops sctp_ops;
+static atomic_uint sctp_serial;
 static const struct wn_sctp_sess_ops sess_ops;
 
 static struct sctp_stream *
@@ -582,6 +583,7 @@ wn_sctp_create(const struct wn_sctp_conf *conf)
 {
 	char name[RTE_RING_NAMESIZE];
 	struct sctp_proto *p;
+	unsigned int serial;
 
 	if (conf == NULL || conf->pool == NULL || conf->index >= WN_SCTP_MAX_INSTANCES) {
 		errno = EINVAL;
@@ -610,9 +612,11 @@ wn_sctp_create(const struct wn_sctp_conf *conf)
 	p->now = wn_net_now_us();
 	p->last_tick = p->now;
 	p->rxbuf = malloc(65536 + 64);
-	snprintf(name, sizeof(name), "wn_sctp_tx%u", conf->index);
+	/* several dataplanes may live in one process (tests, embedders): names by creation */
+	serial = atomic_fetch_add(&sctp_serial, 1);
+	snprintf(name, sizeof(name), "wn_sctp_tx%u_%u", conf->index, serial);
 	p->txq = rte_ring_create(name, 4096, SOCKET_ID_ANY, RING_F_SC_DEQ);
-	snprintf(name, sizeof(name), "wn_sctp_ad%u", conf->index);
+	snprintf(name, sizeof(name), "wn_sctp_ad%u_%u", conf->index, serial);
 	p->adopt = rte_ring_create(name, 256, SOCKET_ID_ANY, RING_F_SC_DEQ);
 	if (p->rxbuf == NULL || p->txq == NULL || p->adopt == NULL) {
 		int err = p->rxbuf == NULL ? ENOMEM : rte_errno;

@@ -55,7 +55,7 @@ extern "C" {
 /** Configuration of an instance. */
 struct wn_sctp_conf {
 	struct rte_mempool *pool;  /**< mbufs for the packets sent (required) */
-	uint16_t index;            /**< instance number, < WN_SCTP_MAX_INSTANCES (names rings) */
+	uint16_t index;            /**< instance number (its lcore), < WN_SCTP_MAX_INSTANCES */
 	uint16_t mtu;              /**< IP MTU of the link (0: 1500) */
 	/* session policy (RFC 6581) */
 	bool enhanced;             /**< initiator: enhanced Initiate (IRD/ORD, RTR) */

@@ -322,6 +322,7 @@ srv_h_cm_listen(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 		return srv->to_dp == NULL ? -ENETDOWN : -ENOMEM;
 	m->u.cm.id = id->handle;
 	m->u.cm.src = id->u.id.src;
+	m->u.cm.llp = id->owner != NULL ? id->owner->llp : WN_CTL_LLP_DEFAULT;
 	if (srv_dp_post(srv, m) != 0)
 		return -ENOBUFS;
 	id->u.id.listening = true;
@@ -406,6 +407,7 @@ cm_forward(struct wn_server *srv, uint32_t type, struct obj *id,
 	m->u.cm.conn = id->u.id.dp_conn;
 	m->u.cm.src = id->u.id.src;
 	m->u.cm.dst = id->u.id.dst;
+	m->u.cm.llp = id->owner != NULL ? id->owner->llp : WN_CTL_LLP_DEFAULT;
 	if (r != NULL) {
 		m->u.cm.qp = r->qp;
 		m->u.cm.param = r->param;

@@ -12,6 +12,7 @@ srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs
 {
 	const struct wn_ctl_hello_req *r = rq->body;
 
+	rq->c->llp = r->llp;
 	rs->u.hello.server_version = WN_CTL_VERSION;
 	rs->u.hello.client_id = rq->c->id;
 	snprintf(rs->u.hello.dev_name, sizeof(rs->u.hello.dev_name), "%s", srv->dev_name);
@@ -37,9 +38,11 @@ int
 srv_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	struct wn_ctl_device_attr *a = &rs->u.dev;
+	uint32_t llp = rq->c->llp != WN_CTL_LLP_DEFAULT ? rq->c->llp : srv->conf.llp;
 
-	(void)rq;
-	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s", WN_VERSION);
+	/* ibv_devinfo shows the lower layer this client's connections use */
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s (%s)", WN_VERSION,
+		 wn_ctl_llp_name(llp != WN_CTL_LLP_DEFAULT ? llp : WN_CTL_LLP_MPA));
 	/* GUIDs in network order, as verbs reports them */
 	a->node_guid = __builtin_bswap64(node_guid(srv));
 	a->sys_image_guid = a->node_guid;

@@ -130,6 +130,7 @@ struct client {
 	int fd;
 	pid_t pid;   /* SO_PEERCRED; 0 if unknown */
 	uint32_t id;
+	uint32_t llp; /* enum wn_ctl_llp from HELLO: the lower layer of its connections */
 	uint32_t nobjs;
 };
 

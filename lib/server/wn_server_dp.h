@@ -116,6 +116,8 @@ struct wn_server_dp_msg {
 			uint32_t id;
 			uint32_t conn; /**< passive ids: the dataplane's key from CONNECT_REQUEST */
 			uint32_t qp;
+			uint32_t llp; /**< CONNECT/LISTEN: enum wn_ctl_llp of the id's client
+				       *   (WN_CTL_LLP_DEFAULT: the dataplane's choice) */
 			struct wn_ctl_addr src;
 			struct wn_ctl_addr dst;
 			struct wn_ctl_conn_param param; /**< CM_EVENT ESTABLISHED: ird/ord

@@ -112,10 +112,16 @@ need() {
 	done
 }
 
+# The lower layer below DDP: WN_VERBS_LLP=sctp starts both warpnicd with --llp sctp (the
+# daemon's choice), WARPNIC_LLP=sctp in the environment is the programs' own choice (the
+# client library reads it); llp_check then proves the connections used DDP over SCTP.
+LLP=${WARPNIC_LLP:-${WN_VERBS_LLP:-mpa}}
+
 # pair_start [wn-pair.sh start options]: hugepages when enough are free (wn-pair.sh's
 # default), stopped when this test exits however it exits (--owner)
 pair_start() {
 	local opts=("$@") daemon=(--mpa-timeout 20000)
+	[ -z "${WN_VERBS_LLP:-}" ] || daemon+=(--llp "$WN_VERBS_LLP")
 	# warpnicd must not see the shim directory (meson test puts it on LD_LIBRARY_PATH): DPDK's
 	# mlx5 PMD would load the stand-in libmlx5. MPA startup timeout: siw's 20 s (MPAREQ
 	# timeout) rather than warpnicd's 10 s, so a server slowed down by a loaded machine still
@@ -200,3 +206,23 @@ wait_server() {
 
 # daemons_alive: both warpnicd still running
 daemons_alive() { "$PAIR" alive; }
+
+# llp_check: with LLP=sctp, both instances carried sessions over SCTP (RFC 5043) with no
+# session error and sent no MPA FPDU; ibv_devinfo names the lower layer. Else nothing.
+llp_check() {
+	local side v
+	[ "$LLP" = sctp ] || return 0
+	for side in a b; do
+		v=$(tel "$side" /warpnic/dp/stats sctp_sessions sctp_errors tx_fpdus sctp_tx_ulpdus) ||
+			fail "no telemetry from $side"
+		echo "$side: $v"
+		local sctp_sessions= sctp_errors= tx_fpdus= sctp_tx_ulpdus=
+		eval "local $v"
+		[ "${sctp_sessions:-0}" -gt 0 ] && [ "${sctp_tx_ulpdus:-0}" -gt 0 ] ||
+			fail "$side: no DDP over SCTP ($v)"
+		[ "$sctp_errors" = 0 ] && [ "$tx_fpdus" = 0 ] ||
+			fail "$side: session errors or MPA FPDUs ($v)"
+	done
+	on_b ibv_devinfo >"$T/devinfo.out" 2>&1 || fail "ibv_devinfo failed"
+	grep -Eq 'fw_ver:.*\(sctp\)' "$T/devinfo.out" || { cat "$T/devinfo.out"; fail "ibv_devinfo does not name sctp"; }
+}

@@ -49,5 +49,6 @@ for ((e = 1; e <= 23; e++)); do
 done
 [ -z "$missing" ] || fail "$TOOL: no result row for size(s)$missing"
 daemons_alive || fail "a warpnicd died"
+llp_check
 echo "$TOOL: 23 sizes (2 B .. 8 MiB) x $ITERS iterations"
 awk '$1 ~ /^[0-9]+$/ && ($1 == 2 || $1 == 4096 || $1 == 65536 || $1 == 1048576)' "$T/client.out"

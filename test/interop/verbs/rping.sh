@@ -34,4 +34,5 @@ done
 grep -q 'ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ' "$T/rping_client.out" ||
 	fail "rping client: unexpected data in round 0"
 daemons_alive || fail "a warpnicd died"
+llp_check
 echo "rping: $COUNT rounds of $SIZE bytes verified on both sides"

@@ -71,6 +71,27 @@ test_header(void **state)
 	len = mk(&m, WN_CTL_HELLO);
 	memset(m.b.hello.name, 'x', sizeof(m.b.hello.name));
 	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	/* the lower layer a client asks for: a known one or the daemon's choice */
+	len = mk(&m, WN_CTL_HELLO);
+	m.b.hello.llp = WN_CTL_LLP_SCTP;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	m.b.hello.llp = WN_CTL_LLP_MAX;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+}
+
+static void
+test_llp_names(void **state)
+{
+	(void)state;
+	assert_int_equal(wn_ctl_llp_parse(NULL), WN_CTL_LLP_DEFAULT);
+	assert_int_equal(wn_ctl_llp_parse(""), WN_CTL_LLP_DEFAULT);
+	assert_int_equal(wn_ctl_llp_parse("mpa"), WN_CTL_LLP_MPA);
+	assert_int_equal(wn_ctl_llp_parse("tcp"), WN_CTL_LLP_MPA);
+	assert_int_equal(wn_ctl_llp_parse("sctp"), WN_CTL_LLP_SCTP);
+	assert_int_equal(wn_ctl_llp_parse("SCTP "), -EINVAL);
+	assert_string_equal(wn_ctl_llp_name(WN_CTL_LLP_SCTP), "sctp");
+	assert_string_equal(wn_ctl_llp_name(WN_CTL_LLP_MPA), "mpa-tcp");
+	assert_string_equal(wn_ctl_llp_name(7), "unknown");
 }
 
 static void
@@ -173,6 +194,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header),
+		cmocka_unit_test(test_llp_names),
 		cmocka_unit_test(test_reg_mr),
 		cmocka_unit_test(test_qp_cq_cm),
 		cmocka_unit_test(test_event),

@@ -205,7 +205,9 @@ up_event(void *arg, struct wn_llp *l, const struct wn_llp_event *ev)
 		o->peer_ord = ev->peer->ord;
 		o->peer_enh = ev->peer->enhanced;
 		o->pd_len = ev->peer->pd_len;
-		memcpy(o->pd, ev->peer->pd, RTE_MIN(ev->peer->pd_len, (uint16_t)sizeof(o->pd)));
+		if (ev->peer->pd_len > 0)
+			memcpy(o->pd, ev->peer->pd,
+			       RTE_MIN(ev->peer->pd_len, (uint16_t)sizeof(o->pd)));
 	}
 	if (ev->params != NULL)
 		o->params = *ev->params;
