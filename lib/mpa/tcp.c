@@ -491,10 +491,15 @@ listen_established(struct wn_tcp_conn *tc, void *arg)
 {
 	struct mpa_listener *ls = arg;
 	struct mpa_stream *s = stream_new(ls->p, false);
+	struct wn_tcp_info ti;
 
 	if (s == NULL)
 		return -ENOMEM; /* refused: reset */
 	s->tcp = tc;
+	/* the addresses, for wn_llp_info() in the upcall (the CM's connect request) */
+	wn_tcp_conn_info(tc, &ti);
+	s->local = ti.local;
+	s->remote = ti.remote;
 	if (ls->incoming(ls->arg, &s->l) != 0) {
 		stream_free(s); /* TCP resets it; its callbacks are still the listener's */
 		return -ECONNREFUSED;

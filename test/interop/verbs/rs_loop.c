@@ -155,7 +155,7 @@ main(int argc, char **argv)
 	CHECK(rgetsockopt(c, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0);
 	len = sizeof(me);
 	CHECK(rgetsockname(c, (struct sockaddr *)&me, &len) == 0);
-	CHECK(me.sin_family == AF_INET && me.sin_port != 0);
+	CHECK(me.sin_port == peer.sin_port && me.sin_addr.s_addr == peer.sin_addr.s_addr);
 	len = sizeof(peer);
 	CHECK(rgetpeername(c, (struct sockaddr *)&peer, &len) == 0);
 	CHECK(peer.sin_port == sa.sin_port && peer.sin_addr.s_addr == sa.sin_addr.s_addr);
