@@ -3,7 +3,8 @@
  * Modes write_bw, read_bw, send_bw (ib_write_bw, ib_read_bw, ib_send_bw): the client keeps
  * --depth work requests outstanding on each of --qps QPs, every one signaled, until --iters
  * per QP or --duration; bandwidth is message octets completed over the time from the first
- * post to the last completion.
+ * post to the last completion. The client sends ALIVE on the control QP every second, so a
+ * server whose CPU sees nothing of the Writes or Reads does not time out on a long run.
  *
  * write_bw: client tx half → server rx half; the server checks its rx halves.
  * read_bw:  server rx half (the pattern) → client rx half; the client checks.
@@ -27,6 +28,8 @@
 #define BW_BATCH 32
 /* wr_id slot of write_bw's closing Reads (bw_write_flush) */
 #define BW_FLUSH 1
+/* seconds between the client's ALIVE messages (the server's timeout counts from the last) */
+#define BW_ALIVE_S 1.0
 
 static int
 bw_prepare(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *ready)
@@ -71,7 +74,7 @@ bw_client_begin(struct perf_rnic *r, const struct perf_msg *start)
 
 	u->open = true;
 	u->deadline = start->ms ? wn_perf_now() + start->ms / 1e3 : INFINITY;
-	u->t0 = u->t_last = u->last_progress = wn_perf_now();
+	u->t0 = u->t_last = u->last_progress = u->alive_at = wn_perf_now();
 	return 0;
 }
 
@@ -154,6 +157,14 @@ bw_client_step(struct perf_rnic *r, const struct perf_msg *start)
 	}
 	if (u->open && now > u->deadline)
 		u->open = false;
+	if (now - u->alive_at >= BW_ALIVE_S) {
+		struct perf_msg a = { .type = PERF_MSG_ALIVE };
+
+		u->alive_at = now;
+		n = perf_ctl_send(r, &a);
+		if (n < 0)
+			return n;
+	}
 	for (uint32_t i = 0; i < r->qps; i++) {
 		busy |= r->conn[i].outstanding > 0;
 		if (r->conn[i].posted < start->iters)
@@ -276,9 +287,9 @@ bw_server_step(struct perf_rnic *r, const struct perf_msg *start)
 		m = perf_ctl_try_recv(r, &u->end);
 		if (m < 0)
 			return m;
-		if (m > 0 && u->end.type != PERF_MSG_END)
+		if (m > 0 && u->end.type != PERF_MSG_END && u->end.type != PERF_MSG_ALIVE)
 			return -EPROTO;
-		u->have_end = m > 0;
+		u->have_end = m > 0 && u->end.type == PERF_MSG_END;
 	}
 	if (u->have_end && (!r->ops->send || u->got >= u->end.count))
 		return 1;

@@ -18,7 +18,7 @@
  *
  * Per size (client → server over the control QP, Send/Recv):
  *   START {size, iters, seed} → server prepares its buffers → READY
- *   the measurement (modes decide who does what)
+ *   the measurement (modes decide who does what; bw modes: ALIVE about every second)
  *   END {count: operations done} → server checks what it received → RESULT {status, count}
  * and BYE at the end. Both sides check their receive halves against the pattern of the
  * size's seed, so a dataplane that moves nothing, or the wrong octets, fails the run.
@@ -103,6 +103,9 @@ enum perf_msg_type {
 	PERF_MSG_END,
 	PERF_MSG_RESULT,
 	PERF_MSG_BYE,
+	/** client → server about once a second of a bw measurement: a Write or Read server sees
+	 *  no other sign of progress before END */
+	PERF_MSG_ALIVE,
 };
 
 /** Control message (one Send on the control QP). */
@@ -215,6 +218,7 @@ struct perf_rnic_ops;
 /** The state of one measurement between its engine's steps (the modes' own). */
 struct perf_run {
 	double t0, t_last, last_progress, deadline, limit;
+	double alive_at;          /**< bw client: when the last ALIVE went */
 	uint64_t total, iter, got;
 	bool open, have_end;
 	int phase;

@@ -100,12 +100,12 @@ for m in "${list[@]}"; do
 		# the client's port comes up only once the server's memif socket exists: a client
 		# started before it sends its SYN into a link that is down (a loaded machine took
 		# over 20 s to get a server this far)
-		for _ in $(seq 900); do
+		for _ in $(seq 600); do
 			grep -q "server listening" "$t/$m.server.log" 2>/dev/null && break
 			kill -0 "$spid" 2>/dev/null || fail "$m server exited"
 			sleep 0.1
 		done
-		grep -q "server listening" "$t/$m.server.log" || fail "$m server not listening after 90 s"
+		grep -q "server listening" "$t/$m.server.log" || fail "$m server not listening after 60 s"
 		"$perf" --lcores "$lm_c" "${eal[@]}" --file-prefix "wnp-$$-c" \
 			--vdev "$memif,role=client,mac=02:77:6e:00:0e:02" -- --ip 198.18.0.2/24 \
 			"${rtc[@]}" --mode "$m" --client 198.18.0.1 --json "$t/$m.json" "$@" \
