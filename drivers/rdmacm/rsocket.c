@@ -1029,6 +1029,20 @@ rs_read_avail(struct rs *rs, struct rs_iter *it, bool peek)
 	}
 }
 
+/* Lock a connected socket: 0, or -1 (unlocked, errno: why it is not connected). */
+static int
+rs_lock_connected(struct rs *rs)
+{
+	int err;
+
+	pthread_mutex_lock(&rs->lock);
+	if (rs->state == RS_CONNECTED)
+		return 0;
+	err = rs->state == RS_FAILED && rs->fatal ? rs->fatal : ENOTCONN;
+	pthread_mutex_unlock(&rs->lock);
+	return fail(err);
+}
+
 static ssize_t
 rs_recv_iov(int s, const struct iovec *iov, int cnt, int flags)
 {
@@ -1039,11 +1053,8 @@ rs_recv_iov(int s, const struct iovec *iov, int cnt, int flags)
 
 	if (want == 0)
 		return 0;
-	pthread_mutex_lock(&rs->lock);
-	if (rs->state != RS_CONNECTED) {
-		ret = fail(rs->state == RS_FAILED && rs->fatal ? rs->fatal : ENOTCONN);
-		goto out;
-	}
+	if (rs_lock_connected(rs) != 0)
+		return -1;
 	for (;;) {
 		rs_progress(rs);
 		rs_read_avail(rs, &it, flags & MSG_PEEK);
@@ -1088,11 +1099,8 @@ rs_send_iov(int s, const struct iovec *iov, int cnt, int flags)
 
 	if (want == 0)
 		return 0;
-	pthread_mutex_lock(&rs->lock);
-	if (rs->state != RS_CONNECTED) {
-		ret = fail(rs->state == RS_FAILED && rs->fatal ? rs->fatal : ENOTCONN);
-		goto out;
-	}
+	if (rs_lock_connected(rs) != 0)
+		return -1;
 	max = (rs->peer_slot < RS_SLOT ? rs->peer_slot : RS_SLOT) - sizeof(struct rs_wire_hdr);
 	while (it.total < want) {
 		rs_progress(rs);
