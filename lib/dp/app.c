@@ -35,8 +35,13 @@
 #define RTC_MEM_ENTRIES 65536
 /* How often the link watcher looks at a port whose peer may come and go. */
 #define LINK_WATCH_MS 100
-/* A started port whose link stays down this long is started again (its peer refused it). */
-#define LINK_GRACE_MS 2000
+/*
+ * A started port whose link stays down this long is started again (its peer refused it:
+ * a memif server whose port was not started yet answers "ID not found"). Long: stopping a
+ * memif client while the server is still in the handshake (a loaded machine) can make
+ * DPDK 22.11's server panic in its interrupt thread ("Error adding fd ... epoll_ctl").
+ */
+#define LINK_GRACE_MS 10000
 
 static volatile int quit;
 static struct wn_server *ctl_srv;
@@ -215,6 +220,9 @@ link_watch(void *arg)
 				/* connected to a peer that was not ready (memif: "ID not found") and
 				 * dropped: the shards are outside the gate, start it again */
 				waited = 0;
+				rte_log(RTE_LOG_NOTICE, wn_dp_logtype,
+					"warpnicd: port %u: no link %u s after the start, again\n",
+					app.port, LINK_GRACE_MS / 1000);
 				(void)rte_eth_dev_stop(app.port);
 				app.port_started = false;
 				app.link.restarts++;
