@@ -17,6 +17,7 @@
  * (raw). The program checks the destination octets and prints "cost: MODE SIZE N ok".
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,9 +317,9 @@ measure(const char *mode, uint32_t size, uint64_t n)
 int
 main(int argc, char **argv)
 {
-	char prefix[32];
+	char prefix[32], dir[PATH_MAX];
 	char *eal[] = { argv[0], "--no-huge", "--no-shconf", "--no-pci", "-l", "0", "-m", "512",
-			"--file-prefix", prefix, "--log-level", "*:error", NULL };
+			"--file-prefix", prefix, "--log-level", "*:error", "--no-telemetry", NULL };
 	const char *mode;
 	uint32_t size;
 	uint64_t n;
@@ -336,7 +337,7 @@ main(int argc, char **argv)
 	if (size == 0 || size > (1u << 20) || n == 0)
 		die("SIZE 1..1 MiB, N > 0");
 	snprintf(prefix, sizeof(prefix), "wncost%d", (int)getpid());
-	if (rte_eal_init(12, eal) < 0)
+	if (rte_eal_init(13, eal) < 0)
 		die("EAL init");
 	pool = rte_pktmbuf_pool_create("cost_pool", 16383, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 				       SOCKET_ID_ANY);
@@ -370,5 +371,9 @@ main(int argc, char **argv)
 	if (memcmp(sa.buf, sb.buf, size) != 0 && strcmp(mode, "send") != 0)
 		die("destination octets differ");
 	printf("cost: %s %u %llu ok\n", mode, size, (unsigned long long)n);
+	/* the per-process EAL runtime directory would stay behind in /var/run/dpdk */
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	(void)rmdir(dir);
 	return 0;
 }

@@ -6,6 +6,7 @@
  * failed: the run-to-completion harness (warpnic-perf --rtc) and any program that embeds RDMA
  * in its own loop.
  */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,10 +57,10 @@ eal_up(void)
 {
 	char prefix[32];
 	char *argv[] = { "test", "--no-huge", "--no-shconf", "--no-pci", "-l", "0", "-m", "512",
-			 "--file-prefix", prefix, "--log-level", "*:error", NULL };
+			 "--file-prefix", prefix, "--log-level", "*:error", "--no-telemetry", NULL };
 
 	snprintf(prefix, sizeof(prefix), "emb%d", (int)getpid());
-	if (rte_eal_init(12, argv) < 0) {
+	if (rte_eal_init(13, argv) < 0) {
 		fprintf(stderr, "EAL init failed\n");
 		exit(1);
 	}
@@ -549,6 +550,14 @@ main(void)
 		cmocka_unit_test(test_embed_ctl_owns_mem),
 	};
 
+	char dir[PATH_MAX];
+	int rc;
+
 	eal_up();
-	return cmocka_run_group_tests(tests, setup, teardown);
+	rc = cmocka_run_group_tests(tests, setup, teardown);
+	/* the per-process EAL runtime directory would stay behind in /var/run/dpdk */
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	(void)rmdir(dir);
+	return rc;
 }
