@@ -257,7 +257,7 @@ start() {
 		fi
 		pcap_opt=()
 		[ -n "$pcap" ] && { mkdir -p "$pcap"; pcap_opt=(--pcap "$pcap/$n.pcapng"); }
-		# N lcores each (--idle-us naps when idle, so clients get CPU time too); lcore i
+		# N lcores each (--idle sleep by default: idle lcores sleep, programs get CPU time); lcore i
 		# of instance b runs on CPU (i+1) mod nproc, of a on CPU i mod nproc
 		lmap=""
 		for ((i = 0; i < lcores; i++)); do

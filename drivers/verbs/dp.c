@@ -3,7 +3,8 @@
  * Data path of the verbs shim: the ctx->ops entries the verbs.h inlines jump through.
  * Work requests are written in place into the shared SQ/RQ/SRQ rings in lib/queue's layout
  * (wn_queue.h; its opcodes, send flags, statuses and CQE opcodes carry the ibverbs values),
- * completions are read from the CQ ring. No system call on this path.
+ * completions are read from the CQ ring. No system call on this path, except a doorbell
+ * while the dataplane lcore sleeps (lib/client) and the yields of a CQ that stays empty.
  */
 #include <errno.h>
 #include <string.h>
@@ -327,6 +328,8 @@ wn_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		if (got < want)
 			break;
 	}
+	/* a program spinning on an empty CQ lets a dataplane lcore on its CPU run */
+	wn_client_poll_backoff(&c->bo, done);
 	return done;
 }
 

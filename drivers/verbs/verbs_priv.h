@@ -46,6 +46,7 @@ struct wn_vcq {
 	struct ibv_cq cq;
 	struct wn_client_cq *wcq;
 	uint32_t armed;
+	struct wn_client_backoff bo; /* empty polls: yield to a dataplane lcore on this CPU */
 };
 
 struct wn_vqp {

@@ -21,7 +21,62 @@ struct wn_client {
 	uint32_t client_id;
 	pthread_mutex_t lock;
 	char dev_name[WN_CTL_NAME_LEN];
+	/* the dataplane lcores' doorbells (wn_queue.h): read-only page, one eventfd each */
+	const struct wn_queue_bell *bells;
+	uint32_t n_bells;
+	int bell_efd[WN_QUEUE_BELLS];
 };
+
+/*
+ * Map the bell page and take the lcores' eventfds. A server without bells (-ENOENT), or any
+ * failure, leaves the client without them: it never rings, and lcores that sleep wake on
+ * their own (timers) only: logged, not fatal.
+ */
+static void
+bells_open(struct wn_client *c)
+{
+	struct wn_ctl_bell_req req = { .bell = WN_CTL_BELL_PAGE };
+	struct wn_ctl_bell_resp resp;
+	uint32_t n, i;
+	void *page;
+	int fd, ret;
+
+	ret = wn_client_call(c, WN_CTL_BELL, &req, NULL, 0, &resp, &fd);
+	if (ret != 0 || fd < 0)
+		return;
+	page = mmap(NULL, WN_QUEUE_BELL_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (page == MAP_FAILED)
+		return;
+	n = resp.n_bells < WN_QUEUE_BELLS ? resp.n_bells : WN_QUEUE_BELLS;
+	for (i = 0; i < n; i++) {
+		req.bell = i;
+		if (wn_client_call(c, WN_CTL_BELL, &req, NULL, 0, &resp, &c->bell_efd[i]) != 0 ||
+		    c->bell_efd[i] < 0)
+			break;
+	}
+	if (i < n) {
+		while (i-- > 0)
+			close(c->bell_efd[i]);
+		munmap(page, WN_QUEUE_BELL_PAGE_SIZE);
+		return;
+	}
+	c->bells = page;
+	c->n_bells = n;
+}
+
+static void
+bells_close(struct wn_client *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->n_bells; i++)
+		close(c->bell_efd[i]);
+	if (c->bells != NULL)
+		munmap((void *)(uintptr_t)c->bells, WN_QUEUE_BELL_PAGE_SIZE);
+	c->bells = NULL;
+	c->n_bells = 0;
+}
 
 struct wn_client *
 wn_client_open(const char *path)
@@ -73,6 +128,7 @@ wn_client_open(const char *path)
 	c->client_id = resp.client_id;
 	resp.dev_name[sizeof(resp.dev_name) - 1] = '\0';
 	memcpy(c->dev_name, resp.dev_name, sizeof(c->dev_name));
+	bells_open(c);
 	return c;
 err:
 	{
@@ -92,6 +148,7 @@ wn_client_close(struct wn_client *c)
 {
 	if (c == NULL)
 		return;
+	bells_close(c);
 	close(c->fd);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -399,6 +456,7 @@ wn_client_create_srq(struct wn_client *c, uint32_t pd, uint32_t max_wr, uint32_t
 		return NULL;
 	}
 	srq->handle = resp.handle;
+	srq->c = c;
 	srq->depth = resp.depth[0];
 	srq->max_sge = resp.sge[0];
 	srq->ring_size = resp.ring_size;
@@ -464,6 +522,7 @@ wn_client_create_qp(struct wn_client *c, const struct wn_ctl_create_qp_req *attr
 		return NULL;
 	}
 	qp->handle = resp.handle;
+	qp->c = c;
 	qp->qpn = resp.qpn;
 	qp->sq_depth = resp.depth[0];
 	qp->rq_depth = resp.depth[1];
@@ -578,11 +637,25 @@ wn_client_wq_end(struct wn_client_qp *qp, struct wn_client_srq *srq, bool rq, ui
 	struct wn_queue_ring *r;
 	pthread_spinlock_t *l;
 
+	struct wn_client *c;
+	int bell = -1;
+
 	wq_pick(qp, srq, rq, &r, &l);
+	c = qp != NULL ? qp->c : srq->c;
 	/* ring the doorbell only when the consumer may be idle (wn_queue.h, Dekker rule) */
-	if (n > 0 && wn_queue_prod_commit(r, n))
-		wn_queue_prod_ring(r);
+	if (n > 0) {
+		if (wn_queue_prod_commit(r, n))
+			wn_queue_prod_ring(r);
+		/* after commit's fence: the lcore serving the ring sleeps? (lcore doorbells) */
+		bell = wn_queue_prod_bell(r, c->bells, c->n_bells);
+	}
 	pthread_spin_unlock(l);
+	if (bell >= 0) {
+		uint64_t one = 1;
+
+		/* EAGAIN: the count is already non-zero, the lcore wakes anyway */
+		(void)!write(c->bell_efd[bell], &one, sizeof(one));
+	}
 }
 
 int

@@ -77,6 +77,7 @@ struct wn_client_srq {
 	uint64_t ring_size;
 	struct wn_queue_ring rq; /**< producer view */
 	pthread_spinlock_t lock;
+	struct wn_client *c;     /**< private: its connection (lcore doorbells) */
 };
 
 /** A queue pair and its shared rings (this process produces SQ and RQ WQEs). */
@@ -91,6 +92,7 @@ struct wn_client_qp {
 	struct wn_queue_ring sq; /**< producer view */
 	struct wn_queue_ring rq; /**< producer view; unused (hdr NULL) with an SRQ */
 	pthread_spinlock_t sq_lock, rq_lock;
+	struct wn_client *c;     /**< private: its connection (lcore doorbells) */
 };
 
 /** A CM event channel: @c fd becomes readable when an event is queued. */
@@ -229,8 +231,10 @@ int wn_client_destroy_qp(struct wn_client *c, struct wn_client_qp *qp);
  * Data path. Posting is begin / slot / end on a work ring: begin takes the ring's lock and
  * returns the free slots, the caller fills up to that many entries in place (slot i, in
  * lib/queue's WQE layout), and end publishes them (store-release of the producer index)
- * and rings the doorbell when the consumer may be idle. Thread-safe: the lock serializes
- * posters of one ring, as verbs requires.
+ * and rings the doorbell when the consumer may be idle; when the dataplane lcore serving the
+ * ring sleeps, end also writes its eventfd (lib/queue's "Lcore doorbells"; no system call
+ * while it is awake). Thread-safe: the lock serializes posters of one ring, as verbs
+ * requires.
  */
 
 /**
@@ -254,6 +258,19 @@ void wn_client_wq_end(struct wn_client_qp *qp, struct wn_client_srq *srq, bool r
  *   Any thread (serialized per CQ).
  */
 int wn_client_poll_cq(struct wn_client_cq *cq, struct wn_queue_cqe *out, int n);
+
+/** Back-off state of one loop polling a CQ (zero-initialised). */
+struct wn_client_backoff {
+	uint64_t empty_since; /**< ns (CLOCK_MONOTONIC) of the first empty poll in a row; 0 */
+};
+
+/**
+ * Call after each poll of a CQ that found @p got completions. While polls keep finding
+ * nothing, after WARPNIC_POLL_SPIN_US (default 5 us; -1: never) it yields the CPU on each
+ * call (sched_yield), and after 1 ms it sleeps 20 us per call, so that a dataplane lcore
+ * sharing the CPU runs instead of the spinning poller. The thread owning @p b.
+ */
+void wn_client_poll_backoff(struct wn_client_backoff *b, int got);
 
 /**
  * Arm a CQ: the next completion (solicited or error only, if @p solicited_only) makes

@@ -58,6 +58,8 @@ static const struct wn_ctl_op_info op_table[WN_CTL_OP_MAX] = {
 	   sizeof(struct wn_ctl_alloc_mw_resp), 0, 0),
 	OP(WN_CTL_DEALLOC_MW, "dealloc_mw", sizeof(struct wn_ctl_handle), 0, 0, 0),
 	OP(WN_CTL_CM_MIGRATE_ID, "cm_migrate_id", sizeof(struct wn_ctl_cm_migrate_req), 0, 0, 0),
+	OP(WN_CTL_BELL, "bell", sizeof(struct wn_ctl_bell_req), sizeof(struct wn_ctl_bell_resp), 0,
+	   1),
 };
 
 const struct wn_ctl_op_info *
@@ -186,6 +188,8 @@ body_check(uint16_t op, const void *body, unsigned int nfds)
 
 		return (r->id != 0 && r->channel != 0) ? 0 : -EINVAL;
 	}
+	case WN_CTL_BELL:
+		return ((const struct wn_ctl_bell_req *)body)->rsvd == 0 ? 0 : -EINVAL;
 	case WN_CTL_CREATE_CQ: {
 		const struct wn_ctl_create_cq_req *r = body;
 

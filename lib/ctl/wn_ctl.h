@@ -83,6 +83,7 @@ enum wn_ctl_op {
 	WN_CTL_ALLOC_MW,
 	WN_CTL_DEALLOC_MW,
 	WN_CTL_CM_MIGRATE_ID,
+	WN_CTL_BELL,
 	WN_CTL_OP_MAX
 };
 
@@ -244,6 +245,22 @@ struct wn_ctl_alloc_mw_resp {
 struct wn_ctl_cm_migrate_req {
 	uint32_t id;
 	uint32_t channel;
+};
+
+/*
+ * ---- BELL: the dataplane lcores' doorbells (wn_queue.h, "Lcore doorbells"); fd = the bell
+ * page memfd (bell == WN_CTL_BELL_PAGE; map it read-only, WN_QUEUE_BELL_PAGE_SIZE octets) or
+ * the eventfd of bell @c bell. -ENOENT: the server has no bells (or not that many): a client
+ * then never rings. ----
+ */
+#define WN_CTL_BELL_PAGE 0xffffffffu
+struct wn_ctl_bell_req {
+	uint32_t bell; /**< bell index, or WN_CTL_BELL_PAGE */
+	uint32_t rsvd;
+};
+struct wn_ctl_bell_resp {
+	uint32_t n_bells; /**< bells in the page (dataplane lcores) */
+	uint32_t rsvd;
 };
 
 /* ---- CREATE_CQ: optional fd = notification fd (pipe/eventfd write side) ---- */

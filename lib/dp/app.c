@@ -373,6 +373,7 @@ port_up(void)
 	pc.offload = p->offload;
 	pc.set_mtu = !wn_impair_is_face(app.port);
 	pc.multi_segs = p->dp.zero_copy_tx;
+	pc.rx_intr = true; /* idle lcores sleep on them (--idle sleep) */
 	pc.pool = p->dp.pool;
 	ret = wn_port_configure(&pc, &p->dp.tx_offload_capa, &p->dp.rx_offload_capa);
 	if (ret == 0 && wn_port_reconnects_by_restart(app.port)) {
@@ -456,6 +457,9 @@ static int
 dataplane_up(void)
 {
 	struct wn_dp_app_conf *p = &app.p;
+	int efds[DP_MAX_SHARDS], page_fd;
+	struct wn_queue_bell *page;
+	uint32_t n;
 	int ret;
 
 	app.dp = wn_dp_create(&p->dp, app.n_shards);
@@ -463,8 +467,10 @@ dataplane_up(void)
 		fprintf(stderr, "warpnicd: dataplane: %s\n", strerror(errno));
 		return -errno;
 	}
+	n = wn_dp_bells(app.dp, &page_fd, &page, efds);
 	if (app.srv != NULL &&
 	    (wn_server_dp_attach(app.srv, p->dp.to_dp, p->dp.to_ctl, app.efd) != 0 ||
+	     wn_server_dp_bells(app.srv, page_fd, page, efds, n) != 0 ||
 	     wn_server_start(app.srv) != 0)) {
 		fprintf(stderr, "warpnicd: control thread failed to start\n");
 		return -EIO;

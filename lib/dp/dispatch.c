@@ -67,7 +67,9 @@ forward(struct wn_dp *dp, uint16_t to, struct wn_server_dp_msg *m)
 		DP_LOG(ERR, "shard %u control ring full: message %u dropped\n", to, m->type);
 		dp->st.ctl_drop++;
 		free(m);
+		return;
 	}
+	dp_wake(g, to);
 }
 
 static void

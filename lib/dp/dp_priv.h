@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include <rte_epoll.h>
 #include <rte_hash.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
@@ -43,6 +44,10 @@
 #include "wn_tcp.h"
 
 #define DP_BURST 32
+/* Flushing of QPs in Error, deferred frees and deregistrations run at most this often. */
+#define DP_TICK_US 1000u
+/* Telemetry snapshot period. */
+#define DP_TEL_PERIOD_US 100000u
 
 /** lib.wn.dp (shard.c). */
 extern int wn_dp_logtype;
@@ -160,6 +165,13 @@ struct wn_dp {
 	uint32_t n_dereg, cap_dereg;
 	uint64_t last_tick;
 	struct dp_embed *emb;         /**< embedded applications' CM events (embed.c), or NULL */
+	/* idle policy (loop.c, idle.c) */
+	uint64_t last_work;           /**< when wn_dp_poll() last found work */
+	struct wn_queue_bell *bell;   /**< this shard's line of the group's bell page */
+	int epfd;                     /**< its bell's eventfd and the port's Rx wake-up */
+	struct rte_epoll_event bell_ev;
+	struct wn_port_wake *wake;    /**< the port queue's Rx wake-up (NULL: naps) */
+	uint32_t wake_mask;           /**< shards given frames this iteration: ring them */
 	/* telemetry snapshot, refreshed by the lcore */
 	pthread_mutex_t tel_lock;
 	uint64_t tel_at;
@@ -181,6 +193,17 @@ struct wn_dp {
 	} tel_qp[DP_TEL_QPS];
 };
 
+/**
+ * The link is up (wn_dp_conf.link): the port may be polled, sent to and its wake-up armed.
+ * A port's link watcher closes the gate, then waits for every shard's quiescent state before
+ * it stops the port, so a shard that saw the gate open may use the port until its next one.
+ */
+static inline bool
+dp_link_up(const struct wn_dp *dp)
+{
+	return dp->c.link == NULL || __atomic_load_n(&dp->c.link->up, __ATOMIC_ACQUIRE) != 0;
+}
+
 /** The dataplane of one instance: its shards and what they share. */
 struct wn_dp_group {
 	struct wn_dp_conf c;
@@ -190,6 +213,10 @@ struct wn_dp_group {
 	struct rte_hash *objs;        /**< handle → object; written by shard 0 only */
 	struct rte_hash *cm_owner;    /**< shard 0 only: CM id → shard (DP_OWNER_LISTEN: all) */
 	_Atomic uint32_t running;
+	/* lcore doorbells (idle.c): the bell page clients map, one eventfd per shard */
+	int bell_fd;
+	struct wn_queue_bell *bells;
+	int bell_efd[DP_MAX_SHARDS];
 };
 
 /** cm_owner value of a listener (it exists on every shard). */
@@ -301,6 +328,23 @@ void dp_errq_flush(struct wn_dp *dp);
 void dp_cq_notify(struct wn_dp *dp, struct wn_queue_ring *ring);
 /** Free every object (after the loops stopped). */
 void dp_objs_free(struct wn_dp_group *g);
+
+/* idle.c: the bells and wake-up sources of idle shards */
+/** The group's bell page and one eventfd per shard. @return 0 or -errno. */
+int dp_bells_create(struct wn_dp_group *g);
+void dp_bells_free(struct wn_dp_group *g);
+/** Wake shard @p idx if it sleeps, after giving it work (lib/queue's bell rule). */
+void dp_wake(struct wn_dp_group *g, uint16_t idx);
+/** Wake the shards dp_steer_burst() handed frames to (wake_mask). */
+void dp_wake_handoffs(struct wn_dp *dp);
+/** The shard's epoll set: its bell, its port queue's Rx wake-up. @return 0 or -errno. */
+int dp_idle_start(struct wn_dp *dp);
+void dp_idle_stop(struct wn_dp *dp);
+/**
+ * Sleep until a wake-up source fires or the budget runs out (announce, poll once more,
+ * wait). @return false if it did not sleep (work, or a timer due).
+ */
+bool dp_idle_sleep(struct wn_dp *dp);
 
 /* msg.c: messages to the control thread */
 /** Send a CM event for CM id @p id to the control thread. */

@@ -7,25 +7,10 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <time.h>
 
 #include <rte_ethdev.h>
 
 #include "dp_priv.h"
-
-/* Loop iterations with nothing to do before the lcore naps for idle_us. */
-#define IDLE_SPINS 2048
-/* Telemetry snapshot period. */
-#define TEL_PERIOD_US 100000
-/* Flushing of QPs in Error, deferred frees and deregistrations run at most this often. */
-#define TICK_US 1000u
-
-/* The link is up (wn_dp_conf.link): the port may be polled and sent to. */
-static inline bool
-link_up(const struct wn_dp *dp)
-{
-	return dp->c.link == NULL || __atomic_load_n(&dp->c.link->up, __ATOMIC_ACQUIRE) != 0;
-}
 
 static void
 port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
@@ -33,7 +18,7 @@ port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 	uint16_t sent = 0, i;
 	unsigned int tries;
 
-	if (!link_up(dp)) {
+	if (!dp_link_up(dp)) {
 		/* a NIC without a cable: what would go out is lost (TCP retransmits) */
 		rte_pktmbuf_free_bulk(pkts, n);
 		dp->st.tx_nolink += n;
@@ -42,7 +27,10 @@ port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 
 	wn_pcap_capture(dp->c.pcap, dp->c.port_id, dp->idx, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
 	for (tries = 0; sent < n && tries < 64; tries++) {
-		sent += rte_eth_tx_burst(dp->c.port_id, dp->idx, pkts + sent, n - sent);
+		/* a memif peer that sleeps gets its interrupt (wn_port_wake_tx_burst) */
+		sent += dp->wake != NULL ?
+			wn_port_wake_tx_burst(dp->wake, pkts + sent, n - sent) :
+			rte_eth_tx_burst(dp->c.port_id, dp->idx, pkts + sent, n - sent);
 		if (sent < n && dp->idx == 0 && dp->c.port_poll != NULL)
 			(void)dp->c.port_poll(); /* e.g. a fault injector's face drains only when polled */
 	}
@@ -62,7 +50,7 @@ poll_rx(struct wn_dp *dp)
 	unsigned int work = 0;
 	uint16_t n, k;
 
-	n = link_up(dp) ? rte_eth_rx_burst(dp->c.port_id, dp->idx, pkts, DP_BURST) : 0;
+	n = dp_link_up(dp) ? rte_eth_rx_burst(dp->c.port_id, dp->idx, pkts, DP_BURST) : 0;
 	if (n > 0) {
 		work += n;
 		dp->st.rx_pkts += n;
@@ -132,7 +120,7 @@ poll_tx(struct wn_dp *dp)
 static void
 tick(struct wn_dp *dp)
 {
-	if (dp->now - dp->last_tick < TICK_US)
+	if (dp->now - dp->last_tick < DP_TICK_US)
 		return;
 	dp->last_tick = dp->now;
 	dp_errq_flush(dp);
@@ -150,11 +138,13 @@ wn_dp_poll_rx(struct wn_dp *dp)
 
 	dp->now = wn_net_now_us();
 	dp->st.loops++;
-	if (dp->c.port_poll != NULL && dp->idx == 0 && link_up(dp))
+	if (dp->c.port_poll != NULL && dp->idx == 0 && dp_link_up(dp))
 		(void)dp->c.port_poll();
 	/* control first: a listen (or a connect) is in place before frames that follow it */
 	work += poll_ctl(dp);
 	work += poll_rx(dp);
+	if (dp->wake_mask != 0)
+		dp_wake_handoffs(dp);
 	/* lower-layer timers; zero-copy FPDUs ACKed and in no mbuf: unpin, complete */
 	work += dp_llp_poll(dp);
 	return work;
@@ -172,10 +162,12 @@ wn_dp_poll_tx(struct wn_dp *dp)
 		work += wn_rnic_tx_poll(qp->eng, DP_BURST);
 	}
 	work += poll_tx(dp);
+	if (dp->wake_mask != 0)
+		dp_wake_handoffs(dp); /* frames looped back to another shard */
 	tick(dp);
 	if (dp->c.qs != NULL)
 		rte_rcu_qsbr_quiescent(dp->c.qs, dp->idx);
-	if (dp->now - dp->tel_at >= TEL_PERIOD_US) {
+	if (dp->now - dp->tel_at >= DP_TEL_PERIOD_US) {
 		dp->tel_at = dp->now;
 		dp_tel_refresh(dp);
 	}
@@ -240,26 +232,25 @@ int
 wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit)
 {
 	struct wn_dp *dp = g->shard[idx];
-	unsigned int idle = 0;
+	bool poll_only = dp->c.idle == WN_DP_IDLE_POLL || dp->c.idle_us == 0;
 	int ret;
 
-	/* naps of --idle-us must not be stretched by the default 50 us timer slack */
+	/* naps and timeouts must not be stretched by the default 50 us timer slack */
 	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	ret = wn_dp_start(dp);
 	if (ret != 0)
 		return ret;
-	while (!*quit) {
-		if (wn_dp_poll(dp) != 0) {
-			idle = 0;
-		} else if (dp->c.idle_us != 0 && ++idle >= IDLE_SPINS) {
-			struct timespec ts = { 0, (long)dp->c.idle_us * 1000 };
-
-			dp->st.idle_sleeps++;
-			nanosleep(&ts, NULL);
-		}
+	/* also when polling: its transmit wakes a memif peer that sleeps */
+	ret = dp_idle_start(dp);
+	while (ret == 0 && !*quit) {
+		if (wn_dp_poll(dp) != 0)
+			dp->last_work = dp->now;
+		else if (!poll_only && dp->now - dp->last_work >= dp->c.idle_spin_us)
+			(void)dp_idle_sleep(dp);
 	}
+	dp_idle_stop(dp);
 	wn_dp_stop(dp);
-	return 0;
+	return ret;
 }
 
 struct wn_dp *

@@ -146,6 +146,8 @@ dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn
 	qp->llp = llp;
 	TAILQ_INSERT_TAIL(&dp->active, qp, next);
 	qp->active = true;
+	/* clients posting to the SQ ring this shard's bell while it sleeps (wn_queue.h) */
+	wn_queue_cons_bell_set(&qp->sq, dp->idx + 1u);
 	return 0;
 }
 
@@ -199,6 +201,7 @@ dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 	if (qp->active) {
 		TAILQ_REMOVE(&dp->active, qp, next);
 		qp->active = false;
+		wn_queue_cons_bell_set(&qp->sq, 0);
 	}
 	qp->conn = NULL;
 	qp->llp = NULL;

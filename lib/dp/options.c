@@ -30,8 +30,20 @@ wn_dp_app_usage(const char *prog)
 	       "  --pcap FILE        write every packet of the port to FILE (pcapng)\n"
 	       "  --impair SPEC      wrap the port with the fault injector, e.g.\n"
 	       "                     drop=0.01,reorder=0.01,dup=0.001,corrupt=0,seed=1\n"
-	       "  --idle-us N        sleep N us after ~2000 idle loop iterations (default 20;\n"
-	       "                     0 = poll without pause)\n"
+	       "  --idle sleep|poll  what an idle dataplane lcore does (default sleep):\n"
+	       "                     sleep: for shared cores (daemon and clients on the same\n"
+	       "                     CPUs, e.g. a 2-core machine): after --idle-spin-us without\n"
+	       "                     work it sleeps until a client posts to one of its send\n"
+	       "                     queues (a doorbell rung only while it sleeps), its port queue\n"
+	       "                     receives (Rx interrupt: memif, tap, most NICs) or a timer\n"
+	       "                     is due; a port without Rx interrupts (af_packet, --impair)\n"
+	       "                     makes it nap at most --idle-us. Run clients anywhere;\n"
+	       "                     their ibv_poll_cq yields the CPU when it finds nothing.\n"
+	       "                     poll: for dedicated cores (EAL -l on CPUs no client and no\n"
+	       "                     other daemon uses): poll without pause, lowest latency.\n"
+	       "  --idle-spin-us N   keep polling N us without work before sleeping (default 20)\n"
+	       "  --idle-us N        longest nap without an Rx interrupt (default 20; 0 = --idle\n"
+	       "                     poll)\n"
 	       "  --max-conns N      TCP connections (default 1024)\n"
 	       "  --sockbuf BYTES    TCP send/receive buffer per connection (default 1 MiB)\n"
 	       "  --mbufs N          mbuf pool size (default 16383)\n"
@@ -123,7 +135,7 @@ num(const char *arg, unsigned long lo, unsigned long hi, unsigned long *out)
 enum {
 	O_IP = 256, O_GW, O_PORT, O_CTL, O_NAME, O_MTU, O_PCAP, O_IDLE, O_MAXC, O_SOCKBUF,
 	O_MBUFS, O_NOOFF, O_REV, O_MARKERS, O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_CONFIG, O_IMPAIR,
-	O_ZC, O_ZCMIN, O_MAXMR, O_LLP, O_HELP,
+	O_ZC, O_ZCMIN, O_MAXMR, O_LLP, O_IDLEMODE, O_IDLESPIN, O_HELP,
 };
 
 static const struct option opts[] = {
@@ -151,6 +163,8 @@ static const struct option opts[] = {
 	{"zero-copy-tx", required_argument, NULL, O_ZC},
 	{"zero-copy-min", required_argument, NULL, O_ZCMIN},
 	{"llp", required_argument, NULL, O_LLP},
+	{"idle", required_argument, NULL, O_IDLEMODE},
+	{"idle-spin-us", required_argument, NULL, O_IDLESPIN},
 	{"help", no_argument, NULL, O_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -264,6 +278,19 @@ apply(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
 		p->ctl.llp = (uint32_t)l;
 		return 0;
 	}
+	case O_IDLEMODE:
+		if (strcmp(arg, "sleep") == 0)
+			p->dp.idle = WN_DP_IDLE_SLEEP;
+		else if (strcmp(arg, "poll") == 0)
+			p->dp.idle = WN_DP_IDLE_POLL;
+		else
+			return -EINVAL;
+		return 0;
+	case O_IDLESPIN:
+		if (num(arg, 0, 1000000, &v) != 0)
+			return -EINVAL;
+		p->dp.idle_spin_us = (uint32_t)v;
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -323,7 +350,9 @@ wn_dp_app_defaults(struct wn_dp_app_conf *p)
 	p->offload = true;
 	p->ctl.mtu = 1500;
 	p->dp.mtu = 1500;
+	p->dp.idle = WN_DP_IDLE_SLEEP;
 	p->dp.idle_us = 20;
+	p->dp.idle_spin_us = 20;
 	p->dp.max_conns = 1024;
 	p->dp.sockbuf = 1u << 20;
 	p->dp.mpa_rev = 2;

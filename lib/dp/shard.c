@@ -54,6 +54,7 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	dp->g = g;
 	dp->idx = idx;
 	dp->objs = g->objs;
+	dp->epfd = -1;
 	TAILQ_INIT(&dp->active);
 	TAILQ_INIT(&dp->errq);
 	TAILQ_INIT(&dp->conns);
@@ -125,6 +126,12 @@ wn_dp_create(const struct wn_dp_conf *conf, uint16_t n_shards)
 	g->c = *conf;
 	g->n = n_shards;
 	g->seq = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED);
+	g->bell_fd = -1;
+	for (i = 0; i < DP_MAX_SHARDS; i++)
+		g->bell_efd[i] = -1;
+	errno = -dp_bells_create(g);
+	if (errno != 0)
+		goto fail;
 	/* one writer (shard 0), readers on every shard */
 	snprintf(name, sizeof(name), "wn_dp%u_objs", g->seq);
 	g->objs = hash_create(name, 16384, RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY);
@@ -178,5 +185,6 @@ wn_dp_free(struct wn_dp_group *g)
 		shard_free(g->shard[i]);
 	rte_hash_free(g->objs);
 	rte_hash_free(g->cm_owner);
+	dp_bells_free(g);
 	free(g);
 }

@@ -121,6 +121,7 @@ handoff(struct wn_dp *dp, uint16_t to, struct rte_mbuf *m)
 		return;
 	}
 	dp->st.handoff_tx++;
+	dp->wake_mask |= 1u << to; /* rung at the end of the burst if it sleeps */
 }
 
 /* Keep this shard's frames at the front of @p pkts, hand the others over. @return kept. */

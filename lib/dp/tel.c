@@ -113,6 +113,10 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(tx_nolink);
 	ADD(loops);
 	ADD(idle_sleeps);
+	ADD(wake_bell);
+	ADD(wake_rx);
+	ADD(wake_timer);
+	ADD(idle_naps);
 	ADD(ctl_msgs);
 	ADD(cm_events);
 	ADD(ctl_drop);
@@ -195,6 +199,10 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, tx_nolink);
 	TEL_U64(d, s, loops);
 	TEL_U64(d, s, idle_sleeps);
+	TEL_U64(d, s, wake_bell);
+	TEL_U64(d, s, wake_rx);
+	TEL_U64(d, s, wake_timer);
+	TEL_U64(d, s, idle_naps);
 	TEL_U64(d, s, ctl_msgs);
 	TEL_U64(d, s, cm_events);
 	TEL_U64(d, s, ctl_drop);

@@ -44,6 +44,7 @@
 #include "wn_mem.h"
 #include "wn_net.h"
 #include "wn_port.h"
+#include "wn_queue.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,6 +69,19 @@ struct wn_dp_link {
 	uint64_t restarts;    /**< stops and starts to reconnect to a peer that came back */
 };
 
+/** What an idle lcore does in wn_dp_run() (warpnicd --idle). */
+enum wn_dp_idle {
+	/**
+	 * Shared cores (the default): after idle_spin_us without work the lcore sleeps until
+	 * its bell rings (a client posted to an SQ it serves, the control thread or another
+	 * lcore gave it work), its port queue's Rx interrupt fires, or a timer is due; a port
+	 * without Rx interrupts makes it nap at most idle_us.
+	 */
+	WN_DP_IDLE_SLEEP = 0,
+	/** Dedicated cores: poll without pause. */
+	WN_DP_IDLE_POLL = 1,
+};
+
 /** Dataplane configuration (from the command line / config file). */
 struct wn_dp_conf {
 	uint16_t port_id;
@@ -86,7 +100,9 @@ struct wn_dp_conf {
 	struct wn_mem_table *mem;
 	struct rte_rcu_qsbr *qs;      /**< QSBR of lib/mem; the lcore is thread 0 */
 	struct wn_pcap *pcap;         /**< NULL: no capture */
-	uint32_t idle_us;             /**< sleep when idle (0: always poll) */
+	uint8_t idle;                 /**< enum wn_dp_idle */
+	uint32_t idle_us;             /**< longest nap without an Rx wake-up (0: always poll) */
+	uint32_t idle_spin_us;        /**< poll this long without work before sleeping */
 	uint32_t max_conns;
 	uint32_t sockbuf;             /**< TCP send/receive buffer per connection */
 	/* MPA policy */
@@ -120,6 +136,10 @@ struct wn_dp_stats {
 	uint64_t rx_pkts, tx_pkts, tx_drop;
 	uint64_t tx_nolink;          /**< frames dropped because the link was down */
 	uint64_t loops, idle_sleeps;
+	uint64_t wake_bell;          /**< sleeps ended by the lcore's bell (clients, control) */
+	uint64_t wake_rx;            /**< ... by the port queue's Rx interrupt */
+	uint64_t wake_timer;         /**< ... by the timeout (a timer, a nap's end) */
+	uint64_t idle_naps;          /**< sleeps without the Rx wake-up (none, or link down) */
 	uint64_t ctl_msgs, cm_events, ctl_drop;
 	uint64_t conns_active, conns_passive, conns_established, conns_failed, conns_rejected;
 	uint64_t mpa_errors;          /**< MPA startup or Full Operation errors */
@@ -202,11 +222,21 @@ unsigned int wn_dp_poll_tx(struct wn_dp *dp);
 void wn_dp_stop(struct wn_dp *dp);
 
 /**
- * Run shard @p idx until *quit becomes non-zero: wn_dp_start(), wn_dp_poll() in a loop that
- * naps idle_us after ~2000 empty iterations (never with idle_us 0), wn_dp_stop().
- * @return 0 or -errno of wn_dp_start(). Its lcore.
+ * Run shard @p idx until *quit becomes non-zero: wn_dp_start(), wn_dp_poll() in a loop with
+ * the idle policy of conf.idle (enum wn_dp_idle; idle_us 0 polls too), wn_dp_stop().
+ * @return 0 or -errno of wn_dp_start() or of setting up the wake-up sources. Its lcore.
  */
 int wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit);
+
+/**
+ * The lcore doorbells of @p g, for the control server to hand to clients
+ * (wn_server_dp_bells(); lib/queue's "Lcore doorbells"): the bell page memfd and mapping, and
+ * one eventfd per shard in @p efds (DP_MAX_SHARDS entries). Only shards in wn_dp_run() sleep;
+ * the others never ask to be rung. The fds stay @p g's.
+ * @return the number of bells (shards). Main lcore.
+ */
+uint32_t wn_dp_bells(struct wn_dp_group *g, int *page_fd, struct wn_queue_bell **page,
+		     int *efds);
 
 /** Free everything (after every wn_dp_run returned). */
 void wn_dp_free(struct wn_dp_group *g);

@@ -56,7 +56,13 @@ wn_port_configure(const struct wn_port_conf *c, uint64_t *tx_capa, uint64_t *rx_
 	}
 	*tx_capa = conf.txmode.offloads;
 	*rx_capa = conf.rxmode.offloads;
+	conf.intr_conf.rxq = c->rx_intr ? 1 : 0;
 	ret = rte_eth_dev_configure(c->port_id, nq, nq, &conf);
+	if (ret < 0 && c->rx_intr) {
+		/* a PMD that refuses Rx interrupts: without them (its lcores nap) */
+		conf.intr_conf.rxq = 0;
+		ret = rte_eth_dev_configure(c->port_id, nq, nq, &conf);
+	}
 	if (ret < 0)
 		return ret;
 	ret = rte_eth_dev_adjust_nb_rx_tx_desc(c->port_id, &nb_rxd, &nb_txd);

@@ -35,6 +35,8 @@ struct wn_port_conf {
 	bool set_mtu;              /**< call rte_eth_dev_set_mtu (false for wrapper ports) */
 	bool multi_segs;           /**< enable RTE_ETH_TX_OFFLOAD_MULTI_SEGS if the port has it
 				    *   (reported in tx_capa: mbuf chains may be sent) */
+	bool rx_intr;              /**< ask for Rx queue interrupts (intr_conf.rxq) where the
+				    *   port takes them, for wn_port_wake_open() */
 	struct rte_mempool *pool;  /**< RX mbufs */
 };
 
@@ -77,6 +79,52 @@ bool wn_port_reconnects_by_restart(uint16_t port_id);
  * process exit releases the same resources. Main lcore, after the loops stopped.
  */
 void wn_port_shutdown(void);
+
+/**
+ * Wake-up sources of one port queue for an lcore that sleeps when idle: the ethdev Rx
+ * interrupt (ports set up with wn_port_conf.rx_intr whose PMD has one: most NICs, virtio,
+ * vhost, tap), or net_memif's interrupt mode (DPDK 22.11 has no ethdev op for it; lib/net
+ * reaches it through the PMD's private structures, checked at every use, see wake.c).
+ */
+struct wn_port_wake;
+
+/**
+ * Register the Rx wake-up of queue @p queue of @p port_id (started) in the epoll instance
+ * @p epfd with rte_epoll_ctl(): its events carry a struct rte_epoll_event whose epdata.data
+ * is @p data and whose epdata.cb_fun consumes the event (call it, as rte_epoll_wait() does).
+ * The interrupt stays masked until wn_port_wake_arm().
+ * @return the wake-up, or NULL with errno ENOTSUP (the port has none: nap instead), ENOMEM.
+ *   The queue's lcore.
+ */
+struct wn_port_wake *wn_port_wake_open(uint16_t port_id, uint16_t queue, int epfd,
+				       void *data);
+
+/** Unregister and free @p w (NULL: no-op). The queue's lcore. */
+void wn_port_wake_close(struct wn_port_wake *w);
+
+/**
+ * Before sleeping: unmask the queue's Rx interrupt. The caller then fences, polls the queue
+ * once more and sleeps only if it found nothing (the interrupt fires for frames that arrive
+ * after this call). @return 0, or -EAGAIN: no wake-up now (memif link down): nap instead.
+ * The queue's lcore.
+ */
+int wn_port_wake_arm(struct wn_port_wake *w);
+
+/** After sleeping (or finding work): mask the interrupt and consume its event. Its lcore. */
+void wn_port_wake_disarm(struct wn_port_wake *w);
+
+/**
+ * Like wn_port_wake_disarm() without touching the port (its owner stopped it or is about
+ * to): the wake-up is taken as masked and its event source as gone. The queue's lcore.
+ */
+void wn_port_wake_forget(struct wn_port_wake *w);
+
+/**
+ * rte_eth_tx_burst() on the queue of @p w that also wakes a memif peer which unmasked its
+ * Rx interrupt while the PMD looked (the PMD reads the peer's mask without a fence).
+ * @return packets sent. The queue's lcore.
+ */
+uint16_t wn_port_wake_tx_burst(struct wn_port_wake *w, struct rte_mbuf **pkts, uint16_t n);
 
 /** A pcapng capture. */
 struct wn_pcap;

@@ -43,6 +43,8 @@
  *    re-reads the producer index before it sleeps; the producer stores the producer index,
  *    issues a seq_cst fence and reads idle. At least one of them sees the other's store, so
  *    either the consumer finds the new entry or the producer rings the doorbell.
+ *  - Lcore doorbell (the same pattern, one flag per dataplane lcore for all its rings): see
+ *    "Lcore doorbells" below.
  *  - CQ arm: the client stores the arm word (seq_cst exchange); warpnicd, after publishing
  *    a CQE, fences (seq_cst) and atomically exchanges an armed word back to 0; exactly one
  *    notification per arming.
@@ -112,7 +114,8 @@ struct wn_queue_ring_hdr {
 	/* line 2: consumer-owned */
 	_Atomic uint32_t cons;     /**< consumer index (free-running) */
 	_Atomic uint32_t cons_idle; /**< 1: consumer may be idle, the producer must ring */
-	uint8_t pad2[WN_QUEUE_CACHE_LINE - 8];
+	_Atomic uint32_t bell;     /**< lcore doorbell of the consumer: index + 1 (0: none) */
+	uint8_t pad2[WN_QUEUE_CACHE_LINE - 12];
 
 	/* line 3: notification */
 	_Atomic uint32_t arm;      /**< CQ: enum wn_queue_cq_arm, client sets, warpnicd clears */
@@ -426,6 +429,7 @@ wn_queue_ring_init(void *mem, enum wn_queue_kind kind, uint32_t depth, uint32_t 
 	atomic_init(&h->doorbell, 0);
 	atomic_init(&h->cons, 0);
 	atomic_init(&h->cons_idle, 0);
+	atomic_init(&h->bell, 0);
 	atomic_init(&h->arm, WN_QUEUE_CQ_DISARMED);
 	atomic_init(&h->arm_sn, 0);
 	atomic_init(&h->status, 0);
@@ -677,6 +681,112 @@ static inline void
 wn_queue_cons_idle_exit(struct wn_queue_ring *r)
 {
 	atomic_store_explicit(&r->hdr->cons_idle, 0, memory_order_relaxed);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Lcore doorbells                                                                            */
+
+/**
+ * @par Lcore doorbells
+ * A dataplane lcore consumes the SQs of many QPs and may sleep when none has work. Each
+ * lcore has a bell: a cache line in the instance's bell page (one WN_QUEUE_BELL_PAGE_SIZE
+ * memfd that warpnicd writes and clients map read-only) and an eventfd. A ring's @c bell word
+ * (consumer line) names the bell of the lcore consuming it, index + 1, or 0 when no lcore
+ * sleeps on it (the producer never rings). Ordering (the Dekker pattern of the per-ring
+ * doorbell, with the flag in the bell):
+ *  - lcore, before it sleeps: store @c sleeping = 1, seq_cst fence (wn_queue_bell_sleep()),
+ *    then poll every ring it consumes once more; work found: store @c sleeping = 0
+ *    (wn_queue_bell_wake()) and go on; none: wait on its eventfd (and other wake-up sources),
+ *    then store @c sleeping = 0 before polling again.
+ *  - producer: store-release @c prod and seq_cst fence (wn_queue_prod_commit()), then load
+ *    @c bell and that bell's @c sleeping (wn_queue_prod_bell()); set: write the lcore's
+ *    eventfd. While the lcore is awake the producer makes no system call.
+ *  - an lcore that takes over a ring stores @c bell (wn_queue_cons_bell_set()) before the
+ *    fence of its next sleep, so a producer either sees the new bell or its entry is seen by
+ *    the lcore's last poll before sleeping.
+ *  - other producers of an lcore's work (threads of warpnicd, other lcores) publish, then
+ *    call wn_queue_bell_check() (seq_cst fence, load @c sleeping).
+ * A wrong @c bell (a client scribbling over its own ring) only makes that client ring the
+ * wrong lcore or none; the bell page is not writable by clients.
+ */
+
+/** Bells in a bell page (most dataplane lcores an instance can have). */
+#define WN_QUEUE_BELLS 64u
+/** Octets of a bell page: one cache line per bell. */
+#define WN_QUEUE_BELL_PAGE_SIZE (WN_QUEUE_BELLS * WN_QUEUE_CACHE_LINE)
+
+/** One lcore's bell (a cache line of the bell page, written by that lcore only). */
+struct wn_queue_bell {
+	_Atomic uint32_t sleeping; /**< 1: the lcore sleeps or is about to: ring its eventfd */
+	uint32_t rsvd;
+	_Atomic uint64_t sleeps;   /**< informative: times the lcore went to sleep */
+	uint8_t pad[WN_QUEUE_CACHE_LINE - 16];
+};
+static_assert(sizeof(struct wn_queue_bell) == WN_QUEUE_CACHE_LINE, "bell size");
+static_assert(WN_QUEUE_BELL_PAGE_SIZE == 4096u, "bell page is one page");
+
+/**
+ * Announce that the lcore owning @p b is about to sleep.
+ * Ordering: store @c sleeping = 1, then a seq_cst fence; the caller then polls its rings
+ * once more (and calls wn_queue_bell_wake() if it found work). The bell's lcore.
+ */
+static inline void
+wn_queue_bell_sleep(struct wn_queue_bell *b)
+{
+	atomic_store_explicit(&b->sleeping, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+/** The lcore owning @p b polls again: producers stop ringing. The bell's lcore. */
+static inline void
+wn_queue_bell_wake(struct wn_queue_bell *b)
+{
+	atomic_store_explicit(&b->sleeping, 0, memory_order_relaxed);
+}
+
+/**
+ * After publishing work for the lcore owning @p b by other means than a lib/queue ring
+ * (an rte_ring, a shared list): must the lcore be woken?
+ * Ordering: seq_cst fence, then load @c sleeping (pairs with wn_queue_bell_sleep()).
+ * @return true: write the lcore's eventfd. Any thread.
+ */
+static inline bool
+wn_queue_bell_check(const struct wn_queue_bell *b)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load_explicit(&b->sleeping, memory_order_relaxed) != 0;
+}
+
+/**
+ * Name the bell of the lcore that consumes ring @p r from now on.
+ * @param bell bell index + 1, or 0: no lcore sleeps on this ring (producers never ring).
+ * Ordering: relaxed store; the lcore's next wn_queue_bell_sleep() orders it (file comment).
+ * The ring's consumer (warpnicd).
+ */
+static inline void
+wn_queue_cons_bell_set(struct wn_queue_ring *r, uint32_t bell)
+{
+	atomic_store_explicit(&r->hdr->bell, bell, memory_order_relaxed);
+}
+
+/**
+ * After wn_queue_prod_commit() (whose seq_cst fence this relies on): the bell to ring.
+ * @param page the instance's bell page (read-only mapping), or NULL (no bells: never rings).
+ * @param n_bells bells in @p page.
+ * @return the bell index whose eventfd the producer must write, or -1 (the consumer is
+ *   awake, or the ring names no bell). Producer thread.
+ */
+static inline int
+wn_queue_prod_bell(const struct wn_queue_ring *r, const struct wn_queue_bell *page,
+		   uint32_t n_bells)
+{
+	uint32_t bell = atomic_load_explicit(&r->hdr->bell, memory_order_relaxed);
+
+	if (page == NULL || bell == 0 || bell > n_bells || bell > WN_QUEUE_BELLS)
+		return -1;
+	if (atomic_load_explicit(&page[bell - 1].sleeping, memory_order_relaxed) == 0)
+		return -1;
+	return (int)(bell - 1);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The device as clients see it: HELLO, QUERY_DEVICE, QUERY_PORT. */
+/* The device as clients see it: HELLO, QUERY_DEVICE, QUERY_PORT, the lcore doorbells. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +18,24 @@ srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs
 	rs->u.hello.client_id = rq->c->id;
 	snprintf(rs->u.hello.dev_name, sizeof(rs->u.hello.dev_name), "%s", srv->dev_name);
 	SRV_LOG(DEBUG, "client %u: hello from pid %u", rq->c->id, r->pid);
+	return 0;
+}
+
+/* An lcore doorbell for the client (wn_ctl.h WN_CTL_BELL): a duplicate of the page or eventfd. */
+int
+srv_h_bell(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	const struct wn_ctl_bell_req *r = rq->body;
+	int fd;
+
+	if (srv->n_bells == 0 || (r->bell != WN_CTL_BELL_PAGE && r->bell >= srv->n_bells))
+		return -ENOENT;
+	fd = fcntl(r->bell == WN_CTL_BELL_PAGE ? srv->bell_page_fd : srv->bell_efd[r->bell],
+		   F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	rs->u.bell.n_bells = srv->n_bells;
+	rs->fd = fd;
 	return 0;
 }
 

@@ -52,11 +52,17 @@ srv_dp_msg(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj)
 int
 srv_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m)
 {
+	uint64_t one = 1;
+
 	if (rte_ring_enqueue(srv->to_dp, m) != 0) {
 		SRV_LOG(ERR, "dataplane queue full, message %u dropped", m->type);
 		free(m);
 		return -ENOBUFS;
 	}
+	/* the lcore taking to_dp may sleep: ring it (wn_queue.h, lcore doorbells) */
+	if (srv->n_bells > 0 && wn_queue_bell_check(&srv->bells[0]) &&
+	    write(srv->bell_efd[0], &one, sizeof(one)) < 0 && errno != EAGAIN)
+		SRV_LOG(ERR, "dataplane bell: %s", strerror(errno));
 	return 0;
 }
 
@@ -108,6 +114,20 @@ wn_server_dp_attach(struct wn_server *srv, struct rte_ring *to_dp, struct rte_ri
 	return 0;
 }
 
+int
+wn_server_dp_bells(struct wn_server *srv, int page_fd, const struct wn_queue_bell *page,
+		   const int *efds, uint32_t n_bells)
+{
+	if (srv->to_dp == NULL || page_fd < 0 || page == NULL || n_bells == 0 ||
+	    n_bells > WN_QUEUE_BELLS)
+		return -EINVAL;
+	srv->bell_page_fd = page_fd;
+	srv->bells = page;
+	memcpy(srv->bell_efd, efds, n_bells * sizeof(*efds));
+	srv->n_bells = n_bells;
+	return 0;
+}
+
 /* ---------------------------------------------------------------- requests */
 
 /* One handler per op, and the least request body it reads (wn_ctl_req_check() checks more). */
@@ -146,6 +166,7 @@ static const struct {
 	[WN_CTL_ALLOC_MW] = {sizeof(struct wn_ctl_alloc_mw_req), srv_h_alloc_mw},
 	[WN_CTL_DEALLOC_MW] = {sizeof(struct wn_ctl_handle), srv_h_destroy},
 	[WN_CTL_CM_MIGRATE_ID] = {sizeof(struct wn_ctl_cm_migrate_req), srv_h_cm_migrate_id},
+	[WN_CTL_BELL] = {sizeof(struct wn_ctl_bell_req), srv_h_bell},
 };
 
 static void
@@ -417,6 +438,7 @@ wn_server_create(const struct wn_server_conf *conf)
 	srv->lfd = -1;
 	srv->epfd = -1;
 	srv->dp_efd = -1;
+	srv->bell_page_fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 	srv->mem = wn_mem_table_create(conf->mem_entries != 0 ? conf->mem_entries : MEM_ENTRIES,
 				       conf->mem_qs);

@@ -157,6 +157,11 @@ struct wn_server {
 	uint16_t next_port;
 	struct rte_ring *to_dp, *to_ctl;
 	int dp_efd;
+	/* the dataplane's lcore doorbells (wn_server_dp_bells()), borrowed */
+	int bell_page_fd;
+	const struct wn_queue_bell *bells;
+	int bell_efd[WN_QUEUE_BELLS];
+	uint32_t n_bells;
 	struct obj *zombies;
 	struct wn_mem_table *mem;
 };
@@ -182,6 +187,7 @@ struct srv_resp {
 		struct wn_ctl_ring_resp ring;
 		struct wn_ctl_qp_attr qp;
 		struct wn_ctl_cm_addr_resp addr;
+		struct wn_ctl_bell_resp bell;
 	} u;
 	int fd; /* -1: none; set only on success */
 };
@@ -210,6 +216,7 @@ int srv_dp_tell(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj
 int srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int srv_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int srv_h_query_port(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_bell(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 
 /* ---- mr.c */
 int srv_h_alloc_pd(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "wn_ctl.h"
+#include "wn_queue.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -122,6 +123,17 @@ struct wn_mem_table *wn_server_mem(struct wn_server *srv);
  */
 int wn_server_dp_attach(struct wn_server *srv, struct rte_ring *to_dp,
 			struct rte_ring *to_ctl, int efd);
+
+/**
+ * Hand the dataplane lcores' doorbells to clients (WN_CTL_BELL; wn_queue.h "Lcore
+ * doorbells"): the bell page memfd @p page_fd and its mapping @p page, and one eventfd per
+ * bell (@p n_bells, at most WN_QUEUE_BELLS). The server rings bell 0 (the lcore that takes
+ * the to_dp ring) after each message it posts. The fds and the mapping stay the caller's and
+ * must outlive the server's thread. Without this, clients never ring.
+ * @return 0, or -EINVAL (bad arguments, no dataplane attached). Call before start().
+ */
+int wn_server_dp_bells(struct wn_server *srv, int page_fd, const struct wn_queue_bell *page,
+		       const int *efds, uint32_t n_bells);
 
 #ifdef __cplusplus
 }

@@ -503,6 +503,20 @@ wn_tcp_process(struct wn_tcp_ctx *ctx, uint64_t now)
 	free_dead(ctx);
 }
 
+uint64_t
+wn_tcp_next_timer(const struct wn_tcp_ctx *ctx)
+{
+	uint64_t i;
+
+	if (!TAILQ_EMPTY(&ctx->pending))
+		return ctx->now;
+	/* a timer in slot s fires once now reaches its tick (tcp_timer_update rounds up) */
+	for (i = 0; i < TCP_WHEEL_SLOTS; i++)
+		if (!TAILQ_EMPTY(&ctx->wheel[(ctx->wheel_tick + i) % TCP_WHEEL_SLOTS]))
+			return (ctx->wheel_tick + i) * TCP_TICK_US;
+	return UINT64_MAX;
+}
+
 uint16_t
 wn_tcp_tx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 {

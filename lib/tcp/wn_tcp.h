@@ -298,6 +298,15 @@ uint16_t wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t
 void wn_tcp_process(struct wn_tcp_ctx *ctx, uint64_t now);
 
 /**
+ * When wn_tcp_process() has timer work next, for a caller that sleeps when idle: the start
+ * of the first timer-wheel tick (TCP_TICK_US, 1 ms) holding an armed timer, when
+ * wn_tcp_process() runs it.
+ * @return absolute microseconds (may be now or past: call wn_tcp_process()), or UINT64_MAX
+ *   when no timer is armed and no output is pending. Owning lcore.
+ */
+uint64_t wn_tcp_next_timer(const struct wn_tcp_ctx *ctx);
+
+/**
  * Take up to @p n queued segments as IP packets (for wn_net_output_bulk).
  * @param ctx   the context.
  * @param pkts  where to store them.

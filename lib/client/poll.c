@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/client: backing off from a CQ that stays empty (wn_client_poll_backoff()).
+ *
+ * A program that spins on an empty CQ (perftest, most benchmarks) holds its CPU; when the
+ * dataplane lcore that will produce the completion shares that CPU, every microsecond spent
+ * spinning delays the completion. So after a short spin the poller yields on each empty poll
+ * (the lcore, if runnable there, runs at once), and after a longer wait it sleeps briefly
+ * between polls. WARPNIC_POLL_SPIN_US sets the spin (default 5; "-1" never backs off).
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "wn_client.h"
+
+/* After this long without a completion, sleep NAP_NS between polls. */
+#define NAP_AFTER_NS 1000000ull
+#define NAP_NS 20000L
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The spin from WARPNIC_POLL_SPIN_US, read once: ns, or UINT64_MAX (never back off). */
+static uint64_t
+spin_ns(void)
+{
+	static _Atomic uint64_t cached;
+	uint64_t v = cached;
+	const char *e;
+	long us;
+
+	if (v != 0)
+		return v - 1;
+	e = getenv("WARPNIC_POLL_SPIN_US");
+	us = e != NULL && *e != '\0' ? strtol(e, NULL, 10) : 5;
+	v = us < 0 ? UINT64_MAX : (uint64_t)us * 1000;
+	cached = v == UINT64_MAX ? v : v + 1;
+	return v;
+}
+
+void
+wn_client_poll_backoff(struct wn_client_backoff *b, int got)
+{
+	uint64_t t, spin;
+
+	if (got != 0) {
+		b->empty_since = 0;
+		return;
+	}
+	t = now_ns();
+	if (b->empty_since == 0) {
+		b->empty_since = t;
+		return;
+	}
+	spin = spin_ns();
+	if (spin == UINT64_MAX || t - b->empty_since < spin)
+		return;
+	if (t - b->empty_since < NAP_AFTER_NS) {
+		(void)sched_yield();
+	} else {
+		struct timespec ts = { 0, NAP_NS };
+
+		(void)nanosleep(&ts, NULL);
+	}
+}
