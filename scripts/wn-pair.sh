@@ -80,7 +80,8 @@ show_logs() { # [LINES]
 	done
 }
 
-# stop: SIGTERM, 5 s to exit, then SIGKILL; status 1 if an instance had to be killed or
+# stop: SIGTERM, 20 s to exit (a loaded 2-core machine stretches a clean shutdown well past
+# 5 s), then SIGKILL; status 1 if an instance had to be killed or
 # exited with a non-zero status (its shutdown failed, or it had crashed before)
 stop() {
 	local n pid rc=0 st
@@ -90,10 +91,10 @@ stop() {
 		pid=$(cat "$dir/$n.pid")
 		if kill -0 "$pid" 2>/dev/null; then
 			kill -TERM "$pid" 2>/dev/null || true
-			for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 			if kill -0 "$pid" 2>/dev/null; then
 				kill -KILL "$pid" 2>/dev/null || true
-				echo "wn-pair: warpnicd $n did not stop within 5 s: killed" >&2
+				echo "wn-pair: warpnicd $n did not stop within 20 s: killed" >&2
 				rc=1
 			fi
 		fi
@@ -303,7 +304,7 @@ restart() {
 	pid=$(cat "$dir/$n.pid" 2>/dev/null || true)
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
 		kill -TERM "$pid" 2>/dev/null || true
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$pid" 2>/dev/null || true
 	fi
 	for _ in $(seq 50); do [ -s "$dir/$n.rc" ] && break; sleep 0.1; done
