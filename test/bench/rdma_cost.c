@@ -234,7 +234,9 @@ measure_rdma(bool send, uint32_t size, uint64_t n)
 
 		if (spin == PUMP_MAX)
 			die("stalled");
-		while (posted < n && posted - done < DEPTH)
+		/* a Send completes at A once TCP has it, maybe before B took it: post only what
+		 * B's posted receives can take (an unmatched Send is fatal, RFC 5040 §7.1) */
+		while (posted < n && posted - done < DEPTH && (!send || posted - got < 2 * DEPTH))
 			post_one(op, size, posted++);
 		pump();
 		k = wn_dp_cq_poll(sa.cq, e, BURST);

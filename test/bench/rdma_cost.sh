@@ -33,14 +33,15 @@ trap 'rm -rf "$t"' EXIT
 ir() {
 	local f=$t/$1-$2.out
 	if [ "$native" = 1 ]; then
-		"$bin" "$1" "$2" "$3" >"$f" 2>&1 || { cat "$f"; echo "FAIL: $1 $2"; exit 1; }
+		"$bin" "$1" "$2" "$3" >"$f" 2>&1 || { cat "$f" >&2; echo "FAIL: $1 $2" >&2; exit 1; }
 		echo 0
 		return
 	fi
 	valgrind --tool=callgrind --toggle-collect=measure --callgrind-out-file="$f.cg" \
-		"$bin" "$1" "$2" "$3" >"$f" 2>&1 || { cat "$f"; echo "FAIL: $1 $2" >&2; exit 1; }
+		"$bin" "$1" "$2" "$3" >"$f" 2>&1 || { cat "$f" >&2; echo "FAIL: $1 $2" >&2; exit 1; }
+	# awk reads to the end: an early exit fails the pipeline (SIGPIPE, pipefail) at random
 	callgrind_annotate "$f.cg" 2>/dev/null |
-		awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }'
+		awk '/PROGRAM TOTALS/ && !done { gsub(",", "", $1); print $1; done = 1 }'
 }
 
 printf '%-6s %8s %6s %14s %14s %12s %12s %10s\n' mode size msgs ir_per_msg raw_ir_per_msg \
