@@ -117,8 +117,8 @@ op_event(struct wn_cm_ep *ep, const struct wn_cm_event *e)
 	struct dp_conn *c = conn_of(ep);
 	struct wn_ctl_cm_event ev;
 
-	if (c->embedded)
-		return dp_embed_event(c->dp, c, e); /* an application on this lcore */
+	if (c->event != NULL)
+		return c->event(c->dp, c, e); /* an application on this lcore (embed.c) */
 	memset(&ev, 0, sizeof(ev));
 	ev.event = ctl_event_of[e->type];
 	ev.status = e->status;
@@ -315,6 +315,7 @@ dp_conn_incoming(void *arg, struct wn_llp *llp)
 		return -ENOMEM; /* refused: reset */
 	c->listen_id = l->id;
 	c->embedded = l->embedded;
+	c->event = l->event;
 	c->elisten = l->embedded ? l : NULL;
 	wn_llp_info(llp, &in);
 	dp_ctl_addr_of(&in.local, &c->src);

@@ -5,8 +5,9 @@
  * lib/sctp), its connections
  * (lib/cm endpoints, conn.c) and the QP engines of those connections (lib/rnic, obj.c).
  *
- * Files: shard.c (creation), steer.c (software flow steering, handoff, loopback), loop.c (one
- * iteration, the run loop, the port's transmit), obj.c (CQ/SRQ/QP objects and shard 0's
+ * Files: shard.c (creation), steer.c (software flow steering, handoff, loopback), idle.c (the
+ * run loop and what an idle shard sleeps on), loop.c (one iteration, start and stop, the
+ * port's transmit), bell.c (the shards' doorbells), obj.c (CQ/SRQ/QP objects and shard 0's
  * dispatch of control messages), conn.c (lib/cm's owner: keys, CM messages and events),
  * llp.c (the lower layer and zero-copy's region pins), embed.c (RDMA for an application in
  * the shard's loop, wn_dp_embed.h), tel.c (telemetry), options.c and app.c (warpnicd's
@@ -104,6 +105,11 @@ struct dp_qp {
 	bool local;                   /**< an embedded application's (embed.c) */
 };
 
+struct dp_conn;
+
+/** Where an embedded connection's lib/cm events go (embed.c) instead of the control thread. */
+typedef int (*dp_conn_event_fn)(struct wn_dp *dp, struct dp_conn *c, const struct wn_cm_event *e);
+
 struct dp_listen {
 	enum dp_obj_kind kind;        /**< DPO_LISTEN (wn_dp::cm_tab holds both kinds) */
 	uint32_t id;
@@ -112,6 +118,7 @@ struct dp_listen {
 	struct wn_dp *dp;
 	void *user;                   /**< embedded listener (embed.c): its events' @c user */
 	bool embedded;
+	dp_conn_event_fn event;       /**< embedded: its connections' event sink */
 };
 
 /**
@@ -130,6 +137,7 @@ struct dp_conn {
 	TAILQ_ENTRY(dp_conn) next;
 	/* embedded (embed.c): events go to the shard's queue, not the control thread */
 	bool embedded;
+	dp_conn_event_fn event;       /**< embedded: where its events go (else the control thread) */
 	bool held;                    /**< the application holds the handle: not freed */
 	void *user;                   /**< the application's pointer, in its events */
 	struct dp_listen *elisten;    /**< passive: the embedded listener it came from */
@@ -213,7 +221,7 @@ struct wn_dp_group {
 	struct rte_hash *objs;        /**< handle → object; written by shard 0 only */
 	struct rte_hash *cm_owner;    /**< shard 0 only: CM id → shard (DP_OWNER_LISTEN: all) */
 	_Atomic uint32_t running;
-	/* lcore doorbells (idle.c): the bell page clients map, one eventfd per shard */
+	/* lcore doorbells (bell.c): the bell page clients map, one eventfd per shard */
 	int bell_fd;
 	struct wn_queue_bell *bells;
 	int bell_efd[DP_MAX_SHARDS];
@@ -329,7 +337,7 @@ void dp_cq_notify(struct wn_dp *dp, struct wn_queue_ring *ring);
 /** Free every object (after the loops stopped). */
 void dp_objs_free(struct wn_dp_group *g);
 
-/* idle.c: the bells and wake-up sources of idle shards */
+/* bell.c: the shards' doorbells */
 /** The group's bell page and one eventfd per shard. @return 0 or -errno. */
 int dp_bells_create(struct wn_dp_group *g);
 void dp_bells_free(struct wn_dp_group *g);
@@ -337,6 +345,8 @@ void dp_bells_free(struct wn_dp_group *g);
 void dp_wake(struct wn_dp_group *g, uint16_t idx);
 /** Wake the shards dp_steer_burst() handed frames to (wake_mask). */
 void dp_wake_handoffs(struct wn_dp *dp);
+
+/* idle.c: the run loop's wake-up sources */
 /** The shard's epoll set: its bell, its port queue's Rx wake-up. @return 0 or -errno. */
 int dp_idle_start(struct wn_dp *dp);
 void dp_idle_stop(struct wn_dp *dp);
@@ -356,8 +366,6 @@ void dp_cm_event_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event
 void dp_ctl_done(struct wn_dp *dp, uint32_t handle);
 
 /* embed.c: objects and connections of an application on the shard's lcore */
-/** An embedded connection's lib/cm event: queue it for wn_dp_cm_poll(). @return 0/-errno. */
-int dp_embed_event(struct wn_dp *dp, struct dp_conn *c, const struct wn_cm_event *e);
 /** Free the shard's embedded state (queued events). */
 void dp_embed_free(struct wn_dp *dp);
 

@@ -394,8 +394,9 @@ wn_dp_qp_destroy(struct wn_dp_qp *qp)
 
 /* ---------------------------------------------------------------- connection events */
 
-int
-dp_embed_event(struct wn_dp *dp, struct dp_conn *c, const struct wn_cm_event *e)
+/* An embedded connection's lib/cm event (its dp_conn_event_fn): queued for wn_dp_cm_poll(). */
+static int
+embed_event(struct wn_dp *dp, struct dp_conn *c, const struct wn_cm_event *e)
 {
 	struct dp_embed *em = embed_of(dp);
 	struct wn_dp_cm_event *ev;
@@ -479,6 +480,7 @@ wn_dp_listen(struct wn_dp *dp, const struct wn_llp_ep *local, void *user)
 	l->l.dp = dp;
 	l->l.user = user;
 	l->l.embedded = true;
+	l->l.event = embed_event;
 	dp_ctl_addr_of(local, &l->l.src);
 	if (dp_llp_listen(dp, &l->l, local) < 0) {
 		int err = errno;
@@ -584,6 +586,7 @@ wn_dp_connect(struct wn_dp *dp, struct wn_dp_qp *qp, const struct wn_llp_ep *loc
 	if (c == NULL)
 		return NULL;
 	c->embedded = true;
+	c->event = embed_event;
 	c->held = true;
 	c->user = user;
 	c->qp = &qp->q;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * lib/dp: what an idle shard sleeps on (wn_dp_run()'s policy is in loop.c).
+ * lib/dp: the run loop (wn_dp_run(): wn_dp_poll() while there is work, else sleep) and what an
+ * idle shard sleeps on. The doorbells themselves are bell.c's.
  *
  * Wake-up sources, in one epoll instance per shard:
  *  - its bell (lib/queue's "Lcore doorbells"): a line in the group's bell page, which clients
@@ -17,6 +18,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -31,76 +33,6 @@
 
 /* epdata.data of the shard's wake-up events */
 static char ev_bell, ev_rx;
-
-int
-dp_bells_create(struct wn_dp_group *g)
-{
-	uint16_t i;
-
-	g->bell_fd = memfd_create("warpnic-bells", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (g->bell_fd < 0)
-		return -errno;
-	if (ftruncate(g->bell_fd, WN_QUEUE_BELL_PAGE_SIZE) != 0 ||
-	    fcntl(g->bell_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-		return -errno;
-	g->bells = mmap(NULL, WN_QUEUE_BELL_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-			g->bell_fd, 0);
-	if (g->bells == MAP_FAILED) {
-		g->bells = NULL;
-		return -errno;
-	}
-	for (i = 0; i < g->n; i++) {
-		g->bell_efd[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (g->bell_efd[i] < 0)
-			return -errno;
-	}
-	return 0;
-}
-
-void
-dp_bells_free(struct wn_dp_group *g)
-{
-	uint16_t i;
-
-	for (i = 0; i < DP_MAX_SHARDS; i++)
-		if (g->bell_efd[i] >= 0)
-			close(g->bell_efd[i]);
-	if (g->bells != NULL)
-		munmap(g->bells, WN_QUEUE_BELL_PAGE_SIZE);
-	if (g->bell_fd >= 0)
-		close(g->bell_fd);
-}
-
-uint32_t
-wn_dp_bells(struct wn_dp_group *g, int *page_fd, struct wn_queue_bell **page, int *efds)
-{
-	*page_fd = g->bell_fd;
-	*page = g->bells;
-	memcpy(efds, g->bell_efd, g->n * sizeof(*efds));
-	return g->n;
-}
-
-void
-dp_wake(struct wn_dp_group *g, uint16_t idx)
-{
-	uint64_t one = 1;
-
-	if (wn_queue_bell_check(&g->bells[idx]) &&
-	    write(g->bell_efd[idx], &one, sizeof(one)) < 0 && errno != EAGAIN)
-		DP_LOG(ERR, "bell of shard %u: %s\n", idx, strerror(errno));
-}
-
-void
-dp_wake_handoffs(struct wn_dp *dp)
-{
-	uint32_t m = dp->wake_mask;
-
-	dp->wake_mask = 0;
-	while (m != 0) {
-		dp_wake(dp->g, (uint16_t)__builtin_ctz(m));
-		m &= m - 1;
-	}
-}
 
 int
 dp_idle_start(struct wn_dp *dp)
@@ -231,4 +163,29 @@ dp_idle_sleep(struct wn_dp *dp)
 	if (rx_wake)
 		rx_disarm(dp); /* online again: the gate read now is covered by QSBR */
 	return true;
+}
+
+int
+wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit)
+{
+	struct wn_dp *dp = g->shard[idx];
+	bool poll_only = dp->c.idle == WN_DP_IDLE_POLL || dp->c.idle_us == 0;
+	int ret;
+
+	/* naps and timeouts must not be stretched by the default 50 us timer slack */
+	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	ret = wn_dp_start(dp);
+	if (ret != 0)
+		return ret;
+	/* also when polling: its transmit wakes a memif peer that sleeps */
+	ret = dp_idle_start(dp);
+	while (ret == 0 && !*quit) {
+		if (wn_dp_poll(dp) != 0)
+			dp->last_work = dp->now;
+		else if (!poll_only && dp->now - dp->last_work >= dp->c.idle_spin_us)
+			(void)dp_idle_sleep(dp);
+	}
+	dp_idle_stop(dp);
+	wn_dp_stop(dp);
+	return ret;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lib/dp: one iteration of a shard (receive, lower layer, control messages, QP engines,
- * TCP, transmit), the run loop with its idle policy, and the port's transmit (wn_dp.h).
+ * TCP, transmit), start and stop, and the port's transmit (wn_dp.h); the run loop with its
+ * idle policy is idle.c's.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -226,31 +227,6 @@ wn_dp_stop(struct wn_dp *dp)
 		rte_rcu_qsbr_thread_unregister(dp->c.qs, dp->idx);
 	}
 	atomic_fetch_sub(&dp->g->running, 1);
-}
-
-int
-wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit)
-{
-	struct wn_dp *dp = g->shard[idx];
-	bool poll_only = dp->c.idle == WN_DP_IDLE_POLL || dp->c.idle_us == 0;
-	int ret;
-
-	/* naps and timeouts must not be stretched by the default 50 us timer slack */
-	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	ret = wn_dp_start(dp);
-	if (ret != 0)
-		return ret;
-	/* also when polling: its transmit wakes a memif peer that sleeps */
-	ret = dp_idle_start(dp);
-	while (ret == 0 && !*quit) {
-		if (wn_dp_poll(dp) != 0)
-			dp->last_work = dp->now;
-		else if (!poll_only && dp->now - dp->last_work >= dp->c.idle_spin_us)
-			(void)dp_idle_sleep(dp);
-	}
-	dp_idle_stop(dp);
-	wn_dp_stop(dp);
-	return ret;
 }
 
 struct wn_dp *
