@@ -143,24 +143,35 @@ icmp6_send(struct wn_netif *nif, struct rte_mbuf *m, const struct wn_ip_addr *sr
 	return net_send_l2(nif, m, dst_mac, RTE_ETHER_TYPE_IPV6);
 }
 
-int
-ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt)
+/* An NDP message of 32 octets (NS or NA with one link-layer address option), zeroed. */
+static struct rte_mbuf *
+ndp_alloc(struct wn_netif *nif, uint8_t **p)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(nif->conf.pool);
-	struct wn_ip_addr snm = { .family = WN_AF_INET6 };
-	uint8_t *p;
 
 	if (m == NULL) {
 		nif->st.tx_drop_nombuf++;
-		return -ENOBUFS;
+		return NULL;
 	}
-	p = (uint8_t *)rte_pktmbuf_append(m, 32);
-	if (p == NULL) {
+	*p = (uint8_t *)rte_pktmbuf_append(m, 32);
+	if (*p == NULL) {
 		rte_pktmbuf_free(m);
-		return -ENOSPC;
+		return NULL;
 	}
+	memset(*p, 0, 32);
+	return m;
+}
+
+int
+ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt)
+{
+	struct wn_ip_addr snm = { .family = WN_AF_INET6 };
+	uint8_t *p;
+	struct rte_mbuf *m = ndp_alloc(nif, &p);
+
+	if (m == NULL)
+		return -ENOBUFS;
 	/* RFC 4861 §4.3: type, code, cksum, reserved, target, source link-layer option. */
-	memset(p, 0, 32);
 	p[0] = ICMP6_NS;
 	memcpy(p + 8, tgt->v6, 16);
 	p[24] = 1; /* source link-layer address */
@@ -180,20 +191,12 @@ int
 ndp_send_na(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *dst,
 	    const struct rte_ether_addr *dst_mac, bool solicited)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(nif->conf.pool);
 	uint8_t *p;
+	struct rte_mbuf *m = ndp_alloc(nif, &p);
 
-	if (m == NULL) {
-		nif->st.tx_drop_nombuf++;
+	if (m == NULL)
 		return -ENOBUFS;
-	}
-	p = (uint8_t *)rte_pktmbuf_append(m, 32);
-	if (p == NULL) {
-		rte_pktmbuf_free(m);
-		return -ENOSPC;
-	}
 	/* RFC 4861 §4.4: R=0, S=solicited, O=1; target link-layer address option. */
-	memset(p, 0, 32);
 	p[0] = ICMP6_NA;
 	p[4] = (uint8_t)((solicited ? 0x40 : 0) | 0x20);
 	memcpy(p + 8, src->v6, 16);
