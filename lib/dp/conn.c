@@ -250,8 +250,11 @@ op_ulpdu(void *arg, const uint8_t *ulpdu, size_t len)
 {
 	struct dp_conn *c = conn_of(arg);
 
-	if (c->qp != NULL && c->qp->eng != NULL)
-		(void)wn_rnic_rx(c->qp->eng, ulpdu, len);
+	/* a Send without a receive posted (rnr_hold_us): the stream holds it, see obj.c */
+	if (c->qp != NULL && c->qp->eng != NULL && wn_rnic_rx(c->qp->eng, ulpdu, len) == -EAGAIN) {
+		dp_qp_rx_hold(c->dp, c->qp);
+		return -EAGAIN;
+	}
 	return 0;
 }
 

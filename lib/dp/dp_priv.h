@@ -103,6 +103,8 @@ struct dp_qp {
 	TAILQ_ENTRY(dp_qp) errnext;   /**< in dp->errq while its engine is in ERROR */
 	bool in_errq;
 	bool local;                   /**< an embedded application's (embed.c) */
+	bool rx_held;                 /**< its stream holds a Send waiting for a receive */
+	uint64_t held_since;          /**< ... since then (wn_net_now_us()) */
 };
 
 struct dp_conn;
@@ -330,6 +332,10 @@ int dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struc
 		 const struct wn_llp_params *p, uint8_t rtr_recv, wn_rnic_event_fn event);
 /** The QP's connection is gone: flush (engine or rings) and detach. */
 void dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp);
+/** The QP's engine refused a Send for want of a receive: its stream holds it (rnr_hold_us). */
+void dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp);
+/** A held stream: offer its Send again once a receive is posted, or give up. @return work. */
+unsigned int dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp);
 /** Flush what clients posted to QPs in Error (every tick). */
 void dp_errq_flush(struct wn_dp *dp);
 /** A CQ's notification (its eventfd); @p dp for the counter, or NULL. */

@@ -79,8 +79,9 @@ sleep_budget(struct wn_dp *dp, bool rx_wake)
 	if (t <= dp->now)
 		return 0;
 	budget = RTE_MIN(budget, t - dp->now);
-	/* the tick's work: QPs in Error flush what clients post, deregistrations wait */
-	if (!TAILQ_EMPTY(&dp->errq) || dp->n_dereg != 0)
+	/* the tick's work: QPs in Error flush what clients post, deregistrations wait; a
+	 * stream held for a receive rechecks its SRQ and its time limit */
+	if (!TAILQ_EMPTY(&dp->errq) || dp->n_dereg != 0 || dp->st.rnr_held != 0)
 		budget = RTE_MIN(budget, (uint64_t)DP_TICK_US);
 	/* the telemetry snapshot is refreshed every period, as when polling */
 	t = dp->tel_at + DP_TEL_PERIOD_US;

@@ -158,6 +158,8 @@ wn_dp_poll_tx(struct wn_dp *dp)
 	struct dp_qp *qp, *tmp;
 
 	RTE_TAILQ_FOREACH_SAFE(qp, &dp->active, next, tmp) {
+		if (qp->rx_held)
+			work += dp_qp_rx_retry(dp, qp);
 		if (qp->llp == NULL || !wn_llp_tx_ready(qp->llp))
 			continue;
 		work += wn_rnic_tx_poll(qp->eng, DP_BURST);

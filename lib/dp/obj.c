@@ -103,6 +103,23 @@ errq_remove(struct wn_dp *dp, struct dp_qp *qp)
 	}
 }
 
+/* The ring the QP takes its receives from (its RQ, or the SRQ it shares). */
+static struct wn_queue_ring *
+recv_ring(struct dp_qp *qp)
+{
+	return qp->srq != NULL ? &qp->srq->cons : &qp->rq;
+}
+
+static void
+rx_unhold(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (!qp->rx_held)
+		return;
+	qp->rx_held = false;
+	dp->st.rnr_held--;
+	wn_queue_cons_bell_set(recv_ring(qp), 0);
+}
+
 static void
 engine_destroy(struct wn_dp *dp, struct dp_qp *qp)
 {
@@ -139,6 +156,7 @@ dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn
 	rc.rfc7306 = dp->c.rfc7306;
 	rc.rtr_recv = rtr_recv;
 	rc.llp = llp;
+	rc.rnr_hold = dp->c.rnr_hold_us != 0 && wn_llp_can_hold(llp);
 	qp->eng = wn_rnic_qp_create(&rc);
 	if (qp->eng == NULL)
 		return -errno;
@@ -203,8 +221,44 @@ dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 		qp->active = false;
 		wn_queue_cons_bell_set(&qp->sq, 0);
 	}
+	rx_unhold(dp, qp);
 	qp->conn = NULL;
 	qp->llp = NULL;
+}
+
+void
+dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (qp->rx_held)
+		return;
+	qp->rx_held = true;
+	qp->held_since = dp->now;
+	dp->st.rnr_holds++;
+	dp->st.rnr_held++;
+	/*
+	 * A client posting a receive rings this shard's bell while it sleeps (lib/queue's lcore
+	 * doorbells: set before the fence of the next sleep). An SRQ names one shard only; the
+	 * others wake within DP_TICK_US (idle.c).
+	 */
+	wn_queue_cons_bell_set(recv_ring(qp), dp->idx + 1u);
+}
+
+unsigned int
+dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (!wn_rnic_rx_ready(qp->eng)) {
+		if (dp->now - qp->held_since < dp->c.rnr_hold_us)
+			return 0;
+		/* receiver not ready for too long: the Terminate of RFC 5041 §7.1 */
+		wn_rnic_rnr_expire(qp->eng);
+		dp->st.rnr_timeouts++;
+	} else {
+		dp->st.rnr_resumed++;
+	}
+	rx_unhold(dp, qp);
+	/* may hold again from inside, at the next Send without a receive */
+	(void)wn_llp_rx_resume(qp->llp);
+	return 1;
 }
 
 /* Tear a QP down on its owner shard; @p ack: acknowledge the control thread's destroy. */
@@ -213,6 +267,8 @@ dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
 {
 	if (qp->active)
 		TAILQ_REMOVE(&dp->active, qp, next);
+	if (dp != NULL)
+		rx_unhold(dp, qp);
 	if (qp->eng != NULL)
 		engine_destroy(dp, qp);
 	cq_put(dp, qp->scq);

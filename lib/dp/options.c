@@ -62,6 +62,11 @@ wn_dp_app_usage(const char *prog)
 	       "                     (default send,write,read)\n"
 	       "  --mpa-timeout MS   MPA startup (and SCTP session setup) timeout (default 20000,\n"
 	       "                     as siw)\n"
+	       "  --rnr-hold-ms MS   receiver not ready: a Send arriving while no receive is\n"
+	       "                     posted waits up to MS for one, its stream held (the sender's\n"
+	       "                     TCP window closes), as an InfiniBand RNR retry would; then\n"
+	       "                     DDP's Terminate 'no buffer' (default 10000; 0 = at once, as\n"
+	       "                     RFC 5041 and siw; DDP over SCTP always at once)\n"
 	       "  --llp mpa|sctp     lower layer below DDP of connections whose client does not\n"
 	       "                     choose (WARPNIC_LLP=mpa|sctp in its environment): MPA over\n"
 	       "                     TCP (default) or DDP over SCTP (RFC 5043)\n"
@@ -135,7 +140,7 @@ num(const char *arg, unsigned long lo, unsigned long hi, unsigned long *out)
 enum {
 	O_IP = 256, O_GW, O_PORT, O_CTL, O_NAME, O_MTU, O_PCAP, O_IDLE, O_MAXC, O_SOCKBUF,
 	O_MBUFS, O_NOOFF, O_REV, O_MARKERS, O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_CONFIG, O_IMPAIR,
-	O_ZC, O_ZCMIN, O_MAXMR, O_LLP, O_IDLEMODE, O_IDLESPIN, O_HELP,
+	O_ZC, O_ZCMIN, O_MAXMR, O_LLP, O_IDLEMODE, O_IDLESPIN, O_RNR, O_HELP,
 };
 
 static const struct option opts[] = {
@@ -165,6 +170,7 @@ static const struct option opts[] = {
 	{"llp", required_argument, NULL, O_LLP},
 	{"idle", required_argument, NULL, O_IDLEMODE},
 	{"idle-spin-us", required_argument, NULL, O_IDLESPIN},
+	{"rnr-hold-ms", required_argument, NULL, O_RNR},
 	{"help", no_argument, NULL, O_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -291,6 +297,11 @@ apply(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
 			return -EINVAL;
 		p->dp.idle_spin_us = (uint32_t)v;
 		return 0;
+	case O_RNR:
+		if (num(arg, 0, 3600000, &v) != 0)
+			return -EINVAL;
+		p->dp.rnr_hold_us = (uint32_t)v * 1000;
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -364,6 +375,7 @@ wn_dp_app_defaults(struct wn_dp_app_conf *p)
 	p->dp.mpa_timeout_us = 20u * 1000 * 1000;
 	p->dp.zero_copy_tx = false;
 	p->dp.zero_copy_min = 16384;
+	p->dp.rnr_hold_us = 10u * 1000 * 1000;
 	p->dp.llp = WN_CTL_LLP_MPA;
 	p->ctl.llp = WN_CTL_LLP_MPA;
 	p->main_shard = true;

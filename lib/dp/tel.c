@@ -147,6 +147,10 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(listens);
 	ADD(term_sent);
 	ADD(term_recv);
+	ADD(rnr_holds);
+	ADD(rnr_resumed);
+	ADD(rnr_timeouts);
+	ADD(rnr_held);
 	if (s->term_sent != 0)
 		sum->term_sent_last = s->term_sent_last;
 	if (s->term_recv != 0)
@@ -237,6 +241,10 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, term_recv);
 	put_term(d, "term_sent_last", s->term_sent, s->term_sent_last);
 	put_term(d, "term_recv_last", s->term_recv, s->term_recv_last);
+	TEL_U64(d, s, rnr_holds);
+	TEL_U64(d, s, rnr_resumed);
+	TEL_U64(d, s, rnr_timeouts);
+	TEL_U64(d, s, rnr_held);
 	TEL_U64(d, s, sctp_rx_pkts);
 	TEL_U64(d, s, sctp_tx_pkts);
 	TEL_U64(d, s, sctp_rx_bad);
@@ -447,6 +455,8 @@ tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 			TEL_U64(d, &dp->tel_qp[i].s, terminates_recv);
 			TEL_U64(d, &dp->tel_qp[i].s, wqe_flushed);
 			TEL_U64(d, &dp->tel_qp[i].s, ord_stalls);
+			TEL_U64(d, &dp->tel_qp[i].s, rnr_holds);
+			TEL_U64(d, &dp->tel_qp[i].s, rnr_timeouts);
 			pthread_mutex_unlock(&dp->tel_lock);
 			return 0;
 		}

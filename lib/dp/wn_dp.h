@@ -116,6 +116,13 @@ struct wn_dp_conf {
 				       *   WN_CTL_LLP_MPA or WN_CTL_LLP_SCTP (0: MPA) */
 	bool rfc7306;
 	bool zero_copy_tx;            /**< send registered memory in place (port: MULTI_SEGS) */
+	/**
+	 * Receiver not ready (lib/rnic's rnr_hold): a Send that finds no receive posted waits
+	 * this long for one, its stream held (the peer's TCP window closes), before the
+	 * Terminate of RFC 5041 §7.1; 0: the Terminate at once. Lower layers that cannot hold
+	 * (DDP over SCTP) terminate at once.
+	 */
+	uint32_t rnr_hold_us;
 	uint32_t zero_copy_min;       /**< ... for messages of at least this many octets */
 	/**
 	 * Called by shard 0 every iteration and when the port's transmit queue is full (NULL:
@@ -163,6 +170,10 @@ struct wn_dp_stats {
 	uint64_t term_sent;          /**< Terminates sent (RFC 5040 §5.4) */
 	uint64_t term_recv;          /**< Terminates received */
 	uint32_t term_sent_last;     /**< the last one's layer << 12 | etype << 8 | code */
+	uint64_t rnr_holds;          /**< streams held: a Send found no receive (rnr_hold_us) */
+	uint64_t rnr_resumed;        /**< ... offered again once a receive was posted */
+	uint64_t rnr_timeouts;       /**< ... given up after rnr_hold_us: Terminate */
+	uint64_t rnr_held;           /**< streams held now (gauge) */
 	uint32_t term_recv_last;
 	/* DDP over SCTP (lib/sctp, wn_sctp_stats); the fpdu counters above are MPA/TCP's */
 	uint64_t sctp_rx_pkts, sctp_tx_pkts;   /**< SCTP packets in and out */

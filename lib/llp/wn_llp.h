@@ -31,6 +31,7 @@
 #ifndef WN_LLP_H
 #define WN_LLP_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -163,8 +164,11 @@ struct wn_llp_up {
 	/** Setup/teardown event. May call any wn_llp_* function of this stream. */
 	void (*event)(void *arg, struct wn_llp *l, const struct wn_llp_event *ev);
 	/**
-	 * One whole received ULPDU, checked (MPA CRC and Markers). @return 0 or a negative
-	 * errno the implementation ignores (the ULP reports its own errors).
+	 * One whole received ULPDU, checked (MPA CRC and Markers). @return 0, or -EAGAIN to hold
+	 * it (only on a stream whose implementation has WN_LLP_F_RX_HOLD): the stream keeps
+	 * that ULPDU and delivers nothing more, leaving what follows in its transport (whose
+	 * receive window closes, so the peer stops sending) until wn_llp_rx_resume(). Any
+	 * other negative errno is ignored (the ULP reports its own errors).
 	 */
 	int (*ulpdu)(void *arg, const uint8_t *ulpdu, size_t len);
 	/**
@@ -195,6 +199,8 @@ typedef int (*wn_llp_incoming_fn)(void *arg, struct wn_llp *l);
 /** Properties of an implementation (struct wn_llp_ops @c flags). */
 #define WN_LLP_F_MESSAGES (1u << 0) /**< message-oriented: ULPDUs arrive whole by themselves
 				     *   (no MPA framing, no Markers, no CRC at this layer) */
+#define WN_LLP_F_RX_HOLD  (1u << 1) /**< a stream can hold a received ULPDU its owner cannot
+				     *   take yet (upcall -EAGAIN, wn_llp_rx_resume()) */
 
 /** What a stream tells about itself (telemetry, tests). */
 struct wn_llp_info {
@@ -252,6 +258,8 @@ struct wn_llp_ops {
 	void (*abort)(struct wn_llp *l);
 	void (*release)(struct wn_llp *l);
 	void (*info)(const struct wn_llp *l, struct wn_llp_info *info);
+	/** Offer the held ULPDU again (required with WN_LLP_F_RX_HOLD, else NULL). */
+	int (*rx_resume)(struct wn_llp *l);
 };
 
 /** The part of every protocol instance the wrappers use (first member of the instance). */
@@ -377,6 +385,25 @@ static inline void
 wn_llp_info(const struct wn_llp *l, struct wn_llp_info *info)
 {
 	l->ops->info(l, info);
+}
+
+/** @return true when @p l can hold a received ULPDU (WN_LLP_F_RX_HOLD). */
+static inline bool
+wn_llp_can_hold(const struct wn_llp *l)
+{
+	return (l->ops->flags & WN_LLP_F_RX_HOLD) != 0;
+}
+
+/**
+ * The owner can take the ULPDU it held (its ulpdu upcall returned -EAGAIN): the stream
+ * offers it again from inside this call, then goes on delivering what its transport holds.
+ * @return 0 (taken, or nothing was held), -EAGAIN (refused again: still held), -ENOTSUP
+ *   (the implementation cannot hold).
+ */
+static inline int
+wn_llp_rx_resume(struct wn_llp *l)
+{
+	return l->ops->rx_resume != NULL ? l->ops->rx_resume(l) : -ENOTSUP;
 }
 
 /** @return true when ULPDUs may be sent on @p l now. */

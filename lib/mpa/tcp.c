@@ -85,6 +85,8 @@ struct mpa_stream {
 	struct wn_tcp_endpoint local, remote;
 	uint8_t *rxbuf;             /* one ULPDU being gathered */
 	struct wn_mpa_gather gather;
+	bool rx_held;               /* the owner refused the ULPDU in rxbuf (WN_LLP_F_RX_HOLD) */
+	uint16_t held_len;
 	uint8_t *txbuf;             /* one FPDU being framed */
 	uint32_t txcap;
 	uint32_t zc_out;            /* zero-copy tokens not back yet (freed only at 0) */
@@ -302,9 +304,18 @@ on_ulpdu(void *arg, const uint8_t *ulpdu, uint16_t len, enum wn_mpa_err verdict)
 
 	if (verdict != WN_MPA_ERR_NONE)
 		return 0; /* reported through the ERROR event */
+	if (!s->released && s->l.up != NULL && s->l.up->ulpdu != NULL &&
+	    s->l.up->ulpdu(s->l.up_arg, ulpdu, len) == -EAGAIN) {
+		/*
+		 * The owner cannot take it yet (no receive posted): it stays in rxbuf, the
+		 * deframer stops after its FPDU and what follows stays in TCP's receive buffer,
+		 * whose window closes (wn_llp.h, WN_LLP_F_RX_HOLD).
+		 */
+		s->rx_held = true;
+		s->held_len = len;
+		return -EAGAIN;
+	}
 	s->p->st.rx_ulpdus++;
-	if (!s->released && s->l.up != NULL && s->l.up->ulpdu != NULL)
-		(void)s->l.up->ulpdu(s->l.up_arg, ulpdu, len);
 	return 0;
 }
 
@@ -357,7 +368,8 @@ stream_input(struct mpa_stream *s)
 	const uint8_t *d;
 	uint32_t n;
 
-	while (s->tcp != NULL && s->started && (n = wn_tcp_recv_peek(s->tcp, &d)) > 0) {
+	while (s->tcp != NULL && s->started && !s->rx_held &&
+	       (n = wn_tcp_recv_peek(s->tcp, &d)) > 0) {
 		size_t used = 0;
 		int rc = wn_mpa_conn_input(&s->mpa, d, n, s->p->now, &used);
 
@@ -974,9 +986,26 @@ op_info(const struct wn_llp *l, struct wn_llp_info *in)
 	in->transport.sacked_bytes = t.sacked_bytes;
 }
 
+/* The owner can take the ULPDU it held: offer it again, then go on with TCP's data. */
+static int
+op_rx_resume(struct wn_llp *l)
+{
+	struct mpa_stream *s = stream_of(l);
+
+	if (!s->rx_held)
+		return 0;
+	if (!s->released && s->l.up != NULL && s->l.up->ulpdu != NULL &&
+	    s->l.up->ulpdu(s->l.up_arg, s->rxbuf, s->held_len) == -EAGAIN)
+		return -EAGAIN;
+	s->rx_held = false;
+	s->p->st.rx_ulpdus++;
+	stream_input(s);
+	return 0;
+}
+
 static const struct wn_llp_ops mpa_tcp_ops = {
 	.name = "mpa-tcp",
-	.flags = 0,
+	.flags = WN_LLP_F_RX_HOLD,
 	.connect = op_connect,
 	.listen = op_listen,
 	.unlisten = op_unlisten,
@@ -989,6 +1018,7 @@ static const struct wn_llp_ops mpa_tcp_ops = {
 	.abort = op_abort,
 	.release = op_release,
 	.info = op_info,
+	.rx_resume = op_rx_resume,
 };
 
 /* ---------------------------------------------------------------- instance */

@@ -107,6 +107,8 @@ struct wn_rnic_qp {
 	uint32_t last_write_len;
 	uint32_t rtr_pending;
 	bool rx_first;
+	bool rnr_waiting;    /* the last wn_rnic_rx() was a Send held for a receive */
+	bool rnr_expired;    /* wn_rnic_rnr_expire(): no more holding */
 };
 
 /* comp.c: what rx.c and tx.c share (qp.c, the life cycle, sits above) */

@@ -22,6 +22,7 @@ struct rx_res {
 struct rx_ctx {
 	struct wn_rnic_qp *qp;
 	struct rx_res res;
+	bool hold;  /* a Send waits for a receive: nothing changed, offer it again */
 };
 
 static int
@@ -204,6 +205,11 @@ rx_send(void *ctx, const struct wn_ddp_seg *s)
 		return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_MSN_RANGE);
 	if (!qp->rq.active) {
 		rc = rnic_take_rwqe(qp);
+		if (rc == -ENOBUFS && qp->c.rnr_hold && !qp->rnr_expired) {
+			/* receiver not ready: the lower layer holds it (wn_rnic_qp_conf) */
+			x->hold = true;
+			return -EAGAIN;
+		}
 		if (rc == -ENOBUFS) /* RFC 5041 §7.1: no buffer for (QN, MSN) */
 			return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED,
 				    WN_TERM_DU_MSN_NO_BUFFER);
@@ -395,18 +401,32 @@ wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len)
 	struct rx_ctx x = { .qp = qp };
 	struct wn_ddp_seg seg;
 	struct wn_ddp_error err;
+	int rc;
 
 	/* RFC 5041 §7.1: after an error all later segments are dropped silently */
 	if ((qp->state != WN_RNIC_QPS_RTS && qp->state != WN_RNIC_QPS_CLOSING) ||
-	    qp->term_pending || qp->term_done)
+	    qp->term_pending || qp->term_done) {
+		qp->rnr_waiting = false;
 		return -ENOTCONN;
-	qp->st.rx_ulpdu++;
+	}
 	if (wn_ddp_parse(ulpdu, len, qp->parse_flags, &seg, &err) != 0) {
+		qp->st.rx_ulpdu++;
 		rnic_queue_term(qp, err.cause.layer, err.cause.etype, err.cause.code,
 				err.hdr_valid ? ulpdu : NULL, len);
 		return -EPROTO;
 	}
-	if (wn_rdmap_rx_dispatch(qp->ops, &x, &seg) != 0) {
+	rc = wn_rdmap_rx_dispatch(qp->ops, &x, &seg);
+	if (rc != 0 && x.hold) {
+		if (!qp->rnr_waiting)
+			qp->st.rnr_holds++; /* counted once per message, not per offer */
+		qp->rnr_waiting = true;
+		return -EAGAIN;
+	}
+	qp->st.rx_ulpdu++;
+	if (qp->rnr_waiting && qp->rnr_expired && rc != 0)
+		qp->st.rnr_timeouts++;
+	qp->rnr_waiting = false;
+	if (rc != 0) {
 		if (!x.res.err)
 			x.res.cause = (struct wn_term_cause){ WN_TERM_LAYER_RDMAP,
 							      WN_TERM_RDMAP_REMOTE_OP,
@@ -418,4 +438,24 @@ wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len)
 	}
 	qp->rx_first = false;
 	return 0;
+}
+
+bool
+wn_rnic_rx_ready(struct wn_rnic_qp *qp)
+{
+	struct wn_queue_ring *r = qp->c.rq != NULL ? qp->c.rq : qp->c.srq;
+
+	if (!qp->rnr_waiting || qp->rnr_expired)
+		return true;
+	if ((qp->state != WN_RNIC_QPS_RTS && qp->state != WN_RNIC_QPS_CLOSING) ||
+	    qp->term_pending || qp->term_done)
+		return true; /* offered again, it is dropped */
+	/* a broken ring (< 0) is offered again too: the take reports it */
+	return wn_queue_cons_avail(r) != 0;
+}
+
+void
+wn_rnic_rnr_expire(struct wn_rnic_qp *qp)
+{
+	qp->rnr_expired = true;
 }

@@ -114,6 +114,14 @@ struct wn_rnic_qp_conf {
 	bool rfc7306;         /**< peer speaks RFC 7306 (atomics, immediate data) */
 	uint32_t rtr_recv;    /**< RFC 6581: RTR types the peer may send first (absorbed) */
 	/**
+	 * Receiver not ready: a Send (or Immediate Data) that starts a message while no receive
+	 * is posted is not answered with a Terminate (RFC 5041 §7.1) at once; wn_rnic_rx()
+	 * returns -EAGAIN and changes nothing, and the owner holds the stream (the lower layer
+	 * keeps the ULPDU, WN_LLP_F_RX_HOLD) until a receive is posted (wn_rnic_rx_ready()) or
+	 * it gives up (wn_rnic_rnr_expire()). false: the Terminate at once.
+	 */
+	bool rnr_hold;
+	/**
 	 * The lower layer the ULPDUs go to (wn_llp_send(); WN_LLP_TX_HELD holds the WQE's
 	 * completion until wn_rnic_tx_release(), in SQ order; -EAGAIN: offered again on the next
 	 * wn_rnic_tx_poll()). Received ULPDUs come the other way through wn_rnic_rx().
@@ -212,6 +220,19 @@ int wn_rnic_set_mulpdu(struct wn_rnic_qp *qp, uint32_t mulpdu);
 int wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len);
 
 /**
+ * After wn_rnic_rx() returned -EAGAIN (a Send waiting for a receive, @c rnr_hold): may the
+ * held ULPDU be offered again? @return true when a receive is posted (RQ or SRQ), or the QP
+ * no longer takes ULPDUs (they are dropped). Owning lcore.
+ */
+bool wn_rnic_rx_ready(struct wn_rnic_qp *qp);
+
+/**
+ * Give up waiting for a receive: the held Send, offered again, gets the Terminate of RFC
+ * 5041 §7.1 (untagged buffer: no buffer), as without @c rnr_hold. Owning lcore.
+ */
+void wn_rnic_rnr_expire(struct wn_rnic_qp *qp);
+
+/**
  * Emit up to @p budget ULPDUs: a pending Terminate, responses, then SQ work. Also starts
  * local WQEs (fast-register, bind, local invalidate).
  * @return ULPDUs handed to the lower layer. Owning lcore.
@@ -247,6 +268,8 @@ struct wn_rnic_stats {
 	uint64_t ord_stalls;   /**< SQ waits because ORD was full */
 	uint64_t tx_held;      /**< ULPDUs whose payload was referenced (WN_LLP_TX_HELD) */
 	uint64_t cqe_held;     /**< completions that waited for a release */
+	uint64_t rnr_holds;    /**< Sends that found no receive and waited (@c rnr_hold) */
+	uint64_t rnr_timeouts; /**< ... of them given up: Terminate (wn_rnic_rnr_expire()) */
 };
 
 /** Read the counters. Owning lcore. */

@@ -128,6 +128,7 @@ struct opts {
 	const char *ops;   /* xfer: comma-separated operations */
 	const char *hook;  /* xfer: command run an eighth into the Writes (client) */
 	uint32_t bound;    /* xfer: seconds each operation may take (0: 60 + 2 x mib) */
+	const char *rnr;   /* rnr: "wait" (receives come late) or "never" (none at all) */
 };
 
 /* A registered buffer. */
@@ -159,6 +160,7 @@ struct rbuf {
 
 static struct opts o = {
 	.port = 7471, .c_ird = 16, .c_ord = 16, .s_ird = 16, .s_ord = 16, .mib = 4, .reads = 48,
+	.rnr = "wait",
 };
 static const char *role = "?";
 
@@ -531,7 +533,7 @@ conn_res(struct conn *c, struct rdma_cm_id *id)
 	qa.cap.max_send_sge = MAX_SGE;
 	qa.cap.max_recv_sge = MAX_SGE;
 	qa.cap.max_inline_data = MAX_INLINE;
-	if (strcmp(o.cs, "srq") == 0) {
+	if (strcmp(o.cs, "srq") == 0 || strcmp(o.cs, "rnr_srq") == 0) {
 		struct ibv_srq_init_attr sa = { .attr = { .max_wr = DEPTH, .max_sge = 1 } };
 
 		c->srq = ibv_create_srq(c->pd, &sa);
@@ -2416,6 +2418,94 @@ case_srq(void)
 	buf_free(&b);
 }
 
+/* ---------------------------------------------------------------- receiver not ready */
+
+#define RNR_MSGS 32
+#define RNR_SZ   (16 * 1024) /* a dozen DDP segments each */
+
+static void
+rnr_post(struct conn *c, struct buf *b, unsigned int i)
+{
+	struct ibv_sge sg = { (uintptr_t)(b->p + (size_t)i * RNR_SZ), RNR_SZ, b->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+	if (c->srq != NULL)
+		CHECK(ibv_post_srq_recv(c->srq, &wr, &bad) == 0, "ibv_post_srq_recv %u", i);
+	else
+		post_recv_sges(c, i, &sg, 1);
+}
+
+/*
+ * Receiver not ready (warpnicd --rnr-hold-ms): the client Sends RNR_MSGS messages at once to
+ * a server that has posted no receive yet. "wait": the server posts them late, some one by
+ * one, the rest at once; every Send must complete and land octet for octet, in order (its
+ * warpnicd held the stream meanwhile). "never": the server posts none; the client's Send
+ * must fail (the Terminate "no buffer" after the hold, or at once with --rnr-hold-ms 0) and
+ * both sides see the connection end. The RQ variant is "rnr", the SRQ one "rnr_srq".
+ */
+static void
+case_rnr(void)
+{
+	bool never = strcmp(o.rnr, "never") == 0;
+	struct conn c;
+	struct buf b;
+
+	if (!never && strcmp(o.rnr, "wait") != 0)
+		fail("unknown --rnr %s", o.rnr);
+	conn_up(&c, NULL);
+	buf_alloc(&c, &b, (size_t)RNR_MSGS * RNR_SZ, ACC_ALL);
+	if (o.server && never) {
+		oob_put(T_READY, 0, NULL, 0);
+		wait_disconnected("receiver without receives");
+		note("rnr never: the connection ended, no receive was posted");
+	} else if (o.server) {
+		struct ibv_wc wc;
+
+		oob_put(T_READY, 0, NULL, 0);
+		usleep(300 * 1000); /* the Sends arrive and wait */
+		for (unsigned int i = 0; i < RNR_MSGS; i++) {
+			rnr_post(&c, &b, i);
+			if (i < RNR_MSGS / 2)
+				usleep(20 * 1000); /* one by one: the stream is held again each time */
+		}
+		for (unsigned int i = 0; i < RNR_MSGS; i++) {
+			wc_get(c.rcq, &wc, "late receive");
+			CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+			      wc.wr_id == i && wc.byte_len == RNR_SZ,
+			      "late receive %u: status %s opcode %d wr_id %" PRIu64 " len %u", i,
+			      wc_str(wc.status), wc.opcode, wc.wr_id, wc.byte_len);
+			pat_check(b.p + (size_t)i * RNR_SZ, RNR_SZ, 0x900 + i, 0, "late receive");
+		}
+		note("rnr wait: %d Sends waited for their receives and landed in order",
+		     RNR_MSGS);
+	} else if (never) {
+		struct ibv_wc wc;
+
+		oob_get(T_READY);
+		post_recv(&c, 50, &b, RNR_SZ, 64); /* flushed when the Terminate arrives */
+		pat_fill(b.p, RNR_SZ, 0x900, 0);
+		/* completes once TCP has it (RFC 5040: the LLP took it), before any verdict */
+		post1(&c, IBV_WR_SEND, 0, &b, 0, RNR_SZ, 0, 0, 0);
+		wc_get(c.scq, &wc, "Send without a receive");
+		note("rnr never: the Send completed %s", wc_str(wc.status));
+		wait_disconnected("sender");
+		expect_recv_flush(&c, 50, 1, "sender");
+	} else {
+		oob_get(T_READY);
+		for (unsigned int i = 0; i < RNR_MSGS; i++) {
+			pat_fill(b.p + (size_t)i * RNR_SZ, RNR_SZ, 0x900 + i, 0);
+			post1(&c, IBV_WR_SEND, i, &b, (size_t)i * RNR_SZ, RNR_SZ, 0, 0, 0);
+		}
+		for (unsigned int i = 0; i < RNR_MSGS; i++)
+			wc_expect(c.scq, i, IBV_WC_SEND, "Send to a receiver not ready");
+	}
+	if (!never)
+		conn_down(&c);
+	buf_free(&b);
+	if (never)
+		conn_free(&c);
+}
+
 /* ---------------------------------------------------------------- limits */
 
 #define LIMIT_POST (4 * DEPTH)  /* work requests in one chain: more than a queue holds */
@@ -2592,7 +2682,7 @@ static const struct {
 	{ "flush", case_flush },	{ "flush_late", case_flush }, { "bulk", case_bulk },
 	{ "stream", case_stream },	{ "kill", case_kill },	      { "refused", case_refused },
 	{ "xfer", case_xfer },		{ "crc", case_crc },	      { "limits", case_limits },
-	{ "srq", case_srq },
+	{ "srq", case_srq },		{ "rnr", case_rnr },	      { "rnr_srq", case_rnr },
 };
 
 /* --json FILE: this side's counters (atexit: also after a failed check) */
@@ -2638,7 +2728,8 @@ usage(void)
 		"usage: rnic_it (--server | --client ADDR) --oob PATH --case NAME [--port P]\n"
 		"       [--c-ird N --c-ord N --s-ird N --s-ord N] [--reads N] [--viol KIND]\n"
 		"       [--mib N] [--small] [--closed] [--tel TELEMETRY_SOCKET] [--json FILE]\n"
-		"       [--ops write,read,send,atomic] [--bound SECONDS] [--hook CMD]\n");
+		"       [--ops write,read,send,atomic] [--bound SECONDS] [--hook CMD]\n"
+		"       [--rnr wait|never]\n");
 	exit(2);
 }
 
@@ -2655,7 +2746,7 @@ main(int argc, char **argv)
 		{ "reads", required_argument, NULL, 6 },  { "small", no_argument, NULL, 7 },
 		{ "json", required_argument, NULL, 8 },	  { "ops", required_argument, NULL, 9 },
 		{ "bound", required_argument, NULL, 10 }, { "hook", required_argument, NULL, 11 },
-		{ "closed", no_argument, NULL, 12 },
+		{ "closed", no_argument, NULL, 12 },	  { "rnr", required_argument, NULL, 13 },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -2681,6 +2772,7 @@ main(int argc, char **argv)
 		case 10: o.bound = (uint32_t)atoi(optarg); break;
 		case 11: o.hook = optarg; break;
 		case 12: o.closed = true; break;
+		case 13: o.rnr = optarg; break;
 		default: usage();
 		}
 	}

@@ -161,6 +161,7 @@ h_ring(enum wn_queue_kind kind, uint32_t depth, uint32_t sge, uint32_t inl,
 struct h_opts {
 	uint32_t mulpdu, ord, ird, rtr_recv;
 	bool sig_all;
+	bool rnr_hold;
 };
 
 static void
@@ -194,6 +195,7 @@ h_side_init(struct h_side *s, const char *name, uint32_t qpn, const struct h_opt
 	c.sq_sig_all = o->sig_all;
 	c.rfc7306 = true;
 	c.rtr_recv = o->rtr_recv;
+	c.rnr_hold = o->rnr_hold;
 	h_llp_init(s);
 	c.llp = &s->llp;
 	c.event = h_event;

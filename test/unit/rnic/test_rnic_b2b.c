@@ -737,6 +737,81 @@ test_send_no_buffer(void **state)
 	assert_int_equal(p->a.term_recv.code, 0x02);
 }
 
+static int
+setup_rnr(void **state)
+{
+	struct h_opts o = { .mulpdu = 128, .ord = 4, .ird = 4, .rnr_hold = true };
+
+	return setup_opts(state, &o, &o);
+}
+
+/*
+ * Receiver not ready (rnr_hold): a Send that starts while no receive is posted is refused
+ * with -EAGAIN and changes nothing; offered again once a receive is posted it is placed whole
+ * (all its segments). Given up (wn_rnic_rnr_expire), the next one gets 1/2/0x02.
+ */
+static void
+test_send_rnr_hold(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW), lb = h_reg(&p->b, 0, 4096, RW);
+	struct wn_queue_sge rs = { h_va(0), 400, lb };
+	struct wn_queue_swqe *w = h_swqe(&p->a);
+	struct wn_rnic_stats st;
+	unsigned int i;
+
+	h_fill(p->a.buf, 4096, 3);
+	w->opcode = WN_QUEUE_WR_SEND;
+	w->wr_id = 77;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	h_sge(w, h_va(0), 300, la); /* three segments of at most 128 - 18 octets */
+	h_post_send(&p->a);
+	(void)wn_rnic_tx_poll(p->a.qp, 32);
+	assert_int_equal(p->a.n_out, 3);
+	assert_int_equal(wn_rnic_rx(p->b.qp, p->a.out[0].b, p->a.out[0].len), -EAGAIN);
+	assert_false(wn_rnic_rx_ready(p->b.qp));
+	/* offered again without a receive: still held, counted once */
+	assert_int_equal(wn_rnic_rx(p->b.qp, p->a.out[0].b, p->a.out[0].len), -EAGAIN);
+	wn_rnic_qp_stats(p->b.qp, &st);
+	assert_int_equal(st.rnr_holds, 1);
+	assert_int_equal(st.rx_ulpdu, 0);
+	assert_int_equal(p->b.n_term_sent, 0);
+	assert_int_equal(wn_rnic_qp_state(p->b.qp), WN_RNIC_QPS_RTS);
+	expect_no_cqe(&p->b.rcq_c);
+	h_post_recv(&p->b, 5, 1, &rs);
+	assert_true(wn_rnic_rx_ready(p->b.qp));
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(wn_rnic_rx(p->b.qp, p->a.out[i].b, p->a.out[i].len), 0);
+		free(p->a.out[i].b);
+	}
+	p->a.n_out = 0;
+	expect_cqe(&p->b.rcq_c, 5, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RECV, 300);
+	assert_memory_equal(p->b.buf, p->a.buf, 300);
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->a.scq_c, 77, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_SEND, 300);
+	/* the next Send finds no receive either; this time the wait is given up */
+	w = h_swqe(&p->a);
+	w->opcode = WN_QUEUE_WR_SEND;
+	h_sge(w, h_va(0), 10, la);
+	h_post_send(&p->a);
+	(void)wn_rnic_tx_poll(p->a.qp, 32);
+	assert_int_equal(wn_rnic_rx(p->b.qp, p->a.out[0].b, p->a.out[0].len), -EAGAIN);
+	wn_rnic_rnr_expire(p->b.qp);
+	assert_true(wn_rnic_rx_ready(p->b.qp));
+	assert_int_equal(wn_rnic_rx(p->b.qp, p->a.out[0].b, p->a.out[0].len), -EPROTO);
+	free(p->a.out[0].b);
+	p->a.n_out = 0;
+	h_pump(&p->a, &p->b); /* the Terminate goes out */
+	assert_int_equal(p->b.term_sent.layer, 1);
+	assert_int_equal(p->b.term_sent.etype, 2);
+	assert_int_equal(p->b.term_sent.code, 0x02);
+	wn_rnic_qp_stats(p->b.qp, &st);
+	assert_int_equal(st.rnr_holds, 2);
+	assert_int_equal(st.rnr_timeouts, 1);
+	/* a QP that takes nothing any more does not keep its stream held */
+	assert_true(wn_rnic_rx_ready(p->b.qp));
+}
+
 static void
 test_send_too_long(void **state)
 {
@@ -1381,6 +1456,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_read_violation_terminate_contents, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_send_no_buffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_rnr_hold, setup_rnr, teardown),
 		cmocka_unit_test_setup_teardown(test_send_too_long, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_with_invalidate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fast_reg_local_inv, setup, teardown),
