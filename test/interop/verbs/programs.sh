@@ -62,6 +62,44 @@ wait_tcp_listen() {
 	return 1
 }
 
+start() {
+	need ip
+	NS_A=wnpa$$ NS_B=wnpb$$
+	ip netns add "$NS_A" && ip netns add "$NS_B" || fail "cannot create network namespaces"
+	ip link add "wpa$$" type veth peer name "wpb$$" || fail "cannot create a veth pair"
+	ip link set "wpa$$" netns "$NS_A" && ip link set "wpb$$" netns "$NS_B" &&
+		ip -n "$NS_A" addr add "$A_IP/24" dev "wpa$$" &&
+		ip -n "$NS_B" addr add "$B_IP/24" dev "wpb$$" &&
+		ip -n "$NS_A" link set "wpa$$" up && ip -n "$NS_B" link set "wpb$$" up &&
+		ip -n "$NS_A" link set lo up && ip -n "$NS_B" link set lo up ||
+		fail "cannot configure the namespaces"
+}
+
+# ns_bg_a NAME PROGRAM ARGS...: a server in namespace A on instance A (as bg_a)
+ns_bg_a() {
+	local name=$1
+	shift
+	ip netns exec "$NS_A" timeout -k 5 $((STEP_TIMEOUT + 20)) "$RUN" --ctl "$A_CTL" \
+		--shim "$SHIM" "$@" >"$T/$name.out" 2>&1 &
+	BG_PID=$!
+	BG+=("$BG_PID")
+}
+
+# ns_on_b PROGRAM ARGS...: a client in namespace B on instance B (as on_b)
+ns_on_b() {
+	ip netns exec "$NS_B" timeout -k 5 "$STEP_TIMEOUT" "$RUN" --ctl "$B_CTL" --shim "$SHIM" "$@"
+}
+
+# wait_tcp_listen NS PORT SECS: a kernel TCP listener on PORT in namespace NS
+wait_tcp_listen() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # terminate_no_buffer: warpnicd A or B sent a DDP Terminate "untagged buffer, no buffer"
 # (RFC 5041 §7.2: layer DDP 1, etype 2, code 2), by its telemetry
 terminate_no_buffer() {
@@ -162,6 +200,7 @@ qperf_run() {
 		out=$T/qperf_$t.out
 		ns_on_b qperf "$A_IP" -cm1 -t 1 -m 4096 "$t" >"$out" 2>&1
 		echo "$t: $?: $(tr '\n' ' ' <"$out")"
+		note "qperf $t done" >&2
 	done
 }
 
@@ -180,32 +219,44 @@ case_qperf() {
 	echo "qperf: ${tests[*]} passed"
 }
 
+# rnr_note: what warpnicd's receiver-not-ready hold did (--rnr-hold-ms), by its telemetry
+rnr_note() {
+	local n
+	for n in a b; do
+		note "warpnicd $n: $(tel "$n" /warpnic/dp/stats rnr_holds rnr_resumed rnr_timeouts \
+			term_sent 2>/dev/null)"
+	done
+}
+
+# qperf's Send bandwidth tests: the receiver reposts as it completes, and a Send that
+# arrives before the repost waits for it (warpnicd --rnr-hold-ms, as an RNR retry would)
 case_qperf_rc_bw() {
 	local t
 	qperf_run rc_bw rc_bi_bw >"$T/qperf.out"
 	cat "$T/qperf.out"
+	rnr_note
 	for t in rc_bw rc_bi_bw; do
-		if grep -q "^$t: 0: $t: .*bw *= *[0-9.]\+ " "$T/qperf.out"; then
-			echo "qperf $t: passed (the receivers kept up this time)"
-			continue
-		fi
-		grep "^$t: " "$T/qperf.out" | grep -q 'WR flush failure' && terminate_no_buffer ||
-			fail "qperf $t failed, but not with a Send that found no receive"
-		echo "qperf $t: failed as on iWARP (DDP Terminate: no buffer, WR flush)"
+		grep -q "^$t: 0: $t: .*bw *= *[0-9.]\+ " "$T/qperf.out" || fail "qperf $t failed"
+		grep -q "^$t: .*failed" "$T/qperf.out" && fail "qperf $t failed"
 	done
+	echo "qperf rc_bw, rc_bi_bw passed"
 }
 
+# qperf writes with RDMA Write with Immediate Data: on iWARP (RFC 7306) each one consumes a
+# receive at the server, which reposts as they complete; the hold covers the gaps
 case_qperf_rdma_write_bw() {
 	qperf_run rc_rdma_write_bw >"$T/qperf.out"
 	cat "$T/qperf.out"
-	grep -q 'WR flush failure' "$T/qperf.out" ||
-		fail "qperf rc_rdma_write_bw did not fail with a flushed work request"
-	terminate_no_buffer || fail "no DDP Terminate (no buffer) for the second Write with Immediate"
-	echo "qperf rc_rdma_write_bw: failed as expected (Write with Immediate without receives)"
+	rnr_note
+	grep -q "^rc_rdma_write_bw: 0: rc_rdma_write_bw: .*bw *= *[0-9.]\+ " "$T/qperf.out" ||
+		fail "qperf rc_rdma_write_bw failed"
+	echo "qperf rc_rdma_write_bw passed"
 }
 
 # fio_run VERB IODEPTH: one transfer of 8 MiB in 64 KiB blocks; fio's rdma engine: the
-# server (rw=read) exposes its buffers, the client (rw=write) moves the data with VERB
+# server (rw=read) exposes its buffers, the client (rw=write) moves the data with VERB.
+# The engine is one-way (FIO_UNIDIR: fio never reads back what it wrote), so fio's verify=
+# has nothing to check; the data path is checked octet for octet by rnic_it and perftest.
 fio_run() {
 	local verb=$1 depth=$2 port=$((5555 + RANDOM % 1000)) srv rc
 	bg_a "fio_server_${verb}_$depth" fio --name=srv --ioengine=rdma --port="$port" --rw=read \
@@ -238,26 +289,21 @@ case_fio() {
 	need fio
 	start
 	for verb in write read; do
-		for depth in 1 8; do
+		for depth in 1 8 32; do
 			fio_run "$verb" "$depth" || fail "fio verb=$verb iodepth=$depth exit status $?"
 			fio_check "$verb" "$depth"
 		done
 	done
-	echo "fio rdma: verb=write and verb=read at iodepth 1 and 8, 8 MiB each"
+	echo "fio rdma: verb=write and verb=read at iodepth 1, 8 and 32, 8 MiB each"
 }
 
 case_fio_send() {
 	need fio
-	STEP_TIMEOUT=30 # fio waits minutes for its job after a failed completion
 	start
-	if fio_run send 8; then
-		fio_check send 8
-		echo "fio verb=send: passed (the receiver kept up this time)"
-		return
-	fi
-	grep -q 'Work Request Flushed Error' "$T/fio_client_send_8.out" && terminate_no_buffer ||
-		fail "fio verb=send failed, but not with a Send that found no receive"
-	echo "fio verb=send: failed as on iWARP (DDP Terminate: no buffer, WR flush)"
+	fio_run send 8 || fail "fio verb=send iodepth=8 exit status $?"
+	fio_check send 8
+	rnr_note
+	echo "fio verb=send: passed"
 }
 
 # pingpong PROGRAM PATTERN: the server fails to move its QP to RTS; the client with it
