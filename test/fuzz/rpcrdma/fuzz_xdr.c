@@ -2,11 +2,14 @@
 /*
  * libFuzzer target for lib/rpcrdma's decoding XDR stream (rpcrdma_xdr.c) carrying what the
  * programs decode with it: RPC call and reply headers (libtirpc's xdr_callmsg /
- * xdr_replymsg) and the rpcgen routines of the blob service and NFSv3 (WRITE and READ
- * arguments and results, LOOKUP, FSINFO, MOUNT). The input is a control block (chunk
- * positions and lengths, MSGP alignment, which routine) and the octets the chunks and the
- * reduced stream are cut from. Whatever decodes is freed (leaks fail under ASan) and, for
- * the calls, encoded again with reduction and decoded to the same values.
+ * xdr_replymsg) and the rpcgen routines of the blob service, NFSv3 and MOUNT. The table
+ * holds every argument a server of ours decodes from an untrusted call (the blob service's
+ * WRITE, READ, ECHO and REMOVE; NFSv3's GETATTR, LOOKUP, READ, WRITE, FSINFO; MOUNT's
+ * dirpath; an AUTH_SYS credential) and every result our clients decode from a reply. The
+ * input is a control block (chunk positions and lengths, MSGP alignment, which routine) and
+ * the octets the chunks and the reduced stream are cut from. Whatever decodes is freed
+ * (leaks fail under ASan) and, for the calls, encoded again with reduction and decoded to
+ * the same values.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,6 +35,20 @@ static const struct rt routines[] = {
 	{(xdrproc_t)xdr_GETATTR3res, sizeof(GETATTR3res)},
 	{(xdrproc_t)xdr_mountres3, sizeof(mountres3)},
 	{(xdrproc_t)xdr_WRITE3res, sizeof(WRITE3res)},
+	/* what wn-rpc-nfsd and wn-rpc-blob's server decode from a client's call */
+	{(xdrproc_t)xdr_READ3args, sizeof(READ3args)},
+	{(xdrproc_t)xdr_LOOKUP3args, sizeof(LOOKUP3args)},
+	{(xdrproc_t)xdr_GETATTR3args, sizeof(GETATTR3args)},
+	{(xdrproc_t)xdr_FSINFO3args, sizeof(FSINFO3args)},
+	{(xdrproc_t)xdr_dirpath, sizeof(dirpath)},
+	{(xdrproc_t)xdr_blob_read_args, sizeof(blob_read_args)},
+	{(xdrproc_t)xdr_blob_echo, sizeof(blob_echo)},
+	{(xdrproc_t)xdr_blob_name, sizeof(blob_name)},
+	/* the rest of what wn-rpc-blob's client decodes from a reply */
+	{(xdrproc_t)xdr_blob_write_res, sizeof(blob_write_res)},
+	{(xdrproc_t)xdr_blob_stat, sizeof(blob_stat)},
+	/* an AUTH_SYS credential, as wn_rpcrdma_req_auth_sys() decodes it for a server */
+	{(xdrproc_t)xdr_authunix_parms, sizeof(struct authunix_parms)},
 };
 
 static void
