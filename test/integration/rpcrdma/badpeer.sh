@@ -4,8 +4,9 @@
 #   badpeer.sh BUILD_DIR RPC_BADPEER
 # 1. rpc_badpeer --attack (B) against wn-rpc-blob --server --credits 2 (A): every malformed
 #    header gets RDMA_ERROR or silence as RFC 8166 §4.5 says, invalid chunks and a credit
-#    overrun close their connection, no octet lands outside a registration; afterwards the
-#    same server still passes wn-rpc-blob --test.
+#    overrun close their connection, no octet lands outside a registration, RDMA_MSGP calls
+#    (padded ECHOs) are answered with their octets intact; afterwards the same server still
+#    passes wn-rpc-blob --test.
 # 2. rpc_badpeer --hostile (A) against lib/rpcrdma's client (rpc_badpeer --victim, B).
 . "$(dirname "$0")/../../interop/verbs/pair_lib.sh" "$1"
 BAD=${2:?usage: $0 BUILD_DIR RPC_BADPEER}

@@ -11,11 +11,13 @@
  * segments, RDMA_NOMSG without chunks, a read chunk at an unaligned position, an RPC XID that
  * is not rdma_xid, a chunk larger than the server accepts (ERR_CHUNK each), a message shorter
  * than 28 octets, RDMA_ERROR and an unknown RDMA_DONE from a client (silently discarded),
- * arguments that do not decode (GARBAGE_ARGS); then, each on a connection of its own, a
- * read chunk with an STag that names nothing and a write chunk longer than the memory
- * registered behind it (the server's RDMA Read/Write fails: the connection closes, and not
- * one octet lands outside the registration), and a third call over a grant of two credits
- * (credit overrun: the connection closes).
+ * arguments that do not decode (GARBAGE_ARGS); RDMA_MSGP calls (RFC 5666 §4.3: ECHOs whose
+ * opaque is padded to the sender's alignment, or under the threshold and not padded, come
+ * back intact in an RDMA_MSG reply; padding that runs past the message is GARBAGE_ARGS);
+ * then, each on a connection of its own, a read chunk with an STag that names nothing and a
+ * write chunk longer than the memory registered behind it (the server's RDMA Read/Write
+ * fails: the connection closes, and not one octet lands outside the registration), and a
+ * third call over a grant of two credits (credit overrun: the connection closes).
  *
  * --hostile / --victim: the client must discard replies it cannot use (wrong XID, a write
  * chunk longer than offered, an unknown message type, an RPC XID that differs from
@@ -404,6 +406,70 @@ expect_null(struct ep *e, const char *what)
 	      "%s: NULL call answered (granted %u)", what, g.credits);
 }
 
+/*
+ * An ECHO of @p dlen octets (octet i is i) sent as RDMA_MSGP with @p align and @p thresh
+ * (RFC 5666 §3.9): when @p dlen reaches @p thresh the opaque's body starts at the next
+ * multiple of @p align from the start of the message, with the padding (0xEE) after its length
+ * word. The server handles it as RDMA_MSG with the padding skipped: it answers RDMA_MSG with
+ * the same octets back, or GARBAGE_ARGS when @p garbage (the message ends inside the padding).
+ */
+static void
+expect_echo_msgp(struct ep *e, uint32_t dlen, uint32_t align, uint32_t thresh, bool garbage)
+{
+	struct wn_rpcrdma_hdr h, g;
+	uint8_t m[SEND_SIZE], r[RECV_SIZE];
+	blob_echo res = {0};
+	struct rpc_msg rep = {0};
+	uint32_t len, pad = 0;
+	bool same;
+	int n;
+	XDR x;
+
+	hdr_init(&h, WN_RPCRDMA_MSGP);
+	h.align = align;
+	h.thresh = thresh;
+	len = build(m, &h, h.xid, BLOBPROC_ECHO, NULL, NULL);
+	put32(m + len, dlen);
+	len += 4;
+	if (dlen >= thresh && align > 1)
+		pad = (align - len % align) % align;
+	memset(m + len, 0xEE, pad);
+	if (garbage) {
+		len += pad / 2; /* the message ends inside the padding */
+	} else {
+		len += pad;
+		for (uint32_t i = 0; i < dlen; i++)
+			m[len + i] = (uint8_t)i;
+		len += dlen;
+	}
+	n = ep_send(e, m, len, 0) == 0 ? ep_recv(e, r, WAIT_MS) : -1;
+	if (n <= 0 || wn_rpcrdma_decode(r, (size_t)n, &g) != WN_RPCRDMA_OK) {
+		check(false, "RDMA_MSGP ECHO of %u octets (align %u, thresh %u): no answer", dlen,
+		      align, thresh);
+		return;
+	}
+	rep.acpted_rply.ar_results.proc = garbage ? (xdrproc_t)xnone : (xdrproc_t)xdr_blob_echo;
+	rep.acpted_rply.ar_results.where = (char *)&res;
+	xdrmem_create(&x, (char *)r + g.hdr_len, (u_int)(n - (int)g.hdr_len), XDR_DECODE);
+	bool ok = g.xid == h.xid && g.proc == WN_RPCRDMA_MSG && xdr_replymsg(&x, &rep) &&
+		  rep.rm_xid == h.xid && rep.rm_reply.rp_stat == MSG_ACCEPTED;
+
+	if (garbage) {
+		check(ok && rep.acpted_rply.ar_stat == GARBAGE_ARGS,
+		      "RDMA_MSGP ECHO whose padding (align %u) runs past the message: GARBAGE_ARGS",
+		      align);
+		return;
+	}
+	same = ok && rep.acpted_rply.ar_stat == SUCCESS && res.data.data_len == dlen;
+	for (uint32_t i = 0; same && i < dlen; i++)
+		same = (uint8_t)res.data.data_val[i] == (uint8_t)i;
+	check(same,
+	      "RDMA_MSGP ECHO of %u octets (align %u, thresh %u, %u octets of padding): "
+	      "RDMA_MSG reply, the octets back intact",
+	      dlen, align, thresh, pad);
+	xdr_free((xdrproc_t)xdr_blob_echo, (char *)&res);
+}
+
 static void
 attack_headers(struct ep *e)
 {
@@ -496,6 +562,11 @@ attack_headers(struct ep *e)
 	} else {
 		check(false, "undecodable arguments: no RPC reply");
 	}
+	/* RDMA_MSGP calls (RFC 5666 §4.3): accepted, the padding skipped where it applies */
+	expect_echo_msgp(e, 512, 64, 256, false);
+	expect_echo_msgp(e, 300, 128, 4, false);
+	expect_echo_msgp(e, 100, 64, 256, false); /* under the threshold: not padded */
+	expect_echo_msgp(e, 512, 1024, 256, true);
 	expect_null(e, "after every malformed header");
 }
 
