@@ -70,11 +70,11 @@ blob_print_info(const char *who, const struct wn_rpcrdma_info *in)
 	       " reply_chunks %" PRIu64 " long_calls %" PRIu64 " read_replies %" PRIu64
 	       " remote_inv %" PRIu64 " rdma_errors_sent %" PRIu64 " rdma_errors_recv %" PRIu64
 	       " discarded %" PRIu64 " disconnects %" PRIu64 " placed %" PRIu64 " copied %" PRIu64
-	       " reg %s\n",
+	       " credits %u max_outstanding %" PRIu64 " reg %s\n",
 	       who, in->calls, in->read_chunks, in->write_chunks, in->reply_chunks, in->long_calls,
 	       in->read_replies, in->remote_inv_count, in->rdma_errors_sent, in->rdma_errors_recv,
-	       in->discarded, in->disconnects, in->bytes_placed, in->bytes_copied,
-	       in->reg == WN_RPCRDMA_REG_MW ? "mw" : "pool");
+	       in->discarded, in->disconnects, in->bytes_placed, in->bytes_copied, in->credits,
+	       in->max_outstanding, in->reg == WN_RPCRDMA_REG_MW ? "mw" : "pool");
 	fflush(stdout);
 }
 

@@ -731,6 +731,8 @@ on_recv(struct sconn *sc, struct rpcrdma_rbuf *rb, uint32_t len)
 	}
 	rq->counted = true;
 	sc->active++;
+	if (sc->active > sc->svc->st.max_outstanding)
+		sc->svc->st.max_outstanding = sc->active;
 	rq->rb = rb;
 	rq->rlen = len;
 	rq->h = *h;

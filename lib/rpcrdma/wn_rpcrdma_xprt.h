@@ -193,7 +193,7 @@ struct wn_rpcrdma_info {
 	uint64_t rdma_errors_recv;  /**< client: RDMA_ERROR received */
 	uint64_t discarded;	    /**< messages silently discarded (RFC 8166 §4.5) */
 	uint64_t disconnects;	    /**< server: connections closed for a protocol violation */
-	uint64_t max_outstanding;   /**< client: most calls outstanding at once */
+	uint64_t max_outstanding;   /**< most calls outstanding at once (server: on a connection) */
 	uint64_t bytes_placed;	    /**< octets moved by RDMA Read/Write (chunks) */
 	uint64_t bytes_copied;	    /**< chunk octets that went through a bounce buffer */
 };

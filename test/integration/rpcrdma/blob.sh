@@ -13,6 +13,9 @@
 #   nocp      no RFC 8797 private data; server without long replies by read chunk (the
 #             client gets RDMA_ERROR ERR_CHUNK for that ECHO), 100000-octet calls
 #   impaired  B's port drops 1 % of frames: WN_RPC_IMPAIR_BYTES (64 MiB) byte-exact
+#   credits   16 calls outstanding (--depth 16, 32 credits asked) against a server granting
+#             4: the client keeps at most 4 in flight (its and the server's max_outstanding),
+#             the rest wait their turn, every call completes, no overrun (disconnects 0)
 # Breaks if chunk marshalling, credits, invalidation, long messages or the transport's
 # recovery from TCP loss through warpnic break.
 . "$(dirname "$0")/../../interop/verbs/pair_lib.sh" "$1"
@@ -28,6 +31,7 @@ default) copts=(--size 8m) ;;
 linux) sopts+=(--inline 4096 --credits 64); copts=(--inline 4096 --credits 128 --size 8m) ;;
 pool) sopts+=(--reg pool); copts=(--reg pool --no-reg --size 4m --io 256k) ;;
 nocp) sopts+=(--no-cp --no-read-reply); copts=(--no-cp --no-read-reply --size 2m --io 100000) ;;
+credits) sopts+=(--credits 4); copts=(--credits 32 --depth 16 --size 4m --io 64k) ;;
 impaired)
 	bytes=${WN_RPC_IMPAIR_BYTES:-64m}
 	mb=$(( $(numfmt --from=iec "${bytes^^}") >> 20 ))
@@ -51,6 +55,15 @@ src=$?
 [ $rc -eq 0 ] && grep -q '^PASS' "$T/client.out" || fail "client: exit status $rc"
 srv=$(grep '^server:' "$T/server.out") || fail "server printed no statistics"
 grep -q ' disconnects 0 ' <<<"$srv" || fail "server closed a connection: $srv"
+if [ "$CASE" = credits ]; then
+	cli=$(grep '^client:' "$T/client.out") || fail "client printed no statistics"
+	grep -q ' credits 4 ' <<<"$cli" || fail "client was not granted 4 credits: $cli"
+	for l in "$cli" "$srv"; do
+		m=$(sed -n 's/.* max_outstanding \([0-9]*\) .*/\1/p' <<<"$l")
+		[ -n "$m" ] && [ "$m" -ge 1 ] && [ "$m" -le 4 ] ||
+			fail "max_outstanding ${m:-?} outside 1..4 (grant of 4): $l"
+	done
+fi
 daemons_alive || fail "a warpnicd died"
 grep -E '^(ok|client|PASS)' "$T/client.out"
 echo "$srv"
