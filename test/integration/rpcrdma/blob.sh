@@ -13,6 +13,11 @@
 #   nocp      no RFC 8797 private data; server without long replies by read chunk (the
 #             client gets RDMA_ERROR ERR_CHUNK for that ECHO), 100000-octet calls
 #   impaired  B's port drops 1 % of frames: WN_RPC_IMPAIR_BYTES (64 MiB) byte-exact
+#   mixed     inline thresholds that differ by side and direction (RFC 8797): the server
+#             receives 1024 and sends up to 4096, the client sends up to 4096 and receives
+#             2048; each side must keep to the other's receive size (calls over 1024 go
+#             long, replies over 2048 by chunk), so the client connects with inline call
+#             1024 reply 2048
 #   credits   16 calls outstanding (--depth 16, 32 credits asked) against a server granting
 #             4: the client keeps at most 4 in flight (its and the server's max_outstanding),
 #             the rest wait their turn, every call completes, no overrun (disconnects 0)
@@ -31,6 +36,9 @@ default) copts=(--size 8m) ;;
 linux) sopts+=(--inline 4096 --credits 64); copts=(--inline 4096 --credits 128 --size 8m) ;;
 pool) sopts+=(--reg pool); copts=(--reg pool --no-reg --size 4m --io 256k) ;;
 nocp) sopts+=(--no-cp --no-read-reply); copts=(--no-cp --no-read-reply --size 2m --io 100000) ;;
+mixed)
+	sopts+=(--inline-recv 1024 --inline-send 4096)
+	copts=(--inline-send 4096 --inline-recv 2048 --size 2m) ;;
 credits) sopts+=(--credits 4); copts=(--credits 32 --depth 16 --size 4m --io 64k) ;;
 impaired)
 	bytes=${WN_RPC_IMPAIR_BYTES:-64m}
@@ -55,6 +63,11 @@ src=$?
 [ $rc -eq 0 ] && grep -q '^PASS' "$T/client.out" || fail "client: exit status $rc"
 srv=$(grep '^server:' "$T/server.out") || fail "server printed no statistics"
 grep -q ' disconnects 0 ' <<<"$srv" || fail "server closed a connection: $srv"
+if [ "$CASE" = mixed ]; then
+	con=$(grep '^connected:' "$T/client.out")
+	grep -q ' inline call 1024 reply 2048,' <<<"$con" ||
+		fail "thresholds not negotiated to call 1024 reply 2048: $con"
+fi
 if [ "$CASE" = credits ]; then
 	cli=$(grep '^client:' "$T/client.out") || fail "client printed no statistics"
 	grep -q ' credits 4 ' <<<"$cli" || fail "client was not granted 4 credits: $cli"
