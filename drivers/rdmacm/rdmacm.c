@@ -361,8 +361,13 @@ rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **out, void *con
 	struct wn_id *id;
 	int ret;
 
-	if (ps != RDMA_PS_TCP)
-		return fail(EPROTONOSUPPORT); /* iWARP is TCP only */
+	/*
+	 * As the kernel's rdma_cm: any port space makes an id (UDP and IPoIB ones are for UD
+	 * QPs); an iWARP RNIC then refuses what it lacks, a UD QP (EOPNOTSUPP, as siw) and
+	 * multicast (ENOSYS), not the id.
+	 */
+	if (ps != RDMA_PS_TCP && ps != RDMA_PS_IB && ps != RDMA_PS_UDP && ps != RDMA_PS_IPOIB)
+		return fail(EINVAL);
 	if (cm_ctx() == NULL)
 		return -1;
 	id = calloc(1, sizeof(*id));
@@ -390,7 +395,7 @@ rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **out, void *con
 	id->id.context = context;
 	id->id.ps = ps;
 	id->id.port_num = 1;
-	id->id.qp_type = IBV_QPT_RC;
+	id->id.qp_type = ps == RDMA_PS_UDP || ps == RDMA_PS_IPOIB ? IBV_QPT_UD : IBV_QPT_RC;
 	id_link(id);
 	*out = &id->id;
 	return 0;
@@ -765,6 +770,12 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 	r->ai_family = hints != NULL ? hints->ai_family : AF_UNSPEC;
 	r->ai_qp_type = IBV_QPT_RC;
 	r->ai_port_space = RDMA_PS_TCP;
+	if (hints != NULL && (hints->ai_port_space == RDMA_PS_UDP ||
+			      hints->ai_port_space == RDMA_PS_IPOIB)) {
+		/* a datagram service: the id becomes a UD one, refused at QP creation */
+		r->ai_port_space = hints->ai_port_space;
+		r->ai_qp_type = IBV_QPT_UD;
+	}
 	if (node != NULL || service != NULL) {
 		memset(&h, 0, sizeof(h));
 		h.ai_socktype = SOCK_STREAM;

@@ -123,6 +123,15 @@ cm_calls(void)
 	CHECK(rdma_join_multicast(id, (struct sockaddr *)&a, NULL) == -1 && errno == EINVAL);
 	errno = 0;
 	CHECK(rdma_leave_multicast(id, (struct sockaddr *)&a) == -1 && errno == EADDRNOTAVAIL);
+	/* a datagram id is made (as the kernel's rdma_cm does); iWARP has no multicast: ENOSYS */
+	{
+		struct rdma_cm_id *ud;
+
+		CHECK(rdma_create_id(ch, &ud, NULL, RDMA_PS_UDP) == 0 && ud->qp_type == IBV_QPT_UD);
+		errno = 0;
+		CHECK(rdma_join_multicast(ud, (struct sockaddr *)&a, NULL) == -1 && errno == ENOSYS);
+		CHECK(rdma_destroy_id(ud) == 0);
+	}
 	/* ECE is kept locally and never comes back from an MPA peer */
 	CHECK(rdma_set_local_ece(id, &ece) == 0);
 	CHECK(rdma_get_remote_ece(id, &ece) == 0 && ece.vendor_id == 0 && ece.options == 0);

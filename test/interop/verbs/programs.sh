@@ -328,6 +328,46 @@ pingpong() {
 case_ibv_rc_pingpong() { pingpong ibv_rc_pingpong 'Failed to modify QP to RTS'; }
 case_ibv_srq_pingpong() { pingpong ibv_srq_pingpong 'Failed to modify QP\[0\] to RTS'; }
 
+# refused PROGRAM PATTERN ARGS...: PROGRAM (as server on A, where the device is) fails at
+# once with PATTERN in its output: what iWARP lacks is refused where siw refuses it
+refused() {
+	local prog=$1 pat=$2 out rc
+	shift 2
+	need "$prog"
+	start
+	on_a "$prog" "$@" >"$T/$prog.out" 2>&1
+	rc=$?
+	cat "$T/$prog.out"
+	[ $rc -ne 0 ] || grep -q "return status -1\|Couldn't" "$T/$prog.out" ||
+		fail "$prog succeeded"
+	[ $rc -ne 124 ] || fail "$prog did not end (timeout)"
+	grep -q "$pat" "$T/$prog.out" || fail "$prog did not fail with '$pat'"
+	echo "$prog: fails as on an iWARP RNIC ($pat)"
+}
+
+# udaddy: its client makes UD QPs over rdma_cm (RDMA_PS_UDP): the id, the address and the
+# route resolve (as the kernel's rdma_cm does on any device), the UD QP is refused
+case_udaddy() {
+	need udaddy
+	start
+	bg_a udaddy_server udaddy -b "$A_IP"
+	local srv=$BG_PID
+	on_b udaddy -s "$A_IP" -b "$B_IP" >"$T/udaddy_client.out" 2>&1
+	cat "$T/udaddy_client.out"
+	kill "$srv" 2>/dev/null # it listens for datagram peers that never come
+	grep -q '^udaddy: connecting' "$T/udaddy_client.out" ||
+		fail "udaddy did not get as far as resolving the address"
+	grep -q 'unable to create QP: Operation not supported' "$T/udaddy_client.out" &&
+		grep -q '^return status -1' "$T/udaddy_client.out" ||
+		fail "udaddy did not fail creating its UD QP (EOPNOTSUPP)"
+	echo "udaddy: fails as on an iWARP RNIC (UD QP: Operation not supported)"
+}
+
+case_mckey() { refused mckey 'unable to create QP: Operation not supported' -m 239.7.7.7 -b "$A_IP"; }
+case_ibv_ud_pingpong() { refused ibv_ud_pingpong "Couldn't create QP" -g 0 -d wn_a; }
+case_ibv_uc_pingpong() { refused ibv_uc_pingpong "Couldn't create QP" -g 0 -d wn_a; }
+case_ibv_xsrq_pingpong() { refused ibv_xsrq_pingpong "Couldn't Open the XRC Domain 95" -d wn_a; }
+
 case_fi_info() {
 	local out
 	need fi_info
