@@ -406,6 +406,7 @@ wn_cm_init(struct wn_cm *cm, const struct wn_cm_ops *ops)
 	cm->ops = ops;
 	cm->up.event = llp_event;
 	cm->up.ulpdu = ops->ulpdu;
+	cm->up.ulpdu_ooo = ops->ulpdu_ooo;
 	cm->up.tx_release = ops->tx_release;
 	cm->st = (struct wn_cm_stats){0};
 }

@@ -110,6 +110,8 @@ struct wn_cm_ops {
 	void (*qp_mulpdu)(struct wn_cm_ep *ep, uint32_t mulpdu);
 	/** One received ULPDU (the lower layer's upcall, straight to the owner). */
 	int (*ulpdu)(void *ep, const uint8_t *ulpdu, size_t len);
+	/** Optional: a ULPDU found out of order, for early placement (wn_llp_up). */
+	void (*ulpdu_ooo)(void *ep, const uint8_t *ulpdu, size_t len);
 	/** Zero-copy payload released (the lower layer's upcall, straight to the owner). */
 	void (*tx_release)(void *ep, uint32_t wqe);
 	/** The endpoint reached CLOSED: the stream is released; free the endpoint when done. */

@@ -258,6 +258,22 @@ op_ulpdu(void *arg, const uint8_t *ulpdu, size_t len)
 	return 0;
 }
 
+/* A ULPDU found out of order through MPA Markers: its data may be placed at once. */
+static void
+op_ulpdu_ooo(void *arg, const uint8_t *ulpdu, size_t len)
+{
+	struct dp_conn *c = conn_of(arg);
+	int n;
+
+	if (c->qp == NULL || c->qp->eng == NULL)
+		return;
+	n = wn_rnic_rx_place(c->qp->eng, ulpdu, len);
+	if (n > 0) {
+		c->dp->st.ooo_placed++;
+		c->dp->st.ooo_bytes += (uint64_t)n;
+	}
+}
+
 /* Zero-copy: a WQE's payload is ACKed and in no mbuf any more. */
 static void
 op_tx_release(void *arg, uint32_t wqe)
@@ -287,6 +303,7 @@ static const struct wn_cm_ops cm_ops = {
 	.qp_detach = op_qp_detach,
 	.qp_mulpdu = op_qp_mulpdu,
 	.ulpdu = op_ulpdu,
+	.ulpdu_ooo = op_ulpdu_ooo,
 	.tx_release = op_tx_release,
 	.closed = op_closed,
 };

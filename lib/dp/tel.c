@@ -47,6 +47,7 @@ stats_collect(struct wn_dp *dp)
 	dp->st.mpa_errors = ls.errors;
 	dp->st.mpa_crc_errors = ls.crc_errors;
 	dp->st.rx_fpdus = ls.rx_ulpdus;
+	dp->st.rx_ooo_fpdus = ls.rx_ooo_ulpdus;
 	dp->st.tx_fpdus = ls.tx_ulpdus;
 	dp->st.tx_again = ls.tx_again;
 	dp->st.zc_fpdus = ls.zc_ulpdus;
@@ -151,6 +152,9 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(rnr_resumed);
 	ADD(rnr_timeouts);
 	ADD(rnr_held);
+	ADD(rx_ooo_fpdus);
+	ADD(ooo_placed);
+	ADD(ooo_bytes);
 	if (s->term_sent != 0)
 		sum->term_sent_last = s->term_sent_last;
 	if (s->term_recv != 0)
@@ -245,6 +249,9 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, rnr_resumed);
 	TEL_U64(d, s, rnr_timeouts);
 	TEL_U64(d, s, rnr_held);
+	TEL_U64(d, s, rx_ooo_fpdus);
+	TEL_U64(d, s, ooo_placed);
+	TEL_U64(d, s, ooo_bytes);
 	TEL_U64(d, s, sctp_rx_pkts);
 	TEL_U64(d, s, sctp_tx_pkts);
 	TEL_U64(d, s, sctp_rx_bad);
@@ -457,6 +464,7 @@ tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 			TEL_U64(d, &dp->tel_qp[i].s, ord_stalls);
 			TEL_U64(d, &dp->tel_qp[i].s, rnr_holds);
 			TEL_U64(d, &dp->tel_qp[i].s, rnr_timeouts);
+			TEL_U64(d, &dp->tel_qp[i].s, ooo_placed);
 			pthread_mutex_unlock(&dp->tel_lock);
 			return 0;
 		}

@@ -174,6 +174,9 @@ struct wn_dp_stats {
 	uint64_t rnr_resumed;        /**< ... offered again once a receive was posted */
 	uint64_t rnr_timeouts;       /**< ... given up after rnr_hold_us: Terminate */
 	uint64_t rnr_held;           /**< streams held now (gauge) */
+	uint64_t rx_ooo_fpdus;       /**< FPDUs found out of order through Markers (RFC 5044) */
+	uint64_t ooo_placed;         /**< ... whose data was placed at once (wn_rnic_rx_place) */
+	uint64_t ooo_bytes;          /**< ... their payload octets */
 	uint32_t term_recv_last;
 	/* DDP over SCTP (lib/sctp, wn_sctp_stats); the fpdu counters above are MPA/TCP's */
 	uint64_t sctp_rx_pkts, sctp_tx_pkts;   /**< SCTP packets in and out */

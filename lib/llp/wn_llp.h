@@ -172,6 +172,14 @@ struct wn_llp_up {
 	 */
 	int (*ulpdu)(void *arg, const uint8_t *ulpdu, size_t len);
 	/**
+	 * Optional: a ULPDU that arrived out of order (a hole in the stream before it), found
+	 * through MPA Markers (RFC 5044 §4.3) and checked (CRC, Markers). The owner may place
+	 * its data at once (DDP allows placement out of order, RFC 5041 §5.4; RFC 5044's
+	 * "enhanced" receiver); the same ULPDU is delivered again through ulpdu(), in order,
+	 * once the hole is filled, and only then may it complete anything.
+	 */
+	void (*ulpdu_ooo)(void *arg, const uint8_t *ulpdu, size_t len);
+	/**
 	 * Zero-copy: the transport is done with the payload of one ULPDU that wn_llp_send()
 	 * took with WN_LLP_TX_HELD for SQ WQE @p wqe (acknowledged and in no mbuf any more).
 	 * May be NULL when the owner never sends registered memory.
@@ -227,6 +235,7 @@ struct wn_llp_info {
 /** Counters of a protocol instance (summed over its streams, alive or gone). */
 struct wn_llp_stats {
 	uint64_t rx_ulpdus, tx_ulpdus;
+	uint64_t rx_ooo_ulpdus; /**< ULPDUs found out of order through Markers (ulpdu_ooo) */
 	uint64_t tx_again;      /**< sends refused for room (-EAGAIN) */
 	uint64_t errors;        /**< setup or Full Operation protocol errors */
 	uint64_t crc_errors;    /**< ... of them CRC errors */

@@ -125,6 +125,53 @@ rx_read_resp(void *ctx, const struct wn_ddp_seg *s)
 	return 0;
 }
 
+/*
+ * Map [mo, mo + len) of a receive WQE's SGEs to host memory, every lkey checked, nothing
+ * changed. @return 0 (@p n pieces in @p dst / @p take), -ERANGE (MO past the buffer, RFC
+ * 5041 §7.1), -EMSGSIZE (past its end) or -EACCES (an lkey the QP may not write).
+ */
+static int
+rq_map(struct wn_rnic_qp *qp, const struct wn_queue_sge *sge, uint32_t num_sge, uint64_t total,
+       uint32_t mo, uint32_t len, uint8_t **dst, uint32_t *take, uint32_t *n)
+{
+	uint64_t pos = 0;
+	uint32_t i, k = 0, off = mo, rest = len;
+
+	if (mo > total)
+		return -ERANGE;
+	if ((uint64_t)mo + len > total)
+		return -EMSGSIZE;
+	for (i = 0; i < num_sge && rest != 0; i++) {
+		uint32_t l = sge[i].length;
+		uint32_t skip;
+
+		if (off >= pos + l) {
+			pos += l;
+			continue;
+		}
+		skip = (uint32_t)(off - pos);
+		take[k] = RTE_MIN(l - skip, rest);
+		if (wn_mem_check(qp->c.mem, sge[i].lkey, sge[i].addr + skip, take[k],
+				 WN_MEM_ACCESS_LOCAL_WRITE, qp->c.pd, qp->c.qpn, &dst[k]) != WN_MEM_OK)
+			return -EACCES;
+		off += take[k];
+		rest -= take[k];
+		pos += l;
+		k++;
+	}
+	*n = k;
+	return 0;
+}
+
+static void
+copy_out(uint8_t *const *dst, const uint32_t *take, uint32_t n, const uint8_t *data)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(dst[i], data, take[i]);
+		data += take[i];
+	}
+}
+
 /* Place [mo, mo + len) into the current receive WQE; all lkeys checked first. */
 static int
 rq_place(struct rx_ctx *x, uint32_t mo, const uint8_t *data, uint32_t len)
@@ -133,48 +180,28 @@ rq_place(struct rx_ctx *x, uint32_t mo, const uint8_t *data, uint32_t len)
 	struct rq_cur *r = &qp->rq;
 	uint8_t *dst[WN_QUEUE_MAX_SGE];
 	uint32_t take[WN_QUEUE_MAX_SGE];
-	uint64_t pos = 0;
-	uint32_t i, n = 0, off = mo, rest = len;
+	uint32_t n = 0;
+	int rc = rq_map(qp, r->sge, r->num_sge, r->total, mo, len, dst, take, &n);
 
 	/* RFC 5041 §7.1: MO and MO + length inside the buffer */
-	if (mo > r->total)
+	if (rc == -ERANGE)
 		return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_INVALID_MO);
-	if ((uint64_t)mo + len > r->total)
+	if (rc == -EMSGSIZE)
 		return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_TOO_LONG);
-	for (i = 0; i < r->num_sge && rest != 0; i++) {
-		uint32_t l = r->sge[i].length;
-		uint32_t skip;
+	if (rc != 0) {
+		/* our own receive buffer is bad: a local error, reported without headers (RFC
+		 * 5040 Fig. 10), the WQE completes in error */
+		struct wn_queue_cqe e = {
+			.wr_id = r->wr_id, .status = WN_QUEUE_WC_LOC_PROT_ERR,
+			.opcode = WN_QUEUE_WC_RECV, .qp_num = qp->c.qpn,
+			.vendor_err = rnic_vendor_err(0, 0, 0),
+		};
 
-		if (off >= pos + l) {
-			pos += l;
-			continue;
-		}
-		skip = (uint32_t)(off - pos);
-		take[n] = RTE_MIN(l - skip, rest);
-		if (wn_mem_check(qp->c.mem, r->sge[i].lkey, r->sge[i].addr + skip, take[n],
-				 WN_MEM_ACCESS_LOCAL_WRITE, qp->c.pd, qp->c.qpn, &dst[n]) !=
-		    WN_MEM_OK) {
-			/* our own receive buffer is bad: a local error, reported without
-			 * headers (RFC 5040 Fig. 10), the WQE completes in error */
-			struct wn_queue_cqe e = {
-				.wr_id = r->wr_id, .status = WN_QUEUE_WC_LOC_PROT_ERR,
-				.opcode = WN_QUEUE_WC_RECV, .qp_num = qp->c.qpn,
-				.vendor_err = rnic_vendor_err(0, 0, 0),
-			};
-
-			r->active = false;
-			rnic_post_cqe(qp, qp->c.rcq, &e, false);
-			return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0);
-		}
-		off += take[n];
-		rest -= take[n];
-		pos += l;
-		n++;
+		r->active = false;
+		rnic_post_cqe(qp, qp->c.rcq, &e, false);
+		return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0);
 	}
-	for (i = 0; i < n; i++) {
-		memcpy(dst[i], data, take[i]);
-		data += take[i];
-	}
+	copy_out(dst, take, n, data);
 	qp->st.rx_bytes_placed += len;
 	return 0;
 }
@@ -458,4 +485,96 @@ void
 wn_rnic_rnr_expire(struct wn_rnic_qp *qp)
 {
 	qp->rnr_expired = true;
+}
+
+/* ---------------------------------------------------------------- out-of-order placement */
+
+/* An RDMA Write's payload, early: only into a plain MR (see wn_rnic_rx_place()). */
+static int
+ooo_write(struct wn_rnic_qp *qp, const struct wn_ddp_seg *s)
+{
+	struct wn_mem_info mi;
+	uint8_t *host;
+
+	if (wn_mem_info(qp->c.mem, s->h.stag, &mi) != 0 || mi.type != WN_MEM_T_MR)
+		return 0;
+	if (wn_mem_check(qp->c.mem, s->h.stag, s->h.to, s->payload_len,
+			 WN_MEM_ACCESS_REMOTE_WRITE, qp->c.pd, qp->c.qpn, &host) != WN_MEM_OK)
+		return 0;
+	memcpy(host, s->payload, s->payload_len);
+	return (int)s->payload_len;
+}
+
+/*
+ * A Send's payload, early, into the receive its MSN names: the one being filled (MSN
+ * msn_rx, taken) or the k-th not yet taken from the QP's own RQ, read in place (the RQ's
+ * consumer is this lcore; the in-order pass takes the same WQE later).
+ */
+static int
+ooo_send(struct wn_rnic_qp *qp, const struct wn_ddp_seg *s)
+{
+	struct wn_queue_ring *r = qp->c.rq;
+	uint32_t k = s->h.msn - qp->msn_rx[WN_DDP_QN_SEND];
+	uint8_t *dst[WN_QUEUE_MAX_SGE];
+	uint32_t take[WN_QUEUE_MAX_SGE], n = 0, i;
+	struct wn_queue_sge sge[WN_QUEUE_MAX_SGE];
+	struct wn_queue_rwqe h;
+	uint64_t total = 0;
+	int64_t avail;
+
+	if (r == NULL || k > (uint32_t)r->mask)
+		return 0; /* an SRQ, or an MSN behind us or beyond any posted receive */
+	if (k == 0 && qp->rq.active) {
+		memcpy(sge, qp->rq.sge, qp->rq.num_sge * sizeof(sge[0]));
+		h.num_sge = qp->rq.num_sge;
+		total = qp->rq.total;
+	} else {
+		if (qp->rq.active)
+			k--;
+		avail = wn_queue_cons_avail(r);
+		if (avail <= 0 || k >= (uint64_t)avail)
+			return 0;
+		memcpy(&h, wn_queue_cons_slot(r, k), sizeof(h)); /* private copies */
+		if (wn_queue_rwqe_validate(r, &h) != 0)
+			return 0;
+		memcpy(sge, (const struct wn_queue_rwqe *)wn_queue_cons_slot(r, k) + 1,
+		       h.num_sge * sizeof(sge[0]));
+		for (i = 0; i < h.num_sge; i++)
+			total += sge[i].length;
+	}
+	if (rq_map(qp, sge, h.num_sge, total, s->h.mo, s->payload_len, dst, take, &n) != 0)
+		return 0;
+	copy_out(dst, take, n, s->payload);
+	return (int)s->payload_len;
+}
+
+int
+wn_rnic_rx_place(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len)
+{
+	struct wn_ddp_seg seg;
+	struct wn_ddp_error err;
+	int n = 0;
+
+	if (qp->state != WN_RNIC_QPS_RTS || qp->term_pending || qp->term_done)
+		return 0;
+	if (wn_ddp_parse(ulpdu, len, qp->parse_flags, &seg, &err) != 0 || seg.payload_len == 0)
+		return 0;
+	switch (seg.h.opcode & WN_RDMAP_CTRL_OP_MASK) {
+	case WN_RDMAP_WRITE:
+		n = ooo_write(qp, &seg);
+		break;
+	case WN_RDMAP_SEND:
+	case WN_RDMAP_SEND_INV:
+	case WN_RDMAP_SEND_SE:
+	case WN_RDMAP_SEND_SE_INV:
+		n = ooo_send(qp, &seg);
+		break;
+	default:
+		break; /* Read Requests, Responses, Atomics, Terminates: in order only */
+	}
+	if (n > 0) {
+		qp->st.ooo_placed++;
+		qp->st.ooo_bytes += (uint64_t)n;
+	}
+	return n;
 }

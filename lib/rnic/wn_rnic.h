@@ -220,6 +220,19 @@ int wn_rnic_set_mulpdu(struct wn_rnic_qp *qp, uint32_t mulpdu);
 int wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len);
 
 /**
+ * Place a DDP segment that arrived out of order (the lower layer found it behind a hole,
+ * RFC 5044 §4.3 Markers; RFC 5041 §5.4 lets DDP place out of order): an RDMA Write into a
+ * registered MR (not a window or fast-register MR, which a Send with Invalidate still in
+ * the hole could invalidate first), or a Send's payload into the receive it will take from
+ * the QP's own RQ (its MSN names it; not an SRQ, shared with other QPs). Every check of the
+ * in-order path runs first; anything in doubt is left alone. Nothing else changes: no
+ * completion, no state, no Terminate; the segment must still be given to wn_rnic_rx() in
+ * order, which places the same octets again and completes.
+ * @return payload octets placed (0: left for the in-order pass). Owning lcore.
+ */
+int wn_rnic_rx_place(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len);
+
+/**
  * After wn_rnic_rx() returned -EAGAIN (a Send waiting for a receive, @c rnr_hold): may the
  * held ULPDU be offered again? @return true when a receive is posted (RQ or SRQ), or the QP
  * no longer takes ULPDUs (they are dropped). Owning lcore.
@@ -270,6 +283,8 @@ struct wn_rnic_stats {
 	uint64_t cqe_held;     /**< completions that waited for a release */
 	uint64_t rnr_holds;    /**< Sends that found no receive and waited (@c rnr_hold) */
 	uint64_t rnr_timeouts; /**< ... of them given up: Terminate (wn_rnic_rnr_expire()) */
+	uint64_t ooo_placed;   /**< segments placed out of order (wn_rnic_rx_place()) */
+	uint64_t ooo_bytes;    /**< ... their payload octets */
 };
 
 /** Read the counters. Owning lcore. */

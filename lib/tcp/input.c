@@ -961,6 +961,8 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		 * ACK (with SACK), even inside a burst, so the sender can count them. */
 		ctx->st.rx_ooo++;
 		tcp_send_ack(c);
+		if (first == len && c->cb != NULL && c->cb->recv_ooo != NULL)
+			c->cb->recv_ooo(c, c->arg, seq, c->rbuf + pos, len);
 		return;
 	}
 	c->rcv.nxt += len;

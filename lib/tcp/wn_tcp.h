@@ -97,6 +97,15 @@ struct wn_tcp_cb {
 	int (*established)(struct wn_tcp_conn *c, void *arg);
 	/** New in-order data can be read (wn_tcp_recv / wn_tcp_recv_peek). */
 	void (*recv)(struct wn_tcp_conn *c, void *arg);
+	/**
+	 * Optional: a segment arrived above RCV.NXT (a hole before it) and was queued; its new
+	 * octets [@p seq, @p seq + @p len) are at @p data (the receive buffer, contiguous; a
+	 * segment that wraps the buffer is not reported). They are delivered again through
+	 * recv() once the hole is filled. For an upper layer that can place early (RFC 5044
+	 * Markers). Must not read, consume or send on @p c.
+	 */
+	void (*recv_ooo)(struct wn_tcp_conn *c, void *arg, uint32_t seq, const uint8_t *data,
+			 uint32_t len);
 	/** The peer sent FIN: no more data will arrive (after what is readable now). */
 	void (*eof)(struct wn_tcp_conn *c, void *arg);
 	/** @p acked bytes left the send queue; wn_tcp_send_space() grew. */

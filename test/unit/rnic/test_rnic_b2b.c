@@ -812,6 +812,136 @@ test_send_rnr_hold(void **state)
 	assert_true(wn_rnic_rx_ready(p->b.qp));
 }
 
+/*
+ * Out-of-order placement (wn_rnic_rx_place, RFC 5044 §4.3): B is given A's last ULPDUs
+ * before the first ones. A Write's later segment lands in the MR at once (no completion, no
+ * state); a Send's later segment lands in the receive its MSN names, also one not taken yet;
+ * nothing lands through a window, out of the region's bounds, or in an SRQ. In order, the
+ * same ULPDUs then complete everything as usual.
+ */
+static void
+test_ooo_place(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), rb = h_reg(&p->b, 0, 4096, RW);
+	uint32_t lb = h_reg(&p->b, 4096, 8192, RW);
+	struct wn_queue_sge rs[2] = { { h_va(4096), 300, lb }, { h_va(8192), 300, lb } };
+	struct wn_queue_swqe *w;
+	struct wn_rnic_stats st;
+	unsigned int i, n;
+
+	h_fill(p->a.buf, 8192, 21);
+	w = h_swqe(&p->a); /* a Write of three segments (110 octets each at MULPDU 128) */
+	w->wr_id = 1;
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->u.rdma.remote_addr = h_va(100);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(0), 300, la);
+	h_post_send(&p->a);
+	for (i = 0; i < 2; i++) { /* two Sends of three segments each */
+		w = h_swqe(&p->a);
+		w->wr_id = 2 + i;
+		w->opcode = WN_QUEUE_WR_SEND;
+		h_sge(w, h_va(1000 + 300 * i), 300, la);
+		h_post_send(&p->a);
+	}
+	(void)wn_rnic_tx_poll(p->a.qp, 32);
+	n = p->a.n_out;
+	assert_int_equal(n, 9);
+	h_post_recv(&p->b, 70, 1, &rs[0]);
+	h_post_recv(&p->b, 71, 1, &rs[1]);
+	/* the Write's last segment first: placed, nothing else happens */
+	assert_int_equal(wn_rnic_rx_place(p->b.qp, p->a.out[2].b, p->a.out[2].len), 72);
+	assert_memory_equal(p->b.buf + 100 + 228, p->a.buf + 228, 72);
+	assert_int_equal(p->b.buf[100], 0); /* the first segments are still in the hole */
+	/* the second Send's middle segment: into the second receive, not taken yet */
+	assert_int_equal(wn_rnic_rx_place(p->b.qp, p->a.out[7].b, p->a.out[7].len), 110);
+	assert_memory_equal(p->b.buf + 8192 + 110, p->a.buf + 1300 + 110, 110);
+	expect_no_cqe(&p->b.rcq_c);
+	wn_rnic_qp_stats(p->b.qp, &st);
+	assert_int_equal(st.ooo_placed, 2);
+	assert_int_equal(st.ooo_bytes, 182);
+	assert_int_equal(st.rx_ulpdu, 0);
+	assert_int_equal(wn_rnic_qp_state(p->b.qp), WN_RNIC_QPS_RTS);
+	/* in order now: everything is placed (again) and completes */
+	for (i = 0; i < n; i++) {
+		assert_int_equal(wn_rnic_rx(p->b.qp, p->a.out[i].b, p->a.out[i].len), 0);
+		free(p->a.out[i].b);
+	}
+	p->a.n_out = 0;
+	assert_memory_equal(p->b.buf + 100, p->a.buf, 300);
+	expect_cqe(&p->b.rcq_c, 70, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RECV, 300);
+	expect_cqe(&p->b.rcq_c, 71, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RECV, 300);
+	assert_memory_equal(p->b.buf + 4096, p->a.buf + 1000, 300);
+	assert_memory_equal(p->b.buf + 8192, p->a.buf + 1300, 300);
+	assert_int_equal(p->b.n_term_sent, 0);
+	assert_true(h_guards_intact(&p->b));
+}
+
+/* Out-of-order placement leaves alone what it cannot be sure of. */
+static void
+test_ooo_refused(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), rb = h_reg(&p->b, 0, 512, RW);
+	uint32_t lb = h_reg(&p->b, 4096, 4096, ALL);
+	struct wn_queue_swqe *w;
+	uint32_t mw, mw_b;
+	unsigned int i;
+
+	h_fill(p->a.buf, 8192, 22);
+	/* a window bound on B: a Write through it is not placed early */
+	assert_int_equal(wn_mem_mw_alloc(p->b.mem, p->b.pd, 2, 0x50, &mw), 0);
+	mw_b = wn_mem_stag(wn_mem_stag_index(mw), 0x51);
+	w = h_swqe(&p->b);
+	w->opcode = WN_QUEUE_WR_BIND_MW;
+	w->u.bind_mw.addr = h_va(4096);
+	w->u.bind_mw.length = 1024;
+	w->u.bind_mw.mw_stag = mw_b;
+	w->u.bind_mw.mr_lkey = lb;
+	w->u.bind_mw.access = WN_MEM_ACCESS_REMOTE_WRITE;
+	h_post_send(&p->b);
+	h_pump(&p->a, &p->b);
+	w = h_swqe(&p->a);
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->u.rdma.remote_addr = h_va(4096);
+	w->u.rdma.rkey = mw_b;
+	h_sge(w, h_va(0), 100, la);
+	h_post_send(&p->a);
+	/* a Write past the MR's end, a Write with a wrong key, a Send with no receive */
+	w = h_swqe(&p->a);
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->u.rdma.remote_addr = h_va(450);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(0), 100, la);
+	h_post_send(&p->a);
+	w = h_swqe(&p->a);
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+	w->u.rdma.remote_addr = h_va(0);
+	w->u.rdma.rkey = rb ^ 0xff;
+	h_sge(w, h_va(0), 100, la);
+	h_post_send(&p->a);
+	w = h_swqe(&p->a);
+	w->opcode = WN_QUEUE_WR_SEND;
+	h_sge(w, h_va(0), 100, la);
+	h_post_send(&p->a);
+	(void)wn_rnic_tx_poll(p->a.qp, 32);
+	assert_int_equal(p->a.n_out, 4);
+	for (i = 0; i < 4; i++) {
+		int n = wn_rnic_rx_place(p->b.qp, p->a.out[i].b, p->a.out[i].len);
+
+		if (n != 0)
+			fail_msg("ULPDU %u placed early (%d octets)", i, n);
+	}
+	assert_int_equal(p->b.n_term_sent, 0);
+	assert_int_equal(wn_rnic_qp_state(p->b.qp), WN_RNIC_QPS_RTS);
+	for (i = 0; i < 512; i++)
+		assert_int_equal(p->b.buf[i], 0);
+	for (i = 4096; i < 8192; i++)
+		assert_int_equal(p->b.buf[i], 0);
+	assert_true(h_guards_intact(&p->b));
+}
+
 static void
 test_send_too_long(void **state)
 {
@@ -1457,6 +1587,8 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_send_no_buffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_rnr_hold, setup_rnr, teardown),
+		cmocka_unit_test_setup_teardown(test_ooo_place, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ooo_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_too_long, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_with_invalidate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fast_reg_local_inv, setup, teardown),

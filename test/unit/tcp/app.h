@@ -16,6 +16,10 @@ struct tapp {
 	bool auto_read;     /* read everything on recv events */
 	bool close_on_eof;
 	int refuse;
+	/* out-of-order segments reported (recv_ooo): the last one's sequence and octets */
+	unsigned int n_ooo;
+	uint32_t ooo_seq, ooo_len;
+	uint8_t ooo_data[2048];
 };
 
 static int
@@ -54,6 +58,18 @@ tapp_recv(struct wn_tcp_conn *c, void *arg)
 	a->conn = c;
 	if (a->auto_read)
 		tapp_drain(a);
+}
+
+static void
+tapp_recv_ooo(struct wn_tcp_conn *c, void *arg, uint32_t seq, const uint8_t *data, uint32_t len)
+{
+	struct tapp *a = arg;
+
+	(void)c;
+	a->n_ooo++;
+	a->ooo_seq = seq;
+	a->ooo_len = len;
+	memcpy(a->ooo_data, data, len < sizeof(a->ooo_data) ? len : sizeof(a->ooo_data));
 }
 
 static void
@@ -98,6 +114,7 @@ tapp_closed(struct wn_tcp_conn *c, void *arg, enum wn_tcp_close_reason why)
 static const struct wn_tcp_cb tapp_cb = {
 	.established = tapp_established,
 	.recv = tapp_recv,
+	.recv_ooo = tapp_recv_ooo,
 	.eof = tapp_eof,
 	.sent = tapp_sent,
 	.emss = tapp_emss,

@@ -1380,6 +1380,11 @@ test_ooo_queue_bounded_and_sack_blocks(void **state)
 	for (uint32_t k = 1; k <= 3; k++) {
 		d.seq = 1001 + 200 * k;
 		hx_inject(&h, 1, &d);
+		/* the upper layer sees each island's octets at once (recv_ooo: early placement) */
+		assert_int_equal(cli.n_ooo, k);
+		assert_int_equal(cli.ooo_seq, 1001 + 200 * k);
+		assert_int_equal(cli.ooo_len, 100);
+		assert_memory_equal(cli.ooo_data, buf, 100);
 		assert_true(hx_cap_tcp(&h, &p));
 		assert_int_equal(p.ack, 1001);
 		assert_int_equal(p.nsack, k);
@@ -1387,10 +1392,15 @@ test_ooo_queue_bounded_and_sack_blocks(void **state)
 		assert_int_equal(p.sack[0][0], 1001 + 200 * k);
 		assert_int_equal(p.sack[0][1], 1001 + 200 * k + 100);
 	}
-	/* a fourth island exceeds the bound: dropped and counted */
+	/* a duplicate island is not reported again */
+	d.seq = 1001 + 200;
+	hx_inject(&h, 1, &d);
+	assert_int_equal(cli.n_ooo, 3);
+	/* a fourth island exceeds the bound: dropped and counted, not reported */
 	d.seq = 1001 + 800;
 	hx_inject(&h, 1, &d);
 	assert_int_equal(hx_stats(&h, 1).rx_drop_ooo_full, 1);
+	assert_int_equal(cli.n_ooo, 3);
 	wn_tcp_conn_info(cli.conn, &ci);
 	assert_int_equal(ci.ooo_intervals, 3);
 	assert_int_equal(cli.rx_len, 0);
@@ -1399,11 +1409,12 @@ test_ooo_queue_bounded_and_sack_blocks(void **state)
 	hx_inject(&h, 1, &d);
 	wn_tcp_conn_info(cli.conn, &ci);
 	assert_int_equal(ci.ooo_intervals, 2);
-	/* filling the first hole delivers everything contiguous, in order */
+	/* filling the first hole delivers everything contiguous, in order (not out of order) */
 	d.seq = 1001;
 	d.len = 100;
 	hx_inject(&h, 1, &d);
 	assert_int_equal(cli.rx_len, 100);
+	assert_int_equal(cli.n_ooo, 4); /* the extension at +300 above was one */
 	d.seq = 1101;
 	hx_inject(&h, 1, &d);
 	assert_int_equal(cli.rx_len, 500);
