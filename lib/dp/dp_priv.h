@@ -57,6 +57,8 @@ extern int wn_dp_logtype;
 #define DP_NO_OWNER UINT16_MAX
 /** Most QPs the telemetry snapshot lists. */
 #define DP_TEL_QPS 64
+/* neighbour entries in a shard's telemetry snapshot */
+#define DP_TEL_NEIGH 32
 
 /** The lower layers of a shard (wn_dp::llp), by the control protocol's numbering less one. */
 enum dp_llp { DP_LLP_MPA = 0, DP_LLP_SCTP, DP_LLP_N };
@@ -195,6 +197,11 @@ struct wn_dp {
 		struct wn_llp_info llp;
 		const char *kind;         /**< its lower layer's name (wn_llp_kind) */
 	} tel_conn[DP_TEL_QPS];
+	/* lib/net: the addresses (state of their DAD) and the neighbour table */
+	unsigned int tel_naddr, tel_nneigh;
+	struct wn_netif_addr_info tel_addr[WN_NETIF_MAX_ADDRS + 1];
+	struct wn_net_neigh_info tel_neigh[DP_TEL_NEIGH];
+	bool link_seen;               /**< the link was up at the last iteration (loop.c) */
 	uint32_t tel_nqp;
 	struct {
 		uint32_t handle, qpn, state, conn_state;
@@ -223,6 +230,7 @@ struct wn_dp_group {
 	struct rte_hash *objs;        /**< handle → object; written by shard 0 only */
 	struct rte_hash *cm_owner;    /**< shard 0 only: CM id → shard (DP_OWNER_LISTEN: all) */
 	_Atomic uint32_t running;
+	uint64_t dad_seed;            /**< the shards' DAD nonces (wn_netif_conf.dad_seed) */
 	/* lcore doorbells (bell.c): the bell page clients map, one eventfd per shard */
 	int bell_fd;
 	struct wn_queue_bell *bells;

@@ -111,6 +111,12 @@ poll_tx(struct wn_dp *dp)
 		wn_net_output_bulk(dp->nif, pkts, n, dp->now);
 	}
 	work += dp_llp_tx(dp);
+	if (dp_link_up(dp) != dp->link_seen) {
+		/* the link came (back) up: announce our addresses, run DAD of tentative ones */
+		dp->link_seen = !dp->link_seen;
+		if (dp->link_seen)
+			(void)wn_net_start(dp->nif, dp->now);
+	}
 	wn_net_process(dp->nif, dp->now);
 	while ((n = wn_net_tx_bulk(dp->nif, pkts, DP_BURST)) > 0)
 		port_tx(dp, pkts, n);
@@ -197,7 +203,9 @@ wn_dp_start(struct wn_dp *dp)
 		rte_rcu_qsbr_thread_online(dp->c.qs, dp->idx);
 	}
 	dp->now = wn_net_now_us();
-	ret = wn_net_start(dp->nif, dp->now);
+	/* lib/net starts (announcements, DAD) once the link is up: now, or in poll_tx() */
+	dp->link_seen = dp_link_up(dp);
+	ret = dp->link_seen ? wn_net_start(dp->nif, dp->now) : 0;
 	if (ret < 0) {
 		if (dp->c.qs != NULL) {
 			rte_rcu_qsbr_thread_offline(dp->c.qs, dp->idx);

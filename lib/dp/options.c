@@ -21,7 +21,9 @@ wn_dp_app_usage(const char *prog)
 	       "--vdev net_af_packet0,iface=veth0 or --vdev net_tap0. A fault injector wraps it\n"
 	       "with EAL --vdev 'net_wn_impair0,drop=0.01,reorder=0.01,...'.\n"
 	       "Options (also accepted one per line, without the dashes, in --config FILE):\n"
-	       "  --ip ADDR/PREFIX   port address (repeatable; IPv4 or IPv6)\n"
+	       "  --ip ADDR/PREFIX   port address (repeatable; IPv4 or IPv6: with one, the port\n"
+	       "                     also forms a link-local address, and each IPv6 address is\n"
+	       "                     usable once Duplicate Address Detection passed, ~1 s)\n"
 	       "  --gw ADDR          default gateway\n"
 	       "  --port N           ethdev port id (default: the first)\n"
 	       "  --ctl PATH         control socket (default %s)\n"
@@ -73,7 +75,7 @@ wn_dp_app_usage(const char *prog)
 	       "  --config FILE      read options from FILE (see config/warpnicd.conf)\n"
 	       "  --help             this text\n"
 	       "Telemetry (dpdk-telemetry.py): /warpnic/ctl, /warpnic/dp/stats, /warpnic/dp/tcp,\n"
-	       "/warpnic/dp/port, /warpnic/dp/conns, /warpnic/dp/qp[,QPN].\n",
+	       "/warpnic/dp/port, /warpnic/dp/net, /warpnic/dp/conns, /warpnic/dp/qp[,QPN].\n",
 	       prog, WN_CTL_DEFAULT_PATH);
 }
 

@@ -11,6 +11,7 @@
 #include <rte_hash.h>
 #include <rte_jhash.h>
 #include <rte_lcore.h>
+#include <rte_random.h>
 
 #include "dp_priv.h"
 
@@ -83,6 +84,9 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	nc.rx_offload_capa = conf->rx_offload_capa;
 	nc.cksum = conf->cksum;
 	nc.neigh_entries = 1024;
+	/* every shard sees every ARP and NDP frame (steer.c); shard 0 answers them */
+	nc.secondary = idx > 0;
+	nc.dad_seed = g->dad_seed;
 	rte_eth_macaddr_get(conf->port_id, &nc.mac);
 	dp->nif = wn_netif_create(&nc);
 	if (dp->nif == NULL)
@@ -139,6 +143,7 @@ wn_dp_create(const struct wn_dp_conf *conf, uint16_t n_shards)
 	g->cm_owner = hash_create(name, 16384, 0);
 	if (g->objs == NULL || g->cm_owner == NULL)
 		goto fail;
+	g->dad_seed = rte_rand();
 	for (i = 0; i < n_shards; i++)
 		if (shard_create(g, i) == NULL)
 			goto fail;

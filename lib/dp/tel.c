@@ -69,6 +69,9 @@ dp_tel_refresh(struct wn_dp *dp)
 	stats_collect(dp);
 	dp->tel_dp = dp->st;
 	wn_net_stats_get(dp->nif, &dp->tel_net);
+	dp->tel_naddr = RTE_MIN(wn_netif_addrs(dp->nif, dp->tel_addr, RTE_DIM(dp->tel_addr)),
+				(unsigned int)RTE_DIM(dp->tel_addr));
+	dp->tel_nneigh = wn_net_neigh_list(dp->nif, dp->tel_neigh, DP_TEL_NEIGH);
 	wn_tcp_stats_get(dp->tcp, &dp->tel_tcp);
 	TAILQ_FOREACH(qp, &dp->active, next) {
 		if (n == DP_TEL_QPS)
@@ -423,6 +426,124 @@ tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+#define NET_U64(d, s, f) rte_tel_data_add_dict_u64(d, #f, (s)->f)
+
+static void
+sum_net(struct wn_net_stats *sum, const struct wn_net_stats *s)
+{
+	const uint64_t *a = (const uint64_t *)s;
+	uint64_t *b = (uint64_t *)sum;
+
+	/* every field is a uint64_t counter */
+	for (size_t i = 0; i < sizeof(*s) / sizeof(uint64_t); i++)
+		b[i] += a[i];
+}
+
+/* "ADDR" or "[ADDR]" (IPv6, RFC 5952 §6) followed by ":PORT" */
+static void
+fmt_ep(const struct wn_ip_addr *a, uint16_t port, char *buf, size_t len)
+{
+	char s[48];
+
+	wn_ip_addr_fmt(a, s, sizeof(s));
+	snprintf(buf, len, a->family == WN_AF_INET6 ? "[%s]:%u" : "%s:%u", s, port);
+}
+
+/*
+ * lib/net: the port's addresses, "ADDR/PREFIX STATE" with the state of their Duplicate
+ * Address Detection (shard 0's: every shard holds the same, see wn_netif_conf.secondary),
+ * how many are still tentative or duplicate, the neighbours of every shard ("ADDR MAC" or
+ * "ADDR incomplete"), and the counters summed.
+ */
+static int
+tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct wn_dp_group *g = tel_g;
+	struct rte_tel_data *addrs, *nb;
+	struct wn_net_stats s;
+	uint64_t tentative = 0, duplicate = 0;
+	struct wn_net_neigh_info all[DP_TEL_NEIGH];
+	unsigned int nn = 0;
+	char a[48], b[64];
+
+	(void)cmd;
+	(void)params;
+	if (g == NULL)
+		return -ENODEV;
+	addrs = rte_tel_data_alloc();
+	nb = rte_tel_data_alloc();
+	if (addrs == NULL || nb == NULL) {
+		rte_tel_data_free(addrs);
+		rte_tel_data_free(nb);
+		return -ENOMEM;
+	}
+	/* arrays of strings: a dictionary key may not hold ':' or '.' (rte_telemetry) */
+	rte_tel_data_start_array(addrs, RTE_TEL_STRING_VAL);
+	rte_tel_data_start_array(nb, RTE_TEL_STRING_VAL);
+	memset(&s, 0, sizeof(s));
+	for (uint16_t i = 0; i < g->n; i++) {
+		struct wn_dp *dp = g->shard[i];
+
+		pthread_mutex_lock(&dp->tel_lock);
+		sum_net(&s, &dp->tel_net);
+		for (unsigned int k = 0; i == 0 && k < dp->tel_naddr; k++) {
+			const struct wn_netif_addr_info *ai = &dp->tel_addr[k];
+
+			snprintf(b, sizeof(b), "%s/%u %s", wn_ip_addr_fmt(&ai->addr, a, sizeof(a)),
+				 ai->prefix, wn_netif_addr_state_str(ai->state));
+			rte_tel_data_add_array_string(addrs, b);
+			tentative += ai->state == WN_ADDR_TENTATIVE;
+			duplicate += ai->state == WN_ADDR_DUPLICATE;
+		}
+		for (unsigned int k = 0; k < dp->tel_nneigh && nn < RTE_DIM(all); k++) {
+			unsigned int j = 0;
+
+			while (j < nn && !wn_ip_addr_eq(&all[j].addr, &dp->tel_neigh[k].addr))
+				j++;
+			if (j == nn) /* the first shard's entry of an address */
+				all[nn++] = dp->tel_neigh[k];
+		}
+		pthread_mutex_unlock(&dp->tel_lock);
+	}
+	for (unsigned int k = 0; k < nn; k++) {
+		char mac[RTE_ETHER_ADDR_FMT_SIZE];
+
+		if (all[k].state == 1)
+			snprintf(mac, sizeof(mac), "incomplete");
+		else
+			rte_ether_format_addr(mac, sizeof(mac), &all[k].mac);
+		snprintf(b, sizeof(b), "%s %s", wn_ip_addr_fmt(&all[k].addr, a, sizeof(a)), mac);
+		rte_tel_data_add_array_string(nb, b);
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_container(d, "addrs", addrs, 0);
+	rte_tel_data_add_dict_u64(d, "addrs_tentative", tentative);
+	rte_tel_data_add_dict_u64(d, "addrs_duplicate", duplicate);
+	rte_tel_data_add_dict_container(d, "neighbours", nb, 0);
+	NET_U64(d, &s, rx_pkts);
+	NET_U64(d, &s, rx_arp);
+	NET_U64(d, &s, rx_ndp);
+	NET_U64(d, &s, rx_icmp_echo);
+	NET_U64(d, &s, rx_drop_mac);
+	NET_U64(d, &s, rx_drop_ethertype);
+	NET_U64(d, &s, rx_drop_ip_addr);
+	NET_U64(d, &s, rx_drop_ip_proto);
+	NET_U64(d, &s, rx_drop_ip_opts);
+	NET_U64(d, &s, rx_drop_icmp);
+	NET_U64(d, &s, rx_drop_arp);
+	NET_U64(d, &s, tx_arp_req);
+	NET_U64(d, &s, tx_arp_reply);
+	NET_U64(d, &s, tx_garp);
+	NET_U64(d, &s, tx_drop_noroute);
+	NET_U64(d, &s, tx_drop_neigh);
+	NET_U64(d, &s, neigh_full);
+	NET_U64(d, &s, dad_probes);
+	NET_U64(d, &s, dad_duplicates);
+	NET_U64(d, &s, dad_looped);
+	NET_U64(d, &s, na_conflicts);
+	return 0;
+}
+
 static int
 tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -491,14 +612,14 @@ tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 		for (uint32_t i = 0; i < dp->tel_nconn; i++) {
 			struct rte_tel_data *c = rte_tel_data_alloc();
 			const struct wn_llp_info *l = &dp->tel_conn[i].llp;
-			char name[32], a[48], b[48], ep[128];
+			char name[32], a[64], b[64], ep[136];
 
 			if (c == NULL)
 				break;
 			rte_tel_data_start_dict(c);
-			snprintf(ep, sizeof(ep), "%s:%u -> %s:%u",
-				 wn_ip_addr_fmt(&l->local.addr, a, sizeof(a)), l->local.port,
-				 wn_ip_addr_fmt(&l->remote.addr, b, sizeof(b)), l->remote.port);
+			fmt_ep(&l->local.addr, l->local.port, a, sizeof(a));
+			fmt_ep(&l->remote.addr, l->remote.port, b, sizeof(b));
+			snprintf(ep, sizeof(ep), "%s -> %s", a, b);
 			rte_tel_data_add_dict_string(c, "llp", dp->tel_conn[i].kind);
 			rte_tel_data_add_dict_string(c, "tcp", ep);
 			rte_tel_data_add_dict_string(c, "state",
@@ -559,6 +680,9 @@ wn_dp_telemetry_register(struct wn_dp_group *g)
 				   "TCP stack counters summed over the lcores. No parameters");
 	rte_telemetry_register_cmd("/warpnic/dp/port", tel_port,
 				   "Port counters (ethdev and lib/net). No parameters");
+	rte_telemetry_register_cmd("/warpnic/dp/net", tel_net,
+				   "Addresses (IPv6: DAD state), neighbours, ARP/NDP counters. "
+				   "No parameters");
 	rte_telemetry_register_cmd("/warpnic/dp/conns", tel_conns,
 				   "iWARP connections: TCP endpoints and state, lcore, MPA "
 				   "settings, congestion state. No parameters");

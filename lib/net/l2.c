@@ -187,6 +187,46 @@ ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_
 	return icmp6_send(nif, m, src, &snm, NULL);
 }
 
+/*
+ * A DAD probe (RFC 4862 §5.4.2): a Neighbor Solicitation for tentative address @p tgt from
+ * the unspecified address to its solicited-node group, without a source link-layer option,
+ * with a Nonce option (RFC 7527 §4.1, format of RFC 3971 §5.3.2) so that a looped-back
+ * probe is told from another node's.
+ */
+int
+ndp_send_dad(struct wn_netif *nif, const struct wn_ip_addr *tgt, const uint8_t nonce[6])
+{
+	struct wn_ip_addr any = { .family = WN_AF_INET6 }, snm = { .family = WN_AF_INET6 };
+	uint8_t *p;
+	struct rte_mbuf *m = ndp_alloc(nif, &p);
+
+	if (m == NULL)
+		return -ENOBUFS;
+	p[0] = ICMP6_NS;
+	memcpy(p + 8, tgt->v6, 16);
+	p[24] = 14; /* Nonce */
+	p[25] = 1;
+	memcpy(p + 26, nonce, 6);
+	snm.v6[0] = 0xff;
+	snm.v6[1] = 0x02;
+	snm.v6[11] = 0x01;
+	snm.v6[12] = 0xff;
+	memcpy(&snm.v6[13], &tgt->v6[13], 3);
+	nif->st.dad_probes++;
+	return icmp6_send(nif, m, &any, &snm, NULL);
+}
+
+/* ff02::1, the link-local all-nodes group (RFC 4291 §2.7.1). */
+void
+ip6_all_nodes(struct wn_ip_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = WN_AF_INET6;
+	a->v6[0] = 0xff;
+	a->v6[1] = 0x02;
+	a->v6[15] = 0x01;
+}
+
 int
 ndp_send_na(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *dst,
 	    const struct rte_ether_addr *dst_mac, bool solicited)

@@ -125,3 +125,24 @@ wn_net_neigh_lookup(const struct wn_netif *nif, const struct wn_ip_addr *addr,
 		*mac = n->mac;
 	return 0;
 }
+
+unsigned int
+wn_net_neigh_list(const struct wn_netif *nif, struct wn_net_neigh_info *out, unsigned int max)
+{
+	unsigned int k = 0;
+
+	for (uint32_t i = 0; i < nif->conf.neigh_entries && k < max; i++) {
+		const struct neigh *n = &nif->neigh[i];
+
+		if (n->state == NEIGH_FREE)
+			continue;
+		out[k].addr = n->addr;
+		if (n->state == NEIGH_INCOMPLETE)
+			memset(&out[k].mac, 0, sizeof(out[k].mac));
+		else
+			out[k].mac = n->mac;
+		out[k].state = n->state;
+		k++;
+	}
+	return k;
+}

@@ -36,12 +36,20 @@ struct neigh {
 struct netif_addr {
 	struct wn_ip_addr addr;
 	uint8_t prefix;
+	uint8_t state;          /**< enum wn_netif_addr_state */
+	bool auto_ll;           /**< formed by the netif (dad.c) */
+	uint8_t dad_left;       /**< TENTATIVE: probes still to send */
+	uint8_t dad_count;      /**< auto_ll: RFC 7217 DAD_Counter of its identifier */
+	uint8_t nonce[6];       /**< TENTATIVE: the nonce of our probes (RFC 7527) */
+	uint64_t dad_next;      /**< TENTATIVE: next probe or the verdict (0: not started) */
 };
 
 struct wn_netif {
 	struct wn_netif_conf conf;
-	struct netif_addr addrs[WN_NETIF_MAX_ADDRS];
+	/* the configured addresses and the link-local one the netif may form */
+	struct netif_addr addrs[WN_NETIF_MAX_ADDRS + 1];
 	unsigned int nb_addrs;
+	bool started;               /* wn_net_start() ran (the link-local address is formed) */
 	struct wn_ip_addr gw4, gw6;
 	uint16_t ip_id;
 	bool hw_ip4_cksum_tx, hw_l4_cksum_tx; /* hw_l4: TCP, v4 and v6 (see netif.c) */
@@ -75,6 +83,8 @@ struct wn_netif {
 
 /* netif.c */
 bool net_port_local(uint16_t port_id);
+struct netif_addr *netif_addr_find(struct wn_netif *nif, const struct wn_ip_addr *addr);
+int netif_addr_append(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix);
 const struct netif_addr *netif_addr_for(const struct wn_netif *nif, const struct wn_ip_addr *dst);
 void neigh_solicit(struct wn_netif *nif, struct neigh *n);
 
@@ -99,5 +109,14 @@ int arp_send(struct wn_netif *nif, uint16_t op, const struct rte_ether_addr *tha
 int ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt);
 int ndp_send_na(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *dst,
 		const struct rte_ether_addr *dst_mac, bool solicited);
+int ndp_send_dad(struct wn_netif *nif, const struct wn_ip_addr *tgt, const uint8_t nonce[6]);
+void ip6_all_nodes(struct wn_ip_addr *a);
+
+/* dad.c: IPv6 address autoconfiguration (RFC 4862): the link-local address and DAD */
+void dad_start(struct wn_netif *nif, uint64_t now);
+void dad_process(struct wn_netif *nif, uint64_t now);
+void dad_ns_input(struct wn_netif *nif, struct netif_addr *a, const uint8_t *nonce,
+		  uint64_t now);
+void dad_na_input(struct wn_netif *nif, struct netif_addr *a, uint64_t now);
 
 #endif /* NET_PRIV_H */

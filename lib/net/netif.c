@@ -223,30 +223,78 @@ prefix_match(const struct wn_ip_addr *a, const struct wn_ip_addr *b, uint8_t pre
 	return true;
 }
 
+/* Any address of the netif, whatever its state. */
+struct netif_addr *
+netif_addr_find(struct wn_netif *nif, const struct wn_ip_addr *addr)
+{
+	for (unsigned int i = 0; i < nif->nb_addrs; i++)
+		if (wn_ip_addr_eq(&nif->addrs[i].addr, addr))
+			return &nif->addrs[i];
+	return NULL;
+}
+
+/* Store an address (no checks but room): IPv6 ones tentative unless DAD is off. */
+int
+netif_addr_append(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix)
+{
+	struct netif_addr *na;
+
+	if (nif->nb_addrs == RTE_DIM(nif->addrs))
+		return -ENOSPC;
+	na = &nif->addrs[nif->nb_addrs++];
+	memset(na, 0, sizeof(*na));
+	na->addr.family = addr->family;
+	if (addr->family == WN_AF_INET)
+		na->addr.v4 = addr->v4;
+	else
+		memcpy(na->addr.v6, addr->v6, 16);
+	na->prefix = prefix;
+	na->state = addr->family == WN_AF_INET6 && nif->conf.dad_transmits != WN_NETIF_NO_DAD ?
+		WN_ADDR_TENTATIVE : WN_ADDR_PREFERRED;
+	nif->last_nh = NULL; /* next hops may change */
+	return 0;
+}
+
 int
 wn_netif_addr_add(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix)
 {
-	struct wn_ip_addr a;
-
 	if (addr == NULL || (addr->family != WN_AF_INET && addr->family != WN_AF_INET6))
 		return -EINVAL;
 	if (prefix > (addr->family == WN_AF_INET ? 32 : 128))
 		return -EINVAL;
-	if (wn_netif_is_local(nif, addr))
+	if (netif_addr_find(nif, addr) != NULL)
 		return -EEXIST;
-	if (nif->nb_addrs == WN_NETIF_MAX_ADDRS)
+	/* the last slot is kept for the link-local address wn_net_start() forms */
+	if (nif->nb_addrs >= WN_NETIF_MAX_ADDRS)
 		return -ENOSPC;
-	memset(&a, 0, sizeof(a));
-	a.family = addr->family;
-	if (a.family == WN_AF_INET)
-		a.v4 = addr->v4;
-	else
-		memcpy(a.v6, addr->v6, 16);
-	nif->last_nh = NULL; /* next hops may change */
-	nif->addrs[nif->nb_addrs].addr = a;
-	nif->addrs[nif->nb_addrs].prefix = prefix;
-	nif->nb_addrs++;
-	return 0;
+	return netif_addr_append(nif, addr, prefix);
+}
+
+unsigned int
+wn_netif_addrs(const struct wn_netif *nif, struct wn_netif_addr_info *out, unsigned int max)
+{
+	for (unsigned int i = 0; i < nif->nb_addrs && i < max; i++) {
+		out[i].addr = nif->addrs[i].addr;
+		out[i].prefix = nif->addrs[i].prefix;
+		out[i].state = nif->addrs[i].state;
+		out[i].auto_ll = nif->addrs[i].auto_ll;
+	}
+	return nif->nb_addrs;
+}
+
+const char *
+wn_netif_addr_state_str(uint8_t state)
+{
+	switch (state) {
+	case WN_ADDR_PREFERRED:
+		return "preferred";
+	case WN_ADDR_TENTATIVE:
+		return "tentative";
+	case WN_ADDR_DUPLICATE:
+		return "duplicate";
+	default:
+		return "?";
+	}
 }
 
 int
@@ -269,11 +317,11 @@ wn_netif_is_local(const struct wn_netif *nif, const struct wn_ip_addr *addr)
 {
 	for (unsigned int i = 0; i < nif->nb_addrs; i++)
 		if (wn_ip_addr_eq(&nif->addrs[i].addr, addr))
-			return true;
+			return nif->addrs[i].state == WN_ADDR_PREFERRED;
 	return false;
 }
 
-/* The address whose subnet holds @p dst, else the first of the family. */
+/* The usable address whose subnet holds @p dst, else the first usable of the family. */
 const struct netif_addr *
 netif_addr_for(const struct wn_netif *nif, const struct wn_ip_addr *dst)
 {
@@ -282,7 +330,7 @@ netif_addr_for(const struct wn_netif *nif, const struct wn_ip_addr *dst)
 	for (unsigned int i = 0; i < nif->nb_addrs; i++) {
 		const struct netif_addr *a = &nif->addrs[i];
 
-		if (a->addr.family != dst->family)
+		if (a->addr.family != dst->family || a->state != WN_ADDR_PREFERRED)
 			continue;
 		if (prefix_match(&a->addr, dst, a->prefix))
 			return a;
@@ -344,6 +392,7 @@ wn_net_process(struct wn_netif *nif, uint64_t now)
 	 * lifetimes need no scan more often than every NEIGH_SCAN_US */
 	if (now < nif->next_neigh_scan)
 		return;
+	dad_process(nif, now);
 	if (nif->frag_tbl != NULL) {
 		rte_ip_frag_table_del_expired_entries(nif->frag_tbl, &nif->dr, now);
 		rte_ip_frag_free_death_row(&nif->dr, 0);
@@ -372,20 +421,22 @@ wn_net_start(struct wn_netif *nif, uint64_t now)
 {
 	int rc = 0;
 
-	(void)now;
+	dad_start(nif, now); /* forms the link-local address on the first call */
+	if (nif->conf.secondary)
+		return 0;
 	for (unsigned int i = 0; i < nif->nb_addrs; i++) {
 		const struct wn_ip_addr *a = &nif->addrs[i].addr;
 		int r;
 
+		if (nif->addrs[i].state != WN_ADDR_PREFERRED)
+			continue; /* announced when its DAD ends (dad.c) */
 		if (a->family == WN_AF_INET) {
 			/* RFC 5227 §3: ARP Announcement, sender = target = our address. */
 			r = arp_send(nif, RTE_ARP_OP_REQUEST, NULL, a->v4, a->v4, NULL);
 		} else {
-			struct wn_ip_addr all = { .family = WN_AF_INET6 };
+			struct wn_ip_addr all;
 
-			all.v6[0] = 0xff;
-			all.v6[1] = 0x02;
-			all.v6[15] = 0x01;
+			ip6_all_nodes(&all);
 			r = ndp_send_na(nif, a, &all, NULL, false);
 		}
 		if (r == 0)

@@ -138,7 +138,7 @@ arp_input(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 			neigh_resolved(nif, n, &sha, now);
 	}
 	rte_pktmbuf_free(m);
-	if (op == RTE_ARP_OP_REQUEST && sip.v4 != tip.v4)
+	if (op == RTE_ARP_OP_REQUEST && sip.v4 != tip.v4 && !nif->conf.secondary)
 		arp_send(nif, RTE_ARP_OP_REPLY, &sha, tip.v4, sip.v4, &sha);
 }
 
@@ -296,9 +296,12 @@ ip6_is_all_nodes(const uint8_t *d)
 	return memcmp(d, all, 16) == 0;
 }
 
-/* Find a link-layer address option of @p type in NDP options. */
+/*
+ * Find NDP option @p type (a link-layer address, 1 or 2, or a Nonce, 14: each at least 8
+ * octets) in the options of an NDP message: @return its data (6 octets at least), or NULL.
+ */
 static const uint8_t *
-ndp_lla(const uint8_t *opt, uint32_t len, uint8_t type, bool *bad)
+ndp_opt(const uint8_t *opt, uint32_t len, uint8_t type, bool *bad)
 {
 	const uint8_t *found = NULL;
 
@@ -326,6 +329,7 @@ icmp6_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6, 
 	uint8_t *ic;
 	bool bad = false;
 	struct neigh *n;
+	struct netif_addr *na;
 
 	if (plen < 8 || rte_pktmbuf_data_len(m) < ETH_HLEN + sizeof(*ip6) + 8)
 		return drop(m, &nif->st.rx_drop_icmp);
@@ -363,17 +367,31 @@ icmp6_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6, 
 	    rte_pktmbuf_data_len(m) < ETH_HLEN + sizeof(*ip6) + plen)
 		return drop(m, &nif->st.rx_drop_icmp);
 	memcpy(tgt.v6, ic + 8, 16);
+	na = netif_addr_find(nif, &tgt);
 	if (ic[0] == ICMP6_NS) {
 		bool dad = memcmp(src.v6, (uint8_t[16]){ 0 }, 16) == 0;
+		const uint8_t *nonce = NULL;
 
-		lla = ndp_lla(ic + 24, plen - 24u, 1, &bad);
-		if (bad || (dad && lla != NULL))
+		lla = ndp_opt(ic + 24, plen - 24u, 1, &bad);
+		if (dad && !bad)
+			nonce = ndp_opt(ic + 24, plen - 24u, 14, &bad);
+		/* RFC 4861 §7.1.1: from the unspecified address, to a solicited-node group and
+		 * without a source link-layer address option */
+		if (bad || (dad && (lla != NULL || !ip6_is_solicited_node_of(nif, ip6->dst_addr))))
 			return drop(m, &nif->st.rx_drop_icmp);
-		if (!wn_netif_is_local(nif, &tgt)) {
+		if (na == NULL) {
 			rte_pktmbuf_free(m);
 			return;
 		}
 		nif->st.rx_ndp++;
+		if (na->state != WN_ADDR_PREFERRED) {
+			/* a tentative target: a probe tells a duplicate (dad.c); an ordinary
+			 * solicitation is ignored (RFC 4862 §5.4.3), as for a duplicate one */
+			if (dad)
+				dad_ns_input(nif, na, nonce, now);
+			rte_pktmbuf_free(m);
+			return;
+		}
 		if (lla != NULL) {
 			n = neigh_find(nif, &src);
 			if (n == NULL)
@@ -381,12 +399,13 @@ icmp6_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6, 
 			if (n != NULL)
 				neigh_resolved(nif, n, (const struct rte_ether_addr *)lla, now);
 		}
-		if (dad) {
-			struct wn_ip_addr all = { .family = WN_AF_INET6 };
+		if (nif->conf.secondary) {
+			/* another netif of the port answers */
+		} else if (dad) {
+			/* RFC 4861 §7.2.4: defend it, to all-nodes, not solicited */
+			struct wn_ip_addr all;
 
-			all.v6[0] = 0xff;
-			all.v6[1] = 0x02;
-			all.v6[15] = 1;
+			ip6_all_nodes(&all);
 			ndp_send_na(nif, &tgt, &all, NULL, false);
 		} else {
 			struct rte_ether_addr dmac;
@@ -400,10 +419,20 @@ icmp6_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6, 
 		return;
 	}
 	/* NA: update an entry we have (RFC 4861 §7.2.5); never create one. */
-	lla = ndp_lla(ic + 24, plen - 24u, 2, &bad);
-	if (bad)
+	lla = ndp_opt(ic + 24, plen - 24u, 2, &bad);
+	/* RFC 4861 §7.1.2: a multicast NA must not be solicited */
+	if (bad || (ip6->dst_addr[0] == 0xff && (ic[4] & 0x40) != 0))
 		return drop(m, &nif->st.rx_drop_icmp);
 	nif->st.rx_ndp++;
+	if (na != NULL) {
+		const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+
+		/* another node advertises an address of ours (not our own frame looped back) */
+		if (!rte_is_same_ether_addr(&eh->src_addr, &nif->conf.mac))
+			dad_na_input(nif, na, now);
+		rte_pktmbuf_free(m);
+		return;
+	}
 	n = neigh_find(nif, &tgt);
 	if (n != NULL && lla != NULL)
 		neigh_resolved(nif, n, (const struct rte_ether_addr *)lla, now);

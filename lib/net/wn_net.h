@@ -118,7 +118,35 @@ struct wn_netif_conf {
 	uint32_t frag_ttl_us;      /**< reassembly timeout (0: 30 s) */
 	uint32_t tx_queue_len;     /**< frames buffered until wn_net_tx_bulk (0: 1024) */
 	enum wn_net_cksum cksum;   /**< checksums without offload (0: WN_NET_CKSUM_AUTO) */
+	/**
+	 * Duplicate Address Detection probes per IPv6 address (RFC 4862 §5.1
+	 * DupAddrDetectTransmits; 0: 1; WN_NETIF_NO_DAD: none, an address is usable once
+	 * added). An IPv6 address is tentative from wn_netif_addr_add() until its DAD ends
+	 * neigh_retrans_us after the last probe, which wn_net_start() begins.
+	 */
+	uint8_t dad_transmits;
+	/**
+	 * Form no link-local address. By default wn_net_start() adds one (fe80::/64, RFC 4291
+	 * §2.1, RFC 4862 §5.3) when the netif has an IPv6 address and no link-local one, with a
+	 * stable opaque interface identifier (RFC 7217 as RFC 8064 recommends: hashed from the
+	 * MAC and a DAD counter, not the EUI-64 of the MAC, which the host kernel's own stack
+	 * on the same interface, e.g. under net_af_packet, already uses).
+	 */
+	bool no_link_local;
+	/**
+	 * Another netif on the same port answers for these addresses (the port's queues are
+	 * served by several netifs that all see every ARP and NDP frame): this one learns
+	 * neighbours and solicits its own, but answers no ARP request or neighbour
+	 * solicitation and sends no announcement and no DAD probe; it runs DAD on what it
+	 * receives, reaching the same verdicts as the netif that probes.
+	 */
+	bool secondary;
+	/** The DAD nonces' seed (RFC 7527); the netifs of one port share it. */
+	uint64_t dad_seed;
 };
+
+/** dad_transmits value that turns Duplicate Address Detection off. */
+#define WN_NETIF_NO_DAD UINT8_MAX
 
 /** frag_max_flows value that disables reassembly: every fragment is dropped and counted. */
 #define WN_NETIF_NO_REASSEMBLY UINT32_MAX
@@ -154,6 +182,11 @@ struct wn_net_stats {
 	uint64_t tx_drop_queue;    /**< tx queue full */
 	uint64_t tx_drop_nombuf;   /**< mempool empty for a reply */
 	uint64_t neigh_full;       /**< neighbour table full */
+	uint64_t dad_probes;       /**< DAD neighbour solicitations sent (RFC 4862 §5.4.2) */
+	uint64_t dad_duplicates;   /**< tentative addresses another node turned out to have */
+	uint64_t dad_looped;       /**< our own DAD probes received back (nonce, RFC 7527) */
+	uint64_t na_conflicts;     /**< advertisements of one of our usable addresses by another
+				    *   node (RFC 4862 §5.4.4: logged, the address kept) */
 };
 
 struct wn_netif;
@@ -182,8 +215,37 @@ int wn_netif_addr_add(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8
 /** Set the default gateway of the address's family. @return 0 or -EINVAL. Owning lcore. */
 int wn_netif_gateway_set(struct wn_netif *nif, const struct wn_ip_addr *gw);
 
-/** @return true when @p addr is one of the netif's addresses. Owning lcore. */
+/**
+ * @return true when @p addr is one of the netif's usable addresses (not an IPv6 address
+ * still tentative or found duplicate). Owning lcore.
+ */
 bool wn_netif_is_local(const struct wn_netif *nif, const struct wn_ip_addr *addr);
+
+/** The state of an address (RFC 4862 §5.4); IPv4 addresses are always usable. */
+enum wn_netif_addr_state {
+	WN_ADDR_PREFERRED = 0, /**< usable */
+	WN_ADDR_TENTATIVE,     /**< IPv6: Duplicate Address Detection not finished */
+	WN_ADDR_DUPLICATE,     /**< IPv6: another node on the link has it: never used */
+};
+
+/** One address of a netif (wn_netif_addrs). */
+struct wn_netif_addr_info {
+	struct wn_ip_addr addr;
+	uint8_t prefix;
+	uint8_t state;         /**< enum wn_netif_addr_state */
+	bool auto_ll;          /**< the link-local address the netif formed itself */
+};
+
+/**
+ * Copy up to @p max of the netif's addresses to @p out, in the order they were added (the
+ * link-local address wn_net_start() forms comes last).
+ * @return how many the netif has. Owning lcore.
+ */
+unsigned int wn_netif_addrs(const struct wn_netif *nif, struct wn_netif_addr_info *out,
+			    unsigned int max);
+
+/** @return a printable name of an enum wn_netif_addr_state value. Any thread. */
+const char *wn_netif_addr_state_str(uint8_t state);
 
 /**
  * Pick the source address for reaching @p dst (same family, on-link subnet preferred).
@@ -199,8 +261,14 @@ uint16_t wn_netif_mtu(const struct wn_netif *nif);
 const struct rte_ether_addr *wn_netif_mac(const struct wn_netif *nif);
 
 /**
- * Announce ourselves: a gratuitous ARP for every IPv4 address (RFC 5227 §3 form: request
- * with sender = target = our address) and an unsolicited NA for every IPv6 address.
+ * The interface is up (call it at start once the link is up, and again whenever the link
+ * comes back): forms the link-local address on the first call (see no_link_local), starts
+ * Duplicate Address Detection of every tentative IPv6 address (RFC 4862 §5.4: a Neighbor
+ * Solicitation from the unspecified address with a nonce, RFC 7527; the address becomes
+ * usable when no answer came within neigh_retrans_us of the last probe), and announces
+ * the usable ones: a gratuitous ARP for every IPv4 address (RFC 5227 §3 form: request with
+ * sender = target = our address), an unsolicited NA for every IPv6 address (an address
+ * that passes DAD later is announced then). A secondary netif sends none of it.
  * @return 0, or -ENOBUFS. Owning lcore.
  */
 int wn_net_start(struct wn_netif *nif, uint64_t now);
@@ -289,6 +357,20 @@ int wn_net_neigh_add(struct wn_netif *nif, const struct wn_ip_addr *addr,
  */
 int wn_net_neigh_lookup(const struct wn_netif *nif, const struct wn_ip_addr *addr,
 			struct rte_ether_addr *mac);
+
+/** One entry of the neighbour table (wn_net_neigh_list). */
+struct wn_net_neigh_info {
+	struct wn_ip_addr addr;
+	struct rte_ether_addr mac; /**< zero while unresolved */
+	uint8_t state;             /**< 1 incomplete, 2 reachable, 3 permanent */
+};
+
+/**
+ * Copy up to @p max entries of the neighbour table to @p out.
+ * @return how many were copied. Owning lcore.
+ */
+unsigned int wn_net_neigh_list(const struct wn_netif *nif, struct wn_net_neigh_info *out,
+			       unsigned int max);
 
 /** Copy the counters. Owning lcore (or any thread accepting torn 64-bit reads). */
 void wn_net_stats_get(const struct wn_netif *nif, struct wn_net_stats *st);

@@ -21,6 +21,7 @@ static struct wn_netif *nif;
 static struct wn_tcp_ctx *tcp;
 static uint64_t now = 1000000;
 
+static void drain(void);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -60,6 +61,13 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	l.addr = wn_ip_addr_v4(0, 0, 0, 0);
 	l.port = 5000;
 	wn_tcp_listen(tcp, &l, NULL, NULL);
+	/* DAD of 2001:db8::1 and the link-local address passes (no answer); 2001:db8::3 is
+	 * added after the start and stays tentative (its DAD never starts) */
+	wn_net_start(nif, now);
+	now += 3000000;
+	drain();
+	wn_ip_addr_parse("2001:db8::3", &a, NULL);
+	wn_netif_addr_add(nif, &a, 64);
 	return 0;
 }
 

@@ -36,7 +36,8 @@ mk(uint64_t txcapa, uint32_t frag_flows)
 {
 	struct wn_netif_conf c = { .pool = pool, .socket_id = SOCKET_ID_ANY, .mac = our_mac,
 				   .tx_offload_capa = txcapa, .frag_max_flows = frag_flows,
-				   .neigh_queue_len = 2 };
+				   .neigh_queue_len = 2, .dad_transmits = WN_NETIF_NO_DAD,
+				   .no_link_local = true };
 	struct wn_netif *n = wn_netif_create(&c);
 	struct wn_ip_addr a = wn_ip_addr_v4(198, 18, 0, 1), a6;
 
@@ -940,6 +941,305 @@ test_ipv6_ndp_and_echo(void **state)
 	wn_netif_free(n);
 }
 
+/* An NS or NA from the link (peer_mac, hop limit 255): @p opt_type 0: no option. */
+static struct rte_mbuf *
+ndp_frame(uint8_t type, uint8_t flags, const uint8_t *src, const uint8_t *dst,
+	  const uint8_t *tgt, uint8_t opt_type, const uint8_t *opt6)
+{
+	uint8_t b[40 + 32];
+	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)b;
+	uint8_t *icmp = b + 40;
+	struct rte_ether_addr dmac = { .addr_bytes = { 0x33, 0x33, dst[12], dst[13], dst[14],
+						       dst[15] } };
+	uint16_t len = opt_type != 0 ? 32 : 24, ck;
+
+	memset(b, 0, sizeof(b));
+	ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
+	ip6->payload_len = rte_cpu_to_be_16(len);
+	ip6->proto = IPPROTO_ICMPV6;
+	ip6->hop_limits = 255;
+	memcpy(ip6->src_addr, src, 16);
+	memcpy(ip6->dst_addr, dst, 16);
+	icmp[0] = type;
+	icmp[4] = flags;
+	memcpy(icmp + 8, tgt, 16);
+	if (opt_type != 0) {
+		icmp[24] = opt_type;
+		icmp[25] = 1;
+		memcpy(icmp + 26, opt6, 6);
+	}
+	ck = icmp6_cksum(ip6->src_addr, ip6->dst_addr, icmp, len);
+	memcpy(icmp + 2, &ck, 2);
+	if (dst[0] != 0xff)
+		dmac = our_mac;
+	return frame(&dmac, RTE_ETHER_TYPE_IPV6, b, (uint16_t)(40 + len));
+}
+
+static struct wn_netif *
+mk_dad(bool secondary)
+{
+	struct wn_netif_conf c = { .pool = pool, .socket_id = SOCKET_ID_ANY, .mac = our_mac,
+				   .secondary = secondary, .dad_seed = 42 };
+	struct wn_netif *n = wn_netif_create(&c);
+	struct wn_ip_addr a6;
+
+	assert_non_null(n);
+	assert_int_equal(wn_ip_addr_parse("2001:db8::1", &a6, NULL), 0);
+	assert_int_equal(wn_netif_addr_add(n, &a6, 64), 0);
+	return n;
+}
+
+static uint8_t
+addr_state(struct wn_netif *n, unsigned int i)
+{
+	struct wn_netif_addr_info ai[WN_NETIF_MAX_ADDRS + 1];
+
+	assert_true(wn_netif_addrs(n, ai, RTE_DIM(ai)) > i);
+	return ai[i].state;
+}
+
+static const uint8_t v6_any[16];
+static const uint8_t v6_all_nodes[16] = { 0xff, 0x02, [15] = 1 };
+static const uint8_t v6_snm1[16] = { 0xff, 0x02, [11] = 0x01, [12] = 0xff, [15] = 0x01 };
+
+/*
+ * A DAD probe of 2001:db8::1 in @p m (RFC 4862 §5.4.2): from ::, to its solicited-node group,
+ * hop limit 255, a Nonce option and no source link-layer option. @return the nonce.
+ */
+static const uint8_t *
+assert_dad_probe(struct rte_mbuf *m, const uint8_t *tgt)
+{
+	const uint8_t *r = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	assert_int_equal(rte_pktmbuf_pkt_len(m), 14 + 40 + 32);
+	assert_int_equal(r[0], 0x33);
+	assert_int_equal(r[2], 0xff);
+	assert_memory_equal(r + 3, tgt + 13, 3);
+	assert_int_equal(r[14 + 7], 255);
+	assert_memory_equal(r + 14 + 8, v6_any, 16);
+	assert_memory_equal(r + 14 + 24, v6_snm1, 13);
+	assert_memory_equal(r + 14 + 24 + 13, tgt + 13, 3);
+	assert_int_equal(r[54], 135);
+	assert_memory_equal(r + 54 + 8, tgt, 16);
+	assert_int_equal(r[54 + 24], 14); /* Nonce, not a source link-layer address */
+	assert_int_equal(r[54 + 25], 1);
+	assert_int_equal(rte_ipv6_udptcp_cksum_verify(
+		rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *, 14), r + 54), 0);
+	return r + 54 + 26;
+}
+
+/* Duplicate Address Detection (RFC 4862 §5.4, RFC 7527) and the link-local address. */
+static void
+test_ipv6_dad(void **state)
+{
+	struct wn_netif *n = mk_dad(false);
+	struct wn_netif_addr_info ai[WN_NETIF_MAX_ADDRS + 1];
+	struct wn_ip_addr me, ll, src;
+	uint8_t nonce[6], other_nonce[6] = { 1, 2, 3, 4, 5, 6 };
+	struct rte_mbuf *m, *echo;
+	const uint8_t *r;
+	(void)state;
+
+	wn_ip_addr_parse("2001:db8::1", &me, NULL);
+	/* tentative from the start: not ours yet, no source */
+	assert_int_equal(addr_state(n, 0), WN_ADDR_TENTATIVE);
+	assert_false(wn_netif_is_local(n, &me));
+	assert_int_equal(wn_netif_src_addr(n, &me, &src), -ENETUNREACH);
+	/* start: a link-local address is formed, one probe for each, nothing announced */
+	assert_int_equal(wn_net_start(n, 0), 0);
+	assert_int_equal(wn_netif_addrs(n, ai, RTE_DIM(ai)), 2);
+	assert_true(ai[1].auto_ll);
+	assert_int_equal(ai[1].prefix, 64);
+	ll = ai[1].addr;
+	assert_int_equal(ll.v6[0], 0xfe);
+	assert_int_equal(ll.v6[1], 0x80);
+	assert_memory_equal(ll.v6 + 2, v6_any, 6);
+	/* not the modified EUI-64 of the MAC (RFC 4291 App. A: ...ff:fe... in the middle) */
+	assert_false(ll.v6[11] == 0xff && ll.v6[12] == 0xfe);
+	m = tx1(n);
+	assert_non_null(m);
+	memcpy(nonce, assert_dad_probe(m, me.v6), 6);
+	/* our own probe, looped back, is no conflict (its nonce) */
+	echo = m;
+	rx1(n, &echo);
+	assert_int_equal(st(n).dad_looped, 1);
+	assert_int_equal(addr_state(n, 0), WN_ADDR_TENTATIVE);
+	m = tx1(n);
+	assert_non_null(m); /* the link-local's probe */
+	assert_int_equal(rte_pktmbuf_mtod(m, const uint8_t *)[54], 135);
+	assert_memory_equal(rte_pktmbuf_mtod_offset(m, const uint8_t *, 54 + 8), ll.v6, 16);
+	rte_pktmbuf_free(m);
+	assert_null(tx1(n));
+	assert_int_equal(st(n).dad_probes, 2);
+	/* an ordinary solicitation for a tentative address is not answered (§5.4.3) */
+	m = ndp_frame(135, 0, (const uint8_t[16]){ 0x20, 0x01, 0x0d, 0xb8, [15] = 2 }, v6_snm1,
+		      me.v6, 1, peer_mac.addr_bytes);
+	rx1(n, &m);
+	assert_null(tx1(n));
+	assert_int_equal(addr_state(n, 0), WN_ADDR_TENTATIVE);
+	/* no answer within RetransTimer (1 s): usable, and announced to all nodes */
+	wn_net_process(n, 999000);
+	assert_int_equal(addr_state(n, 0), WN_ADDR_TENTATIVE);
+	wn_net_process(n, 1020000); /* timers are looked at every 10 ms */
+	assert_int_equal(addr_state(n, 0), WN_ADDR_PREFERRED);
+	assert_int_equal(addr_state(n, 1), WN_ADDR_PREFERRED);
+	assert_true(wn_netif_is_local(n, &me));
+	for (int i = 0; i < 2; i++) {
+		m = tx1(n);
+		assert_non_null(m);
+		r = rte_pktmbuf_mtod(m, const uint8_t *);
+		assert_int_equal(r[54], 136);
+		assert_int_equal(r[54 + 4], 0x20); /* O, not S */
+		assert_memory_equal(r + 14 + 24, v6_all_nodes, 16);
+		rte_pktmbuf_free(m);
+	}
+	/* another node probing our address: we defend it, to all nodes (RFC 4861 §7.2.4) */
+	m = ndp_frame(135, 0, v6_any, v6_snm1, me.v6, 14, other_nonce);
+	assert_int_equal(rx1(n, &m), 0);
+	m = tx1(n);
+	assert_non_null(m);
+	r = rte_pktmbuf_mtod(m, const uint8_t *);
+	assert_memory_equal(r, "\x33\x33\x00\x00\x00\x01", 6);
+	assert_memory_equal(r + 14 + 8, me.v6, 16);
+	assert_memory_equal(r + 14 + 24, v6_all_nodes, 16);
+	assert_int_equal(r[54], 136);
+	assert_int_equal(r[54 + 4], 0x20);
+	assert_memory_equal(r + 54 + 8, me.v6, 16);
+	assert_int_equal(r[54 + 24], 2);
+	assert_memory_equal(r + 54 + 26, &our_mac, 6);
+	assert_int_equal(rte_ipv6_udptcp_cksum_verify(
+		rte_pktmbuf_mtod_offset(m, const struct rte_ipv6_hdr *, 14), r + 54), 0);
+	rte_pktmbuf_free(m);
+	assert_int_equal(addr_state(n, 0), WN_ADDR_PREFERRED);
+	/* a probe with a source link-layer option is invalid (RFC 4861 §7.1.1) */
+	m = ndp_frame(135, 0, v6_any, v6_snm1, me.v6, 1, peer_mac.addr_bytes);
+	rx1(n, &m);
+	assert_null(tx1(n));
+	assert_int_equal(st(n).rx_drop_icmp, 1);
+	/* an advertisement of our usable address by another node: noted, kept */
+	m = ndp_frame(136, 0x20, me.v6, v6_all_nodes, me.v6, 2, peer_mac.addr_bytes);
+	rx1(n, &m);
+	assert_int_equal(st(n).na_conflicts, 1);
+	assert_int_equal(addr_state(n, 0), WN_ADDR_PREFERRED);
+	assert_int_equal(wn_net_neigh_lookup(n, &me, NULL), -ENOENT);
+	wn_netif_free(n);
+}
+
+/* A tentative address another node has: never used (RFC 4862 §5.4.5); an own link-local
+ * address that collides gets a new identifier (RFC 7217 §6). */
+static void
+test_ipv6_dad_duplicate(void **state)
+{
+	struct wn_netif *n = mk_dad(false);
+	struct wn_netif_addr_info ai[WN_NETIF_MAX_ADDRS + 1];
+	uint8_t other_nonce[6] = { 9, 9, 9, 9, 9, 9 };
+	uint8_t snm_ll[16] = { 0xff, 0x02, [11] = 1, [12] = 0xff };
+	struct wn_ip_addr me, ll, src;
+	struct rte_mbuf *m;
+	(void)state;
+
+	wn_ip_addr_parse("2001:db8::1", &me, NULL);
+	assert_int_equal(wn_net_start(n, 0), 0);
+	while ((m = tx1(n)) != NULL)
+		rte_pktmbuf_free(m);
+	/* the address is advertised while we probe: duplicate */
+	m = ndp_frame(136, 0x20, (const uint8_t[16]){ 0xfe, 0x80, [15] = 9 }, v6_all_nodes, me.v6,
+		      2, peer_mac.addr_bytes);
+	rx1(n, &m);
+	assert_int_equal(addr_state(n, 0), WN_ADDR_DUPLICATE);
+	assert_int_equal(st(n).dad_duplicates, 1);
+	/* another node's probe for our tentative link-local address: a new identifier */
+	wn_netif_addrs(n, ai, RTE_DIM(ai));
+	ll = ai[1].addr;
+	memcpy(snm_ll + 13, ll.v6 + 13, 3);
+	m = ndp_frame(135, 0, v6_any, snm_ll, ll.v6, 14, other_nonce);
+	rx1(n, &m);
+	wn_netif_addrs(n, ai, RTE_DIM(ai));
+	assert_int_equal(ai[1].state, WN_ADDR_TENTATIVE);
+	assert_false(wn_ip_addr_eq(&ai[1].addr, &ll));
+	assert_int_equal(ai[1].addr.v6[0], 0xfe);
+	m = tx1(n); /* the new one's probe */
+	assert_non_null(m);
+	assert_memory_equal(rte_pktmbuf_mtod_offset(m, const uint8_t *, 54 + 8), ai[1].addr.v6, 16);
+	rte_pktmbuf_free(m);
+	wn_net_process(n, 2000000);
+	assert_int_equal(addr_state(n, 0), WN_ADDR_DUPLICATE);
+	assert_int_equal(addr_state(n, 1), WN_ADDR_PREFERRED);
+	/* the duplicate is neither local nor a source; the link-local is, for itself */
+	assert_false(wn_netif_is_local(n, &me));
+	assert_int_equal(wn_netif_src_addr(n, &me, &src), 0);
+	assert_true(src.v6[0] == 0xfe);
+	while ((m = tx1(n)) != NULL)
+		rte_pktmbuf_free(m);
+	/* a duplicate address is not defended */
+	m = ndp_frame(135, 0, v6_any, v6_snm1, me.v6, 14, other_nonce);
+	rx1(n, &m);
+	assert_null(tx1(n));
+	wn_netif_free(n);
+}
+
+/* A secondary netif (another one answers for the port): DAD by listening, no frame sent. */
+static void
+test_ipv6_secondary(void **state)
+{
+	struct wn_netif *n = mk_dad(true), *p = mk_dad(false);
+	struct wn_ip_addr me, peer;
+	struct rte_ether_addr mac;
+	struct rte_mbuf *m, *c;
+	const uint8_t peer6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
+	(void)state;
+
+	wn_ip_addr_parse("2001:db8::1", &me, NULL);
+	wn_ip_addr_parse("2001:db8::2", &peer, NULL);
+	assert_int_equal(wn_net_start(n, 0), 0);
+	assert_int_equal(wn_net_start(p, 0), 0);
+	assert_null(tx1(n));
+	assert_int_equal(st(n).dad_probes, 0);
+	/* the primary's probe reaches the secondary too (steering copies NDP): no conflict,
+	 * the same seed gives the same nonce */
+	m = tx1(p);
+	assert_non_null(m);
+	rx1(n, &m);
+	assert_int_equal(st(n).dad_looped, 1);
+	while ((m = tx1(p)) != NULL)
+		rte_pktmbuf_free(m);
+	wn_net_process(n, 1500000);
+	assert_int_equal(addr_state(n, 0), WN_ADDR_PREFERRED);
+	assert_null(tx1(n)); /* no announcement */
+	/* a solicitation: learned, not answered */
+	m = ndp_frame(135, 0, peer6, v6_snm1, me.v6, 1, peer_mac.addr_bytes);
+	c = rte_pktmbuf_copy(m, pool, 0, UINT32_MAX);
+	rx1(n, &m);
+	assert_null(tx1(n));
+	assert_int_equal(wn_net_neigh_lookup(n, &peer, &mac), 0);
+	assert_memory_equal(&mac, &peer_mac, 6);
+	/* the primary answers the same frame */
+	wn_net_process(p, 1500000);
+	while ((m = tx1(p)) != NULL)
+		rte_pktmbuf_free(m);
+	rx1(p, &c);
+	m = tx1(p);
+	assert_non_null(m);
+	assert_int_equal(rte_pktmbuf_mtod(m, const uint8_t *)[54], 136);
+	rte_pktmbuf_free(m);
+	/* an ARP request: not answered by the secondary */
+	{
+		struct rte_arp_hdr ah;
+		struct wn_ip_addr a4 = wn_ip_addr_v4(198, 18, 0, 1);
+		const struct rte_ether_addr bc = { .addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff,
+								   0xff } };
+
+		assert_int_equal(wn_netif_addr_add(n, &a4, 24), 0);
+		arp_payload(&ah, RTE_ARP_OP_REQUEST, &peer_mac, IP_PEER, IP_US);
+		m = frame(&bc, RTE_ETHER_TYPE_ARP, &ah, sizeof(ah));
+		rx1(n, &m);
+		assert_null(tx1(n));
+		assert_int_equal(st(n).rx_arp, 1);
+	}
+	wn_netif_free(n);
+	wn_netif_free(p);
+}
+
 static void
 test_addr_helpers(void **state)
 {
@@ -981,6 +1281,9 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_fragments_reassembled_or_dropped),
 		cmocka_unit_test(test_proto_hook),
 		cmocka_unit_test(test_ipv6_ndp_and_echo),
+		cmocka_unit_test(test_ipv6_dad),
+		cmocka_unit_test(test_ipv6_dad_duplicate),
+		cmocka_unit_test(test_ipv6_secondary),
 		cmocka_unit_test(test_addr_helpers),
 	};
 
