@@ -14,6 +14,8 @@
 #
 #   A: control socket DIR/a.sock, IP 198.19.0.1/24, memif server, device wn_a
 #   B: control socket DIR/b.sock, IP 198.19.0.2/24, memif client, device wn_b
+#   with --ipv6 also fd77:6e::1/64 (A) and fd77:6e::2/64 (B), plus the link-local address
+#   each warpnicd forms itself; env prints WN_A_IP6/WN_B_IP6 (empty without --ipv6)
 #   DIR (the pair directory, one per caller) is --dir, else $WN_PAIR_DIR, else /tmp/wn-pair;
 #   logs in DIR/{a,b}.log. Start options:
 #   --lcores N      N dataplane lcores (port queues) per instance (default 1)
@@ -31,7 +33,12 @@
 #   --timeout S     how long to wait for each instance to serve (default 30)
 #   --b-first       start B (the memif client) before A: B serves with its link down
 #                   until A's memif server appears
-#   Start returns once both serve their control sockets and both ports report link up;
+#   --ipv6          give both an IPv6 address too (dual stack); with --link af_packet the
+#                   namespaces' veth keep the kernel's IPv6 (its link-local, DAD, MLD and
+#                   router solicitations reach warpnicd as on a host's NIC)
+#   --no-ipv4       no IPv4 address (with --ipv6: IPv6 only; WN_A_IP/WN_B_IP are empty)
+#   Start returns once both serve their control sockets, both ports report link up and
+#   (--ipv6) Duplicate Address Detection has made every IPv6 address of both usable;
 #   a failed start prints both logs and leaves nothing running.
 #   WN_BUILD        build directory (default build/ next to this script)
 set -euo pipefail
@@ -49,17 +56,28 @@ bin=$build/app/warpnicd/warpnicd
 # pairs (parallel tests) can run at once
 tag=$(printf '%s' "$dir" | cksum | cut -d' ' -f1)
 
-usage() { sed -n '3,36p' "$self" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,44p' "$self" | sed 's/^# \{0,1\}//'; }
 
 eal_dir() { echo "/var/run/dpdk/wn_${1}_$tag"; }
 
+# the families a started pair has (DIR/families: "4", "6" or "4 6"; "4" if absent)
+has_family() {
+	[ -f "$dir/families" ] || { [ "$1" = 4 ]; return; }
+	grep -qw "$1" "$dir/families"
+}
+
 print_env() {
+	local a4= b4= a6= b6=
+	has_family 4 && { a4=198.19.0.1; b4=198.19.0.2; }
+	has_family 6 && { a6=fd77:6e::1; b6=fd77:6e::2; }
 	cat <<EOF
 WN_PAIR_DIR=$dir
 WN_A_CTL=$dir/a.sock
 WN_B_CTL=$dir/b.sock
-WN_A_IP=198.19.0.1
-WN_B_IP=198.19.0.2
+WN_A_IP=$a4
+WN_B_IP=$b4
+WN_A_IP6=$a6
+WN_B_IP6=$b6
 WN_A_TEL=$(eal_dir a)/dpdk_telemetry.v2
 WN_B_TEL=$(eal_dir b)/dpdk_telemetry.v2
 EOF
@@ -155,6 +173,27 @@ wait_link() { # SECONDS
 	done
 }
 
+# every IPv6 address of both passed Duplicate Address Detection (none tentative); a
+# duplicate one fails the start
+wait_dad() { # SECONDS
+	local n i st
+	for n in a b; do
+		for ((i = 0; i < $1 * 10; i++)); do
+			st=$(tel "$n" /warpnic/dp/net addrs_tentative addrs_duplicate 2>/dev/null) ||
+				st=
+			case "$st" in *_duplicate=[1-9]*|"addrs_tentative=0 "*) break ;; esac
+			running "$n" || { echo "wn-pair: warpnicd $n exited" >&2; return 1; }
+			sleep 0.1
+		done
+		case "$st" in
+		"addrs_tentative=0 addrs_duplicate=0") ;;
+		*) echo "wn-pair: IPv6 addresses of $n not usable after $1 s" \
+			"(${st:-no telemetry}): $(tel "$n" /warpnic/dp/net addrs 2>/dev/null)" >&2
+			return 1 ;;
+		esac
+	done
+}
+
 # watch OWNER ID: stop the pair when OWNER exits, unless the pair was stopped or restarted
 watch_owner() {
 	local owner=$1 id=$2
@@ -168,6 +207,7 @@ watch_owner() {
 
 start() {
 	local lcores=1 impair="" pcap="" huge=auto mem=256 link=memif owner="" secs=30 order="a b"
+	local ip4=1 ip6=0
 	local common=() a_opts=() b_opts=()
 	while [ $# -gt 0 ]; do
 		case "$1" in
@@ -191,15 +231,19 @@ start() {
 		--owner) owner=$2; shift 2 ;;
 		--timeout) secs=$2; shift 2 ;;
 		--b-first) order="b a"; shift ;;
+		--ipv6) ip6=1; shift ;;
+		--no-ipv4) ip4=0; shift ;;
 		--) shift; common+=("$@"); break ;;
 		*) echo "wn-pair: unknown option $1" >&2; exit 2 ;;
 		esac
 	done
 	[ -x "$bin" ] || { echo "wn-pair: $bin not built (ninja -C $build)" >&2; exit 2; }
 	case "$link" in memif|af_packet) ;; *) echo "wn-pair: --link memif|af_packet" >&2; exit 2 ;; esac
+	[ $ip4 = 1 ] || [ $ip6 = 1 ] || { echo "wn-pair: --no-ipv4 wants --ipv6" >&2; exit 2; }
 	mkdir -p "$dir"
 	stop >/dev/null 2>&1 || true
 	rm -f "$dir/a.rc" "$dir/b.rc" "$dir/a.log" "$dir/b.log"
+	{ [ $ip4 = 0 ] || printf '4 '; [ $ip6 = 0 ] || printf '6'; echo; } >"$dir/families"
 
 	local eal_mem=()
 	if [ "$huge" = auto ]; then
@@ -231,20 +275,26 @@ start() {
 			{ echo "wn-pair: cannot make namespaces and a veth pair (root?)" >&2; stop; exit 1; }
 		for n in a b; do
 			ifc=wnp$n$tag
-			ip netns exec "wnp-$n-$tag" sysctl -qw "net.ipv6.conf.$ifc.disable_ipv6=1" || true
+			# without --ipv6 the kernel's own IPv6 traffic on the veth (DAD, MLD, router
+			# solicitations) is kept off the link; with it, it stays, as on a host's NIC
+			[ $ip6 = 1 ] || ip netns exec "wnp-$n-$tag" \
+				sysctl -qw "net.ipv6.conf.$ifc.disable_ipv6=1" || true
 			ip -n "wnp-$n-$tag" link set "$ifc" up
 			ip -n "wnp-$n-$tag" link set lo up
 		done
 	fi
 
-	local n role ip mac cpu vdevs pcap_opt pre side_opts lmap i
+	local n role host mac cpu vdevs pcap_opt pre side_opts lmap i ips
 	for n in a b; do
 		if [ $n = a ]; then
-			role=server ip=198.19.0.1 mac=02:77:6e:00:00:01 cpu=0 side_opts=("${a_opts[@]}")
+			role=server host=1 mac=02:77:6e:00:00:01 cpu=0 side_opts=("${a_opts[@]}")
 		else
-			role=client ip=198.19.0.2 mac=02:77:6e:00:00:02 side_opts=("${b_opts[@]}")
+			role=client host=2 mac=02:77:6e:00:00:02 side_opts=("${b_opts[@]}")
 			cpu=$(( $(nproc) > 1 ? 1 : 0 ))
 		fi
+		ips=()
+		[ $ip4 = 0 ] || ips+=(--ip "198.19.0.$host/24")
+		[ $ip6 = 0 ] || ips+=(--ip "fd77:6e::$host/64")
 		pre=()
 		if [ "$link" = memif ]; then
 			vdevs=(--vdev "net_memif0,role=$role,id=0,socket=$dir/memif.sock,socket-abstract=no,mac=$mac")
@@ -267,7 +317,7 @@ start() {
 		# the command line, kept for restart
 		printf '%q ' "${pre[@]}" "$bin" --lcores "$lmap" --file-prefix "wn_${n}_$tag" \
 			--proc-type primary --no-pci "${eal_mem[@]}" --log-level lib.eal:error \
-			"${vdevs[@]}" -- --ip "$ip/24" --ctl "$dir/$n.sock" --name "wn_$n" \
+			"${vdevs[@]}" -- "${ips[@]}" --ctl "$dir/$n.sock" --name "wn_$n" \
 			"${pcap_opt[@]}" "${common[@]}" "${side_opts[@]}" >"$dir/$n.cmd"
 	done
 	echo "$secs" >"$dir/timeout"
@@ -276,6 +326,7 @@ start() {
 		wait_ready $n "$secs" || { show_logs 20 >&2; stop >/dev/null 2>&1; exit 1; }
 	done
 	wait_link "$secs" || { show_logs 20 >&2; stop >/dev/null 2>&1; exit 1; }
+	[ $ip6 = 0 ] || wait_dad "$secs" || { show_logs 20 >&2; stop >/dev/null 2>&1; exit 1; }
 	print_env
 }
 
@@ -314,6 +365,7 @@ restart() {
 	rm -rf "$(eal_dir "$n")"
 	launch "$n"
 	wait_ready "$n" "$secs" && wait_link "$secs" || { show_logs 20 >&2; exit 1; }
+	! has_family 6 || wait_dad "$secs" || { show_logs 20 >&2; exit 1; }
 }
 
 case "${1:-}" in

@@ -62,8 +62,8 @@ enum { STEER_BCAST = 0xffff };
 
 /*
  * Which shard a frame belongs to: the owner of its TCP flow (or SCTP association: its
- * ports sit where TCP's do), every shard for ARP and
- * ICMPv6 (neighbour tables), this shard for the rest (ICMP echo, fragments).
+ * ports sit where TCP's do), every shard for ARP and NDP (neighbour tables, DAD), this
+ * shard for the rest (ICMP and ICMPv6 echo, fragments).
  */
 static uint16_t
 steer_frame(const struct wn_dp *dp, const struct rte_mbuf *m)
@@ -96,8 +96,13 @@ steer_frame(const struct wn_dp *dp, const struct rte_mbuf *m)
 		   rte_pktmbuf_data_len(m) >= sizeof(*eh) + sizeof(struct rte_ipv6_hdr) + 4) {
 		const struct rte_ipv6_hdr *ip6 = (const struct rte_ipv6_hdr *)(eh + 1);
 
-		if (ip6->proto == IPPROTO_ICMPV6)
-			return STEER_BCAST;
+		/* neighbour discovery (RFC 4861 types 133..137) feeds every shard's table; an
+		 * echo request is answered where it arrived, once */
+		if (ip6->proto == IPPROTO_ICMPV6) {
+			uint8_t t = *(const uint8_t *)(ip6 + 1);
+
+			return t >= 133 && t <= 137 ? STEER_BCAST : dp->idx;
+		}
 		if (ip6->proto != IPPROTO_TCP && ip6->proto != IPPROTO_SCTP)
 			return dp->idx;
 		l.addr.family = r.addr.family = WN_AF_INET6;

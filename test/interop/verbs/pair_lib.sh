@@ -13,8 +13,15 @@ WN_TOP=$(cd "$WN_HERE/../../.." && pwd)
 RUN=$WN_TOP/scripts/warpnic-run
 PAIR=$WN_TOP/scripts/wn-pair.sh
 SHIM=$WN_BUILD/drivers/verbs:$WN_BUILD/drivers/rdmacm
-A_IP=198.19.0.1
-B_IP=198.19.0.2
+# The addresses the programs use: IPv4 by default; WN_VERBS_IP=6 starts the pair IPv6-only
+# (wn-pair.sh --ipv6 --no-ipv4), 46 dual-stack, and the programs then use the IPv6 addresses.
+# WN_VERBS_PAIR: more wn-pair.sh start options (e.g. "--link af_packet --lcores 2").
+WN_VERBS_IP=${WN_VERBS_IP:-4}
+case "$WN_VERBS_IP" in
+4) A_IP=198.19.0.1 B_IP=198.19.0.2 ;;
+6 | 46) A_IP=fd77:6e::1 B_IP=fd77:6e::2 ;;
+*) echo "FAIL: WN_VERBS_IP=$WN_VERBS_IP (4, 6 or 46)"; exit 1 ;;
+esac
 # no single step of a test may hang the suite
 STEP_TIMEOUT=${WN_VERBS_TIMEOUT:-90}
 
@@ -121,6 +128,12 @@ LLP=${WARPNIC_LLP:-${WN_VERBS_LLP:-mpa}}
 # default), stopped when this test exits however it exits (--owner)
 pair_start() {
 	local opts=("$@") daemon=(--mpa-timeout 20000)
+	case "$WN_VERBS_IP" in
+	6) opts+=(--ipv6 --no-ipv4) ;;
+	46) opts+=(--ipv6) ;;
+	esac
+	# shellcheck disable=SC2206 # words of options, on purpose
+	[ -z "${WN_VERBS_PAIR:-}" ] || opts+=($WN_VERBS_PAIR)
 	[ -z "${WN_VERBS_LLP:-}" ] || daemon+=(--llp "$WN_VERBS_LLP")
 	# warpnicd must not see the shim directory (meson test puts it on LD_LIBRARY_PATH): DPDK's
 	# mlx5 PMD would load the stand-in libmlx5. MPA startup timeout: siw's 20 s (MPAREQ
@@ -202,6 +215,40 @@ wait_server() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# ip_check: with WN_VERBS_IP=6 or 46, each instance found the other by neighbour discovery
+# (the peer's IPv6 address resolved to a MAC in /warpnic/dp/net, NDP messages received), its
+# IPv6 addresses passed DAD, it formed a link-local address, and (6) it has no IPv4 address
+# and resolved no IPv4 neighbour. With 4, nothing.
+ip_check() {
+	local side peer v
+	[ "$WN_VERBS_IP" != 4 ] || return 0
+	for side in a b; do
+		peer=$B_IP
+		[ $side = b ] && peer=$A_IP
+		v=$(tel "$side" /warpnic/dp/net) || fail "no /warpnic/dp/net telemetry from $side"
+		python3 - "$side" "$peer" "$WN_VERBS_IP" "$v" <<'PY' || fail "$side: IPv6 check"
+import json, re, sys
+side, peer, mode, d = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+err = []
+addrs, nb = d["addrs"], d["neighbours"]
+if d["addrs_tentative"] or d["addrs_duplicate"] or any(not a.endswith(" preferred") for a in addrs):
+    err.append("addresses not all usable: %s" % addrs)
+if not any(a.startswith("fe80:") for a in addrs):
+    err.append("no link-local address: %s" % addrs)
+if not any(re.fullmatch(re.escape(peer) + r" ([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}", n) for n in nb):
+    err.append("peer %s not resolved by NDP: neighbours %s" % (peer, nb))
+if d["rx_ndp"] == 0 or d["dad_probes"] == 0:
+    err.append("rx_ndp %d, dad_probes %d" % (d["rx_ndp"], d["dad_probes"]))
+if mode == "6" and any("." in a for a in addrs + nb):
+    err.append("IPv4 in an IPv6-only pair: %s %s" % (addrs, nb))
+print("%s: %s; neighbours %s; rx_ndp %d, dad_probes %d" %
+      (side, ", ".join(addrs), ", ".join(nb), d["rx_ndp"], d["dad_probes"]))
+if err:
+    sys.exit("; ".join(err))
+PY
+	done
 }
 
 # daemons_alive: both warpnicd still running

@@ -6,6 +6,7 @@
 # Each round is a Send (advertised buffer), an RDMA Read of the client's buffer by the
 # server, a Send, an RDMA Write back to the client and a Send: breaks if any of them, the CM
 # path (MPA Request/Reply through the shims) or the completion channels break.
+# WN_VERBS_IP=6|46 runs it over IPv6 (pair_lib.sh: ip_check then proves neighbour discovery).
 . "$(dirname "$0")/pair_lib.sh" "$1"
 COUNT=${2:-100}
 SIZE=${3:-64}
@@ -35,4 +36,5 @@ grep -q 'ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ' "$T/rping_client.ou
 	fail "rping client: unexpected data in round 0"
 daemons_alive || fail "a warpnicd died"
 llp_check
+ip_check
 echo "rping: $COUNT rounds of $SIZE bytes verified on both sides"
