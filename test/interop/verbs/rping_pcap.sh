@@ -13,6 +13,13 @@
 #     a bad one would be iwarp_mpa.crc);
 #   - RDMAP opcodes of rping's rounds: >= COUNT Read Requests, Read Responses and Writes,
 #     >= 2*COUNT Sends, and the ping data ("rdma-ping-N") in >= 2*COUNT frames;
+#   - every TCP segment with payload is decoded as MPA (a Request/Reply or FPDUs), and no
+#     frame is malformed;
+#   - with WN_VERBS_IP=6 (IPv6 only): no IPv4 or ARP frame at all; ICMPv6 address
+#     resolution between A and B (a Neighbor Solicitation of one for the other, answered by
+#     an Advertisement); the capturing daemon's DAD probes (NS from ::) for its address and
+#     a link-local address (the peer's are sent when this side's link may not be up yet);
+#     each daemon's Advertisement of its address once usable;
 #   - no expert error or warning other than the two tshark raises on every MPA revision 2
 #     Request/Reply (it knows RFC 5044 only: "Res field is NOT set to zero" for the P bit of
 #     RFC 6581 §3, "Rev field is NOT set to one"), and none of TCP's sequence analysis (a
@@ -28,6 +35,7 @@ SRV=$BG_PID
 wait_server 10 || fail "rping server is not listening"
 on_b rping -c -a "$A_IP" -v -V -C "$COUNT" >"$T/rping_client.out" 2>&1 || fail "rping client failed"
 wait_pid "$SRV" 15 || fail "rping server failed"
+ip_check # (telemetry, before the daemons stop)
 # stopping the daemons closes (flushes) the pcapng files
 env -u LD_LIBRARY_PATH "$PAIR" stop >"$T/stop.out" 2>&1 || fail "a warpnicd did not stop cleanly: $(cat "$T/stop.out")"
 
@@ -35,7 +43,9 @@ TS=(tshark --enable-heuristic iwarp_mpa_tcp)
 # One field pass per file (one line per MPA frame, every occurrence, comma-separated); the
 # checks below read it. Fields: ip.src, Request key, Reply key, rev, CRC flag, reject flag,
 # marker flag, ULPDU lengths, good CRCs (crc_check), bad CRCs (crc), RDMAP opcodes, payload.
-FIELDS=(ip.src iwarp_mpa.key.req iwarp_mpa.key.rep iwarp_mpa.rev iwarp_mpa.crc_flag
+IPSRC=ip.src
+[ "$WN_VERBS_IP" = 4 ] || IPSRC=ipv6.src
+FIELDS=($IPSRC iwarp_mpa.key.req iwarp_mpa.key.rep iwarp_mpa.rev iwarp_mpa.crc_flag
 	iwarp_mpa.rej_flag iwarp_mpa.marker_flag iwarp_mpa.ulpdulength iwarp_mpa.crc_check
 	iwarp_mpa.crc iwarp_rdma.opcode data.data)
 CHECK='
@@ -83,6 +93,52 @@ for n in a b; do
 		>"$T/fields_$n.tsv" 2>"$T/tshark_$n.out" || fail "tshark cannot read $f"
 	res=$(python3 -c "$CHECK" "$COUNT" "$A_IP" "$B_IP" <"$T/fields_$n.tsv")
 	[ "${res%% *}" = ok ] || fail "$n.pcapng: $res"
+	fpdus=${res#ok }
+
+	# every TCP payload decoded as MPA; nothing malformed
+	k=$("${TS[@]}" -r "$f" -Y 'tcp.len > 0 && !iwarp_mpa' 2>/dev/null | wc -l)
+	[ "$k" = 0 ] || fail "$n.pcapng: $k TCP segments with payload not decoded as MPA"
+	k=$("${TS[@]}" -r "$f" -Y '_ws.malformed' 2>/dev/null | wc -l)
+	[ "$k" = 0 ] || fail "$n.pcapng: $k malformed frames"
+	if [ "$WN_VERBS_IP" = 6 ]; then
+		k=$("${TS[@]}" -r "$f" -Y 'ip || arp' 2>/dev/null | wc -l)
+		[ "$k" = 0 ] || fail "$n.pcapng: $k IPv4/ARP frames in an IPv6-only pair"
+		# ICMPv6 type, source, target: NS/NA between A and B, DAD probes from ::
+		"${TS[@]}" -r "$f" -Y 'icmpv6.type == 135 || icmpv6.type == 136' -T fields \
+			-e icmpv6.type -e ipv6.src -e icmpv6.nd.ns.target_address \
+			-e icmpv6.nd.na.target_address >"$T/ndp_$n.tsv" 2>/dev/null ||
+			fail "tshark cannot read $f"
+		own=$A_IP
+		[ $n = b ] && own=$B_IP
+		res=$(python3 - "$A_IP" "$B_IP" "$T/ndp_$n.tsv" "$own" <<'PY'
+import ipaddress, sys
+a, b = (ipaddress.ip_address(x) for x in sys.argv[1:3])
+own = ipaddress.ip_address(sys.argv[4])
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[3])]
+ns = [(ipaddress.ip_address(r[1]), ipaddress.ip_address(r[2])) for r in rows if r[0] == "135"]
+na = [(ipaddress.ip_address(r[1]), ipaddress.ip_address(r[3])) for r in rows if r[0] == "136"]
+unspec = ipaddress.ip_address("::")
+err = []
+# address resolution (RFC 4861 §7.2): one solicits the other, which answers; the solicited
+# one learns the solicitor from the NS's source link-layer option and need not ask back
+if not [1 for src, tgt in ns if {src, tgt} == {a, b} and (tgt, tgt) in na]:
+    err.append("no NS between %s and %s answered by an NA" % (a, b))
+dad = {t for s, t in ns if s == unspec}
+# each address announced once usable (NA from itself)
+for x in (a, b):
+    if (x, x) not in na:
+        err.append("no NA from %s" % x)
+# the daemon's own probes (the peer's may be sent before this side's link is up)
+if own not in dad:
+    err.append("no DAD probe for %s" % own)
+if not any(t.is_link_local for t in dad):
+    err.append("no DAD probe for a link-local address")
+print("; ".join(err) if err else "ok %d NS (%d DAD probes), %d NA" % (len(ns), len(dad), len(na)))
+PY
+		)
+		[ "${res%% *}" = ok ] || fail "$n.pcapng: $res"
+		echo "$n.pcapng: ICMPv6 ${res#ok }; no IPv4 or ARP frame"
+	fi
 
 	"${TS[@]}" -r "$f" -q -z expert,warn >"$T/expert_$n.out" 2>&1
 	others=$(awk '/^Errors|^Warns/ { on = 1; next } /^Notes|^Chats|^=/ { if (!/^=/) on = 0; next }
@@ -90,5 +146,5 @@ for n in a b; do
 		!/Res field is NOT set to zero|Rev field is NOT set to one|Summary/' \
 		"$T/expert_$n.out")
 	[ -z "$others" ] || fail "$n: tshark expert errors/warnings: $others"
-	echo "$n.pcapng: MPA Request/Reply rev 2 with CRC, ${res#ok } FPDUs all with a good CRC32"
+	echo "$n.pcapng: MPA Request/Reply rev 2 with CRC, $fpdus FPDUs all with a good CRC32"
 done
