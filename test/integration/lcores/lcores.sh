@@ -6,10 +6,14 @@
 # data moves and is verified on every one of them, that the two instances agree on each
 # connection's lcore (no frame crosses lcores: handoffs are ARP only), that a connection
 # between two clients of the same instance (loopback) works whichever lcores its two ends
-# live on, and with "impair" that all of it survives 1 % drop and reorder.
-. "$(dirname "$0")/../../interop/verbs/pair_lib.sh" "$1"
+# live on, and with "impair" that all of it survives 1 % drop and reorder. With "ipv6" the
+# same over IPv6 only (wn-pair.sh --ipv6 --no-ipv4): the flows of IPv6 4-tuples steered to
+# both lcores, neighbour discovery on each (only NDP crosses lcores); step 1 runs ucmatose
+# instead of ib_write_bw (Debian 12's perftest resolves addresses as AF_INET only).
 MODE=${2:-clean}
-need rping ib_write_bw
+[ "$MODE" = ipv6 ] && export WN_VERBS_IP=6
+. "$(dirname "$0")/../../interop/verbs/pair_lib.sh" "$1"
+need rping
 QPS=8
 
 opts=(--lcores 2)
@@ -19,6 +23,21 @@ pair_start "${opts[@]}"
 
 # 1) QPS connections, two rounds: (1/2)^(2*QPS-1) that they all land on one lcore
 for round in 1 2; do
+	if [ "$MODE" = ipv6 ]; then
+		need ucmatose
+		bg_a uc_server_$round ucmatose -b "$A_IP" -c "$QPS" -C 100 -S 4000
+		SRV=$BG_PID
+		wait_server 10 || fail "ucmatose server did not create its CM id"
+		on_b ucmatose -s "$A_IP" -c "$QPS" -C 100 -S 4000 >"$T/uc_client_$round.out" 2>&1 ||
+			fail "ucmatose -c $QPS client failed (round $round)"
+		wait_pid "$SRV" 30 || fail "ucmatose server failed (round $round)"
+		for f in "$T/uc_client_$round.out" "$T/uc_server_$round.out"; do
+			grep -q '^test complete' "$f" && grep -q '^return status 0' "$f" ||
+				fail "ucmatose did not complete ($f, round $round)"
+		done
+		continue
+	fi
+	need ib_write_bw
 	bg_a bw_server_$round ib_write_bw -R -q "$QPS" -s 65536 -n 100
 	SRV=$BG_PID
 	wait_server 10 || fail "ib_write_bw server did not create its CM id"
@@ -63,10 +82,13 @@ if len(est) != 2 or min(est) == 0:
 if drop:
     sys.exit("handoff drops")
 # the loopback connection's two ends may sit on different lcores (A only); otherwise the
-# peers agree and only ARP crosses lcores
-if side == "b" and mode == "clean" and sum(ho) > 16:
+# peers agree and only ARP (NDP) crosses lcores
+if side == "b" and mode != "impair" and sum(ho) > 16:
     sys.exit("frames crossed lcores: the two instances steer differently")
 PY
 done
 daemons_alive || fail "a warpnicd died"
-echo "lcores: $MODE: perftest ($((2 * QPS)) QPs), rping -V x4 and loopback over 2 lcores per instance"
+ip_check
+step1="perftest ($((2 * QPS)) QPs)"
+[ "$MODE" = ipv6 ] && step1="ucmatose ($((2 * QPS)) connections)"
+echo "lcores: $MODE: $step1, rping -V x4 and loopback over 2 lcores per instance"
