@@ -5,7 +5,8 @@
 #
 #   scripts/wn-pair.sh [--dir DIR] start [OPTIONS] [-- WARPNICD-OPTS...]
 #   scripts/wn-pair.sh [--dir DIR] stop            stop both (status 1 if one failed)
-#   scripts/wn-pair.sh [--dir DIR] restart a|b     stop one and start it again (same options)
+#   scripts/wn-pair.sh [--dir DIR] restart a|b [WARPNICD-OPTS...]
+#                      stop one and start it again (same options, these added)
 #   scripts/wn-pair.sh [--dir DIR] env             print the shell variables below
 #   scripts/wn-pair.sh [--dir DIR] alive           status 0 when both are running
 #   scripts/wn-pair.sh [--dir DIR] tel a|b COMMAND [KEY...]
@@ -15,7 +16,9 @@
 #   A: control socket DIR/a.sock, IP 198.19.0.1/24, memif server, device wn_a
 #   B: control socket DIR/b.sock, IP 198.19.0.2/24, memif client, device wn_b
 #   with --ipv6 also fd77:6e::1/64 (A) and fd77:6e::2/64 (B), plus the link-local address
-#   each warpnicd forms itself; env prints WN_A_IP6/WN_B_IP6 (empty without --ipv6)
+#   each warpnicd forms itself; env prints WN_A_IP6/WN_B_IP6 (empty without --ipv6) and,
+#   with --link af_packet, WN_A_NETNS/WN_A_IFACE and WN_B_NETNS/WN_B_IFACE (the kernel's
+#   side of each daemon's interface)
 #   DIR (the pair directory, one per caller) is --dir, else $WN_PAIR_DIR, else /tmp/wn-pair;
 #   logs in DIR/{a,b}.log. Start options:
 #   --lcores N      N dataplane lcores (port queues) per instance (default 1)
@@ -56,7 +59,7 @@ bin=$build/app/warpnicd/warpnicd
 # pairs (parallel tests) can run at once
 tag=$(printf '%s' "$dir" | cksum | cut -d' ' -f1)
 
-usage() { sed -n '3,44p' "$self" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,45p' "$self" | sed 's/^# \{0,1\}//'; }
 
 eal_dir() { echo "/var/run/dpdk/wn_${1}_$tag"; }
 
@@ -70,6 +73,8 @@ print_env() {
 	local a4= b4= a6= b6=
 	has_family 4 && { a4=198.19.0.1; b4=198.19.0.2; }
 	has_family 6 && { a6=fd77:6e::1; b6=fd77:6e::2; }
+	local ans= ai= bns= bi=
+	[ -f "$dir/netns" ] && { ans=wnp-a-$tag ai=wnpa$tag bns=wnp-b-$tag bi=wnpb$tag; }
 	cat <<EOF
 WN_PAIR_DIR=$dir
 WN_A_CTL=$dir/a.sock
@@ -78,6 +83,10 @@ WN_A_IP=$a4
 WN_B_IP=$b4
 WN_A_IP6=$a6
 WN_B_IP6=$b6
+WN_A_NETNS=$ans
+WN_A_IFACE=$ai
+WN_B_NETNS=$bns
+WN_B_IFACE=$bi
 WN_A_TEL=$(eal_dir a)/dpdk_telemetry.v2
 WN_B_TEL=$(eal_dir b)/dpdk_telemetry.v2
 EOF
@@ -345,12 +354,15 @@ launch() {
 	for _ in $(seq 50); do [ -s "$dir/$n.pid" ] && break; sleep 0.1; done
 }
 
-# restart a|b: stop one instance (SIGTERM, then SIGKILL after 5 s) and start it again with
-# the same command line; returns once it serves and both links are up again
+# restart a|b [OPTS...]: stop one instance (SIGTERM, then SIGKILL after 5 s) and start it
+# again with the same command line (OPTS appended to it, and kept for later restarts);
+# returns once it serves, both links are up again and (--ipv6) its DAD passed
 restart() {
 	local n=${1:-} pid secs
 	case "$n" in a|b) ;; *) echo "wn-pair: restart a|b" >&2; exit 2 ;; esac
 	[ -f "$dir/$n.cmd" ] || { echo "wn-pair: no pair started in $dir" >&2; exit 1; }
+	shift
+	[ $# -eq 0 ] || printf '%q ' "$@" >>"$dir/$n.cmd"
 	secs=$(cat "$dir/timeout" 2>/dev/null || echo 30)
 	pid=$(cat "$dir/$n.pid" 2>/dev/null || true)
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
@@ -371,7 +383,7 @@ restart() {
 case "${1:-}" in
 start) shift; start "$@" ;;
 stop) stop ;;
-restart) restart "${2:-}" ;;
+restart) shift; restart "$@" ;;
 env) print_env ;;
 alive) running a && running b ;;
 tel) shift; tel "$@" ;;

@@ -424,7 +424,8 @@ icmp6_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6, 
 	if (bad || (ip6->dst_addr[0] == 0xff && (ic[4] & 0x40) != 0))
 		return drop(m, &nif->st.rx_drop_icmp);
 	nif->st.rx_ndp++;
-	if (na != NULL) {
+	/* (an address found duplicate is the other node's: its NA is a neighbour's) */
+	if (na != NULL && na->state != WN_ADDR_DUPLICATE) {
 		const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 
 		/* another node advertises an address of ours (not our own frame looped back) */

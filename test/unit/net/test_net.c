@@ -1175,6 +1175,25 @@ test_ipv6_dad_duplicate(void **state)
 	m = ndp_frame(135, 0, v6_any, v6_snm1, me.v6, 14, other_nonce);
 	rx1(n, &m);
 	assert_null(tx1(n));
+	/* it is the other node's: reachable through it, its NA resolves it */
+	assert_int_equal(wn_net_output_l4(n, l4_packet("q", 1), &src, &me, IPPROTO_TCP, 2000000),
+			 0);
+	m = tx1(n);
+	assert_non_null(m);
+	assert_int_equal(rte_pktmbuf_mtod(m, const uint8_t *)[54], 135);
+	rte_pktmbuf_free(m);
+	m = ndp_frame(136, 0x60, me.v6, src.v6, me.v6, 2, peer_mac.addr_bytes);
+	rx1(n, &m);
+	{
+		struct rte_ether_addr mac;
+
+		assert_int_equal(wn_net_neigh_lookup(n, &me, &mac), 0);
+		assert_memory_equal(&mac, &peer_mac, 6);
+	}
+	m = tx1(n); /* the packet that waited */
+	assert_non_null(m);
+	assert_memory_equal(rte_pktmbuf_mtod(m, const uint8_t *), &peer_mac, 6);
+	rte_pktmbuf_free(m);
 	wn_netif_free(n);
 }
 
