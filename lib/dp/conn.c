@@ -100,6 +100,13 @@ dp_conn_new(struct wn_dp *dp)
 	return c;
 }
 
+static void
+conn_free(struct wn_dp *dp, struct dp_conn *c)
+{
+	TAILQ_REMOVE(&dp->conns, c, next);
+	free(c);
+}
+
 /* ---------------------------------------------------------------- lib/cm's owner ops */
 
 static const uint32_t ctl_event_of[] = {
@@ -399,13 +406,13 @@ cm_connect(struct wn_dp *dp, struct wn_server_dp_msg *m)
 	cc.pd = m->u.cm.param.pd;
 	cc.pd_len = (uint16_t)RTE_MIN(m->u.cm.param.pd_len, (uint32_t)WN_CTL_PD_MAX);
 	if (cm_add(dp, c->id, c) < 0) {
-		c->id = 0;
-		c->ep.state = WN_CM_CLOSED;
 		memset(&ev, 0, sizeof(ev));
 		ev.src = c->src;
 		ev.dst = c->dst;
 		ev.event = WN_CTL_CM_EV_CONNECT_ERROR;
 		ev.status = -ENOSPC;
+		/* never started (lib/cm has not seen it): nothing to close */
+		conn_free(dp, c);
 		dp_cm_event(dp, m->u.cm.id, &ev);
 		return;
 	}
@@ -530,13 +537,6 @@ dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 }
 
 /* ---------------------------------------------------------------- periodic */
-
-static void
-conn_free(struct wn_dp *dp, struct dp_conn *c)
-{
-	TAILQ_REMOVE(&dp->conns, c, next);
-	free(c);
-}
 
 void
 dp_conns_reap(struct wn_dp *dp)
