@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * warpnicd dataplane connections: the owner's side of lib/cm (dp.h). A connection is a
+ * warpnicd dataplane connections: the owner's side of lib/cm (dp_priv.h). A connection is a
  * struct dp_conn embedding its lib/cm endpoint; its state lives there, its lower-layer
- * stream (MPA/TCP, lib/mpa) in lib/llp. This file keys connections by CM id (or, for a
- * passive one the control thread has not named yet, by a token), turns the control thread's
- * CM messages into lib/cm inputs and lib/cm's events into CM events for the control thread,
- * and binds the QP's engine to the stream.
+ * stream (MPA/TCP, lib/mpa; DDP over SCTP, lib/sctp) behind lib/llp. This file keys
+ * connections by CM id (or, for a passive one the control thread has not named yet, by a
+ * token), turns the control thread's CM messages into lib/cm inputs and lib/cm's events into
+ * CM events for the control thread, and binds the QP's engine to the stream.
  */
 #include <errno.h>
 #include <stdlib.h>

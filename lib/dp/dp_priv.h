@@ -7,11 +7,13 @@
  *
  * Files: shard.c (creation), steer.c (software flow steering, handoff, loopback), idle.c (the
  * run loop and what an idle shard sleeps on), loop.c (one iteration, start and stop, the
- * port's transmit), bell.c (the shards' doorbells), obj.c (CQ/SRQ/QP objects and shard 0's
- * dispatch of control messages), conn.c (lib/cm's owner: keys, CM messages and events),
- * llp.c (the lower layer and zero-copy's region pins), embed.c (RDMA for an application in
- * the shard's loop, wn_dp_embed.h), tel.c (telemetry), options.c and app.c (warpnicd's
- * options and the start/stop of a whole dataplane, wn_dp_app.h).
+ * port's transmit), bell.c (the shards' doorbells), dispatch.c (the control thread's messages:
+ * shard 0 takes them and forwards them to the owning shard), obj.c (CQ/SRQ/QP objects and
+ * their engines), conn.c (lib/cm's owner: keys, CM messages and events), msg.c (messages to
+ * the control thread: DONE and CM events), llp.c (the lower layers, zero-copy's region pins
+ * and the MR deregistrations that wait for them), embed.c (RDMA for an application in the
+ * shard's loop, wn_dp_embed.h), tel.c (telemetry), options.c and app.c (warpnicd's options
+ * and the start/stop of a whole dataplane, wn_dp_app.h).
  */
 #ifndef WN_DP_PRIV_H
 #define WN_DP_PRIV_H
@@ -172,12 +174,12 @@ struct wn_dp {
 	uint32_t next_token;
 	uint64_t now;
 	struct wn_dp_stats st;
-	/* zero-copy transmit: MR deregistrations waiting for pins (dp_zc.c) */
+	/* zero-copy transmit: MR deregistrations waiting for pins (llp.c) */
 	struct { uint32_t handle, stag; } *dereg; /**< shard 0: DONEs waiting for unpinning */
 	uint32_t n_dereg, cap_dereg;
 	uint64_t last_tick;
 	struct dp_embed *emb;         /**< embedded applications' CM events (embed.c), or NULL */
-	/* idle policy (loop.c, idle.c) */
+	/* idle policy (idle.c), wake-ups of other shards (steer.c, bell.c) */
 	uint64_t last_work;           /**< when wn_dp_poll() last found work */
 	struct wn_queue_bell *bell;   /**< this shard's line of the group's bell page */
 	int epfd;                     /**< its bell's eventfd and the port's Rx wake-up */
