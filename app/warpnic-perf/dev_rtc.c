@@ -188,20 +188,6 @@ rtc_poll_cq(struct perf_cq *cq, struct wn_queue_cqe *e, int n)
 	return wn_dp_cq_poll(cq->h, e, n > 0 ? (unsigned int)n : 0);
 }
 
-static void
-ep_of(const struct wn_ctl_addr *a, struct wn_llp_ep *e)
-{
-	memset(e, 0, sizeof(*e));
-	if (a->family == WN_CTL_AF_INET6) {
-		e->addr.family = WN_AF_INET6;
-		memcpy(e->addr.v6, a->addr, 16);
-	} else {
-		e->addr.family = WN_AF_INET;
-		memcpy(&e->addr.v4, a->addr, 4);
-	}
-	e->port = a->port;
-}
-
 static int
 rtc_listen(struct perf_rnic *r, const struct wn_ctl_addr *a, uint32_t backlog)
 {
@@ -209,7 +195,7 @@ rtc_listen(struct perf_rnic *r, const struct wn_ctl_addr *a, uint32_t backlog)
 
 	(void)r;
 	(void)backlog;
-	ep_of(a, &e);
+	wn_dp_ep_of_ctl(a, &e);
 	rs.l = wn_dp_listen(rs.dp, &e, NULL);
 	return rs.l != NULL ? 0 : -errno;
 }
@@ -253,7 +239,7 @@ rtc_connect(struct perf_rnic *r, struct perf_conn *c, const struct wn_ctl_addr *
 	struct wn_llp_ep local, remote;
 
 	(void)r;
-	ep_of(dst, &remote);
+	wn_dp_ep_of_ctl(dst, &remote);
 	memset(&local, 0, sizeof(local));
 	local.addr.family = remote.addr.family; /* address 0: the shard's own for dst */
 	rs.ids[c->id - 1] = wn_dp_connect(rs.dp, c->qp->h, &local, &remote, &p, NULL);
@@ -277,15 +263,6 @@ rtc_answer(struct perf_rnic *r, uint32_t id, struct perf_conn *c,
 	return wn_dp_accept(rs.ids[id - 1], c->qp->h, &p, NULL);
 }
 
-static const uint32_t ctl_event_of[] = {
-	[WN_CM_EV_CONNECT_REQUEST] = WN_CTL_CM_EV_CONNECT_REQUEST,
-	[WN_CM_EV_ESTABLISHED] = WN_CTL_CM_EV_ESTABLISHED,
-	[WN_CM_EV_REJECTED] = WN_CTL_CM_EV_REJECTED,
-	[WN_CM_EV_CONNECT_ERROR] = WN_CTL_CM_EV_CONNECT_ERROR,
-	[WN_CM_EV_UNREACHABLE] = WN_CTL_CM_EV_UNREACHABLE,
-	[WN_CM_EV_DISCONNECTED] = WN_CTL_CM_EV_DISCONNECTED,
-};
-
 /* The next event as the control protocol gives it; the shard runs while there is none. */
 static int
 rtc_cm_next(struct perf_rnic *r, struct wn_ctl_cm_event *ev, int timeout_ms)
@@ -300,7 +277,7 @@ rtc_cm_next(struct perf_rnic *r, struct wn_ctl_cm_event *ev, int timeout_ms)
 			return -ETIMEDOUT;
 	}
 	memset(ev, 0, sizeof(*ev));
-	ev->event = ctl_event_of[e.type];
+	ev->event = wn_dp_ctl_event_of(e.type);
 	ev->status = e.status;
 	ev->id = e.type == WN_CM_EV_CONNECT_REQUEST ? id_new(e.conn) : id_of(e.conn);
 	ev->param.ird = e.ird != 0 ? e.ird : e.peer_ird;

@@ -18,17 +18,6 @@
 
 /* ---------------------------------------------------------------- addresses */
 
-static void
-ep_of_ctl(const struct wn_ctl_addr *a, struct wn_llp_ep *e)
-{
-	struct wn_tcp_endpoint t;
-
-	dp_ep_of(a, &t);
-	memset(e, 0, sizeof(*e));
-	e->addr = t.addr;
-	e->port = t.port;
-}
-
 void
 dp_ctl_addr_of(const struct wn_llp_ep *e, struct wn_ctl_addr *a)
 {
@@ -117,6 +106,12 @@ static const uint32_t ctl_event_of[] = {
 	[WN_CM_EV_UNREACHABLE] = WN_CTL_CM_EV_UNREACHABLE,
 	[WN_CM_EV_DISCONNECTED] = WN_CTL_CM_EV_DISCONNECTED,
 };
+
+uint32_t
+wn_dp_ctl_event_of(enum wn_cm_event_type t)
+{
+	return ctl_event_of[t];
+}
 
 static int
 op_event(struct wn_cm_ep *ep, const struct wn_cm_event *e)
@@ -366,7 +361,7 @@ cm_listen(struct wn_dp *dp, struct wn_server_dp_msg *m)
 	l->id = m->u.cm.id;
 	l->src = m->u.cm.src;
 	l->dp = dp;
-	ep_of_ctl(&m->u.cm.src, &ep);
+	wn_dp_ep_of_ctl(&m->u.cm.src, &ep);
 	if (dp_llp_listen(dp, l, &ep) < 0 || cm_add(dp, l->id, l) < 0) {
 		DP_LOG(ERR, "listen on port %u: %s\n", ep.port, strerror(errno));
 		dp_llp_unlisten(dp, l);
@@ -399,8 +394,8 @@ cm_connect(struct wn_dp *dp, struct wn_server_dp_msg *m)
 	if (c->qp != NULL && c->qp->conn != NULL)
 		c->qp = NULL; /* already carrying a connection */
 	memset(&cc, 0, sizeof(cc));
-	ep_of_ctl(&c->src, &cc.local);
-	ep_of_ctl(&c->dst, &cc.remote);
+	wn_dp_ep_of_ctl(&c->src, &cc.local);
+	wn_dp_ep_of_ctl(&c->dst, &cc.remote);
 	cc.caps.ird = (uint16_t)RTE_MIN(m->u.cm.param.ird, 0x3fffu);
 	cc.caps.ord = (uint16_t)RTE_MIN(m->u.cm.param.ord, 0x3fffu);
 	cc.pd = m->u.cm.param.pd;

@@ -35,6 +35,7 @@
 
 #include "wn_cm.h"
 #include "wn_dp.h"
+#include "wn_dp_embed.h"
 #include "wn_llp.h"
 #include "wn_server_dp.h"
 #include "wn_mem.h"
@@ -261,8 +262,6 @@ uint16_t dp_loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n);
 /** Shard that owns the connection (local, remote) (wn_tcp_flow_steer). */
 uint16_t dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
 		  const struct wn_ctl_addr *remote);
-/** Convert a control-protocol address to a TCP endpoint. */
-void dp_ep_of(const struct wn_ctl_addr *a, struct wn_tcp_endpoint *e);
 /** Shard index encoded in a passive connection's token. */
 static inline uint16_t
 dp_token_shard(uint32_t token)

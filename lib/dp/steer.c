@@ -2,7 +2,8 @@
 /*
  * lib/dp: software flow steering between shards (a connection lives on the shard its 4-tuple
  * hashes to; frames that arrive on another shard's queue are handed over on its ring) and the
- * loopback of segments to our own addresses (dp_priv.h).
+ * loopback of segments to our own addresses (dp_priv.h); a control-protocol address as an
+ * endpoint (wn_dp_ep_of_ctl(), wn_dp_embed.h), which steering and conn.c read.
  */
 #include <string.h>
 
@@ -14,7 +15,7 @@
 #include "dp_priv.h"
 
 void
-dp_ep_of(const struct wn_ctl_addr *a, struct wn_tcp_endpoint *e)
+wn_dp_ep_of_ctl(const struct wn_ctl_addr *a, struct wn_llp_ep *e)
 {
 	memset(e, 0, sizeof(*e));
 	if (a->family == WN_CTL_AF_INET6) {
@@ -47,12 +48,19 @@ uint16_t
 dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
 	 const struct wn_ctl_addr *remote)
 {
+	struct wn_llp_ep le, re;
 	struct wn_tcp_endpoint l, r;
 
 	if (g->n == 1)
 		return 0;
-	dp_ep_of(local, &l);
-	dp_ep_of(remote, &r);
+	wn_dp_ep_of_ctl(local, &le);
+	wn_dp_ep_of_ctl(remote, &re);
+	memset(&l, 0, sizeof(l));
+	memset(&r, 0, sizeof(r));
+	l.addr = le.addr;
+	l.port = le.port;
+	r.addr = re.addr;
+	r.port = re.port;
 	return steer_ep(g->n, &l, &r);
 }
 

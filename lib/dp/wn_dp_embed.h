@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include "wn_cm.h"
+#include "wn_ctl.h"
 #include "wn_dp.h"
 #include "wn_llp.h"
 #include "wn_queue.h"
@@ -229,6 +230,17 @@ int wn_dp_cm_poll(struct wn_dp *dp, struct wn_dp_cm_event *ev);
  *   wn_dp_stop(), which resets what is still open.
  */
 bool wn_dp_quiet(struct wn_dp *dp);
+
+/* ---------------------------------------------------------------- the control protocol's terms */
+
+/**
+ * The lower-layer endpoint of control-protocol address @p a (wn_ctl.h; any family but
+ * WN_CTL_AF_INET6 counts as IPv4), for applications that speak lib/ctl's protocol. Any thread.
+ */
+void wn_dp_ep_of_ctl(const struct wn_ctl_addr *a, struct wn_llp_ep *e);
+
+/** @return the control protocol's CM event (WN_CTL_CM_EV_*) of lib/cm's @p t. Any thread. */
+uint32_t wn_dp_ctl_event_of(enum wn_cm_event_type t);
 
 #ifdef __cplusplus
 }
