@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Names of the lower-layer seam's enumerations, for logs and telemetry (wn_llp.h).
+ * Names of the lower-layer seam's enumerations, for logs and telemetry, and what every
+ * implementation does alike (wn_llp.h).
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "wn_llp.h"
 
@@ -32,4 +34,14 @@ wn_llp_close_str(enum wn_llp_close why)
 	if ((unsigned int)why >= sizeof(names) / sizeof(names[0]))
 		return "unknown";
 	return names[why];
+}
+
+void
+wn_llp_connect_keep(struct wn_llp *l, struct wn_llp_req *req, const struct wn_llp_connect *c)
+{
+	req->caps = c->caps;
+	req->pd_len = c->pd_len;
+	if (c->pd_len != 0)
+		memcpy(req->pd, c->pd, c->pd_len);
+	wn_llp_set_up(l, c->up, c->up_arg);
 }

@@ -187,6 +187,9 @@ struct wn_llp_up {
 	void (*tx_release)(void *arg, uint32_t wqe);
 };
 
+/** Largest Private Data of a setup request (an MPA Request, RFC 5044 §7.1.1). */
+#define WN_LLP_PD_MAX 512
+
 /** Active open. */
 struct wn_llp_connect {
 	struct wn_llp_ep local, remote;
@@ -257,7 +260,6 @@ struct wn_llp_ops {
 					  wn_llp_incoming_fn incoming, void *arg);
 	void (*unlisten)(struct wn_llp_listener *ls);
 	unsigned int (*poll)(struct wn_llp_proto *p, uint64_t now);
-	void (*stats)(const struct wn_llp_proto *p, struct wn_llp_stats *st);
 	/* stream */
 	int (*accept)(struct wn_llp *l, const struct wn_llp_caps *caps, const uint8_t *pd,
 		      uint16_t pd_len);
@@ -274,6 +276,7 @@ struct wn_llp_ops {
 /** The part of every protocol instance the wrappers use (first member of the instance). */
 struct wn_llp_proto {
 	const struct wn_llp_ops *ops;
+	struct wn_llp_stats st;     /**< the instance's counters (the implementation counts) */
 };
 
 /**
@@ -328,7 +331,7 @@ wn_llp_poll(struct wn_llp_proto *p, uint64_t now)
 static inline void
 wn_llp_stats(const struct wn_llp_proto *p, struct wn_llp_stats *st)
 {
-	p->ops->stats(p, st);
+	*st = p->st;
 }
 
 /** Set the upcalls of @p l (an incoming stream; or change the owner). */
@@ -428,6 +431,22 @@ wn_llp_kind(const struct wn_llp *l)
 {
 	return l->ops->name;
 }
+
+/* ---------------------------------------------------------------- for implementations */
+
+/** What an initiator's stream keeps of its struct wn_llp_connect for its setup request. */
+struct wn_llp_req {
+	struct wn_llp_caps caps;   /**< the ULP's IRD/ORD */
+	uint16_t pd_len;
+	uint8_t pd[WN_LLP_PD_MAX]; /**< the request's Private Data */
+};
+
+/**
+ * An implementation's connect(): keep @p c's IRD/ORD and Private Data in @p req (the caller
+ * checked @p c->pd_len against its own limit, at most WN_LLP_PD_MAX) and install @p c's
+ * upcalls on the new stream @p l.
+ */
+void wn_llp_connect_keep(struct wn_llp *l, struct wn_llp_req *req, const struct wn_llp_connect *c);
 
 /** @return a constant name of event type @p t. Any thread. */
 const char *wn_llp_event_str(enum wn_llp_event_type t);

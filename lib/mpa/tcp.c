@@ -4,6 +4,7 @@
  * connection per stream; the startup exchange, record-mode transmit of FPDUs (copied or
  * zero-copy) and whole-ULPDU receive.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,6 @@ struct mpa_proto {
 	TAILQ_HEAD(, mpa_stream) streams;
 	TAILQ_HEAD(, mpa_listener) listeners;
 	uint32_t n_streams;
-	struct wn_llp_stats st;
 	struct rte_ring *zc_done;   /* NULL: zero-copy off */
 	uint64_t now, last_tick;
 };
@@ -72,9 +72,7 @@ struct mpa_stream {
 	TAILQ_ENTRY(mpa_stream) next;
 	struct wn_tcp_conn *tcp;    /* NULL once TCP is gone */
 	struct wn_mpa_conn mpa;
-	struct wn_llp_caps caps;    /* the ULP's IRD/ORD */
-	uint8_t pd[WN_MPA_PD_MAX];  /* initiator: the Request's Private Data */
-	uint16_t pd_len;
+	struct wn_llp_req req;      /* initiator: the Request's IRD/ORD and Private Data */
 	bool started;               /* MPA startup begun */
 	bool record_mode;           /* TCP segments on FPDU boundaries */
 	bool tx_ok;                 /* MPA lets us send FPDUs (fencing, RFC 5044 §7.1.2) */
@@ -94,6 +92,8 @@ struct mpa_stream {
 	uint32_t zc_out;            /* zero-copy tokens not back yet (freed only at 0) */
 	uint64_t tx_ulpdus;
 };
+
+static_assert(WN_MPA_PD_MAX <= WN_LLP_PD_MAX, "a Request's Private Data fits wn_llp_req");
 
 static const struct wn_llp_ops mpa_tcp_ops;
 static const struct wn_tcp_cb stream_cb;
@@ -242,9 +242,9 @@ ev_error(struct mpa_stream *s, const struct wn_mpa_event *mev)
 	};
 	struct wn_llp_peer pe;
 
-	s->p->st.errors++;
+	s->p->base.st.errors++;
 	if (ev.crc)
-		s->p->st.crc_errors++;
+		s->p->base.st.crc_errors++;
 	/* a responder whose RFC 6581 negotiation failed has queued a Reject: send it */
 	if (!s->l.active && wn_mpa_conn_output_pending(&s->mpa) > 0) {
 		ev.reject_sent = true;
@@ -317,7 +317,7 @@ on_ulpdu(void *arg, const uint8_t *ulpdu, uint16_t len, enum wn_mpa_err verdict)
 		s->held_len = len;
 		return -EAGAIN;
 	}
-	s->p->st.rx_ulpdus++;
+	s->p->base.st.rx_ulpdus++;
 	return 0;
 }
 
@@ -336,13 +336,13 @@ mpa_start(struct mpa_stream *s)
 	cfg.rev = pc->rev;
 	cfg.markers = pc->markers;
 	cfg.crc = pc->crc;
-	cfg.caps.ird = RTE_MIN(s->caps.ird, (uint16_t)WN_MPA_IRD_ORD_MAX);
-	cfg.caps.ord = RTE_MIN(s->caps.ord, (uint16_t)WN_MPA_IRD_ORD_MAX);
+	cfg.caps.ird = RTE_MIN(s->req.caps.ird, (uint16_t)WN_MPA_IRD_ORD_MAX);
+	cfg.caps.ord = RTE_MIN(s->req.caps.ord, (uint16_t)WN_MPA_IRD_ORD_MAX);
 	cfg.caps.p2p = s->l.active && pc->p2p;
 	cfg.caps.rtr = pc->rtr;
 	if (s->l.active) {
-		cfg.pd = s->pd;
-		cfg.pd_len = s->pd_len;
+		cfg.pd = s->req.pd;
+		cfg.pd_len = s->req.pd_len;
 	}
 	cfg.tx_seq = wn_tcp_next_seq(s->tcp);
 	cfg.rx_seq = ti.irs + 1;
@@ -442,7 +442,7 @@ on_ulpdu_ooo(void *arg, const uint8_t *ulpdu, uint16_t len, enum wn_mpa_err verd
 
 	if (verdict != WN_MPA_ERR_NONE)
 		return -EBADMSG; /* the in-order pass reports it (RFC 5044 §8) */
-	s->p->st.rx_ooo_ulpdus++;
+	s->p->base.st.rx_ooo_ulpdus++;
 	s->l.up->ulpdu_ooo(s->l.up_arg, ulpdu, len);
 	return 0;
 }
@@ -626,11 +626,7 @@ op_connect(struct wn_llp_proto *bp, const struct wn_llp_connect *c)
 	s = stream_new(p, true);
 	if (s == NULL)
 		return NULL;
-	s->caps = c->caps;
-	s->pd_len = c->pd_len;
-	if (c->pd_len != 0)
-		memcpy(s->pd, c->pd, c->pd_len);
-	wn_llp_set_up(&s->l, c->up, c->up_arg);
+	wn_llp_connect_keep(&s->l, &s->req, c);
 	ep_to_tcp(&c->local, &local);
 	ep_to_tcp(&c->remote, &remote);
 	s->local = local;
@@ -709,7 +705,7 @@ zc_poll(struct mpa_proto *p)
 			    s->l.up->tx_release != NULL)
 				s->l.up->tx_release(s->l.up_arg, z->wqe);
 			s->zc_out--;
-			p->st.zc_released++;
+			p->base.st.zc_released++;
 			zc_put(p, z);
 		}
 		total += n;
@@ -752,12 +748,6 @@ op_poll(struct wn_llp_proto *bp, uint64_t now)
 	return n;
 }
 
-static void
-op_stats(const struct wn_llp_proto *bp, struct wn_llp_stats *st)
-{
-	*st = ((const struct mpa_proto *)bp)->st;
-}
-
 /* ---------------------------------------------------------------- stream ops */
 
 static int
@@ -770,8 +760,10 @@ op_accept(struct wn_llp *l, const struct wn_llp_caps *caps, const uint8_t *pd, u
 	if (s->tcp == NULL || wn_mpa_conn_state(&s->mpa) != WN_MPA_CONN_REQ_RCVD)
 		return -EINVAL;
 	memset(&mc, 0, sizeof(mc));
-	mc.ird = RTE_MIN(caps != NULL ? caps->ird : s->caps.ird, (uint16_t)WN_MPA_IRD_ORD_MAX);
-	mc.ord = RTE_MIN(caps != NULL ? caps->ord : s->caps.ord, (uint16_t)WN_MPA_IRD_ORD_MAX);
+	if (caps == NULL)
+		caps = &s->req.caps;
+	mc.ird = RTE_MIN(caps->ird, (uint16_t)WN_MPA_IRD_ORD_MAX);
+	mc.ord = RTE_MIN(caps->ord, (uint16_t)WN_MPA_IRD_ORD_MAX);
 	mc.rtr = s->p->c.rtr;
 	/* ESTABLISHED (Full Operation) or ERROR come from inside the call */
 	rc = wn_mpa_conn_accept(&s->mpa, &mc, pd, pd_len, s->p->now);
@@ -820,8 +812,8 @@ send_copy(struct mpa_stream *s, const struct wn_llp_ulpdu *u)
 		return -EAGAIN;
 	}
 	if (u->n_iov > 0) {
-		s->p->st.copy_ulpdus++;
-		s->p->st.copy_bytes += u->len - u->hdr_len;
+		s->p->base.st.copy_ulpdus++;
+		s->p->base.st.copy_bytes += u->len - u->hdr_len;
 	}
 	return 0;
 }
@@ -933,8 +925,8 @@ send_zc(struct mpa_stream *s, const struct wn_llp_ulpdu *u)
 	}
 	s->mpa.tx_next += wire;
 	s->zc_out++;
-	p->st.zc_ulpdus++;
-	p->st.zc_bytes += ext;
+	p->base.st.zc_ulpdus++;
+	p->base.st.zc_bytes += ext;
 	return z->held ? WN_LLP_TX_HELD : 0;
 }
 
@@ -946,7 +938,7 @@ op_send(struct wn_llp *l, const struct wn_llp_ulpdu *u)
 	int ret;
 
 	if (!l->tx_ready) {
-		p->st.tx_again++;
+		p->base.st.tx_again++;
 		return -EAGAIN;
 	}
 	if (p->zc_done != NULL && u->src != WN_LLP_SRC_NONE && u->n_iov > 0 &&
@@ -955,15 +947,15 @@ op_send(struct wn_llp *l, const struct wn_llp_ulpdu *u)
 		ret = send_zc(s, u);
 		if (ret != -ENOTSUP)
 			goto out;
-		p->st.zc_fallback++; /* this FPDU cannot go zero-copy: copy it */
+		p->base.st.zc_fallback++; /* this FPDU cannot go zero-copy: copy it */
 	}
 	ret = send_copy(s, u);
 out:
 	if (ret == -EAGAIN) {
-		p->st.tx_again++;
+		p->base.st.tx_again++;
 		return ret;
 	}
-	p->st.tx_ulpdus++;
+	p->base.st.tx_ulpdus++;
 	s->tx_ulpdus++;
 	return ret;
 }
@@ -1051,7 +1043,7 @@ op_rx_resume(struct wn_llp *l)
 	    s->l.up->ulpdu(s->l.up_arg, s->rxbuf, s->held_len) == -EAGAIN)
 		return -EAGAIN;
 	s->rx_held = false;
-	s->p->st.rx_ulpdus++;
+	s->p->base.st.rx_ulpdus++;
 	stream_input(s);
 	return 0;
 }
@@ -1063,7 +1055,6 @@ static const struct wn_llp_ops mpa_tcp_ops = {
 	.listen = op_listen,
 	.unlisten = op_unlisten,
 	.poll = op_poll,
-	.stats = op_stats,
 	.accept = op_accept,
 	.reject = op_reject,
 	.send = op_send,

@@ -164,7 +164,7 @@ wn_sctp_input(void *arg, struct rte_mbuf *m, uint64_t now)
 		goto bad;
 	memcpy(&got, pkt + SCTP_CKSUM_OFF, 4);
 	if (got != sctp_crc(pkt, len)) {
-		p->st.crc_errors++;
+		p->base.st.crc_errors++;
 		goto bad;
 	}
 	path = sctp_path_get(p, &local, &remote);

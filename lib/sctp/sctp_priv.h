@@ -67,9 +67,7 @@ struct sctp_stream {
 	struct sctp_assoc *a;         /* NULL once the association is gone */
 	uint16_t sid;
 	struct wn_sctp_sess sess;
-	struct wn_llp_caps caps;      /* active: the ULP's IRD/ORD */
-	uint8_t pd[WN_SCTP_PD_MAX];   /* active: the Initiate's Private Data */
-	uint16_t pd_len;
+	struct wn_llp_req req;        /* active: the Initiate's IRD/ORD and Private Data */
 	bool incoming_done;           /* passive: handed to the listener */
 	bool released;                /* the owner is done: no more upcalls */
 	bool closed;                  /* CLOSED reported (or due without an owner) */
@@ -124,7 +122,6 @@ struct sctp_proto {
 	struct rte_ring *adopt;        /* sockets another lcore accepted for us */
 	uint8_t *rxbuf;                /* one received message (recvv), or a chained packet */
 	uint64_t now, last_tick;
-	struct wn_llp_stats st;
 	struct wn_sctp_stats sx;
 };
 

@@ -4,6 +4,7 @@
  * (session.c) on one stream pair of an association (assoc.c); the instance's ops and its
  * creation.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,9 @@
 
 /* A session whose Terminate went out waits this long for the peer's. */
 #define LINGER_US 2000000u
+
+static_assert(WN_SCTP_PD_MAX - WN_MPA_ENH_LEN <= WN_LLP_PD_MAX,
+	      "an Initiate's Private Data fits wn_llp_req");
 
 static const struct wn_llp_ops sctp_ops;
 static atomic_uint sctp_serial;
@@ -121,7 +125,7 @@ sess_event(void *arg, const struct wn_llp_event *cev)
 		s->p->sx.terms_recv++;
 		break;
 	case WN_LLP_EV_ERROR:
-		s->p->st.errors++;
+		s->p->base.st.errors++;
 		if (!s->l.active && !s->incoming_done) {
 			orphan_end(s);
 			return;
@@ -139,7 +143,7 @@ sess_ulpdu(void *arg, const uint8_t *ulpdu, size_t len)
 {
 	struct sctp_stream *s = arg;
 
-	s->p->st.rx_ulpdus++;
+	s->p->base.st.rx_ulpdus++;
 	if (!s->released && s->l.up != NULL && s->l.up->ulpdu != NULL)
 		(void)s->l.up->ulpdu(s->l.up_arg, ulpdu, len);
 }
@@ -205,12 +209,12 @@ sctp_stream_start(struct sctp_stream *s)
 
 	/* the Initiate carries what the ULP asked for */
 	cfg.enhanced = p->c.enhanced;
-	cfg.caps.ird = RTE_MIN(s->caps.ird, (uint16_t)WN_MPA_IRD_ORD_MAX);
-	cfg.caps.ord = RTE_MIN(s->caps.ord, (uint16_t)WN_MPA_IRD_ORD_MAX);
+	cfg.caps.ird = RTE_MIN(s->req.caps.ird, (uint16_t)WN_MPA_IRD_ORD_MAX);
+	cfg.caps.ord = RTE_MIN(s->req.caps.ord, (uint16_t)WN_MPA_IRD_ORD_MAX);
 	cfg.caps.p2p = p->c.p2p;
 	cfg.caps.rtr = p->c.rtr;
-	cfg.pd = s->pd;
-	cfg.pd_len = s->pd_len;
+	cfg.pd = s->req.pd;
+	cfg.pd_len = s->req.pd_len;
 	if (wn_sctp_sess_init(&s->sess, &cfg, p->now) != 0 ||
 	    wn_sctp_sess_start(&s->sess, p->now) != 0)
 		sctp_assoc_abort(s->a, WN_LLP_CLOSE_RESET);
@@ -339,11 +343,7 @@ op_connect(struct wn_llp_proto *bp, const struct wn_llp_connect *c)
 		errno = ENOMEM;
 		return NULL;
 	}
-	s->caps = c->caps;
-	s->pd_len = c->pd_len;
-	if (c->pd_len != 0)
-		memcpy(s->pd, c->pd, c->pd_len);
-	wn_llp_set_up(&s->l, c->up, c->up_arg);
+	wn_llp_connect_keep(&s->l, &s->req, c);
 	return &s->l;
 }
 
@@ -414,12 +414,6 @@ op_poll(struct wn_llp_proto *bp, uint64_t now)
 	return n;
 }
 
-static void
-op_stats(const struct wn_llp_proto *bp, struct wn_llp_stats *st)
-{
-	*st = ((const struct sctp_proto *)bp)->st;
-}
-
 /* ---------------------------------------------------------------- stream ops */
 
 static int
@@ -450,18 +444,18 @@ op_send(struct wn_llp *l, const struct wn_llp_ulpdu *u)
 	int rc;
 
 	if (!l->tx_ready) {
-		p->st.tx_again++;
+		p->base.st.tx_again++;
 		return -EAGAIN;
 	}
 	rc = wn_sctp_sess_send(&s->sess, u, s->txbuf);
 	if (rc != 0) {
-		p->st.tx_again++;
+		p->base.st.tx_again++;
 		return -EAGAIN; /* no room, or the association is ending: CLOSED follows */
 	}
-	p->st.tx_ulpdus++;
+	p->base.st.tx_ulpdus++;
 	if (u->n_iov > 0) {
-		p->st.copy_ulpdus++;
-		p->st.copy_bytes += u->len - u->hdr_len;
+		p->base.st.copy_ulpdus++;
+		p->base.st.copy_bytes += u->len - u->hdr_len;
 	}
 	return 0;
 }
@@ -566,7 +560,6 @@ static const struct wn_llp_ops sctp_ops = {
 	.listen = op_listen,
 	.unlisten = op_unlisten,
 	.poll = op_poll,
-	.stats = op_stats,
 	.accept = op_accept,
 	.reject = op_reject,
 	.send = op_send,
