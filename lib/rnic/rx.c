@@ -297,13 +297,21 @@ rx_qn1_admit(struct rx_ctx *x, const struct wn_ddp_seg *s)
 	return 0;
 }
 
+/* An admitted request takes the next IRD entry (tx answers in order) and QN 1's next MSN. */
+static void
+rx_qn1_queue(struct wn_rnic_qp *qp, const struct ird_ent *e)
+{
+	qp->ird[qp->ird_tail % qp->c.ird] = *e;
+	qp->ird_tail++;
+	qp->msn_rx[WN_DDP_QN_RREQ]++;
+}
+
 /* RDMA Read Request (RFC 5040 §5.2.1): validated now, answered in order by tx. */
 static int
 rx_read_req(void *ctx, const struct wn_ddp_seg *s)
 {
 	struct rx_ctx *x = ctx;
 	struct wn_rnic_qp *qp = x->qp;
-	struct ird_ent *e;
 	enum wn_mem_verdict v;
 	int rc = rx_qn1_admit(x, s);
 
@@ -322,10 +330,7 @@ rx_read_req(void *ctx, const struct wn_ddp_seg *s)
 	} else if (qp->rx_first && (qp->rtr_pending & WN_RNIC_RTR_READ)) {
 		rtr_seen(qp);
 	}
-	e = &qp->ird[qp->ird_tail % qp->c.ird];
-	*e = (struct ird_ent){ .kind = IRD_READ, .rr = s->u.rreq };
-	qp->ird_tail++;
-	qp->msn_rx[WN_DDP_QN_RREQ]++;
+	rx_qn1_queue(qp, &(struct ird_ent){ .kind = IRD_READ, .rr = s->u.rreq });
 	return 0;
 }
 
@@ -335,7 +340,6 @@ rx_atomic_req(void *ctx, const struct wn_ddp_seg *s)
 {
 	struct rx_ctx *x = ctx;
 	struct wn_rnic_qp *qp = x->qp;
-	struct ird_ent *e;
 	enum wn_mem_verdict v;
 	int rc = rx_qn1_admit(x, s);
 
@@ -345,10 +349,7 @@ rx_atomic_req(void *ctx, const struct wn_ddp_seg *s)
 			 qp->c.pd, qp->c.qpn, NULL);
 	if (v != WN_MEM_OK)
 		return fail_mem(x, v, WN_MEM_LAYER_RDMAP);
-	e = &qp->ird[qp->ird_tail % qp->c.ird];
-	*e = (struct ird_ent){ .kind = IRD_ATOMIC, .ar = s->u.areq };
-	qp->ird_tail++;
-	qp->msn_rx[WN_DDP_QN_RREQ]++;
+	rx_qn1_queue(qp, &(struct ird_ent){ .kind = IRD_ATOMIC, .ar = s->u.areq });
 	return 0;
 }
 

@@ -90,6 +90,19 @@ bad:
 	return -EINVAL;
 }
 
+/* The port's verdict on the segment's checksum: 1 bad, 0 good, -1 none (check it here). */
+static inline int
+cksum_rx_flag(const struct rte_mbuf *m)
+{
+	uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+
+	if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+		return 1;
+	if (f == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+		return 0;
+	return -1;
+}
+
 int
 tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s)
 {
@@ -119,7 +132,9 @@ tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s)
 		}
 		hl = rte_ipv4_hdr_len(ip);
 		tot = rte_be_to_cpu_16(ip->total_length);
-		if (ip->next_proto_id != IPPROTO_TCP || (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0) {
+		if (ip->next_proto_id != IPPROTO_TCP ||
+		    (ip->fragment_offset &
+		     rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0) {
 			ctx->st.rx_drop_family++;
 			return -EINVAL;
 		}
@@ -132,11 +147,8 @@ tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s)
 		s->src.addr.family = s->dst.addr.family = WN_AF_INET;
 		s->src.addr.v4 = ip->src_addr;
 		s->dst.addr.v4 = ip->dst_addr;
-		if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD)
-			bad = 1;
-		else if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
-			bad = 0;
-		else
+		bad = cksum_rx_flag(m);
+		if (bad < 0)
 			bad = l4len < TCP_HDR_LEN ? 0 :
 				rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, (uint16_t)l4off);
 	} else if (ver == 6) {
@@ -159,11 +171,8 @@ tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s)
 		s->src.addr.family = s->dst.addr.family = WN_AF_INET6;
 		memcpy(s->src.addr.v6, ip6->src_addr, 16);
 		memcpy(s->dst.addr.v6, ip6->dst_addr, 16);
-		if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD)
-			bad = 1;
-		else if ((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
-			bad = 0;
-		else
+		bad = cksum_rx_flag(m);
+		if (bad < 0)
 			bad = l4len < TCP_HDR_LEN ? 0 :
 				rte_ipv6_udptcp_cksum_mbuf_verify(m, ip6, (uint16_t)l4off);
 	} else {

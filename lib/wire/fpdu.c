@@ -171,6 +171,31 @@ tx_put(struct tx *t, const uint8_t *src, size_t n)
 	}
 }
 
+/*
+ * What both framers check of a ULPDU (@p iov, @p iovcnt) starting at @p seq: a Marker-aligned
+ * start when Markers are on, a base for every piece with octets, at most WN_MPA_MULPDU_MAX
+ * octets (RFC 5044 §4.5: never more than 64768). @return 0 with its length in @p len, -EINVAL
+ * or -EMSGSIZE.
+ */
+static int
+ulpdu_check(const struct iovec *iov, unsigned int iovcnt, uint32_t seq,
+	    const struct wn_mpa_stream *st, size_t *len)
+{
+	size_t n = 0;
+
+	if (st->markers && marker_off(seq, st->seq_start) % 4 != 0)
+		return -EINVAL;
+	for (unsigned int i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len != 0 && iov[i].iov_base == NULL)
+			return -EINVAL;
+		n += iov[i].iov_len;
+		if (n > WN_MPA_MULPDU_MAX)
+			return -EMSGSIZE;
+	}
+	*len = n;
+	return 0;
+}
+
 int
 wn_mpa_fpdu_build(uint8_t *out, size_t cap, const struct iovec *iov, unsigned int iovcnt,
 		  uint32_t seq, const struct wn_mpa_stream *st)
@@ -178,18 +203,13 @@ wn_mpa_fpdu_build(uint8_t *out, size_t cap, const struct iovec *iov, unsigned in
 	struct tx t = {.p = out, .seq = seq, .st = st};
 	size_t ulpdu_len = 0, wire;
 	uint8_t len_be[2];
+	int rc;
 
 	if (st == NULL || out == NULL || (iovcnt != 0 && iov == NULL))
 		return -EINVAL;
-	if (st->markers && marker_off(seq, st->seq_start) % 4 != 0)
-		return -EINVAL;
-	for (unsigned int i = 0; i < iovcnt; i++) {
-		if (iov[i].iov_len != 0 && iov[i].iov_base == NULL)
-			return -EINVAL;
-		ulpdu_len += iov[i].iov_len;
-		if (ulpdu_len > WN_MPA_MULPDU_MAX)
-			return -EMSGSIZE; /* RFC 5044 §4.5: never more than 64768 */
-	}
+	rc = ulpdu_check(iov, iovcnt, seq, st, &ulpdu_len);
+	if (rc != 0)
+		return rc;
 	wire = wn_mpa_fpdu_wire_len(seq, st->seq_start, st->markers, ulpdu_len);
 	if (cap < wire)
 		return -ENOSPC;
@@ -321,18 +341,13 @@ wn_mpa_fpdu_gather(struct iovec *out, unsigned int max_out, uint8_t *scratch,
 		       .seq = seq, .crc = wn_crc32c_init(), .st = st};
 	size_t ulpdu_len = 0;
 	uint8_t *p;
+	int rc;
 
 	if (st == NULL || out == NULL || scratch == NULL || (iovcnt != 0 && iov == NULL))
 		return -EINVAL;
-	if (st->markers && marker_off(seq, st->seq_start) % 4 != 0)
-		return -EINVAL;
-	for (unsigned int i = 0; i < iovcnt; i++) {
-		if (iov[i].iov_len != 0 && iov[i].iov_base == NULL)
-			return -EINVAL;
-		ulpdu_len += iov[i].iov_len;
-		if (ulpdu_len > WN_MPA_MULPDU_MAX)
-			return -EMSGSIZE;
-	}
+	rc = ulpdu_check(iov, iovcnt, seq, st, &ulpdu_len);
+	if (rc != 0)
+		return rc;
 	sg_marker_if_due(&g); /* leading Marker, FPDUPTR 0, CRC-covered */
 	g.fpdu_seq = g.seq;
 	g.started = true;
