@@ -43,6 +43,16 @@ int blob_client_test(const struct blob_params *p);
 int blob_client_bench(const struct blob_params *p);
 
 /* client helpers shared by the test and the benchmark */
+/** One call's arguments, WRITE or READ. */
+union blob_args {
+	blob_write_args w;
+	blob_read_args r;
+};
+/** One call's results, WRITE or READ. */
+union blob_res {
+	blob_write_res w;
+	blob_read_res r;
+};
 struct wn_rpcrdma_clnt *blob_connect(const struct blob_params *p);
 void blob_pattern(uint8_t *buf, uint32_t len, uint64_t offset, uint32_t seed);
 void blob_print_info(const char *who, const struct wn_rpcrdma_info *in);

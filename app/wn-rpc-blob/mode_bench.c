@@ -19,14 +19,8 @@ struct slot {
 	uint8_t *buf;
 	bool busy;
 	uint64_t t0;
-	union {
-		blob_write_args w;
-		blob_read_args r;
-	} a;
-	union {
-		blob_write_res w;
-		blob_read_res r;
-	} res;
+	union blob_args a;
+	union blob_res res;
 };
 
 struct run {

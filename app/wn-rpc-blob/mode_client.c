@@ -19,14 +19,8 @@ struct io {
 	uint32_t len;
 	bool busy;
 	bool failed;
-	union {
-		blob_write_args w;
-		blob_read_args r;
-	} a;
-	union {
-		blob_write_res w;
-		blob_read_res r;
-	} res;
+	union blob_args a;
+	union blob_res res;
 };
 
 struct test {
