@@ -15,7 +15,7 @@
 
 #include <rte_common.h>
 
-#include "server_priv.h"
+#include "srv_priv.h"
 
 #define EPHEMERAL_LO 32768
 #define EPHEMERAL_HI 60999

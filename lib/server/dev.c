@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server_priv.h"
+#include "srv_priv.h"
 #include "wn_build_config.h"
 
 int

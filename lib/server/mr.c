@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "server_priv.h"
+#include "srv_priv.h"
 #include "wn_mem.h"
 
 int

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The handle table and object lifetimes: handles (generation + index), per-type destruction,
- * a client's reclaim in dependency order, and retired objects ("zombies") whose memory waits
- * for the dataplane's DONE.
+ * The handle table and object lifetimes: handles (generation + index), and retired objects
+ * ("zombies") whose memory waits for the dataplane's DONE. Destruction by type and a client's
+ * reclaim are server.c's (they call every type's file).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 
 #include <rte_common.h>
 
-#include "server_priv.h"
+#include "srv_priv.h"
 
 struct obj *
 srv_obj_get(struct wn_server *srv, struct client *c, uint32_t h, enum obj_type t)
@@ -174,56 +174,4 @@ srv_zombies_free(struct wn_server *srv)
 		srv->zombies = o->znext;
 		obj_release(o);
 	}
-}
-
-/* How each type goes (0, or -EBUSY when something still needs it). */
-static int (*const destroy_of[OBJ_NTYPES])(struct wn_server *srv, struct obj *o) = {
-	[OBJ_PD] = srv_pd_destroy,
-	[OBJ_MR] = srv_mr_destroy,
-	[OBJ_MW] = srv_mw_destroy,
-	[OBJ_CQ] = srv_cq_destroy,
-	[OBJ_SRQ] = srv_srq_destroy,
-	[OBJ_QP] = srv_qp_destroy,
-	[OBJ_CHAN] = srv_chan_destroy,
-	[OBJ_CMID] = srv_cmid_destroy,
-};
-
-/* Destroy everything @p c owns, dependents first (socket EOF or client death). */
-void
-srv_client_reclaim(struct wn_server *srv, struct client *c)
-{
-	static const enum obj_type order[] = {OBJ_CMID, OBJ_QP, OBJ_MW, OBJ_SRQ, OBJ_CQ, OBJ_MR,
-					      OBJ_PD, OBJ_CHAN};
-	size_t k;
-	uint32_t i;
-
-	for (k = 0; k < RTE_DIM(order); k++) {
-		for (i = 0; i < srv->cap; i++) {
-			struct obj *o = srv->tab[i];
-
-			if (o != NULL && o->owner == c && o->type == order[k])
-				destroy_of[o->type](srv, o);
-		}
-	}
-}
-
-/* DEALLOC_PD, DEREG_MR, DEALLOC_MW, DESTROY_CQ/SRQ/QP, CM_DESTROY_CHANNEL/ID. */
-int
-srv_h_destroy(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
-{
-	static const enum obj_type type_of[WN_CTL_OP_MAX] = {
-		[WN_CTL_DEALLOC_PD] = OBJ_PD, [WN_CTL_DEREG_MR] = OBJ_MR,
-		[WN_CTL_DESTROY_CQ] = OBJ_CQ, [WN_CTL_DESTROY_SRQ] = OBJ_SRQ,
-		[WN_CTL_DESTROY_QP] = OBJ_QP, [WN_CTL_CM_DESTROY_CHANNEL] = OBJ_CHAN,
-		[WN_CTL_CM_DESTROY_ID] = OBJ_CMID, [WN_CTL_DEALLOC_MW] = OBJ_MW,
-	};
-	const struct wn_ctl_handle *r = rq->body;
-	struct obj *o = srv_obj_get(srv, rq->c, r->handle, type_of[rq->h->op]);
-
-	(void)rs;
-	if (o == NULL)
-		return -EINVAL;
-	if (o->refs != 0)
-		return -EBUSY;
-	return destroy_of[o->type](srv, o);
 }

@@ -13,7 +13,7 @@
 #include <rte_common.h>
 
 #include "ring.h"
-#include "server_priv.h"
+#include "srv_priv.h"
 
 /* A sealed memfd of @p size octets mapped here; its fd in *fdp. */
 static void *

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control server: unix SOCK_SEQPACKET server of the control protocol (wn_ctl.h). Its
- * socket and epoll loop, clients (reclaim on EOF), request dispatch through the op table, and
- * the rings to and from the dataplane (wn_server_dp.h). The objects themselves: obj.c, dev.c,
- * mr.c, queue.c, cm.c (server_priv.h).
+ * socket and epoll loop, clients (reclaim on EOF), and dispatch: requests through the op
+ * table, destruction through one function per object type, the dataplane's answers (DONE, CM
+ * events) to obj.c and cm.c, and the attachment of its rings (wn_server_dp.h). The objects
+ * themselves: obj.c, dev.c, mr.c, queue.c, cm.c; messages to the dataplane: msg.c
+ * (srv_priv.h). Nothing below calls back into this file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,60 +24,14 @@
 #include <rte_log.h>
 #include <rte_ring.h>
 
-#include "server_priv.h"
+#include "srv_priv.h"
 #include "wn_mem.h"
-
-RTE_LOG_REGISTER_DEFAULT(wn_server_logtype, INFO); /* lib.wn.server */
 
 /* epoll data: clients are tagged pointers, the listener and dp eventfd are fixed values */
 #define EP_LISTEN ((uint64_t)1)
 #define EP_DP     ((uint64_t)2)
 
 /* ---------------------------------------------------------------- dataplane */
-
-struct wn_server_dp_msg *
-srv_dp_msg(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj)
-{
-	struct wn_server_dp_msg *m;
-
-	if (srv->to_dp == NULL)
-		return NULL;
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return NULL;
-	m->type = type;
-	m->handle = handle;
-	m->obj = obj;
-	return m;
-}
-
-int
-srv_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m)
-{
-	uint64_t one = 1;
-
-	if (rte_ring_enqueue(srv->to_dp, m) != 0) {
-		SRV_LOG(ERR, "dataplane queue full, message %u dropped", m->type);
-		free(m);
-		return -ENOBUFS;
-	}
-	/* the lcore taking to_dp may sleep: ring it (wn_queue.h, lcore doorbells) */
-	if (srv->n_bells > 0 && wn_queue_bell_check(&srv->bells[0]) &&
-	    write(srv->bell_efd[0], &one, sizeof(one)) < 0 && errno != EAGAIN)
-		SRV_LOG(ERR, "dataplane bell: %s", strerror(errno));
-	return 0;
-}
-
-/* Tell the dataplane about an object: 0, or -ENOTCONN (none attached), -ENOMEM, -ENOBUFS. */
-int
-srv_dp_tell(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj)
-{
-	struct wn_server_dp_msg *m = srv_dp_msg(srv, type, handle, obj);
-
-	if (m == NULL)
-		return srv->to_dp == NULL ? -ENOTCONN : -ENOMEM;
-	return srv_dp_post(srv, m);
-}
 
 static void
 dp_readable(struct wn_server *srv)
@@ -128,6 +84,60 @@ wn_server_dp_bells(struct wn_server *srv, int page_fd, const struct wn_queue_bel
 	return 0;
 }
 
+/* ---------------------------------------------------------------- destruction */
+
+/* How each type goes (0, or -EBUSY when something still needs it). */
+static int (*const destroy_of[OBJ_NTYPES])(struct wn_server *srv, struct obj *o) = {
+	[OBJ_PD] = srv_pd_destroy,
+	[OBJ_MR] = srv_mr_destroy,
+	[OBJ_MW] = srv_mw_destroy,
+	[OBJ_CQ] = srv_cq_destroy,
+	[OBJ_SRQ] = srv_srq_destroy,
+	[OBJ_QP] = srv_qp_destroy,
+	[OBJ_CHAN] = srv_chan_destroy,
+	[OBJ_CMID] = srv_cmid_destroy,
+};
+
+/* Destroy everything @p c owns, dependents first (socket EOF or client death). */
+static void
+client_reclaim(struct wn_server *srv, struct client *c)
+{
+	static const enum obj_type order[] = {OBJ_CMID, OBJ_QP, OBJ_MW, OBJ_SRQ, OBJ_CQ, OBJ_MR,
+					      OBJ_PD, OBJ_CHAN};
+	size_t k;
+	uint32_t i;
+
+	for (k = 0; k < RTE_DIM(order); k++) {
+		for (i = 0; i < srv->cap; i++) {
+			struct obj *o = srv->tab[i];
+
+			if (o != NULL && o->owner == c && o->type == order[k])
+				destroy_of[o->type](srv, o);
+		}
+	}
+}
+
+/* DEALLOC_PD, DEREG_MR, DEALLOC_MW, DESTROY_CQ/SRQ/QP, CM_DESTROY_CHANNEL/ID. */
+static int
+h_destroy(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	static const enum obj_type type_of[WN_CTL_OP_MAX] = {
+		[WN_CTL_DEALLOC_PD] = OBJ_PD, [WN_CTL_DEREG_MR] = OBJ_MR,
+		[WN_CTL_DESTROY_CQ] = OBJ_CQ, [WN_CTL_DESTROY_SRQ] = OBJ_SRQ,
+		[WN_CTL_DESTROY_QP] = OBJ_QP, [WN_CTL_CM_DESTROY_CHANNEL] = OBJ_CHAN,
+		[WN_CTL_CM_DESTROY_ID] = OBJ_CMID, [WN_CTL_DEALLOC_MW] = OBJ_MW,
+	};
+	const struct wn_ctl_handle *r = rq->body;
+	struct obj *o = srv_obj_get(srv, rq->c, r->handle, type_of[rq->h->op]);
+
+	(void)rs;
+	if (o == NULL)
+		return -EINVAL;
+	if (o->refs != 0)
+		return -EBUSY;
+	return destroy_of[o->type](srv, o);
+}
+
 /* ---------------------------------------------------------------- requests */
 
 /* One handler per op, and the least request body it reads (wn_ctl_req_check() checks more). */
@@ -139,22 +149,22 @@ static const struct {
 	[WN_CTL_QUERY_DEVICE] = {0, srv_h_query_device},
 	[WN_CTL_QUERY_PORT] = {sizeof(struct wn_ctl_port_req), srv_h_query_port},
 	[WN_CTL_ALLOC_PD] = {0, srv_h_alloc_pd},
-	[WN_CTL_DEALLOC_PD] = {sizeof(struct wn_ctl_handle), srv_h_destroy},
+	[WN_CTL_DEALLOC_PD] = {sizeof(struct wn_ctl_handle), h_destroy},
 	[WN_CTL_REG_MR] = {sizeof(struct wn_ctl_reg_mr_req), srv_h_reg_mr},
-	[WN_CTL_DEREG_MR] = {sizeof(struct wn_ctl_handle), srv_h_destroy},
+	[WN_CTL_DEREG_MR] = {sizeof(struct wn_ctl_handle), h_destroy},
 	[WN_CTL_CREATE_CQ] = {sizeof(struct wn_ctl_create_cq_req), srv_h_create_cq},
-	[WN_CTL_DESTROY_CQ] = {sizeof(struct wn_ctl_handle), srv_h_destroy},
+	[WN_CTL_DESTROY_CQ] = {sizeof(struct wn_ctl_handle), h_destroy},
 	[WN_CTL_CREATE_SRQ] = {sizeof(struct wn_ctl_create_srq_req), srv_h_create_srq},
 	[WN_CTL_MODIFY_SRQ] = {sizeof(struct wn_ctl_modify_srq_req), srv_h_modify_srq},
-	[WN_CTL_DESTROY_SRQ] = {sizeof(struct wn_ctl_handle), srv_h_destroy},
+	[WN_CTL_DESTROY_SRQ] = {sizeof(struct wn_ctl_handle), h_destroy},
 	[WN_CTL_CREATE_QP] = {sizeof(struct wn_ctl_create_qp_req), srv_h_create_qp},
 	[WN_CTL_MODIFY_QP] = {sizeof(struct wn_ctl_modify_qp_req), srv_h_modify_qp},
 	[WN_CTL_QUERY_QP] = {sizeof(struct wn_ctl_handle), srv_h_query_qp},
-	[WN_CTL_DESTROY_QP] = {sizeof(struct wn_ctl_handle), srv_h_destroy},
+	[WN_CTL_DESTROY_QP] = {sizeof(struct wn_ctl_handle), h_destroy},
 	[WN_CTL_CM_CREATE_CHANNEL] = {0, srv_h_cm_create_channel},
-	[WN_CTL_CM_DESTROY_CHANNEL] = {sizeof(struct wn_ctl_handle), srv_h_destroy},
+	[WN_CTL_CM_DESTROY_CHANNEL] = {sizeof(struct wn_ctl_handle), h_destroy},
 	[WN_CTL_CM_CREATE_ID] = {sizeof(struct wn_ctl_cm_create_id_req), srv_h_cm_create_id},
-	[WN_CTL_CM_DESTROY_ID] = {sizeof(struct wn_ctl_handle), srv_h_destroy},
+	[WN_CTL_CM_DESTROY_ID] = {sizeof(struct wn_ctl_handle), h_destroy},
 	[WN_CTL_CM_BIND] = {sizeof(struct wn_ctl_cm_addr_req), srv_h_cm_bind},
 	[WN_CTL_CM_RESOLVE_ADDR] = {sizeof(struct wn_ctl_cm_addr_req), srv_h_cm_resolve_addr},
 	[WN_CTL_CM_RESOLVE_ROUTE] = {sizeof(struct wn_ctl_cm_addr_req), srv_h_cm_resolve_route},
@@ -164,7 +174,7 @@ static const struct {
 	[WN_CTL_CM_REJECT] = {sizeof(struct wn_ctl_cm_conn_req), srv_h_cm_reject},
 	[WN_CTL_CM_DISCONNECT] = {sizeof(struct wn_ctl_handle), srv_h_cm_disconnect},
 	[WN_CTL_ALLOC_MW] = {sizeof(struct wn_ctl_alloc_mw_req), srv_h_alloc_mw},
-	[WN_CTL_DEALLOC_MW] = {sizeof(struct wn_ctl_handle), srv_h_destroy},
+	[WN_CTL_DEALLOC_MW] = {sizeof(struct wn_ctl_handle), h_destroy},
 	[WN_CTL_CM_MIGRATE_ID] = {sizeof(struct wn_ctl_cm_migrate_req), srv_h_cm_migrate_id},
 	[WN_CTL_BELL] = {sizeof(struct wn_ctl_bell_req), srv_h_bell},
 };
@@ -219,7 +229,7 @@ client_close(struct wn_server *srv, struct client *c)
 	struct client **pp;
 
 	pthread_mutex_lock(&srv->lock);
-	srv_client_reclaim(srv, c);
+	client_reclaim(srv, c);
 	srv->nclients--;
 	for (pp = &srv->clients; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == c) {

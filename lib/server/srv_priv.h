@@ -2,18 +2,21 @@
 /*
  * Private to lib/server: the server, its clients and handle table, and what the files share.
  *
- *   server.c  socket, epoll, clients, request dispatch (the op table), reclaim on EOF, the
- *             dataplane rings
- *   obj.c     handle table, object lifetimes, zombies waiting for the dataplane's DONE
- *   dev.c     HELLO, QUERY_DEVICE, QUERY_PORT
+ * From the top down (a file calls only the files below it):
+ *   server.c  socket, epoll, clients; dispatch: requests (the op table), destruction by type
+ *             (DESTROY requests, reclaim on EOF), the dataplane's answers; attaching its rings
+ *   dev.c     HELLO, QUERY_DEVICE, QUERY_PORT, BELL
+ *   cm.c      CM channels and ids
  *   mr.c      PDs, MRs, memory windows, fast-register MRs (lib/mem)
  *   queue.c   CQs, SRQs, QPs and their rings (lib/queue); flushing without a dataplane
- *   cm.c      CM channels and ids
+ *   obj.c     handle table, object lifetimes, zombies waiting for the dataplane's DONE
+ *   msg.c     messages to the dataplane; the log type
+ *   ring.c    ring sizes and initialisation (ring.h)
  *
  * Everything here runs on the server's thread with srv->lock held (see wn_server.h).
  */
-#ifndef SERVER_PRIV_H
-#define SERVER_PRIV_H
+#ifndef SRV_PRIV_H
+#define SRV_PRIV_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -194,8 +197,15 @@ struct srv_resp {
 
 /*
  * Request handlers (srv_h_*): one per op, listed in server.c's op table. Each returns 0 or
- * -errno, the response's status.
+ * -errno, the response's status. Destruction (srv_*_destroy): one per type, in server.c's
+ * table.
  */
+/* ---- msg.c: messages to the dataplane (NULL: none attached, or no memory) */
+struct wn_server_dp_msg *srv_dp_msg(struct wn_server *srv, uint32_t type, uint32_t handle,
+				    void *obj);
+int srv_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m);
+int srv_dp_tell(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj);
+
 /* ---- obj.c */
 struct obj *srv_obj_get(struct wn_server *srv, struct client *c, uint32_t h, enum obj_type t);
 struct obj *srv_obj_new(struct wn_server *srv, struct client *owner, enum obj_type t);
@@ -203,14 +213,6 @@ void srv_obj_free(struct wn_server *srv, struct obj *o);
 void srv_obj_retire(struct wn_server *srv, struct obj *o, uint32_t dp_type, void *desc);
 void srv_zombie_done(struct wn_server *srv, uint32_t handle);
 void srv_zombies_free(struct wn_server *srv);
-void srv_client_reclaim(struct wn_server *srv, struct client *c);
-int srv_h_destroy(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-
-/* ---- server.c: messages to the dataplane (NULL: none attached, or no memory) */
-struct wn_server_dp_msg *srv_dp_msg(struct wn_server *srv, uint32_t type, uint32_t handle,
-				    void *obj);
-int srv_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m);
-int srv_dp_tell(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj);
 
 /* ---- dev.c */
 int srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
@@ -254,4 +256,4 @@ void srv_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m);
 int srv_chan_destroy(struct wn_server *srv, struct obj *ch);
 int srv_cmid_destroy(struct wn_server *srv, struct obj *id);
 
-#endif /* SERVER_PRIV_H */
+#endif /* SRV_PRIV_H */
