@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * DDP segment codec (RFC 5041 §4, §5, §7) with the RDMAP checks decidable
- * from one segment (RFC 5040 §7.2, RFC 7306 §6.3, §8.2), header builder and
- * segmentation helper.
+ * DDP segment parser (RFC 5041 §4, §5, §7) with the RDMAP checks decidable
+ * from one segment (RFC 5040 §7.2, RFC 7306 §6.3, §8.2), and the segmentation
+ * helper. The header builder is rdmap.c's (the opcode table drives it).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -255,33 +255,6 @@ wn_ddp_parse(const uint8_t *u, size_t len, unsigned int flags, struct wn_ddp_seg
 	seg->payload = u + seg->hdr_len;
 	seg->payload_len = (uint32_t)(len - seg->hdr_len);
 	return 0;
-}
-
-int
-wn_ddp_hdr_build(uint8_t *out, size_t cap, const struct wn_ddp_hdr *h)
-{
-	if (out == NULL || h == NULL)
-		return -EINVAL;
-	const struct wn_rdmap_op *op = &wn_rdmap_ops[h->opcode & WN_RDMAP_CTRL_OP_MASK];
-	if (h->opcode >= WN_RDMAP_OPCODE_COUNT || !op->valid)
-		return -EINVAL;
-	if (cap < op->ddp_hdr_len)
-		return -ENOSPC;
-	out[0] = (uint8_t)((op->tagged ? WN_DDP_CTRL_T : 0) | (h->last ? WN_DDP_CTRL_L : 0) |
-			   WN_DDP_VERSION);
-	out[1] = op->ctrl_rdmap;
-	if (op->tagged) {
-		wn_wire_put_be32(out + offsetof(struct wn_ddp_tagged_hdr, stag), h->stag);
-		wn_wire_put_be64(out + offsetof(struct wn_ddp_tagged_hdr, to), h->to);
-	} else {
-		/* RFC 5040 §4.1: Invalidate STag only for 0x4/0x6, else zero */
-		wn_wire_put_be32(out + offsetof(struct wn_ddp_untagged_hdr, inv_stag),
-				 op->invalidate ? h->inv_stag : 0);
-		wn_wire_put_be32(out + offsetof(struct wn_ddp_untagged_hdr, qn), op->qn);
-		wn_wire_put_be32(out + offsetof(struct wn_ddp_untagged_hdr, msn), h->msn);
-		wn_wire_put_be32(out + offsetof(struct wn_ddp_untagged_hdr, mo), h->mo);
-	}
-	return op->ddp_hdr_len;
 }
 
 int

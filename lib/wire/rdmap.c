@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RDMAP opcode table and message builders (RFC 5040 §4, RFC 7306 §4-§6).
+ * RDMAP opcode table, the DDP header builder it drives (RFC 5041 §4) and the
+ * message builders (RFC 5040 §4, RFC 7306 §4-§6).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -88,6 +89,33 @@ const char *
 wn_rdmap_opcode_str(uint8_t op)
 {
 	return wn_rdmap_ops[op & WN_RDMAP_CTRL_OP_MASK].name;
+}
+
+int
+wn_ddp_hdr_build(uint8_t *out, size_t cap, const struct wn_ddp_hdr *h)
+{
+	if (out == NULL || h == NULL)
+		return -EINVAL;
+	const struct wn_rdmap_op *op = &wn_rdmap_ops[h->opcode & WN_RDMAP_CTRL_OP_MASK];
+	if (h->opcode >= WN_RDMAP_OPCODE_COUNT || !op->valid)
+		return -EINVAL;
+	if (cap < op->ddp_hdr_len)
+		return -ENOSPC;
+	out[0] = (uint8_t)((op->tagged ? WN_DDP_CTRL_T : 0) | (h->last ? WN_DDP_CTRL_L : 0) |
+			   WN_DDP_VERSION);
+	out[1] = op->ctrl_rdmap;
+	if (op->tagged) {
+		wn_wire_put_be32(out + offsetof(struct wn_ddp_tagged_hdr, stag), h->stag);
+		wn_wire_put_be64(out + offsetof(struct wn_ddp_tagged_hdr, to), h->to);
+	} else {
+		/* RFC 5040 §4.1: Invalidate STag only for 0x4/0x6, else zero */
+		wn_wire_put_be32(out + offsetof(struct wn_ddp_untagged_hdr, inv_stag),
+				 op->invalidate ? h->inv_stag : 0);
+		wn_wire_put_be32(out + offsetof(struct wn_ddp_untagged_hdr, qn), op->qn);
+		wn_wire_put_be32(out + offsetof(struct wn_ddp_untagged_hdr, msn), h->msn);
+		wn_wire_put_be32(out + offsetof(struct wn_ddp_untagged_hdr, mo), h->mo);
+	}
+	return op->ddp_hdr_len;
 }
 
 int
