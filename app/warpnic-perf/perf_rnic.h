@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The RNIC modes' common part (rnic.c): one control connection and --qps data connections to
+ * The RNIC modes' common part (perf_rnic.c): one control connection and --qps data connections to
  * the peer, all set up with the CM, on a device (struct perf_dev_ops: a warpnicd through
  * lib/client, or the dataplane shard the benchmark runs in, --rtc); the control messages that
  * drive each size; posting and polling through the lib/queue rings; the measurement loop that
