@@ -6,9 +6,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <rte_common.h>
 
 #include "wn_dp_app.h"
 #include "wn_mpa.h"
@@ -177,12 +180,73 @@ static const struct option opts[] = {
 	{NULL, 0, NULL, 0},
 };
 
+/* A field of struct wn_dp_app_conf: its offset and size. */
+#define FIELD(f) offsetof(struct wn_dp_app_conf, f), sizeof(((struct wn_dp_app_conf *)0)->f)
+
+/* Numeric options: a value in [min, max] goes to one field as value * mul + add. */
+static const struct num_opt {
+	int o;
+	unsigned long min, max;
+	size_t off, size;
+	uint32_t mul, add;
+} num_opts[] = {
+	{O_PORT, 0, RTE_MAX_ETHPORTS - 1, FIELD(port), 1, 0},
+	{O_MTU, 576, 9000, FIELD(dp.mtu), 1, 0}, /* and ctl.mtu: apply() */
+	{O_IDLE, 0, 100000, FIELD(dp.idle_us), 1, 0},
+	{O_MAXC, 1, 1u << 20, FIELD(dp.max_conns), 1, 0},
+	{O_SOCKBUF, 16384, 64u << 20, FIELD(dp.sockbuf), 1, 0},
+	{O_MBUFS, 1023, 1u << 22, FIELD(mbufs), 1, 0},
+	/* lib/mem's table: index 0 is reserved */
+	{O_MAXMR, 16, WN_MEM_MAX_ENTRIES - 1, FIELD(ctl.mem_entries), 1, 1},
+	{O_REV, 1, 2, FIELD(dp.mpa_rev), 1, 0},
+	{O_MPATO, 1, 3600000, FIELD(dp.mpa_timeout_us), 1000, 0}, /* ms */
+	{O_ZCMIN, 0, UINT32_MAX, FIELD(dp.zero_copy_min), 1, 0},
+	{O_IDLESPIN, 0, 1000000, FIELD(dp.idle_spin_us), 1, 0},
+	{O_RNR, 0, 3600000, FIELD(dp.rnr_hold_us), 1000, 0}, /* ms */
+};
+
+/* Options without a value: one bool field. */
+static const struct flag_opt {
+	int o;
+	size_t off;
+	bool set;
+} flag_opts[] = {
+	{O_NOOFF, offsetof(struct wn_dp_app_conf, offload), false},
+	{O_MARKERS, offsetof(struct wn_dp_app_conf, dp.markers), true},
+	{O_NOCRC, offsetof(struct wn_dp_app_conf, dp.crc), false},
+	{O_NOP2P, offsetof(struct wn_dp_app_conf, dp.p2p), false},
+};
+
+/* Store @p v in the field at @p off of @p size octets (an unsigned integer, or an int). */
+static void
+store(struct wn_dp_app_conf *p, size_t off, size_t size, uint32_t v)
+{
+	uint8_t *f = (uint8_t *)p + off;
+
+	if (size == sizeof(uint8_t))
+		*f = (uint8_t)v;
+	else if (size == sizeof(uint16_t))
+		*(uint16_t *)f = (uint16_t)v;
+	else
+		*(uint32_t *)f = v;
+}
+
+/* Replace an owned copy of a string option (the last one given counts). */
+static int
+dup_arg(const char **field, const char *arg)
+{
+	free((void *)(uintptr_t)*field);
+	*field = strdup(arg);
+	return *field != NULL ? 0 : -ENOMEM;
+}
+
 static int parse_config(struct wn_dp_app_conf *p, const char *path, int depth);
 
+/* The options that are neither a number nor a flag. */
 static int
-apply(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
+apply_special(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
 {
-	unsigned long v;
+	int l;
 
 	switch (o) {
 	case O_IP:
@@ -190,102 +254,32 @@ apply(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
 	case O_GW:
 		p->dp.has_gw = true;
 		return wn_ip_addr_parse(arg, &p->dp.gw, NULL);
-	case O_PORT:
-		if (num(arg, 0, RTE_MAX_ETHPORTS - 1, &v) != 0)
-			return -EINVAL;
-		p->port = (int)v;
-		return 0;
 	case O_CTL:
 		snprintf(p->ctl_path, sizeof(p->ctl_path), "%s", arg);
 		return 0;
 	case O_NAME:
 		snprintf(p->dev_name, sizeof(p->dev_name), "%s", arg);
 		return 0;
-	case O_MTU:
-		if (num(arg, 576, 9000, &v) != 0)
-			return -EINVAL;
-		p->ctl.mtu = (uint32_t)v;
-		p->dp.mtu = (uint16_t)v;
-		return 0;
 	case O_PCAP:
-		free((void *)(uintptr_t)p->pcap); /* the last one given counts */
-		p->pcap = strdup(arg);
-		return p->pcap != NULL ? 0 : -ENOMEM;
-	case O_IDLE:
-		if (num(arg, 0, 100000, &v) != 0)
-			return -EINVAL;
-		p->dp.idle_us = (uint32_t)v;
-		return 0;
-	case O_MAXC:
-		if (num(arg, 1, 1u << 20, &v) != 0)
-			return -EINVAL;
-		p->dp.max_conns = (uint32_t)v;
-		return 0;
-	case O_SOCKBUF:
-		if (num(arg, 16384, 64u << 20, &v) != 0)
-			return -EINVAL;
-		p->dp.sockbuf = (uint32_t)v;
-		return 0;
-	case O_MBUFS:
-		if (num(arg, 1023, 1u << 22, &v) != 0)
-			return -EINVAL;
-		p->mbufs = (uint32_t)v;
-		return 0;
-	case O_MAXMR:
-		/* lib/mem's table: index 0 is reserved */
-		if (num(arg, 16, WN_MEM_MAX_ENTRIES - 1, &v) != 0)
-			return -EINVAL;
-		p->ctl.mem_entries = (uint32_t)v + 1;
-		return 0;
-	case O_NOOFF:
-		p->offload = false;
-		return 0;
-	case O_REV:
-		if (num(arg, 1, 2, &v) != 0)
-			return -EINVAL;
-		p->dp.mpa_rev = (uint8_t)v;
-		return 0;
-	case O_MARKERS:
-		p->dp.markers = true;
-		return 0;
-	case O_NOCRC:
-		p->dp.crc = false;
-		return 0;
-	case O_NOP2P:
-		p->dp.p2p = false;
-		return 0;
+		return dup_arg(&p->pcap, arg);
+	case O_IMPAIR:
+		return dup_arg(&p->impair, arg);
 	case O_RTR:
 		return parse_rtr(arg, &p->dp.rtr);
-	case O_MPATO:
-		if (num(arg, 1, 3600000, &v) != 0)
-			return -EINVAL;
-		p->dp.mpa_timeout_us = (uint32_t)v * 1000;
-		return 0;
 	case O_CONFIG:
 		return parse_config(p, arg, depth + 1);
-	case O_IMPAIR:
-		free((void *)(uintptr_t)p->impair);
-		p->impair = strdup(arg);
-		return p->impair != NULL ? 0 : -ENOMEM;
 	case O_ZC:
 		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
 			return -EINVAL;
 		p->dp.zero_copy_tx = strcmp(arg, "on") == 0;
 		return 0;
-	case O_ZCMIN:
-		if (num(arg, 0, UINT32_MAX, &v) != 0)
-			return -EINVAL;
-		p->dp.zero_copy_min = (uint32_t)v;
-		return 0;
-	case O_LLP: {
-		int l = wn_ctl_llp_parse(arg);
-
+	case O_LLP:
+		l = wn_ctl_llp_parse(arg);
 		if (l <= WN_CTL_LLP_DEFAULT)
 			return -EINVAL;
 		p->dp.llp = (uint8_t)l;
 		p->ctl.llp = (uint32_t)l;
 		return 0;
-	}
 	case O_IDLEMODE:
 		if (strcmp(arg, "sleep") == 0)
 			p->dp.idle = WN_DP_IDLE_SLEEP;
@@ -294,19 +288,34 @@ apply(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
 		else
 			return -EINVAL;
 		return 0;
-	case O_IDLESPIN:
-		if (num(arg, 0, 1000000, &v) != 0)
-			return -EINVAL;
-		p->dp.idle_spin_us = (uint32_t)v;
-		return 0;
-	case O_RNR:
-		if (num(arg, 0, 3600000, &v) != 0)
-			return -EINVAL;
-		p->dp.rnr_hold_us = (uint32_t)v * 1000;
-		return 0;
 	default:
 		return -EINVAL;
 	}
+}
+
+static int
+apply(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
+{
+	unsigned long v;
+
+	for (size_t i = 0; i < RTE_DIM(num_opts); i++) {
+		const struct num_opt *n = &num_opts[i];
+
+		if (n->o != o)
+			continue;
+		if (num(arg, n->min, n->max, &v) != 0)
+			return -EINVAL;
+		store(p, n->off, n->size, (uint32_t)v * n->mul + n->add);
+		if (o == O_MTU)
+			p->ctl.mtu = p->dp.mtu;
+		return 0;
+	}
+	for (size_t i = 0; i < RTE_DIM(flag_opts); i++)
+		if (flag_opts[i].o == o) {
+			*(bool *)((uint8_t *)p + flag_opts[i].off) = flag_opts[i].set;
+			return 0;
+		}
+	return apply_special(p, o, arg, depth);
 }
 
 /* A config file: "name value" or "name" per line, '#' comments; names as the long options. */
