@@ -416,6 +416,18 @@ wn_dp_app_option(struct wn_dp_app_conf *p, const char *name, const char *arg)
 	return apply(p, o->val, arg, 0);
 }
 
+/* The long name of option @p o (opts[] is not in the order of the O_ values). */
+static const char *
+opt_name(int o)
+{
+	const struct option *x;
+
+	for (x = opts; x->name != NULL; x++)
+		if (x->val == o)
+			break;
+	return x->name != NULL ? x->name : "?";
+}
+
 int
 wn_dp_app_parse_args(struct wn_dp_app_conf *p, int argc, char **argv)
 {
@@ -433,7 +445,7 @@ wn_dp_app_parse_args(struct wn_dp_app_conf *p, int argc, char **argv)
 		}
 		ret = apply(p, o, optarg, 0);
 		if (ret != 0) {
-			fprintf(stderr, "warpnicd: bad value for --%s: '%s'\n", opts[o - O_IP].name,
+			fprintf(stderr, "warpnicd: bad value for --%s: '%s'\n", opt_name(o),
 				optarg != NULL ? optarg : "");
 			return ret;
 		}
