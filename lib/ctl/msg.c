@@ -149,114 +149,214 @@ reg_mr_check(const struct wn_ctl_reg_mr_req *r, unsigned int nfds)
 	return total == end - first ? 0 : -EINVAL;
 }
 
+/*
+ * Request body checks, one per op (or family of ops) in check_of[]: the fields a handler may
+ * rely on. @p op is the request's, @p nfds the descriptors that came with it.
+ */
+typedef int check_fn(uint16_t op, const void *body, unsigned int nfds);
+
+static int
+hello_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_hello_req *r = body;
+
+	(void)op;
+	(void)nfds;
+	if (r->llp >= WN_CTL_LLP_MAX || memchr(r->name, 0, sizeof(r->name)) == NULL)
+		return -EINVAL;
+	return 0;
+}
+
+static int
+port_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	(void)op;
+	(void)nfds;
+	return ((const struct wn_ctl_port_req *)body)->rsvd == 0 ? 0 : -EINVAL;
+}
+
+/* The destroy requests, QUERY_QP and CM_DISCONNECT: one handle. */
+static int
+handle_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_handle *h = body;
+
+	(void)op;
+	(void)nfds;
+	return (h->handle != 0 && h->rsvd == 0) ? 0 : -EINVAL;
+}
+
+static int
+reg_mr_req_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	(void)op;
+	return reg_mr_check(body, nfds);
+}
+
+static int
+alloc_mw_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_alloc_mw_req *r = body;
+
+	(void)op;
+	(void)nfds;
+	return (r->pd != 0 && (r->type == 1 || r->type == 2)) ? 0 : -EINVAL;
+}
+
+static int
+migrate_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_cm_migrate_req *r = body;
+
+	(void)op;
+	(void)nfds;
+	return (r->id != 0 && r->channel != 0) ? 0 : -EINVAL;
+}
+
+static int
+bell_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	(void)op;
+	(void)nfds;
+	return ((const struct wn_ctl_bell_req *)body)->rsvd == 0 ? 0 : -EINVAL;
+}
+
+static int
+create_cq_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_create_cq_req *r = body;
+
+	(void)op;
+	if ((r->flags & ~WN_CTL_CQ_NOTIFY_FD) != 0 || r->cqe == 0)
+		return -EINVAL;
+	return nfds == ((r->flags & WN_CTL_CQ_NOTIFY_FD) ? 1u : 0u) ? 0 : -EINVAL;
+}
+
+static int
+create_srq_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_create_srq_req *r = body;
+
+	(void)op;
+	(void)nfds;
+	return (r->pd != 0 && r->max_wr != 0 && r->srq_limit <= r->max_wr) ? 0 : -EINVAL;
+}
+
+static int
+modify_srq_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_modify_srq_req *r = body;
+
+	(void)op;
+	(void)nfds;
+	return (r->srq != 0 && (r->mask & ~3u) == 0) ? 0 : -EINVAL;
+}
+
+static int
+create_qp_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_create_qp_req *r = body;
+
+	(void)op;
+	(void)nfds;
+	if (r->pd == 0 || r->send_cq == 0 || r->recv_cq == 0 || r->rsvd != 0 ||
+	    r->qp_type != WN_CTL_QPT_RC || r->sq_sig_all > 1)
+		return -EINVAL;
+	if (r->max_send_wr == 0 || (r->srq == 0 && r->max_recv_wr == 0))
+		return -EINVAL;
+	return 0;
+}
+
+static int
+modify_qp_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_modify_qp_req *r = body;
+
+	(void)op;
+	(void)nfds;
+	if (r->qp == 0 || (r->mask & ~WN_CTL_QP_MASK) != 0)
+		return -EINVAL;
+	if ((r->mask & WN_CTL_QP_STATE) && r->qp_state >= WN_CTL_QPS_MAX)
+		return -EINVAL;
+	if ((r->mask & WN_CTL_QP_ACCESS_FLAGS) && (r->access & ~WN_CTL_ACCESS_MASK) != 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int
+cm_create_id_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_cm_create_id_req *r = body;
+
+	(void)op;
+	(void)nfds;
+	return (r->channel != 0 && r->ps == WN_CTL_PS_TCP) ? 0 : -EINVAL;
+}
+
+/* CM_BIND needs a source address, CM_RESOLVE_ADDR a destination; the others may omit them. */
+static int
+cm_addr_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_cm_addr_req *r = body;
+
+	(void)nfds;
+	if (r->id == 0)
+		return -EINVAL;
+	if (addr_check(&r->src, op != WN_CTL_CM_BIND) != 0)
+		return -EINVAL;
+	return addr_check(&r->dst, op != WN_CTL_CM_RESOLVE_ADDR);
+}
+
+/* CM_CONNECT, CM_ACCEPT, CM_REJECT. */
+static int
+cm_conn_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_cm_conn_req *r = body;
+
+	(void)op;
+	(void)nfds;
+	return r->id != 0 ? conn_param_check(&r->param) : -EINVAL;
+}
+
+/* Ops without an entry have nothing to check beyond their length (no body, or any). */
+static check_fn *const check_of[WN_CTL_OP_MAX] = {
+	[WN_CTL_HELLO] = hello_check,
+	[WN_CTL_QUERY_PORT] = port_check,
+	[WN_CTL_DEALLOC_PD] = handle_check,
+	[WN_CTL_REG_MR] = reg_mr_req_check,
+	[WN_CTL_DEREG_MR] = handle_check,
+	[WN_CTL_CREATE_CQ] = create_cq_check,
+	[WN_CTL_DESTROY_CQ] = handle_check,
+	[WN_CTL_CREATE_SRQ] = create_srq_check,
+	[WN_CTL_MODIFY_SRQ] = modify_srq_check,
+	[WN_CTL_DESTROY_SRQ] = handle_check,
+	[WN_CTL_CREATE_QP] = create_qp_check,
+	[WN_CTL_MODIFY_QP] = modify_qp_check,
+	[WN_CTL_QUERY_QP] = handle_check,
+	[WN_CTL_DESTROY_QP] = handle_check,
+	[WN_CTL_CM_DESTROY_CHANNEL] = handle_check,
+	[WN_CTL_CM_CREATE_ID] = cm_create_id_check,
+	[WN_CTL_CM_DESTROY_ID] = handle_check,
+	[WN_CTL_CM_BIND] = cm_addr_check,
+	[WN_CTL_CM_RESOLVE_ADDR] = cm_addr_check,
+	[WN_CTL_CM_RESOLVE_ROUTE] = cm_addr_check,
+	[WN_CTL_CM_LISTEN] = cm_addr_check,
+	[WN_CTL_CM_CONNECT] = cm_conn_check,
+	[WN_CTL_CM_ACCEPT] = cm_conn_check,
+	[WN_CTL_CM_REJECT] = cm_conn_check,
+	[WN_CTL_CM_DISCONNECT] = handle_check,
+	[WN_CTL_ALLOC_MW] = alloc_mw_check,
+	[WN_CTL_DEALLOC_MW] = handle_check,
+	[WN_CTL_CM_MIGRATE_ID] = migrate_check,
+	[WN_CTL_BELL] = bell_check,
+};
+
 static int
 body_check(uint16_t op, const void *body, unsigned int nfds)
 {
-	switch (op) {
-	case WN_CTL_HELLO: {
-		const struct wn_ctl_hello_req *r = body;
+	check_fn *check = op < WN_CTL_OP_MAX ? check_of[op] : NULL;
 
-		if (r->llp >= WN_CTL_LLP_MAX || memchr(r->name, 0, sizeof(r->name)) == NULL)
-			return -EINVAL;
-		return 0;
-	}
-	case WN_CTL_QUERY_PORT:
-		return ((const struct wn_ctl_port_req *)body)->rsvd == 0 ? 0 : -EINVAL;
-	case WN_CTL_DEALLOC_PD:
-	case WN_CTL_DEREG_MR:
-	case WN_CTL_DESTROY_CQ:
-	case WN_CTL_DESTROY_SRQ:
-	case WN_CTL_QUERY_QP:
-	case WN_CTL_DESTROY_QP:
-	case WN_CTL_CM_DESTROY_CHANNEL:
-	case WN_CTL_CM_DESTROY_ID:
-	case WN_CTL_CM_DISCONNECT:
-	case WN_CTL_DEALLOC_MW: {
-		const struct wn_ctl_handle *h = body;
-
-		return (h->handle != 0 && h->rsvd == 0) ? 0 : -EINVAL;
-	}
-	case WN_CTL_REG_MR:
-		return reg_mr_check(body, nfds);
-	case WN_CTL_ALLOC_MW: {
-		const struct wn_ctl_alloc_mw_req *r = body;
-
-		return (r->pd != 0 && (r->type == 1 || r->type == 2)) ? 0 : -EINVAL;
-	}
-	case WN_CTL_CM_MIGRATE_ID: {
-		const struct wn_ctl_cm_migrate_req *r = body;
-
-		return (r->id != 0 && r->channel != 0) ? 0 : -EINVAL;
-	}
-	case WN_CTL_BELL:
-		return ((const struct wn_ctl_bell_req *)body)->rsvd == 0 ? 0 : -EINVAL;
-	case WN_CTL_CREATE_CQ: {
-		const struct wn_ctl_create_cq_req *r = body;
-
-		if ((r->flags & ~WN_CTL_CQ_NOTIFY_FD) != 0 || r->cqe == 0)
-			return -EINVAL;
-		return nfds == ((r->flags & WN_CTL_CQ_NOTIFY_FD) ? 1u : 0u) ? 0 : -EINVAL;
-	}
-	case WN_CTL_CREATE_SRQ: {
-		const struct wn_ctl_create_srq_req *r = body;
-
-		return (r->pd != 0 && r->max_wr != 0 && r->srq_limit <= r->max_wr) ? 0 : -EINVAL;
-	}
-	case WN_CTL_MODIFY_SRQ: {
-		const struct wn_ctl_modify_srq_req *r = body;
-
-		return (r->srq != 0 && (r->mask & ~3u) == 0) ? 0 : -EINVAL;
-	}
-	case WN_CTL_CREATE_QP: {
-		const struct wn_ctl_create_qp_req *r = body;
-
-		if (r->pd == 0 || r->send_cq == 0 || r->recv_cq == 0 || r->rsvd != 0 ||
-		    r->qp_type != WN_CTL_QPT_RC || r->sq_sig_all > 1)
-			return -EINVAL;
-		if (r->max_send_wr == 0 || (r->srq == 0 && r->max_recv_wr == 0))
-			return -EINVAL;
-		return 0;
-	}
-	case WN_CTL_MODIFY_QP: {
-		const struct wn_ctl_modify_qp_req *r = body;
-
-		if (r->qp == 0 || (r->mask & ~WN_CTL_QP_MASK) != 0)
-			return -EINVAL;
-		if ((r->mask & WN_CTL_QP_STATE) && r->qp_state >= WN_CTL_QPS_MAX)
-			return -EINVAL;
-		if ((r->mask & WN_CTL_QP_ACCESS_FLAGS) && (r->access & ~WN_CTL_ACCESS_MASK) != 0)
-			return -EINVAL;
-		return 0;
-	}
-	case WN_CTL_CM_CREATE_ID: {
-		const struct wn_ctl_cm_create_id_req *r = body;
-
-		return (r->channel != 0 && r->ps == WN_CTL_PS_TCP) ? 0 : -EINVAL;
-	}
-	case WN_CTL_CM_BIND:
-	case WN_CTL_CM_RESOLVE_ADDR:
-	case WN_CTL_CM_RESOLVE_ROUTE:
-	case WN_CTL_CM_LISTEN: {
-		const struct wn_ctl_cm_addr_req *r = body;
-
-		if (r->id == 0)
-			return -EINVAL;
-		if (addr_check(&r->src, op != WN_CTL_CM_BIND) != 0)
-			return -EINVAL;
-		return addr_check(&r->dst, op != WN_CTL_CM_RESOLVE_ADDR);
-	}
-	case WN_CTL_CM_CONNECT:
-	case WN_CTL_CM_ACCEPT:
-	case WN_CTL_CM_REJECT: {
-		const struct wn_ctl_cm_conn_req *r = body;
-
-		if (r->id == 0)
-			return -EINVAL;
-		return conn_param_check(&r->param);
-	}
-	default:
-		return 0;
-	}
+	return check != NULL ? check(op, body, nfds) : 0;
 }
 
 int
