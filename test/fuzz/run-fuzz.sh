@@ -18,5 +18,6 @@ fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 cd "$work"
-exec "$target" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+# libFuzzer's own exit code for a bug is 77, which meson reads as "skipped": use 1
+exec "$target" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -error_exitcode=1 \
 	-print_final_stats=1 -artifact_prefix="$art/$(basename "$target")-" corpus
