@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target for warpnic-perf's command line (app/warpnic-perf/params.c): the input
- * is split at NUL and newline octets into argv[1..]. Invariants of an accepted command
- * line: a mode is named; --server and --client, --json - and --csv - exclude each other;
- * --qps 1..64, --depth 1..4096, --reps 1..WN_PERF_MAX_REPS, --port 1..65535, --timeout at
- * least 0.1 s; every size is positive and there are at most WN_PERF_MAX_SIZES; dataplane
- * options are kept in order, at most WN_PERF_MAX_DP_OPTS. Then the mode helpers run
- * (sizes in a mode's range, the iteration budget).
+ * libFuzzer target for warpnic-perf's command line (app/warpnic-perf/params.c): the input is
+ * split at NUL and newline octets into argv[1..]. Invariants of an accepted command line: a
+ * mode is named; --server and --client, --json - and --csv - exclude each other; --qps
+ * 1..WN_PERF_MAX_QPS, --depth 1..4096, --reps 1..WN_PERF_MAX_REPS, --port 1..65535, --timeout
+ * at least 0.1 s; every size is positive and there are at most WN_PERF_MAX_SIZES; dataplane
+ * options are kept in order, at most WN_PERF_MAX_DP_OPTS. Then the mode helpers run (sizes in
+ * a mode's range, the iteration budget).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -67,7 +67,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (p.mode == NULL || (p.server && p.client != NULL))
 			abort();
-		if (p.qps < 1 || p.qps > 64 || p.depth < 1 || p.depth > 4096 || p.reps < 1 ||
+		if (p.qps < 1 || p.qps > WN_PERF_MAX_QPS || p.depth < 1 || p.depth > 4096 || p.reps < 1 ||
 		    p.reps > WN_PERF_MAX_REPS || p.port == 0 || p.timeout < 0.1)
 			abort();
 		if (p.nb_sizes > WN_PERF_MAX_SIZES || p.nb_dp_opts > WN_PERF_MAX_DP_OPTS)
