@@ -1151,6 +1151,10 @@ test_ipv6_connection(void **state)
 	assert_int_equal(wn_ip_addr_parse("2001:db8::2", &a1, NULL), 0);
 	assert_int_equal(wn_netif_addr_add(h.s[0].nif, &a0, 64), 0);
 	assert_int_equal(wn_netif_addr_add(h.s[1].nif, &a1, 64), 0);
+	/* the interfaces come up: both addresses pass DAD (RFC 4862 §5.4: 1 s), then serve */
+	assert_int_equal(wn_net_start(h.s[0].nif, h.now), 0);
+	assert_int_equal(wn_net_start(h.s[1].nif, h.now), 0);
+	hx_run(&h, 1200000, 10000);
 	l.addr = a1;
 	l.port = 80;
 	lc.addr = a0;
