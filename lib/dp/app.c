@@ -254,8 +254,11 @@ teardown(void)
 		app.watch_quit = 1;
 		pthread_join(app.watcher, NULL);
 	}
-	if (app.srv != NULL)
+	if (app.srv != NULL) {
 		wn_server_stop(app.srv);
+		/* clients still connected are closed below, after the bells are unmapped */
+		wn_server_dp_detach(app.srv);
+	}
 	ctl_srv = NULL;
 	wn_dp_free(app.dp);
 	wn_server_destroy(app.srv);

@@ -414,26 +414,35 @@ void
 dp_objs_free(struct wn_dp_group *g)
 {
 	const void *key;
-	void *data;
-	uint32_t it;
+	void *data, **objs;
+	uint32_t it = 0, n = 0, i;
+	int32_t count;
 
 	if (g->objs == NULL)
 		return;
-	/* the loops have stopped: QPs first (their engines), then CQs and SRQs, no DONEs */
-	for (int pass = 0; pass < 2; pass++) {
-		it = 0;
-		while (rte_hash_iterate(g->objs, &key, &data, &it) >= 0) {
-			enum dp_obj_kind k = *(enum dp_obj_kind *)data;
+	/*
+	 * The loops have stopped: QPs first (their engines), then CQs and SRQs, no DONEs. The
+	 * kinds are read before anything is freed: a second walk of the table would read the
+	 * kind of a QP freed by the first (a double free at exit with a client connected).
+	 */
+	count = rte_hash_count(g->objs);
+	objs = count > 0 ? calloc((size_t)count, sizeof(*objs)) : NULL;
+	if (objs == NULL)
+		return;
+	while (n < (uint32_t)count && rte_hash_iterate(g->objs, &key, &data, &it) >= 0)
+		objs[n++] = data;
+	rte_hash_reset(g->objs);
+	for (i = 0; i < n; i++) {
+		struct dp_qp *qp = objs[i];
 
-			if (pass == 0 && k == DPO_QP) {
-				struct dp_qp *qp = data;
-
-				if (qp->eng != NULL)
-					engine_destroy(NULL, qp);
-				free(qp);
-			} else if (pass == 1 && k != DPO_QP) {
-				free(data);
-			}
-		}
+		if (*(enum dp_obj_kind *)objs[i] != DPO_QP)
+			continue;
+		if (qp->eng != NULL)
+			engine_destroy(NULL, qp);
+		objs[i] = NULL;
+		free(qp);
 	}
+	for (i = 0; i < n; i++)
+		free(objs[i]);
+	free(objs);
 }

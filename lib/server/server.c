@@ -84,6 +84,18 @@ wn_server_dp_bells(struct wn_server *srv, int page_fd, const struct wn_queue_bel
 	return 0;
 }
 
+void
+wn_server_dp_detach(struct wn_server *srv)
+{
+	if (srv->to_dp != NULL)
+		(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, srv->dp_efd, NULL);
+	srv->to_dp = NULL;
+	srv->to_ctl = NULL;
+	srv->dp_efd = -1;
+	srv->bells = NULL;
+	srv->n_bells = 0;
+}
+
 /* ---------------------------------------------------------------- destruction */
 
 /* How each type goes (0, or -EBUSY when something still needs it). */

@@ -135,6 +135,14 @@ int wn_server_dp_attach(struct wn_server *srv, struct rte_ring *to_dp,
 int wn_server_dp_bells(struct wn_server *srv, int page_fd, const struct wn_queue_bell *page,
 		       const int *efds, uint32_t n_bells);
 
+/**
+ * The dataplane goes away (its rings and bells are about to be freed): forget them, so that
+ * what the server still does (closing the clients in wn_server_destroy()) tells it nothing
+ * (-ENOTCONN) and frees objects at once. Call after wn_server_stop(), before the dataplane
+ * is freed.
+ */
+void wn_server_dp_detach(struct wn_server *srv);
+
 #ifdef __cplusplus
 }
 #endif
