@@ -98,7 +98,10 @@ fail() {
 
 cleanup() {
 	local p
+	# a BG entry is often a timeout wrapper: its program (a child) dies first, as SIGKILL
+	# does not pass through timeout
 	for p in "${BG[@]}"; do
+		pkill -KILL -P "$p" 2>/dev/null
 		kill -KILL "$p" 2>/dev/null
 	done
 	"$PAIR" stop >/dev/null 2>&1
