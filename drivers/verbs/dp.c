@@ -17,6 +17,7 @@
 
 static_assert((int)IBV_WR_RDMA_WRITE == (int)WN_QUEUE_WR_RDMA_WRITE &&
 	      (int)IBV_WR_SEND_WITH_INV == (int)WN_QUEUE_WR_SEND_WITH_INV &&
+	      (int)IBV_WR_SEND_WITH_IMM == (int)WN_QUEUE_WR_SEND_WITH_IMM &&
 	      (int)IBV_WR_ATOMIC_FETCH_AND_ADD == (int)WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD,
 	      "ibv_wr_opcode values");
 static_assert(IBV_SEND_FENCE == WN_QUEUE_SEND_FENCE &&
@@ -46,6 +47,7 @@ fill_swqe(struct wn_vqp *q, struct wn_queue_swqe *w, const struct ibv_send_wr *w
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM: /* RFC 7306 Immediate Data + Send (lib/rnic/README.md) */
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
@@ -59,7 +61,7 @@ fill_swqe(struct wn_vqp *q, struct wn_queue_swqe *w, const struct ibv_send_wr *w
 			return EINVAL;
 		break;
 	default:
-		return EINVAL; /* SEND_WITH_IMM has no iWARP wire form */
+		return EINVAL; /* UD/XRC/TSO/... opcodes: no iWARP form */
 	}
 	if (q->sq_sig_all)
 		flags |= IBV_SEND_SIGNALED;
@@ -67,7 +69,7 @@ fill_swqe(struct wn_vqp *q, struct wn_queue_swqe *w, const struct ibv_send_wr *w
 	w->wr_id = wr->wr_id;
 	w->opcode = (uint8_t)wr->opcode;
 	w->flags = (uint8_t)flags;
-	if (wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+	if (wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM || wr->opcode == IBV_WR_SEND_WITH_IMM)
 		w->ex.imm_data = wr->imm_data;
 	else if (wr->opcode == IBV_WR_SEND_WITH_INV)
 		w->ex.invalidate_rkey = wr->invalidate_rkey;

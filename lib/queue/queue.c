@@ -21,6 +21,7 @@ wn_queue_swqe_validate(const struct wn_queue_ring *r, const struct wn_queue_swqe
 	case WN_QUEUE_WR_RDMA_WRITE:
 	case WN_QUEUE_WR_RDMA_WRITE_WITH_IMM:
 	case WN_QUEUE_WR_SEND:
+	case WN_QUEUE_WR_SEND_WITH_IMM:
 	case WN_QUEUE_WR_SEND_WITH_INV:
 		return 0;
 	case WN_QUEUE_WR_RDMA_READ:
@@ -38,8 +39,7 @@ wn_queue_swqe_validate(const struct wn_queue_ring *r, const struct wn_queue_swqe
 	case WN_QUEUE_WR_FAST_REG:
 		return (w->num_sge == 0 && !(w->flags & WN_QUEUE_SEND_INLINE)) ? 0 : -EINVAL;
 	default:
-		/* SEND_WITH_IMM has no iWARP wire form (RFC 7306 defines none) */
-		return -EOPNOTSUPP;
+		return -EOPNOTSUPP; /* an opcode with no iWARP form */
 	}
 }
 

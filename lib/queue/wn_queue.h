@@ -154,7 +154,7 @@ enum wn_queue_wr_opcode {
 	WN_QUEUE_WR_RDMA_WRITE = 0,          /**< IBV_WR_RDMA_WRITE */
 	WN_QUEUE_WR_RDMA_WRITE_WITH_IMM = 1, /**< Write + RFC 7306 Immediate Data */
 	WN_QUEUE_WR_SEND = 2,                /**< IBV_WR_SEND */
-	WN_QUEUE_WR_SEND_WITH_IMM = 3,       /**< IBV_WR_SEND_WITH_IMM: not in iWARP, rejected */
+	WN_QUEUE_WR_SEND_WITH_IMM = 3,       /**< RFC 7306 Immediate Data + Send (lib/rnic) */
 	WN_QUEUE_WR_RDMA_READ = 4,           /**< IBV_WR_RDMA_READ */
 	WN_QUEUE_WR_ATOMIC_CMP_AND_SWP = 5,  /**< IBV_WR_ATOMIC_CMP_AND_SWP (RFC 7306 CmpSwap) */
 	WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD = 6, /**< IBV_WR_ATOMIC_FETCH_AND_ADD (RFC 7306) */
@@ -885,8 +885,8 @@ wn_queue_status(const struct wn_queue_ring *r)
  * flags, num_sge <= max_sge, inline_len <= max_inline, per-opcode rules (atomics: 8-octet
  * aligned target and one 8-octet result SGE; memory operations carry no data).
  * The caller must first copy the WQE to private memory (the client may change it).
- * @return 0, -EINVAL (malformed), -EOPNOTSUPP (opcode with no iWARP form, e.g.
- *   SEND_WITH_IMM). Any thread.
+ * @return 0, -EINVAL (malformed), -EOPNOTSUPP (an opcode with no iWARP form: not one of
+ *   enum wn_queue_wr_opcode). Any thread.
  */
 int wn_queue_swqe_validate(const struct wn_queue_ring *r, const struct wn_queue_swqe *w);
 

@@ -179,6 +179,7 @@ rnic_take_rwqe(struct wn_rnic_qp *qp)
 	qp->rq.wr_id = h.wr_id;
 	qp->rq.num_sge = h.num_sge;
 	qp->rq.total = 0;
+	qp->rq.imm_wait = false;
 	for (i = 0; i < h.num_sge; i++)
 		qp->rq.total += qp->rq.sge[i].length;
 	return 0;

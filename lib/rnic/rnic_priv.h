@@ -61,6 +61,11 @@ struct rq_cur {
 	uint64_t wr_id;
 	uint32_t num_sge;
 	uint64_t total;
+	/* Send with Immediate: the Immediate Data came (WN_RNIC_IMM_SEND_FOLLOWS), the Send
+	 * that follows completes this WQE with it */
+	bool imm_wait;
+	bool imm_se;
+	uint32_t imm_data;  /* network byte order, as the CQE carries it */
 	struct wn_queue_sge sge[WN_QUEUE_MAX_SGE];
 };
 
@@ -80,7 +85,8 @@ struct wn_rnic_qp {
 	struct sq_pend *pend;
 	uint8_t tx_owner;
 	bool cur_active;
-	uint8_t cur_phase;   /* 0: the message; 1: Immediate Data after a Write */
+	uint8_t cur_phase;   /* 0: the message; 1: Immediate Data after a Write; 2: Immediate
+			      * Data before a Send (Send with Immediate) */
 	uint32_t cur_idx;
 	uint32_t cur_off;
 	uint32_t cur_len;

@@ -206,6 +206,26 @@ rq_place(struct rx_ctx *x, uint32_t mo, const uint8_t *data, uint32_t len)
 	return 0;
 }
 
+/*
+ * The Immediate Data that opened the current receive for a Send with Immediate was not
+ * followed by a Send (a peer that is not warpnic, or not this convention): it completes
+ * alone, as any Immediate Data without a Write before it (RFC 7306 §6).
+ */
+static void
+rq_imm_alone(struct wn_rnic_qp *qp)
+{
+	struct wn_queue_cqe e = {
+		.wr_id = qp->rq.wr_id, .qp_num = qp->c.qpn, .opcode = WN_QUEUE_WC_RECV,
+		.flags = WN_QUEUE_WC_F_WITH_IMM, .imm_data = qp->rq.imm_data,
+	};
+
+	if (qp->rq.imm_se)
+		e.flags |= WN_QUEUE_WC_F_SOLICITED;
+	qp->rq.active = false;
+	qp->rq.imm_wait = false;
+	rnic_post_cqe(qp, qp->c.rcq, &e, qp->rq.imm_se);
+}
+
 /* Send, Send with SE/Invalidate, Immediate Data (QN 0; RFC 5040 §5.3, RFC 7306 §6). */
 static int
 rx_send(void *ctx, const struct wn_ddp_seg *s)
@@ -230,6 +250,8 @@ rx_send(void *ctx, const struct wn_ddp_seg *s)
 	/* in-order LLP: every segment belongs to the message with the expected MSN */
 	if (s->h.msn != qp->msn_rx[WN_DDP_QN_SEND])
 		return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_UNTAGGED, WN_TERM_DU_MSN_RANGE);
+	if (imm && qp->rq.active && qp->rq.imm_wait)
+		rq_imm_alone(qp); /* Immediate Data after Immediate Data: no Send came */
 	if (!qp->rq.active) {
 		rc = rnic_take_rwqe(qp);
 		if (rc == -ENOBUFS && qp->c.rnr_hold && !qp->rnr_expired) {
@@ -250,6 +272,15 @@ rx_send(void *ctx, const struct wn_ddp_seg *s)
 			return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0);
 		}
 	}
+	if (imm && (uint32_t)(s->u.imm >> 32) == WN_RNIC_IMM_SEND_FOLLOWS) {
+		/* Send with Immediate (wn_rnic.h): this receive waits for the Send that
+		 * follows; the Immediate Data consumed its untagged buffer (RFC 7306 §6.3) */
+		qp->rq.imm_wait = true;
+		qp->rq.imm_se = se;
+		qp->rq.imm_data = rte_cpu_to_be_32((uint32_t)s->u.imm);
+		qp->msn_rx[WN_DDP_QN_SEND]++;
+		return 0;
+	}
 	if (!imm) {
 		rc = rq_place(x, s->h.mo, s->payload, s->payload_len);
 		if (rc != 0)
@@ -259,7 +290,13 @@ rx_send(void *ctx, const struct wn_ddp_seg *s)
 		return 0;
 	e.wr_id = qp->rq.wr_id;
 	e.byte_len = s->h.mo + s->payload_len;
-	if (imm) {
+	if (qp->rq.imm_wait) {
+		/* the Send of a Send with Immediate: one receive, the Send's length */
+		e.flags |= WN_QUEUE_WC_F_WITH_IMM;
+		e.imm_data = qp->rq.imm_data;
+		se = se || qp->rq.imm_se;
+		qp->rq.imm_wait = false;
+	} else if (imm) {
 		/* Write with Immediate: the CQE carries the preceding Write's length */
 		e.opcode = WN_QUEUE_WC_RECV_RDMA_WITH_IMM;
 		e.flags |= WN_QUEUE_WC_F_WITH_IMM;

@@ -233,7 +233,8 @@ sq_start(struct wn_rnic_qp *qp)
 		.signaled = (qp->c.sq_sig_all || (w->flags & WN_QUEUE_SEND_SIGNALED)) ? 1 : 0,
 	};
 	if (wn_queue_swqe_validate(sq, w) != 0 ||
-	    ((w->opcode == WN_QUEUE_WR_RDMA_WRITE_WITH_IMM || w->opcode ==
+	    ((w->opcode == WN_QUEUE_WR_RDMA_WRITE_WITH_IMM ||
+	      w->opcode == WN_QUEUE_WR_SEND_WITH_IMM || w->opcode ==
 	      WN_QUEUE_WR_ATOMIC_CMP_AND_SWP || w->opcode == WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD) &&
 	     !qp->c.rfc7306) ||
 	    (w->opcode == WN_QUEUE_WR_RDMA_READ && w->num_sge > 1)) {
@@ -280,7 +281,8 @@ sq_start(struct wn_rnic_qp *qp)
 	qp->cur_idx = idx;
 	qp->cur_off = 0;
 	qp->cur_len = (uint32_t)total;
-	qp->cur_phase = 0;
+	/* Send with Immediate: the Immediate Data goes first (wn_rnic.h) */
+	qp->cur_phase = w->opcode == WN_QUEUE_WR_SEND_WITH_IMM ? 2 : 0;
 	return 1;
 }
 
@@ -313,20 +315,31 @@ emit_hdr(struct wn_rnic_qp *qp, struct wn_llp_ulpdu *u, int n)
 	return emit(qp, u);
 }
 
-/* RFC 7306 §6: the Immediate Data message that follows a Write with Immediate (QN 0). */
+/*
+ * RFC 7306 §6: an Immediate Data message (QN 0): the one that follows a Write with
+ * Immediate (it completes the WQE), or the one that opens a Send with Immediate (@p lead:
+ * the Send follows, which carries the Solicited Event if any; wn_rnic.h).
+ */
 static int
-sq_emit_immediate(struct wn_rnic_qp *qp, const struct wn_queue_swqe *w, struct wn_llp_ulpdu *u)
+sq_emit_immediate(struct wn_rnic_qp *qp, const struct wn_queue_swqe *w, struct wn_llp_ulpdu *u,
+		  bool lead)
 {
-	uint8_t op = (w->flags & WN_QUEUE_SEND_SOLICITED) ? WN_RDMAP_IMMEDIATE_SE :
+	uint8_t op = (!lead && (w->flags & WN_QUEUE_SEND_SOLICITED)) ? WN_RDMAP_IMMEDIATE_SE :
 		     WN_RDMAP_IMMEDIATE;
 	/* the 32-bit verbs immediate travels in the low half of the 64-bit field */
-	int n = wn_rdmap_immediate_build(u->hdr, sizeof(u->hdr), op, qp->msn_tx[WN_DDP_QN_SEND],
-					 rte_be_to_cpu_32(w->ex.imm_data));
+	uint64_t data = rte_be_to_cpu_32(w->ex.imm_data);
+	int n;
 
+	if (lead)
+		data |= (uint64_t)WN_RNIC_IMM_SEND_FOLLOWS << 32;
+	n = wn_rdmap_immediate_build(u->hdr, sizeof(u->hdr), op, qp->msn_tx[WN_DDP_QN_SEND], data);
 	if (emit_hdr(qp, u, n) != 0)
 		return 0;
 	qp->msn_tx[WN_DDP_QN_SEND]++;
-	cur_done(qp, true);
+	if (lead)
+		qp->cur_phase = 0; /* now the Send */
+	else
+		cur_done(qp, true);
 	return 1;
 }
 
@@ -405,9 +418,11 @@ sq_emit_data(struct wn_rnic_qp *qp, const struct wn_queue_swqe *w, struct wn_llp
 		n = wn_rdmap_write_build(u->hdr, sizeof(u->hdr), w->u.rdma.rkey,
 					 w->u.rdma.remote_addr + qp->cur_off, last);
 	else
+		/* RFC 5040 §4.1: the Invalidate STag is zero in every other Send */
 		n = wn_rdmap_send_build(u->hdr, sizeof(u->hdr), send_opcode(w),
-					w->ex.invalidate_rkey, qp->msn_tx[WN_DDP_QN_SEND],
-					qp->cur_off, last);
+					w->opcode == WN_QUEUE_WR_SEND_WITH_INV ?
+					w->ex.invalidate_rkey : 0,
+					qp->msn_tx[WN_DDP_QN_SEND], qp->cur_off, last);
 	u->hdr_len = (uint16_t)n;
 	u->len = (uint32_t)n + seg;
 	if (emit(qp, u) != 0)
@@ -435,8 +450,8 @@ sq_emit(struct wn_rnic_qp *qp)
 	u.src = WN_LLP_SRC_NONE;
 	u.wqe = qp->cur_idx;
 	u.msg_len = qp->cur_len;
-	if (qp->cur_phase == 1)
-		return sq_emit_immediate(qp, w, &u);
+	if (qp->cur_phase != 0)
+		return sq_emit_immediate(qp, w, &u, qp->cur_phase == 2);
 	switch (w->opcode) {
 	case WN_QUEUE_WR_RDMA_READ:
 		return sq_emit_read(qp, w, &u);

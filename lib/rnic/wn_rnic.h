@@ -92,6 +92,16 @@ struct wn_rnic_event {
 typedef void (*wn_rnic_event_fn)(void *arg, struct wn_rnic_qp *qp,
 				 const struct wn_rnic_event *ev);
 
+/**
+ * Send with Immediate (IBV_WR_SEND_WITH_IMM) on the wire: an RFC 7306 Immediate Data
+ * message whose 64-bit Immediate Data is this value in the high 32 bits and the verbs
+ * immediate in the low 32 (ASCII "SEND" + imm), then the Send carrying the payload. The
+ * receiver takes one receive WQE for the pair: the Immediate Data opens it, the Send that
+ * follows fills it and completes it (IBV_WC_RECV with IBV_WC_WITH_IMM, the Send's length).
+ * Write with Immediate sends the high half as zero. See lib/rnic/README.md.
+ */
+#define WN_RNIC_IMM_SEND_FOLLOWS 0x53454e44u
+
 /** RFC 6581 §7.1 RTR message types (bit mask). */
 #define WN_RNIC_RTR_SEND  (1u << 0) /**< zero-length Send */
 #define WN_RNIC_RTR_WRITE (1u << 1) /**< zero-length RDMA Write */

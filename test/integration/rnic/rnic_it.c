@@ -21,7 +21,9 @@
  *   basic     Send, Write, Write with Immediate, Read in both directions, a few sizes
  *             (--small: up to 20 KB, for captured runs)
  *   ops       every RDMAP operation over a 1 B..1 MiB sweep, scatter/gather, inline,
- *             zero-length, Send with Solicited Event (CQ armed solicited-only)
+ *             zero-length, Send with Solicited Event (CQ armed solicited-only), Send with
+ *             Immediate (one receive each: IBV_WC_RECV + IBV_WC_WITH_IMM, the immediate,
+ *             the Send's length; "send_imm_checked" in the server's counters)
  *   atomics   RFC 7306 Fetch-and-Add and Compare-and-Swap
  *   send_inv  Send with Invalidate of a region's STag (a plain MR cannot be invalidated:
  *             the responder must Terminate, RFC 5040 §5.3)
@@ -170,6 +172,7 @@ static struct {
 	uint64_t wc_success, wc_flushed, wc_error;
 	uint32_t last_vendor_err;     /* of the last completion in error (not flushed) */
 	uint64_t octets_checked;
+	uint64_t send_imm_checked;    /* Send with Immediate receives verified (ops) */
 	unsigned int cm_events[RDMA_CM_EVENT_TIMEWAIT_EXIT + 1];
 	struct {
 		const char *op;
@@ -604,7 +607,7 @@ post_wr(struct conn *c, enum ibv_wr_opcode op, uint64_t wr_id, struct ibv_sge *s
 	wr.send_flags = flags;
 	if (op == IBV_WR_SEND_WITH_INV)
 		wr.invalidate_rkey = ex;
-	else if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
+	else if (op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_SEND_WITH_IMM)
 		wr.imm_data = htonl(ex);
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
@@ -1047,6 +1050,82 @@ phase_sg_inline_zero(struct conn *c)
 	buf_free(&b);
 }
 
+static void channel_take(struct conn *c, const char *what);
+
+/*
+ * Send with Immediate (RFC 7306 Immediate Data + Send, lib/rnic/README.md) client → server,
+ * alternating with plain Sends: each Send with Immediate completes ONE receive as
+ * IBV_WC_RECV with IBV_WC_WITH_IMM, its immediate and the Send's length; the plain Sends
+ * between them keep their own receives, without the flag. The last one carries the Solicited
+ * Event and wakes a CQ armed solicited-only.
+ */
+static void
+phase_send_imm(struct conn *c)
+{
+	static const size_t sizes[] = { 0, 1, 100, 1449, 5000, 70001, 262144, 3000 };
+	const size_t n = RTE_DIM_SZ(sizes), last = n - 1;
+	struct layout l;
+	struct buf b;
+	char w[96];
+
+	layout_make(&l, sizes, n);
+	buf_alloc(c, &b, l.total, ACC_ALL);
+	if (o.server) {
+		uint64_t checked = 0;
+
+		pat_fill(b.p, l.total, 0xee, 0);
+		for (size_t i = 0; i < n; i++)
+			post_recv(c, 100 + i, &b, l.off[i], l.len[i]);
+		CHECK(ibv_req_notify_cq(c->rcq, 1) == 0);
+		oob_put(T_READY, 0, NULL, 0);
+		for (size_t i = 0; i < n; i++) {
+			bool imm = i % 2 == 0 || i == last;
+			struct ibv_wc wc;
+
+			snprintf(w, sizeof(w), "%s #%zu (%zu octets)",
+				 imm ? "Send with Immediate" : "Send", i, l.len[i]);
+			if (i == last)
+				channel_take(c, "Send with Immediate and SE");
+			wc = wc_expect(c->rcq, 100 + i, IBV_WC_RECV, w);
+			if (wc.byte_len != l.len[i])
+				fail("%s: byte_len %u", w, wc.byte_len);
+			if (!!(wc.wc_flags & IBV_WC_WITH_IMM) != imm ||
+			    (wc.wc_flags & IBV_WC_WITH_INV))
+				fail("%s: wc_flags 0x%x", w, wc.wc_flags);
+			if (imm && wc.imm_data != htonl(0x5e000000u + (uint32_t)i))
+				fail("%s: imm_data 0x%x", w, ntohl(wc.imm_data));
+			pat_check(b.p + l.off[i], l.len[i], 0x900 + (uint32_t)i, 0, w);
+			checked += imm;
+		}
+		layout_check_gaps(b.p, &l, 0xee, "Send with Immediate receive buffer");
+		wc_none(c->rcq, "after the Sends with Immediate");
+		seen.send_imm_checked += checked;
+		oob_put(T_DONE, 0, NULL, 0);
+		note("Send with Immediate: %" PRIu64 " verified, one receive each", checked);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			pat_fill(b.p + l.off[i], l.len[i], 0x900 + (uint32_t)i, 0);
+		oob_get(T_READY);
+		for (size_t i = 0; i < n; i++) {
+			bool imm = i % 2 == 0 || i == last;
+			struct ibv_sge sg = { (uintptr_t)(b.p + l.off[i]), (uint32_t)l.len[i],
+					      b.mr->lkey };
+			int ret = post_wr(c, imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, 100 + i, &sg,
+					  l.len[i] != 0 ? 1 : 0,
+					  IBV_SEND_SIGNALED | (i == last ? IBV_SEND_SOLICITED : 0),
+					  0, 0, 0x5e000000u + (uint32_t)i);
+
+			CHECK(ret == 0, "post #%zu: %s", i, strerror(ret));
+		}
+		for (size_t i = 0; i < n; i++) {
+			snprintf(w, sizeof(w), "Send (with Immediate) #%zu", i);
+			wc_expect(c->scq, 100 + i, IBV_WC_SEND, w);
+		}
+		oob_get(T_DONE);
+	}
+	buf_free(&b);
+}
+
 /* Is the completion channel readable within @p ms? */
 static bool
 channel_ready(struct conn *c, int ms)
@@ -1148,6 +1227,7 @@ case_ops(void)
 	run_data(&c, &sz);
 	phase_sg_inline_zero(&c);
 	phase_se(&c);
+	phase_send_imm(&c);
 	conn_down(&c);
 	conn_free(&c);
 }
@@ -2700,7 +2780,8 @@ json_write(void)
 	fprintf(f, " \"wc_success\": %" PRIu64 ", \"wc_flushed\": %" PRIu64
 		", \"wc_error\": %" PRIu64 ", \"last_vendor_err\": %" PRIu32 ",\n",
 		seen.wc_success, seen.wc_flushed, seen.wc_error, seen.last_vendor_err);
-	fprintf(f, " \"octets_checked\": %" PRIu64 ",\n \"cm_events\": {", seen.octets_checked);
+	fprintf(f, " \"octets_checked\": %" PRIu64 ", \"send_imm_checked\": %" PRIu64
+		",\n \"cm_events\": {", seen.octets_checked, seen.send_imm_checked);
 	for (unsigned int e = 0, k = 0; e < sizeof(seen.cm_events) / sizeof(seen.cm_events[0]);
 	     e++)
 		if (seen.cm_events[e] != 0) {

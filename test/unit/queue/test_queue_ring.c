@@ -206,7 +206,9 @@ test_wqe_validate(void **state)
 	w.inline_len = 0;
 	assert_int_equal(wn_queue_swqe_validate(&r, &w), -EINVAL);
 	w.flags = 0;
-	w.opcode = WN_QUEUE_WR_SEND_WITH_IMM;
+	w.opcode = WN_QUEUE_WR_SEND_WITH_IMM; /* RFC 7306 Immediate Data + Send */
+	assert_int_equal(wn_queue_swqe_validate(&r, &w), 0);
+	w.opcode = 10; /* no iWARP form */
 	assert_int_equal(wn_queue_swqe_validate(&r, &w), -EOPNOTSUPP);
 	w.opcode = WN_QUEUE_WR_ATOMIC_FETCH_AND_ADD;
 	w.num_sge = 1;

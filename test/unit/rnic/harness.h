@@ -162,6 +162,7 @@ struct h_opts {
 	uint32_t mulpdu, ord, ird, rtr_recv;
 	bool sig_all;
 	bool rnr_hold;
+	bool no_rfc7306;  /* the peer is not known to speak RFC 7306 */
 };
 
 static void
@@ -193,7 +194,7 @@ h_side_init(struct h_side *s, const char *name, uint32_t qpn, const struct h_opt
 	c.ord = o->ord;
 	c.ird = o->ird;
 	c.sq_sig_all = o->sig_all;
-	c.rfc7306 = true;
+	c.rfc7306 = !o->no_rfc7306;
 	c.rtr_recv = o->rtr_recv;
 	c.rnr_hold = o->rnr_hold;
 	h_llp_init(s);

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include <rte_byteorder.h>
+
 #include "harness.h"
 #include "wn_wire_mpa.h"
 
@@ -348,6 +350,220 @@ test_write_with_imm(void **state)
 	assert_int_equal(e.byte_len, 300);
 	assert_int_not_equal(e.flags & WN_QUEUE_WC_F_WITH_IMM, 0);
 	assert_memory_equal(p->b.buf + 4096, p->a.buf, 300);
+}
+
+/*
+ * Send with Immediate (wn_rnic.h, README): on the wire an RFC 7306 Immediate Data message
+ * ("SEND" + the immediate) and then the Send (three segments at MULPDU 128, with the
+ * Solicited Event); the receiver completes ONE receive: IBV_WC_RECV with the immediate and
+ * the Send's length. A zero-length one, a plain Send and a Write with Immediate around it
+ * keep their own receives and meanings.
+ */
+static void
+test_send_with_imm(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW), rb = h_reg(&p->b, 0, 8192, RW);
+	struct wn_queue_sge rs[4] = { { h_va(0), 400, rb }, { h_va(1000), 64, rb },
+				      { h_va(2000), 64, rb }, { h_va(3000), 64, rb } };
+	struct wn_queue_swqe *w;
+	struct wn_queue_cqe e;
+	struct wn_ddp_seg seg;
+
+	h_fill(p->a.buf, 8192, 9);
+	for (int i = 0; i < 4; i++)
+		h_post_recv(&p->b, 60 + (uint64_t)i, 1, &rs[i]);
+	w = h_swqe(&p->a);
+	w->wr_id = 1;
+	w->opcode = WN_QUEUE_WR_SEND_WITH_IMM;
+	w->flags = WN_QUEUE_SEND_SIGNALED | WN_QUEUE_SEND_SOLICITED;
+	w->ex.imm_data = 0x44332211; /* network order as the application gave it */
+	h_sge(w, h_va(0), 300, la);
+	h_post_send(&p->a);
+	w = h_swqe(&p->a); /* zero-length Send with Immediate */
+	w->wr_id = 2;
+	w->opcode = WN_QUEUE_WR_SEND_WITH_IMM;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->ex.imm_data = 0x01000000;
+	h_post_send(&p->a);
+	w = h_swqe(&p->a);
+	w->wr_id = 3;
+	w->opcode = WN_QUEUE_WR_SEND;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	h_sge(w, h_va(500), 10, la);
+	h_post_send(&p->a);
+	w = h_swqe(&p->a);
+	w->wr_id = 4;
+	w->opcode = WN_QUEUE_WR_RDMA_WRITE_WITH_IMM;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->ex.imm_data = 0x02000000;
+	w->u.rdma.remote_addr = h_va(4096);
+	w->u.rdma.rkey = rb;
+	h_sge(w, h_va(600), 20, la);
+	h_post_send(&p->a);
+	(void)wn_rnic_tx_poll(p->a.qp, 64);
+	/* Immediate Data (MSN 1, "SEND" + imm, no SE), then the Send's three segments */
+	assert_true(p->a.n_out >= 5);
+	assert_int_equal(wn_ddp_parse(p->a.out[0].b, p->a.out[0].len, WN_DDP_F_RFC7306, &seg,
+				      NULL), 0);
+	assert_int_equal(seg.h.opcode, WN_RDMAP_IMMEDIATE);
+	assert_int_equal(seg.h.msn, 1);
+	assert_true(seg.u.imm == ((uint64_t)WN_RNIC_IMM_SEND_FOLLOWS << 32 | 0x11223344));
+	for (int i = 1; i <= 3; i++) {
+		assert_int_equal(wn_ddp_parse(p->a.out[i].b, p->a.out[i].len, WN_DDP_F_RFC7306,
+					      &seg, NULL), 0);
+		assert_int_equal(seg.h.opcode, WN_RDMAP_SEND_SE);
+		assert_int_equal(seg.h.msn, 2);
+		assert_int_equal(seg.h.inv_stag, 0); /* RFC 5040 §4.1: zero in a plain Send */
+		assert_int_equal(seg.h.last, i == 3);
+	}
+	h_pump(&p->a, &p->b);
+	expect_cqe(&p->a.scq_c, 1, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_SEND, 300);
+	expect_cqe(&p->a.scq_c, 2, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_SEND, 0);
+	expect_cqe(&p->a.scq_c, 3, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_SEND, 10);
+	expect_cqe(&p->a.scq_c, 4, WN_QUEUE_WC_SUCCESS, WN_QUEUE_WC_RDMA_WRITE, 20);
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.wr_id, 60);
+	assert_int_equal(e.status, WN_QUEUE_WC_SUCCESS);
+	assert_int_equal(e.opcode, WN_QUEUE_WC_RECV);
+	assert_int_equal(e.byte_len, 300);
+	assert_int_equal(e.imm_data, 0x44332211);
+	assert_int_not_equal(e.flags & WN_QUEUE_WC_F_WITH_IMM, 0);
+	assert_int_not_equal(e.flags & WN_QUEUE_WC_F_SOLICITED, 0);
+	assert_memory_equal(p->b.buf, p->a.buf, 300);
+	assert_int_equal(p->b.buf[300], 0);
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.wr_id, 61);
+	assert_int_equal(e.opcode, WN_QUEUE_WC_RECV);
+	assert_int_equal(e.byte_len, 0);
+	assert_int_equal(e.imm_data, 0x01000000);
+	assert_int_equal(e.flags & WN_QUEUE_WC_F_SOLICITED, 0);
+	assert_int_not_equal(e.flags & WN_QUEUE_WC_F_WITH_IMM, 0);
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.wr_id, 62);
+	assert_int_equal(e.opcode, WN_QUEUE_WC_RECV);
+	assert_int_equal(e.byte_len, 10);
+	assert_int_equal(e.flags & WN_QUEUE_WC_F_WITH_IMM, 0);
+	assert_memory_equal(p->b.buf + 2000, p->a.buf + 500, 10);
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.wr_id, 63);
+	assert_int_equal(e.opcode, WN_QUEUE_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(e.byte_len, 20);
+	assert_int_equal(e.imm_data, 0x02000000);
+	expect_no_cqe(&p->b.rcq_c);
+	assert_int_equal(p->b.n_notify + p->a.n_term_sent + p->b.n_term_sent, 0);
+}
+
+/*
+ * Immediate Data that announces a Send ("SEND" in its high half) but is followed by another
+ * Immediate Data (a peer outside the convention): it completes alone as a receive with its
+ * immediate and no data, nothing is terminated; the second one completes as usual.
+ */
+static void
+test_raw_imm_announced_alone(void **state)
+{
+	struct pair *p = *state;
+	uint32_t lb = h_reg(&p->b, 0, 4096, RW);
+	struct wn_queue_sge rs = { h_va(0), 64, lb };
+	uint64_t mark = (uint64_t)WN_RNIC_IMM_SEND_FOLLOWS << 32;
+	uint8_t u[64];
+	struct wn_queue_cqe e;
+	int n;
+
+	h_post_recv(&p->b, 1, 1, &rs);
+	h_post_recv(&p->b, 2, 1, &rs);
+	n = wn_rdmap_immediate_build(u, sizeof(u), WN_RDMAP_IMMEDIATE, 1, mark | 5);
+	assert_int_equal(wn_rnic_rx(p->b.qp, u, (size_t)n), 0);
+	expect_no_cqe(&p->b.rcq_c); /* waits for the Send */
+	n = wn_rdmap_immediate_build(u, sizeof(u), WN_RDMAP_IMMEDIATE, 2, 6);
+	assert_int_equal(wn_rnic_rx(p->b.qp, u, (size_t)n), 0);
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.wr_id, 1);
+	assert_int_equal(e.opcode, WN_QUEUE_WC_RECV);
+	assert_int_equal(e.byte_len, 0);
+	assert_int_equal(e.imm_data, rte_cpu_to_be_32(5));
+	assert_int_not_equal(e.flags & WN_QUEUE_WC_F_WITH_IMM, 0);
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.wr_id, 2);
+	assert_int_equal(e.opcode, WN_QUEUE_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(e.imm_data, rte_cpu_to_be_32(6));
+	wn_rnic_tx_poll(p->b.qp, 8);
+	assert_int_equal(p->b.n_term_sent, 0);
+	/* announced, then the connection goes: the opened receive is flushed */
+	h_post_recv(&p->b, 3, 1, &rs);
+	n = wn_rdmap_immediate_build(u, sizeof(u), WN_RDMAP_IMMEDIATE, 3, mark | 7);
+	assert_int_equal(wn_rnic_rx(p->b.qp, u, (size_t)n), 0);
+	wn_rnic_qp_disconnect(p->b.qp);
+	expect_cqe(&p->b.rcq_c, 3, WN_QUEUE_WC_WR_FLUSH_ERR, 0, 0);
+	expect_no_cqe(&p->b.rcq_c);
+}
+
+/*
+ * Send with Immediate and receiver not ready: the Immediate Data waits for a receive (held,
+ * nothing changed); once one is posted it and the Send complete that one receive.
+ */
+static void
+test_send_with_imm_rnr(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW), lb = h_reg(&p->b, 0, 4096, RW);
+	struct wn_queue_sge rs = { h_va(0), 400, lb };
+	struct wn_queue_swqe *w = h_swqe(&p->a);
+	struct wn_queue_cqe e;
+	unsigned int i;
+
+	h_fill(p->a.buf, 4096, 5);
+	w->opcode = WN_QUEUE_WR_SEND_WITH_IMM;
+	w->wr_id = 8;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	w->ex.imm_data = 0xabcd;
+	h_sge(w, h_va(0), 200, la);
+	h_post_send(&p->a);
+	(void)wn_rnic_tx_poll(p->a.qp, 32);
+	assert_int_equal(p->a.n_out, 3); /* Immediate Data + two Send segments */
+	assert_int_equal(wn_rnic_rx(p->b.qp, p->a.out[0].b, p->a.out[0].len), -EAGAIN);
+	assert_false(wn_rnic_rx_ready(p->b.qp));
+	h_post_recv(&p->b, 9, 1, &rs);
+	assert_true(wn_rnic_rx_ready(p->b.qp));
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(wn_rnic_rx(p->b.qp, p->a.out[i].b, p->a.out[i].len), 0);
+		free(p->a.out[i].b);
+	}
+	p->a.n_out = 0;
+	assert_true(h_poll(&p->b.rcq_c, &e));
+	assert_int_equal(e.wr_id, 9);
+	assert_int_equal(e.opcode, WN_QUEUE_WC_RECV);
+	assert_int_equal(e.byte_len, 200);
+	assert_int_equal(e.imm_data, 0xabcd);
+	assert_memory_equal(p->b.buf, p->a.buf, 200);
+	expect_no_cqe(&p->b.rcq_c);
+}
+
+static int
+setup_no7306(void **state)
+{
+	struct h_opts o = { .mulpdu = 128, .ord = 4, .ird = 4, .no_rfc7306 = true };
+
+	return setup_opts(state, &o, &o);
+}
+
+/* Without RFC 7306, Send with Immediate (like Write with Immediate) is a local error. */
+static void
+test_send_with_imm_needs_7306(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 4096, RW);
+	struct wn_queue_swqe *w = h_swqe(&p->a);
+
+	w->opcode = WN_QUEUE_WR_SEND_WITH_IMM;
+	w->wr_id = 3;
+	w->flags = WN_QUEUE_SEND_SIGNALED;
+	h_sge(w, h_va(0), 10, la);
+	h_post_send(&p->a);
+	(void)wn_rnic_tx_poll(p->a.qp, 32);
+	expect_cqe(&p->a.scq_c, 3, WN_QUEUE_WC_LOC_QP_OP_ERR, 0, 0);
+	assert_int_equal(p->a.n_term_sent, 1); /* the Terminate instead of the message */
+	assert_int_equal(p->a.n_out, 1);
 }
 
 /* RDMA Read of 5000 octets, MULPDU 128, and a zero-length Read. */
@@ -1573,6 +1789,11 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_send_inline_solicited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_with_imm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_with_imm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_raw_imm_announced_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_with_imm_rnr, setup_rnr, teardown),
+		cmocka_unit_test_setup_teardown(test_send_with_imm_needs_7306, setup_no7306,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_zero_no_sge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_completion_order, setup, teardown),
