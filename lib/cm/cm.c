@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <rte_common.h>
 #include <rte_log.h>
@@ -35,6 +36,7 @@ enum cm_input {
 	IN_ERROR,
 	IN_EOF,
 	IN_CLOSED,
+	IN_UNANSWERED, /* EOF or CLOSED while our enhanced request was unanswered */
 	IN_MULPDU,
 	IN_N
 };
@@ -315,6 +317,59 @@ act_closed(struct wn_cm_ep *ep, const struct cm_in *in)
 	return KEEP;
 }
 
+/* The stream's end as such (EOF or CLOSED), whatever the request was. */
+static enum wn_cm_state
+act_end(struct wn_cm_ep *ep, const struct cm_in *in)
+{
+	return in->ev->type == WN_LLP_EV_EOF ? act_eof(ep, in) : act_closed(ep, in);
+}
+
+/*
+ * Active, CONNECTING: the responder ended the stream on our enhanced request. RFC 6581 §10:
+ * an unenhanced responder closes the connection, and the initiator MAY try again with the
+ * unenhanced format (RFC 5044 §7.1), leaving IRD/ORD and peer-to-peer mode to the ULP. Once:
+ * a retry's request is unenhanced, and a lower layer that did not keep the parameters
+ * cannot retry; either way the end is then the connect's end.
+ */
+static enum wn_cm_state
+act_unanswered(struct wn_cm_ep *ep, const struct cm_in *in)
+{
+	struct wn_llp *old = ep->llp;
+	struct wn_llp_connect lc = {
+		.local = ep->conn.local,
+		.remote = ep->conn.remote,
+		.caps = ep->conn.caps,
+		.pd = ep->conn.pd,
+		.pd_len = ep->conn.pd_len,
+		.rev = 1,
+		.up = &ep->cm->up,
+		.up_arg = ep,
+	};
+	int err;
+
+	if (ep->unenhanced || ep->proto == NULL)
+		return act_end(ep, in);
+	CM_LOG(NOTICE, "the responder closed the stream on our enhanced (RFC 6581) request: "
+	       "connecting again unenhanced (MPA Rev 1, RFC 6581 §10)\n");
+	ep->unenhanced = true;
+	ep->cm->st.conns_unenhanced++;
+	/* the old stream's last events are not ours any more: an abort reports CLOSED */
+	ep->llp = NULL;
+	if (in->ev->type == WN_LLP_EV_EOF)
+		wn_llp_abort(old);
+	wn_llp_release(old);
+	ep->llp = wn_llp_connect(ep->proto, &lc);
+	if (ep->llp != NULL)
+		return KEEP; /* CONNECTING, on the new stream */
+	err = errno != 0 ? errno : EINVAL;
+	ep->cm->st.conns_failed++;
+	final(ep, WN_CM_EV_CONNECT_ERROR, -err, NULL);
+	detach(ep);
+	ep->state = WN_CM_CLOSED;
+	ep->cm->ops->closed(ep);
+	return KEEP;
+}
+
 static enum wn_cm_state
 act_mulpdu(struct wn_cm_ep *ep, const struct cm_in *in)
 {
@@ -339,18 +394,23 @@ act_keep(struct wn_cm_ep *ep, const struct cm_in *in)
 	[IN_QP_ERROR] = act_qp_gone, [IN_QP_DESTROY] = act_qp_gone, [IN_ERROR] = act_error,        \
 	[IN_EOF] = act_eof, [IN_CLOSED] = act_closed
 
+/* The request is answered (or the ULP is gone): an unanswered end is just the end. */
+#define END_ROW OPEN_ROW, [IN_UNANSWERED] = act_end
+
 static const cm_action table[WN_CM_NSTATES][IN_N] = {
 	[WN_CM_IDLE] = { [IN_DESTROY] = act_destroy },
 	[WN_CM_CONNECTING] = { OPEN_ROW, [IN_ESTABLISHED] = act_established,
-			       [IN_REJECTED] = act_rejected },
-	[WN_CM_AWAIT_REQ] = { OPEN_ROW, [IN_REQUEST] = act_request },
-	[WN_CM_REQ_RCVD] = { OPEN_ROW, [IN_ACCEPT] = act_accept, [IN_REJECT] = act_reject,
+			       [IN_REJECTED] = act_rejected, [IN_UNANSWERED] = act_unanswered },
+	[WN_CM_AWAIT_REQ] = { END_ROW, [IN_REQUEST] = act_request },
+	[WN_CM_REQ_RCVD] = { END_ROW, [IN_ACCEPT] = act_accept, [IN_REJECT] = act_reject,
 			     [IN_ESTABLISHED] = act_established },
-	[WN_CM_RTS] = { OPEN_ROW, [IN_TX_READY] = act_tx_ready, [IN_TERMINATE] = act_terminated,
+	[WN_CM_RTS] = { END_ROW, [IN_TX_READY] = act_tx_ready, [IN_TERMINATE] = act_terminated,
 			[IN_MULPDU] = act_mulpdu },
-	[WN_CM_CLOSING] = { OPEN_ROW, [IN_MULPDU] = act_mulpdu },
+	[WN_CM_CLOSING] = { END_ROW, [IN_MULPDU] = act_mulpdu },
 	[WN_CM_CLOSED] = { [IN_DESTROY] = act_keep },
 };
+
+#undef END_ROW
 
 #undef OPEN_ROW
 
@@ -395,6 +455,8 @@ llp_event(void *arg, struct wn_llp *l, const struct wn_llp_event *ev)
 	    llp_input[ev->type] == IN_NONE)
 		return;
 	in.type = llp_input[ev->type];
+	if ((in.type == IN_EOF || in.type == IN_CLOSED) && ev->enh_unanswered)
+		in.type = IN_UNANSWERED;
 	(void)dispatch(ep, &in);
 }
 
@@ -430,6 +492,14 @@ wn_cm_connect(struct wn_cm *cm, struct wn_cm_ep *ep, struct wn_llp_proto *proto,
 	ep->active = true;
 	cm->st.conns_active++;
 	ep->state = WN_CM_CONNECTING;
+	if (c->pd_len <= sizeof(ep->pd) && (c->pd_len == 0 || c->pd != NULL)) {
+		/* kept for an unenhanced retry (act_unanswered) */
+		ep->proto = proto;
+		ep->conn = *c;
+		if (c->pd_len != 0)
+			memcpy(ep->pd, c->pd, c->pd_len);
+		ep->conn.pd = ep->pd;
+	}
 	ep->llp = wn_llp_connect(proto, &lc);
 	if (ep->llp == NULL) {
 		err = errno != 0 ? errno : EINVAL;

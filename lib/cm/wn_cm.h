@@ -80,6 +80,7 @@ struct wn_cm_stats {
 	uint64_t conns_failed;      /**< active opens that never got there */
 	uint64_t conns_rejected;    /**< rejected by us or by the peer */
 	uint64_t conns_aborted;     /**< aborted on a protocol or local failure */
+	uint64_t conns_unenhanced;  /**< connects retried unenhanced (RFC 6581 §10, MPA Rev 1) */
 };
 
 /** What the owner does for the connection manager; every member is required. */
@@ -125,6 +126,17 @@ struct wn_cm {
 	struct wn_cm_stats st;
 };
 
+/** Most Request Private Data an endpoint keeps for a retry (RFC 5044 §7.1: 512 octets). */
+#define WN_CM_PD_MAX 512
+
+/** Connect parameters. */
+struct wn_cm_connect {
+	struct wn_llp_ep local, remote;
+	struct wn_llp_caps caps;    /**< IRD/ORD the ULP asks for */
+	const uint8_t *pd;          /**< Request Private Data */
+	uint16_t pd_len;
+};
+
 /** One endpoint; embed it in the owner's connection object. Fields are private. */
 struct wn_cm_ep {
 	struct wn_cm *cm;
@@ -136,14 +148,14 @@ struct wn_cm_ep {
 	uint8_t rtr;                /**< initiator, p2p: the RTR to send at TX ready */
 	uint32_t mulpdu;
 	const char *why;            /**< the last failure, for logs */
-};
-
-/** Connect parameters. */
-struct wn_cm_connect {
-	struct wn_llp_ep local, remote;
-	struct wn_llp_caps caps;    /**< IRD/ORD the ULP asks for */
-	const uint8_t *pd;          /**< Request Private Data */
-	uint16_t pd_len;
+	/*
+	 * Active: what the connect asked for, kept for the one unenhanced retry that RFC 6581
+	 * §10 allows when the responder closes the stream on our enhanced request.
+	 */
+	struct wn_llp_proto *proto; /**< the lower layer connected through */
+	struct wn_cm_connect conn;  /**< its parameters; @c pd points to @c pd below */
+	bool unenhanced;            /**< the unenhanced retry is the stream now */
+	uint8_t pd[WN_CM_PD_MAX];
 };
 
 /** Initialise @p cm with the owner's @p ops. */
@@ -152,6 +164,11 @@ void wn_cm_init(struct wn_cm *cm, const struct wn_cm_ops *ops);
 /**
  * Active open on lower layer @p proto: @p ep (zeroed by the caller) goes to CONNECTING. On
  * failure the final CONNECT_ERROR event with the errno is reported and @p ep is CLOSED.
+ * If the responder ends the stream while our enhanced request (MPA Rev 2, RFC 6581) is
+ * unanswered — an unenhanced responder does (RFC 6581 §10) — the endpoint connects once
+ * more with the unenhanced format (MPA Rev 1: no IRD/ORD negotiation, the ULP's values
+ * stand; no peer-to-peer RTR), the same addresses, IRD/ORD and Private Data, still
+ * CONNECTING and without an event; only the retry's outcome reaches the ULP.
  * @return 0 or -errno.
  */
 int wn_cm_connect(struct wn_cm *cm, struct wn_cm_ep *ep, struct wn_llp_proto *proto,

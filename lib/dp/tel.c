@@ -44,6 +44,7 @@ stats_collect(struct wn_dp *dp)
 	dp->st.conns_established = cs->conns_established;
 	dp->st.conns_failed = cs->conns_failed;
 	dp->st.conns_rejected = cs->conns_rejected;
+	dp->st.conns_unenhanced = cs->conns_unenhanced;
 	dp->st.mpa_errors = ls.errors;
 	dp->st.mpa_crc_errors = ls.crc_errors;
 	dp->st.rx_fpdus = ls.rx_ulpdus;
@@ -129,6 +130,7 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(conns_established);
 	ADD(conns_failed);
 	ADD(conns_rejected);
+	ADD(conns_unenhanced);
 	ADD(mpa_errors);
 	ADD(mpa_crc_errors);
 	ADD(rx_fpdus);
@@ -222,6 +224,7 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, conns_established);
 	TEL_U64(d, s, conns_failed);
 	TEL_U64(d, s, conns_rejected);
+	TEL_U64(d, s, conns_unenhanced);
 	TEL_U64(d, s, mpa_errors);
 	TEL_U64(d, s, mpa_crc_errors);
 	TEL_U64(d, s, rx_fpdus);

@@ -155,6 +155,13 @@ struct wn_llp_event {
 	bool crc;             /**< the error is a CRC error */
 	bool reject_sent;     /**< responder: the negotiation failed, a Reject is on its way */
 	bool insufficient_ird; /**< initiator: the responder cannot meet our ORD (RFC 6581 §9.1) */
+	/**
+	 * EOF, CLOSED: initiator: the peer ended the stream (a close or a reset, not a timeout)
+	 * while our enhanced setup request (MPA Rev 2 with RFC 6581 data) was unanswered. An
+	 * unenhanced (RFC 5044 only) responder does exactly that (RFC 6581 §10), and the
+	 * initiator MAY try again with the unenhanced format (struct wn_llp_connect @c rev 1).
+	 */
+	bool enh_unanswered;
 	enum wn_llp_close why; /**< CLOSED */
 	const char *reason;    /**< ERROR: a short constant text */
 };
@@ -196,6 +203,12 @@ struct wn_llp_connect {
 	struct wn_llp_caps caps;  /**< what our Request asks for and offers */
 	const uint8_t *pd;        /**< Request Private Data (copied) */
 	uint16_t pd_len;
+	/**
+	 * Revision of the setup request: 0, the instance's policy; 1, unenhanced (MPA Rev 1,
+	 * RFC 5044 only: no RFC 6581 IRD/ORD nor peer-to-peer mode; the ULP's IRD/ORD stand).
+	 * Lower layers with a single setup format ignore it.
+	 */
+	uint8_t rev;
 	const struct wn_llp_up *up;
 	void *up_arg;
 };

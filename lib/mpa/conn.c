@@ -566,6 +566,14 @@ wn_mpa_conn_state(const struct wn_mpa_conn *c)
 	return c->state;
 }
 
+bool
+wn_mpa_conn_enhanced_unanswered(const struct wn_mpa_conn *c)
+{
+	/* the Request went out enhanced exactly when wn_mpa_conn_start() made it so */
+	return c->cfg.initiator && c->state == WN_MPA_CONN_REQ_SENT &&
+	       c->cfg.rev >= WN_MPA_REV_2 && c->cfg.rules.enhanced;
+}
+
 const struct wn_mpa_params *
 wn_mpa_conn_params(const struct wn_mpa_conn *c)
 {

@@ -73,6 +73,7 @@ struct mpa_stream {
 	struct wn_tcp_conn *tcp;    /* NULL once TCP is gone */
 	struct wn_mpa_conn mpa;
 	struct wn_llp_req req;      /* initiator: the Request's IRD/ORD and Private Data */
+	uint8_t rev;                /* initiator: MPA revision of the Request (0: the policy) */
 	bool started;               /* MPA startup begun */
 	bool record_mode;           /* TCP segments on FPDU boundaries */
 	bool tx_ok;                 /* MPA lets us send FPDUs (fencing, RFC 5044 §7.1.2) */
@@ -333,7 +334,7 @@ mpa_start(struct mpa_stream *s)
 	s->remote = ti.remote;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.initiator = s->l.active;
-	cfg.rev = pc->rev;
+	cfg.rev = s->rev != 0 ? s->rev : pc->rev;
 	cfg.markers = pc->markers;
 	cfg.crc = pc->crc;
 	cfg.caps.ird = RTE_MIN(s->req.caps.ird, (uint16_t)WN_MPA_IRD_ORD_MAX);
@@ -483,6 +484,13 @@ tcp_recv_ooo(struct wn_tcp_conn *tc, void *arg, uint32_t seq, const uint8_t *dat
 				   NULL);
 }
 
+/* Our enhanced Request is unanswered (wn_llp_event @c enh_unanswered). */
+static bool
+enh_unanswered(const struct mpa_stream *s)
+{
+	return s->l.active && s->started && wn_mpa_conn_enhanced_unanswered(&s->mpa);
+}
+
 static void
 tcp_eof(struct wn_tcp_conn *tc, void *arg)
 {
@@ -491,6 +499,7 @@ tcp_eof(struct wn_tcp_conn *tc, void *arg)
 
 	(void)tc;
 	stream_input(s);
+	ev.enh_unanswered = enh_unanswered(s);
 	up_event(s, &ev);
 }
 
@@ -535,6 +544,10 @@ tcp_closed(struct wn_tcp_conn *tc, void *arg, enum wn_tcp_close_reason why)
 	struct wn_llp_event ev = {.type = WN_LLP_EV_CLOSED, .why = close_of(why)};
 
 	(void)tc;
+	/* closed or reset by the peer (not aborted by us, not timed out): RFC 6581 §10's
+	 * unenhanced responder */
+	ev.enh_unanswered = (why == WN_TCP_CLOSE_NORMAL || why == WN_TCP_CLOSE_RESET) &&
+			    enh_unanswered(s);
 	s->tcp = NULL;
 	s->gone = true;
 	s->tx_ok = false;
@@ -626,6 +639,12 @@ op_connect(struct wn_llp_proto *bp, const struct wn_llp_connect *c)
 	s = stream_new(p, true);
 	if (s == NULL)
 		return NULL;
+	if (c->rev > WN_MPA_REV_MAX) {
+		stream_free(s);
+		errno = EINVAL;
+		return NULL;
+	}
+	s->rev = c->rev;
 	wn_llp_connect_keep(&s->l, &s->req, c);
 	ep_to_tcp(&c->local, &local);
 	ep_to_tcp(&c->remote, &remote);

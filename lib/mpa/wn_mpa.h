@@ -240,6 +240,14 @@ uint64_t wn_mpa_conn_deadline(const struct wn_mpa_conn *c);
 /** @return the state of @p c. */
 enum wn_mpa_conn_state wn_mpa_conn_state(const struct wn_mpa_conn *c);
 
+/**
+ * @return true when @p c is an initiator whose enhanced Request (Rev 2 with the RFC 6581
+ *   data) is still unanswered: if the peer now closes or resets the connection, it is most
+ *   likely an unenhanced responder (RFC 6581 §10), which an unenhanced (Rev 1) Request may
+ *   reach. Thread safety: as @p c.
+ */
+bool wn_mpa_conn_enhanced_unanswered(const struct wn_mpa_conn *c);
+
 /** @return the negotiated parameters (meaningful from ESTABLISHED on). */
 const struct wn_mpa_params *wn_mpa_conn_params(const struct wn_mpa_conn *c);
 

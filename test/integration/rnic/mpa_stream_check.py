@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Walk both directions of the first TCP stream of a capture as MPA (RFC 5044, RFC 6581).
+"""Walk both directions of one TCP stream of a capture as MPA (RFC 5044, RFC 6581).
 
-    mpa_stream_check.py CAPTURE.pcapng | TSHARK_OUTPUT
+    mpa_stream_check.py CAPTURE.pcapng | TSHARK_OUTPUT [STREAM]
 
-TSHARK_OUTPUT is any tshark output that contains a "-z follow,tcp,raw,0" section (so one
-tshark pass can serve several checks); a .pcap/.pcapng file is read with tshark directly.
+STREAM is tshark's tcp.stream index (default 0, the first connection). TSHARK_OUTPUT is any
+tshark output that contains a "-z follow,tcp,raw,STREAM" section (so one tshark pass can serve
+several checks); a .pcap/.pcapng file is read with tshark directly.
 
 Independent of Wireshark's MPA dissector (which frames FPDUs with Markers only when a TCP
 segment holds exactly one FPDU): the reassembled byte stream of each direction is parsed from
@@ -57,15 +58,15 @@ def die(msg):
     sys.exit(1)
 
 
-def follow_text(arg):
+def follow_text(arg, stream):
     if arg.endswith(".pcap") or arg.endswith(".pcapng"):
-        return subprocess.run(["tshark", "-r", arg, "-q", "-z", "follow,tcp,raw,0"],
+        return subprocess.run(["tshark", "-r", arg, "-q", "-z", "follow,tcp,raw,%d" % stream],
                               check=True, capture_output=True, text=True).stdout
     with open(arg, encoding="utf-8", errors="replace") as f:
         return f.read()
 
 
-def streams(text):
+def streams(text, stream):
     data = {0: bytearray(), 1: bytearray()}
     state = 0  # 0: before the section, 1: headers, 2: data, 3: after
     for line in text.splitlines():
@@ -74,7 +75,9 @@ def streams(text):
                 state = 1
             continue
         if state == 1:
-            if line.startswith("Node 1:"):
+            if line.startswith("Filter: ") and line.split()[-1] != str(stream):
+                state = 0  # another stream's section
+            elif line.startswith("Node 1:"):
                 state = 2
             continue
         if state == 2:
@@ -85,7 +88,9 @@ def streams(text):
             if h:
                 data[node] += bytes.fromhex(h)
     if state == 0:
-        die("no follow,tcp,raw section in the input")
+        die("no follow,tcp,raw section of TCP stream %d in the input" % stream)
+    if not data[0]:
+        die("TCP stream %d carried nothing from its initiator" % stream)
     return data[0], data[1]  # node 0 opened the connection: the Initiator
 
 
@@ -157,10 +162,11 @@ def walk(s, start, markers, crc, who):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         print(__doc__)
         sys.exit(2)
-    ini, res = streams(follow_text(sys.argv[1]))
+    stream = int(sys.argv[2]) if len(sys.argv) == 3 else 0
+    ini, res = streams(follow_text(sys.argv[1], stream), stream)
     req = startup(ini, KEY_REQ, "initiator")
     print("request: %d %d %d" % (req["m"], req["c"], req["rev"]))
     if len(res) == 0:

@@ -39,7 +39,9 @@
 #     capture a|b MIN CRC  stops the pair (both warpnicd must exit 0), then that instance's
 #                          capture: see check_capture
 #     startup REQ_M REP_M CRC REV, first OPCODE LENGTH, markers DIRECTION on|off,
-#     request M C REV, reply none     what the last capture's MPA stream walk found
+#     request M C REV, reply none     what the last capture's MPA stream walk found (of
+#                          its first TCP connection, or of the one "stream N" walked)
+#     stream N             walk TCP stream N (tshark's tcp.stream) of the last capture
 #   OP is one of = != > >= < <=. After RUN, before CHECKS, while the pair is up: both
 #   warpnicd are alive and counted no MPA CRC error (unless a check names mpa_crc_errors),
 #   and with zero-copy on (ZC "zc") FPDUs
@@ -451,7 +453,8 @@ TSHARK=(tshark --disable-protocol rpcordma --disable-protocol smb_direct)
 check_capture() {
 	local f=$1 min=$2 crc=$3 name n_fpdu n_len n_ddp n_rdmap good bad expert out
 	name=$(basename "$f")
-	"${TSHARK[@]}" -r "$f" -V -z follow,tcp,raw,0 -z expert >"$T/tshark.out" \
+	"${TSHARK[@]}" -r "$f" -V -z follow,tcp,raw,0 -z follow,tcp,raw,1 -z expert \
+		>"$T/tshark.out" \
 		2>>"$T/tshark.err" || fail "tshark cannot read $name"
 	n_fpdu=$(grep -c "^    FPDU$" "$T/tshark.out")
 	n_len=$(grep -c "^        ULPDU length: " "$T/tshark.out")
@@ -480,6 +483,17 @@ check_capture() {
 		fail "$name: ${out:-mpa_stream_check failed}"
 	printf '%s\n' "$out" >"$T/stream.out"
 	while IFS= read -r l; do echo "  $name: $l"; done <"$T/stream.out"
+}
+
+# walk_stream N: mpa_stream_check.py on TCP stream N of the last capture (0: the first
+# connection, which check_capture walked; 1: the second, e.g. a connect retried with MPA Rev
+# 1); its summary replaces $T/stream.out for the checks that follow
+walk_stream() {
+	local out
+	out=$(python3 "$HERE/mpa_stream_check.py" "$T/tshark.out" "$1" 2>&1) ||
+		fail "TCP stream $1: ${out:-mpa_stream_check failed}"
+	printf '%s\n' "$out" >"$T/stream.out"
+	while IFS= read -r l; do echo "  TCP stream $1: $l"; done <"$T/stream.out"
 }
 
 # stream_val KEY: the value of "KEY: value" in the last check_capture's stream summary
@@ -564,6 +578,7 @@ for c in "${checks[@]}"; do
 	capture) check_capture_of "${w[@]:1}" ;;
 	startup) expect_startup "${w[@]:1}" ;;
 	first) expect_first "${w[@]:1}" ;;
+	stream) walk_stream "${w[1]}" ;;
 	markers) expect_markers "${w[@]:1}" ;;
 	request | reply)
 		got=$(stream_val "${w[0]}")

@@ -30,6 +30,13 @@ struct fake_llp {
 	uint8_t pd[8];
 	uint16_t pd_len;
 	struct wn_llp_params params;
+	/* connect(): what the stream was opened with */
+	unsigned int connects;
+	uint8_t rev;
+	struct wn_llp_caps caps;
+	struct wn_llp_ep remote;
+	uint8_t conn_pd[8];
+	uint16_t conn_pd_len;
 };
 
 static struct fake_llp *g_llp;   /* what connect() hands out */
@@ -117,6 +124,12 @@ f_connect(struct wn_llp_proto *p, const struct wn_llp_connect *c)
 	}
 	wn_llp_set_up(&g_llp->l, c->up, c->up_arg);
 	g_llp->l.active = true;
+	g_llp->connects++;
+	g_llp->rev = c->rev;
+	g_llp->caps = c->caps;
+	g_llp->remote = c->remote;
+	g_llp->conn_pd_len = c->pd_len;
+	memcpy(g_llp->conn_pd, c->pd, c->pd_len < 8 ? c->pd_len : 8);
 	return &g_llp->l;
 }
 
@@ -486,6 +499,146 @@ test_connect_failures(void **state)
 	assert_int_equal(own.closed, 1);
 }
 
+/*
+ * RFC 6581 §10: an unenhanced responder closes the stream on our enhanced request; the
+ * endpoint connects once more, unenhanced (rev 1), with the same remote, IRD/ORD and Private
+ * Data, still CONNECTING and silent; the old stream is released (aborted first if it only
+ * reached EOF) and its late events ignored; the retry's outcome is the connect's.
+ */
+static struct fake_llp llp2;
+
+static void
+retry_setup(void)
+{
+	memset(&llp2, 0, sizeof(llp2));
+	llp2.l.ops = &fake_ops;
+	llp2.abort_closes = true;
+	llp2.params = llp.params;
+	llp2.params.rev = 1;
+}
+
+static void
+connect_pd(void)
+{
+	struct wn_cm_connect c = {.caps = {.ird = 4, .ord = 2}, .pd = (const uint8_t *)"hello",
+				  .pd_len = 5, .remote = {.port = 7471}};
+
+	assert_int_equal(wn_cm_connect(&own.cm, &own.ep, &fake_proto, &c), 0);
+	assert_int_equal(llp.connects, 1);
+	assert_int_equal(llp.rev, 0); /* the instance's policy (Rev 2) first */
+}
+
+static void
+unanswered(struct fake_llp *f, enum wn_llp_event_type type, enum wn_llp_close why)
+{
+	struct wn_llp_event ev = {.type = type, .why = why, .enh_unanswered = true};
+
+	raise_ev(f, &ev);
+}
+
+static void
+test_unenhanced_retry(void **state)
+{
+	for (int eof = 0; eof < 2; eof++) {
+		setup(state);
+		retry_setup();
+		connect_pd();
+		g_llp = &llp2; /* what the retry's connect hands out */
+		if (eof)
+			unanswered(&llp, WN_LLP_EV_EOF, WN_LLP_CLOSE_NORMAL);
+		else
+			unanswered(&llp, WN_LLP_EV_CLOSED, WN_LLP_CLOSE_RESET);
+		assert_int_equal(wn_cm_state(&own.ep), WN_CM_CONNECTING);
+		assert_int_equal(own.finals, 0);
+		assert_int_equal(own.closed, 0);
+		assert_int_equal(own.cm.st.conns_unenhanced, 1);
+		assert_int_equal(own.cm.st.conns_failed, 0);
+		assert_int_equal(llp.releases, 1);
+		assert_int_equal(llp.aborts, eof ? 1u : 0u); /* a half-open stream is reset */
+		assert_ptr_equal(wn_cm_llp(&own.ep), &llp2.l);
+		assert_int_equal(llp2.connects, 1);
+		assert_int_equal(llp2.rev, 1);
+		assert_int_equal(llp2.caps.ird, 4);
+		assert_int_equal(llp2.caps.ord, 2);
+		assert_int_equal(llp2.remote.port, 7471);
+		assert_int_equal(llp2.conn_pd_len, 5);
+		assert_memory_equal(llp2.conn_pd, "hello", 5);
+		/* the old stream's late end is not ours */
+		llp_closed(WN_LLP_CLOSE_RESET);
+		assert_int_equal(own.finals, 0);
+		assert_int_equal(wn_cm_state(&own.ep), WN_CM_CONNECTING);
+		/* the unenhanced Reply: RDMA mode as usual */
+		raise_ev(&llp2, &(struct wn_llp_event){.type = WN_LLP_EV_ESTABLISHED, .peer = &peer,
+						       .params = &llp2.params});
+		assert_int_equal(wn_cm_state(&own.ep), WN_CM_RTS);
+		assert_int_equal(own.events[WN_CM_EV_ESTABLISHED], 1);
+		assert_int_equal(own.qp_starts, 1);
+		assert_int_equal(own.cm.st.conns_established, 1);
+	}
+
+	/* the retry ends unanswered too (it cannot: it is unenhanced): the connect's end */
+	setup(state);
+	retry_setup();
+	connect_pd();
+	g_llp = &llp2;
+	unanswered(&llp, WN_LLP_EV_CLOSED, WN_LLP_CLOSE_RESET);
+	unanswered(&llp2, WN_LLP_EV_CLOSED, WN_LLP_CLOSE_RESET);
+	assert_int_equal(own.events[WN_CM_EV_CONNECT_ERROR], 1);
+	assert_int_equal(own.last.status, -ECONNRESET);
+	assert_int_equal(wn_cm_state(&own.ep), WN_CM_CLOSED);
+	assert_int_equal(own.closed, 1);
+	assert_int_equal(llp2.releases, 1);
+	assert_int_equal(own.cm.st.conns_unenhanced, 1);
+	assert_int_equal(own.cm.st.conns_failed, 1);
+
+	/* the retry refused by the peer's TCP: REJECTED, as any refused connect */
+	setup(state);
+	retry_setup();
+	connect_pd();
+	g_llp = &llp2;
+	unanswered(&llp, WN_LLP_EV_CLOSED, WN_LLP_CLOSE_RESET);
+	raise_ev(&llp2, &(struct wn_llp_event){.type = WN_LLP_EV_CLOSED,
+					       .why = WN_LLP_CLOSE_REFUSED});
+	assert_int_equal(own.events[WN_CM_EV_REJECTED], 1);
+	assert_int_equal(wn_cm_state(&own.ep), WN_CM_CLOSED);
+
+	/* the lower layer cannot open the retry: CONNECT_ERROR with its errno, CLOSED */
+	setup(state);
+	retry_setup();
+	connect_pd();
+	g_connect_errno = EADDRINUSE;
+	unanswered(&llp, WN_LLP_EV_CLOSED, WN_LLP_CLOSE_RESET);
+	assert_int_equal(own.events[WN_CM_EV_CONNECT_ERROR], 1);
+	assert_int_equal(own.last.status, -EADDRINUSE);
+	assert_int_equal(wn_cm_state(&own.ep), WN_CM_CLOSED);
+	assert_int_equal(own.closed, 1);
+	assert_int_equal(llp.releases, 1);
+
+	/* the ULP gave up first (CLOSING): the unanswered end is just the end, no retry */
+	setup(state);
+	connect_pd();
+	assert_int_equal(wn_cm_disconnect(&own.ep), 0);
+	assert_int_equal(own.events[WN_CM_EV_CONNECT_ERROR], 1);
+	unanswered(&llp, WN_LLP_EV_CLOSED, WN_LLP_CLOSE_RESET);
+	assert_int_equal(llp.connects, 1);
+	assert_int_equal(own.cm.st.conns_unenhanced, 0);
+	assert_int_equal(wn_cm_state(&own.ep), WN_CM_CLOSED);
+	assert_int_equal(own.closed, 1);
+
+	/* Private Data too long to keep: no retry, the connect's end */
+	setup(state);
+	{
+		static uint8_t big[WN_CM_PD_MAX + 1];
+		struct wn_cm_connect c = {.pd = big, .pd_len = sizeof(big)};
+
+		assert_int_equal(wn_cm_connect(&own.cm, &own.ep, &fake_proto, &c), 0);
+	}
+	unanswered(&llp, WN_LLP_EV_CLOSED, WN_LLP_CLOSE_RESET);
+	assert_int_equal(own.events[WN_CM_EV_CONNECT_ERROR], 1);
+	assert_int_equal(llp.connects, 1);
+	assert_int_equal(wn_cm_state(&own.ep), WN_CM_CLOSED);
+}
+
 static void
 test_terminate_on_llp_error(void **state)
 {
@@ -709,6 +862,7 @@ main(void)
 		cmocka_unit_test_setup(test_rejected_by_peer, setup),
 		cmocka_unit_test_setup(test_insufficient_ird, setup),
 		cmocka_unit_test_setup(test_connect_failures, setup),
+		cmocka_unit_test_setup(test_unenhanced_retry, setup),
 		cmocka_unit_test_setup(test_terminate_on_llp_error, setup),
 		cmocka_unit_test_setup(test_setup_errors_abort, setup),
 		cmocka_unit_test_setup(test_destroy_everywhere, setup),

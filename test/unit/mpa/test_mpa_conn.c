@@ -659,18 +659,27 @@ test_rev1_peers(void **state)
 	side_init(&r, &cr);
 	ci = base_cfg(&i, true);
 	side_init(&i, &ci);
+	assert_false(wn_mpa_conn_enhanced_unanswered(&i.c)); /* not started */
 	assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
 	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	assert_true(wn_mpa_conn_enhanced_unanswered(&i.c));
+	assert_false(wn_mpa_conn_enhanced_unanswered(&r.c)); /* a responder asks nothing */
 	assert_int_equal(move(&i, &r, 8), -EPROTO);
 	assert_int_equal(r.fs, WN_MPA_FRAME_ENH_REFUSED);
+	/* the responder closes: the initiator's Request is still unanswered, enhanced */
+	assert_true(wn_mpa_conn_enhanced_unanswered(&i.c));
 	/* ... and the initiator's retry with Rev 1 works (RFC 6581 §10) */
 	ci.rev = 1;
 	side_init(&i, &ci);
 	side_init(&r, &cr);
 	r.on_request = 1;
-	connect_pair(&i, &r, 8);
+	assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
+	assert_false(wn_mpa_conn_enhanced_unanswered(&i.c)); /* unenhanced: nothing to retry */
+	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
+	pump(&i, &r, 8);
 	assert_int_equal(wn_mpa_conn_state(&i.c), WN_MPA_CONN_FULL);
 	assert_int_equal(wn_mpa_conn_state(&r.c), WN_MPA_CONN_FULL);
+	assert_false(wn_mpa_conn_enhanced_unanswered(&i.c));
 
 	/* an RFC 5044 peer answering Rev 1 to our Rev 2 Request is accepted */
 	ci = base_cfg(&i, true);
@@ -681,6 +690,7 @@ test_rev1_peers(void **state)
 	int m = wn_mpa_frame_encode(&f, buf, sizeof(buf));
 	assert_int_equal(wn_mpa_conn_input(&i.c, buf, (size_t)m, T0, NULL), 0);
 	assert_int_equal(wn_mpa_conn_state(&i.c), WN_MPA_CONN_FULL);
+	assert_false(wn_mpa_conn_enhanced_unanswered(&i.c)); /* answered */
 	assert_false(wn_mpa_conn_params(&i.c)->neg.p2p);
 	assert_int_equal(wn_mpa_conn_params(&i.c)->neg.ird, 4);
 }

@@ -35,6 +35,8 @@ struct owner {
 	unsigned int releases;
 	uint32_t released_wqe[64];
 	bool accept_in_request; /* accept from inside the REQUEST upcall */
+	unsigned int enh_unanswered; /* EOF/CLOSED events with enh_unanswered */
+	bool peer_enhanced;
 };
 
 static struct wn_llp_proto *proto[2];
@@ -59,7 +61,10 @@ up_event(void *arg, struct wn_llp *l, const struct wn_llp_event *ev)
 	assert_ptr_equal(l, o->l);
 	assert_true(o->n_ev < MAXEV);
 	o->ev[o->n_ev++] = ev->type;
+	if ((ev->type == WN_LLP_EV_EOF || ev->type == WN_LLP_EV_CLOSED) && ev->enh_unanswered)
+		o->enh_unanswered++;
 	if (ev->peer != NULL) {
+		o->peer_enhanced = ev->peer->enhanced;
 		o->peer_ird = ev->peer->ird;
 		o->peer_ord = ev->peer->ord;
 		o->pd_len = ev->peer->pd_len;
@@ -141,6 +146,8 @@ run(uint64_t us)
 	} while (h.now < end);
 }
 
+static uint8_t rev_b; /* non-zero: B's MPA revision (an unenhanced responder: 1) */
+
 static void
 setup_conf(const struct wn_mpa_tcp_conf *tmpl)
 {
@@ -148,6 +155,9 @@ setup_conf(const struct wn_mpa_tcp_conf *tmpl)
 	pins = unpins = 0;
 	for (int i = 0; i < 2; i++) {
 		struct wn_mpa_tcp_conf c = *tmpl;
+
+		if (i == 1 && rev_b != 0)
+			c.rev = rev_b;
 
 		c.tcp = h.s[i].tcp;
 		c.index = (uint16_t)i;
@@ -169,6 +179,15 @@ setup(void **state)
 
 	(void)state;
 	setup_conf(&c);
+	return 0;
+}
+
+static int
+setup_rev1_b(void **state)
+{
+	rev_b = 1;
+	setup(state);
+	rev_b = 0;
 	return 0;
 }
 
@@ -195,7 +214,7 @@ listen_b(void)
 }
 
 static void
-connect_a(const char *pd)
+connect_a_rev(const char *pd, uint8_t rev)
 {
 	struct wn_llp_connect c = {
 		.local = {.addr = h.s[0].ip, .port = 40000},
@@ -203,6 +222,7 @@ connect_a(const char *pd)
 		.caps = {.ird = 4, .ord = 2},
 		.pd = (const uint8_t *)pd,
 		.pd_len = pd != NULL ? (uint16_t)strlen(pd) : 0,
+		.rev = rev,
 		.up = &ups,
 		.up_arg = &own[0],
 	};
@@ -210,6 +230,12 @@ connect_a(const char *pd)
 	own[0].l = wn_llp_connect(proto[0], &c);
 	assert_non_null(own[0].l);
 	assert_true(own[0].l->active);
+}
+
+static void
+connect_a(const char *pd)
+{
+	connect_a_rev(pd, 0);
 }
 
 static void
@@ -484,6 +510,68 @@ test_startup_timeout(void **state)
 	assert_false(own[1].last_err.send_terminate);
 }
 
+/*
+ * An unenhanced (Rev 1 only) responder closes the connection on our enhanced Request (RFC
+ * 6581 §10): the initiator's end of stream says so (enh_unanswered), whether the responder
+ * closes or resets; a second connect with rev 1 gets through, unenhanced: no IRD/ORD
+ * negotiation (our own values), no peer-to-peer mode, Rev 1 both ways, data flows.
+ */
+static void
+test_unenhanced_responder(void **state)
+{
+	uint8_t hdr[18] = {0x41, 0x01};
+
+	(void)state;
+	listen_b();
+	for (int reset = 0; reset < 2; reset++) {
+		connect_a("hello");
+		run(2000);
+		/* B cannot parse the enhanced Request: a malformed frame, no Request reported */
+		assert_int_equal(count(&own[1], WN_LLP_EV_REQUEST), 0);
+		assert_int_equal(count(&own[1], WN_LLP_EV_ERROR), 1);
+		assert_int_equal(own[1].last_err.err, WN_MPA_ERR_BAD_FRAME);
+		if (reset)
+			wn_llp_abort(own[1].l); /* what lib/cm does with a setup error */
+		else
+			assert_int_equal(wn_llp_close(own[1].l), 0);
+		run(5000);
+		assert_int_equal(count(&own[0], reset ? WN_LLP_EV_CLOSED : WN_LLP_EV_EOF), 1);
+		assert_int_equal(own[0].enh_unanswered, 1);
+		/* our own abort of that stream is not the peer's doing */
+		wn_llp_abort(own[0].l);
+		assert_int_equal(own[0].enh_unanswered, 1);
+		wn_llp_release(own[0].l);
+		wn_llp_release(own[1].l);
+		run(5000);
+		free(own[0].rx);
+		free(own[1].rx);
+		memset(own, 0, sizeof(own));
+	}
+
+	/* the retry, unenhanced */
+	connect_a_rev("hello", 1);
+	run(2000);
+	assert_int_equal(count(&own[1], WN_LLP_EV_REQUEST), 1);
+	assert_false(own[1].peer_enhanced);
+	assert_int_equal(own[1].pd_len, 5);
+	assert_int_equal(wn_llp_accept(own[1].l, &(struct wn_llp_caps){8, 8}, NULL, 0), 0);
+	run(2000);
+	assert_int_equal(count(&own[0], WN_LLP_EV_ESTABLISHED), 1);
+	assert_false(own[0].peer_enhanced);
+	assert_int_equal(own[0].params.rev, 1);
+	assert_false(own[0].params.p2p);
+	assert_int_equal(own[0].params.rtr, 0);
+	assert_int_equal(own[0].params.ird, 4); /* the ULP's values stand (RFC 6581 §10) */
+	assert_int_equal(own[0].params.ord, 2);
+	assert_int_equal(own[1].params.rev, 1);
+	assert_int_equal(own[1].params.ird, 8);
+	send_one(0, hdr, sizeof(hdr), NULL, 0, 0);
+	run(2000);
+	assert_int_equal(own[1].rx_n, 1);
+	assert_true(wn_llp_tx_ready(own[1].l));
+	assert_int_equal(own[0].enh_unanswered, 0);
+}
+
 static void
 test_refused_and_released(void **state)
 {
@@ -524,6 +612,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_crc_error_terminate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_startup_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_and_released, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unenhanced_responder, setup_rev1_b,
+						teardown),
 	};
 
 	hx_eal_init("test_mpa_tcp");
