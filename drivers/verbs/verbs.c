@@ -186,8 +186,15 @@ ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	v->vdev = d;
-	/* no async events yet, but the fd must be real for poll()/fcntl() users */
-	v->async_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	/*
+	 * Async events come on a socket of their own (wn_client_async_open()), readable when
+	 * one is queued, so poll() and O_NONBLOCK work as on a kernel device. Should warpnicd
+	 * not offer it, the fd stays real for poll()/fcntl() users and nothing arrives.
+	 */
+	v->async_fd = wn_client_async_open(v->cl);
+	v->async_sock = v->async_fd >= 0;
+	if (!v->async_sock)
+		v->async_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	v->vctx.sz = sizeof(struct verbs_context);
 	v->vctx.query_port = vq_query_port;
 	v->vctx.query_device_ex = vq_query_device_ex;
@@ -258,23 +265,125 @@ wn_verbs_qp_by_num(struct ibv_context *ctx, uint32_t qpn)
 	return q != NULL ? &q->qp : NULL;
 }
 
+static_assert((int)IBV_EVENT_CQ_ERR == (int)WN_CTL_ASYNC_CQ_ERR &&
+	      (int)IBV_EVENT_QP_FATAL == (int)WN_CTL_ASYNC_QP_FATAL &&
+	      (int)IBV_EVENT_QP_ACCESS_ERR == (int)WN_CTL_ASYNC_QP_ACCESS_ERR &&
+	      (int)IBV_EVENT_SRQ_LIMIT_REACHED == (int)WN_CTL_ASYNC_SRQ_LIMIT_REACHED,
+	      "ibv_event_type values");
+
+static struct wn_vcq *live_cqs;   /* for async events */
+static struct wn_vsrq *live_srqs; /* for async events */
+
+/* The object of event @p e, if it still lives in @p ctx: fills @p event. @return 0 or -1. */
+static int
+async_element(struct ibv_context *ctx, const struct wn_ctl_async_event *e,
+	      struct ibv_async_event *event)
+{
+	int ret = -1;
+
+	memset(event, 0, sizeof(*event));
+	event->event_type = (enum ibv_event_type)e->event;
+	pthread_mutex_lock(&qp_lock);
+	if (e->event == WN_CTL_ASYNC_CQ_ERR) {
+		struct wn_vcq *c;
+
+		for (c = live_cqs; c != NULL && (c->cq.context != ctx || c->cq.handle != e->handle);
+		     c = c->next)
+			;
+		if (c != NULL) {
+			event->element.cq = &c->cq;
+			ret = 0;
+		}
+	} else if (e->event == WN_CTL_ASYNC_SRQ_LIMIT_REACHED) {
+		struct wn_vsrq *s;
+
+		for (s = live_srqs;
+		     s != NULL && (s->srq.context != ctx || s->srq.handle != e->handle);
+		     s = s->next)
+			;
+		if (s != NULL) {
+			event->element.srq = &s->srq;
+			ret = 0;
+		}
+	} else {
+		struct wn_vqp *q;
+
+		for (q = live_qps;
+		     q != NULL && (q->qp.context != ctx || q->wqp->handle != e->handle);
+		     q = q->next)
+			;
+		if (q != NULL) {
+			event->element.qp = &q->qp;
+			ret = 0;
+		}
+	}
+	pthread_mutex_unlock(&qp_lock);
+	return ret;
+}
+
+/*
+ * The next async event (wn_ctl.h WN_CTL_ASYNC_*: QP_FATAL, QP_ACCESS_ERR, CQ_ERR,
+ * SRQ_LIMIT_REACHED): blocks unless async_fd was made non-blocking (then EAGAIN), as on a
+ * kernel device. Events about objects destroyed meanwhile are skipped.
+ */
 int
 ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
-	uint64_t v;
+	struct wn_vctx *v = wn_vctx_of(ctx);
+	uint64_t x;
 
-	(void)event;
-	/* blocks until the context is closed: warpnicd raises no async events yet */
-	if (read(ctx->async_fd, &v, sizeof(v)) < 0)
+	if (!v->async_sock) {
+		/* nothing ever arrives: block (or EAGAIN) as an idle device does */
+		if (read(ctx->async_fd, &x, sizeof(x)) < 0)
+			return -1;
+		errno = EIO;
 		return -1;
-	errno = EIO;
-	return -1;
+	}
+	for (;;) {
+		struct wn_ctl_async_event e;
+		int ret = wn_client_async_read(ctx->async_fd, &e);
+
+		if (ret != 0) {
+			errno = ret == -EBADMSG ? EIO : -ret;
+			return -1;
+		}
+		if (async_element(ctx, &e, event) == 0)
+			return 0;
+	}
 }
 
+/* As rdma-core: count the acknowledged event on its object. */
 void
 ibv_ack_async_event(struct ibv_async_event *event)
 {
-	(void)event;
+	pthread_mutex_t *m;
+	pthread_cond_t *cv;
+	uint32_t *done;
+
+	switch (event->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		m = &event->element.cq->mutex;
+		cv = &event->element.cq->cond;
+		done = &event->element.cq->async_events_completed;
+		break;
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		m = &event->element.srq->mutex;
+		cv = &event->element.srq->cond;
+		done = &event->element.srq->events_completed;
+		break;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_ACCESS_ERR:
+		m = &event->element.qp->mutex;
+		cv = &event->element.qp->cond;
+		done = &event->element.qp->events_completed;
+		break;
+	default:
+		return;
+	}
+	pthread_mutex_lock(m);
+	(*done)++;
+	pthread_cond_signal(cv);
+	pthread_mutex_unlock(m);
 }
 
 /* ------------------------------------------------------------------ queries */
@@ -757,6 +866,10 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 	c->cq.cqe = (int)c->wcq->depth;
 	pthread_mutex_init(&c->cq.mutex, NULL);
 	pthread_cond_init(&c->cq.cond, NULL);
+	pthread_mutex_lock(&qp_lock);
+	c->next = live_cqs;
+	live_cqs = c;
+	pthread_mutex_unlock(&qp_lock);
 	if (channel != NULL) {
 		pthread_mutex_lock(&ctx->mutex);
 		channel->refcnt++;
@@ -774,6 +887,13 @@ ibv_destroy_cq(struct ibv_cq *cq)
 
 	if (ret != 0)
 		return -ret;
+	pthread_mutex_lock(&qp_lock);
+	for (struct wn_vcq **pp = &live_cqs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	pthread_mutex_unlock(&qp_lock);
 	if (ch != NULL) {
 		pthread_mutex_lock(&cq->context->mutex);
 		ch->refcnt--;
@@ -849,6 +969,10 @@ ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 	pthread_cond_init(&s->srq.cond, NULL);
 	attr->attr.max_wr = s->wsrq->depth;
 	attr->attr.max_sge = s->wsrq->max_sge;
+	pthread_mutex_lock(&qp_lock);
+	s->next = live_srqs;
+	live_srqs = s;
+	pthread_mutex_unlock(&qp_lock);
 	return &s->srq;
 }
 
@@ -870,6 +994,8 @@ ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 	memset(attr, 0, sizeof(*attr));
 	attr->max_wr = s->wsrq->depth;
 	attr->max_sge = s->wsrq->max_sge;
+	/* armed limit, 0 once the event fired (the dataplane disarms it) */
+	attr->srq_limit = atomic_load_explicit(&s->wsrq->rq.hdr->srq_limit, memory_order_acquire);
 	return 0;
 }
 
@@ -881,6 +1007,13 @@ ibv_destroy_srq(struct ibv_srq *srq)
 
 	if (ret != 0)
 		return -ret;
+	pthread_mutex_lock(&qp_lock);
+	for (struct wn_vsrq **pp = &live_srqs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	pthread_mutex_unlock(&qp_lock);
 	pthread_mutex_destroy(&srq->mutex);
 	pthread_cond_destroy(&srq->cond);
 	free(s);

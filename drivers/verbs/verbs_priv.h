@@ -39,6 +39,7 @@ struct wn_vctx {
 	struct wn_client *cl;
 	struct wn_vdev *vdev;
 	int async_fd;
+	bool async_sock; /* async_fd is warpnicd's async event socket (else a silent eventfd) */
 	struct verbs_context vctx; /* must be last: ends with struct ibv_context */
 };
 
@@ -47,6 +48,7 @@ struct wn_vcq {
 	struct wn_client_cq *wcq;
 	uint32_t armed;
 	struct wn_client_backoff bo; /* empty polls: yield to a dataplane lcore on this CPU */
+	struct wn_vcq *next; /* live CQs (async events) */
 };
 
 struct wn_vqp {
@@ -61,6 +63,7 @@ struct wn_vqp {
 struct wn_vsrq {
 	struct ibv_srq srq;
 	struct wn_client_srq *wsrq;
+	struct wn_vsrq *next; /* live SRQs (async events) */
 };
 
 struct wn_vmr {

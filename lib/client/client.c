@@ -746,6 +746,37 @@ wn_client_cm_get_event(struct wn_client_cm_channel *ch, struct wn_ctl_cm_event *
 }
 
 int
+wn_client_async_open(struct wn_client *c)
+{
+	int fd = -1;
+	int ret = wn_client_call(c, WN_CTL_ASYNC_CHANNEL, NULL, NULL, 0, NULL, &fd);
+
+	return ret != 0 ? ret : fd;
+}
+
+int
+wn_client_async_read(int fd, struct wn_ctl_async_event *ev)
+{
+	union {
+		struct wn_ctl_hdr h;
+		uint8_t b[WN_CTL_MSG_MAX];
+	} m;
+	ssize_t n;
+
+	do {
+		n = recv(fd, m.b, sizeof(m.b), 0);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EPIPE;
+	if (wn_ctl_async_check(m.b, (size_t)n) != 0)
+		return -EBADMSG;
+	memcpy(ev, m.b + sizeof(m.h), sizeof(*ev));
+	return 0;
+}
+
+int
 wn_client_cm_create_id(struct wn_client *c, struct wn_client_cm_channel *ch, uint64_t cookie,
 		       uint32_t *id)
 {

@@ -292,6 +292,22 @@ int wn_client_cm_channel_destroy(struct wn_client *c, struct wn_client_cm_channe
  */
 int wn_client_cm_get_event(struct wn_client_cm_channel *ch, struct wn_ctl_cm_event *ev);
 
+/**
+ * Open the client's async event socket (ibv_context.async_fd): a receive-only datagram socket
+ * that becomes readable when warpnicd reports an event about one of this client's QPs, SRQs
+ * or CQs (struct wn_ctl_async_event). One per client; closing it is the caller's.
+ * @return the fd, or -errno (-EBUSY: already open). Any thread.
+ */
+int wn_client_async_open(struct wn_client *c);
+
+/**
+ * Read the next async event from @p fd (blocks unless the fd was made non-blocking; a
+ * cancellation point).
+ * @return 0, -EAGAIN (non-blocking, none queued), -EPIPE (warpnicd gone), -EBADMSG.
+ *   Any thread; one reader at a time.
+ */
+int wn_client_async_read(int fd, struct wn_ctl_async_event *ev);
+
 /** Create a CM id on @p ch; events for it carry @p cookie. @return 0 + *id, or -errno. */
 int wn_client_cm_create_id(struct wn_client *c, struct wn_client_cm_channel *ch,
 			   uint64_t cookie, uint32_t *id);

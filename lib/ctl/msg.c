@@ -60,6 +60,7 @@ static const struct wn_ctl_op_info op_table[WN_CTL_OP_MAX] = {
 	OP(WN_CTL_CM_MIGRATE_ID, "cm_migrate_id", sizeof(struct wn_ctl_cm_migrate_req), 0, 0, 0),
 	OP(WN_CTL_BELL, "bell", sizeof(struct wn_ctl_bell_req), sizeof(struct wn_ctl_bell_resp), 0,
 	   1),
+	OP(WN_CTL_ASYNC_CHANNEL, "async_channel", 0, 0, 0, 1),
 };
 
 const struct wn_ctl_op_info *
@@ -406,6 +407,33 @@ wn_ctl_event_check(const void *buf, size_t len)
 	if (ev.event >= WN_CTL_CM_EV_MAX || ev.id == 0)
 		return -EINVAL;
 	return conn_param_check(&ev.param);
+}
+
+int
+wn_ctl_async_check(const void *buf, size_t len)
+{
+	struct wn_ctl_hdr h;
+	struct wn_ctl_async_event ev;
+
+	if (len != sizeof(h) + sizeof(ev))
+		return -EBADMSG;
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != WN_CTL_MAGIC || h.version != WN_CTL_VERSION || h.len != len ||
+	    h.op != WN_CTL_ASYNC_EVENT || h.status != 0 || h.rsvd != 0)
+		return -EBADMSG;
+	memcpy(&ev, (const uint8_t *)buf + sizeof(h), sizeof(ev));
+	if (ev.handle == 0 || ev.rsvd != 0)
+		return -EINVAL;
+	switch (ev.event) {
+	case WN_CTL_ASYNC_CQ_ERR:
+	case WN_CTL_ASYNC_SRQ_LIMIT_REACHED:
+		return ev.vendor_err == 0 ? 0 : -EINVAL;
+	case WN_CTL_ASYNC_QP_FATAL:
+	case WN_CTL_ASYNC_QP_ACCESS_ERR:
+		return 0;
+	default:
+		return -EINVAL;
+	}
 }
 
 int

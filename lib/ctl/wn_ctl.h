@@ -84,6 +84,8 @@ enum wn_ctl_op {
 	WN_CTL_DEALLOC_MW,
 	WN_CTL_CM_MIGRATE_ID,
 	WN_CTL_BELL,
+	WN_CTL_ASYNC_CHANNEL, /**< the client's async event socket (response: 1 fd) */
+	WN_CTL_ASYNC_EVENT,   /**< server → client only, on the async event socket */
 	WN_CTL_OP_MAX
 };
 
@@ -422,6 +424,33 @@ struct wn_ctl_cm_event {
 static_assert(sizeof(struct wn_ctl_cm_event) == 24 + 48 + sizeof(struct wn_ctl_conn_param),
 	      "cm_event layout");
 
+/**
+ * Async event types (ibv_get_async_event), IBV_EVENT_* numbering. What warpnicd raises, as
+ * Linux siw does for the same causes: QP_ACCESS_ERR on the QP that terminated the connection
+ * for a remote access violation (RDMAP Remote Protection, DDP tagged buffer errors), QP_FATAL
+ * on a QP whose connection ended with any other Terminate sent or with one received,
+ * CQ_ERR on a CQ that overflowed, SRQ_LIMIT_REACHED when an armed SRQ limit is crossed.
+ */
+enum wn_ctl_async_type {
+	WN_CTL_ASYNC_CQ_ERR = 0,
+	WN_CTL_ASYNC_QP_FATAL = 1,
+	WN_CTL_ASYNC_QP_ACCESS_ERR = 3,
+	WN_CTL_ASYNC_SRQ_LIMIT_REACHED = 15,
+};
+
+/**
+ * Async event, sent on the client's async socket (WN_CTL_ASYNC_CHANNEL); hdr.op =
+ * WN_CTL_ASYNC_EVENT, hdr.seq counts.
+ */
+struct wn_ctl_async_event {
+	uint32_t event;      /**< enum wn_ctl_async_type */
+	uint32_t handle;     /**< the QP, SRQ or CQ concerned (by the event type) */
+	uint32_t vendor_err; /**< QP events: the Terminate's cause, layer << 12 | etype << 8 |
+			      *   code (RFC 5040 §7.1); else 0 */
+	uint32_t rsvd;
+};
+static_assert(sizeof(struct wn_ctl_async_event) == 16, "async_event layout");
+
 /** Sizes and fd counts an op's messages must have. */
 struct wn_ctl_op_info {
 	const char *name;
@@ -464,6 +493,13 @@ int wn_ctl_req_check(const void *buf, size_t len, unsigned int nfds);
  * @return 0 if well formed, else -EBADMSG or -EINVAL. Thread-safe (pure).
  */
 int wn_ctl_event_check(const void *buf, size_t len);
+
+/**
+ * Check an async event datagram read from the async socket (header + struct
+ * wn_ctl_async_event): a known event type, a handle, reserved zero.
+ * @return 0 if well formed, else -EBADMSG or -EINVAL. Thread-safe (pure).
+ */
+int wn_ctl_async_check(const void *buf, size_t len);
 
 /**
  * Parse a lower layer's name as WN_CTL_LLP_ENV and warpnicd --llp give it: "mpa" (also "tcp",

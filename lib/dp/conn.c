@@ -14,6 +14,8 @@
 #include <rte_common.h>
 #include <rte_log.h>
 
+#include "wn_wire_ddp.h"
+
 #include "dp_priv.h"
 
 /* ---------------------------------------------------------------- addresses */
@@ -153,6 +155,23 @@ op_event(struct wn_cm_ep *ep, const struct wn_cm_event *e)
 	}
 }
 
+/*
+ * The async event of a Terminate (wn_ctl.h, as Linux siw raises them): the QP that terminated
+ * the stream for a remote access violation (RDMAP Remote Protection, RFC 5040 §7.2; DDP
+ * tagged buffer errors, RFC 5041 §7.2) gets QP_ACCESS_ERR, any other Terminate sent or a
+ * Terminate received is QP_FATAL.
+ */
+static uint32_t
+qp_async_of(const struct wn_rnic_event *ev)
+{
+	bool access = (ev->term.layer == WN_TERM_LAYER_RDMAP &&
+		       ev->term.etype == WN_TERM_RDMAP_REMOTE_PROT) ||
+		      (ev->term.layer == WN_TERM_LAYER_DDP && ev->term.etype == WN_TERM_DDP_TAGGED);
+
+	return ev->type == WN_RNIC_EV_TERM_SENT && access ? WN_CTL_ASYNC_QP_ACCESS_ERR :
+							    WN_CTL_ASYNC_QP_FATAL;
+}
+
 /* Events of a connected QP's engine. */
 static void
 qp_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
@@ -180,9 +199,22 @@ qp_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
 			dp->st.term_recv++;
 			dp->st.term_recv_last = cause;
 		}
+		if (dp != NULL && !qp->local)
+			dp_async_event(dp, qp->handle, qp_async_of(ev), cause);
 		/* RFC 5040 §6.3: the stream closes behind the Terminate; the QP is flushed then */
 		if (c != NULL)
 			wn_cm_terminated(&c->ep);
+		break;
+	case WN_RNIC_EV_CQ_OVERFLOW:
+		/* a CQE was lost: the CQ is in error (IBV_EVENT_CQ_ERR) */
+		if (dp != NULL && !qp->local)
+			dp_async_event(dp, ev->cq == &qp->scq->prod ? qp->scq->handle :
+					   qp->rcq->handle, WN_CTL_ASYNC_CQ_ERR, 0);
+		break;
+	case WN_RNIC_EV_SRQ_LIMIT:
+		/* an armed limit crossed (ibv_modify_srq IBV_SRQ_LIMIT), disarmed by the engine */
+		if (dp != NULL && !qp->local && qp->srq != NULL)
+			dp_async_event(dp, qp->srq->handle, WN_CTL_ASYNC_SRQ_LIMIT_REACHED, 0);
 		break;
 	default:
 		break;

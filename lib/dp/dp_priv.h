@@ -379,6 +379,11 @@ void dp_cm_event_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event
 		     uint32_t ird, uint32_t ord);
 /** Tell the control thread an object is released. */
 void dp_ctl_done(struct wn_dp *dp, uint32_t handle);
+/**
+ * An async event (enum wn_ctl_async_type) about the QP, SRQ or CQ @p handle for the client
+ * that owns it (WN_SERVER_DP_ASYNC_EVENT); @p vendor_err: a QP event's Terminate cause.
+ */
+void dp_async_event(struct wn_dp *dp, uint32_t handle, uint32_t event, uint32_t vendor_err);
 
 /* embed.c: objects and connections of an application on the shard's lcore */
 /** Free the shard's embedded state (queued events). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lib/dp: messages to the control thread (lib/server, wn_server_dp.h): DONE for released
- * objects and CM events, on the to_ctl ring (every shard produces) followed by an eventfd
+ * objects, CM events and async events, on the to_ctl ring (every shard produces) followed by an eventfd
  * write.
  */
 #include <errno.h>
@@ -77,3 +77,19 @@ dp_cm_event_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev,
 	ctl_post(dp, m);
 }
 
+void
+dp_async_event(struct wn_dp *dp, uint32_t handle, uint32_t event, uint32_t vendor_err)
+{
+	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
+
+	if (m == NULL) {
+		dp->st.ctl_drop++;
+		return;
+	}
+	m->type = WN_SERVER_DP_ASYNC_EVENT;
+	m->handle = handle;
+	m->u.async.event = event;
+	m->u.async.vendor_err = vendor_err;
+	dp->st.async_events++;
+	ctl_post(dp, m);
+}

@@ -124,6 +124,7 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(idle_naps);
 	ADD(ctl_msgs);
 	ADD(cm_events);
+	ADD(async_events);
 	ADD(ctl_drop);
 	ADD(conns_active);
 	ADD(conns_passive);
@@ -218,6 +219,7 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, idle_naps);
 	TEL_U64(d, s, ctl_msgs);
 	TEL_U64(d, s, cm_events);
+	TEL_U64(d, s, async_events);
 	TEL_U64(d, s, ctl_drop);
 	TEL_U64(d, s, conns_active);
 	TEL_U64(d, s, conns_passive);

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "srv_priv.h"
 #include "wn_build_config.h"
@@ -37,6 +39,69 @@ srv_h_bell(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 	rs->u.bell.n_bells = srv->n_bells;
 	rs->fd = fd;
 	return 0;
+}
+
+/*
+ * The client's async event socket (WN_CTL_ASYNC_CHANNEL): one SEQPACKET pair, our end
+ * non-blocking (a client that does not read loses events, not the control thread), its end
+ * receive-only; one per client.
+ */
+int
+srv_h_async_channel(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	int sv[2];
+
+	(void)srv;
+	if (rq->c->async_fd >= 0)
+		return -EBUSY;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return -errno;
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	shutdown(sv[1], SHUT_WR);
+	rq->c->async_fd = sv[0];
+	rs->fd = sv[1];
+	return 0;
+}
+
+/*
+ * A dataplane async event (WN_SERVER_DP_ASYNC_EVENT) to the client that owns the object, on
+ * its async socket. An object gone meanwhile, or a client without the socket: dropped.
+ */
+void
+srv_async_dp_event(struct wn_server *srv, const struct wn_server_dp_msg *m)
+{
+	struct {
+		struct wn_ctl_hdr h;
+		struct wn_ctl_async_event ev;
+	} a;
+	enum obj_type t;
+	struct obj *o;
+	struct client *c;
+
+	switch (m->u.async.event) {
+	case WN_CTL_ASYNC_CQ_ERR:
+		t = OBJ_CQ;
+		break;
+	case WN_CTL_ASYNC_SRQ_LIMIT_REACHED:
+		t = OBJ_SRQ;
+		break;
+	default:
+		t = OBJ_QP;
+		break;
+	}
+	o = srv_obj_get(srv, NULL, m->handle, t);
+	if (o == NULL || (c = o->owner) == NULL || c->async_fd < 0)
+		return;
+	memset(&a, 0, sizeof(a));
+	wn_ctl_hdr_init(&a.h, WN_CTL_ASYNC_EVENT, ++c->async_seq, sizeof(a.ev));
+	a.ev.event = m->u.async.event;
+	a.ev.handle = m->handle;
+	a.ev.vendor_err = m->u.async.vendor_err;
+	if (wn_ctl_send(c->async_fd, &a.h, NULL, 0) != 0) {
+		c->async_lost++;
+		SRV_LOG(WARNING, "client %u: async event %u for %#x lost", c->id, a.ev.event,
+			m->handle);
+	}
 }
 
 static uint64_t

@@ -183,8 +183,18 @@ srv_h_modify_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_res
 	(void)rs;
 	if (srq == NULL)
 		return -EINVAL;
-	/* resizing is not offered; the limit lives in the ring, armed by the client */
-	return (r->mask & 1) != 0 ? -EOPNOTSUPP : 0;
+	if ((r->mask & 1) != 0)
+		return -EOPNOTSUPP; /* resizing is not offered */
+	if ((r->mask & 2) != 0) {
+		/* IBV_SRQ_LIMIT: armed in the ring; the dataplane raises the event once
+		 * (WN_CTL_ASYNC_SRQ_LIMIT_REACHED) and disarms it; 0 disarms */
+		struct wn_queue_ring v = {.hdr = srq->u.srq.dp.ring};
+
+		if (r->srq_limit > srq->u.srq.dp.depth)
+			return -EINVAL;
+		wn_queue_srq_limit_arm(&v, r->srq_limit);
+	}
+	return 0;
 }
 
 int

@@ -47,6 +47,8 @@ dp_readable(struct wn_server *srv)
 			srv_zombie_done(srv, m->handle);
 		else if (m->type == WN_SERVER_DP_CM_EVENT)
 			srv_cm_dp_event(srv, m);
+		else if (m->type == WN_SERVER_DP_ASYNC_EVENT)
+			srv_async_dp_event(srv, m);
 		free(m);
 	}
 	pthread_mutex_unlock(&srv->lock);
@@ -189,6 +191,7 @@ static const struct {
 	[WN_CTL_DEALLOC_MW] = {sizeof(struct wn_ctl_handle), h_destroy},
 	[WN_CTL_CM_MIGRATE_ID] = {sizeof(struct wn_ctl_cm_migrate_req), srv_h_cm_migrate_id},
 	[WN_CTL_BELL] = {sizeof(struct wn_ctl_bell_req), srv_h_bell},
+	[WN_CTL_ASYNC_CHANNEL] = {0, srv_h_async_channel},
 };
 
 static void
@@ -252,6 +255,8 @@ client_close(struct wn_server *srv, struct client *c)
 	epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	SRV_LOG(INFO, "client %u gone, its objects reclaimed", c->id);
 	close(c->fd);
+	if (c->async_fd >= 0)
+		close(c->async_fd);
 	free(c);
 }
 
@@ -328,6 +333,7 @@ wn_server_adopt(struct wn_server *srv, int fd)
 	if (c == NULL)
 		return -ENOMEM;
 	c->fd = fd;
+	c->async_fd = -1;
 	c->id = ++srv->next_client_id;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) == 0)
 		c->pid = cr.pid;

@@ -135,6 +135,9 @@ struct client {
 	uint32_t id;
 	uint32_t llp; /* enum wn_ctl_llp from HELLO: the lower layer of its connections */
 	uint32_t nobjs;
+	int async_fd;       /* server end of its async event socket (-1: none asked for) */
+	uint32_t async_seq;
+	uint64_t async_lost; /* events its full socket could not take */
 };
 
 struct wn_server {
@@ -219,6 +222,8 @@ int srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 int srv_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int srv_h_query_port(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int srv_h_bell(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_async_channel(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+void srv_async_dp_event(struct wn_server *srv, const struct wn_server_dp_msg *m);
 
 /* ---- mr.c */
 int srv_h_alloc_pd(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);

@@ -59,6 +59,8 @@ enum wn_server_dp_type {
 				     *   dataplane's connection key; the control thread allocates
 				     *   the id and sends the key back in u.cm.conn of every
 				     *   CM message about it) */
+	WN_SERVER_DP_ASYNC_EVENT,   /**< dp → ctl: u.async for the QP, SRQ or CQ @c handle
+				     *   (by the event type): the owning client's async event */
 };
 
 /** A registered region as the dataplane sees it. */
@@ -124,6 +126,10 @@ struct wn_server_dp_msg {
 							  *   as negotiated (RFC 6581) */
 			struct wn_ctl_cm_event ev;
 		} cm;
+		struct {
+			uint32_t event;      /**< enum wn_ctl_async_type */
+			uint32_t vendor_err; /**< QP events: the Terminate's cause */
+		} async;
 	} u;
 };
 

@@ -3,8 +3,9 @@
  * libFuzzer target for lib/ctl's codec. Octet 0: bits 0-3 = the number of SCM_RIGHTS fds the
  * request claims to carry, bit 7 = leave the header as it is (otherwise magic, version and
  * len are patched so the input gets past the framing checks). The rest is one datagram, given
- * to wn_ctl_req_check() and wn_ctl_event_check(). An accepted request must describe an op
- * with exactly its size; an accepted event must be a CM_EVENT of the event size. A datagram
+ * to wn_ctl_req_check(), wn_ctl_event_check() and wn_ctl_async_check(). An accepted request
+ * must describe an op with exactly its size; an accepted event must be a CM_EVENT of the event
+ * size, an accepted async event an ASYNC_EVENT of its size about a handle. A datagram
  * whose header is well formed also goes through wn_ctl_send()/wn_ctl_recv() on a socketpair
  * and must arrive unchanged.
  */
@@ -82,6 +83,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&h, msg, sizeof(h));
 		check(h.op == WN_CTL_CM_EVENT &&
 		      len == sizeof(h) + sizeof(struct wn_ctl_cm_event));
+	} else {
+		check(ret == -EBADMSG || ret == -EINVAL);
+	}
+	ret = wn_ctl_async_check(msg, len);
+	if (ret == 0) {
+		struct wn_ctl_async_event ev;
+
+		memcpy(&h, msg, sizeof(h));
+		memcpy(&ev, msg + sizeof(h), sizeof(ev));
+		check(h.op == WN_CTL_ASYNC_EVENT && len == sizeof(h) + sizeof(ev) &&
+		      ev.handle != 0);
 	} else {
 		check(ret == -EBADMSG || ret == -EINVAL);
 	}

@@ -15,7 +15,7 @@
  * it also writes its counters there as one JSON object, pass or fail (rnic_it.sh's verdicts
  * read them): completions by status, the vendor_err of the last error completion (RFC 5040
  * layer << 12 | etype << 8 | code for a Terminate), octets checked against their pattern,
- * CM events by name.
+ * CM events by name, async events by name ("async": QP_FATAL, ...).
  *
  * Cases (both sides run the same NAME):
  *   basic     Send, Write, Write with Immediate, Read in both directions, a few sizes
@@ -41,7 +41,8 @@
  *   ordneg    RFC 6581 IRD/ORD: values seen in CONNECT_REQUEST / ESTABLISHED / query_qp,
  *             then many outstanding Reads throttled by ORD (never failed)
  *   viol      remote access violation (--viol rights|bounds|stag|read): the requester's
- *             QP errors, the target memory is untouched
+ *             QP errors, the target memory is untouched; the target gets the async event
+ *             IBV_EVENT_QP_ACCESS_ERR, the requester IBV_EVENT_QP_FATAL
  *   flush     disconnect: posted receives complete with WR_FLUSH_ERR on both sides
  *   flush_late  flush, then a Send and a receive posted to the QP in Error: flushed or
  *             refused, never left pending
@@ -58,7 +59,8 @@
  *   kill      server: first connection's client is killed (DISCONNECTED + flush
  *             expected), then a second client runs "basic" on a fresh connection
  *   srq       shared receive queues: both QPs on an SRQ, the client's Sends land in the
- *             buffers the server posted to its SRQ
+ *             buffers the server posted to its SRQ; its limit armed (ibv_modify_srq) gives
+ *             one IBV_EVENT_SRQ_LIMIT_REACHED and is disarmed
  *   limits    exhaustion: Writes and receives posted beyond the queue depths (ENOMEM),
  *             MRs registered until the region table is full; healthy afterwards
  *   refused   the connection must fail (client: error event, receive flushed; server:
@@ -72,7 +74,7 @@
  *             of it nor anything after it (its region: the first two Writes' pattern, then
  *             the guard, octet for octet), and both applications must see the error: the
  *             connection DISCONNECTED, posted receives flushed, the client's Writes that
- *             had not gone out flushed. rnic_it.sh checks the Terminate's cause (LLP / MPA
+ *             had not gone out flushed, the async event IBV_EVENT_QP_FATAL on both QPs. rnic_it.sh checks the Terminate's cause (LLP / MPA
  *             / CRC error, RFC 5044 §8) from telemetry
  */
 #include <arpa/inet.h>
@@ -174,6 +176,7 @@ static struct {
 	uint64_t octets_checked;
 	uint64_t send_imm_checked;    /* Send with Immediate receives verified (ops) */
 	unsigned int cm_events[RDMA_CM_EVENT_TIMEWAIT_EXIT + 1];
+	unsigned int async[IBV_EVENT_WQ_FATAL + 1]; /* async events by type */
 	struct {
 		const char *op;
 		uint64_t octets;  /* moved (atomics: operand octets) and verified */
@@ -488,6 +491,50 @@ cm_wait(enum rdma_cm_event_type want, struct rdma_conn_param *seen)
 	id = ev->id;
 	rdma_ack_cm_event(ev);
 	return id;
+}
+
+/* ---------------------------------------------------------------- async events */
+
+static const char *
+async_name(unsigned int e)
+{
+	switch (e) {
+	case IBV_EVENT_CQ_ERR: return "CQ_ERR";
+	case IBV_EVENT_QP_FATAL: return "QP_FATAL";
+	case IBV_EVENT_QP_REQ_ERR: return "QP_REQ_ERR";
+	case IBV_EVENT_QP_ACCESS_ERR: return "QP_ACCESS_ERR";
+	case IBV_EVENT_SRQ_ERR: return "SRQ_ERR";
+	case IBV_EVENT_SRQ_LIMIT_REACHED: return "SRQ_LIMIT_REACHED";
+	default: return "OTHER";
+	}
+}
+
+/*
+ * The next async event of the context (ibv_get_async_event, its async_fd polled as a program
+ * would) within WAIT_MS: it must be @p type, about @p qp or @p srq; counted for --json.
+ */
+static void
+async_expect(struct ibv_context *ctx, enum ibv_event_type type, struct ibv_qp *qp,
+	     struct ibv_srq *srq, const char *what)
+{
+	struct pollfd pf = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	if (poll(&pf, 1, WAIT_MS) != 1)
+		fail("%s: no async event within %d ms (want %s)", what, WAIT_MS, async_name(type));
+	CHECK(ibv_get_async_event(ctx, &ev) == 0, "%s: ibv_get_async_event: %s", what,
+	      strerror(errno));
+	if ((unsigned int)ev.event_type < RTE_DIM_SZ(seen.async))
+		seen.async[ev.event_type]++;
+	if (ev.event_type != type)
+		fail("%s: async event %s, want %s", what, async_name(ev.event_type),
+		     async_name(type));
+	if (qp != NULL)
+		CHECK(ev.element.qp == qp, "%s: the event names another QP", what);
+	if (srq != NULL)
+		CHECK(ev.element.srq == srq, "%s: the event names another SRQ", what);
+	ibv_ack_async_event(&ev);
+	note("%s: async event %s", what, async_name(type));
 }
 
 /* ---------------------------------------------------------------- verbs helpers */
@@ -1386,6 +1433,8 @@ case_viol(void)
 		oob_put(T_MR, 0, &r, 0);
 		wait_disconnected("target");
 		expect_recv_flush(&c, 20, 2, "target");
+		/* it terminated the connection for a remote access violation (as siw reports) */
+		async_expect(c.id->verbs, IBV_EVENT_QP_ACCESS_ERR, c.qp, NULL, "target");
 		pat_check(whole, 3 * 4096, 0x800, 0, "target memory after the violation");
 		note("violation '%s': target memory untouched", o.viol);
 		CHECK(ibv_dereg_mr(b.mr) == 0);
@@ -1422,6 +1471,7 @@ case_viol(void)
 			fail("the Read behind the violation completed successfully");
 		wait_disconnected("requester");
 		expect_recv_flush(&c, 30, 1, "requester");
+		async_expect(c.id->verbs, IBV_EVENT_QP_FATAL, c.qp, NULL, "requester");
 		pat_check(b.p, b.len, 0x801, 0, "requester buffer (Read sink)");
 		buf_free(&b);
 	}
@@ -2445,8 +2495,9 @@ case_refused(void)
 
 /* ---------------------------------------------------------------- srq */
 
-#define SRQ_MSGS 64
-#define SRQ_SZ   4096
+#define SRQ_MSGS  64
+#define SRQ_SZ    4096
+#define SRQ_LIMIT 16
 
 /*
  * Shared receive queue through the shim: each side's QP is created on an SRQ (no receive
@@ -2476,6 +2527,11 @@ case_srq(void)
 		}
 		CHECK(ibv_query_srq(c.srq, &sa) == 0, "ibv_query_srq: %s", strerror(errno));
 		CHECK(sa.max_wr >= SRQ_MSGS, "SRQ max_wr %u", sa.max_wr);
+		/* IBV_SRQ_LIMIT: one IBV_EVENT_SRQ_LIMIT_REACHED once fewer WQEs remain */
+		sa.srq_limit = SRQ_LIMIT;
+		CHECK(ibv_modify_srq(c.srq, &sa, IBV_SRQ_LIMIT) == 0, "ibv_modify_srq");
+		CHECK(ibv_query_srq(c.srq, &sa) == 0 && sa.srq_limit == SRQ_LIMIT,
+		      "armed limit %u", sa.srq_limit);
 		oob_put(T_READY, 0, NULL, 0);
 		for (unsigned int i = 0; i < SRQ_MSGS; i++) {
 			wc_get(c.rcq, &wc, "SRQ receive");
@@ -2486,6 +2542,9 @@ case_srq(void)
 			pat_check(b.p + (size_t)i * SRQ_SZ, SRQ_SZ, 0x700 + i, 0, "SRQ receive");
 		}
 		note("srq: %d Sends received through the SRQ, in order", SRQ_MSGS);
+		async_expect(c.id->verbs, IBV_EVENT_SRQ_LIMIT_REACHED, NULL, c.srq, "SRQ limit");
+		CHECK(ibv_query_srq(c.srq, &sa) == 0 && sa.srq_limit == 0,
+		      "limit %u still armed after its event", sa.srq_limit);
 	} else {
 		oob_get(T_READY);
 		for (unsigned int i = 0; i < SRQ_MSGS; i++) {
@@ -2703,6 +2762,8 @@ case_crc(void)
 		oob_put_mr(&b);
 		wait_disconnected("target of the corrupted FPDU");
 		expect_recv_flush(&c, 40, 1, "target of the corrupted FPDU");
+		async_expect(c.id->verbs, IBV_EVENT_QP_FATAL, c.qp, NULL,
+			     "target of the corrupted FPDU");
 		pat_check(b.p, good, 0xc3c, 0, "the Writes before the corrupted one");
 		pat_check(b.p + good, total - good, 0xee, good,
 			  "the region from the corrupted FPDU on (nothing placed)");
@@ -2745,6 +2806,8 @@ case_crc(void)
 		CHECK(flushed > 0, "no Write after the corrupted one was flushed");
 		wait_disconnected("sender of the corrupted FPDU");
 		expect_recv_flush(&c, 50, 1, "sender of the corrupted FPDU");
+		async_expect(c.id->verbs, IBV_EVENT_QP_FATAL, c.qp, NULL,
+			     "sender of the corrupted FPDU");
 		note("crc: %" PRIu64 " work requests flushed after the Terminate", flushed);
 	}
 	buf_free(&b);
@@ -2791,6 +2854,10 @@ json_write(void)
 				name += 14;
 			fprintf(f, "%s\"%s\": %u", k++ ? ", " : "", name, seen.cm_events[e]);
 		}
+	fprintf(f, "},\n \"async\": {");
+	for (unsigned int e = 0, k = 0; e < RTE_DIM_SZ(seen.async); e++)
+		if (seen.async[e] != 0)
+			fprintf(f, "%s\"%s\": %u", k++ ? ", " : "", async_name(e), seen.async[e]);
 	fprintf(f, "},\n \"xfer\": [");
 	for (unsigned int i = 0; i < seen.nxfer; i++)
 		fprintf(f, "%s{\"op\": \"%s\", \"octets\": %" PRIu64 ", \"ops\": %" PRIu64

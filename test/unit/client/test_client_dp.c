@@ -10,7 +10,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -666,6 +668,125 @@ test_cm_reject_and_backlog(void **state)
 	side_fini(&cli);
 }
 
+/* Dataplane side: post async event @p ev about @p handle. */
+static void
+dp_async(uint32_t handle, uint32_t ev, uint32_t vendor_err)
+{
+	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
+
+	assert_non_null(m);
+	m->type = WN_SERVER_DP_ASYNC_EVENT;
+	m->handle = handle;
+	m->u.async.event = ev;
+	m->u.async.vendor_err = vendor_err;
+	dp_post(m);
+}
+
+static void
+async_expect(int fd, uint32_t ev, uint32_t handle, uint32_t vendor_err)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	struct wn_ctl_async_event e;
+
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(wn_client_async_read(fd, &e), 0);
+	assert_int_equal(e.event, ev);
+	assert_int_equal(e.handle, handle);
+	assert_int_equal(e.vendor_err, vendor_err);
+}
+
+/*
+ * Async events (ibv_get_async_event's source): the client's async socket, one per client;
+ * the dataplane's events about a QP, an SRQ and a CQ reach the client that owns them, and
+ * only it; an event about an object that is gone (or another client's) is not delivered;
+ * ibv_modify_srq's limit is armed in the SRQ ring the dataplane consumes.
+ */
+static void
+test_async_events(void **state)
+{
+	struct wn_ctl_modify_srq_req ms = {.mask = 2, .srq_limit = 5};
+	struct wn_ctl_create_qp_req qr;
+	struct wn_server_dp_msg *m;
+	struct wn_server_dp_srq *dsrq;
+	struct wn_ctl_async_event e;
+	struct wn_client_srq *srq;
+	struct wn_client_cq *cq, *cq2;
+	struct wn_client_qp *qp;
+	struct wn_client *c, *c2;
+	uint32_t pd;
+	int fd, fd2;
+
+	(void)state;
+	c = wn_client_open(sock_path);
+	c2 = wn_client_open(sock_path);
+	assert_non_null(c);
+	assert_non_null(c2);
+	fd = wn_client_async_open(c);
+	assert_true(fd >= 0);
+	assert_int_equal(wn_client_async_open(c), -EBUSY); /* one per client */
+	fd2 = wn_client_async_open(c2);
+	assert_true(fd2 >= 0);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	cq = wn_client_create_cq(c, 32, -1, 0);
+	assert_non_null(cq);
+	cq2 = wn_client_create_cq(c2, 32, -1, 0);
+	assert_non_null(cq2);
+	srq = wn_client_create_srq(c, pd, 16, 1, 0);
+	assert_non_null(srq);
+	m = dp_next(WN_SERVER_DP_SRQ_CREATE);
+	dsrq = m->obj;
+	free(m);
+	memset(&qr, 0, sizeof(qr));
+	qr.pd = pd;
+	qr.send_cq = cq->handle;
+	qr.recv_cq = cq->handle;
+	qr.srq = srq->handle;
+	qr.qp_type = WN_CTL_QPT_RC;
+	qr.max_send_wr = 8;
+	qp = wn_client_create_qp(c, &qr);
+	assert_non_null(qp);
+
+	/* IBV_SRQ_LIMIT: armed in the ring the dataplane consumes; above the depth: EINVAL */
+	ms.srq = srq->handle;
+	assert_int_equal(wn_client_call(c, WN_CTL_MODIFY_SRQ, &ms, NULL, 0, NULL, NULL), 0);
+	assert_int_equal(atomic_load(&((struct wn_queue_ring_hdr *)dsrq->ring)->srq_limit), 5);
+	ms.srq_limit = dsrq->depth + 1;
+	assert_int_equal(wn_client_call(c, WN_CTL_MODIFY_SRQ, &ms, NULL, 0, NULL, NULL),
+			 -EINVAL);
+
+	/* the owner gets each event, in order, with the Terminate's cause for QP events */
+	dp_async(qp->handle, WN_CTL_ASYNC_QP_FATAL, 0x2002);
+	dp_async(srq->handle, WN_CTL_ASYNC_SRQ_LIMIT_REACHED, 0);
+	dp_async(cq->handle, WN_CTL_ASYNC_CQ_ERR, 0);
+	dp_async(qp->handle, WN_CTL_ASYNC_QP_ACCESS_ERR, 0x0102);
+	async_expect(fd, WN_CTL_ASYNC_QP_FATAL, qp->handle, 0x2002);
+	async_expect(fd, WN_CTL_ASYNC_SRQ_LIMIT_REACHED, srq->handle, 0);
+	async_expect(fd, WN_CTL_ASYNC_CQ_ERR, cq->handle, 0);
+	async_expect(fd, WN_CTL_ASYNC_QP_ACCESS_ERR, qp->handle, 0x0102);
+	/* not to another client: c2's first event is the one about its own CQ */
+	dp_async(cq2->handle, WN_CTL_ASYNC_CQ_ERR, 0);
+	async_expect(fd2, WN_CTL_ASYNC_CQ_ERR, cq2->handle, 0);
+	/* an event whose object is gone (or of the wrong kind) is dropped */
+	dp_async(qp->handle, WN_CTL_ASYNC_CQ_ERR, 0);
+	assert_int_equal(wn_client_destroy_qp(c, qp), 0);
+	dp_async(qp->handle, WN_CTL_ASYNC_QP_FATAL, 0x2002);
+	dp_async(cq->handle, WN_CTL_ASYNC_CQ_ERR, 0);
+	async_expect(fd, WN_CTL_ASYNC_CQ_ERR, cq->handle, 0);
+	/* non-blocking and empty: EAGAIN */
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(wn_client_async_read(fd, &e), -EAGAIN);
+	/* warpnicd gone for the client (its connection closed): end of the socket */
+	wn_client_close(c);
+	assert_int_equal(fcntl(fd, F_SETFL, 0), 0);
+	assert_int_equal(wn_client_async_read(fd, &e), -EPIPE);
+	close(fd);
+	close(fd2);
+	wn_client_close(c2);
+	free(cq);
+	free(cq2);
+	free(srq);
+}
+
 int
 main(void)
 {
@@ -674,6 +795,7 @@ main(void)
 		cmocka_unit_test(test_cm_through_dataplane),
 		cmocka_unit_test(test_cm_loopback),
 		cmocka_unit_test(test_cm_reject_and_backlog),
+		cmocka_unit_test(test_async_events),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Control protocol validation (wn_ctl_req_check / wn_ctl_event_check): what the server
- * accepts and what it must refuse before touching any state. */
+/* Control protocol validation (wn_ctl_req_check / wn_ctl_event_check / wn_ctl_async_check):
+ * what the server accepts and what it must refuse before touching any state. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -189,6 +189,53 @@ test_event(void **state)
 	assert_int_equal(wn_ctl_event_check(&e, sizeof(e) - 1), -EBADMSG);
 }
 
+/* Async events: known types only, a handle, vendor_err only on QP events, reserved zero. */
+static void
+test_async_event(void **state)
+{
+	struct {
+		struct wn_ctl_hdr h;
+		struct wn_ctl_async_event ev;
+	} e;
+	struct msg m;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	wn_ctl_hdr_init(&e.h, WN_CTL_ASYNC_EVENT, 1, sizeof(e.ev));
+	e.ev.event = WN_CTL_ASYNC_QP_FATAL;
+	e.ev.handle = 7;
+	e.ev.vendor_err = 0x2002;
+	assert_int_equal(wn_ctl_async_check(&e, sizeof(e)), 0);
+	e.ev.event = WN_CTL_ASYNC_QP_ACCESS_ERR;
+	assert_int_equal(wn_ctl_async_check(&e, sizeof(e)), 0);
+	e.ev.event = WN_CTL_ASYNC_SRQ_LIMIT_REACHED; /* no Terminate behind it */
+	assert_int_equal(wn_ctl_async_check(&e, sizeof(e)), -EINVAL);
+	e.ev.vendor_err = 0;
+	assert_int_equal(wn_ctl_async_check(&e, sizeof(e)), 0);
+	e.ev.event = WN_CTL_ASYNC_CQ_ERR;
+	assert_int_equal(wn_ctl_async_check(&e, sizeof(e)), 0);
+	e.ev.event = 2; /* QP_REQ_ERR: never raised */
+	assert_int_equal(wn_ctl_async_check(&e, sizeof(e)), -EINVAL);
+	e.ev.event = WN_CTL_ASYNC_QP_FATAL;
+	e.ev.handle = 0;
+	assert_int_equal(wn_ctl_async_check(&e, sizeof(e)), -EINVAL);
+	e.ev.handle = 7;
+	e.ev.rsvd = 1;
+	assert_int_equal(wn_ctl_async_check(&e, sizeof(e)), -EINVAL);
+	e.ev.rsvd = 0;
+	assert_int_equal(wn_ctl_async_check(&e, sizeof(e) - 1), -EBADMSG);
+	e.h.op = WN_CTL_CM_EVENT;
+	assert_int_equal(wn_ctl_async_check(&e, sizeof(e)), -EBADMSG);
+	/* a client cannot send one; ASYNC_CHANNEL has no body and carries no fd */
+	e.h.op = WN_CTL_ASYNC_EVENT;
+	assert_int_equal(wn_ctl_req_check(&e, sizeof(e), 0), -EOPNOTSUPP);
+	memset(&m, 0, sizeof(m));
+	wn_ctl_hdr_init(&m.h, WN_CTL_ASYNC_CHANNEL, 1, 0);
+	assert_int_equal(wn_ctl_req_check(&m, sizeof(m.h), 0), 0);
+	assert_int_equal(wn_ctl_req_check(&m, sizeof(m.h), 1), -EINVAL);
+	assert_int_equal(wn_ctl_op_info(WN_CTL_ASYNC_CHANNEL)->resp_fds, 1);
+}
+
 int
 main(void)
 {
@@ -198,6 +245,7 @@ main(void)
 		cmocka_unit_test(test_reg_mr),
 		cmocka_unit_test(test_qp_cq_cm),
 		cmocka_unit_test(test_event),
+		cmocka_unit_test(test_async_event),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
