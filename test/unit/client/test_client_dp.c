@@ -713,7 +713,7 @@ test_async_events(void **state)
 	struct wn_client_cq *cq, *cq2;
 	struct wn_client_qp *qp;
 	struct wn_client *c, *c2;
-	uint32_t pd;
+	uint32_t pd, qh;
 	int fd, fd2;
 
 	(void)state;
@@ -768,8 +768,9 @@ test_async_events(void **state)
 	async_expect(fd2, WN_CTL_ASYNC_CQ_ERR, cq2->handle, 0);
 	/* an event whose object is gone (or of the wrong kind) is dropped */
 	dp_async(qp->handle, WN_CTL_ASYNC_CQ_ERR, 0);
+	qh = qp->handle;
 	assert_int_equal(wn_client_destroy_qp(c, qp), 0);
-	dp_async(qp->handle, WN_CTL_ASYNC_QP_FATAL, 0x2002);
+	dp_async(qh, WN_CTL_ASYNC_QP_FATAL, 0x2002);
 	dp_async(cq->handle, WN_CTL_ASYNC_CQ_ERR, 0);
 	async_expect(fd, WN_CTL_ASYNC_CQ_ERR, cq->handle, 0);
 	/* non-blocking and empty: EAGAIN */
