@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lib/dp: messages to the control thread (lib/server, wn_server_dp.h): DONE for released
- * objects, CM events and async events, on the to_ctl ring (every shard produces) followed by an eventfd
+ * objects, CM events and async events, on the to_ctl ring (every shard produces) followed
+ * by an eventfd
  * write.
  */
 #include <errno.h>

@@ -74,8 +74,9 @@
  *             of it nor anything after it (its region: the first two Writes' pattern, then
  *             the guard, octet for octet), and both applications must see the error: the
  *             connection DISCONNECTED, posted receives flushed, the client's Writes that
- *             had not gone out flushed, the async event IBV_EVENT_QP_FATAL on both QPs. rnic_it.sh checks the Terminate's cause (LLP / MPA
- *             / CRC error, RFC 5044 §8) from telemetry
+ *             had not gone out flushed, the async event IBV_EVENT_QP_FATAL on both QPs.
+ *             rnic_it.sh checks the Terminate's cause (LLP / MPA / CRC error, RFC 5044
+ *             §8) from telemetry
  */
 #include <arpa/inet.h>
 #include <errno.h>
