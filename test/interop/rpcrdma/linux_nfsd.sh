@@ -16,6 +16,7 @@
 # drop=0.01,seed=3) wraps warpnicd's port with the fault injector.
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../verbs/pair_lib.sh" "$1"
+. "$HERE/../qemu_guest.sh"
 SIZE=${2:-4m}
 IMPAIR=${3:-}
 NFS=$WN_BUILD/app/bin/wn-rpc-nfs
@@ -26,13 +27,12 @@ for t in qemu-system-x86_64 busybox ip; do
 done
 NS=wn-lnfs$$
 GUEST=198.19.9.2
-QPID= WPID=
+WPID=
 vdevs=(--vdev net_af_packet0,iface=wnq0)
 [ -n "$IMPAIR" ] && vdevs+=(--vdev "net_wn_impair0,port=net_af_packet0,$IMPAIR")
 cleanup_linux() {
-	[ -n "$QPID" ] && kill -KILL "$QPID" 2>/dev/null
 	[ -n "$WPID" ] && kill -TERM "$WPID" 2>/dev/null && sleep 1 && kill -KILL "$WPID" 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
+	guest_cleanup
 	rm -rf "/var/run/dpdk/$NS"
 	cleanup
 }
@@ -45,23 +45,14 @@ mkdir -p "$T/extra/bin"
 cp "$HERE/linux_nfsd_init.sh" "$T/extra/init"
 ln -s busybox "$T/extra/bin/sh"
 head -c "$size" /dev/urandom >"$T/extra/data.bin"
-(cd "$T/extra" && find . | busybox cpio -o -H newc 2>/dev/null) >"$T/extra.cpio"
+guest_cpio "$T/extra" "$T/extra.cpio"
 cat "$CACHE/base.cpio" "$T/extra.cpio" | gzip -1 >"$T/initrd.gz"
 
-ip netns add "$NS" || fail "cannot create a network namespace"
-ip -n "$NS" link set lo up
-ip -n "$NS" tuntap add dev wnq0 mode tap
-ip -n "$NS" link set wnq0 up
-ip -n "$NS" addr add 198.19.9.1/24 dev wnq0 # the kernel's end, for MOUNT over TCP
 note "booting the guest"
-# the guest computes its checksums (no offloads): warpnic checks every one it receives
-ip netns exec "$NS" qemu-system-x86_64 -m 768 -smp 1 -nographic -no-reboot -accel tcg \
-	-kernel "$CACHE/vmlinuz" -initrd "$T/initrd.gz" \
-	-append "console=ttyS0 quiet panic=-1 wn_ip=$GUEST/24" \
-	-netdev tap,id=n0,ifname=wnq0,script=no,downscript=no \
-	-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,csum=off,guest_csum=off,gso=off,guest_tso4=off,guest_tso6=off,host_tso4=off,host_tso6=off \
-	>"$T/console.out" 2>&1 </dev/null &
-QPID=$!
+guest_net "$NS" wnq0 || fail "cannot create the guest's network"
+ip -n "$NS" addr add 198.19.9.1/24 dev wnq0 # the kernel's end, for MOUNT over TCP
+guest_boot "$NS" wnq0 "$CACHE/vmlinuz" "$T/initrd.gz" "$T/console.out" "wn_ip=$GUEST/24" ||
+	fail "cannot start the guest"
 wait_line "$T/console.out" "WN-NFSD-(READY|FAILED)" 300 || fail "the guest did not start knfsd in 300 s"
 grep -q WN-NFSD-READY "$T/console.out" || fail "the guest: $(grep WN-NFSD-FAILED "$T/console.out")"
 note "$(grep -a WN-NFSD-READY "$T/console.out")"

@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# /init of the guest that kernel_peer.sh boots: Debian's kernel with its SCTP (sctp.ko), and
+# ddp_sctp_peer run against warpnic on the host, first active (it connects to wn_wn=ADDR:PORT),
+# then passive (it listens on wn_listen=PORT; "peer: LISTENING" tells the host to connect).
+# wn_modes=active,passive picks the runs. Each run ends with a console line
+# "WN-SCTP-RESULT MODE RC"; the guest then powers off ("WN-SCTP-END"). Failures before the runs
+# print "WN-SCTP-FAILED".
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+fail() { dmesg | tail -15; echo "WN-SCTP-FAILED: $*"; poweroff -f; }
+arg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
+ip=$(arg wn_ip)
+wn=$(arg wn_wn)
+lport=$(arg wn_listen)
+modes=$(arg wn_modes)
+# libcrc32c finds its algorithm by name (a softdep busybox modprobe does not follow); TCG's
+# CPU has no SSE4.2 for crc32c-intel
+for m in virtio_pci virtio_net crc32c_generic sctp; do
+	modprobe $m || fail "modprobe $m"
+done
+ip link set lo up
+ip link set eth0 up
+ip addr add "$ip" dev eth0 || fail "address $ip"
+echo "WN-SCTP-UP $(uname -r) $ip"
+for mode in $(echo "$modes" | tr , ' '); do
+	case $mode in
+	active) /ddp_sctp_peer --connect "${wn%:*}" "${wn#*:}" ;;
+	passive) /ddp_sctp_peer --listen "$lport" ;;
+	esac
+	echo "WN-SCTP-RESULT $mode $?"
+done
+# the association's last packets (SHUTDOWN COMPLETE) are out before the host reads this
+sleep 1
+echo "WN-SCTP-END"
+poweroff -f
