@@ -6,8 +6,13 @@
  * kernel's uapi (<linux/sctp.h>), neither usrsctp nor any warpnic code: the wire formats below
  * are written from the RFCs, so what warpnic sends is checked by a second reading of them.
  *
- *   ddp_sctp_peer --connect ADDR PORT   active: associate, Enhanced Initiate
- *   ddp_sctp_peer --listen PORT         passive: prints "peer: LISTENING" when it listens
+ *   ddp_sctp_peer --connect ADDR PORT [--plain|--rejected]
+ *       active: associate, send the Enhanced Initiate (peer-to-peer, IRD/ORD); --plain: RFC
+ *       5043's plain Initiate; --rejected: warpnic's ULP rejects the session (its Private
+ *       Data is DS_REJECT_PD) and warpnic shuts the association down
+ *   ddp_sctp_peer --listen PORT [--reject]
+ *       passive: prints "peer: LISTENING" when it listens; --reject: answer warpnic's
+ *       Initiate with a plain Reject carrying DS_REJECT_PD, then see the association shut down
  *
  * Runs the exchange of ddp_sctp_test.h against ddp_sctp_verbs on warpnic and checks, beside
  * the data: the Adaptation Layer Indication of DDP from the peer (RFC 5043 §5.1, §11.1), as
@@ -81,6 +86,8 @@
 
 static int fd = -1;
 static bool active;
+static bool plain;       /* active: a plain Initiate */
+static bool reject_mode; /* active: warpnic rejects; passive: we reject */
 static const char *phase = "start";
 
 static struct {
@@ -95,7 +102,7 @@ static struct {
 	bool rtr_read_pending;     /* our Read RTR's zero-length response is due */
 	uint16_t peer_ird, peer_ord;
 	struct ds_adv peer;        /* the peer's region */
-	bool up, sent_term, got_term;
+	bool up, sent_term, got_term, rejected;
 	/* DDP */
 	uint32_t msn_tx[3], msn_rx[3];
 	uint32_t rx_off;           /* MO expected of the Send being received */
@@ -484,13 +491,29 @@ on_ctl(const uint8_t *m, size_t len)
 		return;
 	case F_REJECT:
 	case F_ENH_REJECT:
-		FAIL("warpnic rejected the session (code %u, %zu octets of Private Data)", func,
-		     pd_len);
+		if (!active || !reject_mode || st.up)
+			FAIL("warpnic rejected the session (code %u, %zu octets of Private Data)",
+			     func, pd_len);
+		/* RFC 6581 §7: an enhanced Initiate is answered with enhanced codes */
+		if (func != (plain ? F_REJECT : F_ENH_REJECT))
+			FAIL("Reject code %u to our %s Initiate", func, plain ? "plain" : "Enhanced");
+		if (pd_len != sizeof(DS_REJECT_PD) - 1 ||
+		    memcmp(pd, DS_REJECT_PD, pd_len) != 0)
+			FAIL("the Reject's Private Data (%zu octets) is not the ULP's", pd_len);
+		if (get16(m) != 0)
+			FAIL("the Reject has DDP-SSN %u (§6.1: 0)", get16(m));
+		st.rejected = true;
+		st.enhanced = func == F_ENH_REJECT;
+		st.peer_ird = w0 & ENH_MAX;
+		st.peer_ord = w1 & ENH_MAX;
+		return;
 	default:
 		break;
 	}
 	if (st.up)
 		FAIL("session control %u in a session already up (§6.1)", func);
+	if (st.rejected)
+		FAIL("session control %u after the Reject (§6.3: it is the last)", func);
 	if (active && func != F_ACCEPT && func != F_ENH_ACCEPT)
 		FAIL("an Initiate answered with code %u", func);
 	if (!active && func != F_INITIATE && func != F_ENH_INITIATE)
@@ -504,6 +527,12 @@ on_ctl(const uint8_t *m, size_t len)
 	st.enhanced = func >= F_ENH_INITIATE;
 	st.peer_ird = w0 & ENH_MAX;
 	st.peer_ord = w1 & ENH_MAX;
+	if (active && plain) {
+		if (func != F_ACCEPT)
+			FAIL("Accept code %u to our plain Initiate (RFC 6581 §7: a plain one)", func);
+		st.up = true;
+		return;
+	}
 	if (active) {
 		/* RFC 6581 §9.1: responder IRD >= our ORD, responder ORD <= our IRD */
 		if (func != F_ENH_ACCEPT)
@@ -527,6 +556,12 @@ on_ctl(const uint8_t *m, size_t len)
 		}
 		st.up = true;
 		rtr_send();
+		return;
+	}
+	if (reject_mode) {
+		/* our ULP says no (§6.3): a plain Reject, whatever the Initiate was */
+		ctl_send(F_REJECT, 0, 0, (const uint8_t *)DS_REJECT_PD, sizeof(DS_REJECT_PD) - 1);
+		st.rejected = true;
 		return;
 	}
 	/* passive: accept, peer-to-peer when asked, our RTR choice the Write */
@@ -870,6 +905,8 @@ deliver(uint32_t ppid, const uint8_t *buf, size_t len)
 		on_ctl(buf, len);
 		return;
 	}
+	if (st.rejected)
+		FAIL("a DDP segment after the Reject (§6.3: the session is over)");
 	if (!st.up)
 		FAIL("a DDP segment (DDP-SSN %u) before the session is up (§6.2, §6.6)",
 		     get16(buf));
@@ -955,6 +992,20 @@ run_exchange(void)
 	    "each way", st.sends_rx, st.msn_rx[0], st.write_rx, st.read_got);
 }
 
+/* The session was the association's only one: warpnic shuts the association down (README). */
+static void
+assoc_end(void)
+{
+	phase = "shutdown";
+	PUMP_UNTIL(st.eof || st.shutdown_seen, 30, "SHUTDOWN from warpnic");
+	while (!st.eof && pump(1000) > 0)
+		;
+	if (!st.eof)
+		FAIL("no end of the association after warpnic's SHUTDOWN");
+	close(fd);
+	fd = -1;
+}
+
 static void
 terminate(void)
 {
@@ -967,15 +1018,7 @@ terminate(void)
 		PUMP_UNTIL(st.got_term, 30, "warpnic's Terminate");
 		ctl_send(F_TERMINATE, 0, 0, NULL, 0);
 	}
-	/* the session was the association's only one: warpnic shuts it down (README) */
-	phase = "shutdown";
-	PUMP_UNTIL(st.eof || st.shutdown_seen, 30, "SHUTDOWN from warpnic");
-	while (!st.eof && pump(1000) > 0)
-		;
-	if (!st.eof)
-		FAIL("no end of the association after warpnic's SHUTDOWN");
-	close(fd);
-	fd = -1;
+	assoc_end();
 }
 
 int
@@ -993,6 +1036,14 @@ main(int argc, char **argv)
 		region[i] = ds_pat(DS_PAT_PEER_READSRC, 0, i - DS_READ_OFF);
 	memset(region, 0, DS_WRITE_LEN);
 	ds_adv_put(adv, &me);
+	if (argc >= 3 && strcmp(argv[argc - 1], "--plain") == 0) {
+		plain = true;
+		argc--;
+	} else if (argc >= 3 && (strcmp(argv[argc - 1], "--rejected") == 0 ||
+				 strcmp(argv[argc - 1], "--reject") == 0)) {
+		reject_mode = true;
+		argc--;
+	}
 	if (argc == 4 && strcmp(argv[1], "--connect") == 0) {
 		struct sockaddr_in sa = {.sin_family = AF_INET,
 					 .sin_port = htons((uint16_t)atoi(argv[3]))};
@@ -1017,10 +1068,12 @@ main(int argc, char **argv)
 		}
 		assoc_check();
 		phase = "session setup";
-		/* Enhanced Initiate: peer-to-peer mode with every RTR type offered */
-		ctl_send(F_ENH_INITIATE, (uint16_t)(ENH_A | ENH_B | DS_IRD),
-			 (uint16_t)(ENH_C | ENH_D | DS_ORD), adv, sizeof(adv));
-		PUMP_UNTIL(st.up, 30, "warpnic's Accept");
+		if (plain)
+			ctl_send(F_INITIATE, 0, 0, adv, sizeof(adv));
+		else /* Enhanced Initiate: peer-to-peer mode with every RTR type offered */
+			ctl_send(F_ENH_INITIATE, (uint16_t)(ENH_A | ENH_B | DS_IRD),
+				 (uint16_t)(ENH_C | ENH_D | DS_ORD), adv, sizeof(adv));
+		PUMP_UNTIL(st.up || st.rejected, 30, "warpnic's Accept or Reject");
 	} else if (argc == 3 && strcmp(argv[1], "--listen") == 0) {
 		struct sockaddr_in sa = {.sin_family = AF_INET,
 					 .sin_port = htons((uint16_t)atoi(argv[2]))};
@@ -1045,10 +1098,23 @@ main(int argc, char **argv)
 		close(ls);
 		assoc_check();
 		phase = "session setup";
-		PUMP_UNTIL(st.up, 30, "warpnic's Initiate");
+		PUMP_UNTIL(st.up || st.rejected, 30, "warpnic's Initiate");
 	} else {
-		fprintf(stderr, "usage: %s --connect ADDR PORT | --listen PORT\n", argv[0]);
+		fprintf(stderr, "usage: %s --connect ADDR PORT [--plain|--rejected] | "
+			"--listen PORT [--reject]\n", argv[0]);
 		return 2;
+	}
+	if (reject_mode && !st.rejected)
+		FAIL("the session was accepted, not rejected");
+	if (st.rejected) {
+		say("session rejected (%s %s Reject with the ULP's Private Data)%s",
+		    active ? "warpnic's" : "our", st.enhanced ? "Enhanced" : "plain",
+		    active ? "" : " after warpnic's Initiate");
+		assoc_end();
+		say("ok %s reject: session control %u sent %u received, no DDP segment, "
+		    "association shut down by SHUTDOWN", active ? "active" : "passive", st.ctl_tx,
+		    st.ctl_rx);
+		return 0;
 	}
 	say("session up: %s %s, peer-to-peer %s, RTR %s%s%s%s, warpnic IRD %u ORD %u, region "
 	    "STag %#x TO %#llx", st.enhanced ? "enhanced" : "plain",
@@ -1058,9 +1124,10 @@ main(int argc, char **argv)
 	    (unsigned long long)st.peer.to);
 	run_exchange();
 	terminate();
-	say("ok %s: session control %u sent %u received, DDP segments %u sent %u received "
+	say("ok %s%s: session control %u sent %u received, DDP segments %u sent %u received "
 	    "(%u out of DDP-SSN order), Terminate sent %s, association shut down by SHUTDOWN",
-	    active ? "active" : "passive", st.ctl_tx, st.ctl_rx, st.ddp_tx, st.ddp_rx, st.held,
+	    active ? "active" : "passive", plain ? " plain" : "", st.ctl_tx, st.ctl_rx, st.ddp_tx,
+	    st.ddp_rx, st.held,
 	    st.sent_term ? "yes" : "no (warpnic's SHUTDOWN came first)");
 	return 0;
 }

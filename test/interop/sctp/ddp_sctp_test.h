@@ -13,6 +13,7 @@
  *      DS_PAT_READSRC of that side from the start) and checks them;
  *   5. when its Read is done, Sends message DS_NSEND + 1 ("bye"); it is done when its "bye" is
  *      out and the other's has arrived. Then the session ends (RFC 5043 §6.2 Terminate).
+ * Or the passive side's ULP rejects the session (§6.3), with DS_REJECT_PD as Private Data.
  * Every message's octets are ds_pat(pattern, message number, offset).
  */
 #ifndef DDP_SCTP_TEST_H
@@ -48,6 +49,9 @@ ds_pat(unsigned int pat, unsigned int k, uint32_t i)
 {
 	return (uint8_t)(pat * 67u + k * 29u + i * 7u + (i >> 8) * 3u + (i >> 16));
 }
+
+/* the Private Data of a Reject (from either side's ULP) */
+#define DS_REJECT_PD "no session for you, by the ULP"
 
 /* the advertisement in the session's Private Data */
 #define DS_MAGIC     "WNDDPSCT"

@@ -5,8 +5,12 @@
  * DDP over SCTP. It runs the exchange of ddp_sctp_test.h against ddp_sctp_peer (the Linux
  * kernel's SCTP in a QEMU guest) and checks everything it receives:
  *
- *   ddp_sctp_verbs --server ADDR PORT   listens; the peer initiates the session and ends it
- *   ddp_sctp_verbs --client ADDR PORT   connects to the peer; this side ends the session
+ *   ddp_sctp_verbs --server ADDR PORT [--reject]
+ *       listens; the peer initiates the session and ends it; --reject: rdma_reject() the
+ *       request with DS_REJECT_PD as private data
+ *   ddp_sctp_verbs --client ADDR PORT [--rejected]
+ *       connects to the peer; this side ends the session; --rejected: the peer rejects, and
+ *       REJECTED must come with its private data
  *
  * Checks: the peer's advertisement in the CONNECT_REQUEST (or ESTABLISHED) private data, its
  * Sends (lengths, octets, order), its RDMA Write into our region, our RDMA Read of its region,
@@ -267,11 +271,16 @@ main(int argc, char **argv)
 				     .responder_resources = DS_IRD, .initiator_depth = DS_ORD};
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *cid;
-	bool server;
+	bool server, reject = false;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 5 && (strcmp(argv[4], "--reject") == 0 || strcmp(argv[4], "--rejected") == 0)) {
+		reject = true;
+		argc--;
+	}
 	if (argc != 4 || (strcmp(argv[1], "--server") != 0 && strcmp(argv[1], "--client") != 0)) {
-		fprintf(stderr, "usage: %s --server|--client ADDR PORT\n", argv[0]);
+		fprintf(stderr, "usage: %s --server ADDR PORT [--reject] | "
+			"--client ADDR PORT [--rejected]\n", argv[0]);
 		return 2;
 	}
 	server = strcmp(argv[1], "--server") == 0;
@@ -289,6 +298,15 @@ main(int argc, char **argv)
 		cid = ev->id;
 		adv_of(&ev->param.conn, "Initiate");
 		rdma_ack_cm_event(ev);
+		if (reject) {
+			if (rdma_reject(cid, DS_REJECT_PD, sizeof(DS_REJECT_PD) - 1) != 0)
+				FAIL("rdma_reject");
+			rdma_destroy_id(cid);
+			rdma_destroy_id(id);
+			rdma_destroy_event_channel(ch);
+			printf("verbs: ok server: rejected\n");
+			return 0;
+		}
 		resources(cid);
 		ds_adv_put(adv, &(struct ds_adv){mr_region->rkey, (uintptr_t)region, DS_REGION});
 		if (rdma_accept(cid, &cp) != 0)
@@ -306,6 +324,20 @@ main(int argc, char **argv)
 		ds_adv_put(adv, &(struct ds_adv){mr_region->rkey, (uintptr_t)region, DS_REGION});
 		if (rdma_connect(id, &cp) != 0)
 			FAIL("rdma_connect");
+		if (reject) {
+			ev = expect(RDMA_CM_EVENT_REJECTED, 60);
+			if (ev->param.conn.private_data_len != sizeof(DS_REJECT_PD) - 1 ||
+			    memcmp(ev->param.conn.private_data, DS_REJECT_PD,
+				   sizeof(DS_REJECT_PD) - 1) != 0)
+				FAIL("REJECTED without the peer's private data (%u octets)",
+				     ev->param.conn.private_data_len);
+			rdma_ack_cm_event(ev);
+			rdma_destroy_qp(id);
+			rdma_destroy_id(id);
+			rdma_destroy_event_channel(ch);
+			printf("verbs: ok client: rejected by the peer with its private data\n");
+			return 0;
+		}
 		ev = expect(RDMA_CM_EVENT_ESTABLISHED, 60);
 		adv_of(&ev->param.conn, "Accept");
 		rdma_ack_cm_event(ev);

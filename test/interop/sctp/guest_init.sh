@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # /init of the guest that kernel_peer.sh boots: Debian's kernel with its SCTP (sctp.ko), and
-# ddp_sctp_peer run against warpnic on the host, first active (it connects to wn_wn=ADDR:PORT),
-# then passive (it listens on wn_listen=PORT; "peer: LISTENING" tells the host to connect).
-# wn_modes=active,passive picks the runs. Each run ends with a console line
-# "WN-SCTP-RESULT MODE RC"; the guest then powers off ("WN-SCTP-END"). Failures before the runs
-# print "WN-SCTP-FAILED".
+# ddp_sctp_peer run against warpnic (wn_wn=ADDR on the host) once per entry MODE:PORT of
+# wn_modes, in order: active (it connects to ADDR:PORT), plain (the same with a plain
+# Initiate), rejected (it connects, warpnic's ULP rejects), passive (it listens on PORT;
+# "peer: LISTENING" tells the host to connect), reject (it listens and rejects). Each run ends
+# with a console line "WN-SCTP-RESULT MODE RC"; the guest then powers off ("WN-SCTP-END").
+# Failures before the runs print "WN-SCTP-FAILED".
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
@@ -15,7 +16,6 @@ fail() { dmesg | tail -15; echo "WN-SCTP-FAILED: $*"; poweroff -f; }
 arg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 ip=$(arg wn_ip)
 wn=$(arg wn_wn)
-lport=$(arg wn_listen)
 modes=$(arg wn_modes)
 # libcrc32c finds its algorithm by name (a softdep busybox modprobe does not follow); TCG's
 # CPU has no SSE4.2 for crc32c-intel
@@ -26,12 +26,17 @@ ip link set lo up
 ip link set eth0 up
 ip addr add "$ip" dev eth0 || fail "address $ip"
 echo "WN-SCTP-UP $(uname -r) $ip"
-for mode in $(echo "$modes" | tr , ' '); do
-	case $mode in
-	active) /ddp_sctp_peer --connect "${wn%:*}" "${wn#*:}" ;;
-	passive) /ddp_sctp_peer --listen "$lport" ;;
+for m in $(echo "$modes" | tr , ' '); do
+	port=${m#*:}
+	case ${m%:*} in
+	active) /ddp_sctp_peer --connect "$wn" "$port" ;;
+	plain) /ddp_sctp_peer --connect "$wn" "$port" --plain ;;
+	rejected) /ddp_sctp_peer --connect "$wn" "$port" --rejected ;;
+	passive) /ddp_sctp_peer --listen "$port" ;;
+	reject) /ddp_sctp_peer --listen "$port" --reject ;;
+	*) echo "peer: FAIL: unknown mode $m"; false ;;
 	esac
-	echo "WN-SCTP-RESULT $mode $?"
+	echo "WN-SCTP-RESULT ${m%:*} $?"
 done
 # the association's last packets (SHUTDOWN COMPLETE) are out before the host reads this
 sleep 1

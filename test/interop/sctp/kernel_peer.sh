@@ -7,21 +7,29 @@
 # (ddp_sctp_peer, static: RFC 5043 on the kernel's SCTP sockets) in its initramfs. The guest's
 # NIC is a tap in a private network namespace; one warpnicd runs there on that tap
 # (net_af_packet, 198.19.10.3, --pcap) and VERBS (ddp_sctp_verbs) on it through
-# scripts/warpnic-run with WARPNIC_LLP=sctp. MODES (default active,passive):
-#   active   the peer associates with warpnic and initiates the session (VERBS --server)
-#   passive  warpnic associates with the peer listening in the guest (VERBS --client)
-# Each runs the exchange of ddp_sctp_test.h (Sends, RDMA Write and RDMA Read both ways, private
-# data both ways, RFC 6581 IRD/ORD and RTR) and ends the session with RFC 5043's Terminate and
-# the association with SHUTDOWN; both programs check everything they receive. Then tshark
-# reads warpnicd's capture (sctp_pcap_check.py: every CRC32c good, no malformed packet, the
-# Adaptation Layer Indication in INIT and INIT-ACK, PPIDs 16/17, U/B/E flags, SHUTDOWN).
+# scripts/warpnic-run with WARPNIC_LLP=sctp. MODES, comma-separated, run in this order, one
+# association each (default active,plain,rejected,passive,reject):
+#   active    the peer associates with warpnic and sends the Enhanced Initiate (peer-to-peer,
+#             IRD/ORD; it picks the Read RTR) to VERBS --server
+#   plain     the same with RFC 5043's plain Initiate (no RFC 6581 data)
+#   rejected  the peer's Enhanced Initiate, rejected by VERBS --server --reject (rdma_reject
+#             with private data): an Enhanced Reject with it, then SHUTDOWN
+#   passive   warpnic (VERBS --client) associates with the peer listening in the guest and
+#             sends the Enhanced Initiate; the peer accepts (peer-to-peer, the Write RTR)
+#   reject    the same, the peer rejects with private data: VERBS sees REJECTED with it
+# The accepted ones run the exchange of ddp_sctp_test.h (Sends, RDMA Write and RDMA Read both
+# ways, private data both ways) and end the session with RFC 5043's Terminate (the peer's in
+# active/plain, warpnic's in passive) and the association with SHUTDOWN; both programs check
+# everything they receive. Then tshark reads warpnicd's capture (sctp_pcap_check.py: every
+# CRC32c good, no malformed packet, the Adaptation Layer Indication in INIT and INIT-ACK, PPIDs
+# 16/17 as each run has them, U/B/E flags, no ABORT, SHUTDOWN).
 HERE=$(cd "$(dirname "$0")" && pwd)
 # before pair_lib.sh changes the directory
 PEER=$(realpath "${2:?usage: $0 BUILD_DIR PEER VERBS [MODES]}")
 VERBS=$(realpath "${3:?usage: $0 BUILD_DIR PEER VERBS [MODES]}")
 . "$HERE/../verbs/pair_lib.sh" "$1"
 . "$HERE/../qemu_guest.sh"
-MODES=${4:-active,passive}
+MODES=${4:-active,plain,rejected,passive,reject}
 CACHE=${WN_LINUX_SCTP_CACHE:-/var/cache/warpnic/linux-sctp}
 need qemu-system-x86_64 busybox ip tshark python3
 [ -x "$PEER" ] && [ -x "$VERBS" ] || missing "ddp_sctp_peer/ddp_sctp_verbs not built"
@@ -29,8 +37,10 @@ ldd "$PEER" >/dev/null 2>&1 && missing "$PEER is not static"
 NS=wn-lsctp$$
 GUEST=198.19.10.2
 WN=198.19.10.3
-PORT_WN=7174   # the verbs server on warpnic (active mode)
-PORT_PEER=7175 # the peer in the guest (passive mode)
+# each mode's port: a verbs server's on warpnic, or the peer's in the guest
+declare -A PORT=([active]=7174 [plain]=7176 [rejected]=7177 [passive]=7175 [reject]=7178)
+# what each association carries (sctp_pcap_check.py)
+declare -A KIND=([active]=full [plain]=full [rejected]=reject [passive]=full [reject]=reject)
 WPID=
 cleanup_sctp() {
 	[ -n "$WPID" ] && kill -TERM "$WPID" 2>/dev/null && sleep 1 &&
@@ -61,48 +71,66 @@ env -u LD_LIBRARY_PATH ip netns exec "$NS" "$WN_BUILD/app/warpnicd/warpnicd" -l 
 	--pcap "$T/sctp.pcapng" >"$T/warpnicd.out" 2>&1 &
 WPID=$!
 wait_line "$T/warpnicd.out" "warpnicd: serving" 30 || fail "warpnicd did not start"
-if [[ $MODES == *active* ]]; then
-	verbs --server "$WN" "$PORT_WN" >"$T/verbs_server.out" 2>&1 &
-	SRV=$!
-	BG+=("$SRV")
-	wait_line "$T/verbs_server.out" "verbs: listening|FAIL" 30 ||
-		fail "the verbs server did not start"
-	grep -q "verbs: listening" "$T/verbs_server.out" || fail "the verbs server failed"
-fi
+modes=() kinds=()
+declare -A SRV=()
+for m in ${MODES//,/ }; do
+	[ -n "${PORT[$m]:-}" ] || fail "unknown mode $m"
+	modes+=("$m:${PORT[$m]}")
+	kinds+=("${PORT[$m]}:${KIND[$m]}")
+	case $m in
+	active | plain | rejected)
+		opt=()
+		[ "$m" = rejected ] && opt=(--reject)
+		verbs --server "$WN" "${PORT[$m]}" "${opt[@]}" >"$T/verbs_$m.out" 2>&1 &
+		SRV[$m]=$!
+		BG+=("$!")
+		wait_line "$T/verbs_$m.out" "verbs: listening|FAIL" 30 ||
+			fail "the verbs server ($m) did not start"
+		grep -q "verbs: listening" "$T/verbs_$m.out" || fail "the verbs server ($m) failed"
+		;;
+	esac
+done
 note "booting the guest"
 guest_boot "$NS" wnq0 "$CACHE/vmlinuz" "$T/initrd.gz" "$T/console.out" \
-	"wn_ip=$GUEST/24 wn_wn=$WN:$PORT_WN wn_listen=$PORT_PEER wn_modes=$MODES" ||
+	"wn_ip=$GUEST/24 wn_wn=$WN wn_modes=$(IFS=,; echo "${modes[*]}")" ||
 	fail "cannot start the guest"
 wait_line "$T/console.out" "WN-SCTP-(UP|FAILED)" 300 || fail "the guest did not come up in 300 s"
 grep -q WN-SCTP-UP "$T/console.out" || fail "the guest: $(grep -a WN-SCTP-FAILED "$T/console.out")"
-note "$(grep -a WN-SCTP-UP "$T/console.out")"
-if [[ $MODES == *active* ]]; then
-	note "active: the kernel's SCTP associates and initiates the session"
-	wait_line "$T/console.out" "WN-SCTP-RESULT active" 300 || fail "the active run did not end"
-	wait_pid "$SRV" 30 || fail "the verbs server failed: $(grep -a FAIL "$T/verbs_server.out")"
-	grep -q "WN-SCTP-RESULT active 0" "$T/console.out" ||
-		fail "the peer (active): $(grep -a 'peer: FAIL' "$T/console.out")"
-fi
-if [[ $MODES == *passive* ]]; then
-	note "passive: warpnic associates with the kernel's SCTP and initiates the session"
-	wait_line "$T/console.out" "peer: LISTENING|WN-SCTP-RESULT passive" 120 ||
-		fail "the peer does not listen"
-	verbs --client "$GUEST" "$PORT_PEER" >"$T/verbs_client.out" 2>&1 ||
-		fail "the verbs client failed: $(grep -a FAIL "$T/verbs_client.out")"
-	wait_line "$T/console.out" "WN-SCTP-RESULT passive" 120 ||
-		fail "the passive run did not end"
-	grep -q "WN-SCTP-RESULT passive 0" "$T/console.out" ||
-		fail "the peer (passive): $(grep -a 'peer: FAIL' "$T/console.out")"
-fi
+note "$(grep -a WN-SCTP-UP "$T/console.out" | tr -d '\r')"
+for m in ${MODES//,/ }; do
+	case $m in
+	active | plain | rejected)
+		note "$m: the kernel's SCTP associates and initiates the session"
+		wait_line "$T/console.out" "WN-SCTP-RESULT $m " 300 || fail "the $m run did not end"
+		wait_pid "${SRV[$m]}" 30 ||
+			fail "the verbs server ($m) failed: $(grep -a FAIL "$T/verbs_$m.out")"
+		;;
+	passive | reject)
+		note "$m: warpnic associates with the kernel's SCTP and initiates the session"
+		opt=()
+		[ "$m" = reject ] && opt=(--rejected)
+		wait_line "$T/console.out" "LISTENING on port ${PORT[$m]}|WN-SCTP-RESULT $m " 120 ||
+			fail "the peer does not listen ($m)"
+		verbs --client "$GUEST" "${PORT[$m]}" "${opt[@]}" >"$T/verbs_$m.out" 2>&1 ||
+			fail "the verbs client ($m) failed: $(grep -a FAIL "$T/verbs_$m.out")"
+		wait_line "$T/console.out" "WN-SCTP-RESULT $m " 120 || fail "the $m run did not end"
+		;;
+	esac
+	grep -q "WN-SCTP-RESULT $m 0" "$T/console.out" ||
+		fail "the peer ($m): $(grep -a 'peer: FAIL' "$T/console.out")"
+done
 wait_line "$T/console.out" "WN-SCTP-END" 60 || fail "the guest did not finish"
 # stopping warpnicd closes (flushes) the capture
 kill -TERM "$WPID"
 wait_pid "$WPID" 20 || fail "warpnicd did not stop"
 WPID=
-grep -a "peer: \|verbs: " "$T/console.out" "$T"/verbs_*.out | sed 's/^[^:]*://' | tr -d '\r'
+grep -a "peer: \|WN-SCTP-RESULT" "$T/console.out" | tr -d '\r'
+for m in ${MODES//,/ }; do
+	sed "s/^verbs: /verbs ($m): /" "$T/verbs_$m.out"
+done
 note "tshark reads the capture"
-n=$(tr , '\n' <<<"$MODES" | grep -c .)
-python3 "$HERE/sctp_pcap_check.py" "$T/sctp.pcapng" "$WN" "$n" >"$T/pcap_check.out" 2>&1
+python3 "$HERE/sctp_pcap_check.py" "$T/sctp.pcapng" "$WN" "${kinds[@]}" \
+	>"$T/pcap_check.out" 2>&1
 rc=$?
 cat "$T/pcap_check.out"
 [ $rc = 0 ] || fail "the capture"

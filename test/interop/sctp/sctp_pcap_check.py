@@ -2,17 +2,18 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """tshark's reading of a capture of DDP over SCTP between warpnic and another SCTP stack.
 
-  sctp_pcap_check.py CAPTURE WARPNIC_IP ASSOCS
+  sctp_pcap_check.py CAPTURE WARPNIC_IP PORT:KIND...
 
 Decodes CAPTURE with tshark (CRC32c verification on) and checks, for the SCTP packets:
   - no malformed packet and no expert error or warning;
   - every packet's CRC32c good (sctp.checksum.status 1);
-  - ASSOCS associations, each with one INIT and one INIT-ACK, both carrying the Adaptation
-    Layer Indication parameter (0xC006) with DDP's value 0x00000001 (RFC 5043 §5.1);
+  - one association per PORT:KIND (PORT: warpnic's or the peer's well-known port), each with
+    one INIT and one INIT-ACK, both carrying the Adaptation Layer Indication parameter (0xC006)
+    with DDP's value 0x00000001 (RFC 5043 §5.1);
   - warpnic's INIT or INIT-ACK asks for as many streams in as out (RFC 5043 §8);
   - every DATA chunk unordered (U=1, §10), unfragmented (B=E=1, §9), on stream 0, with PPID 16
-    (DDP Segment) or 17 (DDP Stream Session Control), both PPIDs in both directions of each
-    association;
+    (DDP Segment) or 17 (DDP Stream Session Control); KIND "full": both PPIDs both ways;
+    "reject": PPID 17 both ways (Initiate, Reject) and no DDP segment (§6.3);
   - no ABORT and no ERROR chunk; each association ends by SHUTDOWN, SHUTDOWN ACK and
     SHUTDOWN COMPLETE.
 Prints one summary line per association; exit status 1 with the failures listed otherwise.
@@ -36,7 +37,8 @@ WARN = 0x600000
 
 
 def main():
-    cap, wn_ip, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    cap, wn_ip = sys.argv[1], sys.argv[2]
+    kinds = dict(a.split(":") for a in sys.argv[3:])
     cmd = ["tshark", "-r", cap, "-o", "sctp.checksum:crc-32c", "-Y", "sctp or _ws.malformed",
            "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|"]
     for f in FIELDS:
@@ -101,9 +103,13 @@ def main():
             sid = lst["sctp.data_sid"][i] if i < len(lst["sctp.data_sid"]) else "?"
             if int(sid, 0) != 0:
                 err.append("frame %s: DATA on stream %s" % (num, sid))
-    if len(assocs) != want:
-        err.append("%d associations in the capture, want %d" % (len(assocs), want))
+    if len(assocs) != len(kinds):
+        err.append("%d associations in the capture, want %d" % (len(assocs), len(kinds)))
     for (wp, op), a in assocs.items():
+        kind = kinds.get(wp, kinds.get(op))
+        if kind is None:
+            err.append("an association between ports %s and %s" % (wp, op))
+            continue
         c = a["chunks"]
         n_init = sum(n for (w, t), n in c.items() if t == "INIT")
         n_ack = sum(n for (w, t), n in c.items() if t == "INIT-ACK")
@@ -119,13 +125,14 @@ def main():
                 err.append("%s: no %s" % (name, t))
         for side in (True, False):
             for ppid in ("16", "17"):
-                if a["ppid"][(side, ppid)] == 0:
-                    err.append("%s: no DATA with PPID %s from %s" %
-                               (name, ppid, "warpnic" if side else "the peer"))
+                n = a["ppid"][(side, ppid)]
+                if (n == 0) == (kind == "full" or ppid == "17"):
+                    err.append("%s (%s): %d DATA with PPID %s from %s" %
+                               (name, kind, n, ppid, "warpnic" if side else "the peer"))
         shut = [("warpnic" if w else "peer") + " " + t for (w, t) in c
                 if t.startswith("SHUTDOWN")]
-        print("%s: %s; DATA from warpnic PPID 16 x%d, 17 x%d; from the peer PPID 16 x%d, "
-              "17 x%d; %s" % (name, "; ".join(a["init"]), a["ppid"][(True, "16")],
+        print("%s (%s): %s; DATA from warpnic PPID 16 x%d, 17 x%d; from the peer PPID 16 x%d, "
+              "17 x%d; %s" % (name, kind, "; ".join(a["init"]), a["ppid"][(True, "16")],
                               a["ppid"][(True, "17")], a["ppid"][(False, "16")],
                               a["ppid"][(False, "17")], ", ".join(sorted(shut))))
     if pkts == 0:
