@@ -45,8 +45,10 @@ PKGS=(
 	sockperf gnuplot-nox
 	# Linux's NFS server over RDMA for wn-rpc-nfs (test/interop/rpcrdma/linux_nfsd.sh):
 	# Debian's kernel under qemu with siw built against these headers; the guest's
-	# nfs-utils binaries use these libraries
-	qemu-system-x86 busybox-static linux-headers-amd64
+	# nfs-utils binaries use these libraries. The same guest kernel with its sctp.ko runs
+	# DDP over SCTP against the kernel's SCTP (test/interop/sctp/: its peer is linked
+	# statically against libc6-dev, on linux-libc-dev's <linux/sctp.h>)
+	qemu-system-x86 busybox-static linux-headers-amd64 libc6-dev linux-libc-dev
 	libwrap0 libnsl2 libblkid1 libuuid1 libkrb5-3 libgssapi-krb5-2 libsystemd0 libmnl0 libbsd0
 )
 
