@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # DDP over SCTP (RFC 5043) between warpnic and the Linux kernel's SCTP:
-#   kernel_peer.sh BUILD_DIR PEER VERBS [MODES]
+#   kernel_peer.sh BUILD_DIR PEER VERBS [MODES [IMPAIR]]
 # Boots Debian 12's kernel under qemu-system-x86 (TCG; sctp_image.sh builds the kernel pieces,
 # cached in $WN_LINUX_SCTP_CACHE, default /var/cache/warpnic/linux-sctp) with PEER
 # (ddp_sctp_peer, static: RFC 5043 on the kernel's SCTP sockets) in its initramfs. The guest's
@@ -22,7 +22,9 @@
 # active/plain, warpnic's in passive) and the association with SHUTDOWN; both programs check
 # everything they receive. Then tshark reads warpnicd's capture (sctp_pcap_check.py: every
 # CRC32c good, no malformed packet, the Adaptation Layer Indication in INIT and INIT-ACK, PPIDs
-# 16/17 as each run has them, U/B/E flags, no ABORT, SHUTDOWN).
+# 16/17 as each run has them, U/B/E flags, no ABORT, SHUTDOWN). IMPAIR (e.g.
+# drop=0.02,reorder=0.02,seed=7) wraps warpnicd's port with the fault injector (--impair):
+# both SCTPs retransmit, and chunks reach both sessions out of DDP-SSN order.
 HERE=$(cd "$(dirname "$0")" && pwd)
 # before pair_lib.sh changes the directory
 PEER=$(realpath "${2:?usage: $0 BUILD_DIR PEER VERBS [MODES]}")
@@ -30,6 +32,7 @@ VERBS=$(realpath "${3:?usage: $0 BUILD_DIR PEER VERBS [MODES]}")
 . "$HERE/../verbs/pair_lib.sh" "$1"
 . "$HERE/../qemu_guest.sh"
 MODES=${4:-active,plain,rejected,passive,reject}
+IMPAIR=${5:-}
 CACHE=${WN_LINUX_SCTP_CACHE:-/var/cache/warpnic/linux-sctp}
 need qemu-system-x86_64 busybox ip tshark python3
 [ -x "$PEER" ] && [ -x "$VERBS" ] || missing "ddp_sctp_peer/ddp_sctp_verbs not built"
@@ -42,6 +45,8 @@ declare -A PORT=([active]=7174 [plain]=7176 [rejected]=7177 [passive]=7175 [reje
 # what each association carries (sctp_pcap_check.py)
 declare -A KIND=([active]=full [plain]=full [rejected]=reject [passive]=full [reject]=reject)
 WPID=
+wopts=()
+[ -n "$IMPAIR" ] && wopts+=(--impair "$IMPAIR")
 cleanup_sctp() {
 	[ -n "$WPID" ] && kill -TERM "$WPID" 2>/dev/null && sleep 1 &&
 		kill -KILL "$WPID" 2>/dev/null
@@ -68,7 +73,7 @@ guest_net "$NS" wnq0 || fail "cannot create the guest's network"
 env -u LD_LIBRARY_PATH ip netns exec "$NS" "$WN_BUILD/app/warpnicd/warpnicd" -l 0 \
 	--file-prefix "$NS" --no-pci --no-huge -m 256 --log-level lib.eal:error \
 	--vdev net_af_packet0,iface=wnq0 -- --ip "$WN/24" --ctl "$T/w.sock" \
-	--pcap "$T/sctp.pcapng" >"$T/warpnicd.out" 2>&1 &
+	--pcap "$T/sctp.pcapng" "${wopts[@]}" >"$T/warpnicd.out" 2>&1 &
 WPID=$!
 wait_line "$T/warpnicd.out" "warpnicd: serving" 30 || fail "warpnicd did not start"
 modes=() kinds=()
