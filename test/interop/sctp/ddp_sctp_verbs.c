@@ -294,7 +294,7 @@ main(int argc, char **argv)
 		if (rdma_bind_addr(id, (struct sockaddr *)&sa) != 0 || rdma_listen(id, 1) != 0)
 			FAIL("rdma_bind_addr/rdma_listen %s:%s", argv[2], argv[3]);
 		printf("verbs: listening on %s:%s\n", argv[2], argv[3]);
-		ev = expect(RDMA_CM_EVENT_CONNECT_REQUEST, 240);
+		ev = expect(RDMA_CM_EVENT_CONNECT_REQUEST, 600); /* after the guest boots */
 		cid = ev->id;
 		adv_of(&ev->param.conn, "Initiate");
 		rdma_ack_cm_event(ev);

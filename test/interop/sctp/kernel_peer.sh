@@ -27,8 +27,8 @@
 # both SCTPs retransmit, and chunks reach both sessions out of DDP-SSN order.
 HERE=$(cd "$(dirname "$0")" && pwd)
 # before pair_lib.sh changes the directory
-PEER=$(realpath "${2:?usage: $0 BUILD_DIR PEER VERBS [MODES]}")
-VERBS=$(realpath "${3:?usage: $0 BUILD_DIR PEER VERBS [MODES]}")
+PEER=$(realpath "${2:?usage: $0 BUILD_DIR PEER VERBS [MODES [IMPAIR]]}")
+VERBS=$(realpath "${3:?usage: $0 BUILD_DIR PEER VERBS [MODES [IMPAIR]]}")
 . "$HERE/../verbs/pair_lib.sh" "$1"
 . "$HERE/../qemu_guest.sh"
 MODES=${4:-active,plain,rejected,passive,reject}
@@ -57,7 +57,7 @@ cleanup_sctp() {
 trap cleanup_sctp EXIT
 # the guest's console, the programs' and warpnicd's output are in $T/*.out (shown on failure)
 verbs() {
-	WARPNIC_LLP=sctp timeout -k 5 300 "$RUN" --ctl "$T/w.sock" --shim "$SHIM" "$VERBS" "$@"
+	WARPNIC_LLP=sctp timeout -k 5 600 "$RUN" --ctl "$T/w.sock" --shim "$SHIM" "$VERBS" "$@"
 }
 
 note "kernel and initramfs (cache $CACHE)"
