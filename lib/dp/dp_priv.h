@@ -193,6 +193,7 @@ struct wn_dp {
 	struct wn_dp_stats tel_dp;
 	struct wn_net_stats tel_net;
 	struct wn_tcp_stats tel_tcp;
+	uint32_t tel_tcp_conns;       /**< TCP connections now (half-open ones included) */
 	uint32_t tel_nconn;
 	struct {
 		uint32_t id, qpn;

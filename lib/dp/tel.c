@@ -74,6 +74,7 @@ dp_tel_refresh(struct wn_dp *dp)
 				(unsigned int)RTE_DIM(dp->tel_addr));
 	dp->tel_nneigh = wn_net_neigh_list(dp->nif, dp->tel_neigh, DP_TEL_NEIGH);
 	wn_tcp_stats_get(dp->tcp, &dp->tel_tcp);
+	dp->tel_tcp_conns = wn_tcp_conn_count(dp->tcp);
 	TAILQ_FOREACH(qp, &dp->active, next) {
 		if (n == DP_TEL_QPS)
 			break;
@@ -335,6 +336,7 @@ tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct wn_dp_group *g = tel_g;
 	struct wn_tcp_stats s;
+	uint64_t conns = 0;
 
 	(void)cmd;
 	(void)params;
@@ -344,9 +346,11 @@ tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (uint16_t i = 0; i < g->n; i++) {
 		pthread_mutex_lock(&g->shard[i]->tel_lock);
 		sum_tcp(&s, &g->shard[i]->tel_tcp);
+		conns += g->shard[i]->tel_tcp_conns;
 		pthread_mutex_unlock(&g->shard[i]->tel_lock);
 	}
 	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "conns", conns); /* a gauge: half-open ones included */
 	TEL_U64(d, &s, rx_segs);
 	TEL_U64(d, &s, rx_drop_cksum);
 	TEL_U64(d, &s, rx_drop_noconn);
@@ -359,7 +363,14 @@ tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 	TEL_U64(d, &s, rx_drop_rcvbuf);
 	TEL_U64(d, &s, rx_drop_ack);
 	TEL_U64(d, &s, rx_drop_state);
+	TEL_U64(d, &s, rx_drop_backlog);
+	TEL_U64(d, &s, rx_drop_conn_limit);
+	TEL_U64(d, &s, rx_drop_family);
+	TEL_U64(d, &s, syncookies_sent);
+	TEL_U64(d, &s, syncookies_ok);
+	TEL_U64(d, &s, syncookies_failed);
 	TEL_U64(d, &s, challenge_acks);
+	TEL_U64(d, &s, challenge_acks_limited);
 	TEL_U64(d, &s, rx_dupack);
 	TEL_U64(d, &s, rx_ooo);
 	TEL_U64(d, &s, rx_dup_data);
@@ -369,6 +380,7 @@ tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 	TEL_U64(d, &s, tx_retrans);
 	TEL_U64(d, &s, tx_rst);
 	TEL_U64(d, &s, tx_drop_nombuf);
+	TEL_U64(d, &s, tx_drop_queue);
 	TEL_U64(d, &s, rto_fired);
 	TEL_U64(d, &s, fast_retrans);
 	TEL_U64(d, &s, rxt_lost);
@@ -376,9 +388,17 @@ tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 	TEL_U64(d, &s, tlp_recovered);
 	TEL_U64(d, &s, undo_spurious);
 	TEL_U64(d, &s, rto_spurious);
+	TEL_U64(d, &s, zwp_sent);
+	TEL_U64(d, &s, delack_fired);
+	TEL_U64(d, &s, keepalive_probes);
+	TEL_U64(d, &s, keepalive_timeouts);
 	TEL_U64(d, &s, conns_opened);
 	TEL_U64(d, &s, conns_closed);
+	TEL_U64(d, &s, conns_timeout);
 	TEL_U64(d, &s, record_split);
+	TEL_U64(d, &s, tx_ext_segs);
+	TEL_U64(d, &s, tx_ext_bytes);
+	TEL_U64(d, &s, ext_records);
 	return 0;
 }
 
