@@ -722,40 +722,13 @@ wn_client_cm_channel_destroy(struct wn_client *c, struct wn_client_cm_channel *c
 	return 0;
 }
 
-int
-wn_client_cm_get_event(struct wn_client_cm_channel *ch, struct wn_ctl_cm_event *ev)
-{
-	union {
-		struct wn_ctl_hdr h;
-		uint8_t b[WN_CTL_MSG_MAX];
-	} m;
-	ssize_t n;
-
-	/* plain recv(): a cancellation point, unlike recvmsg with fds handling */
-	do {
-		n = recv(ch->fd, m.b, sizeof(m.b), 0);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return -EPIPE;
-	if (wn_ctl_event_check(m.b, (size_t)n) != 0)
-		return -EBADMSG;
-	memcpy(ev, m.b + sizeof(m.h), sizeof(*ev));
-	return 0;
-}
-
-int
-wn_client_async_open(struct wn_client *c)
-{
-	int fd = -1;
-	int ret = wn_client_call(c, WN_CTL_ASYNC_CHANNEL, NULL, NULL, 0, NULL, &fd);
-
-	return ret != 0 ? ret : fd;
-}
-
-int
-wn_client_async_read(int fd, struct wn_ctl_async_event *ev)
+/*
+ * One datagram of an event socket, checked by @p check, its body (@p len octets after the
+ * header) to @p out. A plain recv(): a cancellation point, unlike recvmsg with fds handling.
+ * @return 0, -EPIPE (the server closed it), -EBADMSG or -errno.
+ */
+static int
+event_recv(int fd, int (*check)(const void *buf, size_t len), void *out, size_t len)
 {
 	union {
 		struct wn_ctl_hdr h;
@@ -770,10 +743,31 @@ wn_client_async_read(int fd, struct wn_ctl_async_event *ev)
 		return -errno;
 	if (n == 0)
 		return -EPIPE;
-	if (wn_ctl_async_check(m.b, (size_t)n) != 0)
+	if (check(m.b, (size_t)n) != 0)
 		return -EBADMSG;
-	memcpy(ev, m.b + sizeof(m.h), sizeof(*ev));
+	memcpy(out, m.b + sizeof(m.h), len);
 	return 0;
+}
+
+int
+wn_client_cm_get_event(struct wn_client_cm_channel *ch, struct wn_ctl_cm_event *ev)
+{
+	return event_recv(ch->fd, wn_ctl_event_check, ev, sizeof(*ev));
+}
+
+int
+wn_client_async_open(struct wn_client *c)
+{
+	int fd = -1;
+	int ret = wn_client_call(c, WN_CTL_ASYNC_CHANNEL, NULL, NULL, 0, NULL, &fd);
+
+	return ret != 0 ? ret : fd;
+}
+
+int
+wn_client_async_read(int fd, struct wn_ctl_async_event *ev)
+{
+	return event_recv(fd, wn_ctl_async_check, ev, sizeof(*ev));
 }
 
 int

@@ -162,6 +162,19 @@ ndp_alloc(struct wn_netif *nif, uint8_t **p)
 	return m;
 }
 
+/* @p tgt's solicited-node multicast group ff02::1:ffXX:XXXX (RFC 4291 §2.7.1). */
+static void
+solicited_node(const struct wn_ip_addr *tgt, struct wn_ip_addr *snm)
+{
+	memset(snm, 0, sizeof(*snm));
+	snm->family = WN_AF_INET6;
+	snm->v6[0] = 0xff;
+	snm->v6[1] = 0x02;
+	snm->v6[11] = 0x01;
+	snm->v6[12] = 0xff;
+	memcpy(&snm->v6[13], &tgt->v6[13], 3);
+}
+
 int
 ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt)
 {
@@ -177,12 +190,7 @@ ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_
 	p[24] = 1; /* source link-layer address */
 	p[25] = 1; /* length in units of 8 octets */
 	memcpy(p + 26, nif->conf.mac.addr_bytes, 6);
-	/* Solicited-node multicast ff02::1:ffXX:XXXX (RFC 4291 §2.7.1). */
-	snm.v6[0] = 0xff;
-	snm.v6[1] = 0x02;
-	snm.v6[11] = 0x01;
-	snm.v6[12] = 0xff;
-	memcpy(&snm.v6[13], &tgt->v6[13], 3);
+	solicited_node(tgt, &snm);
 	nif->st.tx_arp_req++;
 	return icmp6_send(nif, m, src, &snm, NULL);
 }
@@ -207,11 +215,7 @@ ndp_send_dad(struct wn_netif *nif, const struct wn_ip_addr *tgt, const uint8_t n
 	p[24] = 14; /* Nonce */
 	p[25] = 1;
 	memcpy(p + 26, nonce, 6);
-	snm.v6[0] = 0xff;
-	snm.v6[1] = 0x02;
-	snm.v6[11] = 0x01;
-	snm.v6[12] = 0xff;
-	memcpy(&snm.v6[13], &tgt->v6[13], 3);
+	solicited_node(tgt, &snm);
 	nif->st.dad_probes++;
 	return icmp6_send(nif, m, &any, &snm, NULL);
 }
