@@ -7,7 +7,9 @@
 # rdma_create_qp makes) and inline sends:
 #   rdma_cm_examples.sh BUILD_DIR
 # The client sends 16 bytes, the server answers with 16; both exit 0 only if every call
-# and completion succeeded ("end 0").
+# and completion succeeded ("end 0"). With WARPNIC_LLP=sctp in the environment (the
+# programs' own choice, read by the client library) both rounds run over DDP over SCTP
+# (RFC 5043), and llp_check proves it through telemetry.
 . "$(dirname "$0")/pair_lib.sh" "$1"
 need rdma_server rdma_client
 
@@ -32,4 +34,5 @@ for round in 1 2; do
 	[ "$(tel_field a /warpnic/ctl cm_ids)" = 0 ] || fail "A still holds CM ids after round $round"
 done
 daemons_alive || fail "a warpnicd died"
-echo "rdma_server/rdma_client: 2 rounds, both sides end 0"
+llp_check
+echo "rdma_server/rdma_client: 2 rounds, both sides end 0 (lower layer $LLP)"
