@@ -331,6 +331,37 @@ tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* usrsctp's counters: one stack per process, read live (not from the shards' snapshots) */
+static int
+tel_sctp(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct wn_sctp_stack_stats s;
+
+	(void)cmd;
+	(void)params;
+	if (tel_g == NULL)
+		return -ENODEV;
+	wn_sctp_stack_stats_get(&s);
+	rte_tel_data_start_dict(d);
+	TEL_U64(d, &s, tx_packets);
+	TEL_U64(d, &s, rx_packets);
+	TEL_U64(d, &s, tx_data);
+	TEL_U64(d, &s, rx_data);
+	TEL_U64(d, &s, rx_pkts_data);
+	TEL_U64(d, &s, rx_dup_data);
+	TEL_U64(d, &s, tx_retrans);
+	TEL_U64(d, &s, fast_retrans);
+	TEL_U64(d, &s, t3_timeouts);
+	TEL_U64(d, &s, tx_sacks);
+	TEL_U64(d, &s, rx_sacks);
+	TEL_U64(d, &s, sack_timeouts);
+	TEL_U64(d, &s, window_probes);
+	TEL_U64(d, &s, rx_drop_rwnd);
+	TEL_U64(d, &s, cwnd_full);
+	TEL_U64(d, &s, maxburst_held);
+	return 0;
+}
+
 static int
 tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -703,6 +734,9 @@ wn_dp_telemetry_register(struct wn_dp_group *g)
 				   "Dataplane counters of each lcore (shard). No parameters");
 	rte_telemetry_register_cmd("/warpnic/dp/tcp", tel_tcp,
 				   "TCP stack counters summed over the lcores. No parameters");
+	rte_telemetry_register_cmd("/warpnic/dp/sctp", tel_sctp,
+				   "usrsctp's counters (DATA chunks, retransmissions, SACKs) for "
+				   "the process. No parameters");
 	rte_telemetry_register_cmd("/warpnic/dp/port", tel_port,
 				   "Port counters (ethdev and lib/net). No parameters");
 	rte_telemetry_register_cmd("/warpnic/dp/net", tel_net,

@@ -311,6 +311,37 @@ sctp_socket_setup(struct sctp_proto *p, struct socket *so, uint32_t ip_hdr)
 }
 
 void
+wn_sctp_stack_stats_get(struct wn_sctp_stack_stats *st)
+{
+	struct sctpstat s;
+	bool up;
+
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&init_lock);
+	up = started;
+	pthread_mutex_unlock(&init_lock);
+	if (!up)
+		return;
+	usrsctp_get_stat(&s);
+	st->tx_packets = s.sctps_sendpackets;
+	st->rx_packets = s.sctps_recvpackets;
+	st->tx_data = s.sctps_senddata;
+	st->rx_data = s.sctps_recvdata;
+	st->rx_pkts_data = s.sctps_recvpktwithdata;
+	st->rx_dup_data = s.sctps_recvdupdata;
+	st->tx_retrans = s.sctps_sendretransdata;
+	st->fast_retrans = s.sctps_sendfastretrans;
+	st->t3_timeouts = s.sctps_timodata;
+	st->tx_sacks = s.sctps_sendsacks;
+	st->rx_sacks = s.sctps_recvsacks;
+	st->sack_timeouts = s.sctps_timosack;
+	st->window_probes = s.sctps_windowprobed;
+	st->rx_drop_rwnd = s.sctps_datadroprwnd;
+	st->cwnd_full = s.sctps_send_cwnd_avoid;
+	st->maxburst_held = s.sctps_maxburstqueued;
+}
+
+void
 sctp_timers(uint64_t now)
 {
 	uint64_t ms = now / 1000, last = atomic_load(&timers_ms);

@@ -84,6 +84,32 @@ struct wn_sctp_stats {
 };
 
 /**
+ * usrsctp's own counters (its struct sctpstat): one stack per process, so these count every
+ * association of every instance. All zero before the first instance exists.
+ */
+struct wn_sctp_stack_stats {
+	uint64_t tx_packets;       /**< SCTP packets sent */
+	uint64_t rx_packets;       /**< ... received */
+	uint64_t tx_data;          /**< DATA chunks sent */
+	uint64_t rx_data;          /**< DATA chunks received */
+	uint64_t rx_pkts_data;     /**< packets received with DATA in them */
+	uint64_t rx_dup_data;      /**< duplicate DATA chunks received */
+	uint64_t tx_retrans;       /**< DATA chunks sent again (T3 or fast retransmission) */
+	uint64_t fast_retrans;     /**< ... of them by fast retransmission */
+	uint64_t t3_timeouts;      /**< T3-rtx (retransmission) timer expiries */
+	uint64_t tx_sacks;         /**< SACK chunks sent */
+	uint64_t rx_sacks;         /**< ... received */
+	uint64_t sack_timeouts;    /**< delayed-SACK timer expiries (a SACK sent late) */
+	uint64_t window_probes;    /**< zero-window probes sent */
+	uint64_t rx_drop_rwnd;     /**< DATA dropped for want of receive window */
+	uint64_t cwnd_full;        /**< sends held back: congestion window full */
+	uint64_t maxburst_held;    /**< ... held back by the max burst limit */
+};
+
+/** Read usrsctp's counters (any thread; each counter read alone, so torn across counters). */
+void wn_sctp_stack_stats_get(struct wn_sctp_stack_stats *st);
+
+/**
  * Create an instance (the first one initialises usrsctp).
  * @return its wn_llp_proto, or NULL with errno EINVAL (no pool, index out of range, in use)
  *   or ENOMEM. Any thread.

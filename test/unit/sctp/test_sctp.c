@@ -546,6 +546,7 @@ test_loss_and_reorder(void **state)
 {
 	struct wn_llp_listener *ls;
 	struct wn_sctp_stats sx;
+	struct wn_sctp_stack_stats k0, k1;
 	uint8_t *pat = hx_pattern(2048, 7);
 	(void)state;
 
@@ -553,6 +554,7 @@ test_loss_and_reorder(void **state)
 	own[1].accept_in_request = true;
 	ls = connect_pair(4, 4);
 	assert_int_equal(count(&own[0], WN_LLP_EV_ESTABLISHED), 1);
+	wn_sctp_stack_stats_get(&k0);
 	wire.drop_pm = 30;
 	wire.reorder_pm = 30;
 	send_many(0, 3000, pat, 1000);
@@ -562,6 +564,12 @@ test_loss_and_reorder(void **state)
 	check_many(&own[0], 1000, pat, 20);
 	wn_sctp_stats_get(proto[1], &sx);
 	assert_true(sx.rx_early > 0); /* unordered chunks did overtake each other */
+	/* usrsctp's own counters (both instances share its stack) saw the DATA and the losses */
+	wn_sctp_stack_stats_get(&k1);
+	assert_true(k1.tx_data - k0.tx_data >= 4000);
+	assert_true(k1.rx_data - k0.rx_data >= 4000);
+	assert_true(k1.tx_retrans > k0.tx_retrans);
+	assert_true(k1.rx_sacks > k0.rx_sacks);
 	wire.drop_pm = wire.reorder_pm = 0;
 	wn_llp_abort(own[0].l);
 	assert_int_equal(count(&own[0], WN_LLP_EV_CLOSED), 1); /* from inside */
