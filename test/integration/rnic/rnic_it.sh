@@ -8,8 +8,11 @@
 # The cases are the lines of the table "cases" beside this script (meson.build registers one
 # test per line from the same table): NAME | ZC | PAIR | RUN | CHECKS.
 #   PAIR   scripts/wn-pair.sh start options ("-": none), in a private pair directory, without
-#          hugepages; PCAP stands for this case's capture directory
-#   RUN    rnic_it's arguments, given to its server on A (198.19.0.1) and its client on B
+#          hugepages; PCAP stands for this case's capture directory; "-- --llp sctp" has
+#          both warpnicd carry every connection as DDP over SCTP (RFC 5043)
+#   RUN    rnic_it's arguments, after any NAME=VALUE words (the programs' environment, e.g.
+#          WARPNIC_LLP=sctp: the programs' own choice of lower layer, which the client
+#          library reads), given to its server on A (198.19.0.1) and its client on B
 #          (through scripts/warpnic-run), both must exit 0 (TEL_B stands for B's telemetry
 #          socket, MIB for $WN_RNIC_MIB, default 4: scripts/soak.sh runs the fault matrix
 #          with 256); or @kill: a client streaming Writes and Reads is killed -9 mid-transfer
@@ -35,7 +38,12 @@
 #     tcp KEY OP VALUE     the sum of both instances' /warpnic/dp/tcp KEY
 #     matrix               prints the fault matrix's lines ("MATRIX ..."): per operation of
 #                          rnic_it's xfer the octets verified and the time, then the faults
-#                          injected and both instances' retransmission counters
+#                          injected and both instances' retransmission counters (TCP's, and
+#                          usrsctp's from /warpnic/dp/sctp when SCTP carried DATA)
+#     llp sctp|mpa         the lower layer that carried the case, from both instances'
+#                          /warpnic/dp/stats: sctp: on both, DDP Stream Sessions over SCTP
+#                          reached RDMA mode, no session error, no MPA FPDU sent (tx_fpdus 0),
+#                          and ULPDUs went over SCTP; mpa: FPDUs sent and no SCTP session
 #     capture a|b MIN CRC  stops the pair (both warpnicd must exit 0), then that instance's
 #                          capture: see check_capture
 #     startup REQ_M REP_M CRC REV, first OPCODE LENGTH, markers DIRECTION on|off,
@@ -381,10 +389,12 @@ check_matrix() {
 	"$PAIR" tel b "/wn_impair/xstats,$port" >"$T/impair.json" 2>/dev/null || echo '{}' >"$T/impair.json"
 	"$PAIR" tel a /warpnic/dp/tcp >"$T/tcp_a.json" || fail "telemetry of a"
 	"$PAIR" tel b /warpnic/dp/tcp >"$T/tcp_b.json" || fail "telemetry of b"
+	"$PAIR" tel a /warpnic/dp/sctp >"$T/sctp_a.json" || fail "telemetry of a"
+	"$PAIR" tel b /warpnic/dp/sctp >"$T/sctp_b.json" || fail "telemetry of b"
 	python3 - "$CASE" "$T/client.json" "$T/impair.json" "$T/tcp_a.json" "$T/tcp_b.json" \
-		<<'PY' || fail "matrix: counters unreadable"
+		"$T/sctp_a.json" "$T/sctp_b.json" <<'PY' || fail "matrix: counters unreadable"
 import json, sys
-case, cj, ij, ta, tb = sys.argv[1:6]
+case, cj, ij, ta, tb, sa, sb = sys.argv[1:8]
 c = json.load(open(cj))
 try:
     imp = json.load(open(ij))  # B's fault injector; none in a fault-free case
@@ -393,6 +403,7 @@ except ValueError:
 if not isinstance(imp, dict) or not any(k.startswith(('tx_impair', 'rx_impair')) for k in imp):
     imp = {}
 a, b = json.load(open(ta)), json.load(open(tb))
+sca, scb = json.load(open(sa)), json.load(open(sb))
 for x in c.get('xfer', []):
     what = '%d atomics' % x['ops'] if x['op'] == 'atomic' else '%d octets' % x['octets']
     rate = ('%.0f ops/s' % (x['ops'] * 1000.0 / max(x['ms'], 1)) if x['op'] == 'atomic'
@@ -407,11 +418,46 @@ for k in ('drop', 'reorder', 'dup', 'delay', 'down', 'mangle', 'corrupt'):
 frames = imp.get('tx_impair_in', 0) + imp.get('rx_impair_in', 0)
 print('  MATRIX %s faults: %s of %d frames' % (case, ', '.join(faults) or 'none', frames))
 for n, t in (('A', a), ('B', b)):
+    if t['tx_segs'] == 0:
+        continue
     print('  MATRIX %s TCP %s: %d retransmitted, %d fast retransmits, %d RTOs, %d TLPs, '
           '%d recoveries undone' % (case, n, t['tx_retrans'], t['fast_retrans'],
                                     t['rto_fired'], t.get('tlp_probes', 0),
                                     t.get('undo_spurious', 0)))
+for n, t in (('A', sca), ('B', scb)):
+    if t['tx_data'] == 0:
+        continue
+    print('  MATRIX %s SCTP %s: %d DATA chunks sent, %d retransmitted (%d fast), %d T3 '
+          'timeouts, %d duplicates received' % (case, n, t['tx_data'], t['tx_retrans'],
+                                                t['fast_retrans'], t['t3_timeouts'],
+                                                t['rx_dup_data']))
 PY
+}
+
+# check_llp sctp|mpa: which lower layer carried the case (both instances' counters; a side
+# may send nothing, as A in "flush", so the ULPDUs and FPDUs sent count for both together)
+check_llp() {
+	local n v sent=0 sctp_sessions sctp_tx_ulpdus sctp_errors tx_fpdus
+	for n in a b; do
+		v=$("$PAIR" tel "$n" /warpnic/dp/stats sctp_sessions sctp_tx_ulpdus sctp_errors \
+			tx_fpdus) || fail "telemetry of $n"
+		echo "  $n lower layer: $v"
+		eval "$v"
+		case "$1" in
+		sctp)
+			[ "$sctp_sessions" -gt 0 ] || fail "$n: no DDP Stream Session over SCTP ($v)"
+			[ "$sctp_errors" = 0 ] && [ "$tx_fpdus" = 0 ] ||
+				fail "$n: SCTP session errors or MPA FPDUs ($v)"
+			sent=$((sent + sctp_tx_ulpdus))
+			;;
+		mpa)
+			[ "$sctp_sessions" = 0 ] || fail "$n: SCTP sessions ($v)"
+			sent=$((sent + tx_fpdus))
+			;;
+		*) echo "rnic_it.sh: llp sctp|mpa, not '$1'" >&2; exit 2 ;;
+		esac
+	done
+	[ "$sent" -gt 0 ] || fail "nothing went over $1"
 }
 
 check_objects_none() { # a|b...
@@ -537,6 +583,11 @@ if [[ " $PAIR_OPTS " == *" --link af_packet "* ]] && [ "$(id -u)" != 0 ]; then
 fi
 pair_start
 mapfile -t run_args < <(words "$RUN_ARGS")
+# leading NAME=VALUE words: the programs' environment (warpnic-run passes it on)
+while [ ${#run_args[@]} -gt 0 ] && [[ "${run_args[0]}" =~ ^[A-Z_][A-Z0-9_]*= ]]; do
+	export "${run_args[0]}"
+	run_args=("${run_args[@]:1}")
+done
 # the client's time limit: rnic_it xfer bounds each of its four operations itself
 CLIENT_SECS=50
 [[ " ${run_args[*]} " == *" --case xfer "* ]] && CLIENT_SECS=$((120 + 4 * (60 + 2 * ${WN_RNIC_MIB:-4})))
@@ -575,6 +626,7 @@ for c in "${checks[@]}"; do
 	impair) check_impair "${w[@]:1}" ;;
 	tcp) check_tcp_sum "${w[@]:1}" ;;
 	matrix) check_matrix ;;
+	llp) check_llp "${w[1]}" ;;
 	capture) check_capture_of "${w[@]:1}" ;;
 	startup) expect_startup "${w[@]:1}" ;;
 	first) expect_first "${w[@]:1}" ;;
