@@ -7,7 +7,9 @@
  * exposes a new ethdev, the "face", that applications use like any port. Between
  * the two, per direction and per queue, it drops, duplicates, corrupts, delays
  * and reorders packets at configured rates with a seeded PRNG, so that a run is
- * reproducible for a given seed and packet sequence. Every action is counted.
+ * reproducible for a given seed and packet sequence. Every action is counted. Drop,
+ * duplication, reordering, delay, corruption and a link flap act on every frame whatever it
+ * carries (TCP, SCTP as IP protocol 132, ARP, ...); only mangle= looks for TCP.
  *
  * Devargs (comma-separated key=value, as on an EAL --vdev line):
  *
