@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# One command measures every path side by side in one run (issue 11) and prints issue 11's
-# goals table with the ratios of this run:
+# One command measures every path side by side in one run (issues 11 and 12) and prints
+# their goals tables with the ratios of this run:
 #   raw       the port's own packet path: warpnic-perf raw_bw / raw_lat, two processes on
 #             net_memif (no TCP, MPA, DDP)
 #   rtc       warpnic run to completion: warpnic-perf --rtc, one lcore per side running the
@@ -10,6 +10,11 @@
 #             ib_write_bw) through the verbs and rdma_cm shims
 #   wn-tcp    warpnic's TCP alone: wn-tcp-pingpong over memif (the 8 B round trip)
 #   kernel    Linux TCP over loopback: iperf3 (one stream), sockperf ping-pong (TCP)
+#   sctp      issue 12: DDP over SCTP against MPA/TCP through one pair of warpnicd, the
+#             client choosing the lower layer (WARPNIC_LLP), alternating: ib_write_bw -s 65536
+#             and ib_write_lat -s 8 (3 rounds, medians), then Write/Read/Send of 64 MiB over
+#             SCTP under 1 % drop + 1 % reorder checked octet for octet (rnic_fault_sctp's
+#             case); issue 12's goals table follows issue 11's
 # and (not with --quick) the instructions per message of run-to-completion RDMA against the
 # raw path, counted by callgrind (test/bench/rdma_cost.sh), the figure a loaded machine
 # does not move.
@@ -22,11 +27,11 @@
 #   scripts/bench.sh [--quick] [--no-build] [--out DIR]
 #
 #   --quick      smoke size (what scripts/test.sh runs): few iterations, QPs 1 and 16,
-#                no instruction counts
+#                no instruction counts; one SCTP round, the fault case at 1 MiB
 #   --no-build   use the programs already built in WN_BUILD (default build)
 #   --out DIR    where bench.json, bench.png and the logs go (default: a new /tmp/wn-bench.*)
 #   -h, --help   this text
-# Full run: about 5 minutes. Run it on a quiet machine; on a shared one the wall-clock
+# Full run: about 7 minutes. Run it on a quiet machine; on a shared one the wall-clock
 # figures move from run to run, the ratios (both sides measured in the same run) less so.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,7 +43,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1; shift ;;
 	--no-build) build_it=0; shift ;;
 	--out) out=${2:?--out DIR}; shift 2 ;;
-	-h|--help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -70,16 +75,18 @@ if [ "$build_it" = 1 ]; then
 fi
 pp=$build/test/bench/tcp/wn-tcp-pingpong
 for p in "$build/app/bin/warpnic-perf" "$build/app/warpnicd/warpnicd" "$pp" \
-	"$build/lib/libwn_dp.a"; do
+	"$build/lib/libwn_dp.a" "$build/test/integration/rnic/rnic_it"; do
 	[ -e "$p" ] || fail "missing prerequisite: $p not built"
 done
 
 if [ "$quick" = 1 ]; then
 	bw_sizes=64,4096,65536 lat_sizes=8 qps_list="1 16"
 	bw_opt=(--iters 400) lat_iters=200 pt_lat_iters=200 pt_bw_iters=400 secs=1
+	sctp_rounds=1 sctp_bw_iters=400 sctp_lat_iters=200 fault_mib=1
 else
 	bw_sizes=64,1024,4096,16384,65536 lat_sizes=8,1024,4096,65536 qps_list="1 16 256"
 	bw_opt=(--duration 0.4 --reps 3) lat_iters=5000 pt_lat_iters=5000 pt_bw_iters=5000 secs=3
+	sctp_rounds=3 sctp_bw_iters=5000 sctp_lat_iters=5000 fault_mib=64
 fi
 pair=$top/test/bench/perf_pair.sh
 step() { echo "== $*" >&2; echo "== $*" >>"$log"; }
@@ -109,6 +116,13 @@ done
 step "daemons + unmodified perftest: ib_write_lat -s 8, ib_write_bw -s 4096,65536"
 bash "$top/test/bench/perftest_pair.sh" "$build" 8 4096,65536 "$pt_lat_iters" "$pt_bw_iters" \
 	>"$out/daemons.json" 2>>"$log" || fail "perftest between two warpnicd (see $log)"
+
+step "DDP over SCTP against MPA/TCP: ib_write_bw -s 65536, ib_write_lat -s 8, $sctp_rounds" \
+	"round(s) each, alternating; Write/Read/Send $fault_mib MiB over SCTP under 1 % drop +" \
+	"1 % reorder"
+bash "$top/test/bench/sctp_bench.sh" "$build" "$sctp_rounds" "$sctp_bw_iters" \
+	"$sctp_lat_iters" "$fault_mib" >"$out/sctp.json" 2>>"$log" ||
+	fail "DDP over SCTP against MPA/TCP (see $log)"
 
 step "warpnic TCP ping-pong over memif (wn-tcp-pingpong, 8 B)"
 if [ "$(nproc)" -ge 2 ]; then lc_a=0 lc_b=1; else lc_a=0 lc_b=0; fi

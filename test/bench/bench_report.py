@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """scripts/bench.sh's report: reads the runs' outputs in DIR, prints issue 11's goals table
-with this run's ratios and every figure, writes DIR/bench.json and the gnuplot script
-DIR/bench.gp (DIR/bench.png: bandwidth and latency against message size).
+with this run's ratios and every figure, then issue 12's (DDP over SCTP against MPA/TCP,
+from sctp.json), writes DIR/bench.json and the gnuplot script DIR/bench.gp (DIR/bench.png:
+bandwidth and latency against message size).
 
     bench_report.py DIR QUICK(0|1)
 """
@@ -10,6 +11,7 @@ import datetime
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -35,6 +37,55 @@ def fmt(v, nd=3):
     if abs(v) >= 10:
         return "%.1f" % v
     return ("%." + str(nd) + "f") % v
+
+
+def sctp_table(d, quick):
+    """Issue 12's goals from sctp.json (test/bench/sctp_bench.sh): DDP over SCTP against
+    MPA/TCP, medians of the alternating rounds. Prints the table; returns the figures and
+    the goal rows for bench.json."""
+    sc = load(d, "sctp")
+    bw, lat, fault = sc["write_bw_65536"], sc["write_lat_8"], sc["fault"]
+    med = {k: {llp: statistics.median(v) for llp, v in x.items()}
+           for k, x in (("bw", bw), ("lat", lat))}
+    rows = []
+
+    def row(fig, unit, s, m, r, text, holds, **extra):
+        rows.append(dict(figure=fig, unit=unit, sctp=s, mpa_tcp=m, ratio=r, goal=text,
+                         holds=bool(holds) if holds is not None else None, **extra))
+
+    r = ratio(med["bw"]["sctp"], med["bw"]["mpa"])
+    row("RDMA Write 64 KiB (unmodified ib_write_bw -s 65536)", "Gbit/s", med["bw"]["sctp"],
+        med["bw"]["mpa"], r, ">= 0.7 x MPA/TCP", r is not None and r >= 0.7)
+    r = ratio(med["lat"]["sctp"], med["lat"]["mpa"])
+    row("8 B write ping-pong p50 (unmodified ib_write_lat -s 8)", "us", med["lat"]["sctp"],
+        med["lat"]["mpa"], r, "<= 1.3 x MPA/TCP", r is not None and r <= 1.3)
+    if fault is not None:
+        row("Write/Read/Send %d MiB, 1 %% drop + 1 %% reorder" % fault["mib"],
+            "s", [fault["ops"].get(k) for k in ("write", "read", "send")], None, None,
+            "byte-exact" + (" (smoke size; the goal is 64 MiB)" if fault["mib"] < 64 else ""),
+            fault["pass"], mib=fault["mib"], dropped=fault["dropped"],
+            reordered=fault["reordered"], frames=fault["frames"], retrans=fault["retrans"])
+    print()
+    print("issue 12: DDP over SCTP against MPA/TCP, two warpnicd, the client's WARPNIC_LLP, "
+          "medians of %d alternating round(s)" % sc["rounds"])
+    print("%-58s %10s %10s %-7s %6s  %s" % ("figure", "SCTP", "MPA/TCP", "unit", "ratio",
+                                            "goal (met?)"))
+    for x in rows:
+        if isinstance(x["sctp"], list):
+            print("%-58s %21s %-7s %6s  %s (%s)" % (
+                x["figure"], "/".join(fmt(v, 1) for v in x["sctp"]), "s", "",
+                x["goal"], "yes" if x["holds"] else "no"))
+            print("%-58s %s dropped, %s reordered of %s frames; DATA chunks sent again "
+                  "A / B: %s" % ("  ... faults", x["dropped"], x["reordered"], x["frames"],
+                                 " / ".join(str(v) for v in x["retrans"])))
+            continue
+        print("%-58s %10s %10s %-7s %6s  %s (%s)" % (
+            x["figure"], fmt(x["sctp"]), fmt(x["mpa_tcp"]), x["unit"], fmt(x["ratio"], 2),
+            x["goal"], "yes" if x["holds"] else "no"))
+    figures = {"rounds": sc["rounds"], "sctp_sessions": sc["sctp_sessions"],
+               "write_bw_65536_gbps": dict(bw, median=med["bw"]),
+               "write_lat_8_p50_us": dict(lat, median=med["lat"]), "fault": fault}
+    return figures, rows
 
 
 def main():
@@ -159,6 +210,8 @@ def main():
                              "raw_ir_per_msg": float(fl[4]), "frames": int(fl[5]),
                              "ir_per_frame": float(fl[6]), "vs_raw": float(fl[7])})
 
+    sctp, sctp_goals = sctp_table(d, quick)
+
     # ---- JSON
     try:
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -167,7 +220,7 @@ def main():
     except OSError:
         rev = None
     doc = {
-        "bench": "warpnic issue 11", "quick": quick, "commit": rev,
+        "bench": "warpnic issues 11 and 12", "quick": quick, "commit": rev,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cpus": os.cpu_count(), "loadavg": os.getloadavg()[0],
         "latency": "half round trip (us)",
@@ -181,6 +234,8 @@ def main():
                        "sockperf_size": 14},
         "goals": goals,
         "instructions": cost,
+        "sctp": sctp,
+        "sctp_goals": sctp_goals,
     }
     with open(os.path.join(d, "bench.json"), "w") as f:
         json.dump(doc, f, indent=1)
