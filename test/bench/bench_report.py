@@ -39,7 +39,7 @@ def fmt(v, nd=3):
     return ("%." + str(nd) + "f") % v
 
 
-def sctp_table(d, quick):
+def sctp_table(d, quick, cost):
     """Issue 12's goals from sctp.json (test/bench/sctp_bench.sh): DDP over SCTP against
     MPA/TCP, medians of the alternating rounds. Prints the table; returns the figures and
     the goal rows for bench.json."""
@@ -82,6 +82,12 @@ def sctp_table(d, quick):
         print("%-58s %10s %10s %-7s %6s  %s (%s)" % (
             x["figure"], fmt(x["sctp"]), fmt(x["mpa_tcp"]), x["unit"], fmt(x["ratio"], 2),
             x["goal"], "yes" if x["holds"] else "no"))
+    ir = {c["mode"]: c["ir_per_msg"] for c in cost if c["size"] == 65536}
+    if "swrite" in ir and "write" in ir:
+        print("%-58s %10s %10s %-7s %6s  %s" % (
+            "instructions per 64 KiB Write, both sides (callgrind)", fmt(ir["swrite"]),
+            fmt(ir["write"]), "Ir", fmt(ratio(ir["swrite"], ir["write"]), 2),
+            "(what a CPU-bound path pays)"))
     figures = {"rounds": sc["rounds"], "sctp_sessions": sc["sctp_sessions"],
                "write_bw_65536_gbps": dict(bw, median=med["bw"]),
                "write_lat_8_p50_us": dict(lat, median=med["lat"]), "fault": fault}
@@ -210,7 +216,7 @@ def main():
                              "raw_ir_per_msg": float(fl[4]), "frames": int(fl[5]),
                              "ir_per_frame": float(fl[6]), "vs_raw": float(fl[7])})
 
-    sctp, sctp_goals = sctp_table(d, quick)
+    sctp, sctp_goals = sctp_table(d, quick, cost)
 
     # ---- JSON
     try:

@@ -7,6 +7,8 @@
  *   write SIZE N   two run-to-completion dataplanes (lib/dp, wn_dp_embed.h) back to back; A
  *                  Writes N messages of SIZE octets to B, 64 outstanding, every one signaled
  *   send SIZE N    the same with Sends into receives B keeps posted
+ *   swrite, ssend  the same two over DDP over SCTP (RFC 5043, lib/sctp: usrsctp) instead of
+ *                  MPA/TCP; a "frame" is then a DATA chunk of at most 1416 octets
  *   raw SIZE N     the raw path of warpnic-perf raw_bw: per message, ceil(SIZE / 1484)
  *                  frames (Ethernet + 16-octet header + payload copied in), tx_burst on A,
  *                  rx_burst on B, payload copied out to the destination, mbufs freed
@@ -31,6 +33,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "wn_ctl.h"
 #include "wn_dp.h"
 #include "wn_dp_embed.h"
 #include "wn_mem.h"
@@ -58,6 +61,7 @@ struct side {
 };
 
 static struct rte_mempool *pool;
+static bool use_sctp;
 static struct side sa, sb;
 static struct rte_ring *rings[2];
 static size_t buf_len;
@@ -111,6 +115,7 @@ side_up(struct side *s, const char *name, struct rte_ring *rx, struct rte_ring *
 	c.rtr = 7;
 	c.rfc7306 = true;
 	c.cksum = WN_NET_CKSUM_LOCAL; /* as on net_memif (raw_bw's link) */
+	c.llp = use_sctp ? WN_CTL_LLP_SCTP : WN_CTL_LLP_MPA;
 	s->ip = c.addrs[0];
 	s->g = wn_dp_create(&c, 1);
 	if (s->g == NULL)
@@ -313,7 +318,7 @@ measure(const char *mode, uint32_t size, uint64_t n)
 	if (strcmp(mode, "raw") == 0)
 		measure_raw(size, n);
 	else
-		measure_rdma(strcmp(mode, "send") == 0, size, n);
+		measure_rdma(strcmp(mode, "send") == 0 || strcmp(mode, "ssend") == 0, size, n);
 }
 
 int
@@ -328,11 +333,13 @@ main(int argc, char **argv)
 	bool raw;
 
 	if (argc != 4 || (strcmp(argv[1], "write") != 0 && strcmp(argv[1], "send") != 0 &&
+			  strcmp(argv[1], "swrite") != 0 && strcmp(argv[1], "ssend") != 0 &&
 			  strcmp(argv[1], "raw") != 0)) {
-		fprintf(stderr, "usage: %s write|send|raw SIZE N\n", argv[0]);
+		fprintf(stderr, "usage: %s write|send|swrite|ssend|raw SIZE N\n", argv[0]);
 		return 2;
 	}
 	mode = argv[1];
+	use_sctp = strcmp(mode, "swrite") == 0 || strcmp(mode, "ssend") == 0;
 	size = (uint32_t)strtoul(argv[2], NULL, 0);
 	n = strtoull(argv[3], NULL, 0);
 	raw = strcmp(mode, "raw") == 0;
@@ -364,13 +371,14 @@ main(int argc, char **argv)
 		side_up(&sa, "cost_a", rings[1], rings[0], 0xc6120001);
 		side_up(&sb, "cost_b", rings[0], rings[1], 0xc6120002);
 		connect_pair();
-		if (strcmp(mode, "send") == 0)
+		if (strcmp(mode, "send") == 0 || strcmp(mode, "ssend") == 0)
 			for (uint64_t i = 0; i < 2 * DEPTH; i++)
 				post_recv(size, i);
 	}
 	measure(mode, size, n);
 	/* the destination holds the source's octets (send: the slots the last Sends filled) */
-	if (memcmp(sa.buf, sb.buf, size) != 0 && strcmp(mode, "send") != 0)
+	if (memcmp(sa.buf, sb.buf, size) != 0 && strcmp(mode, "send") != 0 &&
+	    strcmp(mode, "ssend") != 0)
 		die("destination octets differ");
 	printf("cost: %s %u %llu ok\n", mode, size, (unsigned long long)n);
 	/* the per-process EAL runtime directory would stay behind in /var/run/dpdk */

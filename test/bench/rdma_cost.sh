@@ -5,11 +5,14 @@
 # path moving the same octets (warpnic-perf raw_bw's frames: payload copied in, tx_burst,
 # rx_burst, copied out), counted by callgrind in one thread over net_ring ports
 # (wn-rdma-cost; repeatable on a loaded machine). The ratio raw / RDMA is the ceiling of
-# "RDMA over raw" on a CPU-bound path such as memif, whatever the scheduler does.
+# "RDMA over raw" on a CPU-bound path such as memif, whatever the scheduler does. The modes
+# swrite and ssend are Write and Send over DDP over SCTP (RFC 5043: lib/sctp, usrsctp) instead
+# of MPA/TCP; their frames are DATA chunks of at most 1420 payload octets (1484 for MPA/TCP).
 # Reports numbers; fails only when a run fails.
 #
 #   rdma_cost.sh BUILD_DIR [--native] [CASE...]   CASE: MODE:SIZE (default: write:65536
-#                                                 write:4096 send:64 and raw at each size)
+#                                                 write:4096 send:64 and raw at each size;
+#                                                 MODE write|send|swrite|ssend)
 #   --native   run each case without callgrind, a few messages (a smoke: data moved, checked)
 # Environment: WN_COST_MSGS (messages per case, default 400; 64 B cases x 8).
 set -uo pipefail
@@ -53,7 +56,10 @@ for c in "${cases[@]}"; do
 	[ "$native" = 1 ] && n=$((n < 64 ? n : 64))
 	a=$(ir "$mode" "$size" "$n") || exit 1
 	b=$(ir raw "$size" "$n") || exit 1
-	frames=$(((size + 1483) / 1484))
+	case "$mode" in
+	swrite | ssend) frames=$(((size + 1419) / 1420)) ;; # DDP segments of 1420 octets
+	*) frames=$(((size + 1483) / 1484)) ;;
+	esac
 	if [ "$native" = 1 ]; then
 		printf '%-6s %8d %6d %14s %14s %12d %12s %10s\n' "$mode" "$size" "$n" ok ok "$frames" - -
 		continue
