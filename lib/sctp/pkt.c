@@ -27,6 +27,16 @@ static _Atomic uint64_t timers_ms;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool started;
 
+/* SCTP input since the timers' last poll (any instance); polls in a row that found some */
+static _Atomic bool rx_seen;
+static _Atomic unsigned int rx_polls;
+
+/*
+ * Most polls in a row the timers wait for the input queued before them (sctp_timers): a
+ * port's receive ring read one burst (32 packets) per loop, twice over.
+ */
+#define TIMER_DEFER_POLLS 64
+
 /* SCTP common header (RFC 4960 §3.1): ports, verification tag, checksum. */
 #define SCTP_HDR_LEN 12
 #define SCTP_CKSUM_OFF 8
@@ -151,6 +161,7 @@ wn_sctp_input(void *arg, struct rte_mbuf *m, uint64_t now)
 
 	p->sx.rx_pkts++;
 	p->now = now;
+	atomic_store_explicit(&rx_seen, true, memory_order_relaxed);
 	if (rte_pktmbuf_data_len(m) < m->l3_len || ip_addrs(m, &local, &remote) != 0)
 		goto bad;
 	len = rte_pktmbuf_pkt_len(m) - m->l3_len;
@@ -261,6 +272,12 @@ sctp_global_init(void)
 		usrsctp_sysctl_set_sctp_rto_initial_default(1000);
 		usrsctp_sysctl_set_sctp_rto_max_default(10000);
 		usrsctp_sysctl_set_sctp_init_rto_max_default(2000);
+		/* a SACK held back must come before the peer's RTO runs out: usrsctp's 200 ms
+		 * default delay equals that RTO floor, and a lone chunk (a session's first, a
+		 * burst's odd last) was sent again whenever its SACK waited out the delay.
+		 * lib/tcp's delayed ACK, 40 ms (RFC 4960 §6.2 allows up to 500 ms beside an
+		 * RTO.min of 1 s) */
+		usrsctp_sysctl_set_sctp_delayed_sack_time_default(40);
 		started = true;
 	}
 	pthread_mutex_unlock(&init_lock);
@@ -351,8 +368,22 @@ sctp_timers(uint64_t now)
 		(void)atomic_compare_exchange_strong(&timers_ms, &last, ms);
 		return;
 	}
-	if (ms == last || !atomic_compare_exchange_strong(&timers_ms, &last, ms))
+	/*
+	 * Input first: after a stall (an lcore descheduled on a shared core, or asleep) the
+	 * port's ring still holds the SACKs that arrived in time, one burst of them read per
+	 * loop; a T3-rtx timer run before them fires for chunks that were acknowledged, and
+	 * usrsctp, which has no spurious-timeout undo, takes the congestion window down to one
+	 * packet and sends them all again. So while polls keep finding SCTP input the timers
+	 * wait, for at most TIMER_DEFER_POLLS polls, for one that finds the ring drained.
+	 */
+	if (atomic_exchange(&rx_seen, false) &&
+	    atomic_fetch_add(&rx_polls, 1) + 1 < TIMER_DEFER_POLLS)
 		return;
+	if (ms == last)
+		return;
+	if (!atomic_compare_exchange_strong(&timers_ms, &last, ms))
+		return;
+	atomic_store(&rx_polls, 0);
 	if (last != 0)
 		usrsctp_handle_timers((uint32_t)RTE_MIN(ms - last, (uint64_t)1000));
 }

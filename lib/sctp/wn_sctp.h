@@ -11,14 +11,16 @@
  * 132 go in through wn_sctp_input() (a lib/net receive hook, wn_netif_proto_rx), their CRC32c
  * checked here (isa-l), and SCTP's packets come out as IP datagrams through wn_sctp_tx_bulk()
  * for the owner to send (wn_net_output_bulk), as lib/tcp's segments do; usrsctp's timers run
- * from wn_llp_poll(). Each association has the Adaptation Layer Indication of DDP in its
- * INIT/INIT-ACK (an association whose peer indicates anything else is aborted, RFC 5043
- * §11.1), the same number of streams both ways (§8), no path MTU discovery but the link's MTU,
- * and carries DDP streams on like-numbered SCTP stream pairs: a connect opens an association
- * and one DDP Stream Session on stream 0; an association accepted by a listener may carry a
- * session on each of its streams, each one a stream of this layer handed to the listener when
- * its Initiate arrives. Every DATA chunk is unordered (§10) and starts with its DDP-SSN; what
- * arrives is put back in DDP-SSN order before the ULP sees it (wn_sctp_sess.h).
+ * from wn_llp_poll(), after the SCTP input queued before them (a poll that follows input
+ * leaves them for the next, for at most 64 polls in a row). Each association has the
+ * Adaptation Layer Indication of DDP in its INIT/INIT-ACK (an association whose peer
+ * indicates anything else is aborted, RFC 5043 §11.1), the same number of streams both ways
+ * (§8), no path MTU discovery but the link's MTU, and carries DDP streams on like-numbered
+ * SCTP stream pairs: a connect opens an association and one DDP Stream Session on stream 0;
+ * an association accepted by a listener may carry a session on each of its streams, each one
+ * a stream of this layer handed to the listener when its Initiate arrives. Every DATA chunk is
+ * unordered (§10) and starts with its DDP-SSN; what arrives is put back in DDP-SSN order
+ * before the ULP sees it (wn_sctp_sess.h).
  *
  * Teardown: wn_llp_close() sends the session's Terminate; an association whose sessions have
  * all ended is shut down (SCTP SHUTDOWN, after everything queued is acknowledged) and the

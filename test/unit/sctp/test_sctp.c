@@ -59,6 +59,9 @@ static struct {
 	struct rte_mbuf *held;
 	int held_from;
 	bool (*rewrite)(uint8_t *sctp, uint32_t len);
+	bool capture_from1;       /* side 1's frames kept in cap[] instead of delivered */
+	struct rte_mbuf *cap[64];
+	unsigned int ncap;
 } wire;
 
 /* Look at every SCTP packet: the rules RFC 5043 and RFC 4960 set for what we send. */
@@ -148,6 +151,11 @@ sctp_filter(struct hx *hh, int from, struct rte_mbuf *m, void *arg)
 		memcpy(f + 34 + 8, &c, 4);
 	}
 	inspect(f + 34, len - 34, from);
+	if (wire.capture_from1 && from == 1) {
+		assert_true(wire.ncap < RTE_DIM(wire.cap));
+		wire.cap[wire.ncap++] = rte_pktmbuf_copy(m, hx_pool, 0, UINT32_MAX);
+		return true;
+	}
 	if (wire.drop_pm != 0 && hx_rand(hh) % 1000 < (uint32_t)wire.drop_pm)
 		return true;
 	if (wire.held != NULL && wire.held_from == from) {
@@ -537,6 +545,50 @@ test_reject_and_refused(void **state)
 	assert_int_equal(own[0].why, WN_LLP_CLOSE_REFUSED);
 	wn_llp_release(own[0].l);
 	run(20000, 1000);
+	teardown_pair();
+}
+
+/*
+ * A sender whose lcore did not run for longer than the RTO (a shared core) finds its peer's
+ * SACKs queued when it runs again, and reads them a burst per loop with its timers polled in
+ * between, as lib/dp does: the timers wait for that input, so no T3-rtx expiry sends again
+ * (and takes the congestion window down for) chunks that were acknowledged in time.
+ */
+static void
+test_stall_sacks_first(void **state)
+{
+	struct wn_llp_listener *ls;
+	struct wn_sctp_stack_stats k0, k1;
+	uint8_t *pat = hx_pattern(2048, 11);
+	(void)state;
+
+	setup_pair();
+	own[1].accept_in_request = true;
+	ls = connect_pair(4, 4);
+	assert_int_equal(count(&own[0], WN_LLP_EV_ESTABLISHED), 1);
+	wn_sctp_stack_stats_get(&k0);
+	wire.capture_from1 = true;
+	send_many(0, 4, pat, 1000);
+	run(2000, 1000);
+	wire.capture_from1 = false;
+	assert_true(wire.ncap >= 2); /* a SACK for every second packet */
+	h.now += 300000; /* longer than the RTO (200 ms) without a poll */
+	for (unsigned int i = 0; i < wire.ncap; i++) {
+		hx_deliver(&h, 0, wire.cap[i]);
+		(void)wn_llp_poll(proto[0], h.now);
+	}
+	wire.ncap = 0;
+	run(50000, 1000);
+	check_many(&own[1], 4, pat, 1000);
+	wn_sctp_stack_stats_get(&k1);
+	assert_int_equal(k1.t3_timeouts, k0.t3_timeouts);
+	assert_int_equal(k1.tx_retrans, k0.tx_retrans);
+	wn_llp_abort(own[0].l);
+	run(50000, 1000);
+	wn_llp_release(own[0].l);
+	wn_llp_release(own[1].l);
+	wn_llp_unlisten(proto[1], ls);
+	free(pat);
 	teardown_pair();
 }
 
@@ -1005,6 +1057,7 @@ main(void)
 		cmocka_unit_test(test_setup_data_close),
 		cmocka_unit_test(test_reject_and_refused),
 		cmocka_unit_test(test_loss_and_reorder),
+		cmocka_unit_test(test_stall_sacks_first),
 		cmocka_unit_test(test_two_sessions),
 		cmocka_unit_test(test_bad_no_ddp),
 		cmocka_unit_test(test_bad_ppid_first),
