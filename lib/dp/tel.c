@@ -343,7 +343,6 @@ tel_sctp(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -ENODEV;
 	wn_sctp_stack_stats_get(&s);
 	rte_tel_data_start_dict(d);
-	TEL_U64(d, &s, tx_packets);
 	TEL_U64(d, &s, rx_packets);
 	TEL_U64(d, &s, tx_data);
 	TEL_U64(d, &s, rx_data);

@@ -340,7 +340,6 @@ wn_sctp_stack_stats_get(struct wn_sctp_stack_stats *st)
 	if (!up)
 		return;
 	usrsctp_get_stat(&s);
-	st->tx_packets = s.sctps_sendpackets;
 	st->rx_packets = s.sctps_recvpackets;
 	st->tx_data = s.sctps_senddata;
 	st->rx_data = s.sctps_recvdata;

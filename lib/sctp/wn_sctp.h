@@ -90,8 +90,8 @@ struct wn_sctp_stats {
  * association of every instance. All zero before the first instance exists.
  */
 struct wn_sctp_stack_stats {
-	uint64_t tx_packets;       /**< SCTP packets sent */
-	uint64_t rx_packets;       /**< ... received */
+	uint64_t rx_packets;       /**< SCTP packets received (usrsctp counts none it sends
+				    *   over AF_CONN: wn_sctp_stats tx_pkts counts those) */
 	uint64_t tx_data;          /**< DATA chunks sent */
 	uint64_t rx_data;          /**< DATA chunks received */
 	uint64_t rx_pkts_data;     /**< packets received with DATA in them */
