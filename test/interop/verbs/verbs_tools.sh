@@ -29,7 +29,7 @@ bad() { echo "FAIL: $*"; fail=1; }
 env -u LD_LIBRARY_PATH "$warpnicd" --no-huge --no-shconf -m 256 --no-pci -l 0 --vdev net_null0 --log-level=lib.eal:error \
 	-- --ip 198.18.0.1/24 --ctl "$sock" >"$tmp/warpnicd.log" 2>&1 &
 dpid=$!
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done # 60 s: a loaded machine
 [ -S "$sock" ] || { cat "$tmp/warpnicd.log"; echo "FAIL: warpnicd did not start"; exit 1; }
 
 export LD_BIND_NOW=1
