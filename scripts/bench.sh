@@ -133,7 +133,8 @@ eal=(--no-huge --no-shconf -m 256 --log-level lib.eal:warning --no-pci)
 	--vdev "net_memif0,role=server,socket=$sock,socket-abstract=no" -- --server \
 	--ip 198.18.0.1/24 --port 5001 --timeout 60 >"$out/pp.srv" 2>&1 &
 spid=$!
-for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done # 60 s: a loaded machine
+# the server's port started and listening (a memif client does not retry); 60 s at most
+for _ in $(seq 600); do grep -q listening "$out/pp.srv" 2>/dev/null && break; sleep 0.1; done
 "$pp" -l "$lc_b" "${eal[@]}" --file-prefix "wnb-$$-pp-c" \
 	--vdev "net_memif0,role=client,socket=$sock,socket-abstract=no" -- --client \
 	--ip 198.18.0.2/24 --connect 198.18.0.1:5001 --size 8 --count "$lat_iters" --warmup 200 \

@@ -136,7 +136,12 @@ raw_port_setup(struct raw_ctx *c)
 	if (rte_eth_dev_get_mtu(c->port, &mtu) != 0 || mtu > 1500)
 		mtu = 1500; /* frames of the MTU warpnicd uses by default */
 	c->frag = mtu - (uint32_t)sizeof(struct raw_hdr);
-	/* net_memif: the link comes up when the peer process connects */
+	/* net_memif: the link comes up when the peer process connects; a memif server must be
+	 * started before its client connects (scripts wait for this line) */
+	if (c->p->server) {
+		printf("raw: port %u started, waiting for the peer\n", c->port);
+		fflush(stdout);
+	}
 	deadline = wn_perf_now_ns() + (uint64_t)(c->p->timeout * 1e9);
 	if (c->p->server && !c->p->timeout_set)
 		deadline = UINT64_MAX; /* a server waits for its client */

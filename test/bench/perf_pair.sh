@@ -75,14 +75,16 @@ for m in "${list[@]}"; do
 			--vdev "$memif,role=server" -- --mode "$m" --server --timeout 30 \
 			>"$t/$m.server.log" 2>&1 &
 		spid=$!
-		# a memif client whose socket is not there yet never connects (DPDK 22.11 does
-		# not retry), and a loaded machine took more than 10 s to get a server this far
+		# a memif client that meets a server whose port is not started yet (or no socket)
+		# never connects (DPDK 22.11 does not retry): wait for the server's port, which a
+		# loaded machine took more than 10 s to start
 		for _ in $(seq 600); do
-			[ -S "$sock" ] && break
+			grep -q "waiting for the peer" "$t/$m.server.log" 2>/dev/null && break
 			kill -0 "$spid" 2>/dev/null || fail "$m server exited"
 			sleep 0.1
 		done
-		[ -S "$sock" ] || fail "$m server's memif socket not there after 60 s"
+		grep -q "waiting for the peer" "$t/$m.server.log" ||
+			fail "$m server's port not started after 60 s"
 		"$perf" -l "$lc_c" "${eal[@]}" --file-prefix "wnp-$$-c" \
 			--vdev "$memif,role=client" -- --mode "$m" --client any --json "$t/$m.json" \
 			"$@" >"$t/$m.client.log" 2>&1 || fail "$m client"

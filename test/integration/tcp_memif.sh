@@ -54,7 +54,9 @@ echo "case: $conns x $bytes bytes over memif, impair $impair"
 	"${vdevs[@]}" -- --mode sink --ip 198.18.2.1/24 --listen 5001 --conns "$conns" --verify \
 	--timeout 200 "${scap[@]}" >"$t/sink.out" 2>"$t/sink.err" &
 spid=$!
-for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done # 60 s: a loaded machine
+# the sink's port started and listening (a memif client that meets a server not started yet
+# never connects: DPDK 22.11 does not retry); 60 s, a loaded machine
+for _ in $(seq 600); do grep -q listening "$t/sink.out" 2>/dev/null && break; sleep 0.1; done
 # shellcheck disable=SC2046
 "$app" -l "$lc_b" $(mem) --no-pci --file-prefix "wni-$$-c" --log-level lib.eal:warning \
 	--vdev "net_memif0,role=client,socket=$sock" -- --mode source --ip 198.18.2.2/24 \

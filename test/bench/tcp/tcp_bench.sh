@@ -113,7 +113,7 @@ if [ -x "$pp" ]; then
 		--port 5001 --timeout 120 >"$t/pp.srv" 2>&1 &
 	spid=$!
 	pids+=("$spid")
-	for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done # 60 s: a loaded machine
+	for _ in $(seq 600); do grep -q listening "$t/pp.srv" 2>/dev/null && break; sleep 0.1; done
 	# shellcheck disable=SC2046
 	"$pp" -l "$lc_b" $(mem) --file-prefix "wnb-$$-pp-c" --log-level lib.eal:warning --no-pci \
 		--vdev "net_memif0,role=client,socket=$sock" -- --client --ip 198.18.0.2/24 \
