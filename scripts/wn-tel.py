@@ -18,15 +18,29 @@ import socket
 import sys
 
 
-def query(path, cmd):
+def query_once(path, cmd):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.settimeout(10)  # a telemetry thread on a CPU shared with busy pollers answers late
-    s.connect(path)
-    hello = json.loads(s.recv(4096).decode())
-    s.send(cmd.encode())
-    reply = json.loads(s.recv(hello.get('max_output_len', 16384)).decode())
-    s.close()
+    try:
+        s.connect(path)
+        hello = json.loads(s.recv(4096).decode())
+        s.send(cmd.encode())
+        reply = json.loads(s.recv(hello.get('max_output_len', 16384)).decode())
+    finally:
+        s.close()
     return reply[cmd.split(',')[0]]  # the reply is keyed by the command without parameters
+
+
+def query(path, cmd):
+    # a connection that gets no answer in 10 s (seen on a loaded machine) is tried again on a
+    # new one: the commands only read
+    for attempt in range(3):
+        try:
+            return query_once(path, cmd)
+        except socket.timeout:
+            if attempt == 2:
+                raise
+    return None
 
 
 def main():
