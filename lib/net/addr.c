@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Address helpers: compare, parse, format (IPv4 and IPv6). */
+/*
+ * Address helpers: compare, parse, format (IPv4 and IPv6); and a netif's address table,
+ * below both netif.c (configuration) and dad.c (the link-local address it forms).
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "net_priv.h"
 #include "wn_net.h"
 
 bool
@@ -70,4 +74,38 @@ wn_ip_addr_fmt(const struct wn_ip_addr *a, char *buf, size_t len)
 	else
 		snprintf(buf, len, "?");
 	return buf;
+}
+
+/* ---------------------------------------------------------------- a netif's addresses */
+
+/* Any address of the netif, whatever its state. */
+struct netif_addr *
+netif_addr_find(struct wn_netif *nif, const struct wn_ip_addr *addr)
+{
+	for (unsigned int i = 0; i < nif->nb_addrs; i++)
+		if (wn_ip_addr_eq(&nif->addrs[i].addr, addr))
+			return &nif->addrs[i];
+	return NULL;
+}
+
+/* Store an address (no checks but room): IPv6 ones tentative unless DAD is off. */
+int
+netif_addr_append(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix)
+{
+	struct netif_addr *na;
+
+	if (nif->nb_addrs == RTE_DIM(nif->addrs))
+		return -ENOSPC;
+	na = &nif->addrs[nif->nb_addrs++];
+	memset(na, 0, sizeof(*na));
+	na->addr.family = addr->family;
+	if (addr->family == WN_AF_INET)
+		na->addr.v4 = addr->v4;
+	else
+		memcpy(na->addr.v6, addr->v6, 16);
+	na->prefix = prefix;
+	na->state = addr->family == WN_AF_INET6 && nif->conf.dad_transmits != WN_NETIF_NO_DAD ?
+		WN_ADDR_TENTATIVE : WN_ADDR_PREFERRED;
+	nif->last_nh = NULL; /* next hops may change */
+	return 0;
 }
