@@ -174,8 +174,9 @@ struct wn_llp_up {
 	 * One whole received ULPDU, checked (MPA CRC and Markers). @return 0, or -EAGAIN to hold
 	 * it (only on a stream whose implementation has WN_LLP_F_RX_HOLD): the stream keeps
 	 * that ULPDU and delivers nothing more, leaving what follows in its transport (whose
-	 * receive window closes, so the peer stops sending) until wn_llp_rx_resume(). Any
-	 * other negative errno is ignored (the ULP reports its own errors).
+	 * receive window closes, so the peer stops sending) until wn_llp_rx_resume(); the
+	 * peer's end of the stream (WN_LLP_EV_EOF) waits behind it too. Any other negative
+	 * errno is ignored (the ULP reports its own errors).
 	 */
 	int (*ulpdu)(void *arg, const uint8_t *ulpdu, size_t len);
 	/**

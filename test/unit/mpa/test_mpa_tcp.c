@@ -37,6 +37,8 @@ struct owner {
 	bool accept_in_request; /* accept from inside the REQUEST upcall */
 	unsigned int enh_unanswered; /* EOF/CLOSED events with enh_unanswered */
 	bool peer_enhanced;
+	bool refuse;          /* hold every ULPDU (-EAGAIN: no receive posted) */
+	unsigned int rx_n_at_eof;
 };
 
 static struct wn_llp_proto *proto[2];
@@ -61,6 +63,8 @@ up_event(void *arg, struct wn_llp *l, const struct wn_llp_event *ev)
 	assert_ptr_equal(l, o->l);
 	assert_true(o->n_ev < MAXEV);
 	o->ev[o->n_ev++] = ev->type;
+	if (ev->type == WN_LLP_EV_EOF)
+		o->rx_n_at_eof = o->rx_n;
 	if ((ev->type == WN_LLP_EV_EOF || ev->type == WN_LLP_EV_CLOSED) && ev->enh_unanswered)
 		o->enh_unanswered++;
 	if (ev->peer != NULL) {
@@ -83,6 +87,8 @@ up_ulpdu(void *arg, const uint8_t *u, size_t len)
 {
 	struct owner *o = arg;
 
+	if (o->refuse)
+		return -EAGAIN;
 	o->rx = realloc(o->rx, o->rx_len + len);
 	assert_non_null(o->rx);
 	memcpy(o->rx + o->rx_len, u, len);
@@ -361,6 +367,48 @@ test_setup_and_data(void **state)
 	assert_int_equal(wn_mpa_tcp_streams(proto[0]), 1);
 }
 
+/*
+ * A FIN behind ULPDUs the owner holds (a Send with no receive posted, RNR hold): the end of
+ * the stream comes after them, once they are taken, never before. fio's send verb met this:
+ * its client closes right after its last Send completes, and an EOF that overtook the held
+ * Sends flushed the receives posted for them.
+ */
+static void
+test_hold_then_eof(void **state)
+{
+	uint8_t hdr[18] = {0x41, 0x01};
+	uint8_t *pay = hx_pattern(700, 3);
+
+	(void)state;
+	establish();
+	assert_true(wn_llp_can_hold(own[1].l));
+	own[1].rx_n = 0;
+	own[1].rx_len = 0;
+	own[1].refuse = true;
+	for (int i = 0; i < 3; i++)
+		send_one(0, hdr, sizeof(hdr), pay, 700, 0);
+	run(3000);
+	assert_int_equal(wn_llp_close(own[0].l), 0);
+	run(5000);
+	assert_int_equal(own[1].rx_n, 0);
+	assert_int_equal(count(&own[1], WN_LLP_EV_EOF), 0); /* held behind the first ULPDU */
+	assert_int_equal(wn_llp_rx_resume(own[1].l), -EAGAIN); /* still refused */
+	assert_int_equal(count(&own[1], WN_LLP_EV_EOF), 0);
+	own[1].refuse = false;
+	assert_int_equal(wn_llp_rx_resume(own[1].l), 0);
+	assert_int_equal(own[1].rx_n, 3);
+	assert_int_equal(count(&own[1], WN_LLP_EV_EOF), 1);
+	assert_int_equal(own[1].rx_n_at_eof, 3);
+	for (int i = 0; i < 3; i++)
+		assert_memory_equal(own[1].rx + i * (sizeof(hdr) + 700) + sizeof(hdr), pay, 700);
+	assert_int_equal(wn_llp_close(own[1].l), 0);
+	run(200000);
+	wn_llp_release(own[0].l);
+	wn_llp_release(own[1].l);
+	run(5000);
+	free(pay);
+}
+
 static void
 test_reject(void **state)
 {
@@ -606,6 +654,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_setup_and_data, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hold_then_eof, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_accept_inside_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_copy, setup, teardown),
