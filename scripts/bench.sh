@@ -31,8 +31,9 @@
 #   --no-build   use the programs already built in WN_BUILD (default build)
 #   --out DIR    where bench.json, bench.png and the logs go (default: a new /tmp/wn-bench.*)
 #   -h, --help   this text
-# Full run: about 3 minutes on a quiet 2-core machine, 7 or more on a loaded one. Run it on a quiet machine; on a shared one the wall-clock
-# figures move from run to run, the ratios (both sides measured in the same run) less so.
+# Full run: about 3 minutes on a quiet 2-core machine, 7 or more on a loaded one. Run it on
+# a quiet machine; on a shared one the wall-clock figures move from run to run, the ratios
+# (both sides measured in the same run) less so.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
