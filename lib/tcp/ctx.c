@@ -1,12 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Context, connection table, timer wheel and the socket-like API.
- *
- * Timers: a hashed timer wheel of our own per context (TCP_WHEEL_SLOTS slots of 1 ms)
- * rather than rte_timer, because time is the caller's `now` (tests drive it
- * deterministically, no global timer state or TSC reads inside the library) and each
- * connection sits in exactly one slot (its earliest deadline), so arming a timer is O(1)
- * and a connection's RTO/delayed-ACK/persist/TIME_WAIT timers cost one list entry.
+ * Context, connection table, the timers' dispatch and the socket-like API. The wheel
+ * itself is timer.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -184,22 +179,6 @@ wn_tcp_ctx_free(struct wn_tcp_ctx *ctx)
 	rte_free(ctx);
 }
 
-void
-tcp_key_make(struct tcp_key *k, const struct wn_tcp_endpoint *l, const struct wn_tcp_endpoint *r)
-{
-	memset(k, 0, sizeof(*k));
-	k->family = l->addr.family;
-	k->lport = l->port;
-	k->rport = r->port;
-	if (k->family == WN_AF_INET) {
-		memcpy(k->laddr, &l->addr.v4, 4);
-		memcpy(k->raddr, &r->addr.v4, 4);
-	} else {
-		memcpy(k->laddr, l->addr.v6, 16);
-		memcpy(k->raddr, r->addr.v6, 16);
-	}
-}
-
 static uint8_t
 wscale_for(uint32_t buf)
 {
@@ -273,50 +252,6 @@ tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	return c;
 }
 
-static void
-wheel_remove(struct wn_tcp_conn *c)
-{
-	if (c->flags & CF_IN_WHEEL) {
-		TAILQ_REMOVE(&c->ctx->wheel[c->slot], c, wheel_link);
-		c->flags &= ~CF_IN_WHEEL;
-	}
-}
-
-void
-tcp_timer_update(struct wn_tcp_conn *c)
-{
-	struct wn_tcp_ctx *ctx = c->ctx;
-	uint64_t d = UINT64_MAX;
-	uint64_t t[6] = { c->t_rto, c->t_delack, c->t_persist, c->t_tw, c->t_tlp, c->t_ka };
-	uint64_t tick;
-	uint32_t slot;
-
-	if (c->flags & CF_DEAD)
-		return;
-	for (int i = 0; i < 6; i++)
-		if (t[i] != 0 && t[i] < d)
-			d = t[i];
-	if (d == UINT64_MAX) {
-		wheel_remove(c);
-		c->deadline = 0;
-		return;
-	}
-	/* Round up: the slot is visited once now >= its tick, so the deadline has passed
-	 * then; rounding down would leave a deadline inside the current tick for a whole
-	 * wheel rotation. */
-	tick = (d + TCP_TICK_US - 1) / TCP_TICK_US;
-	if (tick < ctx->wheel_tick)
-		tick = ctx->wheel_tick;
-	slot = (uint32_t)(tick % TCP_WHEEL_SLOTS);
-	c->deadline = d;
-	if ((c->flags & CF_IN_WHEEL) && c->slot == slot)
-		return;
-	wheel_remove(c);
-	c->slot = slot;
-	TAILQ_INSERT_TAIL(&ctx->wheel[slot], c, wheel_link);
-	c->flags |= CF_IN_WHEEL;
-}
-
 void
 tcp_mark_pending(struct wn_tcp_conn *c)
 {
@@ -341,7 +276,7 @@ tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
 		ctx->syn_rcvd--;
 		c->flags &= ~CF_SYN_RCVD_COUNTED;
 	}
-	wheel_remove(c);
+	tcp_wheel_remove(c);
 	c->t_rto = c->t_delack = c->t_persist = c->t_tw = c->t_tlp = c->t_ka = 0;
 	if (c->flags & CF_PENDING) {
 		TAILQ_REMOVE(&ctx->pending, c, pend_link);
@@ -390,32 +325,6 @@ tcp_established(struct wn_tcp_conn *c)
 		tcp_mark_pending(c);
 }
 
-uint32_t
-tcp_rcv_window(const struct wn_tcp_conn *c)
-{
-	uint32_t w = c->rcap - c->rlen;
-	uint32_t edge = c->rcv.adv - c->rcv.nxt;
-
-	/* Never shrink the window (RFC 9293 §3.8.6.2.2): keep the advertised right edge. */
-	if (SEQ_GT(c->rcv.adv, c->rcv.nxt) && edge > w)
-		w = edge;
-	if (w > (65535u << c->rcv.wscale))
-		w = 65535u << c->rcv.wscale;
-	return w;
-}
-
-void
-tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m)
-{
-	if (ctx->txq_len == ctx->txq_cap) {
-		ctx->st.tx_drop_queue++;
-		rte_pktmbuf_free(m);
-		return;
-	}
-	ctx->txq[(ctx->txq_head + ctx->txq_len) % ctx->txq_cap] = m;
-	ctx->txq_len++;
-}
-
 static void
 flush_pending(struct wn_tcp_ctx *ctx)
 {
@@ -451,7 +360,10 @@ run_timers(struct wn_tcp_conn *c, uint64_t now)
 	}
 	if (c->t_rto != 0 && c->t_rto <= now) {
 		c->t_rto = 0;
-		tcp_rto_fire(c);
+		if (tcp_rto_fire(c)) {
+			tcp_conn_closed(c, WN_TCP_CLOSE_TIMEOUT);
+			return;
+		}
 		if (c->flags & CF_DEAD)
 			return;
 	}
@@ -461,7 +373,8 @@ run_timers(struct wn_tcp_conn *c, uint64_t now)
 	}
 	if (c->t_ka != 0 && c->t_ka <= now) {
 		c->t_ka = 0;
-		tcp_keepalive_fire(c);
+		if (tcp_keepalive_fire(c))
+			tcp_conn_closed(c, WN_TCP_CLOSE_TIMEOUT);
 	}
 }
 

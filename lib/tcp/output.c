@@ -19,20 +19,35 @@ tcp_ts_now(const struct wn_tcp_conn *c)
 }
 
 uint32_t
-tcp_emss(const struct wn_tcp_conn *c)
-{
-	uint32_t mss = RTE_MIN((uint32_t)c->snd.mss, (uint32_t)c->rcv.mss);
-	uint32_t room = c->ctx->seg_room - TCP_HDR_LEN - TCP_MAX_OPTLEN;
-
-	mss = RTE_MIN(mss, room);
-	/* RFC 9293 §3.7.1 / RFC 6691: options on every segment reduce the payload. */
-	return mss - c->snd.optlen;
-}
-
-uint32_t
 tcp_flight(const struct wn_tcp_conn *c)
 {
 	return c->snd.nxt - c->snd.una;
+}
+
+uint32_t
+tcp_rcv_window(const struct wn_tcp_conn *c)
+{
+	uint32_t w = c->rcap - c->rlen;
+	uint32_t edge = c->rcv.adv - c->rcv.nxt;
+
+	/* Never shrink the window (RFC 9293 §3.8.6.2.2): keep the advertised right edge. */
+	if (SEQ_GT(c->rcv.adv, c->rcv.nxt) && edge > w)
+		w = edge;
+	if (w > (65535u << c->rcv.wscale))
+		w = 65535u << c->rcv.wscale;
+	return w;
+}
+
+void
+tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m)
+{
+	if (ctx->txq_len == ctx->txq_cap) {
+		ctx->st.tx_drop_queue++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	ctx->txq[(ctx->txq_head + ctx->txq_len) % ctx->txq_cap] = m;
+	ctx->txq_len++;
 }
 
 /* Index (from rec_head) of the first record whose end is above @p seq. */
@@ -912,28 +927,25 @@ tcp_retransmit_una(struct wn_tcp_conn *c)
 	}
 }
 
-void
+bool
 tcp_rto_fire(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 
 	if (c->state == WN_TCP_SYN_SENT || c->state == WN_TCP_SYN_RCVD) {
-		if (++c->retries > ctx->conf.syn_retries) {
-			tcp_conn_closed(c, WN_TCP_CLOSE_TIMEOUT);
-			return;
-		}
+		if (++c->retries > ctx->conf.syn_retries)
+			return true;
 		ctx->st.rto_fired++;
 		c->backoff++;
 		/* RFC 6298 §5.7: after a lost SYN the RTO is reset to 3 s when data starts. */
 		tcp_send_syn(c);
-		return;
+		return false;
 	}
 	if (c->snd.una == c->snd.max)
-		return;
+		return false;
 	if (++c->retries > ctx->conf.max_retries) {
 		tcp_send_rst(c);
-		tcp_conn_closed(c, WN_TCP_CLOSE_TIMEOUT);
-		return;
+		return true;
 	}
 	ctx->st.rto_fired++;
 	if (c->backoff == 0) {
@@ -964,6 +976,7 @@ tcp_rto_fire(struct wn_tcp_conn *c)
 	tcp_output(c);
 	if (c->t_rto == 0 && c->snd.una != c->snd.max)
 		tcp_set_rto_timer(c);
+	return false;
 }
 
 void
@@ -1013,33 +1026,33 @@ tcp_keepalive_arm(struct wn_tcp_conn *c)
  * state), every ka_intvl; ka_probes unanswered ones end the connection. While data or a
  * window probe is outstanding the retransmission and persist timers watch the peer.
  */
-void
+bool
 tcp_keepalive_fire(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 
 	if (c->ka_idle == 0 || (c->state != WN_TCP_ESTABLISHED && c->state != WN_TCP_CLOSE_WAIT))
-		return;
+		return false;
 	if (c->ka_sent == 0 && ctx->now < c->last_rx + c->ka_idle) {
 		c->t_ka = c->last_rx + c->ka_idle; /* the peer spoke meanwhile */
 		tcp_timer_update(c);
-		return;
+		return false;
 	}
 	if (c->snd.una != c->snd.max || c->t_persist != 0) {
 		c->ka_sent = 0;
 		c->t_ka = ctx->now + c->ka_idle;
 		tcp_timer_update(c);
-		return;
+		return false;
 	}
 	if (c->ka_sent >= c->ka_probes) {
 		ctx->st.keepalive_timeouts++;
 		tcp_send_rst(c); /* as Linux does; the peer may only have lost our state */
-		tcp_conn_closed(c, WN_TCP_CLOSE_TIMEOUT);
-		return;
+		return true;
 	}
 	seg_emit(c, c->snd.una - 1, 0, TH_ACK);
 	c->ka_sent++;
 	ctx->st.keepalive_probes++;
 	c->t_ka = ctx->now + c->ka_intvl;
 	tcp_timer_update(c);
+	return false;
 }

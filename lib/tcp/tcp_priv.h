@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/queue.h>
 
 #include <rte_hash.h>
@@ -267,17 +268,41 @@ struct wn_tcp_ctx {
 	struct wn_tcp_stats st;
 };
 
+/* A connection's hash key: local and remote address and port. */
+static inline void
+tcp_key_make(struct tcp_key *k, const struct wn_tcp_endpoint *l, const struct wn_tcp_endpoint *r)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = l->addr.family;
+	k->lport = l->port;
+	k->rport = r->port;
+	if (k->family == WN_AF_INET) {
+		memcpy(k->laddr, &l->addr.v4, 4);
+		memcpy(k->raddr, &r->addr.v4, 4);
+	} else {
+		memcpy(k->laddr, l->addr.v6, 16);
+		memcpy(k->raddr, r->addr.v6, 16);
+	}
+}
+
+/* Effective send MSS: both sides' MSS, what an mbuf holds, less the options. */
+static inline uint32_t
+tcp_emss(const struct wn_tcp_conn *c)
+{
+	uint32_t mss = RTE_MIN((uint32_t)c->snd.mss, (uint32_t)c->rcv.mss);
+	uint32_t room = c->ctx->seg_room - TCP_HDR_LEN - TCP_MAX_OPTLEN;
+
+	mss = RTE_MIN(mss, room);
+	/* RFC 9293 §3.7.1 / RFC 6691: options on every segment reduce the payload. */
+	return mss - c->snd.optlen;
+}
+
 /* ctx.c */
-void tcp_key_make(struct tcp_key *k, const struct wn_tcp_endpoint *l,
-		  const struct wn_tcp_endpoint *r);
 struct wn_tcp_conn *tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 				   const struct wn_tcp_endpoint *r);
 void tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why);
 void tcp_mark_pending(struct wn_tcp_conn *c);
-void tcp_timer_update(struct wn_tcp_conn *c);
-void tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m);
 void tcp_established(struct wn_tcp_conn *c);
-uint32_t tcp_rcv_window(const struct wn_tcp_conn *c);
 uint8_t tcp_rcv_wscale(const struct wn_tcp_ctx *ctx);
 uint16_t tcp_rcv_mss(const struct wn_tcp_ctx *ctx, uint8_t family);
 
@@ -298,7 +323,12 @@ int tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s);
 struct wn_tcp_listener *tcp_listener_find(struct wn_tcp_ctx *ctx,
 					  const struct wn_tcp_endpoint *l);
 
-/* output.c */
+/* timer.c: the timer wheel */
+void tcp_timer_update(struct wn_tcp_conn *c);
+void tcp_wheel_remove(struct wn_tcp_conn *c);
+
+/* output.c; the *_fire timers return true when the connection gave up (the caller closes it,
+ * WN_TCP_CLOSE_TIMEOUT) */
 void tcp_output(struct wn_tcp_conn *c);
 void tcp_send_ack(struct wn_tcp_conn *c);
 void tcp_send_challenge_ack(struct wn_tcp_conn *c);
@@ -307,15 +337,16 @@ void tcp_send_synack_cookie(struct wn_tcp_ctx *ctx, const struct tcp_seg *s, uin
 			    uint16_t mss, int wscale, bool sackp, bool ts, uint32_t tsval);
 void tcp_send_rst(struct wn_tcp_conn *c);
 void tcp_send_syn(struct wn_tcp_conn *c);
-void tcp_rto_fire(struct wn_tcp_conn *c);
+bool tcp_rto_fire(struct wn_tcp_conn *c);
 void tcp_persist_fire(struct wn_tcp_conn *c);
-void tcp_keepalive_fire(struct wn_tcp_conn *c);
+bool tcp_keepalive_fire(struct wn_tcp_conn *c);
 void tcp_keepalive_arm(struct wn_tcp_conn *c);
 void tcp_retransmit_una(struct wn_tcp_conn *c);
 void tcp_set_rto_timer(struct wn_tcp_conn *c);
 void tcp_tlp_arm(struct wn_tcp_conn *c);
 void tcp_tlp_fire(struct wn_tcp_conn *c);
-uint32_t tcp_emss(const struct wn_tcp_conn *c);
+void tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m);
+uint32_t tcp_rcv_window(const struct wn_tcp_conn *c);
 uint32_t tcp_flight(const struct wn_tcp_conn *c);
 uint32_t tcp_seg_len(const struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
 		     bool *split);
