@@ -108,7 +108,7 @@ assoc_end(struct sctp_assoc *a, enum wn_llp_close why, bool abort)
 	sock_close(a, abort);
 	for (uint16_t i = 0; i < a->n_streams; i++)
 		if (a->slot[i] != NULL)
-			sctp_stream_gone(a->slot[i], why);
+			a->p->up->gone(a->slot[i], why);
 }
 
 void
@@ -220,7 +220,7 @@ notification(struct sctp_assoc *a, const uint8_t *buf, size_t len)
 		a->peer_shut = true;
 		for (uint16_t i = 0; i < a->n_streams; i++)
 			if (a->slot[i] != NULL)
-				sctp_stream_eof(a->slot[i]);
+				a->p->up->eof(a->slot[i]);
 		break;
 	default:
 		break;
@@ -242,7 +242,7 @@ judge(struct sctp_assoc *a)
 		return false;
 	}
 	if (a->active && a->slot[0] != NULL)
-		sctp_stream_start(a->slot[0]);
+		a->p->up->start(a->slot[0]);
 	return !a->gone;
 }
 
@@ -270,7 +270,7 @@ chunk(struct sctp_assoc *a, uint16_t sid, uint32_t ppid, const uint8_t *buf, siz
 			a->p->sx.terms_sent++;
 			return;
 		}
-		s = sctp_stream_new(a, sid, false);
+		s = a->p->up->new_stream(a, sid, false);
 		if (s == NULL)
 			return;
 	}
@@ -333,8 +333,23 @@ sctp_assoc_drain(struct sctp_assoc *a)
 		a->blocked = false;
 		for (uint16_t i = 0; i < a->n_streams; i++)
 			if (a->slot[i] != NULL)
-				sctp_stream_ready(a->slot[i]);
+				a->p->up->ready(a->slot[i]);
 	}
+}
+
+/* lib/net's receive hook for IP protocol 132: the packet to usrsctp, then what it made ready. */
+void
+wn_sctp_input(void *arg, struct rte_mbuf *m, uint64_t now)
+{
+	struct sctp_proto *p = arg;
+	uint16_t dport = 0;
+	int rc = sctp_pkt_input(p, m, now, &dport);
+
+	if (rc < 0)
+		return;
+	if (rc == 1)
+		sctp_accept_port(p, dport);
+	(void)sctp_ready_run(p);
 }
 
 unsigned int

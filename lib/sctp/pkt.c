@@ -148,15 +148,13 @@ ip_addrs(const struct rte_mbuf *m, struct wn_ip_addr *local, struct wn_ip_addr *
 	return -1;
 }
 
-void
-wn_sctp_input(void *arg, struct rte_mbuf *m, uint64_t now)
+int
+sctp_pkt_input(struct sctp_proto *p, struct rte_mbuf *m, uint64_t now, uint16_t *dport)
 {
-	struct sctp_proto *p = arg;
 	struct wn_ip_addr local, remote;
 	struct sctp_path *path;
 	const uint8_t *pkt;
 	uint32_t len, got;
-	uint16_t dport;
 	bool cookie;
 
 	p->sx.rx_pkts++;
@@ -181,18 +179,16 @@ wn_sctp_input(void *arg, struct rte_mbuf *m, uint64_t now)
 	path = sctp_path_get(p, &local, &remote);
 	if (path == NULL)
 		goto bad;
-	dport = (uint16_t)(pkt[2] << 8 | pkt[3]);
+	*dport = (uint16_t)(pkt[2] << 8 | pkt[3]);
 	cookie = pkt[SCTP_HDR_LEN] == 10; /* COOKIE ECHO: an association may come up */
 	sctp_cur = p;
 	usrsctp_conninput(path, pkt, len, 0);
 	rte_pktmbuf_free(m);
-	if (cookie)
-		sctp_accept_port(p, dport);
-	(void)sctp_ready_run(p);
-	return;
+	return cookie ? 1 : 0;
 bad:
 	p->sx.rx_bad++;
 	rte_pktmbuf_free(m);
+	return -1;
 }
 
 /* ---------------------------------------------------------------- paths */

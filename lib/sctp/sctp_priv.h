@@ -110,8 +110,26 @@ struct sctp_assoc {
 TAILQ_HEAD(sctp_stream_list, sctp_stream);
 TAILQ_HEAD(sctp_assoc_list, sctp_assoc);
 
+/*
+ * What an association tells the streams above it (stream.c's, set at the instance's
+ * creation): assoc.c reaches its sessions through this table, never by name.
+ */
+struct sctp_stream_up {
+	/** A stream for session id @p sid of @p a (passive ones: before their Initiate). */
+	struct sctp_stream *(*new_stream)(struct sctp_assoc *a, uint16_t sid, bool active);
+	/** The association came up (and indicated DDP): an active stream sends its Initiate. */
+	void (*start)(struct sctp_stream *s);
+	/** The association is gone: CLOSED (@p why). */
+	void (*gone)(struct sctp_stream *s, enum wn_llp_close why);
+	/** The peer shut the association down: no more chunks will arrive (EOF). */
+	void (*eof)(struct sctp_stream *s);
+	/** The association can take more: recompute the stream's tx_ready. */
+	void (*ready)(struct sctp_stream *s);
+};
+
 struct sctp_proto {
 	struct wn_llp_proto base;     /* first: the wrappers' view */
+	const struct sctp_stream_up *up; /* the streams above (stream.c) */
 	struct wn_sctp_conf c;
 	TAILQ_HEAD(, sctp_path) paths;
 	TAILQ_HEAD(, sctp_listener) listeners;
@@ -137,6 +155,12 @@ struct sctp_path *sctp_path_get(struct sctp_proto *p, const struct wn_ip_addr *l
 uint32_t sctp_path_ip_hdr(const struct sctp_path *path);
 /** usrsctp's timers, from whichever instance polls first each millisecond. */
 void sctp_timers(uint64_t now);
+/**
+ * One SCTP packet in (@p m freed): CRC32c checked, then usrsctp_conninput on its path.
+ * @return -1 when dropped (counted), 1 when it was a COOKIE ECHO to port *@p dport (an
+ * association may have come up on a listening socket), else 0.
+ */
+int sctp_pkt_input(struct sctp_proto *p, struct rte_mbuf *m, uint64_t now, uint16_t *dport);
 /** Free the instance's paths (after its sockets). */
 void sctp_paths_free(struct sctp_proto *p);
 /** Set the options every socket of ours has (before bind/listen). @return 0 or -errno. */

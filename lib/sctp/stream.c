@@ -571,6 +571,15 @@ static const struct wn_llp_ops sctp_ops = {
 
 /* ---------------------------------------------------------------- instance */
 
+/* What the associations tell the streams (sctp_priv.h). */
+static const struct sctp_stream_up stream_up = {
+	.new_stream = sctp_stream_new,
+	.start = sctp_stream_start,
+	.gone = sctp_stream_gone,
+	.eof = sctp_stream_eof,
+	.ready = sctp_stream_ready,
+};
+
 struct wn_llp_proto *
 wn_sctp_create(const struct wn_sctp_conf *conf)
 {
@@ -588,6 +597,7 @@ wn_sctp_create(const struct wn_sctp_conf *conf)
 	if (p == NULL)
 		return NULL;
 	p->base.ops = &sctp_ops;
+	p->up = &stream_up;
 	p->c = *conf;
 	if (p->c.mtu == 0)
 		p->c.mtu = 1500;
