@@ -175,8 +175,14 @@ solicited_node(const struct wn_ip_addr *tgt, struct wn_ip_addr *snm)
 	memcpy(&snm->v6[13], &tgt->v6[13], 3);
 }
 
-int
-ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt)
+/*
+ * A Neighbor Solicitation for @p tgt (RFC 4861 §4.3: type, code, cksum, reserved, target)
+ * from @p src to its solicited-node group, with one 8-octet option (@p opt_type, 6 octets of
+ * @p opt); @p sent counts it once built.
+ */
+static int
+ns_send(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt,
+	uint8_t opt_type, const uint8_t opt[6], uint64_t *sent)
 {
 	struct wn_ip_addr snm = { .family = WN_AF_INET6 };
 	uint8_t *p;
@@ -184,15 +190,21 @@ ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_
 
 	if (m == NULL)
 		return -ENOBUFS;
-	/* RFC 4861 §4.3: type, code, cksum, reserved, target, source link-layer option. */
 	p[0] = ICMP6_NS;
 	memcpy(p + 8, tgt->v6, 16);
-	p[24] = 1; /* source link-layer address */
+	p[24] = opt_type;
 	p[25] = 1; /* length in units of 8 octets */
-	memcpy(p + 26, nif->conf.mac.addr_bytes, 6);
+	memcpy(p + 26, opt, 6);
 	solicited_node(tgt, &snm);
-	nif->st.tx_arp_req++;
+	(*sent)++;
 	return icmp6_send(nif, m, src, &snm, NULL);
+}
+
+int
+ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt)
+{
+	return ns_send(nif, src, tgt, 1 /* source link-layer address */,
+		       nif->conf.mac.addr_bytes, &nif->st.tx_arp_req);
 }
 
 /*
@@ -204,20 +216,8 @@ ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_
 int
 ndp_send_dad(struct wn_netif *nif, const struct wn_ip_addr *tgt, const uint8_t nonce[6])
 {
-	struct wn_ip_addr any = { .family = WN_AF_INET6 }, snm = { .family = WN_AF_INET6 };
-	uint8_t *p;
-	struct rte_mbuf *m = ndp_alloc(nif, &p);
-
-	if (m == NULL)
-		return -ENOBUFS;
-	p[0] = ICMP6_NS;
-	memcpy(p + 8, tgt->v6, 16);
-	p[24] = 14; /* Nonce */
-	p[25] = 1;
-	memcpy(p + 26, nonce, 6);
-	solicited_node(tgt, &snm);
-	nif->st.dad_probes++;
-	return icmp6_send(nif, m, &any, &snm, NULL);
+	static const struct wn_ip_addr any = { .family = WN_AF_INET6 };
+	return ns_send(nif, &any, tgt, 14 /* Nonce */, nonce, &nif->st.dad_probes);
 }
 
 /* ff02::1, the link-local all-nodes group (RFC 4291 §2.7.1). */
