@@ -33,6 +33,8 @@
 #define CTL_RING_SIZE 4096
 /* Regions of a run-to-completion dataplane's own lib/mem table (no --mem-entries). */
 #define RTC_MEM_ENTRIES 65536
+/* STag indexes dma.c tracks when --max-mrs is not given (lib/server's default table) */
+#define DMA_ENTRIES 65536
 /* How often the link watcher looks at a port whose peer may come and go. */
 #define LINK_WATCH_MS 100
 /*
@@ -57,6 +59,7 @@ static struct {
 	struct wn_dp_app_conf p;
 	struct wn_server *srv;
 	struct wn_mem_table *mem;      /* rtc: the dataplane's own (else the server's) */
+	struct wn_dp_dma *dma;         /* client regions DMA-mapped for the port (dma.c) */
 	struct rte_rcu_qsbr *qs;
 	struct wn_dp_group *dp;
 	struct shard_arg shard_args[DP_MAX_SHARDS];
@@ -261,7 +264,11 @@ teardown(void)
 	}
 	ctl_srv = NULL;
 	wn_dp_free(app.dp);
+	/* the NIC may still hold frames that point into regions: their DMA mappings stay
+	 * until the port closes (wn_port_shutdown) */
+	dp_dma_closing(app.dma);
 	wn_server_destroy(app.srv);
+	dp_dma_free(app.dma);
 	wn_mem_table_free(app.mem);
 	wn_pcap_close(p->dp.pcap);
 	if (app.efd >= 0)
@@ -391,6 +398,13 @@ port_up(void)
 		return ret;
 	}
 	p->dp.port_id = app.port;
+	/* a NIC reads frames by DMA: zero-copy only from regions mapped for it */
+	app.dma = dp_dma_create(app.port,
+				p->ctl.mem_entries != 0 ? p->ctl.mem_entries : DMA_ENTRIES,
+				p->dp.zero_copy_tx);
+	if (app.dma == NULL)
+		return -ENOMEM;
+	p->dp.dma = app.dma;
 	if (rte_eth_macaddr_get(app.port, &mac) == 0)
 		memcpy(p->ctl.mac, mac.addr_bytes, 6);
 	if (p->pcap != NULL) {
@@ -422,6 +436,11 @@ server_up(void)
 		return -ENOMEM;
 	}
 	p->ctl.mem_qs = app.qs;
+	if (dp_dma_needed(app.dma)) { /* mapped, or listed as copied with the reason */
+		p->ctl.mr_map = dp_dma_mr_map;
+		p->ctl.mr_unmap = dp_dma_mr_unmap;
+		p->ctl.mr_map_arg = app.dma;
+	}
 	app.srv = wn_server_create(&p->ctl);
 	if (app.srv == NULL) {
 		fprintf(stderr, "warpnicd: control socket %s: %s\n", p->ctl_path, strerror(errno));
@@ -491,6 +510,7 @@ dataplane_up(void)
 		rte_telemetry_register_cmd("/warpnic/ctl", tel_ctl,
 					   "Control thread object counts. Takes no parameters");
 	wn_dp_telemetry_register(app.dp);
+	dp_dma_telemetry_register();
 	return 0;
 }
 

@@ -3,8 +3,8 @@
  * The shard's lower layers (MPA/TCP, lib/mpa; DDP over SCTP, lib/sctp), the choice of one per
  * connection, and what zero-copy transmit needs from the
  * dataplane (DESIGN.md "As built", Transmit copies): whether the port can send client memory
- * in place, region pins (lib/mem) for the FPDUs in flight, and MR deregistrations that wait
- * for those pins before the control thread may unmap the memory.
+ * in place (dma.c for a NIC), region pins (lib/mem) for the FPDUs in flight, and MR
+ * deregistrations that wait for those pins before the control thread may unmap the memory.
  */
 #include <errno.h>
 #include <string.h>
@@ -15,49 +15,44 @@
 #include "dp_priv.h"
 #include "wn_wire_sctp.h"
 
-/*
- * Ports whose transmit path copies (or hands over) the mbuf's virtual addresses: client
- * memory (a memfd mapped by the control thread) has no IOVA a device could DMA from; a NIC
- * would need rte_extmem_register() + rte_dev_dma_map() of every region first (not done).
- * net_ring is the fault injector's face (it wraps one of these).
- */
-static bool
-port_copies(uint16_t port)
-{
-	static const char *const ok[] = { "net_memif", "net_af_packet", "net_tap", "net_ring",
-					  "net_pcap", "net_null" };
-	struct rte_eth_dev_info info;
-
-	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL)
-		return false;
-	for (unsigned int i = 0; i < RTE_DIM(ok); i++)
-		if (strcmp(info.driver_name, ok[i]) == 0)
-			return true;
-	return false;
-}
-
+/* A region pinned while an mbuf sends it in place; for a NIC, only if it is DMA-mapped. */
 static int
 pin(void *arg, uint32_t stag)
 {
-	return wn_mem_pin(arg, stag);
+	struct wn_dp *dp = arg;
+
+	if (!dp_dma_region_ok(dp->c.dma, stag)) {
+		dp->st.zc_unmapped++;
+		return -ENOTSUP; /* copied */
+	}
+	return wn_mem_pin(dp->c.mem, stag);
 }
 
 static void
 unpin(void *arg, uint32_t stag)
 {
-	wn_mem_unpin(arg, stag);
+	struct wn_dp *dp = arg;
+
+	wn_mem_unpin(dp->c.mem, stag);
 }
 
-/* Zero-copy transmit if configured and the port can send client memory in place. */
+/*
+ * Zero-copy transmit if configured and the port can send client memory: as it is (ports
+ * that copy or pass virtual addresses), or from regions DMA-mapped for it (dma.c).
+ */
 static bool
 zc_possible(const struct wn_dp *dp)
 {
 	if (!dp->c.zero_copy_tx)
 		return false;
-	if (!port_copies(dp->c.port_id)) {
+	if (dp->c.dma != NULL) {
+		if (dp_dma_needed(dp->c.dma) && !dp_dma_usable(dp->c.dma))
+			return false; /* dma.c logged why */
+	} else if (!dp_dma_port_copies(dp->c.port_id)) {
+		/* an embedded dataplane (no control server) maps no region for a NIC */
 		if (dp->idx == 0)
-			DP_LOG(WARNING, "port %u may DMA from IOVAs; client memory is not DMA-mapped: "
-			       "zero-copy transmit off\n", dp->c.port_id);
+			DP_LOG(WARNING, "port %u may DMA from IOVAs; client memory is not "
+			       "DMA-mapped: zero-copy transmit off\n", dp->c.port_id);
 		return false;
 	}
 	if (!(dp->c.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)) {
@@ -85,7 +80,8 @@ dp_llp_create(struct wn_dp *dp)
 		.zero_copy_min = dp->c.zero_copy_min,
 		.pin = pin,
 		.unpin = unpin,
-		.pin_arg = dp->c.mem,
+		.pin_arg = dp,
+		.iova_va = dp_dma_usable(dp->c.dma),
 	};
 
 	struct wn_sctp_conf sc = {

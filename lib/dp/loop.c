@@ -132,6 +132,7 @@ tick(struct wn_dp *dp)
 	dp->last_tick = dp->now;
 	dp_errq_flush(dp);
 	dp_conns_reap(dp);
+	dp_dma_tx_reclaim(dp);
 	if (dp->idx == 0) {
 		dp_zc_tick(dp);
 		dp->st.mr_dereg_waiting = dp->n_dereg;

@@ -147,6 +147,8 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(zc_bytes);
 	ADD(zc_released);
 	ADD(zc_fallback);
+	ADD(zc_unmapped);
+	ADD(tx_reclaimed);
 	ADD(copy_fpdus);
 	ADD(copy_bytes);
 	ADD(mr_dereg_deferred);
@@ -244,6 +246,8 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	/* zero-copy FPDUs still referenced (TCP or an mbuf): 0 once everything is reclaimed */
 	rte_tel_data_add_dict_u64(d, "zc_inflight", s->zc_fpdus - s->zc_released);
 	TEL_U64(d, s, zc_fallback);
+	TEL_U64(d, s, zc_unmapped);
+	TEL_U64(d, s, tx_reclaimed);
 	TEL_U64(d, s, copy_fpdus);
 	TEL_U64(d, s, copy_bytes);
 	TEL_U64(d, s, mr_dereg_deferred);

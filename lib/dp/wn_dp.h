@@ -82,6 +82,8 @@ enum wn_dp_idle {
 	WN_DP_IDLE_POLL = 1,
 };
 
+struct wn_dp_dma;
+
 /** Dataplane configuration (from the command line / config file). */
 struct wn_dp_conf {
 	uint16_t port_id;
@@ -116,6 +118,12 @@ struct wn_dp_conf {
 				       *   WN_CTL_LLP_MPA or WN_CTL_LLP_SCTP (0: MPA) */
 	bool rfc7306;
 	bool zero_copy_tx;            /**< send registered memory in place (port: MULTI_SEGS) */
+	/**
+	 * Client regions DMA-mapped for the port's device (lib/dp dma.c, set by warpnicd's
+	 * app.c). A port that DMAs sends zero-copy only from mapped regions; with NULL (an
+	 * embedded dataplane) only a port that copies sends zero-copy at all.
+	 */
+	struct wn_dp_dma *dma;
 	/**
 	 * Receiver not ready (lib/rnic's rnr_hold): a Send that finds no receive posted waits
 	 * this long for one, its stream held (the peer's TCP window closes), before the
@@ -162,7 +170,10 @@ struct wn_dp_stats {
 	uint64_t zc_fpdus;           /**< FPDUs sent zero-copy (payload referenced) */
 	uint64_t zc_bytes;           /**< ... their payload octets */
 	uint64_t zc_released;        /**< ... whose references all went (ACKed + mbufs freed) */
-	uint64_t zc_fallback;        /**< zero-copy FPDUs copied instead (no token, a window) */
+	uint64_t zc_fallback;        /**< zero-copy FPDUs copied instead (no token, a window,
+				      *   a region not DMA-mapped) */
+	uint64_t zc_unmapped;        /**< ... of them because a region was not DMA-mapped */
+	uint64_t tx_reclaimed;       /**< mbufs a NIC had sent, freed by the tick (zero-copy) */
 	uint64_t copy_fpdus;         /**< FPDUs framed by copying (payload included) */
 	uint64_t copy_bytes;         /**< ... their payload octets */
 	uint64_t mr_dereg_deferred;  /**< MR deregistrations that waited for zero-copy pins */

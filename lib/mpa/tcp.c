@@ -37,11 +37,20 @@ RTE_LOG_REGISTER_DEFAULT(wn_mpa_logtype, NOTICE);
 
 struct mpa_stream;
 
-/* One zero-copy FPDU: TCP's reference and one per mbuf count in @c sh. */
+/*
+ * One zero-copy FPDU: TCP's reference and one per mbuf count in @c sh. Its WQE is released
+ * once TCP's SND.UNA passes the FPDU (the peer has it: the NIC is done reading it for that
+ * transmission), its region pins only when the last reference goes: a NIC's PMD may keep a
+ * transmitted mbuf until it needs the descriptor again (virtio, e1000), and a retransmission
+ * still queued for octets already ACKed is discarded by the peer's TCP whatever it carries.
+ */
 struct mpa_zc {
 	struct rte_mbuf_ext_shared_info sh;
 	struct rte_ring *done;      /* the owning instance's ring */
 	struct mpa_stream *s;
+	TAILQ_ENTRY(mpa_zc) q;      /* in s->zc_acks while @c queued */
+	uint32_t end_seq;           /* TCP sequence number after the FPDU */
+	bool queued;                /* waits in s->zc_acks for its ACK */
 	uint32_t wqe;
 	bool held;                  /* the owner holds WQE @c wqe's completion */
 	uint8_t n_pins;
@@ -92,6 +101,7 @@ struct mpa_stream {
 	uint8_t *txbuf;             /* one FPDU being framed */
 	uint32_t txcap;
 	uint32_t zc_out;            /* zero-copy tokens not back yet (freed only at 0) */
+	TAILQ_HEAD(, mpa_zc) zc_acks; /* held tokens in send order, until SND.UNA passes them */
 	uint64_t tx_ulpdus;
 };
 
@@ -400,6 +410,7 @@ stream_new(struct mpa_proto *p, bool active)
 	s->l.ops = &mpa_tcp_ops;
 	s->l.active = active;
 	s->p = p;
+	TAILQ_INIT(&s->zc_acks);
 	TAILQ_INSERT_TAIL(&p->streams, s, next);
 	p->n_streams++;
 	return s;
@@ -513,6 +524,30 @@ tcp_eof(struct wn_tcp_conn *tc, void *arg)
 	up_event(s, &ev);
 }
 
+/* A held zero-copy FPDU's WQE may complete: the peer has all of it (or TCP is gone). */
+static void
+zc_ack(struct mpa_stream *s, struct mpa_zc *z)
+{
+	TAILQ_REMOVE(&s->zc_acks, z, q);
+	z->queued = false;
+	if (z->held && !s->released && s->l.up != NULL && s->l.up->tx_release != NULL)
+		s->l.up->tx_release(s->l.up_arg, z->wqe);
+	z->held = false;
+}
+
+/* SND.UNA moved: release the WQEs of the zero-copy FPDUs it passed. */
+static void
+tcp_sent(struct wn_tcp_conn *tc, void *arg, uint32_t acked)
+{
+	struct mpa_stream *s = arg;
+	uint32_t una = wn_tcp_snd_una(tc);
+	struct mpa_zc *z;
+
+	(void)acked;
+	while ((z = TAILQ_FIRST(&s->zc_acks)) != NULL && (int32_t)(una - z->end_seq) >= 0)
+		zc_ack(s, z);
+}
+
 static void
 tcp_emss(struct wn_tcp_conn *tc, void *arg, uint16_t emss)
 {
@@ -570,6 +605,7 @@ static const struct wn_tcp_cb stream_cb = {
 	.recv = tcp_recv,
 	.recv_ooo = tcp_recv_ooo,
 	.eof = tcp_eof,
+	.sent = tcp_sent,
 	.emss = tcp_emss,
 	.closed = tcp_closed,
 };
@@ -730,9 +766,9 @@ zc_poll(struct mpa_proto *p)
 			struct mpa_zc *z = objs[i];
 			struct mpa_stream *s = z->s;
 
-			if (z->held && !s->released && s->l.up != NULL &&
-			    s->l.up->tx_release != NULL)
-				s->l.up->tx_release(s->l.up_arg, z->wqe);
+			/* not ACKed (the connection closed or aborted): released now */
+			if (z->queued)
+				zc_ack(s, z);
 			s->zc_out--;
 			p->base.st.zc_released++;
 			zc_put(p, z);
@@ -910,7 +946,9 @@ zc_describe(struct mpa_stream *s, const struct wn_llp_ulpdu *u, struct wn_tcp_pa
 		parts[k].base = sg[k].iov_base;
 		parts[k].len = (uint32_t)sg[k].iov_len;
 		parts[k].ext = in_payload(u, &sg[k]);
-		parts[k].iova = RTE_BAD_IOVA; /* ports that copy; a NIC needs rte_extmem_register */
+		/* a NIC reads it by DMA: the region is mapped at IOVA = VA (lib/dp dma.c) */
+		parts[k].iova = s->p->c.iova_va && parts[k].ext ?
+			(rte_iova_t)(uintptr_t)sg[k].iov_base : RTE_BAD_IOVA;
 		*wire += parts[k].len;
 		if (parts[k].ext)
 			*ext += parts[k].len;
@@ -947,12 +985,18 @@ send_zc(struct mpa_stream *s, const struct wn_llp_ulpdu *u)
 	z->s = s;
 	z->wqe = u->wqe;
 	z->held = u->src == WN_LLP_SRC_SQ;
+	z->queued = false;
 	ret = wn_tcp_send_record_ext(s->tcp, parts, (unsigned int)n, &z->sh);
 	if (ret != 0) {
 		zc_put(p, z);
 		return ret == -ENOBUFS ? -EAGAIN : -ENOTSUP;
 	}
 	s->mpa.tx_next += wire;
+	if (z->held) {
+		z->end_seq = wn_tcp_next_seq(s->tcp);
+		z->queued = true;
+		TAILQ_INSERT_TAIL(&s->zc_acks, z, q);
+	}
 	s->zc_out++;
 	p->base.st.zc_ulpdus++;
 	p->base.st.zc_bytes += ext;

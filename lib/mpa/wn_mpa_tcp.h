@@ -64,6 +64,12 @@ struct wn_mpa_tcp_conf {
 	int (*pin)(void *arg, uint32_t stag);
 	void (*unpin)(void *arg, uint32_t stag);
 	void *pin_arg;
+	/**
+	 * The port's device reads payload at IOVA = virtual address (EAL IOVA as VA, the
+	 * regions DMA-mapped for it: pin() refuses the others); false: no IOVA (RTE_BAD_IOVA,
+	 * for ports that copy or pass virtual addresses).
+	 */
+	bool iova_va;
 };
 
 /**

@@ -145,6 +145,8 @@ srv_h_reg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *r
 	mr->u.mr.dp.access = r->access;
 	mr->u.mr.dp.iova = r->iova;
 	mr->u.mr.dp.length = r->length;
+	if (srv->conf.mr_map != NULL) /* e.g. DMA-mapped for a NIC, before the client sends */
+		srv->conf.mr_map(srv->conf.mr_map_arg, mr->u.mr.dp.stag, map, len);
 	srv_dp_tell(srv, WN_SERVER_DP_MR_REG, mr->handle, &mr->u.mr.dp);
 	rs->u.mr.mr = mr->handle;
 	rs->u.mr.lkey = mr->u.mr.dp.stag;

@@ -111,13 +111,16 @@ srv_obj_free(struct wn_server *srv, struct obj *o)
 
 /* Free the memory of an object nobody (client, table, dataplane) references any more. */
 static void
-obj_release(struct obj *o)
+obj_release(struct wn_server *srv, struct obj *o)
 {
 	switch (o->type) {
 	case OBJ_QP:
 		munmap(o->u.qp.dp.ring, o->u.qp.dp.ring_size);
 		break;
 	case OBJ_MR:
+		if (srv->conf.mr_unmap != NULL)
+			srv->conf.mr_unmap(srv->conf.mr_map_arg, o->u.mr.dp.stag, o->u.mr.map,
+					   o->u.mr.map_len);
 		munmap(o->u.mr.map, o->u.mr.map_len);
 		break;
 	case OBJ_CQ:
@@ -143,7 +146,7 @@ srv_obj_retire(struct wn_server *srv, struct obj *o, uint32_t dp_type, void *des
 {
 	obj_unlink(srv, o);
 	if (srv_dp_tell(srv, dp_type, o->handle, desc) != 0) {
-		obj_release(o);
+		obj_release(srv, o);
 		return;
 	}
 	o->znext = srv->zombies;
@@ -160,7 +163,7 @@ srv_zombie_done(struct wn_server *srv, uint32_t handle)
 			struct obj *o = *pp;
 
 			*pp = o->znext;
-			obj_release(o);
+			obj_release(srv, o);
 			return;
 		}
 }
@@ -172,6 +175,6 @@ srv_zombies_free(struct wn_server *srv)
 		struct obj *o = srv->zombies;
 
 		srv->zombies = o->znext;
-		obj_release(o);
+		obj_release(srv, o);
 	}
 }

@@ -52,6 +52,17 @@ struct wn_server_conf {
 	uint32_t mem_entries; /**< lib/mem table size (STag index space); 0: 65536 */
 	uint32_t llp;         /**< enum wn_ctl_llp of clients that choose none (the dataplane's
 			       *   default; 0: MPA): QUERY_DEVICE names it in fw_ver */
+	/**
+	 * Optional (NULL: none), on the control thread: mr_map gets each MR's mapping (@p map,
+	 * @p len: what this thread mmapped) once it has its STag and before the client learns
+	 * it; mr_unmap gets it again when its memory goes: after the dataplane's DONE for its
+	 * deregistration (no zero-copy mbuf points into it any more), just before munmap. A
+	 * dataplane whose port reads frames by DMA maps regions for the device here (lib/dp
+	 * dma.c); a region it cannot map is copied, the registration does not fail.
+	 */
+	void (*mr_map)(void *arg, uint32_t stag, void *map, size_t len);
+	void (*mr_unmap)(void *arg, uint32_t stag, void *map, size_t len);
+	void *mr_map_arg;
 };
 
 /** Object counts, for tests and telemetry. */

@@ -672,6 +672,12 @@ wn_tcp_next_seq(const struct wn_tcp_conn *c)
 	return c->sbase + c->slen;
 }
 
+uint32_t
+wn_tcp_snd_una(const struct wn_tcp_conn *c)
+{
+	return c->snd.una;
+}
+
 uint16_t
 wn_tcp_emss(const struct wn_tcp_conn *c)
 {

@@ -438,7 +438,10 @@ struct wn_tcp_part {
  * @c sh->free_cb(addr, sh->fcb_opaque) therefore runs exactly once, when both TCP and every
  * mbuf (possibly still held by a PMD) are done: on the owning lcore from wn_tcp_rx_bulk,
  * wn_tcp_process, wn_tcp_abort or wn_tcp_ctx_free, or on whatever thread frees the last mbuf.
- * Until then the external memory must stay valid and unchanged.
+ * Until then the external memory must stay valid (a NIC may still read it by DMA); its octets
+ * must stay unchanged until SND.UNA passes the record (wn_tcp_snd_una(), the sent event):
+ * after that a segment still carrying them reaches a peer that has them already and
+ * discards them (or, its checksum no longer matching, drops it as lost).
  * @param c       the connection.
  * @param parts   the pieces in order.
  * @param n       how many.
@@ -458,6 +461,12 @@ int wn_tcp_send_record(struct wn_tcp_conn *c, const void *buf, uint32_t len);
  * Owning lcore.
  */
 uint32_t wn_tcp_next_seq(const struct wn_tcp_conn *c);
+
+/**
+ * @return SND.UNA: every octet before it is acknowledged by the peer (and dropped from the
+ * send buffer). Owning lcore.
+ */
+uint32_t wn_tcp_snd_una(const struct wn_tcp_conn *c);
 
 /** @return free send-buffer bytes. Owning lcore. */
 uint32_t wn_tcp_send_space(const struct wn_tcp_conn *c);

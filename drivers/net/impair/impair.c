@@ -84,6 +84,14 @@ wn_impair_is_face(uint16_t port_id)
 	return port_get(port_id) != NULL;
 }
 
+int
+wn_impair_under(uint16_t port_id)
+{
+	const struct impair_port *ip = port_get(port_id);
+
+	return ip != NULL ? ip->under_id : -ENODEV;
+}
+
 static int
 resolve_port(const char *spec, uint16_t *id)
 {

@@ -194,6 +194,14 @@ int wn_impair_poll_all(void);
 int wn_impair_is_face(uint16_t port_id);
 
 /**
+ * @return the port an impairer face @p port_id wraps (the one that sends its frames), or
+ * -ENODEV when @p port_id is no face.
+ *
+ * Thread safety: any lcore.
+ */
+int wn_impair_under(uint16_t port_id);
+
+/**
  * Read the counters.
  *
  * @param port_id

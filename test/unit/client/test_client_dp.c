@@ -6,7 +6,10 @@
  * dataplane posts reach the client. Connections between two clients of this server are
  * played the way the dataplane's loopback runs them, with what rdma_cm refuses (second
  * connect or accept, accept without a request), the backlog, reject with private data, and
- * the QP states the server sets (RTS on ESTABLISHED with IRD/ORD, Error when it ends).
+ * the QP states the server sets (RTS on ESTABLISHED with IRD/ORD, Error when it ends). The
+ * MR hooks (wn_server_conf mr_map/mr_unmap: lib/dp maps regions for a NIC there) come in
+ * their order: mapped before the dataplane or the client learn the STag, unmapped only after
+ * the dataplane's DONE and while the memory is still there.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -39,6 +42,38 @@ static struct rte_ring *to_dp, *to_ctl;
 static int efd;
 static char sock_path[108];
 
+/* what the MR hooks saw (the server's thread) */
+struct hook_call {
+	uint32_t stag;
+	void *map;
+	size_t len;
+};
+static struct {
+	atomic_uint maps, unmaps;
+	struct hook_call map, unmap;
+	unsigned int to_dp_at_map; /* messages waiting for the dataplane when it was mapped */
+	size_t probe;              /* an offset into the mapping ... */
+	uint8_t probed;            /* ... and the octet there, read in mr_unmap */
+} hk;
+
+static void
+hook_map(void *arg, uint32_t stag, void *map, size_t len)
+{
+	(void)arg;
+	hk.map = (struct hook_call){ stag, map, len };
+	hk.to_dp_at_map = rte_ring_count(to_dp);
+	atomic_fetch_add(&hk.maps, 1);
+}
+
+static void
+hook_unmap(void *arg, uint32_t stag, void *map, size_t len)
+{
+	(void)arg;
+	hk.unmap = (struct hook_call){ stag, map, len };
+	hk.probed = ((volatile uint8_t *)map)[hk.probe]; /* munmap comes after */
+	atomic_fetch_add(&hk.unmaps, 1);
+}
+
 static int
 setup(void **state)
 {
@@ -51,6 +86,8 @@ setup(void **state)
 	conf.n_addrs = 1;
 	conf.addrs[0].family = WN_CTL_AF_INET;
 	inet_pton(AF_INET, "198.18.0.1", conf.addrs[0].addr);
+	conf.mr_map = hook_map;
+	conf.mr_unmap = hook_unmap;
 	srv = wn_server_create(&conf);
 	to_dp = test_ring_new("to_dp");
 	to_ctl = test_ring_new("to_ctl");
@@ -100,6 +137,30 @@ dp_post(struct wn_server_dp_msg *m)
 
 	assert_int_equal(rte_ring_enqueue(to_ctl, m), 0);
 	assert_int_equal(write(efd, &one, sizeof(one)), (ssize_t)sizeof(one));
+}
+
+/* Dataplane side: DONE for the retired object @p m names (freed). */
+static void
+dp_done(struct wn_server_dp_msg *m)
+{
+	struct wn_server_dp_msg *done = calloc(1, sizeof(*done));
+
+	assert_non_null(done);
+	done->type = WN_SERVER_DP_DONE;
+	done->handle = m->handle;
+	free(m);
+	dp_post(done);
+}
+
+/* A new client with a PD. */
+static struct wn_client *
+client_pd(uint32_t *pd)
+{
+	struct wn_client *c = wn_client_open(sock_path);
+
+	assert_non_null(c);
+	assert_int_equal(wn_client_alloc_pd(c, pd), 0);
+	return c;
 }
 
 static void
@@ -297,7 +358,7 @@ test_objects_to_dataplane(void **state)
 	struct wn_server_stats st;
 	struct wn_ctl_create_qp_req qr;
 	struct wn_ctl_modify_qp_req mq;
-	struct wn_server_dp_msg *m, *done;
+	struct wn_server_dp_msg *m;
 	struct wn_server_dp_cq *dcq;
 	struct wn_server_dp_mr *dmr;
 	struct wn_server_dp_qp *dqp;
@@ -309,9 +370,7 @@ test_objects_to_dataplane(void **state)
 	uint32_t pd;
 
 	(void)state;
-	c = wn_client_open(sock_path);
-	assert_non_null(c);
-	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	c = client_pd(&pd);
 	cq = wn_client_create_cq(c, 32, -1, 0x77);
 	assert_non_null(cq);
 	m = dp_next(WN_SERVER_DP_CQ_CREATE);
@@ -371,11 +430,7 @@ test_objects_to_dataplane(void **state)
 	((volatile uint8_t *)dqp->ring)[0] = 1; /* still mapped (ASan/segv would tell) */
 	wn_server_stats(srv, &st);
 	assert_int_equal(st.qps, 0);
-	done = calloc(1, sizeof(*done));
-	done->type = WN_SERVER_DP_DONE;
-	done->handle = m->handle;
-	free(m);
-	dp_post(done);
+	dp_done(m);
 	assert_int_equal(wn_client_dereg_mr(c, mr), 0);
 	m = dp_next(WN_SERVER_DP_MR_DEREG);
 	assert_ptr_equal(m->obj, dmr);
@@ -385,6 +440,63 @@ test_objects_to_dataplane(void **state)
 	/* the client dies without acks for the MR and CQ: the server frees them at exit */
 	wn_client_close(c);
 	free(cq); /* its handle died with the connection; only our copy is left */
+}
+
+/* The MR hooks: mapped before anyone learns the STag, unmapped after DONE, before munmap. */
+static void
+test_mr_hooks(void **state)
+{
+	struct wn_server_dp_msg *m = NULL;
+	struct wn_server_dp_mr *dmr;
+	struct wn_client_mr *mr;
+	struct wn_client *c;
+	unsigned int maps0, unmaps0, before;
+	uint8_t *buf;
+	uint32_t pd;
+
+	(void)state;
+	c = client_pd(&pd);
+	buf = malloc(5000);
+	assert_non_null(buf);
+	memset(buf, 0x5a, 5000);
+	maps0 = atomic_load(&hk.maps);
+	unmaps0 = atomic_load(&hk.unmaps);
+	mr = wn_client_reg_mr(c, pd, buf, 5000, (uintptr_t)buf, WN_CTL_ACCESS_LOCAL_WRITE);
+	assert_non_null(mr);
+	/* mapped before the reply that gives the client its STag */
+	assert_int_equal(atomic_load(&hk.maps), maps0 + 1);
+	assert_int_equal(hk.map.stag, mr->lkey);
+	assert_true(hk.map.len >= 5000);
+	/* ... and before the dataplane was told: every message waiting then comes before */
+	for (before = 0;; before++) {
+		assert_int_equal(rte_ring_dequeue(to_dp, (void **)&m), 0);
+		if (m->type == WN_SERVER_DP_MR_REG)
+			break;
+		free(m);
+	}
+	assert_true(hk.to_dp_at_map <= before);
+	dmr = m->obj;
+	assert_int_equal(dmr->stag, mr->lkey);
+	/* the hook got the server's mapping of the client's memory */
+	assert_true((uint8_t *)hk.map.map <= dmr->base &&
+		    dmr->base + 5000 <= (uint8_t *)hk.map.map + hk.map.len);
+	hk.probe = (size_t)(dmr->base + 4999 - (uint8_t *)hk.map.map);
+	free(m);
+
+	/* deregistered: gone for the client, but not unmapped while the dataplane holds it */
+	assert_int_equal(wn_client_dereg_mr(c, mr), 0);
+	m = dp_next(WN_SERVER_DP_MR_DEREG);
+	assert_ptr_equal(m->obj, dmr);
+	usleep(50000);
+	assert_int_equal(atomic_load(&hk.unmaps), unmaps0);
+	dp_done(m);
+	for (int i = 0; i < 5000 && atomic_load(&hk.unmaps) == unmaps0; i++)
+		usleep(1000);
+	assert_int_equal(atomic_load(&hk.unmaps), unmaps0 + 1);
+	assert_memory_equal(&hk.unmap, &hk.map, sizeof(hk.map));
+	assert_int_equal(hk.probed, 0x5a); /* the client's memory, still mapped */
+	wn_client_close(c);
+	free(buf);
 }
 
 static void
@@ -793,6 +905,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_objects_to_dataplane),
+		cmocka_unit_test(test_mr_hooks),
 		cmocka_unit_test(test_cm_through_dataplane),
 		cmocka_unit_test(test_cm_loopback),
 		cmocka_unit_test(test_cm_reject_and_backlog),

@@ -8,7 +8,8 @@
  *
  * What would break if these failed: iWARP connection setup over TCP, FPDU framing into TCP
  * records, whole-ULPDU delivery, zero-copy completion and region pins, the Terminate after an
- * MPA error, streams leaking or freed under the caller.
+ * MPA error, streams leaking or freed under the caller, a WQE completed before the peer has
+ * it or a region unpinned (and DMA-unmapped) while a NIC may still read it.
  */
 #include "../tcp/harness.h"
 
@@ -438,6 +439,21 @@ test_accept_inside_request(void **state)
 	assert_int_equal(count(&own[0], WN_LLP_EV_ESTABLISHED), 1);
 }
 
+/* Instances with @p c (zero-copy on) and a connection from A to B, ready to send. */
+static void
+zc_establish(const struct wn_mpa_tcp_conf *c)
+{
+	teardown(NULL);
+	setup_conf(c);
+	assert_true(wn_mpa_tcp_zero_copy(proto[0]));
+	listen_b();
+	connect_a(NULL);
+	run(2000);
+	assert_int_equal(wn_llp_accept(own[1].l, NULL, NULL, 0), 0);
+	run(2000);
+	assert_true(wn_llp_tx_ready(own[0].l));
+}
+
 static void
 test_zero_copy(void **state)
 {
@@ -448,15 +464,7 @@ test_zero_copy(void **state)
 	struct wn_llp_stats st;
 
 	(void)state;
-	teardown(NULL);
-	setup_conf(&c);
-	assert_true(wn_mpa_tcp_zero_copy(proto[0]));
-	listen_b();
-	connect_a(NULL);
-	run(2000);
-	assert_int_equal(wn_llp_accept(own[1].l, NULL, NULL, 0), 0);
-	run(2000);
-	assert_true(wn_llp_tx_ready(own[0].l));
+	zc_establish(&c);
 	/* a message of registered memory: referenced, its completion held */
 	send_one(0, hdr, sizeof(hdr), pay, 1400, WN_LLP_TX_HELD);
 	send_one(0, hdr, sizeof(hdr), pay + 1400, 1400, WN_LLP_TX_HELD);
@@ -484,6 +492,61 @@ test_zero_copy(void **state)
 	assert_int_equal(st.zc_released, 2);
 	assert_int_equal(st.zc_fallback, 1);
 	assert_int_equal(own[1].rx_n, 3);
+	free(pay);
+}
+
+/*
+ * A NIC whose PMD keeps the chains it sent until it reuses their descriptors (virtio, e1000):
+ * the WQE completes once TCP's SND.UNA passes the FPDU (the peer has it), the regions stay
+ * pinned (their DMA mapping with them) until the last mbuf referencing them is freed. The
+ * payload goes at IOVA = VA (iova_va: regions mapped for the device).
+ */
+static void
+test_zero_copy_nic_holds(void **state)
+{
+	struct wn_mpa_tcp_conf c = {.rev = 2, .crc = true, .zero_copy = true, .iova_va = true};
+	uint8_t hdr[14] = {0x80, 0x01};
+	uint8_t *pay = hx_pattern(4000, 5);
+	struct wn_llp_stats st;
+	unsigned int ext = 0;
+
+	(void)state;
+	zc_establish(&c);
+	h.nic_keep = true;
+	send_one(0, hdr, sizeof(hdr), pay, 1400, WN_LLP_TX_HELD);
+	send_one(0, hdr, sizeof(hdr), pay + 1400, 1400, WN_LLP_TX_HELD);
+	assert_int_equal(own[0].releases, 0); /* not ACKed yet */
+	run(20000);
+	assert_int_equal(own[1].rx_n, 2);
+	assert_memory_equal(own[1].rx + 2 * sizeof(hdr) + 1400, pay + 1400, 1400);
+	/* ACKed: both WQEs complete, in order, though the NIC still holds their mbufs */
+	assert_int_equal(own[0].releases, 2);
+	assert_int_equal(own[0].released_wqe[0], 7);
+	assert_int_equal(pins, 2);
+	assert_int_equal(unpins, 0);
+	wn_llp_stats(proto[0], &st);
+	assert_int_equal(st.zc_ulpdus, 2);
+	assert_int_equal(st.zc_released, 0);
+	/* every payload segment the NIC reads is client memory at IOVA = VA */
+	assert_true(h.nkept > 0);
+	for (unsigned int i = 0; i < h.nkept; i++)
+		for (struct rte_mbuf *m = h.kept[i]; m != NULL; m = m->next) {
+			if (!RTE_MBUF_HAS_EXTBUF(m))
+				continue;
+			assert_true((uint8_t *)m->buf_addr >= pay &&
+				    (uint8_t *)m->buf_addr < pay + 2800);
+			assert_int_equal(m->buf_iova, (rte_iova_t)(uintptr_t)m->buf_addr);
+			ext++;
+		}
+	assert_true(ext >= 2);
+	/* the NIC reuses its descriptors: the last references go, the regions are unpinned */
+	hx_nic_free(&h);
+	h.nic_keep = false;
+	run(1000);
+	assert_int_equal(unpins, 2);
+	assert_int_equal(own[0].releases, 2); /* no second completion */
+	wn_llp_stats(proto[0], &st);
+	assert_int_equal(st.zc_released, 2);
 	free(pay);
 }
 
@@ -658,6 +721,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_accept_inside_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_copy_nic_holds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crc_error_terminate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_startup_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_and_released, setup, teardown),

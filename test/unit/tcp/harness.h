@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Test harness: two warpnic stacks (netif + TCP context each) wired back to back through
- * their tx/rx functions, a virtual clock, seeded loss/reorder, a per-frame filter, and
- * helpers to craft and parse Ethernet/IPv4/TCP frames. Header-only so each test binary
- * stays one file plus this.
+ * their tx/rx functions, a virtual clock, seeded loss/reorder, a per-frame filter, a NIC that
+ * keeps the mbuf chains it sent (as PMDs that free them only when they reuse the
+ * descriptors), and helpers to craft and parse Ethernet/IPv4/TCP frames. Header-only so
+ * each test binary stays one file plus this.
  */
 #ifndef WN_TEST_HARNESS_H
 #define WN_TEST_HARNESS_H
@@ -30,6 +31,7 @@
 
 #define HX_BURST 64
 #define HX_CAP 4096
+#define HX_KEEP 256
 
 struct hx;
 /* Return true to drop the frame; may modify it. @p from is the sending side. */
@@ -55,6 +57,9 @@ struct hx {
 	struct rte_mbuf *cap[HX_CAP]; /* frames sent to a raw side */
 	unsigned int ncap;
 	uint64_t frames[2], dropped;
+	bool nic_keep;              /* sent chains are kept in kept[] until hx_nic_free() */
+	struct rte_mbuf *kept[HX_KEEP];
+	unsigned int nkept;
 };
 
 static struct rte_mempool *hx_pool;
@@ -128,9 +133,19 @@ hx_init(struct hx *h)
 	hx_init_conf(h, NULL, false, false);
 }
 
+/* The NIC frees the chains it kept (it reuses their descriptors). */
+static inline void
+hx_nic_free(struct hx *h)
+{
+	for (unsigned int i = 0; i < h->nkept; i++)
+		rte_pktmbuf_free(h->kept[i]);
+	h->nkept = 0;
+}
+
 static inline void
 hx_fini(struct hx *h)
 {
+	hx_nic_free(h);
 	for (int i = 0; i < 2; i++) {
 		wn_tcp_ctx_free(h->s[i].tcp);
 		wn_netif_free(h->s[i].nif);
@@ -195,7 +210,10 @@ hx_side_step(struct hx *h, int i)
 
 				assert_non_null(f);
 				assert_int_equal(f->nb_segs, 1);
-				rte_pktmbuf_free(m);
+				if (h->nic_keep && h->nkept < HX_KEEP)
+					h->kept[h->nkept++] = m;
+				else
+					rte_pktmbuf_free(m);
 				m = f;
 			}
 			tcp = hx_is_tcp(m);
