@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Debian 12's kernel in a QEMU guest (TCG) beside a warpnicd on the host, for the interop tests
-# against kernel stacks this host's kernel lacks (knfsd over siw, SCTP). Sourced; functions:
+# against kernel stacks this host's kernel lacks (knfsd over siw, SCTP) and for warpnicd on a
+# PCI NIC bound to DPDK inside the guest (pci/). Sourced; functions:
 #
 # Building an image (run once, the result cached by the caller):
 #   guest_kernel_version        sets GUEST_HDR (/usr/src/linux-headers-*-amd64, newest),
@@ -9,24 +10,37 @@
 #                               exactly the installed headers' version, and PKG...; the image
 #                               is unpacked in DIR/img (vmlinuz in img/boot, modules in
 #                               img/lib/modules/$GUEST_K, indexed by depmod)
-#   guest_modules SRC DST MOD...  copy MOD... and every module they depend on (modules.dep)
-#                               from the modules tree SRC to DST, with the modules.* indexes
-#   guest_skeleton ROOT         an initramfs tree: the usual directories, busybox (static)
-#                               as /bin/busybox and /bin/sh
-#   guest_libs ROOT BIN...      copy the shared libraries BIN... link (ldd) into ROOT
+#   guest_modules SRC DST MOD...  copy MOD... (dashes or underscores alike) and every module
+#                               they depend on (modules.dep) from the modules tree SRC to DST,
+#                               with the modules.* indexes
+#   guest_skeleton ROOT         an initramfs tree in the host's merged-/usr layout (/bin, /sbin,
+#                               /lib, /lib64 link into /usr, so every path ldd prints is one
+#                               file in the guest), busybox (static) as /bin/busybox and
+#                               /bin/sh, root in /etc/passwd and /etc/group
+#   guest_libs ROOT FILE...     copy the shared libraries FILE... link (ldd) into ROOT
+#   guest_copy ROOT PATH...     copy PATH... to the same place under ROOT: symlinks stay links
+#                               (their targets copied too, so a library loaded as a plugin and
+#                               one linked by name stay one file), executables and libraries
+#                               with guest_libs; a path ROOT has already is left alone
 #   guest_cpio ROOT OUT         ROOT as a newc cpio archive
 #
 # Running one (needs root, /dev/net/tun, qemu-system-x86_64):
 #   guest_net NS TAP            creates network namespace NS (deleted by guest_cleanup) with tap
 #                               TAP up in it, for the guest and a warpnicd (net_af_packet on TAP)
 #   guest_boot NS TAP KERNEL INITRD LOG APPEND [QEMU_ARGS...]
-#       boots KERNEL/INITRD in NS (-m 768, one CPU, TCG, console on ttyS0 into LOG, APPEND added
-#       to the kernel command line); the guest's virtio NIC is on TAP with every offload off, so
-#       the guest computes its checksums and warpnic checks each one. Sets GUEST_QPID.
+#       boots KERNEL/INITRD in NS (TCG, console on ttyS0 into LOG, APPEND added to the kernel
+#       command line; GUEST_MEM MiB, default 768, GUEST_CPUS, default 1); the guest's NIC is on
+#       TAP: GUEST_NIC (a -device value whose netdev is n0), default a virtio NIC with every
+#       offload off, so the guest computes its checksums and warpnic checks each one. The tap
+#       has no vnet header: QEMU completes a checksum an emulated NIC was asked to offload
+#       (with one, it would leave it to the host's kernel, and net_af_packet reads the frame
+#       before that).
+#       QEMU_ARGS go last (a machine type, more devices). Sets GUEST_QPID.
 #   guest_cleanup               kills the guest, deletes NS
 
 GUEST_QPID=
 GUEST_NS=
+GUEST_NIC_OFFLOADS_OFF=csum=off,guest_csum=off,gso=off,guest_tso4=off,guest_tso6=off,host_tso4=off,host_tso6=off
 
 guest_kernel_version() {
 	GUEST_HDR=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -1)
@@ -57,7 +71,10 @@ dep = {}
 for line in open(os.path.join(src, "modules.dep")):
     k, v = line.split(":", 1)
     dep[k.strip()] = v.split()
-by = {k.split("/")[-1].split(".ko")[0]: k for k in dep}
+by = {}
+for k in dep:
+    name = k.split("/")[-1].split(".ko")[0]
+    by[name] = by[name.replace("-", "_")] = k
 need = set()
 def add(k):
     if k not in need:
@@ -65,7 +82,9 @@ def add(k):
         for d in dep[k]:
             add(d)
 for m in mods:
-    add(by[m])
+    if m.replace("-", "_") not in by:
+        sys.exit("qemu_guest: no module %s in %s" % (m, src))
+    add(by[m.replace("-", "_")])
 for k in need:
     os.makedirs(os.path.join(dst, os.path.dirname(k)), exist_ok=True)
     shutil.copy(os.path.join(src, k), os.path.join(dst, k))
@@ -76,25 +95,57 @@ PY
 }
 
 guest_skeleton() {
-	local root=$1
-	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,lib64,lib/x86_64-linux-gnu,proc,sys,dev,tmp}
+	local root=$1 d
+	mkdir -p "$root"/{usr/bin,usr/sbin,usr/lib/x86_64-linux-gnu,usr/lib64,etc,proc,sys,dev,tmp,run}
+	for d in bin sbin lib lib64; do
+		if [ -L "/$d" ]; then
+			ln -sfn "$(readlink "/$d")" "$root/$d"
+		else
+			mkdir -p "$root/$d"
+		fi
+	done
 	cp /bin/busybox "$root/bin/busybox"
 	ln -sf busybox "$root/bin/sh"
 	if ldd "$root/bin/busybox" >/dev/null 2>&1; then
 		echo "qemu_guest: /bin/busybox is not static (busybox-static)" >&2
 		return 1
 	fi
+	printf 'root:x:0:0::/:/bin/sh\n' >"$root/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 }
 
 guest_libs() {
-	local root=$1 b
+	local root=$1 f l
 	shift
-	for b in "$@"; do
-		ldd "$b" | awk '$3 ~ /^\// {print $3} $1 ~ /^\/lib64/ {print $1}'
+	for f in "$@"; do
+		{ ldd "$f" 2>/dev/null || :; } | awk '$3 ~ /^\// {print $3} $1 ~ /^\/lib64/ {print $1}'
 	done | sort -u | while read -r l; do
-		mkdir -p "$root$(dirname "$l")"
-		cp -L "$l" "$root$l"
+		guest_copy "$root" "$l" || exit 1
 	done
+}
+
+guest_copy() {
+	local root=$1 p t
+	shift
+	for p in "$@"; do
+		[ -e "$root$p" ] || [ -L "$root$p" ] && continue
+		[ -e "$p" ] || { echo "qemu_guest: $p does not exist" >&2; return 1; }
+		mkdir -p "$root$(dirname "$p")" || return 1
+		if [ -L "$p" ]; then
+			# one link at a time: libx.so -> libx.so.23 -> libx.so.23.0
+			t=$(readlink "$p")
+			case $t in /*) ;; *) t=$(dirname "$p")/$t ;; esac
+			cp -P "$p" "$root$p" || return 1
+			guest_copy "$root" "$(realpath -s "$t")" || return 1
+			continue
+		fi
+		cp -a "$p" "$root$p" || return 1
+		case $p in
+		*.so | *.so.*) guest_libs "$root" "$p" || return 1 ;;
+		*) if [ -f "$p" ] && [ -x "$p" ]; then guest_libs "$root" "$p" || return 1; fi ;;
+		esac
+	done
+	return 0
 }
 
 guest_cpio() {
@@ -115,11 +166,12 @@ guest_net() {
 
 guest_boot() {
 	local ns=$1 tap=$2 kernel=$3 initrd=$4 log=$5 append=$6
+	local nic=${GUEST_NIC:-virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,$GUEST_NIC_OFFLOADS_OFF}
 	shift 6
-	ip netns exec "$ns" qemu-system-x86_64 -m 768 -smp 1 -nographic -no-reboot -accel tcg \
+	ip netns exec "$ns" qemu-system-x86_64 -m "${GUEST_MEM:-768}" -smp "${GUEST_CPUS:-1}" \
+		-nographic -no-reboot -accel tcg \
 		-kernel "$kernel" -initrd "$initrd" -append "console=ttyS0 quiet panic=-1 $append" \
-		-netdev tap,id=n0,ifname="$tap",script=no,downscript=no \
-		-device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,csum=off,guest_csum=off,gso=off,guest_tso4=off,guest_tso6=off,host_tso4=off,host_tso6=off \
+		-netdev tap,id=n0,ifname="$tap",script=no,downscript=no,vnet_hdr=off -device "$nic" \
 		"$@" >"$log" 2>&1 </dev/null &
 	GUEST_QPID=$!
 }

@@ -41,9 +41,9 @@ trap cleanup_linux EXIT
 note "kernel, siw and initramfs (cache $CACHE)"
 "$HERE/linux_nfsd_image.sh" "$CACHE" >"$T/image.out" 2>&1 || fail "building the guest failed"
 size=$(numfmt --from=iec "${SIZE^^}")
-mkdir -p "$T/extra/bin"
+# /bin/sh is the base image's (a top-level directory here would replace its /bin link)
+mkdir -p "$T/extra"
 cp "$HERE/linux_nfsd_init.sh" "$T/extra/init"
-ln -s busybox "$T/extra/bin/sh"
 head -c "$size" /dev/urandom >"$T/extra/data.bin"
 guest_cpio "$T/extra" "$T/extra.cpio"
 cat "$CACHE/base.cpio" "$T/extra.cpio" | gzip -1 >"$T/initrd.gz"

@@ -62,10 +62,10 @@ verbs() {
 
 note "kernel and initramfs (cache $CACHE)"
 "$HERE/sctp_image.sh" "$CACHE" >"$T/image.out" 2>&1 || fail "building the guest failed"
-mkdir -p "$T/extra/bin"
+# /bin/sh is the base image's (a top-level directory here would replace its /bin link)
+mkdir -p "$T/extra"
 cp "$HERE/guest_init.sh" "$T/extra/init"
 cp "$PEER" "$T/extra/ddp_sctp_peer"
-ln -s busybox "$T/extra/bin/sh"
 guest_cpio "$T/extra" "$T/extra.cpio"
 cat "$CACHE/base.cpio" "$T/extra.cpio" | gzip -1 >"$T/initrd.gz"
 
