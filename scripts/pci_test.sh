@@ -6,15 +6,15 @@
 #   scripts/pci_test.sh [--quick] [--case NIC:MODE[:PROGRAMS[:MIB]]]...
 #
 # Default cases, in this order:
-#   virtio:vfio:rping,ib_write_bw,ib_read_bw,ib_send_bw:32   virtio-net behind an emulated
+#   virtio:vfio:rping,ib_write_bw,ib_read_bw,ib_send_bw:64   virtio-net behind an emulated
 #       Intel IOMMU, vfio-pci, IOVA as VA: every program with the guest as server, then as
-#       client, 32 MiB each way per run (64 MiB per program and side), zero-copy transmit
+#       client, 64 MiB each way per run, zero-copy transmit
 #       from DMA-mapped regions, counters and data checked
 #   virtio:uio:rping,ib_write_bw:4   no IOMMU, uio_pci_generic, IOVA as PA: regions cannot be
 #       mapped, zero-copy falls back to copying (telemetry says why)
 # NIC e1000e (the emulated Intel 82574 on net_e1000_em) can be asked for; it does not pass
 # yet (README). WN_PCI_GUEST_OPTS adds options to the guest's warpnicd. --quick: virtio:vfio:rping:1 only. QEMU runs without KVM (TCG): the guest
-# boots in about 12 s on an idle machine, the default cases take about 3.5 minutes. The first
+# boots in about 12 s on an idle machine, the default cases take about 5 minutes. The first
 # run builds the guest image (Debian's kernel through apt-get download, about 20 s, cached in
 # /var/cache/warpnic/pci-guest, WN_PCI_GUEST_CACHE). Needs root, qemu-system-x86, a build
 # (build/, or WN_BUILD). scripts/test.sh runs only the smoke (pci_guest_smoke).
@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ ${#cases[@]} -gt 0 ] ||
-	cases=(virtio:vfio:rping,ib_write_bw,ib_read_bw,ib_send_bw:32 virtio:uio:rping,ib_write_bw:4)
+	cases=(virtio:vfio:rping,ib_write_bw,ib_read_bw,ib_send_bw:64 virtio:uio:rping,ib_write_bw:4)
 if [ ! -x "$build/app/warpnicd/warpnicd" ]; then
 	echo "pci_test.sh: $build has no warpnicd (meson setup $build && ninja -C $build)" >&2
 	exit 2
