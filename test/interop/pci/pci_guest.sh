@@ -16,7 +16,7 @@
 # an address, then bind it; warpnicd runs on it (-a PCI, --zero-copy-tx on --zero-copy-min
 # 0, and $WN_PCI_GUEST_OPTS); on the host warpnicd runs on the tap (net_af_packet).
 # PROGRAMS (default all, comma separated): rping (-V, data verified by both ends), ib_write_bw, ib_read_bw, ib_send_bw
-# (perftest -R), 64 KiB messages, $WN_PCI_MIB MiB (default 32) each way per run, each with
+# (perftest -R), 64 KiB messages, $WN_PCI_MIB MiB (default 64) each way per run, each with
 # the guest as server and then as client, through scripts/warpnic-run on both sides. After
 # each run, from both daemons' counters: no MPA CRC or MPA error, no Terminate, and the
 # sender's payload octets at least the run's; in vfio mode every octet the guest sent went
@@ -31,7 +31,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 NIC=${2:-virtio}
 MODE=${3:-vfio}
 PROGS=${4:-rping,ib_write_bw,ib_read_bw,ib_send_bw}
-MIB=${WN_PCI_MIB:-32}
+MIB=${WN_PCI_MIB:-64}
 CACHE=${WN_PCI_GUEST_CACHE:-/var/cache/warpnic/pci-guest}
 # TCG: every guest step is slow; bounds are generous, never asserted as timings
 GUEST_TIMEOUT=${WN_PCI_GUEST_TIMEOUT:-600}
