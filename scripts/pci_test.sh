@@ -45,7 +45,7 @@ for c in "${cases[@]}"; do
 	IFS=: read -r nic mode progs mib <<<"$c"
 	t0=$SECONDS
 	name=${nic}_${mode}
-	if WN_PCI_MIB=${mib:-32} "$top/test/interop/pci/pci_guest.sh" "$build" "$nic" "$mode" \
+	if WN_PCI_MIB=${mib:-64} "$top/test/interop/pci/pci_guest.sh" "$build" "$nic" "$mode" \
 		"${progs:-rping,ib_write_bw,ib_read_bw,ib_send_bw}" >"$log/$name.log" 2>&1; then
 		ok=$((ok + 1))
 		echo "PASS $c ($((SECONDS - t0)) s)"
