@@ -118,14 +118,8 @@ port_copies(uint16_t port)
 {
 	static const char *const ok[] = { "net_memif", "net_af_packet", "net_tap", "net_ring",
 					  "net_pcap", "net_null" };
-	struct rte_eth_dev_info info;
 
-	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL)
-		return false;
-	for (unsigned int i = 0; i < RTE_DIM(ok); i++)
-		if (strcmp(info.driver_name, ok[i]) == 0)
-			return true;
-	return false;
+	return wn_port_driver_is(port, ok, RTE_DIM(ok));
 }
 
 /* The port that reads the frames: under a fault injector's face, the port it wraps. */

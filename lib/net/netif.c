@@ -12,6 +12,7 @@
 #include <rte_malloc.h>
 
 #include "net_priv.h"
+#include "wn_port.h"
 
 RTE_LOG_REGISTER_DEFAULT(wn_net_logtype, NOTICE);
 
@@ -67,22 +68,16 @@ tx_tcp_cksum_offload(const struct wn_netif_conf *conf)
 
 /*
  * WN_NET_CKSUM_AUTO: links between processes of one host that cannot corrupt a frame take
- * WN_NET_CKSUM_LOCAL (net_port_local()). net_memif is shared memory (its frames are copied by the CPU, never
- * cross a wire); af_packet, tap, PCI NICs and an impairer's face keep full checksums.
+ * WN_NET_CKSUM_LOCAL (net_port_local()). net_memif is shared memory (its frames are copied
+ * by the CPU, never cross a wire); af_packet, tap, PCI NICs and an impairer's face keep full
+ * checksums.
  */
 bool
 net_port_local(uint16_t port_id)
 {
 	static const char *const local[] = { "net_memif" };
-	struct rte_eth_dev_info info;
 
-	if (!rte_eth_dev_is_valid_port(port_id) || rte_eth_dev_info_get(port_id, &info) != 0 ||
-	    info.driver_name == NULL)
-		return false;
-	for (unsigned int i = 0; i < RTE_DIM(local); i++)
-		if (strcmp(info.driver_name, local[i]) == 0)
-			return true;
-	return false;
+	return wn_port_driver_is(port_id, local, RTE_DIM(local));
 }
 
 static bool

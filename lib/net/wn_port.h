@@ -17,7 +17,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_pcapng.h>
 
@@ -39,6 +41,24 @@ struct wn_port_conf {
 				    *   port takes them, for wn_port_wake_open() */
 	struct rte_mempool *pool;  /**< RX mbufs */
 };
+
+/**
+ * @return true when port @p port_id's driver is one of @p names (its driver_name, e.g.
+ * "net_memif"); false for an invalid port.
+ */
+static inline bool
+wn_port_driver_is(uint16_t port_id, const char *const names[], unsigned int n)
+{
+	struct rte_eth_dev_info info;
+
+	if (!rte_eth_dev_is_valid_port(port_id) || rte_eth_dev_info_get(port_id, &info) != 0 ||
+	    info.driver_name == NULL)
+		return false;
+	for (unsigned int i = 0; i < n; i++)
+		if (strcmp(info.driver_name, names[i]) == 0)
+			return true;
+	return false;
+}
 
 /**
  * Configure and start a port: wn_port_configure(), then wn_port_start().
