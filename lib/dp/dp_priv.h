@@ -51,6 +51,13 @@
 #define DP_BURST 32
 /* Flushing of QPs in Error, deferred frees and deregistrations run at most this often. */
 #define DP_TICK_US 1000u
+/*
+ * A stream held for a receive (rnr_hold_us) behind which the peer has closed waits at most
+ * this long: an application that reposts as it completes (fio) posts within it, one that
+ * stopped posting and waits for the disconnect (qperf's server: its client's next test
+ * gives up after 5 s) gets it then, with the Terminate 'no buffer' for the Send.
+ */
+#define DP_RNR_EOF_US (1000u * 1000u)
 /* Telemetry snapshot period. */
 #define DP_TEL_PERIOD_US 100000u
 

@@ -247,7 +247,11 @@ unsigned int
 dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp)
 {
 	if (!wn_rnic_rx_ready(qp->eng)) {
-		if (dp->now - qp->held_since < dp->c.rnr_hold_us)
+		uint64_t limit = dp->c.rnr_hold_us;
+
+		if (qp->llp != NULL && wn_llp_eof_held(qp->llp))
+			limit = RTE_MIN(limit, (uint64_t)DP_RNR_EOF_US);
+		if (dp->now - qp->held_since < limit)
 			return 0;
 		/* receiver not ready for too long: the Terminate of RFC 5041 §7.1 */
 		wn_rnic_rnr_expire(qp->eng);

@@ -303,6 +303,11 @@ struct wn_llp {
 	void *up_arg;
 	bool tx_ready;   /**< ULPDUs may be sent now (the owner skips polling its QP while not) */
 	bool active;     /**< opened by connect() */
+	/**
+	 * The peer ended the stream behind a ULPDU the owner holds (WN_LLP_F_RX_HOLD): its
+	 * WN_LLP_EV_EOF waits until that ULPDU is taken (or dropped by closing the stream).
+	 */
+	bool eof_held;
 };
 
 /**
@@ -418,6 +423,13 @@ static inline bool
 wn_llp_can_hold(const struct wn_llp *l)
 {
 	return (l->ops->flags & WN_LLP_F_RX_HOLD) != 0;
+}
+
+/** @return true when the peer's end of @p l waits behind a held ULPDU (@c eof_held). */
+static inline bool
+wn_llp_eof_held(const struct wn_llp *l)
+{
+	return l->eof_held;
 }
 
 /**

@@ -94,7 +94,6 @@ struct mpa_stream {
 	uint8_t *rxbuf;             /* one ULPDU being gathered */
 	struct wn_mpa_gather gather;
 	bool rx_held;               /* the owner refused the ULPDU in rxbuf (WN_LLP_F_RX_HOLD) */
-	bool eof_held;              /* the peer's FIN came behind a held ULPDU: EOF waits for it */
 	uint16_t held_len;
 	uint8_t *ooobuf;            /* one ULPDU found out of order through Markers */
 	struct wn_mpa_gather ooo;
@@ -517,7 +516,7 @@ tcp_eof(struct wn_tcp_conn *tc, void *arg)
 		 * comes after them (op_rx_resume), or a graceful close would flush the receives
 		 * that are about to be posted for them.
 		 */
-		s->eof_held = true;
+		s->l.eof_held = true;
 		return;
 	}
 	ev.enh_unanswered = enh_unanswered(s);
@@ -1118,10 +1117,10 @@ op_rx_resume(struct wn_llp *l)
 	s->rx_held = false;
 	s->p->base.st.rx_ulpdus++;
 	stream_input(s);
-	if (s->eof_held && !s->rx_held && s->tcp != NULL) {
+	if (s->l.eof_held && !s->rx_held && s->tcp != NULL) {
 		struct wn_llp_event ev = {.type = WN_LLP_EV_EOF};
 
-		s->eof_held = false;
+		s->l.eof_held = false;
 		ev.enh_unanswered = enh_unanswered(s);
 		up_event(s, &ev);
 	}

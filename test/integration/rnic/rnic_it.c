@@ -133,7 +133,8 @@ struct opts {
 	const char *ops;   /* xfer: comma-separated operations */
 	const char *hook;  /* xfer: command run an eighth into the Writes (client) */
 	uint32_t bound;    /* xfer: seconds each operation may take (0: 60 + 2 x mib) */
-	const char *rnr;   /* rnr: "wait" (receives come late) or "never" (none at all) */
+	const char *rnr;   /* rnr: "wait" (receives come late), "never" (none at all) or
+			    * "closed" (none, and the sender disconnects) */
 };
 
 /* A registered buffer. */
@@ -2581,12 +2582,17 @@ rnr_post(struct conn *c, struct buf *b, unsigned int i)
  * one, the rest at once; every Send must complete and land octet for octet, in order (its
  * warpnicd held the stream meanwhile). "never": the server posts none; the client's Send
  * must fail (the Terminate "no buffer" after the hold, or at once with --rnr-hold-ms 0) and
- * both sides see the connection end. The RQ variant is "rnr", the SRQ one "rnr_srq".
+ * both sides see the connection end. "closed": the server posts none and waits for the
+ * disconnect (as qperf's server does when its test ends), the client Sends once and
+ * disconnects: the server's DISCONNECTED must not wait out the hold (its warpnicd runs with
+ * a hold far longer than WAIT_MS): the peer's end waits behind a held Send at most
+ * DP_RNR_EOF_US. The RQ variant is "rnr", the SRQ one "rnr_srq".
  */
 static void
 case_rnr(void)
 {
-	bool never = strcmp(o.rnr, "never") == 0;
+	bool closed = strcmp(o.rnr, "closed") == 0;
+	bool never = closed || strcmp(o.rnr, "never") == 0;
 	struct conn c;
 	struct buf b;
 
@@ -2594,7 +2600,21 @@ case_rnr(void)
 		fail("unknown --rnr %s", o.rnr);
 	conn_up(&c, NULL);
 	buf_alloc(&c, &b, (size_t)RNR_MSGS * RNR_SZ, ACC_ALL);
-	if (o.server && never) {
+	if (o.server && closed) {
+		oob_put(T_READY, 0, NULL, 0);
+		wait_disconnected("receiver without receives, its peer gone");
+		note("rnr closed: the peer's disconnect did not wait for the hold");
+	} else if (closed) {
+		struct ibv_wc wc;
+
+		oob_get(T_READY);
+		pat_fill(b.p, RNR_SZ, 0x900, 0);
+		post1(&c, IBV_WR_SEND, 0, &b, 0, RNR_SZ, 0, 0, 0);
+		wc_get(c.scq, &wc, "Send without a receive");
+		note("rnr closed: the Send completed %s; disconnecting", wc_str(wc.status));
+		CHECK(rdma_disconnect(c.id) == 0, "%s", strerror(errno));
+		wait_disconnected("sender");
+	} else if (o.server && never) {
 		oob_put(T_READY, 0, NULL, 0);
 		wait_disconnected("receiver without receives");
 		note("rnr never: the connection ended, no receive was posted");

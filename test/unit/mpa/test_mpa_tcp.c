@@ -393,12 +393,15 @@ test_hold_then_eof(void **state)
 	run(5000);
 	assert_int_equal(own[1].rx_n, 0);
 	assert_int_equal(count(&own[1], WN_LLP_EV_EOF), 0); /* held behind the first ULPDU */
+	assert_true(wn_llp_eof_held(own[1].l));             /* and the owner can tell */
+	assert_false(wn_llp_eof_held(own[0].l));
 	assert_int_equal(wn_llp_rx_resume(own[1].l), -EAGAIN); /* still refused */
 	assert_int_equal(count(&own[1], WN_LLP_EV_EOF), 0);
 	own[1].refuse = false;
 	assert_int_equal(wn_llp_rx_resume(own[1].l), 0);
 	assert_int_equal(own[1].rx_n, 3);
 	assert_int_equal(count(&own[1], WN_LLP_EV_EOF), 1);
+	assert_false(wn_llp_eof_held(own[1].l));
 	assert_int_equal(own[1].rx_n_at_eof, 3);
 	for (int i = 0; i < 3; i++)
 		assert_memory_equal(own[1].rx + i * (sizeof(hdr) + 700) + sizeof(hdr), pay, 700);
