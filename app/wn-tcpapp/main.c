@@ -226,6 +226,23 @@ run(struct tcpapp *app)
 	return mode->report(app);
 }
 
+/*
+ * --park: the port is no longer polled but stays open until a signal (or --timeout). DPDK
+ * 22.11's memif PMD unmaps the shared rings in the EAL interrupt thread when the peer
+ * disconnects (memif_disconnect → memif_free_regions), racing an rx/tx burst on the
+ * lcore; a script parks both ends before it lets either close.
+ */
+static void
+park(const struct tcpapp *app)
+{
+	uint64_t start = wn_net_now_us();
+
+	printf("parked\n");
+	fflush(stdout);
+	while (!quit && (app->p.timeout == 0 || (wn_net_now_us() - start) / 1e6 < app->p.timeout))
+		usleep(10000);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -311,6 +328,8 @@ main(int argc, char **argv)
 		       tx.reorder, tx.corrupt);
 		fflush(stdout);
 	}
+	if (app.p.park && !quit)
+		park(&app);
 	wn_pcap_close(app.pcap);
 	for (i = 0; i < (int)app.nb_slots; i++)
 		if (app.conns[i].sha != NULL)

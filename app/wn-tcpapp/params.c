@@ -61,6 +61,12 @@ tcpapp_usage(const char *prog)
 	       "  --pkt-size N        raw modes: frame size (default 1514)\n"
 	       "  --peer-mac MAC      rawtx: destination MAC (default broadcast)\n"
 	       "  --quiet             no per-connection lines when --conns > 1\n"
+	       "  --park              after the run, stop polling the port, print \"parked\"\n"
+	       "                      and close it only on SIGTERM/SIGINT (or after --timeout\n"
+	       "                      more seconds). Over memif, park both ends, then stop\n"
+	       "                      them: DPDK 22.11's memif unmaps the rings in its\n"
+	       "                      interrupt thread when the peer leaves, under a side that\n"
+	       "                      still polls (SIGSEGV)\n"
 	       "  --help              this text\n"
 	       "\n"
 	       "Results: one line per connection (\"conn I local A remote B bytes N sha256 H\")\n"
@@ -73,7 +79,7 @@ enum {
 	OPT_MODE = 256, OPT_IP, OPT_GW, OPT_LISTEN, OPT_CONNECT, OPT_BYTES, OPT_CONNS, OPT_SEED,
 	OPT_VERIFY, OPT_PCAP, OPT_IMPAIR, OPT_PORT, OPT_MTU, OPT_BUF, OPT_MBUFS, OPT_MAXCONNS,
 	OPT_TIMEOUT, OPT_RTOMIN, OPT_OFFLOAD, OPT_QUIET, OPT_PKTSIZE, OPT_PEERMAC, OPT_CKSUM,
-	OPT_HELP,
+	OPT_PARK, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -98,6 +104,7 @@ static const struct option long_opts[] = {
 	{"offload", no_argument, NULL, OPT_OFFLOAD},
 	{"cksum", required_argument, NULL, OPT_CKSUM},
 	{"quiet", no_argument, NULL, OPT_QUIET},
+	{"park", no_argument, NULL, OPT_PARK},
 	{"pkt-size", required_argument, NULL, OPT_PKTSIZE},
 	{"peer-mac", required_argument, NULL, OPT_PEERMAC},
 	{"help", no_argument, NULL, OPT_HELP},
@@ -240,6 +247,9 @@ tcpapp_params_parse(struct tcpapp_params *p, int argc, char **argv)
 			break;
 		case OPT_QUIET:
 			p->quiet = true;
+			break;
+		case OPT_PARK:
+			p->park = true;
 			break;
 		case OPT_PKTSIZE:
 			if (num("pkt-size", optarg, 9014, &v) < 0 || v < 60)

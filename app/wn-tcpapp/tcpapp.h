@@ -72,6 +72,7 @@ struct tcpapp_params {
 	bool offload;
 	enum wn_net_cksum cksum; /* without offload (lib/net) */
 	bool quiet;
+	bool park;           /* after the run: stop polling, close the port on SIGTERM */
 	uint32_t pkt_size;   /* raw modes: frame size */
 	struct rte_ether_addr peer_mac; /* rawtx destination */
 };

@@ -22,9 +22,10 @@ pcap=${5:-}
 app=$build/app/bin/wn-tcpapp
 [ -x "$app" ] || { echo "FAIL: missing prerequisite: wn-tcpapp not built"; exit 1; }
 t=$(mktemp -d /tmp/wn-integ.XXXXXX)
-spid=
+spid='' cpid=''
 cleanup() {
 	[ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null
+	[ -n "$cpid" ] && kill -KILL "$cpid" 2>/dev/null
 	[ -n "${WN_INTEG_KEEP:-}" ] && echo "logs kept in $t" || rm -rf "$t"
 }
 trap cleanup EXIT
@@ -49,10 +50,12 @@ if [ "$pcap" = pcap ]; then
 fi
 echo "case: $conns x $bytes bytes over memif, impair $impair"
 
+# Both ends --park (stop polling, keep the port) and are stopped only when both are parked:
+# DPDK 22.11's memif unmaps the rings under a side that still polls when its peer leaves.
 # shellcheck disable=SC2046
 "$app" -l "$lc_a" $(mem) --no-pci --file-prefix "wni-$$-s" --log-level lib.eal:warning \
 	"${vdevs[@]}" -- --mode sink --ip 198.18.2.1/24 --listen 5001 --conns "$conns" --verify \
-	--timeout 200 "${scap[@]}" >"$t/sink.out" 2>"$t/sink.err" &
+	--timeout 200 --park "${scap[@]}" >"$t/sink.out" 2>"$t/sink.err" &
 spid=$!
 # the sink's port started and listening (a memif client that meets a server not started yet
 # never connects: DPDK 22.11 does not retry); 60 s, a loaded machine
@@ -60,9 +63,20 @@ for _ in $(seq 600); do grep -q listening "$t/sink.out" 2>/dev/null && break; sl
 # shellcheck disable=SC2046
 "$app" -l "$lc_b" $(mem) --no-pci --file-prefix "wni-$$-c" --log-level lib.eal:warning \
 	--vdev "net_memif0,role=client,socket=$sock" -- --mode source --ip 198.18.2.2/24 \
-	--connect 198.18.2.1:5001 --bytes "$bytes" --conns "$conns" --timeout 200 "${ccap[@]}" \
-	>"$t/source.out" 2>"$t/source.err"
+	--connect 198.18.2.1:5001 --bytes "$bytes" --conns "$conns" --timeout 200 --park \
+	"${ccap[@]}" >"$t/source.out" 2>"$t/source.err" &
+cpid=$!
+# parked or gone, each (their own --timeout ends a run that does not finish)
+parked() { grep -qx parked "$1" 2>/dev/null || ! kill -0 "$2" 2>/dev/null; }
+for _ in $(seq 2500); do
+	parked "$t/sink.out" "$spid" && parked "$t/source.out" "$cpid" && break
+	sleep 0.2
+done
+kill -TERM "$cpid" 2>/dev/null
+wait "$cpid"
 crc=$?
+cpid=
+kill -TERM "$spid" 2>/dev/null
 wait "$spid"
 src=$?
 spid=

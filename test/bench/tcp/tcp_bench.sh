@@ -45,31 +45,44 @@ mem() {
 }
 if [ "$(nproc)" -ge 2 ]; then lc_a=0 lc_b=1; else lc_a=0 lc_b=0; fi
 
-# pair NAME SERVER_OPTS -- CLIENT_OPTS: two wn-tcpapp over one memif; sets srv_out, cli_out
+# pair NAME SERVER_OPTS -- CLIENT_OPTS: two wn-tcpapp over one memif; sets srv_out, cli_out.
+# Both --park and are stopped once both are parked: DPDK 22.11's memif unmaps the rings
+# under a side that still polls when its peer leaves (SIGSEGV).
 pair() {
-	local name=$1 sock=$t/$1.sock sopts=() copts=() rc
+	local name=$1 sock=$t/$1.sock sopts=() copts=() rc spid cpid
 	shift
 	while [ "$1" != -- ]; do sopts+=("$1"); shift; done
 	shift
 	copts=("$@")
 	# shellcheck disable=SC2046
 	"$app" -l "$lc_a" $(mem) --file-prefix "wnb-$$-$name-s" --log-level lib.eal:warning --no-pci \
-		--vdev "net_memif0,role=server,socket=$sock" -- "${sopts[@]}" --timeout 300 \
+		--vdev "net_memif0,role=server,socket=$sock" -- "${sopts[@]}" --timeout 300 --park \
 		>"$t/$name.srv" 2>&1 &
-	local spid=$!
+	spid=$!
 	pids+=("$spid")
 	for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done # 60 s: a loaded machine
 	# shellcheck disable=SC2046
 	"$app" -l "$lc_b" $(mem) --file-prefix "wnb-$$-$name-c" --log-level lib.eal:warning --no-pci \
-		--vdev "net_memif0,role=client,socket=$sock" -- "${copts[@]}" --timeout 300 \
-		>"$t/$name.cli" 2>&1
+		--vdev "net_memif0,role=client,socket=$sock" -- "${copts[@]}" --timeout 300 --park \
+		>"$t/$name.cli" 2>&1 &
+	cpid=$!
+	pids+=("$cpid")
+	for _ in $(seq 3500); do
+		parked "$t/$name.srv" "$spid" && parked "$t/$name.cli" "$cpid" && break
+		sleep 0.2
+	done
+	kill -TERM "$cpid" 2>/dev/null
+	wait "$cpid"
 	rc=$?
+	kill -TERM "$spid" 2>/dev/null
 	wait "$spid"
 	rc=$((rc | $?))
 	srv_out=$t/$name.srv
 	cli_out=$t/$name.cli
 	return $rc
 }
+# parked or gone (a run that does not finish ends at its own --timeout)
+parked() { grep -qx parked "$1" 2>/dev/null || ! kill -0 "$2" 2>/dev/null; }
 
 gbps() { grep -E "$2" "$1" | head -n1 | sed -E 's/.* gbps ([0-9.]+).*/\1/'; }
 
