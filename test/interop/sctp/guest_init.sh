@@ -5,7 +5,8 @@
 # wn_modes, in order: active (it connects to ADDR:PORT), plain (the same with a plain
 # Initiate), rejected (it connects, warpnic's ULP rejects), passive (it listens on PORT;
 # "peer: LISTENING" tells the host to connect), reject (it listens and rejects). Each run ends
-# with a console line "WN-SCTP-RESULT MODE RC"; the guest then powers off ("WN-SCTP-END").
+# with a console line "WN-SCTP-RESULT MODE RC"; once the kernel holds no association the
+# guest powers off ("WN-SCTP-END").
 # Failures before the runs print "WN-SCTP-FAILED".
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 /bin/busybox --install -s /bin
@@ -38,7 +39,14 @@ for m in $(echo "$modes" | tr , ' '); do
 	esac
 	echo "WN-SCTP-RESULT ${m%:*} $?"
 done
-# the association's last packets (SHUTDOWN COMPLETE) are out before the host reads this
+# the associations' last packets are out before the host reads this: a SHUTDOWN ACK the fault
+# injector dropped is sent again on the T2-shutdown timer (RTO, 1 s at least), so wait until
+# the kernel holds no association (30 s at most), then a second for the SHUTDOWN COMPLETE
+i=0
+while [ $i -lt 30 ] && [ "$(wc -l </proc/net/sctp/assocs)" -gt 1 ]; do
+	sleep 1
+	i=$((i + 1))
+done
 sleep 1
 echo "WN-SCTP-END"
 poweroff -f
