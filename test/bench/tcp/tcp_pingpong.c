@@ -240,6 +240,14 @@ struct stack {
 	struct wn_tcp_ctx *tcp;
 };
 
+static bool
+link_up(uint16_t port)
+{
+	struct rte_eth_link l;
+
+	return rte_eth_link_get_nowait(port, &l) == 0 && l.link_status == RTE_ETH_LINK_UP;
+}
+
 /* One iteration of the run-to-completion loop (see lib/tcp/README.md). */
 static void
 poll_once(struct stack *s)
@@ -371,9 +379,15 @@ run_warpnic(void)
 	if (!opt.server && i == opt.warmup + opt.count && !failed) {
 		report("warpnic_memif", us, opt.count);
 		wn_tcp_close(c);
-		/* let the FIN exchange finish so the server exits too */
-		for (double t = now_s(); !closed && now_s() - t < 2;)
+		/* let the FIN exchange finish so the server exits too: TIME-WAIT (our FIN acked,
+		 * the server's acked in the same iteration), then no more polling until the server
+		 * has left (memif link down): DPDK 22.11's memif unmaps the rings in its interrupt
+		 * thread when the peer leaves, under a burst that is still polling */
+		for (double t = now_s(); !closed && wn_tcp_conn_state(c) != WN_TCP_TIME_WAIT &&
+		     now_s() - t < 2;)
 			poll_once(&s);
+		for (double t = now_s(); link_up(s.port) && now_s() - t < 2;)
+			usleep(1000);
 		return 0;
 	}
 	if (opt.server && closed && !failed) {
