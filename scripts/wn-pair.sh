@@ -111,7 +111,7 @@ show_logs() { # [LINES]
 # 5 s), then SIGKILL; status 1 if an instance had to be killed or
 # exited with a non-zero status (its shutdown failed, or it had crashed before)
 stop() {
-	local n pid rc=0 st
+	local n pid rc=0 st lpid
 	rm -f "$dir/owner.id" # the watcher of this pair leaves
 	for n in a b; do
 		[ -f "$dir/$n.pid" ] || continue
@@ -128,11 +128,18 @@ stop() {
 		# the exit status, written by the process that started it
 		for _ in $(seq 100); do [ -s "$dir/$n.rc" ] && break; sleep 0.1; done
 		st=$(cat "$dir/$n.rc" 2>/dev/null || echo "?")
+		if [ "$st" = "?" ]; then
+			# seen once beside a CPU hog (issue 15): say what is left to find out why
+			lpid=$(cat "$dir/$n.lpid" 2>/dev/null || echo "?")
+			echo "wn-pair: warpnicd $n (pid $pid) left no exit status; its launcher (pid" \
+				"$lpid) is $(kill -0 "$lpid" 2>/dev/null && echo alive || echo gone)" \
+				"$(ps -o pid=,stat=,comm= -p "$pid" -p "$lpid" 2>/dev/null | tr '\n' ';')" >&2
+		fi
 		if [ "$st" != 0 ] && [ "$rc" = 0 ]; then
 			echo "wn-pair: warpnicd $n exited with status $st" >&2
 			rc=1
 		fi
-		rm -f "$dir/$n.pid" "$dir/$n.cmd"
+		rm -f "$dir/$n.pid" "$dir/$n.cmd" "$dir/$n.lpid"
 	done
 	rm -f "$dir/memif.sock"
 	if [ -f "$dir/netns" ]; then
@@ -343,8 +350,9 @@ start() {
 # its exit status (for stop); none of it holds the caller's output open
 launch() {
 	local n=$1
-	rm -f "$dir/$n.rc" "$dir/$n.pid"
+	rm -f "$dir/$n.rc" "$dir/$n.pid" "$dir/$n.lpid"
 	(
+		echo "$BASHPID" >"$dir/$n.lpid"
 		eval "exec $(cat "$dir/$n.cmd")" >"$dir/$n.log" 2>&1 &
 		echo $! >"$dir/$n.pid"
 		st=0
