@@ -162,8 +162,16 @@ static enum wn_cm_state
 act_qp_gone(struct wn_cm_ep *ep, const struct cm_in *in)
 {
 	if (in->type == IN_QP_DESTROY) {
-		if (ep->llp != NULL)
-			wn_llp_abort(ep->llp);
+		if (ep->llp == NULL)
+			return KEEP;
+		/* Like a socket's close (and siw's sock_release): what the stream holds still
+		 * goes, then the FIN. A Write completes when its FPDUs are handed to TCP, not when
+		 * they are acknowledged, so rsockets' rclose (all sends complete, then
+		 * rdma_destroy_qp) reset a stream whose last segments waited for a retransmission,
+		 * and the peer lost them. A stream not yet in RTS is aborted. */
+		if (ep->state == WN_CM_RTS || ep->state == WN_CM_CLOSING)
+			return close_llp(ep);
+		wn_llp_abort(ep->llp);
 		return KEEP;
 	}
 	if (ep->established)

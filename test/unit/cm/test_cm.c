@@ -764,12 +764,32 @@ test_qp_gone(void **state)
 	assert_int_equal(own.last.status, 0);
 	assert_int_equal(llp.closes, 1);
 	assert_int_equal(wn_cm_state(&own.ep), WN_CM_CLOSING);
-	/* the ULP destroyed the QP: reset */
+	/* the ULP destroyed the QP in RTS: a socket's close, what is queued still goes, then
+	 * the FIN; the id (still there) hears of the end when the stream has closed */
 	setup(state);
 	active_rts();
 	wn_cm_qp_gone(&own.ep, true);
-	assert_int_equal(llp.aborts, 1);
+	assert_int_equal(llp.aborts, 0);
+	assert_int_equal(llp.closes, 1);
+	assert_int_equal(own.events[WN_CM_EV_DISCONNECTED], 0);
+	assert_int_equal(wn_cm_state(&own.ep), WN_CM_CLOSING);
+	llp_closed(WN_LLP_CLOSE_NORMAL);
 	assert_int_equal(own.events[WN_CM_EV_DISCONNECTED], 1);
+	assert_int_equal(own.last.status, 0);
+	assert_int_equal(wn_cm_state(&own.ep), WN_CM_CLOSED);
+	/* after rdma_disconnect (CLOSING) too: the graceful close goes on */
+	setup(state);
+	active_rts();
+	assert_int_equal(wn_cm_disconnect(&own.ep), 0);
+	wn_cm_qp_gone(&own.ep, true);
+	assert_int_equal(llp.aborts, 0);
+	assert_int_equal(wn_cm_state(&own.ep), WN_CM_CLOSING);
+	/* before RTS (the request unanswered): reset */
+	setup(state);
+	active_connect();
+	wn_cm_qp_gone(&own.ep, true);
+	assert_int_equal(llp.aborts, 1);
+	assert_int_equal(own.events[WN_CM_EV_CONNECT_ERROR], 1);
 	assert_int_equal(own.last.status, -ECONNRESET);
 	assert_int_equal(wn_cm_state(&own.ep), WN_CM_CLOSED);
 }
