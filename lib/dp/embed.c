@@ -385,7 +385,7 @@ wn_dp_qp_destroy(struct wn_dp_qp *qp)
 	dp = qp->dp;
 	c = conn_of_qp(dp, &qp->q);
 	if (c != NULL)
-		dp_conn_qp_gone(dp, c, true); /* the stream is aborted */
+		dp_conn_qp_gone(dp, c, true); /* the stream closes (lib/cm: gracefully from RTS) */
 	ring = qp->ring;
 	dp_qp_free(dp, &qp->q, false); /* frees qp */
 	free(ring);
