@@ -55,7 +55,8 @@
 #define RS_SLOT 16384u           /* octets per slot, both buffers */
 #define RS_BUF_DEFAULT (1u << 19) /* SO_SNDBUF / SO_RCVBUF before the program sets them */
 #define RS_CTRL_RESERVE 2u        /* peer receives only control messages may take */
-#define RS_CLOSE_WAIT_MS 2000     /* rclose(): longest wait for sends and the disconnect */
+#define RS_CLOSE_WAIT_MS 2000     /* rclose(): longest wait for the disconnect */
+#define RS_CLOSE_IDLE_MS 10000    /* rclose(): gives up on sends that made no progress so long */
 #define RS_CONNECT_MS 30000       /* longest wait for a connection's events */
 #define RS_NAP_MS 1000            /* longest sleep before looking again (a safety net) */
 
@@ -493,10 +494,14 @@ rs_poll_cq(struct rs *rs)
 		n = ibv_poll_cq(rs->cq, 16, wc);
 		for (i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
-				if (wc[i].wr_id >> 32)
+				bool send = (wc[i].wr_id >> 32) != 0;
+
+				if (send)
 					rs->s_busy--;
-				/* flushed by a disconnect: the data before it was delivered */
-				if (!rs->disc && rs->fatal == 0)
+				/* Flushed by a disconnect: the data before it was delivered. The
+				 * flush may be seen before the DISCONNECTED event (another
+				 * channel); a receive flushed after the peer's FIN lost nothing. */
+				if (!rs->disc && !(rs->rx_fin && !send) && rs->fatal == 0)
 					rs->fatal = ECONNRESET;
 				continue;
 			}
@@ -1404,6 +1409,13 @@ rs_sends_done(const struct rs *rs)
 	return rs->s_busy == 0 && (rs->fin_sent || !rs->fin_want || rs->disc || rs->fatal);
 }
 
+/* Changes whenever a Send completes, FIN goes or the peer acknowledges a message. */
+static uint64_t
+rs_send_progress(const struct rs *rs)
+{
+	return ((uint64_t)rs->tx_acked << 32) | ((uint64_t)rs->s_busy << 1) | rs->fin_sent;
+}
+
 static bool
 rs_disconnected(const struct rs *rs)
 {
@@ -1437,16 +1449,25 @@ EXPORT int
 rclose(int s)
 {
 	RS_GET(rs, s);
-	int64_t deadline = now_ms() + RS_CLOSE_WAIT_MS;
 
 	pthread_mutex_lock(&rs->lock);
 	if (rs->state == RS_CONNECTED) {
-		/* what was written leaves first, then FIN, then the connection closes */
+		/* What was written leaves first, then FIN, then the connection closes: a
+		 * disconnect flushes every Send the QP has not started, data and FIN with it.
+		 * Sends wait for the peer's credits and TCP's window (a slow reader, loss), so
+		 * rclose() waits as long as they make progress, as rdma-core's rshutdown()
+		 * waits for them; only a peer that takes nothing for RS_CLOSE_IDLE_MS is cut. */
 		rs->fin_want = true;
-		rs_wait_until(rs, rs_sends_done, deadline);
+		for (;;) {
+			uint64_t before = rs_send_progress(rs);
+
+			if (rs_wait_until(rs, rs_sends_done, now_ms() + RS_CLOSE_IDLE_MS) ||
+			    rs_send_progress(rs) == before)
+				break;
+		}
 		if (!rs->disc)
 			rdma_disconnect(rs->id);
-		rs_wait_until(rs, rs_disconnected, deadline);
+		rs_wait_until(rs, rs_disconnected, now_ms() + RS_CLOSE_WAIT_MS);
 	}
 	pthread_mutex_unlock(&rs->lock);
 	rs_teardown(rs);
