@@ -58,6 +58,15 @@
  * gives up after 5 s) gets it then, with the Terminate 'no buffer' for the Send.
  */
 #define DP_RNR_EOF_US (1000u * 1000u)
+/*
+ * ... and so does a stream held for a QP whose consumer has stopped: completions wait in its
+ * receive CQ and it has not polled one since the hold began. qperf's server stops polling
+ * and posting at the end of its test while its client still Sends, then waits for the
+ * disconnect; the client's FIN waits behind more Sends than the held stream's window takes,
+ * so the cap above never sees it. A consumer that reposts as it completes (fio, qperf while
+ * it runs) polls its CQ and keeps the full rnr_hold_us.
+ */
+#define DP_RNR_IDLE_US (1000u * 1000u)
 /* Telemetry snapshot period. */
 #define DP_TEL_PERIOD_US 100000u
 
@@ -118,6 +127,7 @@ struct dp_qp {
 	bool local;                   /**< an embedded application's (embed.c) */
 	bool rx_held;                 /**< its stream holds a Send waiting for a receive */
 	uint64_t held_since;          /**< ... since then (wn_net_now_us()) */
+	uint32_t held_cq_cons;        /**< ... and its receive CQ's consumer index then */
 };
 
 struct dp_conn;

@@ -226,6 +226,26 @@ dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 	qp->llp = NULL;
 }
 
+/* The consumer index of @p cq's ring: where its client has polled to. */
+static uint32_t
+cq_cons(const struct dp_cq *cq)
+{
+	return atomic_load_explicit(&cq->prod.hdr->cons, memory_order_acquire);
+}
+
+/*
+ * The consumer of @p qp's receives has stopped (DP_RNR_IDLE_US): completions wait in its
+ * receive CQ and it has polled none since its stream was held.
+ */
+static bool
+rx_consumer_stopped(const struct dp_qp *qp)
+{
+	uint32_t cons = cq_cons(qp->rcq);
+	uint32_t prod = atomic_load_explicit(&qp->rcq->prod.hdr->prod, memory_order_acquire);
+
+	return cons == qp->held_cq_cons && prod != cons;
+}
+
 void
 dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp)
 {
@@ -233,6 +253,7 @@ dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp)
 		return;
 	qp->rx_held = true;
 	qp->held_since = dp->now;
+	qp->held_cq_cons = cq_cons(qp->rcq);
 	dp->st.rnr_holds++;
 	dp->st.rnr_held++;
 	/*
@@ -251,6 +272,8 @@ dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp)
 
 		if (qp->llp != NULL && wn_llp_eof_held(qp->llp))
 			limit = RTE_MIN(limit, (uint64_t)DP_RNR_EOF_US);
+		if (rx_consumer_stopped(qp))
+			limit = RTE_MIN(limit, (uint64_t)DP_RNR_IDLE_US);
 		if (dp->now - qp->held_since < limit)
 			return 0;
 		/* receiver not ready for too long: the Terminate of RFC 5041 §7.1 */

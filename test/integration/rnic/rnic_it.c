@@ -133,8 +133,9 @@ struct opts {
 	const char *ops;   /* xfer: comma-separated operations */
 	const char *hook;  /* xfer: command run an eighth into the Writes (client) */
 	uint32_t bound;    /* xfer: seconds each operation may take (0: 60 + 2 x mib) */
-	const char *rnr;   /* rnr: "wait" (receives come late), "never" (none at all) or
-			    * "closed" (none, and the sender disconnects) */
+	const char *rnr;   /* rnr: "wait" (receives come late), "never" (none at all),
+			    * "closed" (none, and the sender disconnects) or "stopped" (a few,
+			    * never polled, and the sender disconnects behind a full window) */
 };
 
 /* A registered buffer. */
@@ -2563,6 +2564,9 @@ case_srq(void)
 
 #define RNR_MSGS 32
 #define RNR_SZ   (16 * 1024) /* a dozen DDP segments each */
+#define RNR_STOP_RECVS 4     /* stopped: the receives the server posts and never polls */
+#define RNR_STOP_MSGS  192   /* ... the Sends the client posts: 3 MiB */
+#define RNR_STOP_DONE  100   /* ... of which TCP took this many before it disconnects */
 
 static void
 rnr_post(struct conn *c, struct buf *b, unsigned int i)
@@ -2586,13 +2590,20 @@ rnr_post(struct conn *c, struct buf *b, unsigned int i)
  * disconnect (as qperf's server does when its test ends), the client Sends once and
  * disconnects: the server's DISCONNECTED must not wait out the hold (its warpnicd runs with
  * a hold far longer than WAIT_MS): the peer's end waits behind a held Send at most
- * DP_RNR_EOF_US. The RQ variant is "rnr", the SRQ one "rnr_srq".
+ * DP_RNR_EOF_US. "stopped": as qperf's rc_bw ends, the server has posted a few receives
+ * and stops polling (their completions wait in its CQ) while the client Sends far more, then
+ * disconnects: the client's end waits behind more Sends than the held stream's window and
+ * its own send buffer take (RNR_STOP_DONE Sends of RNR_SZ taken by TCP, more than warpnicd's
+ * 1 MiB receive buffer), so the server's DISCONNECTED comes only because its warpnicd gives
+ * up the hold of a consumer that stopped (DP_RNR_IDLE_US). The RQ variant is "rnr", the SRQ
+ * one "rnr_srq".
  */
 static void
 case_rnr(void)
 {
+	bool stopped = strcmp(o.rnr, "stopped") == 0;
 	bool closed = strcmp(o.rnr, "closed") == 0;
-	bool never = closed || strcmp(o.rnr, "never") == 0;
+	bool never = stopped || closed || strcmp(o.rnr, "never") == 0;
 	struct conn c;
 	struct buf b;
 
@@ -2600,7 +2611,28 @@ case_rnr(void)
 		fail("unknown --rnr %s", o.rnr);
 	conn_up(&c, NULL);
 	buf_alloc(&c, &b, (size_t)RNR_MSGS * RNR_SZ, ACC_ALL);
-	if (o.server && closed) {
+	if (o.server && stopped) {
+		for (unsigned int i = 0; i < RNR_STOP_RECVS; i++)
+			rnr_post(&c, &b, i);
+		oob_put(T_READY, 0, NULL, 0);
+		wait_disconnected("receiver that stopped polling, its peer gone");
+		note("rnr stopped: the peer's disconnect did not wait for the hold");
+	} else if (stopped) {
+		struct ibv_wc wc;
+
+		oob_get(T_READY);
+		pat_fill(b.p, RNR_SZ, 0x900, 0);
+		for (unsigned int i = 0; i < RNR_STOP_MSGS; i++)
+			post1(&c, IBV_WR_SEND, i, &b, 0, RNR_SZ, 0, 0, 0);
+		for (unsigned int i = 0; i < RNR_STOP_DONE; i++) {
+			wc_get(c.scq, &wc, "Send into a full window");
+			CHECK(wc.status == IBV_WC_SUCCESS, "Send %u: %s", i, wc_str(wc.status));
+		}
+		note("rnr stopped: %d of %d Sends taken by TCP; disconnecting", RNR_STOP_DONE,
+		     RNR_STOP_MSGS);
+		CHECK(rdma_disconnect(c.id) == 0, "%s", strerror(errno));
+		wait_disconnected("sender");
+	} else if (o.server && closed) {
 		oob_put(T_READY, 0, NULL, 0);
 		wait_disconnected("receiver without receives, its peer gone");
 		note("rnr closed: the peer's disconnect did not wait for the hold");
@@ -2898,7 +2930,7 @@ usage(void)
 		"       [--c-ird N --c-ord N --s-ird N --s-ord N] [--reads N] [--viol KIND]\n"
 		"       [--mib N] [--small] [--closed] [--tel TELEMETRY_SOCKET] [--json FILE]\n"
 		"       [--ops write,read,send,atomic] [--bound SECONDS] [--hook CMD]\n"
-		"       [--rnr wait|never]\n");
+		"       [--rnr wait|never|closed|stopped]\n");
 	exit(2);
 }
 
