@@ -1211,6 +1211,15 @@ ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (ret != 0)
 		return -ret;
+	/*
+	 * Its completions not yet polled go with it, as mlx4's and mlx5's destroy_qp clean
+	 * them: programs written for those (libfabric 1.17's rxm closes a connection's QP, then
+	 * drains the CQ and reposts a receive to the QP for each receive it finds) must not see
+	 * a QP that no longer exists.
+	 */
+	(void)wn_client_cq_clean(((struct wn_vcq *)qp->send_cq)->wcq, qp->qp_num);
+	if (qp->recv_cq != qp->send_cq)
+		(void)wn_client_cq_clean(((struct wn_vcq *)qp->recv_cq)->wcq, qp->qp_num);
 	pthread_mutex_lock(&qp_lock);
 	for (pp = &live_qps; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == q) {

@@ -682,6 +682,33 @@ wn_client_poll_cq(struct wn_client_cq *cq, struct wn_queue_cqe *out, int n)
 	return n;
 }
 
+uint32_t
+wn_client_cq_clean(struct wn_client_cq *cq, uint32_t qpn)
+{
+	uint32_t head, i, gone = 0;
+	int64_t avail;
+
+	pthread_spin_lock(&cq->lock);
+	avail = wn_queue_cons_avail(&cq->cqr);
+	head = cq->cqr.head;
+	/*
+	 * Newest to oldest, the survivors slide towards the newest end: every slot written is
+	 * one the server published and cannot touch until the consumer index passes it.
+	 */
+	for (i = avail > 0 ? (uint32_t)avail : 0; i-- > 0;) {
+		struct wn_queue_cqe *e = wn_queue_entry(&cq->cqr, head + i);
+
+		if (e->qp_num == qpn)
+			gone++;
+		else if (gone > 0)
+			memcpy(wn_queue_entry(&cq->cqr, head + i + gone), e, sizeof(*e));
+	}
+	if (gone > 0)
+		wn_queue_cons_release(&cq->cqr, gone);
+	pthread_spin_unlock(&cq->lock);
+	return gone;
+}
+
 void
 wn_client_cq_arm(struct wn_client_cq *cq, bool solicited_only)
 {

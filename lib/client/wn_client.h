@@ -259,6 +259,13 @@ void wn_client_wq_end(struct wn_client_qp *qp, struct wn_client_srq *srq, bool r
  */
 int wn_client_poll_cq(struct wn_client_cq *cq, struct wn_queue_cqe *out, int n);
 
+/**
+ * Remove the completions of QP @p qpn that wait in @p cq, keeping the others in order (as
+ * mlx4 and mlx5 clean a CQ when a QP is destroyed). For a QP the server has destroyed: it
+ * adds none after. @return the completions removed. Any thread (serialized per CQ).
+ */
+uint32_t wn_client_cq_clean(struct wn_client_cq *cq, uint32_t qpn);
+
 /** Back-off state of one loop polling a CQ (zero-initialised). */
 struct wn_client_backoff {
 	uint64_t empty_since; /**< ns (CLOCK_MONOTONIC) of the first empty poll in a row; 0 */

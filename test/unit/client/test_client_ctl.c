@@ -512,6 +512,66 @@ test_flush_on_error(void **state)
 	wn_client_close(c);
 }
 
+/*
+ * wn_client_cq_clean: three QPs share a CQ, each flushed two receives into it; cleaning the
+ * middle one's removes exactly those, and the others' stay, in order (as ibv_destroy_qp
+ * leaves the CQ, mlx5-style).
+ */
+static void
+test_cq_clean(void **state)
+{
+	struct wn_client *c = wn_client_open(sock_path);
+	struct wn_ctl_create_qp_req qr;
+	struct wn_ctl_modify_qp_req mq;
+	struct wn_queue_cqe e[8];
+	struct wn_client_cq *cq;
+	struct wn_client_qp *qp[3];
+	uint32_t pd, i, k;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	cq = wn_client_create_cq(c, 16, -1, 0);
+	assert_non_null(cq);
+	memset(&qr, 0, sizeof(qr));
+	qr.pd = pd;
+	qr.send_cq = qr.recv_cq = cq->handle;
+	qr.qp_type = WN_CTL_QPT_RC;
+	qr.max_send_wr = qr.max_recv_wr = 4;
+	qr.max_send_sge = qr.max_recv_sge = 1;
+	memset(&mq, 0, sizeof(mq));
+	mq.mask = WN_CTL_QP_STATE;
+	mq.qp_state = WN_CTL_QPS_ERR;
+	for (k = 0; k < 3; k++) {
+		qp[k] = wn_client_create_qp(c, &qr);
+		assert_non_null(qp[k]);
+		assert_true(wn_client_wq_begin(qp[k], NULL, true) >= 2);
+		for (i = 0; i < 2; i++) {
+			struct wn_queue_rwqe *w = wn_client_wq_slot(qp[k], NULL, true, i);
+
+			w->wr_id = 10 * k + i;
+			w->num_sge = 0;
+		}
+		wn_client_wq_end(qp[k], NULL, true, 2);
+		assert_int_equal(wn_client_modify_qp(c, qp[k], &mq, NULL), 0);
+	}
+	assert_int_equal(wn_client_cq_clean(cq, qp[1]->qpn), 2);
+	assert_int_equal(wn_client_cq_clean(cq, qp[1]->qpn), 0);
+	assert_int_equal(wn_client_poll_cq(cq, e, 8), 4);
+	for (i = 0; i < 4; i++) {
+		k = i < 2 ? 0 : 2;
+		assert_int_equal(e[i].qp_num, qp[k]->qpn);
+		assert_int_equal(e[i].wr_id, 10 * k + i % 2);
+		assert_int_equal(e[i].status, WN_QUEUE_WC_WR_FLUSH_ERR);
+	}
+	assert_int_equal(wn_client_cq_clean(cq, qp[0]->qpn), 0); /* an empty CQ */
+	for (k = 0; k < 3; k++)
+		assert_int_equal(wn_client_destroy_qp(c, qp[k]), 0);
+	assert_int_equal(wn_client_destroy_cq(c, cq), 0);
+	assert_int_equal(wn_client_dealloc_pd(c, pd), 0);
+	wn_client_close(c);
+}
+
 /* fork() while a malloc'd buffer is registered: the child gets a private copy. */
 static void
 test_mr_fork(void **state)
@@ -807,6 +867,7 @@ main(void)
 		cmocka_unit_test(test_mr_sharing),
 		cmocka_unit_test(test_mr_fork),
 		cmocka_unit_test(test_flush_on_error),
+		cmocka_unit_test(test_cq_clean),
 		cmocka_unit_test(test_cm_no_dataplane),
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_flooding_client),
