@@ -432,6 +432,18 @@ test_mr_sharing(void **state)
  * No dataplane: a QP moved to Error completes its outstanding WRs with WR_FLUSH_ERR and an
  * armed CQ notifies once through its fd (rping joins its CQ thread on exactly this).
  */
+/* An RC QP request on @p cq for both queues: 4 WRs of 1 SGE each way. */
+static void
+small_rc_qp_req(struct wn_ctl_create_qp_req *qr, uint32_t pd, const struct wn_client_cq *cq)
+{
+	memset(qr, 0, sizeof(*qr));
+	qr->pd = pd;
+	qr->send_cq = qr->recv_cq = cq->handle;
+	qr->qp_type = WN_CTL_QPT_RC;
+	qr->max_send_wr = qr->max_recv_wr = 4;
+	qr->max_send_sge = qr->max_recv_sge = 1;
+}
+
 static void
 test_flush_on_error(void **state)
 {
@@ -452,12 +464,7 @@ test_flush_on_error(void **state)
 	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
 	cq = wn_client_create_cq(c, 16, p[1], 0xc0ffee);
 	assert_non_null(cq);
-	memset(&qr, 0, sizeof(qr));
-	qr.pd = pd;
-	qr.send_cq = qr.recv_cq = cq->handle;
-	qr.qp_type = WN_CTL_QPT_RC;
-	qr.max_send_wr = qr.max_recv_wr = 4;
-	qr.max_send_sge = qr.max_recv_sge = 1;
+	small_rc_qp_req(&qr, pd, cq);
 	qp = wn_client_create_qp(c, &qr);
 	assert_non_null(qp);
 	/* three receives and one send */
@@ -533,12 +540,7 @@ test_cq_clean(void **state)
 	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
 	cq = wn_client_create_cq(c, 16, -1, 0);
 	assert_non_null(cq);
-	memset(&qr, 0, sizeof(qr));
-	qr.pd = pd;
-	qr.send_cq = qr.recv_cq = cq->handle;
-	qr.qp_type = WN_CTL_QPT_RC;
-	qr.max_send_wr = qr.max_recv_wr = 4;
-	qr.max_send_sge = qr.max_recv_sge = 1;
+	small_rc_qp_req(&qr, pd, cq);
 	memset(&mq, 0, sizeof(mq));
 	mq.mask = WN_CTL_QP_STATE;
 	mq.qp_state = WN_CTL_QPS_ERR;
