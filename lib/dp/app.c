@@ -14,11 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
@@ -78,6 +81,53 @@ static struct {
 	volatile int watch_quit;
 	pthread_t watcher;
 } app = { .efd = -1 };
+
+/* app.qs for the unmap fence below: set once the shards can run, cleared before it is freed */
+static pthread_mutex_t fence_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rte_rcu_qsbr *fence_qs;
+static uint64_t unmap_fences;
+
+/*
+ * The unmap fence. DPDK 22.11's net_memif unmaps a connection's regions in the EAL interrupt
+ * thread when its peer leaves (memif_disconnect: link down, CONNECTED cleared, eventfds
+ * closed, then munmap), with no fence against the lcores: a shard inside rte_eth_rx_burst()
+ * or tx_burst(), or in a wake-up peek (lib/net/wake.c), that passed the PMD's CONNECTED (or
+ * the link) check before reads unmapped rings and dies of SIGSEGV (seen in CI: warpnicd b
+ * crashed as its peer a stopped; a busy machine preempts a shard in that window). The PMD
+ * calls munmap() through the PLT, so this definition (exported by the executable) is the one
+ * it gets: from the interrupt thread, while the shards run, it first waits until every shard
+ * passed a quiescent state (rte_rcu_qsbr, reported once per loop; a sleeping shard is
+ * offline). The PMD marked the link down and cleared CONNECTED before, so a shard that
+ * enters the port afterwards leaves the rings alone. Every other caller, and the interrupt
+ * thread when no shard runs, goes straight to the system call.
+ */
+int
+munmap(void *addr, size_t len)
+{
+	if (rte_thread_is_intr()) {
+		pthread_mutex_lock(&fence_lock);
+		if (fence_qs != NULL) {
+			rte_rcu_qsbr_synchronize(fence_qs, RTE_QSBR_THRID_INVALID);
+			__atomic_fetch_add(&unmap_fences, 1, __ATOMIC_RELAXED);
+		}
+		pthread_mutex_unlock(&fence_lock);
+	}
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+uint64_t
+dp_app_unmap_fences(void)
+{
+	return __atomic_load_n(&unmap_fences, __ATOMIC_RELAXED);
+}
+
+static void
+fence_set(struct rte_rcu_qsbr *qs)
+{
+	pthread_mutex_lock(&fence_lock);
+	fence_qs = qs;
+	pthread_mutex_unlock(&fence_lock);
+}
 
 static int
 shard_main(void *arg)
@@ -275,6 +325,7 @@ teardown(void)
 		close(app.efd);
 	rte_ring_free(p->dp.to_dp);
 	rte_ring_free(p->dp.to_ctl);
+	fence_set(NULL);
 	rte_free(app.qs);
 	if (app.port_set && rte_eth_dev_is_valid_port(app.port) && wn_impair_is_face(app.port))
 		wn_impair_destroy(app.port);
@@ -537,6 +588,7 @@ wn_dp_app_start(const struct wn_dp_app_conf *conf)
 	for (unsigned int i = 0; i < RTE_DIM(app.shard_lcore); i++)
 		app.shard_lcore[i] = RTE_MAX_LCORE;
 	app.started = true;
+	fence_set(app.qs); /* the shards register with it as they start */
 	if (app.p.rtc) {
 		rte_log(RTE_LOG_NOTICE, wn_dp_logtype,
 			"warpnicd: run to completion on port %u, %u shard(s)\n", app.port,

@@ -470,5 +470,7 @@ void dp_embed_free(struct wn_dp *dp);
 void dp_tel_refresh(struct wn_dp *dp);
 /** Telemetry no longer reads @p g. */
 void dp_tel_unregister(struct wn_dp_group *g);
+/* Unmappings the EAL interrupt thread made wait for the shards (app.c's munmap fence). */
+uint64_t dp_app_unmap_fences(void);
 
 #endif /* WN_DP_PRIV_H */

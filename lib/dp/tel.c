@@ -473,6 +473,7 @@ tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "link", l.link_status == RTE_ETH_LINK_UP ? "up" : "down");
 	rte_tel_data_add_dict_string(d, "gate", lk == NULL ? "none" :
 				     __atomic_load_n(&lk->up, __ATOMIC_ACQUIRE) ? "open" : "closed");
+	rte_tel_data_add_dict_u64(d, "unmap_fences", dp_app_unmap_fences());
 	if (lk != NULL) {
 		rte_tel_data_add_dict_u64(d, "link_ups", __atomic_load_n(&lk->ups, __ATOMIC_RELAXED));
 		rte_tel_data_add_dict_u64(d, "link_downs",

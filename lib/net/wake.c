@@ -17,9 +17,11 @@
  *
  * The PMD's control thread (EAL interrupt thread) unmaps the regions and closes the eventfds
  * when the peer disconnects; it marks the link down first (memif_disconnect), so every peek
- * checks the link before it reads a region: the same guard, and the same window, as the PMD's
- * own rx_burst (which checks its CONNECTED flag). An eventfd closed that way left the epoll
- * set; the next attach registers the new one.
+ * checks the link before it reads a region: the same guard as the PMD's own rx_burst (which
+ * checks its CONNECTED flag). The window between that check and the read is closed by the
+ * caller: lib/dp's unmap fence (app.c) holds the unmapping until every lcore passed a
+ * quiescent state. An eventfd closed that way left the epoll set; the next attach registers
+ * the new one.
  *
  * The memif sender (the peer's PMD) stores the ring's head and then reads the flag without a
  * fence, so a receiver that unmasks at that moment could miss the eventfd write: senders that
