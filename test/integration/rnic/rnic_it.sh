@@ -488,6 +488,9 @@ TSHARK=(tshark --disable-protocol rpcordma --disable-protocol smb_direct)
 # One tshark pass over FILE (packet details, the TCP stream, the expert summary):
 #  * tshark frames at least MIN_FPDUS FPDUs, each with a ULPDU_Length, DDP and RDMAP header;
 #  * every CRC it checks is good, and it checks all of them when CRC is on, none when off;
+#    except what mpa_stream_check.py excuses: with Markers, Wireshark 4.0 frames a segment
+#    that is not exactly one FPDU (packed, or cut by a retransmission) wrongly and may call
+#    its CRC bad (seen beside a CPU hog); the walk checks those FPDUs' CRCs itself;
 #  * its expert info has no iWARP error or warning except Wireshark 4.0's complaints about
 #    RFC 6581 startup frames (Rev 2 and the enhanced bits in Res are RFC 6581 §5, not
 #    RFC 5044 errors); TCP analysis entries are left out: a segment the port dropped under
@@ -497,7 +500,7 @@ TSHARK=(tshark --disable-protocol rpcordma --disable-protocol smb_direct)
 # With Markers, Wireshark 4.0 assumes one FPDU per TCP segment (its fpdu_total_length() is
 # the segment's length) and frames only part of our stream: the walk covers the rest.
 check_capture() {
-	local f=$1 min=$2 crc=$3 name n_fpdu n_len n_ddp n_rdmap good bad expert out
+	local f=$1 min=$2 crc=$3 name n_fpdu n_len n_ddp n_rdmap good bad expert out excused
 	name=$(basename "$f")
 	"${TSHARK[@]}" -r "$f" -V -z follow,tcp,raw,0 -z follow,tcp,raw,1 -z expert \
 		>"$T/tshark.out" \
@@ -514,9 +517,9 @@ check_capture() {
 	[ "$n_len" -eq "$n_fpdu" ] || fail "$name: $n_fpdu FPDUs but $n_len ULPDU_Length fields"
 	[ "$n_ddp" -eq "$n_fpdu" ] || fail "$name: $n_fpdu FPDUs but $n_ddp DDP headers"
 	[ "$n_rdmap" -eq "$n_fpdu" ] || fail "$name: $n_fpdu FPDUs but $n_rdmap RDMAP headers"
-	[ "$bad" -eq 0 ] || fail "$name: $bad FPDUs with a bad CRC"
 	if [ "$crc" = 1 ]; then
-		[ "$good" -eq "$n_fpdu" ] || fail "$name: $good good CRCs for $n_fpdu FPDUs"
+		[ $((good + bad)) -eq "$n_fpdu" ] ||
+			fail "$name: $good good and $bad bad CRCs for $n_fpdu FPDUs"
 	else
 		[ "$good" -eq 0 ] || fail "$name: CRC checked although CRC is off"
 	fi
@@ -527,6 +530,11 @@ check_capture() {
 	[ -z "$expert" ] || fail "$name: tshark expert errors/warnings: $expert"
 	out=$(python3 "$HERE/mpa_stream_check.py" "$T/tshark.out" 2>&1) ||
 		fail "$name: ${out:-mpa_stream_check failed}"
+	excused=$(sed -n 's/^tshark bad CRC excused: //p' <<<"$out")
+	[ "$bad" -eq "${excused:-0}" ] ||
+		fail "$name: $bad FPDUs with a bad CRC (${excused:-0} on segments Wireshark misframes)"
+	[ "$bad" -eq 0 ] || echo "  $name: $bad bad CRCs are Wireshark's, on segments that are not" \
+		"one FPDU (the walk found every CRC valid)"
 	printf '%s\n' "$out" >"$T/stream.out"
 	while IFS= read -r l; do echo "  $name: $l"; done <"$T/stream.out"
 }
