@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The README's main command: prepare the machine, build warpnic, start two warpnicd joined
+# The README's demo: prepare the machine, build warpnic, start two warpnicd joined
 # by net_memif (scripts/wn-pair.sh) and measure RDMA Write/Read/Send bandwidth and latency
 # between them (warpnic-perf), next to the raw Ethernet baseline over the same kind of
 # memif link measured in the same run; then, as a short extra, the MPA wire core (wire_bw).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # warpnicd on a PCI NIC bound to a DPDK driver, in a QEMU guest, against a warpnicd on the
-# host (test/interop/pci/pci_guest.sh; README "Running on a real NIC").
+# host (test/interop/pci/pci_guest.sh; docs/operations.md "A real NIC").
 #
 #   scripts/pci_test.sh [--quick] [--case NIC:MODE[:PROGRAMS[:MIB]]]...
 #
@@ -13,7 +13,7 @@
 #   virtio:uio:rping,ib_write_bw:4   no IOMMU, uio_pci_generic, IOVA as PA: regions cannot be
 #       mapped, zero-copy falls back to copying (telemetry says why)
 # NIC e1000e (the emulated Intel 82574 on net_e1000_em) can be asked for; it does not pass
-# yet (README). WN_PCI_GUEST_OPTS adds options to the guest's warpnicd. --quick: virtio:vfio:rping:1 only. QEMU runs without KVM (TCG): the guest
+# yet (docs/operations.md). WN_PCI_GUEST_OPTS adds options to the guest's warpnicd. --quick: virtio:vfio:rping:1 only. QEMU runs without KVM (TCG): the guest
 # boots in about 12 s on an idle machine, the default cases take about 5 minutes. The first
 # run builds the guest image (Debian's kernel through apt-get download, about 20 s, cached in
 # /var/cache/warpnic/pci-guest, WN_PCI_GUEST_CACHE). Needs root, qemu-system-x86, a build

@@ -25,7 +25,7 @@ if [ "$(id -u)" -ne 0 ]; then
 		SUDO=sudo
 	else
 		echo "setup.sh: not root and no sudo: run it as root, or install the packages" >&2
-		echo "listed in this script and reserve hugepages by hand (see PLATFORM notes in README)." >&2
+		echo "listed in this script and reserve hugepages by hand (see docs/testing.md)." >&2
 		exit 1
 	fi
 fi

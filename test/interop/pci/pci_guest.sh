@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # warpnicd on a PCI NIC bound to a DPDK driver, in a QEMU guest, against a warpnicd on the
-# host (scripts/pci_test.sh runs the cases; README "Running on a real NIC"):
+# host (scripts/pci_test.sh runs the cases; docs/operations.md "A real NIC"):
 #   pci_guest.sh BUILD_DIR [virtio|e1000e] [vfio|uio] [PROGRAMS]
 # Boots Debian 12's kernel under qemu-system-x86_64 (TCG, qemu_guest.sh; guest_image.sh builds
 # the kernel, modules and Debian's tools into $WN_PCI_GUEST_CACHE, default

@@ -992,7 +992,7 @@ run_exchange(void)
 	    "each way", st.sends_rx, st.msn_rx[0], st.write_rx, st.read_got);
 }
 
-/* The session was the association's only one: warpnic shuts the association down (README). */
+/* The session was the association's only one: warpnic shuts the association down (docs/operations.md). */
 static void
 assoc_end(void)
 {

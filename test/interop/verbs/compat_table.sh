@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# README.md's compatibility table is what the tests run:
+# docs/compatibility.md's table is what the tests run:
 #   compat_table.sh SOURCE_DIR
 # Every row of the table "| program | mode | result | test |" under "Compatibility" must be a
 # line of test/interop/verbs/programs.txt (same program, mode and result; test =
@@ -8,7 +8,7 @@
 # must be a row. Breaks when one is edited without the other.
 set -u
 src=$(cd "${1:?usage: compat_table.sh SOURCE_DIR}" && pwd)
-exec python3 - "$src/README.md" "$src/test/interop/verbs/programs.txt" <<'PY'
+exec python3 - "$src/docs/compatibility.md" "$src/test/interop/verbs/programs.txt" <<'PY'
 import sys
 
 readme, cases = sys.argv[1], sys.argv[2]
@@ -33,24 +33,24 @@ for line in open(readme):
     if set(''.join(cells)) <= set('-: '):
         continue
     if len(cells) != 4:
-        print('FAIL: README row with %d cells: %s' % (len(cells), line))
+        print('FAIL: docs/compatibility.md row with %d cells: %s' % (len(cells), line))
         sys.exit(1)
     prog, mode, result, test = [c.strip('`') for c in cells]
     rows[test] = (prog.strip('`'), mode, result)
 
 bad = 0
 if not rows:
-    print('FAIL: no "| program | mode | result | test |" table in README.md')
+    print('FAIL: no "| program | mode | result | test |" table in docs/compatibility.md')
     sys.exit(1)
 for t in sorted(set(want) | set(rows)):
     if t not in rows:
-        print('FAIL: %s (programs.txt) has no row in README.md' % t)
+        print('FAIL: %s (programs.txt) has no row in docs/compatibility.md' % t)
         bad = 1
     elif t not in want:
-        print('FAIL: README.md row %s is not a test case in programs.txt' % t)
+        print('FAIL: docs/compatibility.md row %s is not a test case in programs.txt' % t)
         bad = 1
     elif rows[t] != want[t]:
-        print('FAIL: %s differs:\n  README:       %s\n  programs.txt: %s' % (t, rows[t], want[t]))
+        print('FAIL: %s differs:\n  docs:         %s\n  programs.txt: %s' % (t, rows[t], want[t]))
         bad = 1
 if bad:
     sys.exit(1)

@@ -414,7 +414,7 @@ case_rstream() {
 		return 0
 	fi
 	# blocking calls: 64-octet ping-pongs and 1 MiB transfers (the ends of the default test,
-	# whose 100000 ping-pongs alone take a minute on a loaded 2-core machine: README)
+	# whose 100000 ping-pongs alone take a minute on a loaded 2-core machine: docs/compatibility.md)
 	rs_run rstream rstream_lat -T b -T v -S 64 -C 1 -I 2000
 	rs_lines rstream_lat 1
 	rs_run rstream rstream_bw -T b -T v -S 1048576 -C 50
