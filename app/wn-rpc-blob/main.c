@@ -25,10 +25,10 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: wn-rpc-blob --server ADDR [options]\n"
-		"       wn-rpc-blob --client ADDR --test [options]\n"
-		"       wn-rpc-blob --client ADDR --bench [options]\n"
+		"  or:  wn-rpc-blob --client ADDR --test [options]\n"
+		"  or:  wn-rpc-blob --client ADDR --bench [options]\n"
 		"A blob store served over RPC-over-RDMA v1 (RFC 5666/8166) through libibverbs and\n"
-		"librdmacm; on warpnic run it with scripts/warpnic-run.\n"
+		"librdmacm; on warpnic run it with warpnic-run.\n"
 		"Server:\n"
 		"  --server ADDR       listen on this RDMA address (0.0.0.0: any)\n"
 		"  --store-mb N        registered store size (64)\n"

@@ -505,7 +505,7 @@ usage(FILE *f)
 		"Usage: wn-rpc-nfs --server ADDR --export PATH [options] COMMAND [ARGS]\n"
 		"An NFSv3 client over RPC-over-RDMA (RFC 8267 with RFC 8166 / RFC 5666): the root\n"
 		"file handle from MOUNT over TCP, then NFS over RDMA. On warpnic run it with\n"
-		"scripts/warpnic-run.\n"
+		"warpnic-run.\n"
 		"Commands:\n"
 		"  null                  NFSPROC3_NULL\n"
 		"  fsinfo                FSINFO of the export\n"

@@ -6,7 +6,7 @@
  * (RFC 5531) encoded with libtirpc's XDR routines (rpcgen output).
  *
  * It runs on any RDMA device the verbs library offers: on warpnic through the shims
- * (`scripts/warpnic-run`), on an rxe/siw/hardware device natively.
+ * (`warpnic-run`), on an rxe/siw/hardware device natively.
  *
  * Client: wn_rpcrdma_clnt_create() connects through rdma_cm (port 20049 by default) and
  * exchanges RFC 8797 private data (inline thresholds, remote invalidation). Calls are
