@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -414,34 +415,94 @@ wn_server_stop(struct wn_server *srv)
 	srv->running = false;
 }
 
+/* mkdir -p of @p path's directory (mode 0755): the usual /run/warpnic may not exist yet. */
 static int
-listen_on(const char *path)
+make_parents(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *p = dir + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return 0;
+}
+
+pid_t
+wn_server_sock_owner(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	char dir[sizeof(sa.sun_path)];
-	char *slash;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct stat st;
+	pid_t pid;
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash != NULL && slash != dir) {
-		*slash = '\0';
-		mkdir(dir, 0755); /* the usual /run/warpnic; errors show at bind() */
-	}
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 64) != 0) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		int err = errno;
 
 		close(fd);
+		/* nobody listens: a socket file its daemon left behind */
+		return err == ECONNREFUSED || err == ENOENT ? 0 : -err;
+	}
+	pid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.pid : -errno;
+	close(fd);
+	return pid > 0 ? pid : -EADDRINUSE;
+}
+
+/*
+ * Bind and listen on @p path. A live socket there is never taken over (EADDRINUSE); one
+ * nobody listens on is replaced. Between another daemon's bind() and its listen() the check
+ * sees no listener: that window is two system calls wide.
+ */
+static int
+listen_on(const char *path, mode_t mode, gid_t gid)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, ret;
+	pid_t owner;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	ret = make_parents(path);
+	if (ret != 0)
+		return ret;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (ret != 0 && errno == EADDRINUSE) {
+		owner = wn_server_sock_owner(path);
+		if (owner != 0) {
+			close(fd);
+			return owner > 0 ? -EADDRINUSE : owner;
+		}
+		unlink(path);
+		ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	}
+	if (ret != 0 || chmod(path, mode) != 0 ||
+	    (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) != 0) || listen(fd, 64) != 0) {
+		int err = errno;
+
+		if (ret == 0)
+			unlink(path);
+		close(fd);
 		return -err;
 	}
-	chmod(path, 0666);
 	return fd;
 }
 
@@ -476,7 +537,18 @@ wn_server_create(const struct wn_server_conf *conf)
 	if (srv->epfd < 0)
 		goto err;
 	if (conf->path != NULL) {
-		srv->lfd = listen_on(conf->path);
+		gid_t gid = (gid_t)-1;
+
+		if (conf->sock_group != NULL) {
+			struct group *g = getgrnam(conf->sock_group);
+
+			if (g == NULL) {
+				errno = ENOENT;
+				goto err;
+			}
+			gid = g->gr_gid;
+		}
+		srv->lfd = listen_on(conf->path, conf->sock_mode != 0 ? conf->sock_mode : 0660, gid);
 		if (srv->lfd < 0) {
 			errno = -srv->lfd;
 			goto err;
@@ -512,9 +584,10 @@ wn_server_destroy(struct wn_server *srv)
 	/* the dataplane is gone by now: nothing can still reference retired objects */
 	srv_zombies_free(srv);
 	if (srv->lfd >= 0) {
-		close(srv->lfd);
-		if (srv->conf.path != NULL)
+		/* the path, unless another daemon has bound it since (after it was removed) */
+		if (srv->conf.path != NULL && wn_server_sock_owner(srv->conf.path) == getpid())
 			unlink(srv->conf.path);
+		close(srv->lfd);
 	}
 	close(srv->epfd);
 	wn_mem_table_free(srv->mem);

@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "wn_ctl.h"
 #include "wn_queue.h"
@@ -63,6 +64,8 @@ struct wn_server_conf {
 	void (*mr_map)(void *arg, uint32_t stag, void *map, size_t len);
 	void (*mr_unmap)(void *arg, uint32_t stag, void *map, size_t len);
 	void *mr_map_arg;
+	uint32_t sock_mode;     /**< the control socket's permissions (0: 0660) */
+	const char *sock_group; /**< its group's name (NULL: the process's group) */
 };
 
 /** Object counts, for tests and telemetry. */
@@ -73,10 +76,13 @@ struct wn_server_stats {
 };
 
 /**
- * Create a server; binds and listens on conf->path (an existing socket file is replaced,
- * missing parent directories are created).
- * @return the server, or NULL with errno set (EINVAL, ENOMEM, or a socket/bind errno).
- *   Call from the thread that will own the server.
+ * Create a server; binds and listens on conf->path with conf->sock_mode and sock_group.
+ * Missing parent directories are created (mode 0755); a socket file nobody listens on any
+ * more is replaced; a live one is never taken over.
+ * @return the server, or NULL with errno set: EADDRINUSE (a process listens on conf->path:
+ *   wn_server_sock_owner() says which), ENOTSOCK (conf->path is another kind of file),
+ *   ENOENT (no such sock_group), EINVAL, ENOMEM, or a socket/bind errno. Call from the
+ *   thread that will own the server.
  */
 struct wn_server *wn_server_create(const struct wn_server_conf *conf);
 
@@ -97,6 +103,14 @@ int wn_server_start(struct wn_server *srv);
 
 /** Stop and join the control thread started by wn_server_start(). Any thread but it. */
 void wn_server_stop(struct wn_server *srv);
+
+/**
+ * Who serves a control socket.
+ * @return the pid of the process listening on @p path, 0 when none does (no such file, or a
+ *   socket file left behind), or -errno: ENOTSOCK (@p path is another kind of file), or the
+ *   errno of stat/connect (EACCES, ...). Any thread.
+ */
+pid_t wn_server_sock_owner(const char *path);
 
 /** Destroy the server (stops its thread, reclaims every client). NULL is a no-op. */
 void wn_server_destroy(struct wn_server *srv);
