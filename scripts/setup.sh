@@ -31,7 +31,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 PKGS=(
-	build-essential pkg-config meson ninja-build python3-pyelftools
+	build-essential pkg-config meson ninja-build python3-pyelftools help2man
 	dpdk dpdk-dev libdpdk-dev libisal-dev libcmocka-dev libusrsctp-dev
 	libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils perftest
 	fio qperf libfabric-bin binutils
