@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wn_dp_app.h"
+#include "wn_node.h"
 #include "wn_dp_embed.h"
 
 #include "perf.h"
@@ -48,7 +48,7 @@ rtc_open(struct perf_rnic *r)
 	int pd;
 
 	memset(&rs, 0, sizeof(rs));
-	rs.dp = wn_dp_app_shard(0);
+	rs.dp = wn_node_shard(0);
 	if (rs.dp == NULL) {
 		fprintf(stderr, "%s: --rtc: no dataplane shard\n", r->ops->name);
 		return -ENODEV;

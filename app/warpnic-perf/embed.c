@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The embedded dataplane, testpmd-style: the dataplane library (lib/dp, wn_dp_app.h) runs
+ * The embedded dataplane, testpmd-style: the dataplane library (lib/dp, wn_node.h) runs
  * in this process with its control thread on a socket of its own, and the RNIC mode reaches
  * it through lib/client exactly as it reaches a running warpnicd, so the same benchmark code
  * measures both.
@@ -24,14 +24,15 @@
 
 #include <rte_lcore.h>
 
-#include "wn_dp_app.h"
+#include "wn_impair.h"
+#include "wn_node.h"
 
 #include "perf.h"
 
 /* How long the connections get to close before the dataplane stops. */
 #define EMBED_LINGER_MS 3000
 
-static struct wn_dp_app_conf conf; /* outlives the run: p->ctl points into it */
+static struct wn_node_conf conf; /* outlives the run: p->ctl points into it */
 
 struct bench {
 	const struct wn_perf_mode *m;
@@ -54,11 +55,12 @@ conf_build(struct wn_perf_params *p)
 	const char *tmp = getenv("TMPDIR");
 	int rc;
 
-	wn_dp_app_defaults(&conf);
+	wn_node_defaults(&conf);
+	conf.wrap = &wn_impair_node_wrap; /* --impair */
 	snprintf(conf.ctl_path, sizeof(conf.ctl_path), "%s/warpnic-perf.%d.sock",
 		 tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", (int)getpid());
 	for (unsigned int i = 0; i < p->nb_dp_opts; i++) {
-		rc = wn_dp_app_option(&conf, p->dp_opt[i][0], p->dp_opt[i][1]);
+		rc = wn_node_option(&conf, p->dp_opt[i][0], p->dp_opt[i][1]);
 		if (rc != 0) {
 			fprintf(stderr, "warpnic-perf: bad value for --%s: '%s'\n", p->dp_opt[i][0],
 				p->dp_opt[i][1] != NULL ? p->dp_opt[i][1] : "");
@@ -80,7 +82,7 @@ static void
 bench_run(struct bench *b)
 {
 	b->rc = b->m->run(b->p);
-	if (wn_dp_app_wait_idle(EMBED_LINGER_MS) != 0)
+	if (wn_node_wait_idle(EMBED_LINGER_MS) != 0)
 		fprintf(stderr, "warpnic-perf: connections still open after %u ms; stopping\n",
 			EMBED_LINGER_MS);
 }
@@ -89,7 +91,7 @@ static void *
 bench_thread(void *arg)
 {
 	bench_run(arg);
-	wn_dp_app_quit(); /* wn_dp_app_run_main() returns */
+	wn_node_quit(); /* wn_node_run_main() returns */
 	return NULL;
 }
 
@@ -111,13 +113,13 @@ rtc_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 	rc = conf_build(p);
 	conf.rtc = true;
 	if (rc == 0)
-		rc = wn_dp_app_start(&conf);
-	wn_dp_app_conf_free(&conf);
+		rc = wn_node_start(&conf);
+	wn_node_conf_free(&conf);
 	if (rc != 0) {
 		fprintf(stderr, "warpnic-perf: run-to-completion dataplane: %s\n", strerror(-rc));
 		return rc;
 	}
-	dp = wn_dp_app_shard(0);
+	dp = wn_node_shard(0);
 	rc = wn_dp_start(dp);
 	if (rc == 0) {
 		rc = m->run(p);
@@ -125,7 +127,7 @@ rtc_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 	} else {
 		fprintf(stderr, "warpnic-perf: shard start: %s\n", strerror(-rc));
 	}
-	(void)wn_dp_app_stop();
+	(void)wn_node_stop();
 	return rc;
 }
 
@@ -142,8 +144,8 @@ wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 	/* the main lcore alone: it runs shard 0, the mode goes to a thread */
 	conf.main_shard = rte_lcore_count() == 1;
 	if (rc == 0)
-		rc = wn_dp_app_start(&conf);
-	wn_dp_app_conf_free(&conf); /* start() keeps a copy */
+		rc = wn_node_start(&conf);
+	wn_node_conf_free(&conf); /* start() keeps a copy */
 	if (rc != 0) {
 		fprintf(stderr, "warpnic-perf: embedded dataplane: %s\n", strerror(-rc));
 		return rc;
@@ -158,15 +160,15 @@ wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 		rc = rte_ctrl_thread_create(&tid, "wn-perf-bench", NULL, bench_thread, &b);
 		if (rc != 0) {
 			fprintf(stderr, "warpnic-perf: benchmark thread: %s\n", strerror(rc));
-			wn_dp_app_stop();
+			wn_node_stop();
 			return -rc;
 		}
-		dp_rc = wn_dp_app_run_main();
+		dp_rc = wn_node_run_main();
 		pthread_join(tid, NULL);
 	}
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
-	rc = wn_dp_app_stop();
+	rc = wn_node_stop();
 	if (dp_rc == 0)
 		dp_rc = rc;
 	if (dp_rc != 0)

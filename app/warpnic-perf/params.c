@@ -180,7 +180,7 @@ enum {
 	OPT_DP, /* OPT_DP + i: dp_opts[i] */
 };
 
-/* warpnicd's options the embedded dataplane takes (wn_dp_app_option() applies them by name) */
+/* warpnicd's options the embedded dataplane takes (wn_node_option() applies them by name) */
 static const struct option dp_opts[] = {
 	{"ip", required_argument, NULL, 0},
 	{"gw", required_argument, NULL, 0},

@@ -83,7 +83,7 @@ int wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p);
 void wn_perf_usage(const char *prog);
 
 /**
- * Run mode @p m with the embedded dataplane (lib/dp, wn_dp_app.h) built from
+ * Run mode @p m with the embedded dataplane (lib/dp, wn_node.h) built from
  * p->dp_opt: start it, point p->ctl at its control socket, run the mode (on the main lcore,
  * the dataplane on the workers; with the main lcore alone, the dataplane there and the mode
  * on a thread), let the connections close, stop it. After rte_eal_init(), main lcore.

@@ -2,9 +2,9 @@
 /*
  * warpnicd: the warpnic dataplane process.
  *
- *   warpnicd [EAL options] -- [options]      (see wn_dp_app_usage() / --help)
+ *   warpnicd [EAL options] -- [options]      (see wn_node_usage() / --help)
  *
- * Brings up EAL, then the dataplane library (wn_dp_app.h: the port, the control thread
+ * Brings up EAL, then the daemon library (lib/node, wn_node.h: the port, the control thread
  * serving clients on a unix socket, the shards on the worker lcores) and runs shard 0 on the
  * main lcore until SIGINT/SIGTERM.
  */
@@ -16,7 +16,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 
-#include "wn_dp_app.h"
+#include "wn_node.h"
 #include "wn_impair.h"
 #include "wn_port.h"
 
@@ -24,13 +24,13 @@ static void
 on_signal(int sig)
 {
 	(void)sig;
-	wn_dp_app_quit();
+	wn_node_quit();
 }
 
 int
 main(int argc, char **argv)
 {
-	struct wn_dp_app_conf p;
+	struct wn_node_conf p;
 	int n, status = 1;
 
 	for (n = 1; n < argc; n++) {
@@ -40,12 +40,13 @@ main(int argc, char **argv)
 			for (int k = 1; k < n; k++)
 				after |= strcmp(argv[k], "--") == 0;
 			if (after || n == 1) {
-				wn_dp_app_usage(argv[0]);
+				wn_node_usage(argv[0]);
 				return 0;
 			}
 		}
 	}
-	wn_dp_app_defaults(&p);
+	wn_node_defaults(&p);
+	p.wrap = &wn_impair_node_wrap; /* --impair, EAL --vdev net_wn_impair */
 	argc = wn_impair_argv_extract(argc, argv);
 	if (argc < 0) {
 		fprintf(stderr, "warpnicd: too many --vdev net_wn_impair\n");
@@ -57,7 +58,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	argv[n] = argv[0];
-	if (wn_dp_app_parse_args(&p, argc - n, argv + n) != 0) {
+	if (wn_node_parse_args(&p, argc - n, argv + n) != 0) {
 		rte_eal_cleanup();
 		return 2;
 	}
@@ -67,11 +68,11 @@ main(int argc, char **argv)
 
 	/* shard 0 on this (main) lcore, one more per worker lcore */
 	p.main_shard = true;
-	if (wn_dp_app_start(&p) == 0) {
-		status = wn_dp_app_run_main() != 0;
-		wn_dp_app_stop();
+	if (wn_node_start(&p) == 0) {
+		status = wn_node_run_main() != 0;
+		wn_node_stop();
 	}
-	wn_dp_app_conf_free(&p);
+	wn_node_conf_free(&p);
 	wn_port_shutdown();
 	return status;
 }

@@ -11,10 +11,9 @@
  * shard 0 takes them and forwards them to the owning shard), obj.c (CQ/SRQ/QP objects and
  * their engines), conn.c (lib/cm's owner: keys, CM messages and events), msg.c (messages to
  * the control thread: DONE and CM events), llp.c (the lower layers, zero-copy's region pins
- * and the MR deregistrations that wait for them), dma.c (client regions DMA-mapped for a
- * NIC), embed.c (RDMA for an application in the shard's loop, wn_dp_embed.h), tel.c
- * (telemetry), options.c and app.c (warpnicd's options and the start/stop of a whole
- * dataplane, wn_dp_app.h).
+ * and the MR deregistrations that wait for them, a NIC's sent mbufs), embed.c (RDMA for an
+ * application in the shard's loop, wn_dp_embed.h), tel.c (telemetry). The daemon around the
+ * engine (options, port, control server, DMA mapping) is lib/node.
  */
 #ifndef WN_DP_PRIV_H
 #define WN_DP_PRIV_H
@@ -38,7 +37,6 @@
 #include "wn_dp.h"
 #include "wn_dp_embed.h"
 #include "wn_llp.h"
-#include "wn_server_dp.h"
 #include "wn_mem.h"
 #include "wn_mpa_tcp.h"
 #include "wn_net.h"
@@ -46,6 +44,7 @@
 #include "wn_queue.h"
 #include "wn_rnic.h"
 #include "wn_sctp.h"
+#include "wn_server_dp.h"
 #include "wn_tcp.h"
 
 #define DP_BURST 32
@@ -329,62 +328,10 @@ void dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag);
 /** Shard 0: deregistrations whose pins went. Every tick. */
 void dp_zc_tick(struct wn_dp *dp);
 
-/* dma.c: client regions DMA-mapped for a port that reads frames by DMA */
-/** How a region is mapped for the device: DPDK's calls, or a test's. */
-struct dp_dma_mapper {
-	/** Map [@p va, +@p len) at IOVA = VA. @return 0 or -errno with @p why said. */
-	int (*map)(void *arg, void *va, size_t len, char *why, size_t why_len);
-	/** Undo map. @return 0 or -errno. */
-	int (*unmap)(void *arg, void *va, size_t len);
-	void *arg;
-};
-/** What dma.c did (/warpnic/dp/dma). */
-struct dp_dma_stats {
-	uint64_t maps, map_failures;     /**< regions mapped; regions left to be copied */
-	uint64_t unmaps, unmap_failures; /**< mappings undone (after the region's last mbuf) */
-	uint64_t bytes_mapped;           /**< now */
-	uint64_t regions, regions_mapped; /**< regions registered now; of them mapped */
-};
-/**
- * Assess port @p port (under a fault injector's face: the port it wraps) for @p entries STag
- * indexes: does it DMA, can regions be mapped (a PCI device, IOVA as VA), with zero-copy
- * transmit asked for or not (@p zero_copy). @return it, or NULL with errno ENOMEM. Main lcore.
- */
-struct wn_dp_dma *dp_dma_create(uint16_t port, uint32_t entries, bool zero_copy);
-/**
- * A port that DMAs, whose regions @p m maps (tests: dma.c's bookkeeping without a device).
- * @return it, or NULL with errno ENOMEM.
- */
-struct wn_dp_dma *dp_dma_create_with(uint32_t entries, const struct dp_dma_mapper *m);
-/** Read the counters. Any thread. */
-void dp_dma_stats(struct wn_dp_dma *d, struct dp_dma_stats *st);
-/** Teardown begins: unmapping leaves the mappings to the device's close. */
-void dp_dma_closing(struct wn_dp_dma *d);
-/** Free (after the server is destroyed). NULL: no-op. */
-void dp_dma_free(struct wn_dp_dma *d);
-/**
- * @return true when port @p port (under a fault injector's face: the port it wraps) copies
- * frames or passes their virtual addresses on (memif, af_packet, tap, ...): client memory
- * may be sent in place without a DMA mapping. Main lcore or a shard.
- */
-bool dp_dma_port_copies(uint16_t port);
-/** @return true when the port reads client memory by DMA (not a port that copies). */
-bool dp_dma_needed(const struct wn_dp_dma *d);
-/** @return true when regions can be DMA-mapped for the port. */
-bool dp_dma_usable(const struct wn_dp_dma *d);
-/** @return why regions cannot be mapped (needed, not usable). */
-const char *dp_dma_why(const struct wn_dp_dma *d);
-/** @return true when the region behind @p stag may be sent in place. Any lcore. */
-bool dp_dma_region_ok(const struct wn_dp_dma *d, uint32_t stag);
-/** @return true when zero-copy FPDUs of this shard wait for mbufs the tick can free. */
+/** @return true when zero-copy FPDUs of this shard wait for mbufs the tick can free (a NIC). */
 bool dp_dma_tx_pending(struct wn_dp *dp);
 /** Free the mbufs the NIC has sent on this shard's queue (zero-copy region pins). */
 void dp_dma_tx_reclaim(struct wn_dp *dp);
-/** lib/server's wn_server_conf mr_map / mr_unmap (arg: the wn_dp_dma). Control thread. */
-void dp_dma_mr_map(void *arg, uint32_t stag, void *map, size_t len);
-void dp_dma_mr_unmap(void *arg, uint32_t stag, void *map, size_t len);
-/** Register "/warpnic/dp/dma" (the last dp_dma_create's). */
-void dp_dma_telemetry_register(void);
 
 /* obj.c: CQs, SRQs, QPs and their engines */
 /** Look up an object by handle. */
@@ -470,7 +417,5 @@ void dp_embed_free(struct wn_dp *dp);
 void dp_tel_refresh(struct wn_dp *dp);
 /** Telemetry no longer reads @p g. */
 void dp_tel_unregister(struct wn_dp_group *g);
-/* Unmappings the EAL interrupt thread made wait for the shards (app.c's munmap fence). */
-uint64_t dp_app_unmap_fences(void);
 
 #endif /* WN_DP_PRIV_H */

@@ -2,8 +2,8 @@
 /*
  * The shard's lower layers (MPA/TCP, lib/mpa; DDP over SCTP, lib/sctp), the choice of one per
  * connection, and what zero-copy transmit needs from the
- * dataplane (DESIGN.md "As built", Transmit copies): whether the port can send client memory
- * in place (dma.c for a NIC), region pins (lib/mem) for the FPDUs in flight, and MR
+ * dataplane: whether the port can send client memory in place (a NIC: only regions lib/node
+ * DMA-mapped for it, wn_dp_dma_map), region pins (lib/mem) for the FPDUs in flight, and MR
  * deregistrations that wait for those pins before the control thread may unmap the memory.
  */
 #include <errno.h>
@@ -15,13 +15,24 @@
 #include "dp_priv.h"
 #include "wn_wire_sctp.h"
 
+/* May the region behind @p stag be sent in place: a port that copies, or a mapped region. */
+static bool
+dma_region_ok(const struct wn_dp_dma_map *d, uint32_t stag)
+{
+	uint32_t i = wn_mem_stag_index(stag);
+
+	if (d == NULL || !d->needed)
+		return true;
+	return d->usable && i < d->cap && __atomic_load_n(&d->gen[i], __ATOMIC_ACQUIRE) != 0;
+}
+
 /* A region pinned while an mbuf sends it in place; for a NIC, only if it is DMA-mapped. */
 static int
 pin(void *arg, uint32_t stag)
 {
 	struct wn_dp *dp = arg;
 
-	if (!dp_dma_region_ok(dp->c.dma, stag)) {
+	if (!dma_region_ok(dp->c.dma, stag)) {
 		dp->st.zc_unmapped++;
 		return -ENOTSUP; /* copied */
 	}
@@ -38,7 +49,7 @@ unpin(void *arg, uint32_t stag)
 
 /*
  * Zero-copy transmit if configured and the port can send client memory: as it is (ports
- * that copy or pass virtual addresses), or from regions DMA-mapped for it (dma.c).
+ * that copy or pass virtual addresses), or from regions DMA-mapped for it (lib/node).
  */
 static bool
 zc_possible(const struct wn_dp *dp)
@@ -46,10 +57,10 @@ zc_possible(const struct wn_dp *dp)
 	if (!dp->c.zero_copy_tx)
 		return false;
 	if (dp->c.dma != NULL) {
-		if (dp_dma_needed(dp->c.dma) && !dp_dma_usable(dp->c.dma))
-			return false; /* dma.c logged why */
-	} else if (!dp_dma_port_copies(dp->c.port_id)) {
-		/* an embedded dataplane (no control server) maps no region for a NIC */
+		if (dp->c.dma->needed && !dp->c.dma->usable)
+			return false; /* lib/node logged why */
+	} else if (!wn_port_copies(dp->c.port_id)) {
+		/* nobody maps regions for this NIC (a dataplane without lib/node) */
 		if (dp->idx == 0)
 			DP_LOG(WARNING, "port %u may DMA from IOVAs; client memory is not "
 			       "DMA-mapped: zero-copy transmit off\n", dp->c.port_id);
@@ -81,7 +92,7 @@ dp_llp_create(struct wn_dp *dp)
 		.pin = pin,
 		.unpin = unpin,
 		.pin_arg = dp,
-		.iova_va = dp_dma_usable(dp->c.dma),
+		.iova_va = dp->c.dma != NULL && dp->c.dma->usable,
 	};
 
 	struct wn_sctp_conf sc = {
@@ -214,4 +225,28 @@ dp_zc_tick(struct wn_dp *dp)
 		dp_ctl_done(dp, dp->dereg[i].handle);
 		dp->dereg[i] = dp->dereg[--dp->n_dereg];
 	}
+}
+
+bool
+dp_dma_tx_pending(struct wn_dp *dp)
+{
+	struct wn_llp_stats ls;
+
+	if (dp->c.dma == NULL || !dp->c.dma->tx_cleanup)
+		return false;
+	wn_llp_stats(dp->llp[DP_LLP_MPA], &ls);
+	return ls.zc_ulpdus != ls.zc_released;
+}
+
+void
+dp_dma_tx_reclaim(struct wn_dp *dp)
+{
+	int n;
+
+	if (!dp_dma_tx_pending(dp))
+		return;
+	/* zero-copy mbufs the NIC has sent: freed now, so their regions' pins go */
+	n = rte_eth_tx_done_cleanup(dp->c.dma->port, dp->idx, 0);
+	if (n > 0)
+		dp->st.tx_reclaimed += (uint64_t)n;
 }

@@ -473,7 +473,9 @@ tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "link", l.link_status == RTE_ETH_LINK_UP ? "up" : "down");
 	rte_tel_data_add_dict_string(d, "gate", lk == NULL ? "none" :
 				     __atomic_load_n(&lk->up, __ATOMIC_ACQUIRE) ? "open" : "closed");
-	rte_tel_data_add_dict_u64(d, "unmap_fences", dp_app_unmap_fences());
+	if (g->c.unmap_fences != NULL)
+		rte_tel_data_add_dict_u64(d, "unmap_fences",
+					  __atomic_load_n(g->c.unmap_fences, __ATOMIC_RELAXED));
 	if (lk != NULL) {
 		rte_tel_data_add_dict_u64(d, "link_ups", __atomic_load_n(&lk->ups, __ATOMIC_RELAXED));
 		rte_tel_data_add_dict_u64(d, "link_downs",
@@ -752,4 +754,22 @@ wn_dp_telemetry_register(struct wn_dp_group *g)
 	rte_telemetry_register_cmd("/warpnic/dp/qp", tel_qps,
 				   "Without parameter: QP numbers in RDMA mode. Parameter: QP "
 				   "number, its counters");
+}
+
+int
+wn_dp_busy_conns(struct wn_dp_group *g, uint64_t since_us)
+{
+	uint32_t busy = 0;
+	bool fresh = true;
+
+	for (uint16_t i = 0; i < g->n; i++) {
+		struct wn_dp *dp = g->shard[i];
+
+		pthread_mutex_lock(&dp->tel_lock);
+		for (uint32_t k = 0; k < dp->tel_nconn; k++)
+			busy += !dp->tel_conn[k].llp.transport.quiet;
+		fresh &= dp->tel_at >= since_us;
+		pthread_mutex_unlock(&dp->tel_lock);
+	}
+	return fresh ? (int)busy : -EAGAIN;
 }

@@ -23,7 +23,7 @@
  * wn_dp_run() loops over it with the idle policy; an application that runs its own loop
  * calls wn_dp_start(), then wn_dp_poll() as often as it likes, then wn_dp_stop(), all on the
  * shard's lcore (wn_dp_poll_rx() and wn_dp_poll_tx() are its two halves, with the
- * application's step between them: wn_dp_embed.h). wn_dp_app.h starts a whole dataplane the
+ * application's step between them: wn_dp_embed.h). wn_node.h starts a whole dataplane the
  * way warpnicd does (port, control thread, shards).
  *
  * Thread safety: a shard's state is used by its lcore only; the object table (rte_hash with
@@ -57,7 +57,7 @@ struct wn_dp;
 struct wn_dp_group;
 
 /**
- * The port's link as the shards see it, kept by whoever starts the port (wn_dp_app.h: a
+ * The port's link as the shards see it, kept by whoever starts the port (wn_node.h: a
  * port whose peer is absent comes up with the link down, like a NIC without a cable, and
  * is started when the peer appears).
  */
@@ -82,7 +82,18 @@ enum wn_dp_idle {
 	WN_DP_IDLE_POLL = 1,
 };
 
-struct wn_dp_dma;
+/**
+ * Client regions a port that reads frames by DMA may send in place (zero-copy transmit). Whoever
+ * maps regions for the port's device keeps it (lib/node); the shards only read it.
+ */
+struct wn_dp_dma_map {
+	bool needed;                  /**< the port reads client memory by DMA */
+	bool usable;                  /**< ... and regions can be mapped for it */
+	bool tx_cleanup;              /**< the PMD frees sent mbufs on demand */
+	uint16_t port;                /**< the port whose device DMAs (under a wrapper's face) */
+	uint32_t cap;                 /**< STag indexes in @c gen */
+	uint32_t *gen;                /**< by STag index: != 0 while mapped (atomic) */
+};
 
 /** Dataplane configuration (from the command line / config file). */
 struct wn_dp_conf {
@@ -119,11 +130,10 @@ struct wn_dp_conf {
 	bool rfc7306;
 	bool zero_copy_tx;            /**< send registered memory in place (port: MULTI_SEGS) */
 	/**
-	 * Client regions DMA-mapped for the port's device (lib/dp dma.c, set by warpnicd's
-	 * app.c). A port that DMAs sends zero-copy only from mapped regions; with NULL (an
-	 * embedded dataplane) only a port that copies sends zero-copy at all.
+	 * Client regions DMA-mapped for the port's device (lib/node). A port that DMAs sends
+	 * zero-copy only from mapped regions; with NULL only a port that copies sends zero-copy.
 	 */
-	struct wn_dp_dma *dma;
+	const struct wn_dp_dma_map *dma;
 	/**
 	 * Receiver not ready (lib/rnic's rnr_hold): a Send that finds no receive posted waits
 	 * this long for one, its stream held (the peer's TCP window closes), before the
@@ -148,6 +158,11 @@ struct wn_dp_conf {
 	 * every shard passed a quiescent state of @c qs (rte_rcu_qsbr).
 	 */
 	struct wn_dp_link *link;
+	/**
+	 * Unmappings of a departing peer's rings that waited until every shard had left the
+	 * port (lib/node's unmap fence; read atomically for telemetry). NULL: no fence.
+	 */
+	const uint64_t *unmap_fences;
 };
 
 /** Counters of the dataplane (besides lib/net, lib/tcp, lib/rnic's own). */
@@ -274,6 +289,14 @@ void wn_dp_free(struct wn_dp_group *g);
 
 /** Register the /warpnic/dp/... telemetry commands for @p g. */
 void wn_dp_telemetry_register(struct wn_dp_group *g);
+
+/**
+ * Connections of group @p g not yet closed or in TIME_WAIT (both FINs went through and ours
+ * was acked), as the shards' telemetry snapshots (every 100 ms) say.
+ * @return how many, or -EAGAIN when a shard's snapshot is older than @p since_us
+ *   (wn_net_now_us()). Any thread but the shards'.
+ */
+int wn_dp_busy_conns(struct wn_dp_group *g, uint64_t since_us);
 
 #ifdef __cplusplus
 }

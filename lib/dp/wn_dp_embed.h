@@ -27,7 +27,7 @@
  * sharing, no mapping) in the shard's lib/mem table. lib/mem's writers must be serialised, so
  * these functions are refused (-EBUSY) on a dataplane with a control thread (wn_dp_conf
  * to_dp set: warpnicd's clients register through lib/server); a dataplane built for
- * embedding (wn_dp_app_conf @c rtc, or wn_dp_create() without control rings) has no other
+ * embedding (wn_node_conf @c rtc, or wn_dp_create() without control rings) has no other
  * writer. With several shards, one thread registers (the table is shared).
  *
  * Thread safety: every function runs on the lcore of the shard it names (the object's), between

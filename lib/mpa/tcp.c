@@ -945,7 +945,7 @@ zc_describe(struct mpa_stream *s, const struct wn_llp_ulpdu *u, struct wn_tcp_pa
 		parts[k].base = sg[k].iov_base;
 		parts[k].len = (uint32_t)sg[k].iov_len;
 		parts[k].ext = in_payload(u, &sg[k]);
-		/* a NIC reads it by DMA: the region is mapped at IOVA = VA (lib/dp dma.c) */
+		/* a NIC reads it by DMA: the region is mapped at IOVA = VA (lib/node node_dma.c) */
 		parts[k].iova = s->p->c.iova_va && parts[k].ext ?
 			(rte_iova_t)(uintptr_t)sg[k].iov_base : RTE_BAD_IOVA;
 		*wire += parts[k].len;

@@ -264,3 +264,12 @@ wn_pcap_close(struct wn_pcap *p)
 	rte_mempool_free(p->pool);
 	free(p);
 }
+
+bool
+wn_port_copies(uint16_t port_id)
+{
+	static const char *const ok[] = { "net_memif", "net_af_packet", "net_tap", "net_ring",
+					  "net_pcap", "net_null" };
+
+	return wn_port_driver_is(port_id, ok, RTE_DIM(ok));
+}

@@ -19,7 +19,7 @@
  * when the peer disconnects; it marks the link down first (memif_disconnect), so every peek
  * checks the link before it reads a region: the same guard as the PMD's own rx_burst (which
  * checks its CONNECTED flag). The window between that check and the read is closed by the
- * caller: lib/dp's unmap fence (app.c) holds the unmapping until every lcore passed a
+ * caller: lib/node's unmap fence (node_fence.c) holds the unmapping until every lcore passed a
  * quiescent state. An eventfd closed that way left the epoll set; the next attach registers
  * the new one.
  *

@@ -61,6 +61,13 @@ wn_port_driver_is(uint16_t port_id, const char *const names[], unsigned int n)
 }
 
 /**
+ * @return true when port @p port_id copies the frames it sends or hands their virtual
+ * addresses on (memif, af_packet, tap, ring, pcap, null): client memory may be sent in place
+ * without a DMA mapping. False for a port that reads frames by DMA (a PCI NIC). Any lcore.
+ */
+bool wn_port_copies(uint16_t port_id);
+
+/**
  * Configure and start a port: wn_port_configure(), then wn_port_start().
  * @param conf     the configuration.
  * @param tx_capa  out: TX offloads enabled (for wn_netif_conf).

@@ -58,8 +58,8 @@ struct wn_server_conf {
 	 * @p len: what this thread mmapped) once it has its STag and before the client learns
 	 * it; mr_unmap gets it again when its memory goes: after the dataplane's DONE for its
 	 * deregistration (no zero-copy mbuf points into it any more), just before munmap. A
-	 * dataplane whose port reads frames by DMA maps regions for the device here (lib/dp
-	 * dma.c); a region it cannot map is copied, the registration does not fail.
+	 * dataplane whose port reads frames by DMA maps regions for the device here (lib/node
+	 * node_dma.c); a region it cannot map is copied, the registration does not fail.
 	 */
 	void (*mr_map)(void *arg, uint32_t stag, void *map, size_t len);
 	void (*mr_unmap)(void *arg, uint32_t stag, void *map, size_t len);

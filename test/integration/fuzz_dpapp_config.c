@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target for warpnicd's option and config-file parser (lib/dp's options.c:
- * wn_dp_app_option(), "config FILE"), which warpnicd and warpnic-perf's embedded dataplane
+ * libFuzzer target for warpnicd's option and config-file parser (lib/node's node_options.c:
+ * wn_node_option(), "config FILE"), which warpnicd and warpnic-perf's embedded dataplane
  * share. The input is the config file (it may name itself with "config", up to the nesting
  * limit). Invariants checked on success: addresses within bounds and mirrored to the control
  * server, MTU and MPA settings in range, names NUL-terminated; no leak on any input.
@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "wn_dp_app.h"
+#include "wn_node.h"
 #include "wn_mpa.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct wn_dp_app_conf c;
+	struct wn_node_conf c;
 	char path[64];
 	int fd = memfd_create("fuzz_dpapp_config", MFD_CLOEXEC);
 
@@ -32,8 +32,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	wn_dp_app_defaults(&c);
-	if (wn_dp_app_option(&c, "config", path) == 0) {
+	wn_node_defaults(&c);
+	if (wn_node_option(&c, "config", path) == 0) {
 		if (c.dp.n_addrs != c.ctl.n_addrs || c.dp.n_addrs > WN_NETIF_MAX_ADDRS ||
 		    c.ctl.n_addrs > WN_SERVER_MAX_ADDRS)
 			abort();
@@ -50,7 +50,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (c.mbufs < 1023 || c.dp.sockbuf < 16384 || c.dp.max_conns < 1)
 			abort();
 	}
-	wn_dp_app_conf_free(&c);
+	wn_node_conf_free(&c);
 	close(fd);
 	return 0;
 }

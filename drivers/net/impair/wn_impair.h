@@ -304,6 +304,13 @@ int wn_impair_argv_extract(int argc, char **argv);
  */
 int wn_impair_create_pending(struct rte_mempool *mp, uint16_t *port_ids, unsigned int n);
 
+struct wn_node_port_wrap;
+/**
+ * The fault injector as lib/node's port wrapper (wn_node_conf.wrap): --impair and EAL
+ * --vdev net_wn_impair faces in warpnicd.
+ */
+extern const struct wn_node_port_wrap wn_impair_node_wrap;
+
 #ifdef __cplusplus
 }
 #endif

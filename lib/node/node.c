@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A whole dataplane as warpnicd runs it (wn_dp_app.h): the port (any ethdev; optionally
- * wrapped by the net_wn_impair fault injector), the control thread serving clients on a unix
- * socket (lib/server) and the shards on the EAL lcores. warpnicd's main.c runs shard 0 on the
- * main lcore; an embedding app (warpnic-perf) keeps the main lcore and runs the shards on the
- * workers. The options and the config file are options.c's.
+ * A whole dataplane as warpnicd runs it (wn_node.h): the port (any ethdev; optionally
+ * wrapped by a port wrapper the application gives, the fault injector), the control thread
+ * serving clients on a unix socket (lib/server) and the shards (lib/dp) on the EAL lcores.
+ * warpnicd's main.c runs shard 0 on the main lcore; an embedding app (warpnic-perf) keeps
+ * the main lcore and runs the shards on the workers. The options and the config file are
+ * node_options.c's.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -28,15 +27,16 @@
 #include <rte_ring.h>
 #include <rte_telemetry.h>
 
-#include "dp_priv.h"
-#include "wn_dp_app.h"
-#include "wn_impair.h"
+#include "node_priv.h"
+#include "wn_node.h"
 #include "wn_port.h"
+
+RTE_LOG_REGISTER_DEFAULT(wn_node_logtype, NOTICE);
 
 #define CTL_RING_SIZE 4096
 /* Regions of a run-to-completion dataplane's own lib/mem table (no --mem-entries). */
 #define RTC_MEM_ENTRIES 65536
-/* STag indexes dma.c tracks when --max-mrs is not given (lib/server's default table) */
+/* STag indexes node_dma.c tracks when --max-mrs is not given (lib/server's default table) */
 #define DMA_ENTRIES 65536
 /* How often the link watcher looks at a port whose peer may come and go. */
 #define LINK_WATCH_MS 100
@@ -47,6 +47,8 @@
  * DPDK 22.11's server panic in its interrupt thread ("Error adding fd ... epoll_ctl").
  */
 #define LINK_GRACE_MS 10000
+/* Faces of the port wrapper given as EAL --vdev options. */
+#define NODE_MAX_FACES 8
 
 static volatile int quit;
 static struct wn_server *ctl_srv;
@@ -56,13 +58,13 @@ struct shard_arg {
 	uint16_t idx;
 };
 
-/* The one dataplane of the process (wn_dp_app_start .. wn_dp_app_stop). */
+/* The one dataplane of the process (wn_node_start .. wn_node_stop). */
 static struct {
 	bool started;
-	struct wn_dp_app_conf p;
+	struct wn_node_conf p;
 	struct wn_server *srv;
 	struct wn_mem_table *mem;      /* rtc: the dataplane's own (else the server's) */
-	struct wn_dp_dma *dma;         /* client regions DMA-mapped for the port (dma.c) */
+	struct wn_node_dma *dma;       /* client regions DMA-mapped for the port (node_dma.c) */
 	struct rte_rcu_qsbr *qs;
 	struct wn_dp_group *dp;
 	struct shard_arg shard_args[DP_MAX_SHARDS];
@@ -81,53 +83,6 @@ static struct {
 	volatile int watch_quit;
 	pthread_t watcher;
 } app = { .efd = -1 };
-
-/* app.qs for the unmap fence below: set once the shards can run, cleared before it is freed */
-static pthread_mutex_t fence_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rte_rcu_qsbr *fence_qs;
-static uint64_t unmap_fences;
-
-/*
- * The unmap fence. DPDK 22.11's net_memif unmaps a connection's regions in the EAL interrupt
- * thread when its peer leaves (memif_disconnect: link down, CONNECTED cleared, eventfds
- * closed, then munmap), with no fence against the lcores: a shard inside rte_eth_rx_burst()
- * or tx_burst(), or in a wake-up peek (lib/net/wake.c), that passed the PMD's CONNECTED (or
- * the link) check before reads unmapped rings and dies of SIGSEGV (seen in CI: warpnicd b
- * crashed as its peer a stopped; a busy machine preempts a shard in that window). The PMD
- * calls munmap() through the PLT, so this definition (exported by the executable) is the one
- * it gets: from the interrupt thread, while the shards run, it first waits until every shard
- * passed a quiescent state (rte_rcu_qsbr, reported once per loop; a sleeping shard is
- * offline). The PMD marked the link down and cleared CONNECTED before, so a shard that
- * enters the port afterwards leaves the rings alone. Every other caller, and the interrupt
- * thread when no shard runs, goes straight to the system call.
- */
-int
-munmap(void *addr, size_t len)
-{
-	if (rte_thread_is_intr()) {
-		pthread_mutex_lock(&fence_lock);
-		if (fence_qs != NULL) {
-			rte_rcu_qsbr_synchronize(fence_qs, RTE_QSBR_THRID_INVALID);
-			__atomic_fetch_add(&unmap_fences, 1, __ATOMIC_RELAXED);
-		}
-		pthread_mutex_unlock(&fence_lock);
-	}
-	return (int)syscall(SYS_munmap, addr, len);
-}
-
-uint64_t
-dp_app_unmap_fences(void)
-{
-	return __atomic_load_n(&unmap_fences, __ATOMIC_RELAXED);
-}
-
-static void
-fence_set(struct rte_rcu_qsbr *qs)
-{
-	pthread_mutex_lock(&fence_lock);
-	fence_qs = qs;
-	pthread_mutex_unlock(&fence_lock);
-}
 
 static int
 shard_main(void *arg)
@@ -169,19 +124,35 @@ tel_ctl(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 void
-wn_dp_app_quit(void)
+wn_node_quit(void)
 {
 	quit = 1;
 }
 
 bool
-wn_dp_app_running(void)
+wn_node_running(void)
 {
 	return app.started && !quit;
 }
 
+/* @return true when @p port is a face of the application's port wrapper. */
+static bool
+is_face(const struct wn_node_conf *p, uint16_t port)
+{
+	return p->wrap != NULL && p->wrap->under(port) >= 0;
+}
+
+/* The port whose device reads the frames: under a wrapper's face, the port it wraps. */
+static uint16_t
+port_under(const struct wn_node_conf *p, uint16_t port)
+{
+	int under = p->wrap != NULL ? p->wrap->under(port) : -1;
+
+	return under >= 0 ? (uint16_t)under : port;
+}
+
 static int
-pick_port(const struct wn_dp_app_conf *p, const uint16_t *pending, int nb_pending, uint16_t nq,
+pick_port(const struct wn_node_conf *p, const uint16_t *pending, int nb_pending, uint16_t nq,
 	  uint16_t *port)
 {
 	char name[RTE_ETH_NAME_MAX_LEN], args[1024];
@@ -193,7 +164,7 @@ pick_port(const struct wn_dp_app_conf *p, const uint16_t *pending, int nb_pendin
 			return -ENODEV;
 		*port = (uint16_t)p->port;
 	} else if (nb_pending > 0) {
-		*port = pending[0]; /* EAL --vdev net_wn_impair0,port=...: its face */
+		*port = pending[0]; /* EAL --vdev of the wrapper, e.g. net_wn_impair0: its face */
 	} else {
 		RTE_ETH_FOREACH_DEV(pid)
 			break;
@@ -203,17 +174,40 @@ pick_port(const struct wn_dp_app_conf *p, const uint16_t *pending, int nb_pendin
 	}
 	if (p->impair == NULL)
 		return 0;
+	if (p->wrap == NULL)
+		return -ENOTSUP;
 	if (rte_eth_dev_get_name_by_port(*port, name) != 0)
 		return -ENODEV;
 	/* the face needs a queue per dataplane lcore */
 	if ((size_t)snprintf(args, sizeof(args), "port=%s,queues=%u,%s", name, nq, p->impair) >=
 	    sizeof(args))
 		return -E2BIG;
-	face = wn_impair_create("net_wn_impair_dp", args, p->dp.pool);
+	face = p->wrap->create("net_wn_impair_dp", args, p->dp.pool);
 	if (face < 0)
 		return face;
 	*port = (uint16_t)face;
 	return 0;
+}
+
+/*
+ * A memif port: its PMD unmaps a departing peer's rings in the interrupt thread; fence that
+ * (node_fence.c) so that no shard is inside them then.
+ */
+static void
+fence_port(uint16_t port)
+{
+	static const char *const memif[] = { "net_memif" };
+	int ret;
+
+	if (!wn_port_driver_is(port, memif, 1))
+		return;
+	ret = wn_node_fence_install();
+	if (ret == 0)
+		app.p.dp.unmap_fences = wn_node_fence_count();
+	else
+		NODE_LOG(WARNING, "port %u: no unmap fence for net_memif (%s): a peer that leaves "
+			 "while a shard reads its rings can crash this process\n", port,
+			 ret == -ENOENT ? "the PMD is not a loaded plugin" : strerror(-ret));
 }
 
 /* Start the port, unless backing off; a refusal (its peer absent) leaves the link down. */
@@ -236,7 +230,7 @@ link_try_start(void)
 	app.start_wait = app.start_backoff;
 	app.start_backoff = app.start_backoff == 0 ? 1 : RTE_MIN(app.start_backoff * 2, 16u);
 	if (app.link.starts_failed++ == 0)
-		rte_log(RTE_LOG_NOTICE, wn_dp_logtype,
+		rte_log(RTE_LOG_NOTICE, wn_node_logtype,
 			"warpnicd: port %u: link down (%s), waiting for its peer\n", app.port,
 			strerror(-ret));
 }
@@ -267,13 +261,13 @@ link_watch(void *arg)
 				waited = 0;
 				app.link.ups++;
 				__atomic_store_n(&app.link.up, 1, __ATOMIC_RELEASE);
-				rte_log(RTE_LOG_NOTICE, wn_dp_logtype, "warpnicd: port %u: link up\n",
+				rte_log(RTE_LOG_NOTICE, wn_node_logtype, "warpnicd: port %u: link up\n",
 					app.port);
 			} else if (app.port_started && ++waited >= LINK_GRACE_MS / LINK_WATCH_MS) {
 				/* connected to a peer that was not ready (memif: "ID not found") and
 				 * dropped: the shards are outside the gate, start it again */
 				waited = 0;
-				rte_log(RTE_LOG_NOTICE, wn_dp_logtype,
+				rte_log(RTE_LOG_NOTICE, wn_node_logtype,
 					"warpnicd: port %u: no link %u s after the start, again\n",
 					app.port, LINK_GRACE_MS / 1000);
 				(void)rte_eth_dev_stop(app.port);
@@ -283,7 +277,7 @@ link_watch(void *arg)
 		} else if (l.link_status != RTE_ETH_LINK_UP) {
 			__atomic_store_n(&app.link.up, 0, __ATOMIC_RELEASE);
 			app.link.downs++;
-			rte_log(RTE_LOG_NOTICE, wn_dp_logtype,
+			rte_log(RTE_LOG_NOTICE, wn_node_logtype,
 				"warpnicd: port %u: link down, restarting the port\n", app.port);
 			/* no shard is inside the port any more (offline shards count as passed) */
 			rte_rcu_qsbr_synchronize(app.qs, RTE_QSBR_THRID_INVALID);
@@ -301,7 +295,7 @@ link_watch(void *arg)
 static void
 teardown(void)
 {
-	struct wn_dp_app_conf *p = &app.p;
+	struct wn_node_conf *p = &app.p;
 
 	if (app.watching) {
 		app.watch_quit = 1;
@@ -316,21 +310,21 @@ teardown(void)
 	wn_dp_free(app.dp);
 	/* the NIC may still hold frames that point into regions: their DMA mappings stay
 	 * until the port closes (wn_port_shutdown) */
-	dp_dma_closing(app.dma);
+	wn_node_dma_closing(app.dma);
 	wn_server_destroy(app.srv);
-	dp_dma_free(app.dma);
+	wn_node_dma_free(app.dma);
 	wn_mem_table_free(app.mem);
 	wn_pcap_close(p->dp.pcap);
 	if (app.efd >= 0)
 		close(app.efd);
 	rte_ring_free(p->dp.to_dp);
 	rte_ring_free(p->dp.to_ctl);
-	fence_set(NULL);
+	wn_node_fence_set(NULL);
 	rte_free(app.qs);
-	if (app.port_set && rte_eth_dev_is_valid_port(app.port) && wn_impair_is_face(app.port))
-		wn_impair_destroy(app.port);
+	if (app.port_set && rte_eth_dev_is_valid_port(app.port) && is_face(p, app.port))
+		p->wrap->destroy(app.port);
 	/* the mbuf pool stays: the port's queues hold its mbufs until wn_port_shutdown() */
-	wn_dp_app_conf_free(p);
+	wn_node_conf_free(p);
 	memset(&app, 0, sizeof(app));
 	app.efd = -1;
 	app.used = true;
@@ -362,9 +356,9 @@ launch_workers(void)
 
 /* Copy @p conf into app.p; the copy owns its strings. @return 0, -EINVAL, -ENOTSUP, -ENOMEM. */
 static int
-conf_take(const struct wn_dp_app_conf *conf)
+conf_take(const struct wn_node_conf *conf)
 {
-	struct wn_dp_app_conf *p = &app.p;
+	struct wn_node_conf *p = &app.p;
 	unsigned int lcores;
 
 	if (conf->dp.n_addrs == 0) {
@@ -389,7 +383,8 @@ conf_take(const struct wn_dp_app_conf *conf)
 	p->dp.pcap = NULL;
 	p->dp.to_dp = NULL;
 	p->dp.to_ctl = NULL;
-	p->dp.port_poll = wn_impair_poll_all; /* a fault injector's face moves frames when polled */
+	/* a wrapper's face moves frames when polled */
+	p->dp.port_poll = p->wrap != NULL ? p->wrap->poll_all : NULL;
 	if ((conf->pcap != NULL && p->pcap == NULL) || (conf->impair != NULL && p->impair == NULL))
 		return -ENOMEM;
 	return 0;
@@ -399,8 +394,8 @@ conf_take(const struct wn_dp_app_conf *conf)
 static int
 port_up(void)
 {
-	uint16_t pending[WN_IMPAIR_MAX_PENDING];
-	struct wn_dp_app_conf *p = &app.p;
+	uint16_t pending[NODE_MAX_FACES];
+	struct wn_node_conf *p = &app.p;
 	struct rte_ether_addr mac;
 	struct wn_port_conf pc;
 	uint32_t room = RTE_MBUF_DEFAULT_BUF_SIZE;
@@ -414,9 +409,10 @@ port_up(void)
 		fprintf(stderr, "warpnicd: mbuf pool: %s\n", rte_strerror(rte_errno));
 		return -rte_errno;
 	}
-	nb_pending = wn_impair_create_pending(p->dp.pool, pending, RTE_DIM(pending));
+	nb_pending = p->wrap != NULL ?
+		     p->wrap->create_pending(p->dp.pool, pending, RTE_DIM(pending)) : 0;
 	if (nb_pending < 0) {
-		fprintf(stderr, "warpnicd: net_wn_impair: %s\n", strerror(-nb_pending));
+		fprintf(stderr, "warpnicd: port wrapper: %s\n", strerror(-nb_pending));
 		return nb_pending;
 	}
 	ret = pick_port(p, pending, nb_pending, app.n_shards, &app.port);
@@ -432,11 +428,13 @@ port_up(void)
 	pc.nb_queues = app.n_shards;
 	pc.mtu = p->dp.mtu;
 	pc.offload = p->offload;
-	pc.set_mtu = !wn_impair_is_face(app.port);
+	pc.set_mtu = !is_face(p, app.port);
 	pc.multi_segs = p->dp.zero_copy_tx;
 	pc.rx_intr = true; /* idle lcores sleep on them (--idle sleep) */
 	pc.pool = p->dp.pool;
 	ret = wn_port_configure(&pc, &p->dp.tx_offload_capa, &p->dp.rx_offload_capa);
+	if (ret == 0)
+		fence_port(port_under(p, app.port));
 	if (ret == 0 && wn_port_reconnects_by_restart(app.port)) {
 		/* like a NIC without a cable: up with the link down when the peer is absent */
 		p->dp.link = &app.link;
@@ -450,12 +448,12 @@ port_up(void)
 	}
 	p->dp.port_id = app.port;
 	/* a NIC reads frames by DMA: zero-copy only from regions mapped for it */
-	app.dma = dp_dma_create(app.port,
-				p->ctl.mem_entries != 0 ? p->ctl.mem_entries : DMA_ENTRIES,
-				p->dp.zero_copy_tx);
+	app.dma = wn_node_dma_create(app.port, port_under(p, app.port),
+				     p->ctl.mem_entries != 0 ? p->ctl.mem_entries : DMA_ENTRIES,
+				     p->dp.zero_copy_tx);
 	if (app.dma == NULL)
 		return -ENOMEM;
-	p->dp.dma = app.dma;
+	p->dp.dma = wn_node_dma_map(app.dma);
 	if (rte_eth_macaddr_get(app.port, &mac) == 0)
 		memcpy(p->ctl.mac, mac.addr_bytes, 6);
 	if (p->pcap != NULL) {
@@ -472,7 +470,7 @@ port_up(void)
 static int
 server_up(void)
 {
-	struct wn_dp_app_conf *p = &app.p;
+	struct wn_node_conf *p = &app.p;
 	size_t qsz = rte_rcu_qsbr_get_memsize(app.n_shards);
 
 	p->dp.to_dp = rte_ring_create("wn_to_dp", CTL_RING_SIZE, SOCKET_ID_ANY,
@@ -487,9 +485,9 @@ server_up(void)
 		return -ENOMEM;
 	}
 	p->ctl.mem_qs = app.qs;
-	if (dp_dma_needed(app.dma)) { /* mapped, or listed as copied with the reason */
-		p->ctl.mr_map = dp_dma_mr_map;
-		p->ctl.mr_unmap = dp_dma_mr_unmap;
+	if (wn_node_dma_needed(app.dma)) { /* mapped, or listed as copied with the reason */
+		p->ctl.mr_map = wn_node_dma_mr_map;
+		p->ctl.mr_unmap = wn_node_dma_mr_unmap;
 		p->ctl.mr_map_arg = app.dma;
 	}
 	app.srv = wn_server_create(&p->ctl);
@@ -507,7 +505,7 @@ server_up(void)
 static int
 mem_up(void)
 {
-	struct wn_dp_app_conf *p = &app.p;
+	struct wn_node_conf *p = &app.p;
 	size_t qsz = rte_rcu_qsbr_get_memsize(app.n_shards);
 
 	app.qs = rte_zmalloc("wn_mem_qs", qsz, RTE_CACHE_LINE_SIZE);
@@ -529,7 +527,7 @@ mem_up(void)
 static int
 dataplane_up(void)
 {
-	struct wn_dp_app_conf *p = &app.p;
+	struct wn_node_conf *p = &app.p;
 	int efds[DP_MAX_SHARDS], page_fd;
 	struct wn_queue_bell *page;
 	uint32_t n;
@@ -561,12 +559,12 @@ dataplane_up(void)
 		rte_telemetry_register_cmd("/warpnic/ctl", tel_ctl,
 					   "Control thread object counts. Takes no parameters");
 	wn_dp_telemetry_register(app.dp);
-	dp_dma_telemetry_register();
+	wn_node_dma_telemetry_register();
 	return 0;
 }
 
 int
-wn_dp_app_start(const struct wn_dp_app_conf *conf)
+wn_node_start(const struct wn_node_conf *conf)
 {
 	int ret;
 
@@ -588,14 +586,14 @@ wn_dp_app_start(const struct wn_dp_app_conf *conf)
 	for (unsigned int i = 0; i < RTE_DIM(app.shard_lcore); i++)
 		app.shard_lcore[i] = RTE_MAX_LCORE;
 	app.started = true;
-	fence_set(app.qs); /* the shards register with it as they start */
+	wn_node_fence_set(app.qs); /* the shards register with it as they start */
 	if (app.p.rtc) {
-		rte_log(RTE_LOG_NOTICE, wn_dp_logtype,
+		rte_log(RTE_LOG_NOTICE, wn_node_logtype,
 			"warpnicd: run to completion on port %u, %u shard(s)\n", app.port,
 			app.n_shards);
 		return 0; /* the application runs the shards */
 	}
-	rte_log(RTE_LOG_NOTICE, wn_dp_logtype,
+	rte_log(RTE_LOG_NOTICE, wn_node_logtype,
 		"warpnicd: serving %s on %s, port %u, %u dataplane lcore(s)\n", app.p.dev_name,
 		app.p.ctl_path, app.port, app.n_shards);
 	fflush(stdout);
@@ -604,19 +602,19 @@ wn_dp_app_start(const struct wn_dp_app_conf *conf)
 }
 
 struct wn_dp *
-wn_dp_app_shard(uint16_t idx)
+wn_node_shard(uint16_t idx)
 {
 	return app.started ? wn_dp_shard(app.dp, idx) : NULL;
 }
 
 uint16_t
-wn_dp_app_shards(void)
+wn_node_shards(void)
 {
 	return app.started ? app.n_shards : 0;
 }
 
 int
-wn_dp_app_run_main(void)
+wn_node_run_main(void)
 {
 	if (!app.started || !app.p.main_shard)
 		return -EINVAL;
@@ -626,7 +624,7 @@ wn_dp_app_run_main(void)
 }
 
 int
-wn_dp_app_wait_idle(unsigned int timeout_ms)
+wn_node_wait_idle(unsigned int timeout_ms)
 {
 	/* the snapshot is refreshed every 100 ms; trust only one begun after the call */
 	uint64_t t0 = wn_net_now_us(), since = t0 + 200 * 1000;
@@ -634,29 +632,16 @@ wn_dp_app_wait_idle(unsigned int timeout_ms)
 
 	if (!app.started)
 		return 0;
-	while (wn_dp_app_running() && wn_net_now_us() < end) {
-		uint32_t busy = 0;
-		bool fresh = true;
-
-		for (uint16_t i = 0; i < app.n_shards; i++) {
-			struct wn_dp *dp = app.dp->shard[i];
-
-			pthread_mutex_lock(&dp->tel_lock);
-			/* TIME_WAIT: both FINs went through and ours was acked */
-			for (uint32_t k = 0; k < dp->tel_nconn; k++)
-				busy += !dp->tel_conn[k].llp.transport.quiet;
-			fresh &= dp->tel_at >= since;
-			pthread_mutex_unlock(&dp->tel_lock);
-		}
-		if (fresh && busy == 0)
+	while (wn_node_running() && wn_net_now_us() < end) {
+		if (wn_dp_busy_conns(app.dp, since) == 0)
 			return 0;
 		rte_delay_us_sleep(20 * 1000);
 	}
-	return wn_dp_app_running() ? -ETIMEDOUT : 0;
+	return wn_node_running() ? -ETIMEDOUT : 0;
 }
 
 int
-wn_dp_app_stop(void)
+wn_node_stop(void)
 {
 	int ret, status = 0;
 

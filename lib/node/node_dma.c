@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Client memory a NIC can DMA from, for zero-copy transmit (DESIGN.md "As built", Transmit
- * copies and zero-copy transmit).
+ * Client memory a NIC can DMA from, for zero-copy transmit.
  *
  * Ports whose transmit copies the frame or hands over virtual addresses (memif, af_packet,
  * tap, ...) send client memory in place as it is. A PCI NIC reads frames by DMA at the
@@ -35,8 +34,7 @@
 #include <rte_memory.h>
 #include <rte_telemetry.h>
 
-#include "dp_priv.h"
-#include "wn_impair.h"
+#include "node_priv.h"
 
 #define DMA_PAGE 4096u /* client regions are memfd pages (WN_CTL_PAGE_SIZE) */
 #define DMA_TEL_REGIONS 64 /* regions /warpnic/dp/dma lists */
@@ -49,37 +47,32 @@ struct dma_region {
 	char why[80];        /* not mapped: why */
 };
 
-struct wn_dp_dma {
-	struct dp_dma_mapper mapper; /* DPDK's calls (dma_map, dma_unmap), or a test's */
-	uint16_t port;
-	bool face;                /* the port is a fault injector's face over this one */
+struct wn_node_dma {
+	struct wn_dp_dma_map v;   /* what the shards read: needed, usable, tx_cleanup, port, gen */
+	struct wn_node_dma_mapper mapper; /* DPDK's calls (dma_map, dma_unmap), or a test's */
+	bool face;                /* the port is a wrapper's face over v.port */
 	struct rte_device *dev;   /* the device that reads the frames (NULL: none) */
 	char dev_name[64];
-	bool needed;              /* the port reads client memory by DMA */
-	bool usable;              /* ... and regions can be mapped for it */
 	bool closing;             /* teardown: leave mappings to the device's close */
-	bool tx_cleanup;          /* the PMD frees sent mbufs on demand (rte_eth_tx_done_cleanup) */
 	char why[160];            /* needed && !usable: why zero-copy is off */
-	uint32_t cap;             /* STag index space */
-	uint32_t *gen;            /* by STag index: generation of the mapped region, 0 none */
 	uint32_t next_gen;
 	pthread_mutex_t lock;     /* regions and counters: control thread vs telemetry */
 	struct dma_region *reg;
 	uint32_t n_reg, cap_reg;
-	struct dp_dma_stats st;   /* regions, regions_mapped: counted when read */
+	struct wn_node_dma_stats st;   /* regions, regions_mapped: counted when read */
 	char last_failure[128];
 };
 
-static struct wn_dp_dma *tel_dma;
+static struct wn_node_dma *tel_dma;
 
 /*
- * Register @p map with DPDK and map it for the device at IOVA = VA (dp_dma_mapper map).
+ * Register @p map with DPDK and map it for the device at IOVA = VA (wn_node_dma_mapper map).
  * @return 0 or -errno (@p why set).
  */
 static int
 dma_map(void *arg, void *map, size_t len, char *why, size_t why_len)
 {
-	struct wn_dp_dma *d = arg;
+	struct wn_node_dma *d = arg;
 	int err;
 
 	if (rte_extmem_register(map, len, NULL, 0, DMA_PAGE) != 0) {
@@ -96,11 +89,11 @@ dma_map(void *arg, void *map, size_t len, char *why, size_t why_len)
 	return 0;
 }
 
-/* Undo dma_map (dp_dma_mapper unmap). @return 0 or -errno. */
+/* Undo dma_map (wn_node_dma_mapper unmap). @return 0 or -errno. */
 static int
 dma_unmap(void *arg, void *map, size_t len)
 {
-	struct wn_dp_dma *d = arg;
+	struct wn_node_dma *d = arg;
 
 	if (rte_dev_dma_unmap(d->dev, map, (uint64_t)(uintptr_t)map, len) != 0 ||
 	    rte_extmem_unregister(map, len) != 0)
@@ -108,48 +101,19 @@ dma_unmap(void *arg, void *map, size_t len)
 	return 0;
 }
 
-/*
- * Ports whose transmit path copies (or hands over) the mbuf's virtual addresses: client
- * memory needs no mapping. net_ring is the fault injector's face: what matters is the port
- * under it.
- */
-static bool
-port_copies(uint16_t port)
-{
-	static const char *const ok[] = { "net_memif", "net_af_packet", "net_tap", "net_ring",
-					  "net_pcap", "net_null" };
-
-	return wn_port_driver_is(port, ok, RTE_DIM(ok));
-}
-
-/* The port that reads the frames: under a fault injector's face, the port it wraps. */
-static uint16_t
-port_under(uint16_t port)
-{
-	int under = wn_impair_under(port);
-
-	return under >= 0 ? (uint16_t)under : port;
-}
-
-bool
-dp_dma_port_copies(uint16_t port)
-{
-	return port_copies(port_under(port));
-}
-
 static void
-port_assess(struct wn_dp_dma *d, bool zero_copy)
+port_assess(struct wn_node_dma *d, bool zero_copy)
 {
 	struct rte_eth_dev_info info;
 	const char *bus;
 
-	if (port_copies(d->port)) {
-		d->needed = false;
+	if (wn_port_copies(d->v.port)) {
+		d->v.needed = false;
 		return;
 	}
-	d->needed = true;
-	if (rte_eth_dev_info_get(d->port, &info) != 0 || info.device == NULL) {
-		snprintf(d->why, sizeof(d->why), "port %u: no device information", d->port);
+	d->v.needed = true;
+	if (rte_eth_dev_info_get(d->v.port, &info) != 0 || info.device == NULL) {
+		snprintf(d->why, sizeof(d->why), "port %u: no device information", d->v.port);
 		return;
 	}
 	d->dev = info.device;
@@ -164,154 +128,113 @@ port_assess(struct wn_dp_dma *d, bool zero_copy)
 		snprintf(d->why, sizeof(d->why), "EAL IOVA as PA (no IOMMU: uio_pci_generic or "
 			 "vfio no-IOMMU): client pages have no pinned physical address");
 	else if (d->face)
-		snprintf(d->why, sizeof(d->why), "the fault injector's face over %s: its queues "
-			 "are not the shards'", d->dev_name);
+		snprintf(d->why, sizeof(d->why), "a wrapper's face (the fault injector) over %s: "
+			 "its queues are not the shards'", d->dev_name);
 	else
-		d->usable = true;
+		d->v.usable = true;
 	/* a region is released (deregistration's DONE, its DMA unmapping) only when the last
 	 * mbuf pointing into it is freed: a PMD that frees sent mbufs only when it needs their
 	 * descriptors again (virtio, e1000 em) holds the last ones until more frames go out;
 	 * where the PMD can free them on demand the shards' tick does */
-	d->tx_cleanup = d->usable && rte_eth_tx_done_cleanup(d->port, 0, 0) >= 0;
+	d->v.tx_cleanup = d->v.usable && rte_eth_tx_done_cleanup(d->v.port, 0, 0) >= 0;
 }
 
-bool
-dp_dma_tx_pending(struct wn_dp *dp)
-{
-	struct wn_llp_stats ls;
-
-	if (dp->c.dma == NULL || !dp->c.dma->tx_cleanup)
-		return false;
-	wn_llp_stats(dp->llp[DP_LLP_MPA], &ls);
-	return ls.zc_ulpdus != ls.zc_released;
-}
-
-void
-dp_dma_tx_reclaim(struct wn_dp *dp)
-{
-	const struct wn_dp_dma *d = dp->c.dma;
-	int n;
-
-	if (!dp_dma_tx_pending(dp))
-		return;
-	/* zero-copy mbufs the NIC has sent: freed now, so their regions' pins go */
-	n = rte_eth_tx_done_cleanup(d->port, dp->idx, 0);
-	if (n > 0)
-		dp->st.tx_reclaimed += (uint64_t)n;
-}
-
-static struct wn_dp_dma *
+static struct wn_node_dma *
 dma_new(uint32_t entries)
 {
-	struct wn_dp_dma *d = calloc(1, sizeof(*d));
+	struct wn_node_dma *d = calloc(1, sizeof(*d));
 
 	if (d == NULL)
 		return NULL;
-	d->cap = entries;
+	d->v.cap = entries;
 	pthread_mutex_init(&d->lock, NULL);
 	return d;
 }
 
 /* The table of mapped regions by STag index, once the port is known to need it. */
 static int
-dma_table(struct wn_dp_dma *d)
+dma_table(struct wn_node_dma *d)
 {
-	d->gen = calloc(d->cap, sizeof(*d->gen));
-	if (d->gen == NULL) {
-		dp_dma_free(d);
+	d->v.gen = calloc(d->v.cap, sizeof(*d->v.gen));
+	if (d->v.gen == NULL) {
+		wn_node_dma_free(d);
 		errno = ENOMEM;
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-struct wn_dp_dma *
-dp_dma_create_with(uint32_t entries, const struct dp_dma_mapper *m)
+struct wn_node_dma *
+wn_node_dma_create_with(uint32_t entries, const struct wn_node_dma_mapper *m)
 {
-	struct wn_dp_dma *d = dma_new(entries);
+	struct wn_node_dma *d = dma_new(entries);
 
 	if (d == NULL)
 		return NULL;
 	d->mapper = *m;
-	d->needed = d->usable = true;
+	d->v.needed = d->v.usable = true;
 	snprintf(d->dev_name, sizeof(d->dev_name), "(mapper)");
 	return dma_table(d) == 0 ? d : NULL;
 }
 
-struct wn_dp_dma *
-dp_dma_create(uint16_t port, uint32_t entries, bool zero_copy)
+struct wn_node_dma *
+wn_node_dma_create(uint16_t port, uint16_t under, uint32_t entries, bool zero_copy)
 {
-	struct wn_dp_dma *d = dma_new(entries);
+	struct wn_node_dma *d = dma_new(entries);
 
 	if (d == NULL)
 		return NULL;
-	d->port = port_under(port);
-	d->face = d->port != port;
-	d->mapper = (struct dp_dma_mapper){ .map = dma_map, .unmap = dma_unmap, .arg = d };
+	d->v.port = under;
+	d->face = under != port;
+	d->mapper = (struct wn_node_dma_mapper){ .map = dma_map, .unmap = dma_unmap, .arg = d };
 	port_assess(d, zero_copy);
-	if (d->usable && dma_table(d) != 0)
+	if (d->v.usable && dma_table(d) != 0)
 		return NULL;
-	if (d->usable)
-		DP_LOG(NOTICE, "port %u (%s): zero-copy transmit from DMA-mapped regions "
-		       "(IOVA as VA; sent mbufs freed on demand: %s)\n", d->port, d->dev_name,
-		       d->tx_cleanup ? "yes" : "no, when the PMD reuses their descriptors");
-	else if (d->needed && zero_copy)
-		DP_LOG(WARNING, "port %u may DMA from IOVAs and %s: zero-copy transmit off\n",
-		       d->port, d->why);
+	if (d->v.usable)
+		NODE_LOG(NOTICE, "port %u (%s): zero-copy transmit from DMA-mapped regions "
+			 "(IOVA as VA; sent mbufs freed on demand: %s)\n", d->v.port, d->dev_name,
+			 d->v.tx_cleanup ? "yes" : "no, when the PMD reuses their descriptors");
+	else if (d->v.needed && zero_copy)
+		NODE_LOG(WARNING, "port %u may DMA from IOVAs and %s: zero-copy transmit off\n",
+			 d->v.port, d->why);
 	tel_dma = d;
 	return d;
 }
 
 void
-dp_dma_closing(struct wn_dp_dma *d)
+wn_node_dma_closing(struct wn_node_dma *d)
 {
 	if (d != NULL)
 		d->closing = true;
 }
 
 void
-dp_dma_free(struct wn_dp_dma *d)
+wn_node_dma_free(struct wn_node_dma *d)
 {
 	if (d == NULL)
 		return;
 	if (tel_dma == d)
 		tel_dma = NULL;
-	free(d->gen);
+	free(d->v.gen);
 	free(d->reg);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
 
-bool
-dp_dma_needed(const struct wn_dp_dma *d)
+const struct wn_dp_dma_map *
+wn_node_dma_map(const struct wn_node_dma *d)
 {
-	return d != NULL && d->needed;
+	return d != NULL ? &d->v : NULL;
 }
 
 bool
-dp_dma_usable(const struct wn_dp_dma *d)
+wn_node_dma_needed(const struct wn_node_dma *d)
 {
-	return d != NULL && d->usable;
-}
-
-const char *
-dp_dma_why(const struct wn_dp_dma *d)
-{
-	return d != NULL ? d->why : "";
-}
-
-bool
-dp_dma_region_ok(const struct wn_dp_dma *d, uint32_t stag)
-{
-	uint32_t i = wn_mem_stag_index(stag);
-
-	if (d == NULL || !d->needed)
-		return true;
-	return d->usable && i < d->cap && __atomic_load_n(&d->gen[i], __ATOMIC_ACQUIRE) != 0;
+	return d != NULL && d->v.needed;
 }
 
 static struct dma_region *
-region_add(struct wn_dp_dma *d)
+region_add(struct wn_node_dma *d)
 {
 	if (d->n_reg == d->cap_reg) {
 		uint32_t cap = d->cap_reg != 0 ? 2 * d->cap_reg : 16;
@@ -328,18 +251,18 @@ region_add(struct wn_dp_dma *d)
 
 
 void
-dp_dma_mr_map(void *arg, uint32_t stag, void *map, size_t len)
+wn_node_dma_mr_map(void *arg, uint32_t stag, void *map, size_t len)
 {
-	struct wn_dp_dma *d = arg;
+	struct wn_node_dma *d = arg;
 	struct dma_region *r;
 	uint32_t i = wn_mem_stag_index(stag), gen = 0;
 	char why[80] = "";
 
-	if (d == NULL || !d->needed)
+	if (d == NULL || !d->v.needed)
 		return;
-	if (!d->usable)
+	if (!d->v.usable)
 		snprintf(why, sizeof(why), "the port cannot map regions (see why)");
-	else if (i >= d->cap)
+	else if (i >= d->v.cap)
 		snprintf(why, sizeof(why), "STag index %u beyond the table", i);
 	else if (d->mapper.map(d->mapper.arg, map, len, why, sizeof(why)) == 0)
 		gen = ++d->next_gen != 0 ? d->next_gen : ++d->next_gen;
@@ -361,27 +284,27 @@ dp_dma_mr_map(void *arg, uint32_t stag, void *map, size_t len)
 	if (gen != 0) {
 		d->st.maps++;
 		d->st.bytes_mapped += len;
-	} else if (d->usable) {
+	} else if (d->v.usable) {
 		d->st.map_failures++;
 		snprintf(d->last_failure, sizeof(d->last_failure), "STag 0x%08x, %zu octets: %s",
 			 stag, len, why);
-		DP_LOG(WARNING, "region STag 0x%08x (%zu octets) not DMA-mapped, its FPDUs are "
+		NODE_LOG(WARNING, "region STag 0x%08x (%zu octets) not DMA-mapped, its FPDUs are "
 		       "copied: %s\n", stag, len, why);
 	}
 	pthread_mutex_unlock(&d->lock);
 	/* this region's state, whatever an older region at this index still holds */
-	if (d->usable && i < d->cap)
-		__atomic_store_n(&d->gen[i], gen, __ATOMIC_RELEASE);
+	if (d->v.usable && i < d->v.cap)
+		__atomic_store_n(&d->v.gen[i], gen, __ATOMIC_RELEASE);
 }
 
 void
-dp_dma_mr_unmap(void *arg, uint32_t stag, void *map, size_t len)
+wn_node_dma_mr_unmap(void *arg, uint32_t stag, void *map, size_t len)
 {
-	struct wn_dp_dma *d = arg;
+	struct wn_node_dma *d = arg;
 	uint32_t i = wn_mem_stag_index(stag), k;
 	uint32_t gen = 0;
 
-	if (d == NULL || !d->needed)
+	if (d == NULL || !d->v.needed)
 		return;
 	pthread_mutex_lock(&d->lock);
 	for (k = 0; k < d->n_reg; k++)
@@ -414,13 +337,13 @@ dp_dma_mr_unmap(void *arg, uint32_t stag, void *map, size_t len)
 	pthread_mutex_unlock(&d->lock);
 	/* no lookup of this STag can succeed any more (lib/mem's grace period) and no mbuf
 	 * pins it (the DONE waited): clear its index unless a newer region owns it */
-	if (gen != 0 && i < d->cap)
-		__atomic_compare_exchange_n(&d->gen[i], &gen, 0, false, __ATOMIC_RELEASE,
+	if (gen != 0 && i < d->v.cap)
+		__atomic_compare_exchange_n(&d->v.gen[i], &gen, 0, false, __ATOMIC_RELEASE,
 					    __ATOMIC_RELAXED);
 }
 
 void
-dp_dma_stats(struct wn_dp_dma *d, struct dp_dma_stats *st)
+wn_node_dma_stats(struct wn_node_dma *d, struct wn_node_dma_stats *st)
 {
 	pthread_mutex_lock(&d->lock);
 	*st = d->st;
@@ -435,27 +358,27 @@ dp_dma_stats(struct wn_dp_dma *d, struct dp_dma_stats *st)
 static int
 tel_dma_cmd(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct wn_dp_dma *m = tel_dma;
+	struct wn_node_dma *m = tel_dma;
 	struct rte_tel_data *list;
-	struct dp_dma_stats st;
+	struct wn_node_dma_stats st;
 
 	(void)cmd;
 	(void)params;
 	if (m == NULL)
 		return -ENODEV;
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "port", m->port);
+	rte_tel_data_add_dict_u64(d, "port", m->v.port);
 	rte_tel_data_add_dict_string(d, "device", m->dev_name[0] != '\0' ? m->dev_name : "-");
 	rte_tel_data_add_dict_string(d, "iova_mode",
 				     rte_eal_iova_mode() == RTE_IOVA_VA ? "va" :
 				     rte_eal_iova_mode() == RTE_IOVA_PA ? "pa" : "dc");
 	/* zero-copy transmit's memory: "in place" (the port copies), "mapped" (regions
 	 * DMA-mapped for the device), "copied" (the port DMAs and regions cannot be mapped) */
-	rte_tel_data_add_dict_string(d, "mode", !m->needed ? "in_place" :
-				     m->usable ? "mapped" : "copied");
-	rte_tel_data_add_dict_string(d, "why", m->needed && !m->usable ? m->why : "-");
-	rte_tel_data_add_dict_string(d, "tx_cleanup", m->tx_cleanup ? "yes" : "no");
-	dp_dma_stats(m, &st);
+	rte_tel_data_add_dict_string(d, "mode", !m->v.needed ? "in_place" :
+				     m->v.usable ? "mapped" : "copied");
+	rte_tel_data_add_dict_string(d, "why", m->v.needed && !m->v.usable ? m->why : "-");
+	rte_tel_data_add_dict_string(d, "tx_cleanup", m->v.tx_cleanup ? "yes" : "no");
+	wn_node_dma_stats(m, &st);
 	rte_tel_data_add_dict_u64(d, "regions", st.regions);
 	rte_tel_data_add_dict_u64(d, "regions_mapped", st.regions_mapped);
 	rte_tel_data_add_dict_u64(d, "regions_copied", st.regions - st.regions_mapped);
@@ -485,7 +408,7 @@ tel_dma_cmd(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 void
-dp_dma_telemetry_register(void)
+wn_node_dma_telemetry_register(void)
 {
 	/* help texts must stay below RTE_TEL_MAX_STRING_LEN, else the command is refused */
 	rte_telemetry_register_cmd("/warpnic/dp/dma", tel_dma_cmd,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * warpnicd's options and config file (wn_dp_app.h): one table of long options, applied by
+ * warpnicd's options and config file (wn_node.h): one table of long options, applied by
  * name from the command line or from "name value" lines of a file.
  */
 #include <arpa/inet.h>
@@ -13,11 +13,11 @@
 
 #include <rte_common.h>
 
-#include "wn_dp_app.h"
+#include "wn_node.h"
 #include "wn_mpa.h"
 
 void
-wn_dp_app_usage(const char *prog)
+wn_node_usage(const char *prog)
 {
 	printf("Usage: %s [EAL options] -- [options]\n"
 	       "The port is the first ethdev (or --port N), e.g. EAL --vdev net_memif0,... or\n"
@@ -88,7 +88,7 @@ wn_dp_app_usage(const char *prog)
 }
 
 static int
-parse_ip(struct wn_dp_app_conf *p, const char *arg)
+parse_ip(struct wn_node_conf *p, const char *arg)
 {
 	struct wn_server_conf *c = &p->ctl;
 	struct wn_ip_addr ip;
@@ -185,8 +185,8 @@ static const struct option opts[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* A field of struct wn_dp_app_conf: its offset and size. */
-#define FIELD(f) offsetof(struct wn_dp_app_conf, f), sizeof(((struct wn_dp_app_conf *)0)->f)
+/* A field of struct wn_node_conf: its offset and size. */
+#define FIELD(f) offsetof(struct wn_node_conf, f), sizeof(((struct wn_node_conf *)0)->f)
 
 /* Numeric options: a value in [min, max] goes to one field as value * mul + add. */
 static const struct num_opt {
@@ -216,15 +216,15 @@ static const struct flag_opt {
 	size_t off;
 	bool set;
 } flag_opts[] = {
-	{O_NOOFF, offsetof(struct wn_dp_app_conf, offload), false},
-	{O_MARKERS, offsetof(struct wn_dp_app_conf, dp.markers), true},
-	{O_NOCRC, offsetof(struct wn_dp_app_conf, dp.crc), false},
-	{O_NOP2P, offsetof(struct wn_dp_app_conf, dp.p2p), false},
+	{O_NOOFF, offsetof(struct wn_node_conf, offload), false},
+	{O_MARKERS, offsetof(struct wn_node_conf, dp.markers), true},
+	{O_NOCRC, offsetof(struct wn_node_conf, dp.crc), false},
+	{O_NOP2P, offsetof(struct wn_node_conf, dp.p2p), false},
 };
 
 /* Store @p v in the field at @p off of @p size octets (an unsigned integer, or an int). */
 static void
-store(struct wn_dp_app_conf *p, size_t off, size_t size, uint32_t v)
+store(struct wn_node_conf *p, size_t off, size_t size, uint32_t v)
 {
 	uint8_t *f = (uint8_t *)p + off;
 
@@ -245,11 +245,11 @@ dup_arg(const char **field, const char *arg)
 	return *field != NULL ? 0 : -ENOMEM;
 }
 
-static int parse_config(struct wn_dp_app_conf *p, const char *path, int depth);
+static int parse_config(struct wn_node_conf *p, const char *path, int depth);
 
 /* The options that are neither a number nor a flag. */
 static int
-apply_special(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
+apply_special(struct wn_node_conf *p, int o, const char *arg, int depth)
 {
 	int l;
 
@@ -299,7 +299,7 @@ apply_special(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
 }
 
 static int
-apply(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
+apply(struct wn_node_conf *p, int o, const char *arg, int depth)
 {
 	unsigned long v;
 
@@ -325,7 +325,7 @@ apply(struct wn_dp_app_conf *p, int o, const char *arg, int depth)
 
 /* A config file: "name value" or "name" per line, '#' comments; names as the long options. */
 static int
-parse_config(struct wn_dp_app_conf *p, const char *path, int depth)
+parse_config(struct wn_node_conf *p, const char *path, int depth)
 {
 	char line[512];
 	unsigned int lineno = 0;
@@ -367,7 +367,7 @@ parse_config(struct wn_dp_app_conf *p, const char *path, int depth)
 }
 
 void
-wn_dp_app_defaults(struct wn_dp_app_conf *p)
+wn_node_defaults(struct wn_node_conf *p)
 {
 	memset(p, 0, sizeof(*p));
 	snprintf(p->ctl_path, sizeof(p->ctl_path), "%s", WN_CTL_DEFAULT_PATH);
@@ -398,7 +398,7 @@ wn_dp_app_defaults(struct wn_dp_app_conf *p)
 }
 
 void
-wn_dp_app_conf_free(struct wn_dp_app_conf *p)
+wn_node_conf_free(struct wn_node_conf *p)
 {
 	free((void *)(uintptr_t)p->pcap);
 	free((void *)(uintptr_t)p->impair);
@@ -407,7 +407,7 @@ wn_dp_app_conf_free(struct wn_dp_app_conf *p)
 }
 
 int
-wn_dp_app_option(struct wn_dp_app_conf *p, const char *name, const char *arg)
+wn_node_option(struct wn_node_conf *p, const char *name, const char *arg)
 {
 	const struct option *o;
 
@@ -434,18 +434,18 @@ opt_name(int o)
 }
 
 int
-wn_dp_app_parse_args(struct wn_dp_app_conf *p, int argc, char **argv)
+wn_node_parse_args(struct wn_node_conf *p, int argc, char **argv)
 {
 	int o, ret;
 
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (o == O_HELP) {
-			wn_dp_app_usage(argv[0]);
+			wn_node_usage(argv[0]);
 			exit(0);
 		}
 		if (o == '?') {
-			wn_dp_app_usage(argv[0]);
+			wn_node_usage(argv[0]);
 			return -EINVAL;
 		}
 		ret = apply(p, o, optarg, 0);

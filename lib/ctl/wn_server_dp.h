@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * lib/server's dataplane interface: the messages between the control server's thread and the
- * dataplane lcores (warpnicd's, or any embedder's).
+ * The messages between the control server's thread (lib/server) and the dataplane lcores
+ * (lib/dp), warpnicd's or any embedder's: lib/ctl holds them so that neither side includes
+ * the other.
  *
  * The control thread owns every client-visible object (PD, MR, CQ, SRQ, QP, CM id) and
  * their shared memory. It tells the dataplane about them by enqueuing struct wn_server_dp_msg

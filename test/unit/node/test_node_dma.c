@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * lib/dp dma.c's bookkeeping of client regions DMA-mapped for a NIC, with a fake mapper in
+ * lib/dp node_dma.c's bookkeeping of client regions DMA-mapped for a NIC, with a fake mapper in
  * place of rte_extmem_register + rte_dev_dma_map (no EAL, no device): a region is sent in
  * place only while it is mapped; a region that cannot be mapped is said so at once, by its
  * STag index, and counted; unmapping undoes exactly what was mapped, once; an older region
@@ -19,7 +19,8 @@
 
 #include <cmocka.h>
 
-#include "dp_priv.h"
+#include "node_priv.h"
+#include "wn_mem.h"
 
 #define ENTRIES 16
 
@@ -67,18 +68,30 @@ fake_unmap(void *arg, void *va, size_t len)
 	return -EINVAL;
 }
 
-static struct wn_dp_dma *
+static struct wn_node_dma *
 new_dma(void)
 {
-	const struct dp_dma_mapper m = { .map = fake_map, .unmap = fake_unmap };
-	struct wn_dp_dma *d;
+	const struct wn_node_dma_mapper m = { .map = fake_map, .unmap = fake_unmap };
+	struct wn_node_dma *d;
 
 	memset(&dev, 0, sizeof(dev));
-	d = dp_dma_create_with(ENTRIES, &m);
+	d = wn_node_dma_create_with(ENTRIES, &m);
 	assert_non_null(d);
-	assert_true(dp_dma_needed(d));
-	assert_true(dp_dma_usable(d));
+	assert_true(wn_node_dma_needed(d));
+	assert_true(wn_node_dma_map(d)->usable);
 	return d;
+}
+
+/* What a shard reads before it sends a region in place (lib/dp llp.c): the map's view. */
+static bool
+region_ok(const struct wn_node_dma *d, uint32_t stag)
+{
+	const struct wn_dp_dma_map *v = wn_node_dma_map(d);
+	uint32_t i = wn_mem_stag_index(stag);
+
+	if (v == NULL || !v->needed)
+		return true;
+	return v->usable && i < v->cap && __atomic_load_n(&v->gen[i], __ATOMIC_ACQUIRE) != 0;
 }
 
 static uint32_t
@@ -89,33 +102,33 @@ stag(uint32_t index, uint8_t key)
 
 static char mem_a[8192], mem_b[4096];
 
-/* A port that copies (no dma.c object): everything may go in place. */
+/* A port that copies (no node_dma.c object): everything may go in place. */
 static void
 test_no_dma(void **state)
 {
 	(void)state;
-	assert_true(dp_dma_region_ok(NULL, stag(3, 1)));
-	assert_false(dp_dma_needed(NULL));
-	assert_false(dp_dma_usable(NULL));
-	dp_dma_mr_map(NULL, stag(3, 1), mem_a, sizeof(mem_a)); /* no-ops */
-	dp_dma_mr_unmap(NULL, stag(3, 1), mem_a, sizeof(mem_a));
+	assert_true(region_ok(NULL, stag(3, 1)));
+	assert_false(wn_node_dma_needed(NULL));
+	assert_null(wn_node_dma_map(NULL));
+	wn_node_dma_mr_map(NULL, stag(3, 1), mem_a, sizeof(mem_a)); /* no-ops */
+	wn_node_dma_mr_unmap(NULL, stag(3, 1), mem_a, sizeof(mem_a));
 }
 
 static void
 test_map_unmap(void **state)
 {
-	struct wn_dp_dma *d = new_dma();
-	struct dp_dma_stats st;
+	struct wn_node_dma *d = new_dma();
+	struct wn_node_dma_stats st;
 
 	(void)state;
-	assert_false(dp_dma_region_ok(d, stag(2, 7))); /* never registered */
-	dp_dma_mr_map(d, stag(2, 7), mem_a, sizeof(mem_a));
+	assert_false(region_ok(d, stag(2, 7))); /* never registered */
+	wn_node_dma_mr_map(d, stag(2, 7), mem_a, sizeof(mem_a));
 	assert_int_equal(dev.maps, 1);
 	assert_ptr_equal(dev.va[0], mem_a);
 	assert_int_equal(dev.len[0], sizeof(mem_a));
-	assert_true(dp_dma_region_ok(d, stag(2, 7)));
-	assert_false(dp_dma_region_ok(d, stag(3, 7))); /* another index */
-	dp_dma_stats(d, &st);
+	assert_true(region_ok(d, stag(2, 7)));
+	assert_false(region_ok(d, stag(3, 7))); /* another index */
+	wn_node_dma_stats(d, &st);
 	assert_int_equal(st.maps, 1);
 	assert_int_equal(st.map_failures, 0);
 	assert_int_equal(st.regions, 1);
@@ -123,51 +136,51 @@ test_map_unmap(void **state)
 	assert_int_equal(st.bytes_mapped, sizeof(mem_a));
 
 	/* its memory goes (after the dataplane's DONE): unmapped once, copied from then on */
-	dp_dma_mr_unmap(d, stag(2, 7), mem_a, sizeof(mem_a));
+	wn_node_dma_mr_unmap(d, stag(2, 7), mem_a, sizeof(mem_a));
 	assert_int_equal(dev.unmaps, 1);
 	assert_int_equal(dev.n, 0);
-	assert_false(dp_dma_region_ok(d, stag(2, 7)));
-	dp_dma_mr_unmap(d, stag(2, 7), mem_a, sizeof(mem_a)); /* unknown now: nothing */
+	assert_false(region_ok(d, stag(2, 7)));
+	wn_node_dma_mr_unmap(d, stag(2, 7), mem_a, sizeof(mem_a)); /* unknown now: nothing */
 	assert_int_equal(dev.unmaps, 1);
-	dp_dma_stats(d, &st);
+	wn_node_dma_stats(d, &st);
 	assert_int_equal(st.unmaps, 1);
 	assert_int_equal(st.unmap_failures, 0);
 	assert_int_equal(st.regions, 0);
 	assert_int_equal(st.bytes_mapped, 0);
-	dp_dma_free(d);
+	wn_node_dma_free(d);
 }
 
 /* Mapping fails: the registration stands, its FPDUs are copied, and it is counted. */
 static void
 test_map_failure(void **state)
 {
-	struct wn_dp_dma *d = new_dma();
-	struct dp_dma_stats st;
+	struct wn_node_dma *d = new_dma();
+	struct wn_node_dma_stats st;
 
 	(void)state;
 	dev.fail_next = -ENOSPC;
-	dp_dma_mr_map(d, stag(4, 1), mem_a, sizeof(mem_a));
-	assert_false(dp_dma_region_ok(d, stag(4, 1)));
-	dp_dma_stats(d, &st);
+	wn_node_dma_mr_map(d, stag(4, 1), mem_a, sizeof(mem_a));
+	assert_false(region_ok(d, stag(4, 1)));
+	wn_node_dma_stats(d, &st);
 	assert_int_equal(st.maps, 0);
 	assert_int_equal(st.map_failures, 1);
 	assert_int_equal(st.regions, 1);
 	assert_int_equal(st.regions_mapped, 0);
 	/* nothing was mapped, so nothing is unmapped */
-	dp_dma_mr_unmap(d, stag(4, 1), mem_a, sizeof(mem_a));
+	wn_node_dma_mr_unmap(d, stag(4, 1), mem_a, sizeof(mem_a));
 	assert_int_equal(dev.unmaps, 0);
-	dp_dma_stats(d, &st);
+	wn_node_dma_stats(d, &st);
 	assert_int_equal(st.regions, 0);
 	assert_int_equal(st.unmaps, 0);
 
 	/* an STag index beyond the table cannot be tracked: copied, counted */
-	dp_dma_mr_map(d, stag(ENTRIES, 1), mem_b, sizeof(mem_b));
+	wn_node_dma_mr_map(d, stag(ENTRIES, 1), mem_b, sizeof(mem_b));
 	assert_int_equal(dev.maps, 0);
-	assert_false(dp_dma_region_ok(d, stag(ENTRIES, 1)));
-	dp_dma_stats(d, &st);
+	assert_false(region_ok(d, stag(ENTRIES, 1)));
+	wn_node_dma_stats(d, &st);
 	assert_int_equal(st.map_failures, 2);
-	dp_dma_mr_unmap(d, stag(ENTRIES, 1), mem_b, sizeof(mem_b));
-	dp_dma_free(d);
+	wn_node_dma_mr_unmap(d, stag(ENTRIES, 1), mem_b, sizeof(mem_b));
+	wn_node_dma_free(d);
 }
 
 /*
@@ -177,50 +190,50 @@ test_map_failure(void **state)
 static void
 test_index_reuse(void **state)
 {
-	struct wn_dp_dma *d = new_dma();
+	struct wn_node_dma *d = new_dma();
 
 	(void)state;
-	dp_dma_mr_map(d, stag(5, 1), mem_a, sizeof(mem_a));
-	dp_dma_mr_map(d, stag(5, 2), mem_b, sizeof(mem_b));
-	assert_true(dp_dma_region_ok(d, stag(5, 2)));
+	wn_node_dma_mr_map(d, stag(5, 1), mem_a, sizeof(mem_a));
+	wn_node_dma_mr_map(d, stag(5, 2), mem_b, sizeof(mem_b));
+	assert_true(region_ok(d, stag(5, 2)));
 	/* the old one's unmapping does not clear the new one's state */
-	dp_dma_mr_unmap(d, stag(5, 1), mem_a, sizeof(mem_a));
+	wn_node_dma_mr_unmap(d, stag(5, 1), mem_a, sizeof(mem_a));
 	assert_int_equal(dev.unmaps, 1);
 	assert_ptr_equal(dev.va[0], mem_b);
-	assert_true(dp_dma_region_ok(d, stag(5, 2)));
-	dp_dma_mr_unmap(d, stag(5, 2), mem_b, sizeof(mem_b));
-	assert_false(dp_dma_region_ok(d, stag(5, 2)));
+	assert_true(region_ok(d, stag(5, 2)));
+	wn_node_dma_mr_unmap(d, stag(5, 2), mem_b, sizeof(mem_b));
+	assert_false(region_ok(d, stag(5, 2)));
 
 	/* the newer region fails to map while the older is still mapped: not mapped at once */
-	dp_dma_mr_map(d, stag(6, 1), mem_a, sizeof(mem_a));
+	wn_node_dma_mr_map(d, stag(6, 1), mem_a, sizeof(mem_a));
 	dev.fail_next = -ENOMEM;
-	dp_dma_mr_map(d, stag(6, 2), mem_b, sizeof(mem_b));
-	assert_false(dp_dma_region_ok(d, stag(6, 2)));
-	dp_dma_mr_unmap(d, stag(6, 1), mem_a, sizeof(mem_a));
-	assert_false(dp_dma_region_ok(d, stag(6, 2)));
-	dp_dma_mr_unmap(d, stag(6, 2), mem_b, sizeof(mem_b));
+	wn_node_dma_mr_map(d, stag(6, 2), mem_b, sizeof(mem_b));
+	assert_false(region_ok(d, stag(6, 2)));
+	wn_node_dma_mr_unmap(d, stag(6, 1), mem_a, sizeof(mem_a));
+	assert_false(region_ok(d, stag(6, 2)));
+	wn_node_dma_mr_unmap(d, stag(6, 2), mem_b, sizeof(mem_b));
 	assert_int_equal(dev.maps, 3);
 	assert_int_equal(dev.unmaps, 3);
 	assert_int_equal(dev.n, 0);
-	dp_dma_free(d);
+	wn_node_dma_free(d);
 }
 
 /* Teardown: the NIC may still hold frames; the mappings go with the device, not before. */
 static void
 test_closing(void **state)
 {
-	struct wn_dp_dma *d = new_dma();
-	struct dp_dma_stats st;
+	struct wn_node_dma *d = new_dma();
+	struct wn_node_dma_stats st;
 
 	(void)state;
-	dp_dma_mr_map(d, stag(1, 1), mem_a, sizeof(mem_a));
-	dp_dma_closing(d);
-	dp_dma_mr_unmap(d, stag(1, 1), mem_a, sizeof(mem_a));
+	wn_node_dma_mr_map(d, stag(1, 1), mem_a, sizeof(mem_a));
+	wn_node_dma_closing(d);
+	wn_node_dma_mr_unmap(d, stag(1, 1), mem_a, sizeof(mem_a));
 	assert_int_equal(dev.unmaps, 0);
-	dp_dma_stats(d, &st);
+	wn_node_dma_stats(d, &st);
 	assert_int_equal(st.regions, 0);
 	assert_int_equal(st.unmaps, 0);
-	dp_dma_free(d);
+	wn_node_dma_free(d);
 }
 
 int
