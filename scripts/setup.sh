@@ -34,6 +34,8 @@ PKGS=(
 	build-essential pkg-config meson ninja-build python3-pyelftools help2man
 	dpdk dpdk-dev libdpdk-dev libisal-dev libcmocka-dev libusrsctp-dev
 	libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils perftest
+	# the stand-in provider libraries are generated from the real ones (drivers/verbs)
+	ibverbs-providers
 	fio qperf libfabric-bin binutils
 	clang-14 libclang-rt-14-dev llvm-14
 	libtirpc-dev rpcsvc-proto libpcap-dev

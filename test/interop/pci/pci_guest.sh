@@ -133,6 +133,7 @@ for d in bin sbin lib lib64; do ln -s "usr/$d" "$x/$d"; done # as in the base im
 cp "$HERE/guest_init.sh" "$x/init"
 guest_copy "$x" "$WN_BUILD/app/warpnicd/warpnicd" "$WN_BUILD/drivers/verbs/libibverbs.so.1" \
 	"$WN_BUILD/drivers/verbs/libmlx5.so.1" "$WN_BUILD/drivers/verbs/libefa.so.1" \
+	"$WN_BUILD/drivers/verbs/libmlx4.so.1" "$WN_BUILD/drivers/verbs/libmana.so.1" \
 	"$WN_BUILD/drivers/rdmacm/librdmacm.so.1" "$WN_TOP/scripts/warpnic-run" \
 	"$WN_TOP/scripts/bind.sh" "$TEL" >"$T/extra.out" 2>&1 || fail "copying the build failed"
 # the base image has these links already

@@ -16,6 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <infiniband/efadv.h>
+#include <infiniband/manadv.h>
+#include <infiniband/mlx4dv.h>
+#include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
@@ -101,6 +105,34 @@ old_abi_calls(void)
 	CHECK(alloc_ctx() == NULL && errno == EOPNOTSUPP);
 }
 
+/* What rdma-core's providers answer for a device that is not theirs. */
+static void
+provider_calls(struct ibv_device *dev, struct ibv_context *ctx)
+{
+	struct mlx5dv_context m5 = {0};
+	struct mlx4dv_context m4 = {0};
+	struct efadv_device_attr ea;
+	struct mlx5dv_obj o = {0};
+	int dummy = 0;
+
+	CHECK(!mlx5dv_is_supported(dev));
+	errno = 0;
+	CHECK(mlx5dv_open_device(dev, NULL) == NULL && errno == EOPNOTSUPP);
+	CHECK(mlx5dv_query_device(ctx, &m5) == EOPNOTSUPP);
+	CHECK(mlx5dv_init_obj(&o, 0) == EOPNOTSUPP);
+	errno = 0;
+	CHECK(mlx5dv_create_cq(ctx, &(struct ibv_cq_init_attr_ex){.cqe = 1}, NULL) == NULL &&
+	      errno == EOPNOTSUPP);
+	CHECK(mlx5dv_devx_general_cmd(ctx, &dummy, sizeof(dummy), &dummy, sizeof(dummy)) ==
+	      EOPNOTSUPP);
+	CHECK(mlx4dv_query_device(ctx, &m4) == EOPNOTSUPP);
+	CHECK(efadv_query_device(ctx, &ea, sizeof(ea)) == EOPNOTSUPP);
+	errno = 0;
+	CHECK(efadv_create_qp_ex(ctx, &(struct ibv_qp_init_attr_ex){0}, NULL, 0) == NULL &&
+	      errno == EOPNOTSUPP);
+	CHECK(manadv_set_context_attr(ctx, MANADV_CTX_ATTR_BUF_ALLOCATORS, &dummy) == EOPNOTSUPP);
+}
+
 static void
 cm_calls(void)
 {
@@ -161,6 +193,7 @@ main(void)
 	ctx = ibv_open_device(l[0]);
 	CHECK(ctx != NULL);
 	verbs_calls(ctx);
+	provider_calls(l[0], ctx);
 	old_abi_calls();
 	cm_calls();
 	CHECK(ibv_close_device(ctx) == 0);

@@ -52,7 +52,7 @@ for b in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat 
 	p=$(command -v "$b") || { bad "$b not installed (scripts/setup.sh installs it)"; continue; }
 	libs=$("$run" --ctl "$sock" env LD_WARN=1 LD_TRACE_LOADED_OBJECTS=1 "$p" 2>&1)
 	echo "$libs" | grep -Eq 'not found|undefined symbol|symbol lookup error' && bad "$b: $libs"
-	echo "$libs" | grep -E 'lib(ibverbs|rdmacm|mlx5|efa)\.so' | grep -qvF "$build/drivers/" \
+	echo "$libs" | grep -E 'lib(ibverbs|rdmacm|mlx5|mlx4|efa|mana)\.so' | grep -qvF "$build/drivers/" \
 		&& bad "$b loads a system RDMA library: $libs"
 done
 # librspreload (rsockets behind an ordinary socket program) preloaded into iperf3
