@@ -34,8 +34,9 @@ PKGS=(
 	build-essential pkg-config meson ninja-build python3-pyelftools help2man
 	dpdk dpdk-dev libdpdk-dev libisal-dev libcmocka-dev libusrsctp-dev
 	libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils perftest
-	# the stand-in provider libraries are generated from the real ones (drivers/verbs)
-	ibverbs-providers
+	# the stand-in provider libraries are generated from the real ones (drivers/verbs);
+	# rdma-core's own test suite runs on Debian's pyverbs (verbs_rdma_core_suite)
+	ibverbs-providers python3-pyverbs
 	fio qperf libfabric-bin binutils
 	clang-14 libclang-rt-14-dev llvm-14
 	libtirpc-dev rpcsvc-proto libpcap-dev

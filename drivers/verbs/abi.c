@@ -217,16 +217,20 @@ ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t io
 }
 
 /*
- * Importing objects from another process's context needs its uverbs command fd (a
- * character device); a warpnic context has a control socket, so no fd imports (EINVAL, as
- * libibverbs answers for an fd that is not a character device; ENODEV for one that is).
+ * Importing another process's context: libibverbs finds the device of a uverbs command fd
+ * (a character device: ENODEV here, no such device; anything else: EINVAL) and fails with
+ * EOPNOTSUPP when its provider cannot import, as siw's cannot. A warpnic context's command fd
+ * (its control socket, or a dup of it) is this provider's: EOPNOTSUPP.
  */
 WN_VERBS_EXPORT struct ibv_context *
 ibv_import_device(int cmd_fd)
 {
 	struct stat st;
 
-	errno = (fstat(cmd_fd, &st) == 0 && S_ISCHR(st.st_mode)) ? ENODEV : EINVAL;
+	if (wn_verbs_is_cmd_fd(cmd_fd))
+		errno = EOPNOTSUPP;
+	else
+		errno = (fstat(cmd_fd, &st) == 0 && S_ISCHR(st.st_mode)) ? ENODEV : EINVAL;
 	return NULL;
 }
 

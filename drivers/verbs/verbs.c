@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -148,6 +151,19 @@ ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
 	return (int)n;
 }
 
+bool
+wn_verbs_is_cmd_fd(int fd)
+{
+	struct sockaddr_un a;
+	socklen_t len = sizeof(a);
+	struct stat st;
+
+	memset(&a, 0, sizeof(a));
+	return the_dev != NULL && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	       getpeername(fd, (struct sockaddr *)&a, &len) == 0 && a.sun_family == AF_UNIX &&
+	       strncmp(a.sun_path, the_dev->ctl_path, sizeof(a.sun_path)) == 0;
+}
+
 WN_VERBS_EXPORT int
 ibv_get_sysfs_path(char *buf, size_t size)
 {
@@ -162,6 +178,7 @@ static int vq_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_
 			 size_t len);
 static int vq_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
 			      struct ibv_device_attr_ex *attr, size_t attr_size);
+static struct ibv_qp *vq_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
 
 struct ibv_context *
 ibv_open_device(struct ibv_device *device)
@@ -198,6 +215,7 @@ ibv_open_device(struct ibv_device *device)
 	v->vctx.sz = sizeof(struct verbs_context);
 	v->vctx.query_port = vq_query_port;
 	v->vctx.query_device_ex = vq_query_device_ex;
+	v->vctx.create_qp_ex = vq_create_qp_ex;
 	ctx = &v->vctx.context;
 	ctx->device = device;
 	ctx->cmd_fd = wn_client_fd(v->cl);
@@ -450,6 +468,7 @@ vq_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_inp
 	ret = ibv_query_device(ctx, &a.orig_attr);
 	if (ret != 0)
 		return ret;
+	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	a.max_dm_size = 0;
 	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
 	return 0;
@@ -541,11 +560,13 @@ _ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entry *entries, siz
 	size_t i;
 	int ret;
 
-	if (flags != 0)
+	if (flags != 0 || entries == NULL || entry_size < sizeof(struct ibv_gid_entry))
 		return -EINVAL;
 	ret = wn_client_query_port(wn_cl_of(ctx), 1, &w);
 	if (ret != 0)
 		return ret;
+	if (w.n_gids > max)
+		return -EINVAL; /* as the kernel: the table does not fit */
 	for (i = 0; i < w.n_gids && i < max; i++)
 		_ibv_query_gid_ex(ctx, 1, (uint32_t)i,
 				  (struct ibv_gid_entry *)((char *)entries + i * entry_size), 0,
@@ -1022,14 +1043,28 @@ ibv_destroy_srq(struct ibv_srq *srq)
 
 /* ------------------------------------------------------------------ QP */
 
-struct ibv_qp *
-ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+/*
+ * An RC QP from the extended attributes (ibv_create_qp and ibv_create_qp_ex). What an RNIC
+ * has no use for is refused as a provider without it refuses it: other QP types, XRC,
+ * receive hashing, TSO and any create flag (EOPNOTSUPP).
+ */
+static struct ibv_qp *
+create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *attr)
 {
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	struct wn_ctl_create_qp_req r;
 	struct wn_vqp *q;
 
-	if (attr->qp_type != IBV_QPT_RC || attr->send_cq == NULL || attr->recv_cq == NULL) {
-		errno = attr->qp_type != IBV_QPT_RC ? EOPNOTSUPP : EINVAL;
+	if (attr->qp_type != IBV_QPT_RC || (attr->comp_mask & ~known) != 0 ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags != 0) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	     (attr->send_ops_flags & ~WN_VERBS_QPX_OPS) != 0)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (pd == NULL || attr->send_cq == NULL || attr->recv_cq == NULL) {
+		errno = EINVAL;
 		return NULL;
 	}
 	memset(&r, 0, sizeof(r));
@@ -1076,6 +1111,8 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	q->max_inline = q->wqp->max_inline;
 	pthread_mutex_init(&q->qp.mutex, NULL);
 	pthread_cond_init(&q->qp.cond, NULL);
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		wn_verbs_qpx_init(q);
 	attr->cap.max_send_wr = q->wqp->sq_depth;
 	attr->cap.max_recv_wr = q->wqp->rq_depth;
 	attr->cap.max_send_sge = q->wqp->max_send_sge;
@@ -1088,11 +1125,39 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	return &q->qp;
 }
 
+struct ibv_qp *
+ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ax;
+	struct ibv_qp *qp;
+
+	memset(&ax, 0, sizeof(ax));
+	memcpy(&ax, attr, sizeof(*attr));
+	ax.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ax.pd = pd;
+	qp = create_qp(pd, &ax);
+	if (qp != NULL)
+		attr->cap = ax.cap;
+	return qp;
+}
+
+static struct ibv_qp *
+vq_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
+{
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL ||
+	    attr->pd->context != ctx) {
+		errno = attr->comp_mask & IBV_QP_INIT_ATTR_XRCD ? EOPNOTSUPP : EINVAL;
+		return NULL;
+	}
+	return create_qp(attr->pd, attr);
+}
+
 WN_VERBS_EXPORT struct ibv_qp_ex *
 ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
-	(void)qp;
-	return NULL; /* no extended QP API: callers use ibv_post_send */
+	struct wn_vqp *q = (struct wn_vqp *)qp;
+
+	return q->ex ? &q->qpx : NULL;
 }
 
 static uint32_t
@@ -1178,6 +1243,13 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_q
 		return -ret;
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = (enum ibv_qp_state)a.qp_state;
+	/*
+	 * An iWARP QP that has no connection yet is idle whether it was moved to INIT or not:
+	 * siw keeps RESET and INIT as one state (IDLE) and reports it as INIT, which is what
+	 * rdma-core's tests expect of an RNIC's new QP.
+	 */
+	if (attr->qp_state == IBV_QPS_RESET)
+		attr->qp_state = IBV_QPS_INIT;
 	attr->cur_qp_state = attr->qp_state;
 	attr->path_mtu = IBV_MTU_1024;
 	attr->qp_access_flags = wn_access_to_ibv(a.access);

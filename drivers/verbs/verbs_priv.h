@@ -52,8 +52,19 @@ struct wn_vcq {
 };
 
 struct wn_vqp {
-	struct ibv_qp qp;
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qpx; /* valid when ex: created with send_ops_flags */
+	};
+	bool ex;
 	struct wn_client_qp *wqp;
+	/* the batch being built by ibv_wr_start .. ibv_wr_complete (qpx.c) */
+	struct {
+		int64_t space; /* slots free at ibv_wr_start, -1: none started */
+		uint32_t n;    /* WQEs begun */
+		int err;       /* first error of the batch: ibv_wr_complete returns it */
+		struct wn_queue_swqe *cur;
+	} batch;
 	uint32_t sq_sig_all;
 	uint32_t max_inline;
 	bool cm_bound; /* given to an rdma_cm id: its connection may move it to RTS */
@@ -101,6 +112,17 @@ void wn_verbs_fill_bind(struct wn_queue_swqe *w, uint32_t rkey,
 int wn_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int wn_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			   struct ibv_recv_wr **bad);
+
+/* extended QP (qpx.c): the ibv_wr_* operations an RC QP of this device offers */
+#define WN_VERBS_QPX_OPS \
+	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND | \
+	 IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
+	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV)
+void wn_verbs_qpx_init(struct wn_vqp *q);
+
+/* @p fd is a warpnicd control socket (a context's cmd_fd) */
+bool wn_verbs_is_cmd_fd(int fd);
 
 /* shared with the rdmacm shim (same process, exported under IBVERBS_PRIVATE_WN) */
 struct wn_client *wn_verbs_client(struct ibv_context *ctx);

@@ -37,7 +37,7 @@ extern int wn_server_logtype;
 
 #define MAX_OBJS     (1u << 20)   /* handle = gen << 20 | (index + 1) */
 #define MAX_CLIENTS  1024
-#define MAX_CQE      (1u << 22)   /* >= siw's 3276800: libfabric's ofi_rxm asks for 262144 */
+#define MAX_CQE      WN_QUEUE_MAX_DEPTH /* the deepest ring; libfabric's ofi_rxm asks for 262144 */
 #define MAX_QP_WR    (1u << 14)
 #define MAX_SGE      16
 #define MAX_INLINE   256

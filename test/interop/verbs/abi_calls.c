@@ -69,7 +69,10 @@ verbs_calls(struct ibv_context *ctx)
 	errno = 0;
 	CHECK(ibv_import_mr(pd, 1) == NULL && errno == EOPNOTSUPP);
 	errno = 0;
-	CHECK(ibv_import_device(ctx->cmd_fd) == NULL && errno == EINVAL); /* not a uverbs fd */
+	/* this provider's command fd, but no import (as siw); an fd of no device */
+	CHECK(ibv_import_device(ctx->cmd_fd) == NULL && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(ibv_import_device(STDERR_FILENO + 100) == NULL && errno == EINVAL);
 	CHECK(ibv_is_fork_initialized() == IBV_FORK_UNNEEDED);
 	CHECK(ibv_rate_to_mbps(IBV_RATE_100_GBPS) == 103125 && ibv_rate_to_mult(IBV_RATE_MAX) == -1);
 	CHECK(mult_to_ibv_rate(4) == IBV_RATE_10_GBPS && mbps_to_ibv_rate(1) == IBV_RATE_MAX);
