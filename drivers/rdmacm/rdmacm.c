@@ -49,6 +49,14 @@ struct wn_id {
 	bool has_qp_attr; /* rdma_create_ep on a passive id: QP template for get_request */
 	bool conn_started; /* connect/accept issued or request received: an iw_cm id exists */
 	bool own_srq;     /* SRQ created by rdma_create_srq */
+	bool dev_pd;      /* id.pd is the device's PD, shared by the ids (g_pd) */
+	bool active;      /* rdma_connect was called */
+	bool ext_qp;      /* the connection's QP is the program's own, named by conn_param.qp_num */
+	bool timeout_set; /* rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT) */
+	uint8_t timeout;  /* its value: the QP's ACK timeout, 4.096 us * 2^timeout */
+	uint8_t tos;      /* RDMA_OPTION_ID_TOS */
+	bool reuseaddr;   /* RDMA_OPTION_ID_REUSEADDR */
+	bool afonly;      /* RDMA_OPTION_ID_AFONLY */
 	struct ibv_qp_init_attr qp_attr;
 	struct ibv_ece local_ece; /* rdma_set_local_ece(): kept, never sent (iWARP has no ECE) */
 };
@@ -62,6 +70,8 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ibv_context *g_ctx;
 static struct wn_id *g_ids;
 static struct wn_ec *g_ecs;
+static struct ibv_pd *g_pd; /* the device's PD, as librdmacm allocates one per device */
+static unsigned int g_pd_refs;
 
 static struct ibv_context *
 cm_ctx(void)
@@ -122,6 +132,39 @@ id_unlink(struct wn_id *i)
 			break;
 		}
 	pthread_mutex_unlock(&g_lock);
+}
+
+/*
+ * As librdmacm: an id that has an address (bound, resolved, or a received request) has its
+ * device's PD in id->pd, one PD shared by every such id, freed with the last of them.
+ */
+static void
+id_take_dev_pd(struct wn_id *id)
+{
+	if (id->id.pd != NULL || id->dev_pd)
+		return;
+	pthread_mutex_lock(&g_lock);
+	if (g_pd == NULL)
+		g_pd = ibv_alloc_pd(g_ctx);
+	if (g_pd != NULL) {
+		g_pd_refs++;
+		id->id.pd = g_pd;
+		id->dev_pd = true;
+	}
+	pthread_mutex_unlock(&g_lock);
+}
+
+static void
+id_put_dev_pd(struct wn_id *id)
+{
+	if (!id->dev_pd)
+		return;
+	pthread_mutex_lock(&g_lock);
+	/* a PD the program still has objects on stays (EBUSY), as with librdmacm */
+	if (--g_pd_refs == 0 && ibv_dealloc_pd(g_pd) == 0)
+		g_pd = NULL;
+	pthread_mutex_unlock(&g_lock);
+	id->dev_pd = false;
 }
 
 static int
@@ -241,6 +284,7 @@ convert(struct wn_ec *ec, const struct wn_ctl_cm_event *e)
 		id->id.qp_type = IBV_QPT_RC;
 		id->id.pd = lid->id.pd;
 		id->conn_started = true;
+		id_take_dev_pd(id);
 		id_link(id);
 	} else {
 		id = id_find(e->id);
@@ -254,6 +298,14 @@ convert(struct wn_ec *ec, const struct wn_ctl_cm_event *e)
 	w->ev.id = &id->id;
 	w->ev.listen_id = lid != NULL ? &lid->id : NULL;
 	w->ev.event = (enum rdma_cm_event_type)e->event;
+	/*
+	 * A connecting id whose QP the program made itself (rdma_connect with conn_param.qp_num,
+	 * no rdma_create_qp) gets CONNECT_RESPONSE, as rdma_cm gives such an id: the program
+	 * then walks its QP to RTS (rdma_init_qp_attr) and calls rdma_establish. The MPA
+	 * exchange is over by then; the QP already runs on the connection.
+	 */
+	if (e->event == WN_CTL_CM_EV_ESTABLISHED && id->ext_qp && id->active && id->id.qp == NULL)
+		w->ev.event = RDMA_CM_EVENT_CONNECT_RESPONSE;
 	w->ev.status = e->status;
 	memcpy(w->pd, e->param.pd, e->param.pd_len);
 	w->ev.param.conn.private_data = e->param.pd_len ? w->pd : NULL;
@@ -408,6 +460,7 @@ rdma_destroy_id(struct rdma_cm_id *cid)
 
 	wn_client_cm_destroy_id(cm_cl(), id->handle);
 	id_unlink(id);
+	id_put_dev_pd(id);
 	/* ids of incoming connections share their listener's private channel */
 	if (id->own_ec)
 		rdma_destroy_event_channel(&id->ec->ch);
@@ -439,6 +492,7 @@ rdma_bind_addr(struct rdma_cm_id *cid, struct sockaddr *addr)
 	if (ret != 0)
 		return fail(ret);
 	set_addrs(cid, &r.src, NULL);
+	id_take_dev_pd(id);
 	return 0;
 }
 
@@ -458,6 +512,7 @@ rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src, struct sockaddr 
 	if (ret != 0)
 		return fail(ret);
 	set_addrs(cid, &r.src, &r.dst);
+	id_take_dev_pd(id);
 	return id->sync ? sync_wait(id, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) : 0;
 }
 
@@ -508,13 +563,19 @@ param_from(struct wn_ctl_conn_param *p, const struct rdma_conn_param *c)
 static uint32_t
 qp_handle(struct rdma_cm_id *cid, const struct rdma_conn_param *conn)
 {
+	struct wn_id *id = (struct wn_id *)cid;
 	struct ibv_qp *qp = cid->qp;
 
-	if (qp == NULL && conn != NULL && conn->qp_num != 0)
+	if (qp == NULL && conn != NULL && conn->qp_num != 0) {
 		qp = wn_verbs_qp_by_num(cid->verbs, conn->qp_num);
+		id->ext_qp = qp != NULL;
+	}
 	if (qp == NULL)
 		return 0;
 	wn_verbs_qp_cm_bind(qp);
+	if (id->timeout_set)
+		(void)ibv_modify_qp(qp, &(struct ibv_qp_attr){.timeout = id->timeout},
+				    IBV_QP_TIMEOUT);
 	return wn_verbs_qp_handle(qp);
 }
 
@@ -530,7 +591,10 @@ rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *conn)
 	if (ret != 0)
 		return fail(ret);
 	id->conn_started = true;
-	return id->sync ? sync_wait(id, RDMA_CM_EVENT_ESTABLISHED, NULL) : 0;
+	id->active = true;
+	return id->sync ? sync_wait(id, id->ext_qp && cid->qp == NULL ?
+					    RDMA_CM_EVENT_CONNECT_RESPONSE : RDMA_CM_EVENT_ESTABLISHED,
+				    NULL) : 0;
 }
 
 EXPORT int
@@ -593,54 +657,97 @@ rdma_establish(struct rdma_cm_id *cid)
 	return 0;
 }
 
+/*
+ * The attributes for the program's own QP (rping -q, an external QP), as rdma_cm gives them
+ * for an iWARP id. Before a connection is requested: no access rights. Once one is (connect,
+ * or a request received): INIT and RTR with remote read and write rights; RTS with no state
+ * at all, since the connection itself moves an iWARP QP to RTS (a program that applies the
+ * attributes changes nothing). With an ACK timeout set (rdma_set_option), RTS carries it.
+ */
 EXPORT int
 rdma_init_qp_attr(struct rdma_cm_id *cid, struct ibv_qp_attr *attr, int *mask)
 {
-	(void)cid;
-	switch (attr->qp_state) {
-	case IBV_QPS_INIT:
-		attr->qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-					IBV_ACCESS_REMOTE_READ;
-		attr->port_num = 1;
-		attr->pkey_index = 0;
-		*mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PORT | IBV_QP_PKEY_INDEX;
-		return 0;
-	case IBV_QPS_RTR:
-		attr->max_dest_rd_atomic = 16;
-		*mask = IBV_QP_STATE | IBV_QP_MAX_DEST_RD_ATOMIC;
-		return 0;
-	case IBV_QPS_RTS:
-		attr->max_rd_atomic = 16;
-		*mask = IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC;
-		return 0;
-	default:
+	struct wn_id *id = (struct wn_id *)cid;
+
+	if (attr->qp_state != IBV_QPS_INIT && attr->qp_state != IBV_QPS_RTR &&
+	    attr->qp_state != IBV_QPS_RTS)
 		return fail(EINVAL);
+	if (!id->conn_started) {
+		attr->qp_access_flags = 0;
+		*mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS;
+	} else if (attr->qp_state == IBV_QPS_RTS) {
+		*mask = 0;
+		if (id->timeout_set) {
+			attr->timeout = id->timeout;
+			*mask |= IBV_QP_TIMEOUT;
+		}
+	} else {
+		attr->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+		*mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS;
 	}
+	attr->port_num = cid->port_num;
+	*mask |= IBV_QP_PORT;
+	return 0;
 }
 
+/*
+ * Options of an id (rdma_cm's RDMA_OPTION_ID level): the ACK timeout of its QP (kept and
+ * applied to the QP, which ibv_query_qp reports), the type of service, and the bind options
+ * ~SO_REUSEADDR and ~IPV6_V6ONLY. Each takes its value at the size rdma_cm takes it.
+ */
 EXPORT int
 rdma_set_option(struct rdma_cm_id *cid, int level, int optname, void *optval, size_t optlen)
 {
-	(void)cid;
-	(void)optval;
-	(void)optlen;
-	if (level == RDMA_OPTION_ID &&
-	    (optname == RDMA_OPTION_ID_TOS || optname == RDMA_OPTION_ID_REUSEADDR ||
-	     optname == RDMA_OPTION_ID_AFONLY || optname == RDMA_OPTION_ID_ACK_TIMEOUT))
+	struct wn_id *id = (struct wn_id *)cid;
+
+	if (level != RDMA_OPTION_ID)
+		return fail(level == RDMA_OPTION_IB ? ENOSYS : EINVAL); /* IB paths: not iWARP */
+	if (optval == NULL)
+		return fail(EINVAL);
+	switch (optname) {
+	case RDMA_OPTION_ID_TOS:
+		if (optlen != sizeof(uint8_t))
+			return fail(EINVAL);
+		id->tos = *(uint8_t *)optval;
 		return 0;
-	return fail(ENOSYS);
+	case RDMA_OPTION_ID_REUSEADDR:
+		if (optlen != sizeof(int))
+			return fail(EINVAL);
+		id->reuseaddr = *(int *)optval != 0;
+		return 0;
+	case RDMA_OPTION_ID_AFONLY:
+		if (optlen != sizeof(int))
+			return fail(EINVAL);
+		id->afonly = *(int *)optval != 0;
+		return 0;
+	case RDMA_OPTION_ID_ACK_TIMEOUT:
+		/* an RC id's (rdma_set_ack_timeout); 5 bits, as the QP attribute */
+		if (optlen != sizeof(uint8_t) || cid->qp_type != IBV_QPT_RC ||
+		    *(uint8_t *)optval > 31)
+			return fail(EINVAL);
+		id->timeout = *(uint8_t *)optval;
+		id->timeout_set = true;
+		if (cid->qp != NULL &&
+		    ibv_modify_qp(cid->qp, &(struct ibv_qp_attr){.timeout = id->timeout},
+				  IBV_QP_TIMEOUT) != 0)
+			return -1;
+		return 0;
+	default:
+		return fail(ENOSYS);
+	}
 }
 
 /* ------------------------------------------------------------------ QPs */
 
-/* @p pd, else the id's PD, allocated on first use (as librdmacm does); NULL with errno. */
+/* @p pd, else the id's PD (its device's, as librdmacm gives it); NULL with errno. */
 static struct ibv_pd *
 id_pd(struct rdma_cm_id *cid, struct ibv_pd *pd)
 {
 	if (pd != NULL)
 		return pd;
-	if (cid->pd == NULL)
-		cid->pd = ibv_alloc_pd(cid->verbs);
+	id_take_dev_pd((struct wn_id *)cid);
+	if (cid->pd == NULL && errno == 0)
+		errno = ENOMEM;
 	return cid->pd;
 }
 

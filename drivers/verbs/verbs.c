@@ -1206,7 +1206,9 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	    wn_client_query_qp(wn_cl_of(qp->context), q->wqp, &out) == 0 &&
 	    (out.qp_state == WN_CTL_QPS_RTS || out.qp_state == WN_CTL_QPS_SQD))
 		mask &= ~IBV_QP_STATE;
-	/* IB-only attributes (path, PSNs, timeouts, pkey, port) have no iWARP meaning */
+	if ((mask & IBV_QP_TIMEOUT) && attr->timeout > 31)
+		return EINVAL; /* 5 bits (IBTA 9.7.6.1.3) */
+	/* IB-only attributes (path, PSNs, retries, pkey, port) have no iWARP meaning */
 	if (mask & IBV_QP_STATE) {
 		r.mask |= WN_CTL_QP_STATE;
 		r.qp_state = attr->qp_state;
@@ -1227,6 +1229,8 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	if (ret != 0)
 		return -ret;
 	qp->state = (enum ibv_qp_state)out.qp_state;
+	if (mask & IBV_QP_TIMEOUT)
+		q->timeout = attr->timeout;
 	return 0;
 }
 
@@ -1261,6 +1265,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_q
 	attr->max_rd_atomic = (uint8_t)a.max_rd_atomic;
 	attr->max_dest_rd_atomic = (uint8_t)a.max_dest_rd_atomic;
 	attr->port_num = 1;
+	attr->timeout = q->timeout;
 	qp->state = attr->qp_state;
 	if (init != NULL) {
 		memset(init, 0, sizeof(*init));

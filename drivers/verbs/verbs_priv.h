@@ -68,6 +68,7 @@ struct wn_vqp {
 	uint32_t sq_sig_all;
 	uint32_t max_inline;
 	bool cm_bound; /* given to an rdma_cm id: its connection may move it to RTS */
+	uint8_t timeout; /* IBV_QP_TIMEOUT, rdma_set_option's ACK timeout: reported by query */
 	struct wn_vqp *next; /* live QPs */
 };
 

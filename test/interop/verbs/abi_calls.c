@@ -167,6 +167,27 @@ cm_calls(void)
 		CHECK(rdma_join_multicast(ud, (struct sockaddr *)&a, NULL) == -1 && errno == ENOSYS);
 		CHECK(rdma_destroy_id(ud) == 0);
 	}
+	/* id options at rdma_cm's sizes; ACK timeout has 5 bits; no IB path records on iWARP */
+	{
+		uint8_t tos = 0x28, t = 21, big = 32;
+		int on = 1;
+
+		CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, 1) == 0);
+		CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &on,
+				      sizeof(on)) == 0);
+		CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &on,
+				      sizeof(on)) == 0);
+		CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, 1) == 0);
+		errno = 0;
+		CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &big, 1) ==
+			      -1 && errno == EINVAL);
+		errno = 0;
+		CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &on, sizeof(on)) ==
+			      -1 && errno == EINVAL);
+		errno = 0;
+		CHECK(rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &on, sizeof(on)) ==
+			      -1 && errno == ENOSYS);
+	}
 	/* ECE is kept locally and never comes back from an MPA peer */
 	CHECK(rdma_set_local_ece(id, &ece) == 0);
 	CHECK(rdma_get_remote_ece(id, &ece) == 0 && ece.vendor_id == 0 && ece.options == 0);

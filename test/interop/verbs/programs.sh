@@ -146,13 +146,10 @@ case_rping_q() {
 	bg_a rping_server rping -s -q -a "$A_IP" -v -V -C 5
 	local srv=$BG_PID
 	wait_server 10 || fail "rping server is not listening"
-	STEP_TIMEOUT=40 on_b rping -c -q -a "$A_IP" -v -V -C 5 >"$T/rping_client.out" 2>&1 &&
-		fail "rping -q client succeeded"
-	wait_pid "$srv" 20
-	[ $? -ne 0 ] || fail "rping -q server succeeded"
-	grep -q 'connect error 22' "$T/rping_server.out" ||
-		fail "rping -q server did not fail moving its QP to RTS (EINVAL)"
-	echo "rping -q: the server's QP cannot reach RTS before its connection (EINVAL), as on siw"
+	STEP_TIMEOUT=40 on_b rping -c -q -a "$A_IP" -v -V -C 5 >"$T/rping_client.out" 2>&1 ||
+		fail "rping -q client failed"
+	wait_pid "$srv" 20 || fail "rping -q server failed"
+	echo "rping -q: 5 rounds verified (-V), each side's own QP walked by rdma_init_qp_attr"
 }
 
 # qperf_run TEST...: every test against one server; each must print its figure
