@@ -751,25 +751,30 @@ id_pd(struct rdma_cm_id *cid, struct ibv_pd *pd)
 	return cid->pd;
 }
 
+/*
+ * The id's QP from extended attributes (send_ops_flags for the ibv_wr_* API, create flags):
+ * on the given PD, else the id's; with no CQs given, CQs and completion channels of its own
+ * whose cq_context is the id (the rdma_verbs.h inlines expect them).
+ */
 EXPORT int
 rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *ax)
 {
 	struct wn_id *id = (struct wn_id *)cid;
-	struct ibv_qp_init_attr a;
-	struct ibv_pd *pd = ax->pd != NULL ? ax->pd : cid->pd;
+	struct ibv_qp_init_attr_ex a = *ax;
+	struct ibv_pd *pd;
 	struct ibv_qp *qp;
 
-	pd = id_pd(cid, pd);
+	if (cid->qp != NULL)
+		return fail(EINVAL);
+	pd = id_pd(cid, (a.comp_mask & IBV_QP_INIT_ATTR_PD) ? a.pd : NULL);
 	if (pd == NULL)
 		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_context = ax->qp_context;
-	a.send_cq = ax->send_cq;
-	a.recv_cq = ax->recv_cq;
-	a.srq = ax->srq;
-	a.cap = ax->cap;
-	a.qp_type = ax->qp_type;
-	a.sq_sig_all = ax->sq_sig_all;
+	if (pd->context != cid->verbs)
+		return fail(EINVAL);
+	a.pd = pd;
+	a.comp_mask |= IBV_QP_INIT_ATTR_PD;
+	if (a.srq == NULL)
+		a.srq = cid->srq; /* rdma_create_srq's */
 	if (a.send_cq == NULL || a.recv_cq == NULL) {
 		/* rdma_verbs.h users: CQs + channels with cq_context = id */
 		cid->send_cq_channel = ibv_create_comp_channel(cid->verbs);
@@ -786,11 +791,14 @@ rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *ax)
 		a.recv_cq = cid->recv_cq;
 		id->own_cqs = true;
 	}
-	qp = ibv_create_qp(pd, &a);
+	qp = ibv_create_qp_ex(cid->verbs, &a);
 	if (qp == NULL)
 		return -1;
 	ax->cap = a.cap;
 	wn_verbs_qp_cm_bind(qp);
+	if (id->timeout_set)
+		(void)ibv_modify_qp(qp, &(struct ibv_qp_attr){.timeout = id->timeout},
+				    IBV_QP_TIMEOUT);
 	cid->qp = qp;
 	cid->srq = a.srq;
 	return 0;

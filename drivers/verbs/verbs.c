@@ -179,6 +179,7 @@ static int vq_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_
 static int vq_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
 			      struct ibv_device_attr_ex *attr, size_t attr_size);
 static struct ibv_qp *vq_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+static struct ibv_cq_ex *vq_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a);
 
 struct ibv_context *
 ibv_open_device(struct ibv_device *device)
@@ -216,6 +217,7 @@ ibv_open_device(struct ibv_device *device)
 	v->vctx.query_port = vq_query_port;
 	v->vctx.query_device_ex = vq_query_device_ex;
 	v->vctx.create_qp_ex = vq_create_qp_ex;
+	v->vctx.create_cq_ex = vq_create_cq_ex;
 	ctx = &v->vctx.context;
 	ctx->device = device;
 	ctx->cmd_fd = wn_client_fd(v->cl);
@@ -463,13 +465,20 @@ vq_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_inp
 	struct ibv_device_attr_ex a;
 	int ret;
 
-	(void)in;
+	if (in != NULL && in->comp_mask != 0)
+		return EINVAL;
 	memset(&a, 0, sizeof(a));
 	ret = ibv_query_device(ctx, &a.orig_attr);
 	if (ret != 0)
 		return ret;
+	/*
+	 * What the extended attributes have to say about an iWARP RNIC without on-demand
+	 * paging, completion clock (hca_core_clock 0: ibv_create_cq_ex refuses timestamps),
+	 * TSO, RSS, packet pacing, raw packets, tag matching, CQ moderation or device memory:
+	 * the device flags and the port count.
+	 */
+	a.device_cap_flags_ex = (uint64_t)(unsigned int)a.orig_attr.device_cap_flags;
 	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
-	a.max_dm_size = 0;
 	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
 	return 0;
 }
@@ -857,20 +866,20 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 	return 0;
 }
 
-struct ibv_cq *
-ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
-	      struct ibv_comp_channel *channel, int comp_vector)
+static struct wn_vcq *
+create_cq(struct ibv_context *ctx, const struct ibv_cq_init_attr_ex *a)
 {
+	struct ibv_comp_channel *channel = a->channel;
 	struct wn_vcq *c;
 
-	if (cqe <= 0 || comp_vector < 0 || comp_vector >= ctx->num_comp_vectors) {
+	if (a->cqe == 0 || a->cqe > INT32_MAX || a->comp_vector >= (uint32_t)ctx->num_comp_vectors) {
 		errno = EINVAL;
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
-	c->wcq = wn_client_create_cq(wn_cl_of(ctx), (uint32_t)cqe,
+	c->wcq = wn_client_create_cq(wn_cl_of(ctx), a->cqe,
 				     channel != NULL ? ((struct wn_vchannel *)channel)->wfd : -1,
 				     (uintptr_t)&c->cq);
 	if (c->wcq == NULL) {
@@ -882,7 +891,7 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 	}
 	c->cq.context = ctx;
 	c->cq.channel = channel;
-	c->cq.cq_context = cq_context;
+	c->cq.cq_context = a->cq_context;
 	c->cq.handle = c->wcq->handle;
 	c->cq.cqe = (int)c->wcq->depth;
 	pthread_mutex_init(&c->cq.mutex, NULL);
@@ -896,7 +905,37 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 		channel->refcnt++;
 		pthread_mutex_unlock(&ctx->mutex);
 	}
-	return &c->cq;
+	return c;
+}
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct ibv_cq_init_attr_ex a = {.cqe = cqe > 0 ? (uint32_t)cqe : 0,
+					.cq_context = cq_context, .channel = channel,
+					.comp_vector = comp_vector >= 0 ? (uint32_t)comp_vector :
+									  UINT32_MAX};
+	struct wn_vcq *c = create_cq(ctx, &a);
+
+	return c != NULL ? &c->cq : NULL;
+}
+
+static struct ibv_cq_ex *
+vq_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a)
+{
+	struct wn_vcq *c;
+	int ret = wn_verbs_cqx_check(a);
+
+	if (ret != 0) {
+		errno = ret;
+		return NULL;
+	}
+	c = create_cq(ctx, a);
+	if (c == NULL)
+		return NULL;
+	wn_verbs_cqx_init(c, a->wc_flags);
+	return &c->cqx;
 }
 
 int

@@ -11,6 +11,7 @@
 #include <infiniband/verbs.h>
 
 #include "wn_client.h"
+#include "wn_queue.h"
 
 #define WN_VERBS_EXPORT __attribute__((visibility("default")))
 
@@ -44,8 +45,14 @@ struct wn_vctx {
 };
 
 struct wn_vcq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cqx; /* valid when ex: ibv_create_cq_ex */
+	};
+	bool ex;
 	struct wn_client_cq *wcq;
+	struct wn_queue_cqe cur; /* the completion ibv_start_poll/ibv_next_poll took (cqx.c) */
+	uint32_t polled;         /* completions taken since ibv_start_poll */
 	uint32_t armed;
 	struct wn_client_backoff bo; /* empty polls: yield to a dataplane lcore on this CPU */
 	struct wn_vcq *next; /* live CQs (async events) */
@@ -121,6 +128,10 @@ int wn_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
 	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV)
 void wn_verbs_qpx_init(struct wn_vqp *q);
+
+/* extended CQ (cqx.c) */
+int wn_verbs_cqx_check(const struct ibv_cq_init_attr_ex *a);
+void wn_verbs_cqx_init(struct wn_vcq *c, uint64_t wc_flags);
 
 /* @p fd is a warpnicd control socket (a context's cmd_fd) */
 bool wn_verbs_is_cmd_fd(int fd);

@@ -4,12 +4,14 @@
 #   verbs_tools.sh BUILD_DIR CM_LOOP ABI_CALLS RS_LOOP
 # Breaks if: the shims stop exporting a symbol a Debian binary imports (BIND_NOW load
 # fails), the device is not reported as an iWARP RNIC with an active Ethernet port and
-# IPv4-mapped GID 0, rdma_cm or rsockets within one instance break (cm_loop, rs_loop), or an
+# IPv4-mapped GID 0, rdma_cm, rsockets or the extended verbs (ibv_wr_*, ibv_start_poll) within
+# one instance break (cm_loop, rs_loop, qpx_ops), or an
 # entry point an RNIC cannot serve stops failing cleanly (abi_calls). warpnicd itself runs
 # without the shim directory on LD_LIBRARY_PATH (its DPDK mlx5 PMD needs the real libmlx5).
 set -u
 build=$(cd "$1" && pwd) cm_loop=$2 abi_calls=$3
-rs_loop=${4:?usage: verbs_tools.sh BUILD_DIR CM_LOOP ABI_CALLS RS_LOOP}
+rs_loop=${4:?usage: verbs_tools.sh BUILD_DIR CM_LOOP ABI_CALLS RS_LOOP QPX_OPS}
+qpx_ops=${5:?usage: verbs_tools.sh BUILD_DIR CM_LOOP ABI_CALLS RS_LOOP QPX_OPS}
 warpnicd=$build/app/warpnicd/warpnicd
 shim_dirs=$build/drivers/verbs:$build/drivers/rdmacm
 top=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -73,6 +75,7 @@ done
 "$run" --ctl "$sock" "$cm_loop" 198.18.0.1 || bad "cm_loop"
 "$run" --ctl "$sock" "$abi_calls" || bad "abi_calls"
 "$run" --ctl "$sock" "$rs_loop" 198.18.0.1 || bad "rs_loop"
+"$run" --ctl "$sock" "$qpx_ops" 198.18.0.1 || bad "qpx_ops"
 # warpnicd survived all of it
 kill -0 "$dpid" 2>/dev/null || bad "warpnicd died"
 [ $fail -eq 0 ] && echo "verbs_tools: ok"
