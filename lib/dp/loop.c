@@ -42,7 +42,6 @@ port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 	}
 }
 
-/* The counters lib/cm and the lower layer keep, under the dataplane's names. */
 /* Frames from the port queue and from other shards into TCP. @return frames. */
 static unsigned int
 poll_rx(struct wn_dp *dp)

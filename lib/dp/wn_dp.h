@@ -135,14 +135,9 @@ struct wn_dp_conf {
 	 */
 	const struct wn_dp_dma_map *dma;
 	/**
-	 * Receiver not ready (lib/rnic's rnr_hold): a Send that finds no receive posted waits
-	 * this long for one, its stream held (the peer's TCP window closes), before the
-	 * Terminate of RFC 5041 §7.1; 0: the Terminate at once. Lower layers that cannot hold
-	 * (DDP over SCTP) terminate at once. Once the peer has closed its side behind the held
-	 * Send, at most DP_RNR_EOF_US of it (lib/dp): only a receive posted soon can take it,
-	 * and an application that waits for the disconnect instead must get it. So does one
-	 * whose application stopped polling the QP's receive CQ with completions in it
-	 * (DP_RNR_IDLE_US): the peer's close may wait behind more than the window takes.
+	 * Receiver not ready: a Send that finds no receive posted holds its stream this long
+	 * (the peer's window closes) before the Terminate of RFC 5041 §7.1; 0: at once. Capped
+	 * by DP_RNR_EOF_US and DP_RNR_IDLE_US (dp_priv.h); DDP over SCTP cannot hold.
 	 */
 	uint32_t rnr_hold_us;
 	uint32_t zero_copy_min;       /**< ... for messages of at least this many octets */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Region table: PDs, MRs, fast-register MRs, windows and the STag check (see wn_mem.h). */
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -401,6 +402,8 @@ wn_mem_check(const struct wn_mem_table *t, uint32_t stag, uint64_t to, uint64_t 
 		return WN_MEM_E_INVALID_STAG;
 	snap_read(e, &s);
 	v = snap_check(&s, stag, to, len, access, pd, qp);
+	/* RFC 5042 §5: what passes lies inside the region */
+	assert(v != WN_MEM_OK || (to >= s.base && to - s.base <= s.len && len <= s.len - (to - s.base)));
 	if (v == WN_MEM_OK && host != NULL)
 		*host = s.host + (to - s.base);
 	return v;

@@ -3,7 +3,7 @@
  * RFC 6581 §9.2 Ready-to-Receive messages: the zero-length Send, RDMA Write
  * or RDMA Read Request an initiator sends first in the peer-to-peer model,
  * and their recognition on the responder. Layouts: RFC 5041 §4.2-4.3,
- * RFC 5040 §4.1/§4.4 (IWARP-WIRE.md §2-§3).
+ * RFC 5040 §4.1/§4.4.
  */
 #include <errno.h>
 #include <string.h>

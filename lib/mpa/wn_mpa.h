@@ -23,7 +23,7 @@
  *  - Octets behind the Request before our Reply, or behind the Reply in the
  *    same chunk, are a protocol error (error 4, close), as siw does.
  *  - A Rev 1 peer, or S=0, gets no RFC 6581 negotiation: IRD/ORD are the
- *    local capabilities (INTEROP-NOTES: pick sensible values for Rev 1).
+ *    local capabilities (Rev 1 carries none: sensible values, as siw picks).
  *  - A responder whose RFC 6581 negotiation fails (6, 7) answers with a
  *    Reject carrying its requirements, then leaves MPA; an initiator whose
  *    negotiation fails enters Full Operation only to send the Terminate.
@@ -284,7 +284,7 @@ int wn_mpa_conn_frame(struct wn_mpa_conn *c, const struct iovec *iov, unsigned i
  *    sink and source STag @p stag, TOs 0, size 0 (46 octets);
  *  - WN_MPA_RTR_SEND: zero-length Send on QN 0 with MSN @p msn (18 octets).
  * Use a non-zero @p stag: iw_cxgb4 rejects STag 0 even on zero-length
- * segments (IWARP-WIRE.md §6). The Send/Read forms consume MSN @p msn (1
+ * segments (as Linux siw and Chelsio send them). The Send/Read forms consume MSN @p msn (1
  * for the first message) of their queue: the RDMAP layer must count it.
  * @return ULPDU octets, -EINVAL (unknown type, NULL), -ENOSPC.
  * Thread safety: pure, any thread.

@@ -68,16 +68,6 @@ wn_net_ip_prepend(struct rte_mbuf *m, const struct wn_ip_addr *src,
 }
 
 /*
- * Fill checksums; offload when the port enabled it, nothing but the pseudo-header sum on a
- * local link (WN_NET_CKSUM_LOCAL: the segment is sent as to a NIC that offloads, and the
- * peer accepts that sum), software otherwise.
- * TCP (RFC 9293 §3.1) sends the one's complement sum as computed, 0x0000 included: the
- * 0xffff substitution is UDP's (RFC 768). DPDK 22.11's rte_ipv4/ipv6_udptcp_cksum_mbuf()
- * apply it to UDP only (test_net checks a zero-sum segment). With offload the PMD computes
- * the sum: DPDK 22.11's net_tap applies the UDP rule to TCP too (a zero sum left as 0xffff;
- * receivers accept it, tshark flags it), so netif.c keeps TCP checksums in software there.
- */
-/*
  * Raw one's complement sum of [off, off + len) of a chain. DPDK 22.11's rte_raw_cksum_mbuf()
  * truncates a segment's 32-bit partial sum to 16 bits before swapping the bytes of a segment
  * that starts at an odd offset, losing its carries: chains with odd-length segments (zero-copy
@@ -119,6 +109,12 @@ chain_l4_cksum(const struct rte_mbuf *m, uint32_t l3, uint16_t phdr)
 	return (uint16_t)~c;
 }
 
+/*
+ * Fill checksums: offload when the port enabled it, only the pseudo-header sum on a local
+ * link (WN_NET_CKSUM_LOCAL), software otherwise. TCP (RFC 9293 §3.1) sends the sum as
+ * computed, 0x0000 included (0xffff for zero is UDP's rule, RFC 768); net_tap's offload
+ * applies the UDP rule to TCP, so netif.c keeps TCP checksums in software there.
+ */
 static void
 ip4_cksums(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv4_hdr *ip)
 {

@@ -2,7 +2,7 @@
 /**
  * @file
  * RPC-over-RDMA version 1 transport header (RFC 5666 §4; draft-ietf-nfsv4-
- * rpcrdma-08; ../shared/specs/IWARP-WIRE.md §7): fixed header, read list,
+ * rpcrdma-08 §4, RFC 5666 §4): fixed header, read list,
  * write list, reply chunk, RDMA_MSGP padding fields and RDMA_ERROR, with an
  * encoder and a strict decoder.
  *

@@ -86,7 +86,7 @@ struct wn_rpcrdma_opts {
 	uint32_t settle_ms;    /**< client: wait this long after the connection is established
 				  before the first Send (0). Linux's siw as a server can leave an
 				  FPDU that arrives with its MPA Reply unprocessed until more data
-				  comes (../shared/specs/INTEROP-NOTES.md); a first call sent at
+				  comes (seen with siw 6.1); a first call sent at
 				  once may then never be answered */
 };
 

@@ -3,6 +3,7 @@
  * Output: segment building, the record-aligned segmenter (RFC 5044 Appendix A), RFC 6298
  * retransmission timer, RFC 6675 loss-recovery transmissions, zero-window probes, ACK/RST.
  */
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -721,17 +722,6 @@ tcp_tlp_arm(struct wn_tcp_conn *c)
 	c->t_tlp = c->ctx->now + pto;
 }
 
-/*
- * RFC 8985 §7.3: the PTO expired. Send one new segment if the peer's window takes it,
- * otherwise the last segment sent again (in record mode the first unacknowledged one: every
- * segment starts on a record boundary), so that a lost tail or a lost final ACK is
- * answered by an ACK with SACK information instead of waiting for the RTO.
- * In recovery the probe is SND.UNA's segment again: the ACK of a completed recovery is a
- * single ACK (a Linux receiver also compresses its SACKs), and when it is lost, or the
- * last retransmission is, nothing else would arrive before the RTO. Either way the probe
- * is answered by the cumulative ACK. Recovery already reduced the window, so such a probe
- * takes no congestion response of its own.
- */
 /* TLP probe of new data: one segment the peer's window takes (cwnd does not apply). */
 static bool
 tlp_new_data(struct wn_tcp_conn *c)
@@ -766,6 +756,13 @@ tlp_last_segment(struct wn_tcp_conn *c)
 	return SEQ_LT(seq, data_end) && send_data(c, seq, data_end - seq, &fin) > 0;
 }
 
+/*
+ * RFC 8985 §7.3: the PTO expired. Probe with one new segment the peer's window takes, else
+ * the last segment again (record mode: SND.UNA's), so that a lost tail or final ACK is
+ * answered by an ACK with SACK information before the RTO. In recovery the probe is
+ * SND.UNA's segment (a completed recovery's single ACK may be lost); recovery already
+ * reduced the window, so the probe takes no congestion response of its own.
+ */
 void
 tcp_tlp_fire(struct wn_tcp_conn *c)
 {
@@ -843,6 +840,9 @@ tcp_output(struct wn_tcp_conn *c)
 	default:
 		break;
 	}
+	/* RFC 9293 §3.3.1: SND.UNA <= SND.NXT <= SND.MAX, and sending starts at the buffer */
+	assert(SEQ_LEQ(c->snd.una, c->snd.nxt) && SEQ_LEQ(c->snd.nxt, c->snd.max));
+	assert(SEQ_LEQ(c->sbase, c->snd.una));
 	end = c->sbase + c->slen;
 	if (synchronized_send_state(c->state)) {
 		if (c->in_recovery && c->sack_ok)

@@ -3,6 +3,7 @@
  * FPDU framing (RFC 5044 §4): MULPDU, framer, resumable deframer with Marker
  * stripping and CRC32c, and the Marker locator for out-of-order segments.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -366,6 +367,9 @@ wn_mpa_fpdu_gather(struct iovec *out, unsigned int max_out, uint8_t *scratch,
 		return g.err;
 	wn_crc32c_put_wire(p, st->crc ? wn_crc32c_final(g.crc) : 0);
 	sg_piece(&g, p, WN_MPA_CRC_SIZE, false);
+	/* the octets gathered are the FPDU's wire length, Markers included */
+	assert(g.err != 0 || g.seq - seq == wn_mpa_fpdu_wire_len(seq, st->seq_start, st->markers,
+								   ulpdu_len));
 	return g.err != 0 ? g.err : (int)g.n;
 }
 

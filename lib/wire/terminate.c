@@ -283,7 +283,7 @@ wn_rdmap_term_parse(const uint8_t *p, size_t len, struct wn_rdmap_term *t)
 		t->quirks |= WN_TERM_Q_RSVD; /* RFC 5040 §4.8: ignored on receive */
 	if (!wn_term_cause_known(t->cause.layer, t->cause.etype, t->cause.code)) {
 		term_fail(t, WN_TERM_UNKNOWN_CAUSE);
-		/* INTEROP-NOTES.md: siw writes EType in the Layer nibble and vice versa */
+		/* Linux siw writes EType in the Layer nibble and vice versa */
 		t->swapped.layer = t->cause.etype;
 		t->swapped.etype = t->cause.layer;
 		t->swapped.code = t->cause.code;

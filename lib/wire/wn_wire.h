@@ -3,7 +3,7 @@
  * @file
  * The iWARP wire core (MPA RFC 5044 + RFC 6581, DDP RFC 5041, RDMAP RFC 5040 +
  * RFC 7306; the DDP/SCTP adaptation of RFC 5043): header layouts, encoders, strict decoders, CRC, FPDU framing.
- * Plain C without DPDK; see ../shared/specs/IWARP-WIRE.md for the reference.
+ * Plain C without DPDK; the RFC section is named beside each layout.
  */
 #ifndef WN_WIRE_H
 #define WN_WIRE_H

@@ -8,7 +8,7 @@
  * rejection to its Terminate (layer, etype, code), header builders, the
  * segmentation helper and the Terminate codec.
  *
- * Layouts follow ../shared/specs/IWARP-WIRE.md §2-§3. The packed structs below
+ * Layouts follow RFC 5041 §4 and RFC 5040 §4 (RFC 7306 §4 for atomics). The packed structs below
  * document offsets and sizes (fields are big-endian, no bitfields); the codecs
  * read and write octets explicitly so that no unaligned access happens.
  *

@@ -6,7 +6,7 @@
  * FPDU framer and deframer with Markers and CRC32c (RFC 5044 §4), the Marker
  * locator for out-of-order segments and MULPDU (RFC 5044 §4.5).
  *
- * Layouts follow ../shared/specs/IWARP-WIRE.md §1. Multi-octet fields are
+ * Layouts follow RFC 5044 §7.1 and §4, RFC 6581 §6. Multi-octet fields are
  * big-endian; the structs below only document offsets (no bitfields), the
  * codecs read octets explicitly so that no unaligned access happens.
  *
@@ -289,7 +289,7 @@ enum wn_mpa_err wn_mpa_negotiate_responder(const struct wn_mpa_caps *local,
  * the initiator sent (@p local) compute the final IRD/ORD and the RTR to send.
  * ORD becomes min(local ORD, responder IRD) unless that is 0x3FFF; responder
  * ORD 0x3FFF leaves IRD alone, otherwise IRD must be >= responder ORD. The RTR
- * is picked from the Reply's bits (INTEROP-NOTES: not from what was offered),
+ * is picked from the Reply's bits (Linux siw and iw_cxgb4 do the same: not from what was offered),
  * preferring Write, then Read, then Send.
  *
  * @return WN_MPA_ERR_NONE, WN_MPA_ERR_INSUFFICIENT_IRD (responder ORD above

@@ -8,8 +8,8 @@
 # exporting a tmpfs that holds a file of SIZE random octets (default 4m). The guest's NIC is a
 # tap in a private network namespace; one warpnicd runs there on that tap (net_af_packet,
 # 198.19.9.3), and wn-rpc-nfs, through scripts/warpnic-run, with Linux's parameters (inline
-# 4096; --settle-ms 200: siw can leave an FPDU that comes with its MPA Reply unprocessed,
-# INTEROP-NOTES): MOUNT through the guest's portmapper over kernel TCP, NULL, FSINFO, GETATTR, READ
+# 4096; --settle-ms 200: siw can leave an FPDU that comes with its MPA Reply unprocessed):
+# MOUNT through the guest's portmapper over kernel TCP, NULL, FSINFO, GETATTR, READ
 # of the file (data by write chunk) compared with what the guest was given, WRITE of SIZE
 # random octets (data by read chunk), READ back and compared (VERIFY). RFC 8797 private data
 # and the 64 credits knfsd grants are checked from the tool's counters. IMPAIR (e.g.

@@ -738,7 +738,7 @@ test_api_errors(void **state)
 static void
 test_rtr_messages(void **state)
 {
-	/* IWARP-WIRE.md §5 extra vectors: whole FPDUs, Markers off, CRC on */
+	/* vectors in the RFC 5044 Figure 5 form: whole FPDUs, Markers off, CRC on */
 	static const uint8_t write_fpdu[20] = {0x00, 0x0e, 0xc1, 0x40, 0x00, 0x00, 0x00,
 					       0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 					       0x00, 0x00, 0xeb, 0xd3, 0x4c, 0x5f};
@@ -826,7 +826,7 @@ test_rtr_check(void **state)
 	}
 }
 
-/* ---- siw on the other end: replay the shared captures (INTEROP-NOTES.md) ----------------- */
+/* ---- siw on the other end: replay its captures (test/data/siw) --------------------------- */
 
 static const char *src_root;
 
@@ -846,13 +846,8 @@ load_flows(const char *name, struct flow *flows, unsigned int max)
 	char path[512];
 	unsigned int nf = 0;
 
-	/* the copy in the repository, else the shared folder next to it */
 	snprintf(path, sizeof(path), "%s/test/data/siw/%s", src_root, name);
 	FILE *fp = fopen(path, "rb");
-	if (fp == NULL) {
-		snprintf(path, sizeof(path), "%s/../shared/captures/siw/%s", src_root, name);
-		fp = fopen(path, "rb");
-	}
 	if (fp == NULL)
 		fail_msg("%s: not found in %s/test/data/siw", name, src_root);
 	size_t len = fread(file, 1, sizeof(file), fp);
@@ -954,7 +949,7 @@ test_siw_replay(void **state)
 		uint8_t reply[WN_MPA_FRAME_MAX];
 		size_t n = wn_mpa_conn_output(&r.c, reply, sizeof(reply));
 		if (p2p) {
-			/* what siw itself answered: 80 01 80 01 (INTEROP-NOTES.md) */
+			/* what siw itself answered: 80 01 80 01 */
 			assert_int_equal(n, 24);
 			assert_memory_equal(reply + 20, rsp->data + 20, 4);
 		}

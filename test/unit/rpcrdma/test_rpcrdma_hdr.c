@@ -90,7 +90,7 @@ test_minimal(void **state)
 					0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 	(void)state;
 
-	/* IWARP-WIRE.md §7: no chunks = three zero words, 28-octet header */
+	/* RFC 5666 §4.3: no chunks = three zero words, 28-octet header */
 	assert_int_equal(wn_rpcrdma_encode(&h, b, sizeof(b)), WN_RPCRDMA_MIN_MSG_LEN);
 	assert_memory_equal(b, msg, 28);
 	assert_int_equal(wn_rpcrdma_encode(&h, b, 27), -ENOSPC);

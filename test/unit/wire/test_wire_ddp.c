@@ -23,7 +23,7 @@ test_layout(void **state)
 	uint8_t b[WN_DDP_UNTAGGED_HDR_LEN];
 	(void)state;
 
-	/* IWARP-WIRE.md §2.1: "41 43" = untagged, Last, DV 1, RV 1, Send */
+	/* RFC 5041 §4.1: "41 43" = untagged, Last, DV 1, RV 1, Send */
 	struct wn_ddp_hdr h = {.opcode = WN_RDMAP_SEND, .last = true, .msn = 1};
 	assert_int_equal(wn_ddp_hdr_build(b, sizeof(b), &h), 18);
 	assert_int_equal(b[0], 0x41);
@@ -395,7 +395,7 @@ test_segmentation_rfc5041(void **state)
 	assert_false(wn_ddp_seg_iter_next(&it, &s));
 	assert_int_equal(wn_ddp_seg_count(2048, 1500, true), 2);
 
-	/* untagged: 1482 per segment at MULPDU 1500, and 1436 at 1454 (IWARP-WIRE.md §1.7) */
+	/* untagged: 1482 per segment at MULPDU 1500, and 1436 at 1454 (RFC 5044 §4.5) */
 	assert_int_equal(wn_ddp_seg_iter_init(&it, 2048, 1500, false), 0);
 	assert_true(wn_ddp_seg_iter_next(&it, &s));
 	assert_int_equal(s.len, 1482);

@@ -21,7 +21,7 @@
 #include "wn_wire_crc.h"
 #include "wn_wire_mpa.h"
 
-/* RFC 5044 Figure 5, IWARP-WIRE.md §5. */
+/* RFC 5044 Figure 5. */
 static const uint8_t fig5[52] = {
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, 0x41, 0x43, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -100,7 +100,7 @@ test_rfc5044_figures(void **state)
 static void
 test_extra_vectors(void **state)
 {
-	/* IWARP-WIRE.md §5 extra vectors, Markers off, CRC on. */
+	/* More vectors in the RFC 5044 Figure 5 form, Markers off, CRC on. */
 	static const uint8_t write_rtr[20] = {0x00, 0x0e, 0xc1, 0x40, 0x00, 0x00, 0x00,
 					      0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 					      0x00, 0x00, 0xeb, 0xd3, 0x4c, 0x5f};
@@ -148,7 +148,7 @@ static void
 test_mulpdu(void **state)
 {
 	(void)state;
-	/* IWARP-WIRE.md §1.7 examples */
+	/* RFC 5044 §4.5 MULPDU examples */
 	assert_int_equal(wn_mpa_mulpdu(1460, false), 1454);
 	assert_int_equal(wn_mpa_mulpdu(1460, true), 1442);
 	assert_int_equal(wn_mpa_mulpdu(1448, false), 1442);
@@ -971,7 +971,7 @@ test_callback_stop(void **state)
 }
 
 
-/* ---- real siw traffic (../shared/captures/siw, INTEROP-NOTES.md) ------------------------- */
+/* ---- real siw traffic (test/data/siw) --------------------------------------------------- */
 
 static const char *src_root;
 
@@ -1019,13 +1019,8 @@ load_flows(const char *name, struct flow *flows)
 	char path[512];
 	unsigned int nf = 0;
 
-	/* the copy in the repository, else the shared folder next to it */
 	snprintf(path, sizeof(path), "%s/test/data/siw/%s", src_root, name);
 	FILE *fp = fopen(path, "rb");
-	if (fp == NULL) {
-		snprintf(path, sizeof(path), "%s/../shared/captures/siw/%s", src_root, name);
-		fp = fopen(path, "rb");
-	}
 	if (fp == NULL)
 		fail_msg("%s: not found in %s/test/data/siw", name, src_root);
 	static uint8_t file[1 << 20];
@@ -1093,7 +1088,7 @@ static int
 cnt_header(void *arg, const struct wn_mpa_rx_hdr *h)
 {
 	(void)arg;
-	/* every siw ULPDU starts with DDP control: DV = 1, RV = 1 (IWARP-WIRE.md §2.1) */
+	/* every siw ULPDU starts with DDP control: DV = 1, RV = 1 (RFC 5041 §4.1, RFC 5040 §4.1) */
 	if (h->hdr_len >= 2) {
 		assert_int_equal(h->hdr[0] & 0x03, 1);
 		assert_int_equal(h->hdr[1] >> 6, 1);
@@ -1199,7 +1194,7 @@ test_siw_captures(void **state)
 				assert_true(req.enhanced && rep.enhanced);
 			}
 			if (strcmp(files[k], "rping-p2p.pcap") == 0) {
-				/* INTEROP-NOTES.md: offers Write+Read, responder picks Write */
+				/* siw offers Write+Read, the responder picks Write */
 				assert_true(req.p2p && rep.p2p);
 				assert_int_equal(req.rtr, WN_MPA_RTR_WRITE | WN_MPA_RTR_READ);
 				assert_int_equal(rep.rtr, WN_MPA_RTR_WRITE);

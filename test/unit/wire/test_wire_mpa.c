@@ -16,7 +16,7 @@
 
 #include "wn_wire_mpa.h"
 
-/* Key "MPA ID Req Frame" / "MPA ID Rep Frame" in hex, as in IWARP-WIRE.md §1.1. */
+/* Key "MPA ID Req Frame" / "MPA ID Rep Frame" in hex, as in RFC 5044 §7.1.1. */
 static const uint8_t req_key[16] = {0x4D, 0x50, 0x41, 0x20, 0x49, 0x44, 0x20, 0x52,
 				    0x65, 0x71, 0x20, 0x46, 0x72, 0x61, 0x6D, 0x65};
 static const uint8_t rep_key[16] = {0x4D, 0x50, 0x41, 0x20, 0x49, 0x44, 0x20, 0x52,
@@ -79,7 +79,7 @@ test_encode_request_bytes(void **state)
 static void
 test_siw_requests(void **state)
 {
-	/* siw rping: flags 0x10 (S), rev 2, PD_Length 4, IRD 1 ORD 1 (INTEROP-NOTES.md). */
+	/* siw rping: flags 0x10 (S), rev 2, PD_Length 4, IRD 1 ORD 1 (seen on the wire). */
 	static const uint8_t cs[4] = {0x00, 0x01, 0x00, 0x01};
 	/* siw peer-to-peer initiator: A=1, C=1, D=1, IRD 1, ORD 1. */
 	static const uint8_t p2p[4] = {0x80, 0x01, 0xc0, 0x01};

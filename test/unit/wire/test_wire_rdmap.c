@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * RDMAP messages (RFC 5040, RFC 7306): the opcode table, encode/decode of
- * every opcode, the IWARP-WIRE.md §5 vectors, the Terminate codec (parts per
+ * every opcode, the RFC 5044 Figure 5/6 vectors, the Terminate codec (parts per
  * RFC 5040 Fig. 10, strict parse, siw quirks), the names of every
  * Terminate cause, and Wireshark's iwarp_ddp_rdmap dissector reading the
  * same fields from a capture of our messages (tshark is required). A
@@ -25,7 +25,7 @@
 #include "wn_wire_ddp.h"
 #include "wn_wire_mpa.h"
 
-/* IWARP-WIRE.md §3.1, one row per assigned opcode. */
+/* RFC 5040 §4.1 Figure 4/5 and RFC 7306 §4.1, one row per assigned opcode. */
 static const struct {
 	uint8_t op;
 	bool tagged;
@@ -264,7 +264,7 @@ frame(const uint8_t *u, size_t len, uint8_t *out, size_t cap)
 	return (size_t)n;
 }
 
-/* IWARP-WIRE.md §5 extra vectors. */
+/* More vectors in the RFC 5044 Figure 5 form. */
 static void
 test_wire_vectors(void **state)
 {
@@ -423,7 +423,7 @@ test_term_strict(void **state)
 	uint8_t b[80];
 	(void)state;
 
-	/* siw after a CRC error: control bytes 02 02 00 00 (INTEROP-NOTES.md) */
+	/* siw after a CRC error: control bytes 02 02 00 00 (seen on the wire) */
 	static const uint8_t siw[4] = {0x02, 0x02, 0x00, 0x00};
 	assert_int_equal(wn_rdmap_term_parse(siw, 4, &t), -EBADMSG);
 	assert_int_equal(t.status, WN_TERM_UNKNOWN_CAUSE);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Real Linux soft-iWARP (siw) traffic: every TCP direction of the captures in
- * test/data/siw (copies of ../shared/captures/siw) is reassembled, the MPA
+ * test/data/siw (Linux siw's traffic, captured) is reassembled, the MPA
  * Request/Reply decoded, every FPDU's CRC checked (or its zero CRC field when
  * CRC is off) both by walking the stream and with the MPA deframer, and every
  * ULPDU parsed by wn_ddp_parse(), rebuilt with the builders and compared.
@@ -295,7 +295,7 @@ walk(struct dir_state *me, struct dir_state *peer, const uint8_t *p, size_t n, b
 		if (crc)
 			assert_int_equal(wire, wn_crc32c(p + off, covered)); /* RFC 5044 §4.4 */
 		else
-			assert_int_equal(wire, 0); /* INTEROP-NOTES.md: zeros when CRC is off */
+			assert_int_equal(wire, 0); /* siw sends zeros when CRC is off */
 		on_ulpdu(me, peer, p + off + 2, ulen, pass1);
 		off += covered + 4;
 		fpdus++;
@@ -408,9 +408,9 @@ check_file(const struct expect *x, unsigned int *files_seen)
 		assert_int_equal(b.rreq_head, b.rreq_tail);
 		if (x->p2p) {
 			/*
-			 * The RTR is a zero-length Write. INTEROP-NOTES.md says STag 0,
+			 * The RTR is a zero-length Write. siw sends STag 0,
 			 * but this capture (Linux 6.1 siw) sends STag 1, TO 0: exactly
-			 * the IWARP-WIRE.md §5 Write RTR vector.
+			 * the RFC 6581 §7.1 Write RTR form.
 			 */
 			assert_true(a.first_seen);
 			assert_int_equal(a.first.h.opcode, WN_RDMAP_WRITE);
@@ -509,11 +509,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_siw_captures),
 		cmocka_unit_test(test_siw_crc_flip),
 	};
-	struct stat st;
-
 	src_root = argc > 1 ? argv[1] : ".";
 	snprintf(cap_dir, sizeof(cap_dir), "%s/test/data/siw", src_root);
-	if (stat(cap_dir, &st) != 0)
-		snprintf(cap_dir, sizeof(cap_dir), "%s/../shared/captures/siw", src_root);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
