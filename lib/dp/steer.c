@@ -114,8 +114,8 @@ steer_frame(const struct wn_dp *dp, const struct rte_mbuf *m)
 		if (ip6->proto != IPPROTO_TCP && ip6->proto != IPPROTO_SCTP)
 			return dp->idx;
 		l.addr.family = r.addr.family = WN_AF_INET6;
-		memcpy(l.addr.v6, ip6->dst_addr, 16);
-		memcpy(r.addr.v6, ip6->src_addr, 16);
+		memcpy(l.addr.v6, WN_IP6_DST(ip6), 16);
+		memcpy(r.addr.v6, WN_IP6_SRC(ip6), 16);
 		l4 = (const uint8_t *)(ip6 + 1);
 	} else {
 		return dp->idx;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/queue.h>
 
+#include <rte_bitops.h>
 #include <rte_common.h>
 #include <rte_errno.h>
 #include <rte_log.h>

@@ -127,8 +127,8 @@ icmp6_send(struct wn_netif *nif, struct rte_mbuf *m, const struct wn_ip_addr *sr
 	ip6->payload_len = rte_cpu_to_be_16(plen);
 	ip6->proto = IPPROTO_ICMPV6;
 	ip6->hop_limits = 255; /* RFC 4861 §7.1.1: NDP needs 255 */
-	memcpy(ip6->src_addr, src->v6, 16);
-	memcpy(ip6->dst_addr, dst->v6, 16);
+	memcpy(WN_IP6_SRC(ip6), src->v6, 16);
+	memcpy(WN_IP6_DST(ip6), dst->v6, 16);
 	icmp = (uint8_t *)(ip6 + 1);
 	icmp[2] = icmp[3] = 0;
 	{

@@ -56,8 +56,8 @@ wn_net_ip_prepend(struct rte_mbuf *m, const struct wn_ip_addr *src,
 		ip6->payload_len = rte_cpu_to_be_16((uint16_t)l4len);
 		ip6->proto = proto;
 		ip6->hop_limits = WN_IP_TTL;
-		memcpy(ip6->src_addr, src->v6, 16);
-		memcpy(ip6->dst_addr, dst->v6, 16);
+		memcpy(WN_IP6_SRC(ip6), src->v6, 16);
+		memcpy(WN_IP6_DST(ip6), dst->v6, 16);
 		m->l3_len = sizeof(*ip6);
 		m->packet_type = RTE_PTYPE_L3_IPV6;
 	} else {
@@ -319,7 +319,7 @@ wn_net_output(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 
 		ip6_cksums(nif, m, ip6);
 		dst.family = WN_AF_INET6;
-		memcpy(dst.v6, ip6->dst_addr, 16);
+		memcpy(dst.v6, WN_IP6_DST(ip6), 16);
 		et = RTE_ETHER_TYPE_IPV6;
 	} else {
 		goto bad;

@@ -17,6 +17,8 @@
 #include <rte_pcapng.h>
 #include <rte_spinlock.h>
 
+#include "wn_dpdk_compat.h"
+
 #include "net_priv.h"
 #include "wn_port.h"
 
@@ -167,6 +169,18 @@ wn_pcap_open(const char *path, uint32_t snaplen, const char *app)
 		errno = rte_errno;
 		goto fail;
 	}
+#if WN_PCAPNG_ADD_PORTS
+	{
+		uint16_t pid;
+
+		RTE_ETH_FOREACH_DEV(pid)
+			if (rte_pcapng_add_interface(p->w, pid, NULL, NULL, NULL) < 0) {
+				errno = rte_errno != 0 ? rte_errno : EIO;
+				rte_pcapng_close(p->w);
+				goto fail;
+			}
+	}
+#endif
 	snprintf(name, sizeof(name), "wn_pcap%u", seq++);
 	/* a copy is one mbuf: the snap length bounds its data room (16 bits) */
 	p->snaplen = RTE_MIN(snaplen, (uint32_t)(UINT16_MAX - RTE_PKTMBUF_HEADROOM - 256));
@@ -232,7 +246,7 @@ wn_pcap_capture(struct wn_pcap *p, uint16_t port_id, uint16_t queue, struct rte_
 	ts = rte_get_tsc_cycles();
 	pcap_cksums(port_id, pkts, n, dir);
 	for (i = 0; i < n; i++) {
-		cp[k] = rte_pcapng_copy(port_id, queue, pkts[i], p->pool, p->snaplen, ts, dir);
+		cp[k] = WN_PCAPNG_COPY(port_id, queue, pkts[i], p->pool, p->snaplen, ts, dir);
 		if (cp[k] == NULL) {
 			rte_spinlock_lock(&p->lock);
 			p->dropped++;

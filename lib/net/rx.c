@@ -336,19 +336,19 @@ icmp6_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6, 
 	ic = (uint8_t *)(ip6 + 1);
 	if (rte_ipv6_udptcp_cksum_mbuf_verify(m, ip6, ETH_HLEN + sizeof(*ip6)) != 0)
 		return drop(m, &nif->st.rx_drop_icmp);
-	memcpy(src.v6, ip6->src_addr, 16);
+	memcpy(src.v6, WN_IP6_SRC(ip6), 16);
 	switch (ic[0]) {
 	case ICMP6_ECHO_REQUEST: {
 		uint8_t tmp[16];
 		uint16_t ck;
 
-		if (ip6->dst_addr[0] == 0xff) /* no echo to multicast */
+		if (WN_IP6_DST(ip6)[0] == 0xff) /* no echo to multicast */
 			return drop(m, &nif->st.rx_drop_ip_addr);
 		nif->st.rx_icmp_echo++;
 		ic[0] = ICMP6_ECHO_REPLY;
-		memcpy(tmp, ip6->src_addr, 16);
-		memcpy(ip6->src_addr, ip6->dst_addr, 16);
-		memcpy(ip6->dst_addr, tmp, 16);
+		memcpy(tmp, WN_IP6_SRC(ip6), 16);
+		memcpy(WN_IP6_SRC(ip6), WN_IP6_DST(ip6), 16);
+		memcpy(WN_IP6_DST(ip6), tmp, 16);
 		ip6->hop_limits = 64;
 		ic[2] = ic[3] = 0;
 		rte_pktmbuf_adj(m, ETH_HLEN);
@@ -377,7 +377,7 @@ icmp6_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6, 
 			nonce = ndp_opt(ic + 24, plen - 24u, 14, &bad);
 		/* RFC 4861 §7.1.1: from the unspecified address, to a solicited-node group and
 		 * without a source link-layer address option */
-		if (bad || (dad && (lla != NULL || !ip6_is_solicited_node_of(nif, ip6->dst_addr))))
+		if (bad || (dad && (lla != NULL || !ip6_is_solicited_node_of(nif, WN_IP6_DST(ip6)))))
 			return drop(m, &nif->st.rx_drop_icmp);
 		if (na == NULL) {
 			rte_pktmbuf_free(m);
@@ -421,7 +421,7 @@ icmp6_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6, 
 	/* NA: update an entry we have (RFC 4861 §7.2.5); never create one. */
 	lla = ndp_opt(ic + 24, plen - 24u, 2, &bad);
 	/* RFC 4861 §7.1.2: a multicast NA must not be solicited */
-	if (bad || (ip6->dst_addr[0] == 0xff && (ic[4] & 0x40) != 0))
+	if (bad || (WN_IP6_DST(ip6)[0] == 0xff && (ic[4] & 0x40) != 0))
 		return drop(m, &nif->st.rx_drop_icmp);
 	nif->st.rx_ndp++;
 	/* (an address found duplicate is the other node's: its NA is a neighbour's) */
@@ -465,10 +465,10 @@ ip6_input(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 		}
 		rte_pktmbuf_trim(m, (uint16_t)(avail - plen));
 	}
-	memcpy(dst.v6, ip6->dst_addr, 16);
+	memcpy(dst.v6, WN_IP6_DST(ip6), 16);
 	if (!wn_netif_is_local(nif, &dst) &&
 	    !(ip6->proto == IPPROTO_ICMPV6 &&
-	      (ip6_is_all_nodes(ip6->dst_addr) || ip6_is_solicited_node_of(nif, ip6->dst_addr)))) {
+	      (ip6_is_all_nodes(WN_IP6_DST(ip6)) || ip6_is_solicited_node_of(nif, WN_IP6_DST(ip6))))) {
 		drop(m, &nif->st.rx_drop_ip_addr);
 		return NULL;
 	}

@@ -51,6 +51,13 @@ struct wn_ip_addr {
 	};
 };
 
+/*
+ * An IPv6 header's source and destination addresses as 16 octets, whatever type DPDK gives
+ * the fields (uint8_t[16] up to 23.11, struct rte_ipv6_addr since 24.11).
+ */
+#define WN_IP6_SRC(h) ((uint8_t *)&(h)->src_addr)
+#define WN_IP6_DST(h) ((uint8_t *)&(h)->dst_addr)
+
 /** Build an IPv4 wn_ip_addr from four dotted-quad octets. */
 static inline struct wn_ip_addr
 wn_ip_addr_v4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)

@@ -141,8 +141,8 @@ ip_addrs(const struct rte_mbuf *m, struct wn_ip_addr *local, struct wn_ip_addr *
 		const struct rte_ipv6_hdr *h = (const struct rte_ipv6_hdr *)ip;
 
 		local->family = remote->family = WN_AF_INET6;
-		memcpy(local->v6, h->dst_addr, 16);
-		memcpy(remote->v6, h->src_addr, 16);
+		memcpy(local->v6, WN_IP6_DST(h), 16);
+		memcpy(remote->v6, WN_IP6_SRC(h), 16);
 		return 0;
 	}
 	return -1;

@@ -2,6 +2,7 @@
 /* Ring sizing and initialisation for the control thread, in lib/queue's ABI (wn_queue.h). */
 #include <stdint.h>
 
+#include <rte_bitops.h>
 #include <rte_common.h>
 
 #include "ring.h"

@@ -169,8 +169,8 @@ tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s)
 			return -EINVAL;
 		}
 		s->src.addr.family = s->dst.addr.family = WN_AF_INET6;
-		memcpy(s->src.addr.v6, ip6->src_addr, 16);
-		memcpy(s->dst.addr.v6, ip6->dst_addr, 16);
+		memcpy(s->src.addr.v6, WN_IP6_SRC(ip6), 16);
+		memcpy(s->dst.addr.v6, WN_IP6_DST(ip6), 16);
 		bad = cksum_rx_flag(m);
 		if (bad < 0)
 			bad = l4len < TCP_HDR_LEN ? 0 :

@@ -390,8 +390,8 @@ zero_sum_segment(bool v6, const struct wn_ip_addr *src, const struct wn_ip_addr 
 		struct rte_ipv6_hdr ip6 = { .payload_len = rte_cpu_to_be_16(30),
 					    .proto = IPPROTO_TCP };
 
-		memcpy(ip6.src_addr, src->v6, 16);
-		memcpy(ip6.dst_addr, dst->v6, 16);
+		memcpy(WN_IP6_SRC(&ip6), src->v6, 16);
+		memcpy(WN_IP6_DST(&ip6), dst->v6, 16);
 		sum = (uint32_t)raw + rte_ipv6_phdr_cksum(&ip6, 0);
 	} else {
 		struct rte_ipv4_hdr ip = { .version_ihl = RTE_IPV4_VHL_DEF,
@@ -793,8 +793,8 @@ test_proto_hook(void **state)
 	ip6->payload_len = rte_cpu_to_be_16(40);
 	ip6->proto = IPPROTO_SCTP;
 	ip6->hop_limits = 64;
-	memcpy(ip6->src_addr, peer.v6, 16);
-	memcpy(ip6->dst_addr, me.v6, 16);
+	memcpy(WN_IP6_SRC(ip6), peer.v6, 16);
+	memcpy(WN_IP6_DST(ip6), me.v6, 16);
 	memcpy(ip6 + 1, pl, 40);
 	m = frame(&our_mac, RTE_ETHER_TYPE_IPV6, b, 80);
 	assert_int_equal(rx1(n, &m), 0);
@@ -837,8 +837,8 @@ icmp6_cksum(const uint8_t *src, const uint8_t *dst, uint8_t *msg, uint16_t len)
 	memset(&ip6, 0, sizeof(ip6));
 	ip6.payload_len = rte_cpu_to_be_16(len);
 	ip6.proto = IPPROTO_ICMPV6;
-	memcpy(ip6.src_addr, src, 16);
-	memcpy(ip6.dst_addr, dst, 16);
+	memcpy(WN_IP6_SRC(&ip6), src, 16);
+	memcpy(WN_IP6_DST(&ip6), dst, 16);
 	msg[2] = msg[3] = 0;
 	return rte_ipv6_udptcp_cksum(&ip6, msg);
 }
@@ -863,21 +863,21 @@ test_ipv6_ndp_and_echo(void **state)
 	ip6->payload_len = rte_cpu_to_be_16(32);
 	ip6->proto = IPPROTO_ICMPV6;
 	ip6->hop_limits = 255;
-	memcpy(ip6->src_addr, peer.v6, 16);
-	memcpy(ip6->dst_addr, me.v6, 16);
-	ip6->dst_addr[0] = 0xff; /* solicited-node multicast ff02::1:ff00:1 */
-	memset(ip6->dst_addr + 1, 0, 15);
-	ip6->dst_addr[1] = 0x02;
-	ip6->dst_addr[11] = 0x01;
-	ip6->dst_addr[12] = 0xff;
-	ip6->dst_addr[15] = 0x01;
+	memcpy(WN_IP6_SRC(ip6), peer.v6, 16);
+	memcpy(WN_IP6_DST(ip6), me.v6, 16);
+	WN_IP6_DST(ip6)[0] = 0xff; /* solicited-node multicast ff02::1:ff00:1 */
+	memset(WN_IP6_DST(ip6) + 1, 0, 15);
+	WN_IP6_DST(ip6)[1] = 0x02;
+	WN_IP6_DST(ip6)[11] = 0x01;
+	WN_IP6_DST(ip6)[12] = 0xff;
+	WN_IP6_DST(ip6)[15] = 0x01;
 	memset(ns, 0, sizeof(ns));
 	ns[0] = 135;
 	memcpy(ns + 8, me.v6, 16);
 	ns[24] = 1;
 	ns[25] = 1;
 	memcpy(ns + 26, &peer_mac, 6);
-	ck = icmp6_cksum(ip6->src_addr, ip6->dst_addr, ns, 32);
+	ck = icmp6_cksum(WN_IP6_SRC(ip6), WN_IP6_DST(ip6), ns, 32);
 	memcpy(ns + 2, &ck, 2);
 	memcpy(b + 40, ns, 32);
 	m = frame(&snm_mac, RTE_ETHER_TYPE_IPV6, b, 72);
@@ -906,10 +906,10 @@ test_ipv6_ndp_and_echo(void **state)
 	memset(echo, 0, sizeof(echo));
 	echo[0] = 128;
 	memcpy(echo + 8, "v6-ping!", 8);
-	memcpy(ip6->dst_addr, me.v6, 16);
+	memcpy(WN_IP6_DST(ip6), me.v6, 16);
 	ip6->hop_limits = 64;
 	ip6->payload_len = rte_cpu_to_be_16(16);
-	ck = icmp6_cksum(ip6->src_addr, ip6->dst_addr, echo, 16);
+	ck = icmp6_cksum(WN_IP6_SRC(ip6), WN_IP6_DST(ip6), echo, 16);
 	memcpy(echo + 2, &ck, 2);
 	memcpy(b + 40, echo, 16);
 	m = frame(&our_mac, RTE_ETHER_TYPE_IPV6, b, 56);
@@ -958,8 +958,8 @@ ndp_frame(uint8_t type, uint8_t flags, const uint8_t *src, const uint8_t *dst,
 	ip6->payload_len = rte_cpu_to_be_16(len);
 	ip6->proto = IPPROTO_ICMPV6;
 	ip6->hop_limits = 255;
-	memcpy(ip6->src_addr, src, 16);
-	memcpy(ip6->dst_addr, dst, 16);
+	memcpy(WN_IP6_SRC(ip6), src, 16);
+	memcpy(WN_IP6_DST(ip6), dst, 16);
 	icmp[0] = type;
 	icmp[4] = flags;
 	memcpy(icmp + 8, tgt, 16);
@@ -968,7 +968,7 @@ ndp_frame(uint8_t type, uint8_t flags, const uint8_t *src, const uint8_t *dst,
 		icmp[25] = 1;
 		memcpy(icmp + 26, opt6, 6);
 	}
-	ck = icmp6_cksum(ip6->src_addr, ip6->dst_addr, icmp, len);
+	ck = icmp6_cksum(WN_IP6_SRC(ip6), WN_IP6_DST(ip6), icmp, len);
 	memcpy(icmp + 2, &ck, 2);
 	if (dst[0] != 0xff)
 		dmac = our_mac;
