@@ -60,12 +60,13 @@ conf_build(struct wn_perf_params *p)
 	snprintf(conf.ctl_path, sizeof(conf.ctl_path), "%s/warpnic-perf.%d.sock",
 		 tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", (int)getpid());
 	for (unsigned int i = 0; i < p->nb_dp_opts; i++) {
+		/* a bad value is said by wn_node_option(), with the form it accepts */
 		rc = wn_node_option(&conf, p->dp_opt[i][0], p->dp_opt[i][1]);
-		if (rc != 0) {
-			fprintf(stderr, "warpnic-perf: bad value for --%s: '%s'\n", p->dp_opt[i][0],
-				p->dp_opt[i][1] != NULL ? p->dp_opt[i][1] : "");
+		if (rc == -ENOENT)
+			fprintf(stderr, "warpnic-perf: --%s is no option of the dataplane\n",
+				p->dp_opt[i][0]);
+		if (rc != 0)
 			return rc;
-		}
 	}
 	if (p->ctl != NULL) {
 		if (strlen(p->ctl) >= sizeof(conf.ctl_path)) {

@@ -6,7 +6,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,34 @@ ctl_path(void)
 	return (p == NULL || p[0] == '\0') ? WN_CTL_DEFAULT_PATH : p;
 }
 
+/*
+ * No warpnicd to talk to: the program sees no device, as with no RNIC, and stderr says once
+ * per process where the shim looked, why it failed and how to start one.
+ */
+static void
+say_no_daemon(const char *path, int err)
+{
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	struct stat st;
+	struct group *g;
+
+	if (atomic_flag_test_and_set(&said))
+		return;
+	if (err == EACCES && stat(path, &st) == 0) {
+		g = getgrgid(st.st_gid);
+		fprintf(stderr, "warpnic: %s: permission denied: the control socket is for group "
+			"%s (mode %04o); join that group, or ask warpnicd for --ctl-group/--ctl-mode\n",
+			path, g != NULL ? g->gr_name : "?", (unsigned int)(st.st_mode & 07777));
+	} else if (err == EPROTO) {
+		fprintf(stderr, "warpnic: %s: the warpnicd there speaks another version of the "
+			"control protocol than this shim; use the shim installed with it\n", path);
+	} else {
+		fprintf(stderr, "warpnic: no warpnicd serves %s (%s): start one with warpnic-up (this "
+			"host, no NIC) or systemctl start warpnicd@local, or point WARPNIC_CTL "
+			"(warpnic-run --ctl) at another one\n", path, strerror(err));
+	}
+}
+
 /* Probe warpnicd; on success create (once) the device entry. */
 static struct wn_vdev *
 probe_device(void)
@@ -48,8 +78,10 @@ probe_device(void)
 	if (d != NULL)
 		goto out;
 	cl = wn_client_open(ctl_path());
-	if (cl == NULL)
+	if (cl == NULL) {
+		say_no_daemon(ctl_path(), errno);
 		goto out;
+	}
 	if (wn_client_query_device(cl, &attr) != 0) {
 		wn_client_close(cl);
 		goto out;

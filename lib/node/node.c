@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include <rte_telemetry.h>
 
 #include "node_priv.h"
+#include "wn_dpdk_compat.h"
 #include "wn_node.h"
 #include "wn_port.h"
 
@@ -80,6 +82,7 @@ static struct {
 	bool port_started;
 	unsigned int start_wait, start_backoff; /* watcher polls until the next start */
 	bool watching;
+	bool netdev;                   /* --netdev made (node_netdev.c) */
 	volatile int watch_quit;
 	pthread_t watcher;
 } app = { .efd = -1 };
@@ -297,6 +300,8 @@ teardown(void)
 {
 	struct wn_node_conf *p = &app.p;
 
+	if (app.netdev)
+		wn_node_netdev_down(p->netdev);
 	if (app.watching) {
 		app.watch_quit = 1;
 		pthread_join(app.watcher, NULL);
@@ -377,6 +382,13 @@ conf_take(const struct wn_node_conf *conf)
 	*p = *conf;
 	p->pcap = conf->pcap != NULL ? strdup(conf->pcap) : NULL;
 	p->impair = conf->impair != NULL ? strdup(conf->impair) : NULL;
+	p->netdev = conf->netdev != NULL ? strdup(conf->netdev) : NULL;
+	p->pidfile = conf->pidfile != NULL ? strdup(conf->pidfile) : NULL;
+	/* the socket's group: as rdma-core's udev rules give /dev/infiniband, where it exists */
+	if (conf->ctl.sock_group == NULL && getgrnam("rdma") != NULL)
+		p->ctl.sock_group = strdup("rdma");
+	else if (conf->ctl.sock_group != NULL)
+		p->ctl.sock_group = strdup(conf->ctl.sock_group);
 	p->ctl.path = p->ctl_path;
 	p->ctl.dev_name = p->dev_name;
 	p->dp.pool = NULL;
@@ -385,9 +397,99 @@ conf_take(const struct wn_node_conf *conf)
 	p->dp.to_ctl = NULL;
 	/* a wrapper's face moves frames when polled */
 	p->dp.port_poll = p->wrap != NULL ? p->wrap->poll_all : NULL;
-	if ((conf->pcap != NULL && p->pcap == NULL) || (conf->impair != NULL && p->impair == NULL))
+	if ((conf->pcap != NULL && p->pcap == NULL) || (conf->impair != NULL && p->impair == NULL) ||
+	    (conf->netdev != NULL && p->netdev == NULL) ||
+	    (conf->pidfile != NULL && p->pidfile == NULL))
 		return -ENOMEM;
 	return 0;
+}
+
+/*
+ * The control socket is free: no process serves it (a live one is never taken over). Said
+ * before the port comes up, which can take a while; lib/server refuses it again at bind().
+ */
+static int
+ctl_free(const struct wn_node_conf *p)
+{
+	pid_t owner = wn_server_sock_owner(p->ctl_path);
+
+	if (owner > 0) {
+		fprintf(stderr, "warpnicd: --ctl %s: another process serves it (pid %d%s): stop it, "
+			"or give this warpnicd another --ctl\n", p->ctl_path, (int)owner,
+			owner == getpid() ? ", this one" : "");
+		return -EADDRINUSE;
+	}
+	if (owner == -ENOTSOCK) {
+		fprintf(stderr, "warpnicd: --ctl %s: the file exists and is not a socket\n",
+			p->ctl_path);
+		return owner;
+	}
+	return 0;
+}
+
+/* --netdev: the kernel interface that carries the port's addresses (node_netdev.c). */
+static int
+netdev_up(const struct wn_node_conf *p)
+{
+	struct wn_node_netdev_addr a[WN_NETIF_MAX_ADDRS];
+	int owner, ret;
+
+	for (unsigned int i = 0; i < p->dp.n_addrs; i++) {
+		memset(&a[i], 0, sizeof(a[i]));
+		a[i].prefix = p->dp.prefix[i];
+		if (p->dp.addrs[i].family == WN_AF_INET) {
+			a[i].family = AF_INET;
+			memcpy(a[i].addr, &p->dp.addrs[i].v4, 4);
+		} else {
+			a[i].family = AF_INET6;
+			memcpy(a[i].addr, p->dp.addrs[i].v6, 16);
+		}
+	}
+	ret = wn_node_netdev_up(p->netdev, a, p->dp.n_addrs, &owner);
+	if (ret == -EBUSY)
+		fprintf(stderr, "warpnicd: --netdev %s: warpnicd pid %d has it; give this one "
+			"another name\n", p->netdev, owner);
+	else if (ret == -EEXIST)
+		fprintf(stderr, "warpnicd: --netdev %s: the host has an interface of that name that "
+			"is not warpnicd's; give another name\n", p->netdev);
+	else if (ret == -EPERM)
+		fprintf(stderr, "warpnicd: --netdev %s: not allowed to make interfaces (needs "
+			"CAP_NET_ADMIN: run as root, or without --netdev)\n", p->netdev);
+	else if (ret != 0)
+		fprintf(stderr, "warpnicd: --netdev %s: %s\n", p->netdev, strerror(-ret));
+	if (ret == 0)
+		app.netdev = true;
+	return ret;
+}
+
+/* Say why pick_port() found no port (@p err), with the ports there are. */
+static void
+port_missing(const struct wn_node_conf *p, int err)
+{
+	char name[RTE_ETH_NAME_MAX_LEN], list[256] = "";
+	unsigned int n = 0;
+	size_t len = 0;
+	uint16_t pid;
+
+	RTE_ETH_FOREACH_DEV(pid) {
+		if (rte_eth_dev_get_name_by_port(pid, name) != 0)
+			continue;
+		n++;
+		if (len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u %s",
+						len > 0 ? ", " : "", pid, name);
+	}
+	if (p->port >= 0 && !rte_eth_dev_is_valid_port((uint16_t)p->port))
+		fprintf(stderr, "warpnicd: --port %d: no such port (the EAL options made %u%s%s)\n",
+			p->port, n, n > 0 ? ": " : "", list);
+	else if (n == 0)
+		fprintf(stderr, "warpnicd: no port: the EAL options made none; give one before "
+			"--, e.g. -a 0000:03:00.0 (a NIC bound to vfio-pci), --vdev "
+			"net_af_packet0,iface=eth1, or --vdev net_null0,no-rx=1 (this host only)\n");
+	else if (p->impair != NULL)
+		fprintf(stderr, "warpnicd: --impair %s: %s\n", p->impair, strerror(-err));
+	else
+		fprintf(stderr, "warpnicd: port: %s\n", strerror(-err));
 }
 
 /* The mbuf pool, the port (or the fault injector's face over it), --pcap. @return 0/-errno. */
@@ -417,9 +519,7 @@ port_up(void)
 	}
 	ret = pick_port(p, pending, nb_pending, app.n_shards, &app.port);
 	if (ret < 0) {
-		fprintf(stderr, "warpnicd: no port (give one with EAL --vdev, e.g. net_memif0)%s%s\n",
-			p->impair != NULL ? " or --impair: " : "",
-			p->impair != NULL ? strerror(-ret) : "");
+		port_missing(p, ret);
 		return ret;
 	}
 	app.port_set = true;
@@ -492,8 +592,13 @@ server_up(void)
 	}
 	app.srv = wn_server_create(&p->ctl);
 	if (app.srv == NULL) {
-		fprintf(stderr, "warpnicd: control socket %s: %s\n", p->ctl_path, strerror(errno));
-		return -errno;
+		int err = errno;
+
+		if (err == EADDRINUSE) /* it came up since ctl_free() looked */
+			(void)ctl_free(p);
+		else
+			fprintf(stderr, "warpnicd: --ctl %s: %s\n", p->ctl_path, strerror(err));
+		return -err;
 	}
 	p->dp.ctl_efd = app.efd;
 	p->dp.mem = wn_server_mem(app.srv);
@@ -547,10 +652,10 @@ dataplane_up(void)
 		return -EIO;
 	}
 	if (p->dp.link != NULL) {
-		ret = rte_ctrl_thread_create(&app.watcher, "wn-link", NULL, link_watch, NULL);
+		ret = wn_ctrl_thread_create(&app.watcher, "wn-link", link_watch, NULL);
 		if (ret != 0) {
-			fprintf(stderr, "warpnicd: link watcher: %s\n", strerror(ret));
-			return -ret;
+			fprintf(stderr, "warpnicd: link watcher: %s\n", strerror(-ret));
+			return ret;
 		}
 		app.watching = true;
 	}
@@ -573,12 +678,16 @@ wn_node_start(const struct wn_node_conf *conf)
 		return -EALREADY;
 	/* quit stays as it is: a SIGTERM during start-up still stops warpnicd */
 	ret = conf_take(conf);
+	if (ret == 0 && !app.p.rtc)
+		ret = ctl_free(&app.p);
 	if (ret == 0)
 		ret = port_up();
 	if (ret == 0)
 		ret = app.p.rtc ? mem_up() : server_up();
 	if (ret == 0)
 		ret = dataplane_up();
+	if (ret == 0 && app.p.netdev != NULL && !app.p.rtc)
+		ret = netdev_up(&app.p);
 	if (ret != 0) {
 		teardown();
 		return ret;

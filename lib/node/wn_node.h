@@ -58,6 +58,9 @@ struct wn_node_conf {
 	char dev_name[WN_CTL_NAME_LEN]; /**< --name */
 	const char *pcap;             /**< --pcap (owned: wn_node_conf_free()) */
 	const char *impair;           /**< --impair (owned) */
+	const char *netdev;           /**< --netdev: the kernel interface with our addresses (owned) */
+	const char *pidfile;          /**< --pidfile (owned) */
+	bool daemon;                  /**< --daemon (warpnicd's main detaches before the EAL) */
 	/** The wrapper --impair and EAL --vdev faces need (NULL: --impair refused). */
 	const struct wn_node_port_wrap *wrap;
 	int port;                     /**< --port (-1: the first ethdev) */
@@ -99,9 +102,49 @@ int wn_node_option(struct wn_node_conf *c, const char *name, const char *arg);
 
 /**
  * Parse warpnicd's command line (after EAL's, @p argv[0] the program); --help prints the
- * usage and exits. @return 0 or -EINVAL (message on stderr).
+ * usage and exits. @return 0 or -EINVAL; every mistake is said on stderr, naming the option
+ * and the form it accepts.
  */
 int wn_node_parse_args(struct wn_node_conf *c, int argc, char **argv);
+
+/**
+ * The EAL's command line for warpnicd's @p argc / @p argv ("[EAL options] -- [options]"):
+ * the EAL options of every --config file's "eal" lines, then the command line's own.
+ * @param eal_argv
+ *   Set to a NULL-terminated copy for rte_eal_init() (freed at exit).
+ * @param daemon
+ *   Set when the options after "--" ask for --daemon.
+ * @return the number of arguments in *eal_argv, or -errno (ENOMEM, E2BIG). Before the EAL.
+ */
+int wn_node_eal_args(int argc, char **argv, char ***eal_argv, bool *daemon);
+
+/**
+ * Free what wn_node_eal_args() made: @p eal_argv, its count @p n and the @p argc it was
+ * given (before rte_eal_init(), which reorders the array). Before the EAL.
+ */
+void wn_node_eal_args_free(char **eal_argv, int n, int argc);
+
+/** An address for wn_node_netdev_up(): AF_INET or AF_INET6, network order. */
+struct wn_node_netdev_addr {
+	int family;
+	uint8_t addr[16];
+	uint8_t prefix;
+};
+
+/**
+ * Put @p n addresses on a kernel interface @p name, as an RDMA NIC's netdev carries its own:
+ * one end of a veth pair made for it (both ends up), each address without a prefix route.
+ * An interface of that name that a warpnicd which is gone left behind is replaced.
+ * @param owner
+ *   Set to the pid of the warpnicd that has @p name (with EBUSY), else 0.
+ * @return 0, or -errno: EBUSY (a live warpnicd has it), EEXIST (an interface that is not
+ *   warpnicd's), EINVAL (bad name), EPERM (no CAP_NET_ADMIN), or rtnetlink's. Any thread.
+ */
+int wn_node_netdev_up(const char *name, const struct wn_node_netdev_addr *addrs, unsigned int n,
+		      int *owner);
+
+/** Remove interface @p name if this process made it. Any thread. */
+void wn_node_netdev_down(const char *name);
 
 /**
  * Bring up the mbuf pool, the port (and --impair face), --pcap, the control rings, the

@@ -3,7 +3,8 @@
  * libFuzzer target for warpnicd's option and config-file parser (lib/node's node_options.c:
  * wn_node_option(), "config FILE"), which warpnicd and warpnic-perf's embedded dataplane
  * share. The input is the config file (it may name itself with "config", up to the nesting
- * limit). Invariants checked on success: addresses within bounds and mirrored to the control
+ * limit), and its "eal" lines as warpnicd reads them before the EAL (wn_node_eal_args()).
+ * Invariants checked on success: addresses within bounds and mirrored to the control
  * server, MTU and MPA settings in range, names NUL-terminated; no leak on any input.
  */
 #include <stdint.h>
@@ -49,8 +50,29 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (c.mbufs < 1023 || c.dp.sockbuf < 16384 || c.dp.max_conns < 1)
 			abort();
+		if (c.netdev != NULL && (strlen(c.netdev) == 0 || strlen(c.netdev) >= 16))
+			abort();
+		if (c.ctl.sock_mode > 0777)
+			abort();
 	}
 	wn_node_conf_free(&c);
+	/* the same file's "eal" lines, read before the EAL: the command line's own after them */
+	{
+		char *argv[] = {"warpnicd", "-l", "0", "--", "--config", path, NULL};
+		char **eal;
+		bool daemon;
+		int n = wn_node_eal_args(6, argv, &eal, &daemon);
+
+		if (n >= 0) {
+			if (n < 6 || eal[n] != NULL || eal[0] != argv[0] || eal[n - 1] != argv[5] ||
+			    daemon)
+				abort();
+			for (int i = 1; i < n - 5; i++)
+				if (eal[i] == NULL || eal[i][0] == '\0')
+					abort();
+			wn_node_eal_args_free(eal, n, 6);
+		}
+	}
 	close(fd);
 	return 0;
 }
