@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Idempotent machine set-up for building and testing warpnic on Debian 12:
-# installs every build/test dependency with apt, reserves hugepages and
-# mounts hugetlbfs. Needs root (or sudo) for the apt and hugepage steps.
+# Idempotent machine set-up for warpnic on Debian 12 or 13: installs packages with apt,
+# reserves hugepages and mounts hugetlbfs. Needs root (or sudo) for those steps.
 #
-#   scripts/setup.sh            everything
-#   scripts/setup.sh --deps     packages only
+#   scripts/setup.sh            building, running and every test suite (what CI needs)
+#   scripts/setup.sh --run      building and running only (what demo.sh needs): the build
+#                               dependencies, Debian's RDMA programs, 320 hugepages
+#   scripts/setup.sh --deps     packages only (building, running and testing)
 #   scripts/setup.sh --huge     hugepages only
-#   WN_HUGEPAGES=N              number of 2 MiB pages to reserve (default 3072)
+#   WN_HUGEPAGES=N              number of 2 MiB pages to reserve (default 3072; --run 320)
 set -euo pipefail
 
-want_deps=1 want_huge=1
+want_deps=1 want_huge=1 want_tests=1 pages_default=3072
 case "${1:-}" in
+--run) want_tests=0 pages_default=320 ;;
 --deps) want_huge=0 ;;
 --huge) want_deps=0 ;;
--h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h|--help) sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 "") ;;
 *) echo "setup.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 esac
@@ -30,17 +32,26 @@ if [ "$(id -u)" -ne 0 ]; then
 	fi
 fi
 
-PKGS=(
-	build-essential pkg-config meson ninja-build python3-pyelftools help2man
-	dpdk dpdk-dev libdpdk-dev libisal-dev libcmocka-dev libusrsctp-dev
-	libibverbs-dev librdmacm-dev ibverbs-utils rdmacm-utils perftest
-	# the stand-in provider libraries are generated from the real ones (drivers/verbs);
+# building and running: the compiler and meson, the libraries warpnic links, help2man for
+# the man pages, iproute2, and the RDMA programs the demo runs through the shim
+RUN_PKGS=(
+	build-essential pkg-config meson ninja-build python3 python3-pyelftools help2man
+	debhelper
+	dpdk libdpdk-dev libisal-dev libusrsctp-dev libibverbs-dev librdmacm-dev
+	libtirpc-dev rpcsvc-proto iproute2 procps kmod
+	# the stand-in provider libraries are generated from the real ones (drivers/verbs)
+	ibverbs-providers binutils
+	ibverbs-utils rdmacm-utils perftest
+)
+# the test suites on top of that
+TEST_PKGS=(
+	dpdk-dev libcmocka-dev libssl-dev
 	# rdma-core's own test suite runs on Debian's pyverbs (verbs_rdma_core_suite)
-	ibverbs-providers python3-pyverbs
-	fio qperf libfabric-bin binutils
+	python3-pyverbs
+	fio qperf libfabric-bin
 	clang-14 libclang-rt-14-dev llvm-14
-	libtirpc-dev rpcsvc-proto libpcap-dev
-	tshark iproute2 socat iperf3 procps kmod valgrind
+	libpcap-dev
+	tshark socat iperf3 valgrind
 	# verbs_prog_rspreload: a plain TCP program that uses accept(), not accept4(), which
 	# Debian 12's librspreload does not wrap
 	netcat-traditional
@@ -53,7 +64,11 @@ PKGS=(
 	# statically against libc6-dev, on linux-libc-dev's <linux/sctp.h>)
 	qemu-system-x86 busybox-static linux-headers-amd64 libc6-dev linux-libc-dev
 	libwrap0 libnsl2 libblkid1 libuuid1 libkrb5-3 libgssapi-krb5-2 libsystemd0 libmnl0 libbsd0
+	# scripts/deb_test.sh: the Debian packages, built, checked and installed in a fresh root
+	lintian mmdebstrap systemd-container
 )
+PKGS=("${RUN_PKGS[@]}")
+[ "$want_tests" = 0 ] || PKGS+=("${TEST_PKGS[@]}")
 
 if [ "$want_deps" = 1 ]; then
 	missing=()
@@ -74,7 +89,7 @@ if [ "$want_deps" = 1 ]; then
 fi
 
 if [ "$want_huge" = 1 ]; then
-	pages=${WN_HUGEPAGES:-3072}
+	pages=${WN_HUGEPAGES:-$pages_default}
 	cur=$(cat /proc/sys/vm/nr_hugepages)
 	if [ "$cur" -lt "$pages" ]; then
 		echo "$pages" | $SUDO tee /proc/sys/vm/nr_hugepages >/dev/null ||
