@@ -63,8 +63,10 @@ forward(struct wn_dp *dp, uint16_t to, struct wn_server_dp_msg *m)
 		local_msg(dp, m);
 		return;
 	}
-	if (rte_ring_enqueue(g->shard[to]->ctl, m) != 0) {
-		DP_LOG(ERR, "shard %u control ring full: message %u dropped\n", to, m->type);
+	/* a full ring: the message waits in order (dp_msgq), flushed by every poll */
+	if (dp_msgq_post(dp, &dp->fwd_wait[to], g->shard[to]->ctl, m) < 0) {
+		DP_LOG(ERR, "shard %u control ring full, no memory: message %u dropped\n", to,
+		       m->type);
 		dp->st.ctl_drop++;
 		free(m);
 		return;

@@ -167,6 +167,15 @@ struct dp_conn {
 	struct dp_listen *elisten;    /**< passive: the embedded listener it came from */
 };
 
+/**
+ * Messages a full ring could not take, oldest first (msg.c): they go before anything newer
+ * to the same ring, and the queue grows rather than dropping one.
+ */
+struct dp_msgq {
+	void **v;
+	uint32_t head, len, cap;
+};
+
 TAILQ_HEAD(dp_qp_list, dp_qp);
 TAILQ_HEAD(dp_conn_list, dp_conn);
 
@@ -189,6 +198,8 @@ struct wn_dp {
 	struct dp_qp_list active;
 	struct dp_qp_list errq;       /**< QPs in Error: later postings are flushed */
 	struct dp_conn_list conns;
+	struct dp_msgq ctl_wait;      /**< to the control thread (to_ctl full) */
+	struct dp_msgq fwd_wait[DP_MAX_SHARDS]; /**< shard 0: to each shard (its ctl full) */
 	uint32_t next_token;
 	uint64_t now;
 	struct wn_dp_stats st;
@@ -394,7 +405,20 @@ void dp_idle_stop(struct wn_dp *dp);
  */
 bool dp_idle_sleep(struct wn_dp *dp);
 
-/* msg.c: messages to the control thread */
+/* msg.c: messages to the control thread; rings that wait rather than drop */
+/**
+ * Put @p m on @p r behind what @p q holds (@p q keeps it while @p r is full). @return 1 when
+ * it went on the ring now, 0 when it waits, -ENOMEM (not queued: the caller frees it).
+ */
+int dp_msgq_post(struct wn_dp *dp, struct dp_msgq *q, struct rte_ring *r, void *m);
+/** Move what @p q holds onto @p r while it has room. @return messages moved. */
+unsigned int dp_msgq_flush(struct dp_msgq *q, struct rte_ring *r);
+/** Free what @p q holds (with free()). */
+void dp_msgq_free(struct dp_msgq *q);
+/** Messages that waited for the control thread's ring. @return messages moved. */
+unsigned int dp_ctl_flush(struct wn_dp *dp);
+/** @return true when messages of this shard wait for room in a ring. */
+bool dp_msgs_waiting(const struct wn_dp *dp);
 /** Send a CM event for CM id @p id to the control thread. */
 void dp_cm_event(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev);
 /** The same with the IRD/ORD MPA negotiated (ESTABLISHED). */

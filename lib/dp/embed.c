@@ -18,6 +18,7 @@
 #include "wn_dp_embed.h"
 
 /* Connection events a shard keeps for its application. */
+/* First size of the events' queue (it doubles when full: no event is lost). */
 #define EMBED_EVENTS 128
 /* First local port wn_dp_connect() tries when it must pick one that steers to its shard. */
 #define EMBED_PORT_LO 32768u
@@ -29,8 +30,8 @@ struct wn_dp_listener {
 };
 
 struct dp_embed {
-	struct wn_dp_cm_event q[EMBED_EVENTS];
-	uint32_t head, n;
+	struct wn_dp_cm_event *q;     /* events not polled yet: a ring that grows */
+	uint32_t head, n, cap;
 	uint32_t next_qpn;
 	uint16_t next_port;
 	uint8_t next_key;
@@ -395,6 +396,24 @@ wn_dp_qp_destroy(struct wn_dp_qp *qp)
 
 /* ---------------------------------------------------------------- connection events */
 
+/* Double the events' queue (no memory: -ENOMEM). */
+static int
+events_grow(struct dp_embed *em)
+{
+	uint32_t ncap = em->cap == 0 ? EMBED_EVENTS : 2 * em->cap;
+	struct wn_dp_cm_event *nq = malloc(ncap * sizeof(*nq));
+
+	if (nq == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < em->n; i++)
+		nq[i] = em->q[(em->head + i) % em->cap];
+	free(em->q);
+	em->q = nq;
+	em->head = 0;
+	em->cap = ncap;
+	return 0;
+}
+
 /* An embedded connection's lib/cm event (its dp_conn_event_fn): queued for wn_dp_cm_poll(). */
 static int
 embed_event(struct wn_dp *dp, struct dp_conn *c, const struct wn_cm_event *e)
@@ -402,12 +421,12 @@ embed_event(struct wn_dp *dp, struct dp_conn *c, const struct wn_cm_event *e)
 	struct dp_embed *em = embed_of(dp);
 	struct wn_dp_cm_event *ev;
 
-	if (em == NULL || em->n == EMBED_EVENTS) {
+	if (em == NULL || (em->n == em->cap && events_grow(em) != 0)) {
 		dp->st.ctl_drop++;
 		/* a request nobody will see is refused; a lost final event leaves the handle */
 		return e->type == WN_CM_EV_CONNECT_REQUEST ? -ENOSPC : 0;
 	}
-	ev = &em->q[(em->head + em->n++) % EMBED_EVENTS];
+	ev = &em->q[(em->head + em->n++) % em->cap];
 	memset(ev, 0, offsetof(struct wn_dp_cm_event, pd));
 	ev->type = e->type;
 	ev->status = e->status;
@@ -438,7 +457,7 @@ wn_dp_cm_poll(struct wn_dp *dp, struct wn_dp_cm_event *ev)
 	if (em == NULL || em->n == 0)
 		return 0;
 	*ev = em->q[em->head];
-	em->head = (em->head + 1) % EMBED_EVENTS;
+	em->head = (em->head + 1) % em->cap;
 	em->n--;
 	return 1;
 }
@@ -453,12 +472,12 @@ events_purge(struct wn_dp *dp, struct dp_conn *c)
 	if (em == NULL)
 		return;
 	for (uint32_t i = 0; i < em->n; i++) {
-		struct wn_dp_cm_event *ev = &em->q[(em->head + i) % EMBED_EVENTS];
+		struct wn_dp_cm_event *ev = &em->q[(em->head + i) % em->cap];
 
 		if (ev->conn == handle_of(c))
 			continue;
 		if (k != i)
-			em->q[(em->head + k) % EMBED_EVENTS] = *ev;
+			em->q[(em->head + k) % em->cap] = *ev;
 		k++;
 	}
 	em->n = k;
@@ -700,6 +719,7 @@ dp_embed_free(struct wn_dp *dp)
 		return;
 	while ((l = TAILQ_FIRST(&dp->emb->listeners)) != NULL)
 		wn_dp_unlisten(l);
+	free(dp->emb->q);
 	free(dp->emb);
 	dp->emb = NULL;
 }

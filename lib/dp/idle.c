@@ -82,7 +82,8 @@ sleep_budget(struct wn_dp *dp, bool rx_wake)
 	/* the tick's work: QPs in Error flush what clients post, deregistrations wait; a
 	 * stream held for a receive rechecks its SRQ and its time limit */
 	if (!TAILQ_EMPTY(&dp->errq) || dp->n_dereg != 0 || dp->st.rnr_held != 0 ||
-	    dp_dma_tx_pending(dp)) /* ... and a NIC's sent mbufs are freed (zero-copy pins) */
+	    dp_dma_tx_pending(dp) || /* ... and a NIC's sent mbufs are freed (zero-copy pins) */
+	    dp_msgs_waiting(dp)) /* ... messages wait for room in a full ring */
 		budget = RTE_MIN(budget, (uint64_t)DP_TICK_US);
 	/* the telemetry snapshot is refreshed every period, as when polling */
 	t = dp->tel_at + DP_TEL_PERIOD_US;

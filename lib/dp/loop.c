@@ -81,9 +81,16 @@ poll_ctl(struct wn_dp *dp)
 	void *msgs[DP_BURST];
 	unsigned int n, i;
 
+	/* messages that waited for room in a full ring go first */
+	if (dp->ctl_wait.len > 0)
+		(void)dp_ctl_flush(dp);
 	if (dp->idx == 0) {
 		if (dp->c.to_dp == NULL)
 			return 0; /* no control thread (embedded applications only) */
+		for (i = 1; i < dp->g->n; i++)
+			if (dp->fwd_wait[i].len > 0 &&
+			    dp_msgq_flush(&dp->fwd_wait[i], dp->g->shard[i]->ctl) > 0)
+				dp_wake(dp->g, (uint16_t)i);
 		n = rte_ring_dequeue_burst(dp->c.to_dp, msgs, DP_BURST, NULL);
 		for (i = 0; i < n; i++)
 			dp_dispatch(dp, msgs[i]);

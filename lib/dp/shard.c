@@ -169,6 +169,9 @@ shard_free(struct wn_dp *dp)
 			free(m);
 	rte_ring_free(dp->handoff);
 	rte_ring_free(dp->ctl);
+	dp_msgq_free(&dp->ctl_wait);
+	for (uint16_t i = 0; i < DP_MAX_SHARDS; i++)
+		dp_msgq_free(&dp->fwd_wait[i]);
 	dp_embed_free(dp); /* its listeners are the lower layer's */
 	dp_llp_free(dp);
 	wn_tcp_ctx_free(dp->tcp);

@@ -127,6 +127,7 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(cm_events);
 	ADD(async_events);
 	ADD(ctl_drop);
+	ADD(ctl_waited);
 	ADD(conns_active);
 	ADD(conns_passive);
 	ADD(conns_established);
@@ -224,6 +225,7 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, cm_events);
 	TEL_U64(d, s, async_events);
 	TEL_U64(d, s, ctl_drop);
+	TEL_U64(d, s, ctl_waited);
 	TEL_U64(d, s, conns_active);
 	TEL_U64(d, s, conns_passive);
 	TEL_U64(d, s, conns_established);

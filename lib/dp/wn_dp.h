@@ -170,6 +170,7 @@ struct wn_dp_stats {
 	uint64_t wake_timer;         /**< ... by the timeout (a timer, a nap's end) */
 	uint64_t idle_naps;          /**< sleeps without the Rx wake-up (none, or link down) */
 	uint64_t ctl_msgs, cm_events, ctl_drop;
+	uint64_t ctl_waited;          /**< messages a full ring made wait (in order; none lost) */
 	uint64_t async_events;        /**< async events sent to clients (QP, SRQ, CQ) */
 	uint64_t conns_active, conns_passive, conns_established, conns_failed, conns_rejected;
 	uint64_t conns_unenhanced;    /**< connects retried with MPA Rev 1 (RFC 6581 §10) */

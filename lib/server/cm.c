@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,10 +18,29 @@
 
 #include "srv_priv.h"
 
+/* Most requests a listener keeps unanswered: as many as the device has QPs. */
+#define CM_BACKLOG_MAX 65536u
+
 #define EPHEMERAL_LO 32768
 #define EPHEMERAL_HI 60999
 
 /* ---------------------------------------------------------------- channels and events */
+
+/* One CM event as it goes on a channel's socket. */
+struct cm_event_msg {
+	struct wn_ctl_hdr h;
+	struct wn_ctl_cm_event ev;
+};
+
+/*
+ * An event the channel's socket could not take (the client reads slower than connections
+ * come and go): it waits here, in order, until the socket drains. Nothing is dropped for a
+ * full socket; only a channel destroyed, or whose reader has gone, takes its queue with it.
+ */
+struct chan_ev {
+	struct chan_ev *next;
+	struct cm_event_msg m;
+};
 
 int
 srv_h_cm_create_channel(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
@@ -39,29 +59,114 @@ srv_h_cm_create_channel(struct wn_server *srv, const struct srv_req *rq, struct 
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	shutdown(sv[1], SHUT_WR);
 	ch->u.chan.fd = sv[0];
+	ch->u.chan.qtail = &ch->u.chan.qhead;
 	rs->fd = sv[1];
 	rs->u.hd.handle = ch->handle;
 	return 0;
 }
 
+/* Watch (@p on) or stop watching @p ch's socket for room. */
+static void
+chan_watch(struct wn_server *srv, struct obj *ch, bool on)
+{
+	struct epoll_event ev = {.events = EPOLLOUT,
+				 .data.u64 = (uint64_t)ch->handle << 32 | SRV_EP_CHAN};
+
+	if (epoll_ctl(srv->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, ch->u.chan.fd, &ev) != 0)
+		SRV_LOG(ERR, "CM channel %#x: epoll: %s", ch->handle, strerror(errno));
+}
+
+/* Drop @p ch's queue (its reader is gone). */
+static void
+chan_drop(struct wn_server *srv, struct obj *ch)
+{
+	struct chan_ev *e;
+
+	if (ch->u.chan.qhead != NULL)
+		chan_watch(srv, ch, false);
+	while ((e = ch->u.chan.qhead) != NULL) {
+		ch->u.chan.qhead = e->next;
+		free(e);
+		srv->cm_events_dropped++;
+	}
+	ch->u.chan.qtail = &ch->u.chan.qhead;
+	ch->u.chan.qlen = 0;
+}
+
+/* Write what @p ch's queue holds while its socket takes it. */
+static void
+chan_flush(struct wn_server *srv, struct obj *ch)
+{
+	struct chan_ev *e;
+	int ret;
+
+	while ((e = ch->u.chan.qhead) != NULL) {
+		ret = wn_ctl_send(ch->u.chan.fd, &e->m.h, NULL, 0);
+		if (ret == -EAGAIN || ret == -ENOBUFS)
+			return;
+		if (ret != 0) {
+			chan_drop(srv, ch); /* the client closed its end: reclaim follows */
+			return;
+		}
+		ch->u.chan.qhead = e->next;
+		ch->u.chan.qlen--;
+		free(e);
+		srv->cm_events++;
+	}
+	ch->u.chan.qtail = &ch->u.chan.qhead;
+	chan_watch(srv, ch, false);
+}
+
+void
+srv_chan_writable(struct wn_server *srv, uint32_t handle)
+{
+	struct obj *ch = srv_obj_get(srv, NULL, handle, OBJ_CHAN);
+
+	if (ch != NULL && ch->u.chan.qhead != NULL)
+		chan_flush(srv, ch);
+}
+
 int
 srv_chan_destroy(struct wn_server *srv, struct obj *ch)
 {
+	chan_drop(srv, ch);
 	close(ch->u.chan.fd);
 	srv_obj_free(srv, ch);
 	return 0;
 }
 
-/* Deliver an event about @p id on its channel. */
+/* Queue @p m on @p ch behind what waits there; the socket is watched for room. */
 static void
-cm_event(struct obj *id, uint32_t type, int status,
+chan_queue(struct wn_server *srv, struct obj *ch, const struct cm_event_msg *m)
+{
+	struct chan_ev *e = malloc(sizeof(*e));
+
+	if (e == NULL) {
+		/* no memory for one event: the one case where it goes, and it is counted */
+		srv->cm_events_dropped++;
+		SRV_LOG(ERR, "CM channel %#x: no memory to keep event %u", ch->handle, m->ev.event);
+		return;
+	}
+	e->next = NULL;
+	e->m = *m;
+	if (ch->u.chan.qhead == NULL)
+		chan_watch(srv, ch, true);
+	*ch->u.chan.qtail = e;
+	ch->u.chan.qtail = &e->next;
+	ch->u.chan.qlen++;
+	srv->cm_events_waited++;
+	if (ch->u.chan.qlen > srv->cm_queue_max)
+		srv->cm_queue_max = ch->u.chan.qlen;
+}
+
+/* Deliver an event about @p id on its channel, in order; a full socket makes it wait. */
+static void
+cm_event(struct wn_server *srv, struct obj *id, uint32_t type, int status,
 	 uint32_t listen_id, const struct wn_ctl_conn_param *param)
 {
-	struct {
-		struct wn_ctl_hdr h;
-		struct wn_ctl_cm_event ev;
-	} m;
+	struct cm_event_msg m;
 	struct obj *ch = id->u.id.chan;
+	int ret;
 
 	memset(&m, 0, sizeof(m));
 	wn_ctl_hdr_init(&m.h, WN_CTL_CM_EVENT, ++ch->u.chan.seq, sizeof(m.ev));
@@ -74,8 +179,17 @@ cm_event(struct obj *id, uint32_t type, int status,
 	m.ev.dst = id->u.id.dst;
 	if (param != NULL)
 		m.ev.param = *param;
-	if (wn_ctl_send(ch->u.chan.fd, &m.h, NULL, 0) != 0)
-		SRV_LOG(WARNING, "CM event %u for id %#x lost", type, id->handle);
+	if (ch->u.chan.qhead != NULL) {
+		chan_queue(srv, ch, &m);
+		return;
+	}
+	ret = wn_ctl_send(ch->u.chan.fd, &m.h, NULL, 0);
+	if (ret == 0)
+		srv->cm_events++;
+	else if (ret == -EAGAIN || ret == -ENOBUFS)
+		chan_queue(srv, ch, &m);
+	else
+		srv->cm_events_dropped++; /* the client closed its end: reclaim follows */
 }
 
 /* ---------------------------------------------------------------- ids and addresses */
@@ -281,13 +395,13 @@ srv_h_cm_resolve_addr(struct wn_server *srv, const struct srv_req *rq, struct sr
 	}
 	if (!addr_is_local(srv, &r->dst) && srv->to_dp == NULL) {
 		/* neighbour resolution is the dataplane's; none attached */
-		cm_event(id, WN_CTL_CM_EV_ADDR_ERROR, -EHOSTUNREACH, 0, NULL);
+		cm_event(srv, id, WN_CTL_CM_EV_ADDR_ERROR, -EHOSTUNREACH, 0, NULL);
 	} else {
 		/* loopback addresses mean the port's own address (the dataplane loops back) */
 		loopback_to_port(srv, &id->u.id.dst);
 		loopback_to_port(srv, &id->u.id.src);
 		id->u.id.addr = CM_ADDR_RESOLVED;
-		cm_event(id, WN_CTL_CM_EV_ADDR_RESOLVED, 0, 0, NULL);
+		cm_event(srv, id, WN_CTL_CM_EV_ADDR_RESOLVED, 0, 0, NULL);
 	}
 	rs->u.addr.src = id->u.id.src;
 	rs->u.addr.dst = id->u.id.dst;
@@ -302,7 +416,7 @@ srv_h_cm_resolve_route(struct wn_server *srv, const struct srv_req *rq, struct s
 	if (id == NULL || id->u.id.addr != CM_ADDR_RESOLVED)
 		return -EINVAL;
 	id->u.id.addr = CM_ROUTE_RESOLVED;
-	cm_event(id, WN_CTL_CM_EV_ROUTE_RESOLVED, 0, 0, NULL);
+	cm_event(srv, id, WN_CTL_CM_EV_ROUTE_RESOLVED, 0, 0, NULL);
 	return 0;
 }
 
@@ -326,7 +440,9 @@ srv_h_cm_listen(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	if (srv_dp_post(srv, m) != 0)
 		return -ENOBUFS;
 	id->u.id.listening = true;
-	id->u.id.backlog = r->timeout_ms == 0 ? 128 : RTE_MIN(r->timeout_ms, 4096u);
+	/* as the kernel's rdma_listen, 0 asks for the most (requests unanswered, here) */
+	id->u.id.backlog = r->timeout_ms == 0 ? CM_BACKLOG_MAX :
+					     RTE_MIN(r->timeout_ms, CM_BACKLOG_MAX);
 	return 0;
 }
 
@@ -578,7 +694,7 @@ cm_dp_request(struct wn_server *srv, const struct wn_ctl_cm_event *e)
 	n->u.id.dp_conn = e->id;
 	l->u.id.pending++;
 	/* the initiator's private data and IRD/ORD (RFC 6581 §5, MPA Request) */
-	cm_event(n, e->event, 0, l->handle, &e->param);
+	cm_event(srv, n, e->event, 0, l->handle, &e->param);
 }
 
 /*
@@ -632,5 +748,5 @@ srv_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m)
 	default:
 		break;
 	}
-	cm_event(id, e->event, e->status, 0, &e->param);
+	cm_event(srv, id, e->event, e->status, 0, &e->param);
 }

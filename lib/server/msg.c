@@ -33,20 +33,88 @@ srv_dp_msg(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj)
 	return m;
 }
 
-int
-srv_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m)
+/* The lcore taking to_dp may sleep: ring it (wn_queue.h, lcore doorbells). */
+static void
+dp_ring_bell(struct wn_server *srv)
 {
 	uint64_t one = 1;
 
-	if (rte_ring_enqueue(srv->to_dp, m) != 0) {
-		SRV_LOG(ERR, "dataplane queue full, message %u dropped", m->type);
-		free(m);
-		return -ENOBUFS;
-	}
-	/* the lcore taking to_dp may sleep: ring it (wn_queue.h, lcore doorbells) */
 	if (srv->n_bells > 0 && wn_queue_bell_check(&srv->bells[0]) &&
 	    write(srv->bell_efd[0], &one, sizeof(one)) < 0 && errno != EAGAIN)
 		SRV_LOG(ERR, "dataplane bell: %s", strerror(errno));
+}
+
+/* Keep @p m behind what waits for room in to_dp. @return 0 or -ENOMEM. */
+static int
+dp_wait_push(struct wn_server *srv, struct wn_server_dp_msg *m)
+{
+	struct wn_server_dp_msg **nv;
+	uint32_t ncap, i;
+
+	if (srv->dp_wait_len == srv->dp_wait_cap) {
+		ncap = srv->dp_wait_cap == 0 ? 64 : 2 * srv->dp_wait_cap;
+		nv = malloc(ncap * sizeof(*nv));
+		if (nv == NULL)
+			return -ENOMEM;
+		for (i = 0; i < srv->dp_wait_len; i++)
+			nv[i] = srv->dp_wait[(srv->dp_wait_head + i) % srv->dp_wait_cap];
+		free(srv->dp_wait);
+		srv->dp_wait = nv;
+		srv->dp_wait_head = 0;
+		srv->dp_wait_cap = ncap;
+	}
+	srv->dp_wait[(srv->dp_wait_head + srv->dp_wait_len) % srv->dp_wait_cap] = m;
+	srv->dp_wait_len++;
+	srv->dp_waited++;
+	return 0;
+}
+
+bool
+srv_dp_flush(struct wn_server *srv)
+{
+	bool moved = false;
+
+	while (srv->dp_wait_len > 0 && srv->to_dp != NULL &&
+	       rte_ring_enqueue(srv->to_dp, srv->dp_wait[srv->dp_wait_head]) == 0) {
+		srv->dp_wait_head = (srv->dp_wait_head + 1) % srv->dp_wait_cap;
+		srv->dp_wait_len--;
+		moved = true;
+	}
+	if (moved)
+		dp_ring_bell(srv);
+	return srv->dp_wait_len > 0;
+}
+
+void
+srv_dp_wait_free(struct wn_server *srv)
+{
+	while (srv->dp_wait_len > 0) {
+		free(srv->dp_wait[srv->dp_wait_head]);
+		srv->dp_wait_head = (srv->dp_wait_head + 1) % srv->dp_wait_cap;
+		srv->dp_wait_len--;
+	}
+	free(srv->dp_wait);
+	srv->dp_wait = NULL;
+	srv->dp_wait_cap = 0;
+}
+
+/*
+ * Post @p m to the dataplane. A full ring (a client that creates or connects thousands of
+ * objects faster than the lcore takes them) makes it wait, in order, for the next poll.
+ */
+int
+srv_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m)
+{
+	if (srv->dp_wait_len == 0 && rte_ring_enqueue(srv->to_dp, m) == 0) {
+		dp_ring_bell(srv);
+		return 0;
+	}
+	if (dp_wait_push(srv, m) != 0) {
+		SRV_LOG(ERR, "dataplane queue full, no memory: message %u dropped", m->type);
+		free(m);
+		return -ENOBUFS;
+	}
+	(void)srv_dp_flush(srv);
 	return 0;
 }
 

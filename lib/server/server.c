@@ -90,6 +90,7 @@ wn_server_dp_bells(struct wn_server *srv, int page_fd, const struct wn_queue_bel
 void
 wn_server_dp_detach(struct wn_server *srv)
 {
+	srv_dp_wait_free(srv);
 	if (srv->to_dp != NULL)
 		(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, srv->dp_efd, NULL);
 	srv->to_dp = NULL;
@@ -359,8 +360,15 @@ int
 wn_server_poll(struct wn_server *srv, int timeout_ms)
 {
 	struct epoll_event evs[16];
+	bool waiting;
 	int n, i;
 
+	pthread_mutex_lock(&srv->lock);
+	waiting = srv_dp_flush(srv);
+	pthread_mutex_unlock(&srv->lock);
+	/* messages wait for room in the dataplane's ring: look again soon */
+	if (waiting && (timeout_ms < 0 || timeout_ms > 1))
+		timeout_ms = 1;
 	n = epoll_wait(srv->epfd, evs, RTE_DIM(evs), timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
@@ -372,6 +380,10 @@ wn_server_poll(struct wn_server *srv, int timeout_ms)
 				close(fd);
 		} else if (evs[i].data.u64 == EP_DP) {
 			dp_readable(srv);
+		} else if ((evs[i].data.u64 & 0xf) == SRV_EP_CHAN) {
+			pthread_mutex_lock(&srv->lock);
+			srv_chan_writable(srv, (uint32_t)(evs[i].data.u64 >> 32));
+			pthread_mutex_unlock(&srv->lock);
 		} else {
 			client_readable(srv, evs[i].data.ptr);
 		}
@@ -583,6 +595,7 @@ wn_server_destroy(struct wn_server *srv)
 		client_close(srv, srv->clients);
 	/* the dataplane is gone by now: nothing can still reference retired objects */
 	srv_zombies_free(srv);
+	srv_dp_wait_free(srv);
 	if (srv->lfd >= 0) {
 		/* the path, unless another daemon has bound it since (after it was removed) */
 		if (srv->conf.path != NULL && wn_server_sock_owner(srv->conf.path) == getpid())
@@ -613,6 +626,10 @@ wn_server_stats(struct wn_server *srv, struct wn_server_stats *st)
 	st->cm_ids = srv->counts[OBJ_CMID];
 	st->requests = srv->requests;
 	st->bad_requests = srv->bad_requests;
+	st->cm_events = srv->cm_events;
+	st->cm_events_waited = srv->cm_events_waited;
+	st->cm_events_dropped = srv->cm_events_dropped;
+	st->cm_queue_max = srv->cm_queue_max;
 	pthread_mutex_unlock(&srv->lock);
 }
 

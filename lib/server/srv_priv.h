@@ -35,6 +35,12 @@ extern int wn_server_logtype;
 #define SRV_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_##level, wn_server_logtype, "warpnicd ctl: " fmt "\n", ##__VA_ARGS__)
 
+/*
+ * epoll data of a CM channel whose socket is full (cm.c): its handle in the high half, this
+ * tag in the low bits (server.c's clients are aligned pointers, its other entries 1 and 2).
+ */
+#define SRV_EP_CHAN  ((uint64_t)3)
+
 #define MAX_OBJS     (1u << 20)   /* handle = gen << 20 | (index + 1) */
 #define MAX_CLIENTS  1024
 #define MAX_CQE      WN_QUEUE_MAX_DEPTH /* the deepest ring; libfabric's ofi_rxm asks for 262144 */
@@ -69,6 +75,7 @@ enum cm_conn {
 };
 
 struct client;
+struct chan_ev;
 
 /* One client-visible object; handle-table entry. */
 struct obj {
@@ -110,6 +117,9 @@ struct obj {
 		struct {
 			int fd; /* server end of the event socketpair */
 			uint32_t seq;
+			/* events its full socket could not take yet, oldest first (cm.c) */
+			struct chan_ev *qhead, **qtail;
+			uint32_t qlen;
 		} chan;
 		struct {
 			struct obj *chan;
@@ -162,6 +172,10 @@ struct wn_server {
 	uint8_t next_key;
 	uint16_t next_port;
 	struct rte_ring *to_dp, *to_ctl;
+	/* messages a full to_dp could not take, oldest first (msg.c) */
+	struct wn_server_dp_msg **dp_wait;
+	uint32_t dp_wait_head, dp_wait_len, dp_wait_cap;
+	uint64_t dp_waited;
 	int dp_efd;
 	/* the dataplane's lcore doorbells (wn_server_dp_bells()), borrowed */
 	int bell_page_fd;
@@ -170,6 +184,10 @@ struct wn_server {
 	uint32_t n_bells;
 	struct obj *zombies;
 	struct wn_mem_table *mem;
+	/* CM events: delivered, made to wait for their channel's socket, the longest wait
+	 * queue, and those whose reader was gone (cm.c) */
+	uint64_t cm_events, cm_events_waited, cm_events_dropped;
+	uint32_t cm_queue_max;
 };
 
 /* One validated request, as a handler sees it. */
@@ -208,6 +226,10 @@ struct wn_server_dp_msg *srv_dp_msg(struct wn_server *srv, uint32_t type, uint32
 				    void *obj);
 int srv_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m);
 int srv_dp_tell(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj);
+/** Move what waits for room in to_dp onto it. @return true while some still waits. */
+bool srv_dp_flush(struct wn_server *srv);
+/** Free what still waits (the dataplane is detached). */
+void srv_dp_wait_free(struct wn_server *srv);
 
 /* ---- obj.c */
 struct obj *srv_obj_get(struct wn_server *srv, struct client *c, uint32_t h, enum obj_type t);
@@ -259,6 +281,7 @@ int srv_h_cm_reject(struct wn_server *srv, const struct srv_req *rq, struct srv_
 int srv_h_cm_disconnect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 void srv_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m);
 int srv_chan_destroy(struct wn_server *srv, struct obj *ch);
+void srv_chan_writable(struct wn_server *srv, uint32_t handle);
 int srv_cmid_destroy(struct wn_server *srv, struct obj *id);
 
 #endif /* SRV_PRIV_H */

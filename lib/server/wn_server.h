@@ -68,11 +68,19 @@ struct wn_server_conf {
 	const char *sock_group; /**< its group's name (NULL: the process's group) */
 };
 
-/** Object counts, for tests and telemetry. */
+/** Object counts and CM event delivery, for tests and telemetry. */
 struct wn_server_stats {
 	uint32_t clients;
 	uint32_t pds, mrs, mws, cqs, srqs, qps, channels, cm_ids;
 	uint64_t requests, bad_requests;
+	/**
+	 * CM events written to their channels; of those, how many waited in the channel's
+	 * queue because its socket was full (none is lost for that); events dropped because
+	 * the channel was destroyed or its reader had gone before they could be written; the
+	 * longest queue a channel had.
+	 */
+	uint64_t cm_events, cm_events_waited, cm_events_dropped;
+	uint32_t cm_queue_max;
 };
 
 /**
