@@ -30,6 +30,7 @@
 struct wn_client *wn_verbs_client(struct ibv_context *ctx);
 uint32_t wn_verbs_qp_handle(struct ibv_qp *qp);
 void wn_verbs_qp_cm_bind(struct ibv_qp *qp); /* WARPNIC_PRIVATE_2 */
+struct ibv_comp_channel *wn_verbs_comp_channel_shared(struct ibv_context *ctx); /* _4 */
 struct ibv_qp *wn_verbs_qp_by_num(struct ibv_context *ctx, uint32_t qpn); /* _3 */
 
 struct wn_ec {
@@ -40,7 +41,6 @@ struct wn_ec {
 
 struct wn_id {
 	struct rdma_cm_id id;
-	struct wn_id *next;
 	uint32_t handle;
 	struct wn_ec *ec;
 	bool sync;        /* created without a channel: operations wait for their event */
@@ -68,7 +68,6 @@ struct wn_event {
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ibv_context *g_ctx;
-static struct wn_id *g_ids;
 static struct wn_ec *g_ecs;
 static struct ibv_pd *g_pd; /* the device's PD, as librdmacm allocates one per device */
 static unsigned int g_pd_refs;
@@ -99,38 +98,100 @@ cm_cl(void)
 	return wn_verbs_client(g_ctx);
 }
 
+/*
+ * The live ids by handle: an open-addressing table (linear probing), so the event of any
+ * of tens of thousands of connections finds its id at once.
+ */
+static struct wn_id **g_idtab;
+static uint32_t g_idcap, g_idn;
+
+static uint32_t
+id_slot(uint32_t handle)
+{
+	return (handle * 0x9e3779b1u) & (g_idcap - 1);
+}
+
 static struct wn_id *
 id_find(uint32_t handle)
 {
-	struct wn_id *i;
+	struct wn_id *i = NULL;
+	uint32_t k;
 
 	pthread_mutex_lock(&g_lock);
-	for (i = g_ids; i != NULL && i->handle != handle; i = i->next)
-		;
+	if (g_idcap != 0)
+		for (k = id_slot(handle); g_idtab[k] != NULL; k = (k + 1) & (g_idcap - 1))
+			if (g_idtab[k]->handle == handle) {
+				i = g_idtab[k];
+				break;
+			}
 	pthread_mutex_unlock(&g_lock);
 	return i;
 }
 
 static void
+id_put(struct wn_id *i)
+{
+	uint32_t k = id_slot(i->handle);
+
+	while (g_idtab[k] != NULL)
+		k = (k + 1) & (g_idcap - 1);
+	g_idtab[k] = i;
+}
+
+/* @return 0, or -1 with errno ENOMEM. */
+static int
 id_link(struct wn_id *i)
 {
+	struct wn_id **old = g_idtab;
+	uint32_t ocap = g_idcap, k;
+	int ret = 0;
+
 	pthread_mutex_lock(&g_lock);
-	i->next = g_ids;
-	g_ids = i;
+	if (2 * (g_idn + 1) > g_idcap) {
+		uint32_t ncap = g_idcap == 0 ? 64 : 2 * g_idcap;
+		struct wn_id **nt = calloc(ncap, sizeof(*nt));
+
+		if (nt == NULL) {
+			pthread_mutex_unlock(&g_lock);
+			errno = ENOMEM;
+			return -1;
+		}
+		g_idtab = nt;
+		g_idcap = ncap;
+		for (k = 0; k < ocap; k++)
+			if (old[k] != NULL)
+				id_put(old[k]);
+		free(old);
+	}
+	id_put(i);
+	g_idn++;
 	pthread_mutex_unlock(&g_lock);
+	return ret;
 }
 
 static void
 id_unlink(struct wn_id *i)
 {
-	struct wn_id **pp;
+	uint32_t k, j, h;
 
 	pthread_mutex_lock(&g_lock);
-	for (pp = &g_ids; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == i) {
-			*pp = i->next;
-			break;
+	for (k = g_idcap != 0 ? id_slot(i->handle) : 0; g_idcap != 0 && g_idtab[k] != NULL;
+	     k = (k + 1) & (g_idcap - 1)) {
+		if (g_idtab[k] != i)
+			continue;
+		g_idtab[k] = NULL;
+		g_idn--;
+		/* move the rest of the cluster back over the hole */
+		for (j = (k + 1) & (g_idcap - 1); g_idtab[j] != NULL; j = (j + 1) & (g_idcap - 1)) {
+			h = id_slot(g_idtab[j]->handle);
+			if ((j > k && (h <= k || h > j)) || (j < k && h <= k && h > j)) {
+				g_idtab[k] = g_idtab[j];
+				g_idtab[j] = NULL;
+				k = j;
+			}
 		}
+		break;
+	}
 	pthread_mutex_unlock(&g_lock);
 }
 
@@ -284,8 +345,12 @@ convert(struct wn_ec *ec, const struct wn_ctl_cm_event *e)
 		id->id.qp_type = IBV_QPT_RC;
 		id->id.pd = lid->id.pd;
 		id->conn_started = true;
+		if (id_link(id) != 0) {
+			free(id);
+			free(w);
+			return NULL;
+		}
 		id_take_dev_pd(id);
-		id_link(id);
 	} else {
 		id = id_find(e->id);
 		if (id == NULL) {
@@ -448,7 +513,13 @@ rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **out, void *con
 	id->id.ps = ps;
 	id->id.port_num = 1;
 	id->id.qp_type = ps == RDMA_PS_UDP || ps == RDMA_PS_IPOIB ? IBV_QPT_UD : IBV_QPT_RC;
-	id_link(id);
+	if (id_link(id) != 0) {
+		wn_client_cm_destroy_id(cm_cl(), id->handle);
+		if (id->own_ec)
+			rdma_destroy_event_channel(ch);
+		free(id);
+		return -1;
+	}
 	*out = &id->id;
 	return 0;
 }
@@ -776,9 +847,13 @@ rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *ax)
 	if (a.srq == NULL)
 		a.srq = cid->srq; /* rdma_create_srq's */
 	if (a.send_cq == NULL || a.recv_cq == NULL) {
-		/* rdma_verbs.h users: CQs + channels with cq_context = id */
-		cid->send_cq_channel = ibv_create_comp_channel(cid->verbs);
-		cid->recv_cq_channel = ibv_create_comp_channel(cid->verbs);
+		/*
+		 * rdma_verbs.h users: CQs + channels with cq_context = id. The channels share
+		 * one pipe per device context (each its own events): tens of thousands of ids
+		 * must not cost four descriptors each.
+		 */
+		cid->send_cq_channel = wn_verbs_comp_channel_shared(cid->verbs);
+		cid->recv_cq_channel = wn_verbs_comp_channel_shared(cid->verbs);
 		if (cid->send_cq_channel == NULL || cid->recv_cq_channel == NULL)
 			return -1;
 		cid->send_cq = ibv_create_cq(cid->verbs, (int)(a.cap.max_send_wr ? a.cap.max_send_wr

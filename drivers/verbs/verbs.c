@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <search.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -268,6 +269,8 @@ ibv_open_device(struct ibv_device *device)
 	return ctx;
 }
 
+static void share_free(struct wn_vshare *sh);
+
 int
 ibv_close_device(struct ibv_context *ctx)
 {
@@ -276,6 +279,7 @@ ibv_close_device(struct ibv_context *ctx)
 	wn_client_close(v->cl);
 	if (v->async_fd >= 0)
 		close(v->async_fd);
+	share_free(v->share);
 	pthread_mutex_destroy(&ctx->mutex);
 	free(v);
 	return 0;
@@ -299,6 +303,22 @@ wn_verbs_qp_cm_bind(struct ibv_qp *qp)
 {
 	((struct wn_vqp *)qp)->cm_bound = true;
 }
+
+/* Doubly linked lists of live objects: insertion at the head and removal are O(1). */
+#define LIVE_INSERT(head, o)                                                                \
+	do {                                                                               \
+		(o)->next = (head);                                                        \
+		if ((head) != NULL)                                                        \
+			(head)->pprev = &(o)->next;                                        \
+		(head) = (o);                                                              \
+		(o)->pprev = &(head);                                                      \
+	} while (0)
+#define LIVE_REMOVE(o)                                                                      \
+	do {                                                                               \
+		*(o)->pprev = (o)->next;                                                   \
+		if ((o)->next != NULL)                                                     \
+			(o)->next->pprev = (o)->pprev;                                     \
+	} while (0)
 
 static pthread_mutex_t qp_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct wn_vqp *live_qps; /* for wn_verbs_qp_by_num() */
@@ -853,49 +873,238 @@ chan_live(const struct wn_vchannel *c)
 	return l != NULL;
 }
 
-WN_VERBS_EXPORT struct ibv_comp_channel *
-ibv_create_comp_channel(struct ibv_context *ctx)
+/*
+ * The completion channels rdma_create_qp makes for an id (two per connection, for
+ * rdma_verbs.h's rdma_get_send_comp/rdma_get_recv_comp) share one pipe per device context:
+ * a process with tens of thousands of connections would otherwise need four descriptors
+ * per connection here and one per CQ in warpnicd. A reader takes the next cookie from the
+ * pipe; one for another channel's CQ goes to that channel's queue and its reader is woken.
+ * The live CQs on the pipe are kept in a tree, so a cookie of a CQ destroyed meanwhile is
+ * dropped rather than followed.
+ */
+struct wn_vshare {
+	int rfd, wfd;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool reading;          /* a thread is in read() on rfd */
+	void *cqs;             /* tsearch() tree of the live CQs on the pipe */
+};
+
+static int
+ptr_cmp(const void *a, const void *b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static void
+share_cq_add(struct wn_vshare *sh, struct ibv_cq *cq)
+{
+	pthread_mutex_lock(&sh->lock);
+	(void)tsearch(cq, &sh->cqs, ptr_cmp);
+	pthread_mutex_unlock(&sh->lock);
+}
+
+static void
+share_cq_gone(struct wn_vshare *sh, struct ibv_cq *cq)
+{
+	pthread_mutex_lock(&sh->lock);
+	(void)tdelete(cq, &sh->cqs, ptr_cmp);
+	pthread_mutex_unlock(&sh->lock);
+}
+
+static struct wn_vchannel *
+chan_new(struct ibv_context *ctx, int rfd, int wfd, struct wn_vshare *sh)
 {
 	struct wn_vchannel *c = calloc(1, sizeof(*c));
-	int p[2];
 
 	if (c == NULL)
 		return NULL;
+	c->ch.context = ctx;
+	c->ch.fd = rfd;
+	c->ch.refcnt = 0;
+	c->wfd = wfd;
+	c->share = sh;
+	pthread_mutex_lock(&chan_lock);
+	LIVE_INSERT(live_chans, c);
+	pthread_mutex_unlock(&chan_lock);
+	return c;
+}
+
+WN_VERBS_EXPORT struct ibv_comp_channel *
+ibv_create_comp_channel(struct ibv_context *ctx)
+{
+	struct wn_vchannel *c;
+	int p[2];
+
 	/* a pipe: warpnicd writes 8-octet CQ cookies, read() blocks and is a cancel point */
-	if (pipe2(p, O_CLOEXEC) != 0) {
-		free(c);
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return NULL;
+	c = chan_new(ctx, p[0], p[1], NULL);
+	if (c == NULL) {
+		close(p[0]);
+		close(p[1]);
 		return NULL;
 	}
-	c->ch.context = ctx;
-	c->ch.fd = p[0];
-	c->ch.refcnt = 0;
-	c->wfd = p[1];
-	pthread_mutex_lock(&chan_lock);
-	c->next = live_chans;
-	live_chans = c;
-	pthread_mutex_unlock(&chan_lock);
 	return &c->ch;
+}
+
+/* A channel on the context's shared pipe (rdma_create_qp's CQs). */
+WN_VERBS_EXPORT struct ibv_comp_channel *
+wn_verbs_comp_channel_shared(struct ibv_context *ctx)
+{
+	struct wn_vctx *v = wn_vctx_of(ctx);
+	struct wn_vshare *sh;
+	struct wn_vchannel *c;
+	int p[2];
+
+	pthread_mutex_lock(&ctx->mutex);
+	sh = v->share;
+	if (sh == NULL && pipe2(p, O_CLOEXEC) == 0) {
+		sh = calloc(1, sizeof(*sh));
+		if (sh == NULL) {
+			close(p[0]);
+			close(p[1]);
+		} else {
+			sh->rfd = p[0];
+			sh->wfd = p[1];
+			pthread_mutex_init(&sh->lock, NULL);
+			pthread_cond_init(&sh->cond, NULL);
+			v->share = sh;
+		}
+	}
+	pthread_mutex_unlock(&ctx->mutex);
+	if (sh == NULL)
+		return NULL;
+	c = chan_new(ctx, sh->rfd, sh->wfd, sh);
+	return c != NULL ? &c->ch : NULL;
+}
+
+static void
+free_nothing(void *p)
+{
+	(void)p;
+}
+
+/* Free the context's shared pipe (its channels and CQs are gone). */
+static void
+share_free(struct wn_vshare *sh)
+{
+	if (sh == NULL)
+		return;
+	close(sh->rfd);
+	close(sh->wfd);
+	tdestroy(sh->cqs, free_nothing);
+	pthread_mutex_destroy(&sh->lock);
+	pthread_cond_destroy(&sh->cond);
+	free(sh);
 }
 
 WN_VERBS_EXPORT int
 ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 {
-	struct wn_vchannel *c = (struct wn_vchannel *)ch, **pp;
+	struct wn_vchannel *c = (struct wn_vchannel *)ch;
 
 	if (ch->refcnt != 0)
 		return EBUSY;
 	/* unlink before the write side closes: a reader woken by EOF must see it gone */
 	pthread_mutex_lock(&chan_lock);
-	for (pp = &live_chans; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
+	LIVE_REMOVE(c);
 	pthread_mutex_unlock(&chan_lock);
-	close(ch->fd);
-	close(c->wfd);
+	if (c->share == NULL) {
+		close(ch->fd);
+		close(c->wfd);
+	}
+	free(c->q);
 	free(c);
 	return 0;
+}
+
+/* Keep @p cookie for shared channel @p c's reader. @return 0 or -1 (ENOMEM). */
+static int
+chan_push(struct wn_vchannel *c, uint64_t cookie)
+{
+	uint64_t *nq;
+	uint32_t ncap, i;
+
+	if (c->qlen == c->qcap) {
+		ncap = c->qcap == 0 ? 16 : 2 * c->qcap;
+		nq = malloc(ncap * sizeof(*nq));
+		if (nq == NULL)
+			return -1;
+		for (i = 0; i < c->qlen; i++)
+			nq[i] = c->q[(c->qhead + i) % c->qcap];
+		free(c->q);
+		c->q = nq;
+		c->qhead = 0;
+		c->qcap = ncap;
+	}
+	c->q[(c->qhead + c->qlen) % c->qcap] = cookie;
+	c->qlen++;
+	return 0;
+}
+
+static void
+share_read_cancelled(void *arg)
+{
+	struct wn_vshare *sh = arg;
+
+	pthread_mutex_lock(&sh->lock);
+	sh->reading = false;
+	pthread_cond_broadcast(&sh->cond);
+	pthread_mutex_unlock(&sh->lock);
+}
+
+/* ibv_get_cq_event on a shared channel: its own queue first, else read for everyone. */
+static int
+share_get_event(struct wn_vchannel *c, uint64_t *cookie)
+{
+	struct wn_vshare *sh = c->share;
+	struct wn_vchannel *to;
+	struct ibv_cq *cq;
+	ssize_t n;
+	int err;
+
+	pthread_mutex_lock(&sh->lock);
+	for (;;) {
+		if (c->qlen > 0) {
+			*cookie = c->q[c->qhead];
+			c->qhead = (c->qhead + 1) % c->qcap;
+			c->qlen--;
+			pthread_mutex_unlock(&sh->lock);
+			return 0;
+		}
+		if (sh->reading) {
+			pthread_cond_wait(&sh->cond, &sh->lock);
+			continue;
+		}
+		sh->reading = true;
+		pthread_mutex_unlock(&sh->lock);
+		pthread_cleanup_push(share_read_cancelled, sh);
+		n = read(sh->rfd, cookie, sizeof(*cookie));
+		pthread_cleanup_pop(0);
+		err = errno;
+		pthread_mutex_lock(&sh->lock);
+		sh->reading = false;
+		pthread_cond_broadcast(&sh->cond);
+		if (n != (ssize_t)sizeof(*cookie)) {
+			pthread_mutex_unlock(&sh->lock);
+			errno = n < 0 ? err : EIO;
+			return -1;
+		}
+		cq = (struct ibv_cq *)(uintptr_t)*cookie;
+		if (tfind(cq, &sh->cqs, ptr_cmp) == NULL)
+			continue; /* its CQ was destroyed meanwhile */
+		to = (struct wn_vchannel *)cq->channel;
+		if (to == c) {
+			pthread_mutex_unlock(&sh->lock);
+			return 0;
+		}
+		if (to != NULL && chan_push(to, *cookie) != 0) {
+			pthread_mutex_unlock(&sh->lock);
+			errno = ENOMEM;
+			return -1;
+		}
+	}
 }
 
 static struct wn_vcq *
@@ -929,13 +1138,14 @@ create_cq(struct ibv_context *ctx, const struct ibv_cq_init_attr_ex *a)
 	pthread_mutex_init(&c->cq.mutex, NULL);
 	pthread_cond_init(&c->cq.cond, NULL);
 	pthread_mutex_lock(&qp_lock);
-	c->next = live_cqs;
-	live_cqs = c;
+	LIVE_INSERT(live_cqs, c);
 	pthread_mutex_unlock(&qp_lock);
 	if (channel != NULL) {
 		pthread_mutex_lock(&ctx->mutex);
 		channel->refcnt++;
 		pthread_mutex_unlock(&ctx->mutex);
+		if (((struct wn_vchannel *)channel)->share != NULL)
+			share_cq_add(((struct wn_vchannel *)channel)->share, &c->cq);
 	}
 	return c;
 }
@@ -980,12 +1190,10 @@ ibv_destroy_cq(struct ibv_cq *cq)
 	if (ret != 0)
 		return -ret;
 	pthread_mutex_lock(&qp_lock);
-	for (struct wn_vcq **pp = &live_cqs; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
+	LIVE_REMOVE(c);
 	pthread_mutex_unlock(&qp_lock);
+	if (ch != NULL && ((struct wn_vchannel *)ch)->share != NULL)
+		share_cq_gone(((struct wn_vchannel *)ch)->share, cq);
 	if (ch != NULL) {
 		pthread_mutex_lock(&cq->context->mutex);
 		ch->refcnt--;
@@ -1003,6 +1211,13 @@ ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_cont
 	uint64_t cookie;
 	ssize_t n;
 
+	if (((struct wn_vchannel *)ch)->share != NULL) {
+		if (share_get_event((struct wn_vchannel *)ch, &cookie) != 0)
+			return -1;
+		*cq = (struct ibv_cq *)(uintptr_t)cookie;
+		*cq_context = (*cq)->cq_context;
+		return 0;
+	}
 	/* read(): blocking and a pthread cancellation point (rping cancels its CQ thread) */
 	n = read(ch->fd, &cookie, sizeof(cookie));
 	/*
@@ -1190,8 +1405,7 @@ create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *attr)
 	attr->cap.max_recv_sge = q->wqp->max_recv_sge;
 	attr->cap.max_inline_data = q->wqp->max_inline;
 	pthread_mutex_lock(&qp_lock);
-	q->next = live_qps;
-	live_qps = q;
+	LIVE_INSERT(live_qps, q);
 	pthread_mutex_unlock(&qp_lock);
 	return &q->qp;
 }
@@ -1354,7 +1568,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_q
 int
 ibv_destroy_qp(struct ibv_qp *qp)
 {
-	struct wn_vqp *q = (struct wn_vqp *)qp, **pp;
+	struct wn_vqp *q = (struct wn_vqp *)qp;
 	int ret = wn_client_destroy_qp(wn_cl_of(qp->context), q->wqp);
 
 	if (ret != 0)
@@ -1369,11 +1583,7 @@ ibv_destroy_qp(struct ibv_qp *qp)
 	if (qp->recv_cq != qp->send_cq)
 		(void)wn_client_cq_clean(((struct wn_vcq *)qp->recv_cq)->wcq, qp->qp_num);
 	pthread_mutex_lock(&qp_lock);
-	for (pp = &live_qps; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == q) {
-			*pp = q->next;
-			break;
-		}
+	LIVE_REMOVE(q);
 	pthread_mutex_unlock(&qp_lock);
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);

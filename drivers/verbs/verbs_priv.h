@@ -36,9 +36,12 @@ struct wn_vdev {
 	char ctl_path[108];
 };
 
+struct wn_vshare;
+
 struct wn_vctx {
 	struct wn_client *cl;
 	struct wn_vdev *vdev;
+	struct wn_vshare *share; /* the channels rdma_create_qp makes share one pipe (verbs.c) */
 	int async_fd;
 	bool async_sock; /* async_fd is warpnicd's async event socket (else a silent eventfd) */
 	struct verbs_context vctx; /* must be last: ends with struct ibv_context */
@@ -55,7 +58,7 @@ struct wn_vcq {
 	uint32_t polled;         /* completions taken since ibv_start_poll */
 	uint32_t armed;
 	struct wn_client_backoff bo; /* empty polls: yield to a dataplane lcore on this CPU */
-	struct wn_vcq *next; /* live CQs (async events) */
+	struct wn_vcq *next, **pprev; /* live CQs (async events) */
 };
 
 struct wn_vqp {
@@ -76,7 +79,7 @@ struct wn_vqp {
 	uint32_t max_inline;
 	bool cm_bound; /* given to an rdma_cm id: its connection may move it to RTS */
 	uint8_t timeout; /* IBV_QP_TIMEOUT, rdma_set_option's ACK timeout: reported by query */
-	struct wn_vqp *next; /* live QPs */
+	struct wn_vqp *next, **pprev; /* live QPs */
 };
 
 struct wn_vsrq {
@@ -94,7 +97,11 @@ struct wn_vmr {
 struct wn_vchannel {
 	struct ibv_comp_channel ch;
 	int wfd; /* write side, passed to warpnicd for each CQ */
-	struct wn_vchannel *next; /* live channels */
+	struct wn_vchannel *next, **pprev; /* live channels */
+	/* a channel on its context's shared pipe: CQ cookies another channel's reader took */
+	struct wn_vshare *share;
+	uint64_t *q;
+	uint32_t qhead, qlen, qcap;
 };
 
 static inline struct wn_vctx *
@@ -141,5 +148,6 @@ struct wn_client *wn_verbs_client(struct ibv_context *ctx);
 uint32_t wn_verbs_qp_handle(struct ibv_qp *qp);
 void wn_verbs_qp_cm_bind(struct ibv_qp *qp);
 struct ibv_qp *wn_verbs_qp_by_num(struct ibv_context *ctx, uint32_t qpn);
+struct ibv_comp_channel *wn_verbs_comp_channel_shared(struct ibv_context *ctx);
 
 #endif /* WN_VERBS_PRIV_H */

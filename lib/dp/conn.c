@@ -95,7 +95,18 @@ static void
 conn_free(struct wn_dp *dp, struct dp_conn *c)
 {
 	TAILQ_REMOVE(&dp->conns, c, next);
+	if (c->on_reap)
+		TAILQ_REMOVE(&dp->reap, c, reap_next);
 	free(c);
+}
+
+void
+dp_conn_reap_mark(struct wn_dp *dp, struct dp_conn *c)
+{
+	if (c->on_reap || c->held || wn_cm_state(&c->ep) != WN_CM_CLOSED)
+		return;
+	c->on_reap = true;
+	TAILQ_INSERT_TAIL(&dp->reap, c, reap_next);
 }
 
 /* ---------------------------------------------------------------- lib/cm's owner ops */
@@ -327,6 +338,7 @@ op_closed(struct wn_cm_ep *ep)
 	cm_del(c->dp, c->token);
 	c->id = 0;
 	c->token = 0;
+	dp_conn_reap_mark(c->dp, c); /* its stream was released: lib/mpa frees it */
 }
 
 static const struct wn_cm_ops cm_ops = {
@@ -568,11 +580,10 @@ dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 void
 dp_conns_reap(struct wn_dp *dp)
 {
-	struct dp_conn *c, *tmp;
+	struct dp_conn *c;
 
-	RTE_TAILQ_FOREACH_SAFE(c, &dp->conns, next, tmp)
-		if (wn_cm_state(&c->ep) == WN_CM_CLOSED && !c->held)
-			conn_free(dp, c); /* its stream was released: lib/mpa frees it */
+	while ((c = TAILQ_FIRST(&dp->reap)) != NULL)
+		conn_free(dp, c);
 }
 
 void

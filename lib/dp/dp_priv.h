@@ -159,6 +159,8 @@ struct dp_conn {
 	struct wn_ctl_addr src, dst;  /**< local, remote */
 	struct dp_qp *qp;
 	TAILQ_ENTRY(dp_conn) next;
+	TAILQ_ENTRY(dp_conn) reap_next; /**< in dp->reap: CLOSED and not held, to be freed */
+	bool on_reap;
 	/* embedded (embed.c): events go to the shard's queue, not the control thread */
 	bool embedded;
 	dp_conn_event_fn event;       /**< embedded: where its events go (else the control thread) */
@@ -198,6 +200,7 @@ struct wn_dp {
 	struct dp_qp_list active;
 	struct dp_qp_list errq;       /**< QPs in Error: later postings are flushed */
 	struct dp_conn_list conns;
+	struct dp_conn_list reap;     /**< connections to free at the next tick */
 	struct dp_msgq ctl_wait;      /**< to the control thread (to_ctl full) */
 	struct dp_msgq fwd_wait[DP_MAX_SHARDS]; /**< shard 0: to each shard (its ctl full) */
 	uint32_t next_token;
@@ -311,7 +314,9 @@ void dp_ctl_addr_of(const struct wn_llp_ep *e, struct wn_ctl_addr *a);
 void dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
 /** Detach a connection whose QP the ULP destroys (@p abort) or moves to Error. */
 void dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort);
-/** Free connections whose stream is gone. */
+/** A connection that may be freed now (CLOSED, not held) goes on the reap list. */
+void dp_conn_reap_mark(struct wn_dp *dp, struct dp_conn *c);
+/** Free connections whose stream is gone (the reap list). */
 void dp_conns_reap(struct wn_dp *dp);
 /** Free every connection (shutdown). */
 void dp_conns_free(struct wn_dp *dp);

@@ -618,6 +618,7 @@ wn_dp_connect(struct wn_dp *dp, struct wn_dp_qp *qp, const struct wn_llp_ep *loc
 		events_purge(dp, c);
 		c->held = false;
 		c->qp = NULL;
+		dp_conn_reap_mark(dp, c);
 		errno = -rc;
 		return NULL;
 	}
@@ -667,6 +668,7 @@ wn_dp_conn_destroy(struct wn_dp_conn *h)
 		wn_cm_destroy(&c->ep);
 	c->held = false; /* freed once its stream is gone */
 	c->user = NULL;
+	dp_conn_reap_mark(c->dp, c);
 }
 
 void

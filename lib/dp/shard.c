@@ -59,6 +59,7 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	TAILQ_INIT(&dp->active);
 	TAILQ_INIT(&dp->errq);
 	TAILQ_INIT(&dp->conns);
+	TAILQ_INIT(&dp->reap);
 	pthread_mutex_init(&dp->tel_lock, NULL);
 	snprintf(name, sizeof(name), "wn_dp%u_cm%u", g->seq, idx);
 	dp->cm_tab = hash_create(name, 2 * (conf->max_conns ? conf->max_conns : 1024) + 64, 0);
@@ -118,6 +119,7 @@ wn_dp_create(const struct wn_dp_conf *conf, uint16_t n_shards)
 	static uint32_t seq; /* names of the DPDK objects of each dataplane of the process */
 	char name[RTE_HASH_NAMESIZE];
 	struct wn_dp_group *g;
+	uint32_t max_conns;
 	uint16_t i;
 
 	if (n_shards == 0 || n_shards > DP_MAX_SHARDS) {
@@ -136,11 +138,16 @@ wn_dp_create(const struct wn_dp_conf *conf, uint16_t n_shards)
 	errno = -dp_bells_create(g);
 	if (errno != 0)
 		goto fail;
-	/* one writer (shard 0), readers on every shard */
+	/*
+	 * one writer (shard 0), readers on every shard; room for a QP and its two CQs (and
+	 * some to spare) per connection of every shard, and a CM id per connection
+	 */
+	max_conns = (conf->max_conns != 0 ? conf->max_conns : 1024) * n_shards;
 	snprintf(name, sizeof(name), "wn_dp%u_objs", g->seq);
-	g->objs = hash_create(name, 16384, RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY);
+	g->objs = hash_create(name, RTE_MAX(16384u, 4 * max_conns),
+			      RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY);
 	snprintf(name, sizeof(name), "wn_dp%u_cmown", g->seq);
-	g->cm_owner = hash_create(name, 16384, 0);
+	g->cm_owner = hash_create(name, RTE_MAX(16384u, 2 * max_conns + 64), 0);
 	if (g->objs == NULL || g->cm_owner == NULL)
 		goto fail;
 	g->dad_seed = rte_rand();

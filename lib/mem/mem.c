@@ -53,6 +53,7 @@ struct wn_mem_table {
 	uint32_t *free_idx; /* stack of free indices (control thread only) */
 	uint32_t n_free;
 	uint32_t pd_ref[MAX_PD]; /* 0 = free; else 1 + users (control thread only) */
+	uint32_t pd_next;        /* where the search for a free PD starts */
 	struct entry *e;
 	uint32_t *pins;     /* per index: zero-copy references (atomic, any lcore) */
 };
@@ -172,11 +173,14 @@ wn_mem_pinned(const struct wn_mem_table *t, uint32_t stag)
 int
 wn_mem_pd_alloc(struct wn_mem_table *t)
 {
-	uint32_t pd;
+	uint32_t pd, n;
 
-	for (pd = 1; pd < MAX_PD; pd++) {
+	/* from the last one taken on: a free number is usually the next */
+	for (n = 1; n < MAX_PD; n++) {
+		pd = 1 + (t->pd_next + n - 1) % (MAX_PD - 1);
 		if (t->pd_ref[pd] == 0) {
 			t->pd_ref[pd] = 1;
+			t->pd_next = pd;
 			return (int)pd;
 		}
 	}

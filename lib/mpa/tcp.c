@@ -62,6 +62,12 @@ struct mpa_proto {
 	struct wn_llp_proto base;   /* first: the wrappers' view */
 	struct wn_mpa_tcp_conf c;
 	TAILQ_HEAD(, mpa_stream) streams;
+	/*
+	 * Streams in MPA startup, in the order they started: their deadlines (start + the
+	 * one timeout) are in that order too, so the tick looks at the head only. And streams
+	 * done with (TCP gone, released, no zero-copy token out), freed by the next tick.
+	 */
+	TAILQ_HEAD(, mpa_stream) startup, dead;
 	TAILQ_HEAD(, mpa_listener) listeners;
 	uint32_t n_streams;
 	struct rte_ring *zc_done;   /* NULL: zero-copy off */
@@ -80,6 +86,8 @@ struct mpa_stream {
 	struct wn_llp l;            /* first: the wrappers' and the owner's view */
 	struct mpa_proto *p;
 	TAILQ_ENTRY(mpa_stream) next;
+	TAILQ_ENTRY(mpa_stream) tnext; /* in p->startup or p->dead */
+	bool on_startup, on_dead;
 	struct wn_tcp_conn *tcp;    /* NULL once TCP is gone */
 	struct wn_mpa_conn mpa;
 	struct wn_llp_req req;      /* initiator: the Request's IRD/ORD and Private Data */
@@ -371,6 +379,10 @@ mpa_start(struct mpa_stream *s)
 	if (wn_mpa_conn_init(&s->mpa, &cfg) != 0 || wn_mpa_conn_start(&s->mpa, s->p->now) != 0)
 		return -EINVAL;
 	s->started = true;
+	if (!s->on_startup && !s->on_dead) {
+		s->on_startup = true;
+		TAILQ_INSERT_TAIL(&s->p->startup, s, tnext);
+	}
 	flush_startup(s);
 	return 0;
 }
@@ -416,9 +428,33 @@ stream_new(struct mpa_proto *p, bool active)
 	return s;
 }
 
+/* Off the startup list (its startup is over, or the stream goes). */
+static void
+startup_leave(struct mpa_stream *s)
+{
+	if (s->on_startup) {
+		TAILQ_REMOVE(&s->p->startup, s, tnext);
+		s->on_startup = false;
+	}
+}
+
+/* Free it at the next tick once nothing refers to it any more. */
+static void
+stream_maybe_dead(struct mpa_stream *s)
+{
+	if (s->on_dead || !s->gone || !s->released || s->zc_out != 0)
+		return;
+	startup_leave(s);
+	s->on_dead = true;
+	TAILQ_INSERT_TAIL(&s->p->dead, s, tnext);
+}
+
 static void
 stream_free(struct mpa_stream *s)
 {
+	startup_leave(s);
+	if (s->on_dead)
+		TAILQ_REMOVE(&s->p->dead, s, tnext);
 	TAILQ_REMOVE(&s->p->streams, s, next);
 	s->p->n_streams--;
 	free(s->rxbuf);
@@ -598,6 +634,7 @@ tcp_closed(struct wn_tcp_conn *tc, void *arg, enum wn_tcp_close_reason why)
 	s->tx_ok = false;
 	update_ready(s);
 	up_event(s, &ev); /* freed later (poll): callers up the stack may still hold it */
+	stream_maybe_dead(s);
 }
 
 static const struct wn_tcp_cb stream_cb = {
@@ -772,29 +809,37 @@ zc_poll(struct mpa_proto *p)
 			s->zc_out--;
 			p->base.st.zc_released++;
 			zc_put(p, z);
+			stream_maybe_dead(s);
 		}
 		total += n;
 	} while (n == ZC_BURST);
 	return total;
 }
 
+/*
+ * Free the dead streams; run the startup timers that expired. The startup list is in
+ * deadline order: a stream whose startup is over leaves it, the first that has not expired
+ * ends the walk.
+ */
 static void
 tick(struct mpa_proto *p)
 {
-	struct mpa_stream *s, *tmp;
+	struct mpa_stream *s;
 
-	RTE_TAILQ_FOREACH_SAFE(s, &p->streams, next, tmp) {
+	while ((s = TAILQ_FIRST(&p->dead)) != NULL)
+		stream_free(s);
+	while ((s = TAILQ_FIRST(&p->startup)) != NULL) {
 		enum wn_mpa_conn_state st = wn_mpa_conn_state(&s->mpa);
 
-		if (s->gone && s->released && s->zc_out == 0) {
-			stream_free(s);
+		if (s->tcp == NULL || (st != WN_MPA_CONN_REQ_SENT && st != WN_MPA_CONN_WAIT_REQ &&
+				       st != WN_MPA_CONN_REQ_RCVD)) {
+			startup_leave(s);
 			continue;
 		}
-		if (s->started && s->tcp != NULL &&
-		    (st == WN_MPA_CONN_REQ_SENT || st == WN_MPA_CONN_WAIT_REQ ||
-		     st == WN_MPA_CONN_REQ_RCVD) &&
-		    p->now >= wn_mpa_conn_deadline(&s->mpa))
-			(void)wn_mpa_conn_tick(&s->mpa, p->now); /* ERROR event on expiry */
+		if (p->now < wn_mpa_conn_deadline(&s->mpa))
+			break;
+		startup_leave(s);
+		(void)wn_mpa_conn_tick(&s->mpa, p->now); /* ERROR event on expiry */
 	}
 }
 
@@ -1062,6 +1107,7 @@ op_release(struct wn_llp *l)
 	s->released = true;
 	s->l.up = NULL;
 	s->l.up_arg = NULL;
+	stream_maybe_dead(s);
 }
 
 static void
@@ -1191,6 +1237,8 @@ wn_mpa_tcp_create(const struct wn_mpa_tcp_conf *conf)
 	p->base.ops = &mpa_tcp_ops;
 	p->c = *conf;
 	TAILQ_INIT(&p->streams);
+	TAILQ_INIT(&p->startup);
+	TAILQ_INIT(&p->dead);
 	TAILQ_INIT(&p->listeners);
 	p->now = wn_net_now_us();
 	p->last_tick = p->now;

@@ -124,8 +124,7 @@ obj_release(struct wn_server *srv, struct obj *o)
 		munmap(o->u.mr.map, o->u.mr.map_len);
 		break;
 	case OBJ_CQ:
-		if (o->u.cq.dp.notify_fd >= 0)
-			close(o->u.cq.dp.notify_fd);
+		srv_notify_put(srv, o->u.cq.dp.notify_fd);
 		munmap(o->u.cq.dp.ring, o->u.cq.dp.ring_size);
 		break;
 	case OBJ_SRQ:

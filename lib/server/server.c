@@ -596,6 +596,7 @@ wn_server_destroy(struct wn_server *srv)
 	/* the dataplane is gone by now: nothing can still reference retired objects */
 	srv_zombies_free(srv);
 	srv_dp_wait_free(srv);
+	srv_notify_free(srv);
 	if (srv->lfd >= 0) {
 		/* the path, unless another daemon has bound it since (after it was removed) */
 		if (srv->conf.path != NULL && wn_server_sock_owner(srv->conf.path) == getpid())

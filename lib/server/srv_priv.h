@@ -76,6 +76,7 @@ enum cm_conn {
 
 struct client;
 struct chan_ev;
+struct srv_notify;
 
 /* One client-visible object; handle-table entry. */
 struct obj {
@@ -184,6 +185,9 @@ struct wn_server {
 	uint32_t n_bells;
 	struct obj *zombies;
 	struct wn_mem_table *mem;
+	/* CQ notification descriptors, one per pipe however many CQs use it (queue.c) */
+	struct srv_notify *notify;
+	uint32_t notify_cap, notify_n;
 	/* CM events: delivered, made to wait for their channel's socket, the longest wait
 	 * queue, and those whose reader was gone (cm.c) */
 	uint64_t cm_events, cm_events_waited, cm_events_dropped;
@@ -264,6 +268,10 @@ int srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_
 int srv_h_query_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 void srv_qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state);
 int srv_cq_destroy(struct wn_server *srv, struct obj *cq);
+/** A CQ's notification descriptor is no longer used by it (closed with its last user). */
+void srv_notify_put(struct wn_server *srv, int fd);
+/** Close every notification descriptor (the server goes). */
+void srv_notify_free(struct wn_server *srv);
 int srv_srq_destroy(struct wn_server *srv, struct obj *srq);
 int srv_qp_destroy(struct wn_server *srv, struct obj *qp);
 
