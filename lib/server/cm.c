@@ -265,17 +265,53 @@ addr_is_any(const struct wn_ctl_addr *a)
 	return memcmp(a->addr, zero, 16) == 0;
 }
 
+static void
+port_unlink(struct obj *id)
+{
+	if (id->u.id.pprev == NULL)
+		return;
+	*id->u.id.pprev = id->u.id.pnext;
+	if (id->u.id.pnext != NULL)
+		id->u.id.pnext->u.id.pprev = id->u.id.pprev;
+	id->u.id.pprev = NULL;
+}
+
+/* Ids by local port: each id with a local address (not a listener's child) is on its list. */
+static int
+port_link(struct wn_server *srv, struct obj *id)
+{
+	struct obj **head;
+
+	port_unlink(id);
+	if (srv->ports == NULL) {
+		srv->ports = calloc(65536, sizeof(*srv->ports));
+		if (srv->ports == NULL)
+			return -ENOMEM;
+	}
+	head = &srv->ports[id->u.id.src.port];
+	id->u.id.pnext = *head;
+	if (*head != NULL)
+		(*head)->u.id.pprev = &id->u.id.pnext;
+	*head = id;
+	id->u.id.pprev = head;
+	return 0;
+}
+
+void
+srv_ports_free(struct wn_server *srv)
+{
+	free(srv->ports);
+	srv->ports = NULL;
+}
+
 static bool
 port_in_use(struct wn_server *srv, const struct wn_ctl_addr *a, bool listen_only)
 {
-	uint32_t i;
+	struct obj *o;
 
-	for (i = 0; i < srv->cap; i++) {
-		struct obj *o = srv->tab[i];
-
-		if (o == NULL || o->type != OBJ_CMID || o->u.id.src.port != a->port ||
-		    o->u.id.addr == CM_ADDR_NONE || o->u.id.listener != 0)
-			continue;
+	if (srv->ports == NULL)
+		return false;
+	for (o = srv->ports[a->port]; o != NULL; o = o->u.id.pnext) {
 		if (listen_only && !o->u.id.listening)
 			continue;
 		if (addr_is_any(&o->u.id.src) || addr_is_any(a) ||
@@ -370,6 +406,8 @@ srv_h_cm_bind(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *
 	if (a.port == 0)
 		return -EADDRINUSE;
 	id->u.id.src = a;
+	if (port_link(srv, id) != 0)
+		return -ENOMEM;
 	id->u.id.addr = CM_ADDR_BOUND;
 	rs->u.addr.src = a;
 	return 0;
@@ -392,6 +430,8 @@ srv_h_cm_resolve_addr(struct wn_server *srv, const struct srv_req *rq, struct sr
 			local_src_for(srv, &r->dst, &a);
 		a.port = ephemeral_port(srv, &a);
 		id->u.id.src = a;
+		if (port_link(srv, id) != 0)
+			return -ENOMEM;
 	}
 	if (!addr_is_local(srv, &r->dst) && srv->to_dp == NULL) {
 		/* neighbour resolution is the dataplane's; none attached */
@@ -640,6 +680,7 @@ srv_cmid_destroy(struct wn_server *srv, struct obj *id)
 	struct wn_server_dp_msg *m;
 
 	cm_conn_set(srv, id, CM_CONN_FINISHED);
+	port_unlink(id);
 	if (qp != NULL)
 		qp->u.qp.cm_id = 0;
 	/* the dataplane knows CM ids by handle (and key) only: no DONE needed */

@@ -235,7 +235,7 @@ wn_server_mr_lookup(struct wn_server *srv, uint32_t stag, uint64_t *len)
 	for (i = 0; i < srv->cap; i++) {
 		struct obj *o = srv->tab[i];
 
-		if (o != NULL && o->type == OBJ_MR && o->u.mr.dp.stag == stag) {
+		if (o != NULL && !o->zombie && o->type == OBJ_MR && o->u.mr.dp.stag == stag) {
 			p = o->u.mr.dp.base;
 			if (len != NULL)
 				*len = o->u.mr.dp.length;

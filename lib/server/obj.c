@@ -23,19 +23,20 @@ srv_obj_get(struct wn_server *srv, struct client *c, uint32_t h, enum obj_type t
 	if ((h & (MAX_OBJS - 1)) == 0 || idx >= srv->cap)
 		return NULL;
 	o = srv->tab[idx];
-	if (o == NULL || o->handle != h || o->type != t || (c != NULL && o->owner != c))
+	if (o == NULL || o->zombie || o->handle != h || o->type != t ||
+	    (c != NULL && o->owner != c))
 		return NULL;
 	return o;
 }
 
-/* Double the table (up to MAX_OBJS - 1 entries); the first new index, or -ENOMEM. */
-static int64_t
+/* Double the table (up to MAX_OBJS - 1 entries), its new slots free. @return 0 or -ENOMEM. */
+static int
 tab_grow(struct wn_server *srv)
 {
-	uint32_t ncap = srv->cap == 0 ? 256 : RTE_MIN(srv->cap * 2, MAX_OBJS - 1);
+	uint32_t ncap = srv->cap == 0 ? 256 : RTE_MIN(srv->cap * 2, MAX_OBJS - 1), i;
 	struct obj **nt;
 	uint16_t *ng;
-	uint32_t idx;
+	uint32_t *nf;
 
 	if (srv->cap == MAX_OBJS - 1)
 		return -ENOMEM;
@@ -47,56 +48,65 @@ tab_grow(struct wn_server *srv)
 	if (ng == NULL)
 		return -ENOMEM;
 	srv->gen = ng;
+	nf = malloc(ncap * sizeof(*nf));
+	if (nf == NULL)
+		return -ENOMEM;
+	for (i = 0; i < srv->free_len; i++)
+		nf[i] = srv->free_idx[(srv->free_head + i) % srv->cap];
+	free(srv->free_idx);
+	srv->free_idx = nf;
+	srv->free_head = 0;
 	memset(&nt[srv->cap], 0, (ncap - srv->cap) * sizeof(*nt));
 	memset(&ng[srv->cap], 0, (ncap - srv->cap) * sizeof(*ng));
-	idx = srv->cap;
+	for (i = srv->cap; i < ncap; i++)
+		nf[srv->free_len++] = i;
 	srv->cap = ncap;
-	return idx;
+	return 0;
 }
 
-static int64_t
-tab_free_slot(struct wn_server *srv)
+/* A slot freed: reused after every slot freed before it. */
+static void
+tab_slot_put(struct wn_server *srv, uint32_t idx)
 {
-	uint32_t i, idx;
-
-	for (i = 0; i < srv->cap; i++) {
-		idx = (srv->next_free_hint + i) % srv->cap;
-		if (srv->tab[idx] == NULL)
-			return idx;
-	}
-	return tab_grow(srv);
+	srv->tab[idx] = NULL;
+	srv->free_idx[(srv->free_head + srv->free_len) % srv->cap] = idx;
+	srv->free_len++;
 }
 
 struct obj *
 srv_obj_new(struct wn_server *srv, struct client *owner, enum obj_type t)
 {
-	int64_t slot = tab_free_slot(srv);
 	uint32_t idx;
 	struct obj *o;
 
-	if (slot < 0)
+	if (srv->free_len == 0 && tab_grow(srv) != 0)
 		return NULL;
-	idx = (uint32_t)slot;
 	o = calloc(1, sizeof(*o));
 	if (o == NULL)
 		return NULL;
+	idx = srv->free_idx[srv->free_head];
+	srv->free_head = (srv->free_head + 1) % srv->cap;
+	srv->free_len--;
 	srv->gen[idx] = (uint16_t)((srv->gen[idx] + 1) & 0xfff);
 	o->handle = ((uint32_t)srv->gen[idx] << 20) | (idx + 1);
 	o->type = t;
 	o->owner = owner;
 	srv->tab[idx] = o;
-	srv->next_free_hint = idx + 1;
 	srv->counts[t]++;
 	owner->nobjs++;
 	return o;
 }
 
+static uint32_t
+obj_idx(const struct obj *o)
+{
+	return (o->handle & (MAX_OBJS - 1)) - 1;
+}
+
+/* No longer the client's (its handle finds nothing); its slot stays taken. */
 static void
 obj_unlink(struct wn_server *srv, struct obj *o)
 {
-	uint32_t idx = (o->handle & (MAX_OBJS - 1)) - 1;
-
-	srv->tab[idx] = NULL;
 	srv->counts[o->type]--;
 	o->owner->nobjs--;
 	o->owner = NULL;
@@ -106,6 +116,7 @@ void
 srv_obj_free(struct wn_server *srv, struct obj *o)
 {
 	obj_unlink(srv, o);
+	tab_slot_put(srv, obj_idx(o));
 	free(o);
 }
 
@@ -140,40 +151,58 @@ obj_release(struct wn_server *srv, struct obj *o)
  * Take an object out of the handle table. Without a dataplane its memory goes at once;
  * with one, the dataplane is told (@p dp_type) and the memory stays until its DONE.
  */
+/*
+ * A zombie keeps its slot (nothing else gets its index) until the dataplane's DONE, which
+ * finds it there by its handle.
+ */
 void
 srv_obj_retire(struct wn_server *srv, struct obj *o, uint32_t dp_type, void *desc)
 {
 	obj_unlink(srv, o);
 	if (srv_dp_tell(srv, dp_type, o->handle, desc) != 0) {
+		tab_slot_put(srv, obj_idx(o));
 		obj_release(srv, o);
 		return;
 	}
-	o->znext = srv->zombies;
-	srv->zombies = o;
+	o->zombie = true;
+	srv->n_zombies++;
 }
 
 void
 srv_zombie_done(struct wn_server *srv, uint32_t handle)
 {
-	struct obj **pp;
+	uint32_t idx = (handle & (MAX_OBJS - 1)) - 1;
+	struct obj *o;
 
-	for (pp = &srv->zombies; *pp != NULL; pp = &(*pp)->znext)
-		if ((*pp)->handle == handle) {
-			struct obj *o = *pp;
-
-			*pp = o->znext;
-			obj_release(srv, o);
-			return;
-		}
+	if ((handle & (MAX_OBJS - 1)) == 0 || idx >= srv->cap)
+		return;
+	o = srv->tab[idx];
+	if (o == NULL || !o->zombie || o->handle != handle)
+		return;
+	srv->n_zombies--;
+	tab_slot_put(srv, idx);
+	obj_release(srv, o);
 }
 
 void
 srv_zombies_free(struct wn_server *srv)
 {
-	while (srv->zombies != NULL) {
-		struct obj *o = srv->zombies;
+	for (uint32_t i = 0; i < srv->cap && srv->n_zombies > 0; i++) {
+		struct obj *o = srv->tab[i];
 
-		srv->zombies = o->znext;
-		obj_release(srv, o);
+		if (o != NULL && o->zombie)
+			srv_zombie_done(srv, o->handle);
 	}
+}
+
+void
+srv_tab_free(struct wn_server *srv)
+{
+	free(srv->tab);
+	free(srv->gen);
+	free(srv->free_idx);
+	srv->tab = NULL;
+	srv->gen = NULL;
+	srv->free_idx = NULL;
+	srv->cap = srv->free_len = 0;
 }

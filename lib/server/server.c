@@ -127,7 +127,7 @@ client_reclaim(struct wn_server *srv, struct client *c)
 		for (i = 0; i < srv->cap; i++) {
 			struct obj *o = srv->tab[i];
 
-			if (o != NULL && o->owner == c && o->type == order[k])
+			if (o != NULL && !o->zombie && o->owner == c && o->type == order[k])
 				destroy_of[o->type](srv, o);
 		}
 	}
@@ -605,8 +605,8 @@ wn_server_destroy(struct wn_server *srv)
 	}
 	close(srv->epfd);
 	wn_mem_table_free(srv->mem);
-	free(srv->tab);
-	free(srv->gen);
+	srv_tab_free(srv);
+	srv_ports_free(srv);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 }

@@ -80,7 +80,7 @@ struct srv_notify;
 
 /* One client-visible object; handle-table entry. */
 struct obj {
-	struct obj *znext; /* retired, waiting for the dataplane's DONE */
+	bool zombie;       /* retired, waiting for the dataplane's DONE (kept in its slot) */
 	enum obj_type type;
 	uint32_t handle;
 	struct client *owner;
@@ -135,6 +135,8 @@ struct obj {
 			uint32_t qp;       /* bound QP (0: none) */
 			uint32_t ird, ord; /* asked for in CONNECT/ACCEPT (RFC 6581 §5) */
 			uint32_t dp_conn;  /* passive ids: the dataplane's connection key */
+			/* ids with a local address (not a listener's): by port (cm.c) */
+			struct obj *pnext, **pprev;
 		} id;
 	} u;
 };
@@ -163,7 +165,9 @@ struct wn_server {
 	struct obj **tab;
 	uint16_t *gen;
 	uint32_t cap;
-	uint32_t next_free_hint;
+	/* free slots of tab, oldest first (a slot freed last is reused last) */
+	uint32_t *free_idx;
+	uint32_t free_head, free_len;
 	uint32_t next_client_id;
 	uint32_t nclients;
 	struct client *clients;
@@ -183,8 +187,9 @@ struct wn_server {
 	const struct wn_queue_bell *bells;
 	int bell_efd[WN_QUEUE_BELLS];
 	uint32_t n_bells;
-	struct obj *zombies;
+	uint32_t n_zombies;
 	struct wn_mem_table *mem;
+	struct obj **ports; /* 65,536 lists of the ids bound to each port (cm.c) */
 	/* CQ notification descriptors, one per pipe however many CQs use it (queue.c) */
 	struct srv_notify *notify;
 	uint32_t notify_cap, notify_n;
@@ -242,6 +247,7 @@ void srv_obj_free(struct wn_server *srv, struct obj *o);
 void srv_obj_retire(struct wn_server *srv, struct obj *o, uint32_t dp_type, void *desc);
 void srv_zombie_done(struct wn_server *srv, uint32_t handle);
 void srv_zombies_free(struct wn_server *srv);
+void srv_tab_free(struct wn_server *srv);
 
 /* ---- dev.c */
 int srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
@@ -291,5 +297,6 @@ void srv_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m);
 int srv_chan_destroy(struct wn_server *srv, struct obj *ch);
 void srv_chan_writable(struct wn_server *srv, uint32_t handle);
 int srv_cmid_destroy(struct wn_server *srv, struct obj *id);
+void srv_ports_free(struct wn_server *srv);
 
 #endif /* SRV_PRIV_H */
