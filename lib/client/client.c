@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -25,6 +26,8 @@ struct wn_client {
 	const struct wn_queue_bell *bells;
 	uint32_t n_bells;
 	int bell_efd[WN_QUEUE_BELLS];
+	/* the lcores' ready maps (read-write, after the bell page), or NULL */
+	struct wn_queue_ready_map *ready;
 };
 
 /*
@@ -37,6 +40,8 @@ bells_open(struct wn_client *c)
 {
 	struct wn_ctl_bell_req req = { .bell = WN_CTL_BELL_PAGE };
 	struct wn_ctl_bell_resp resp;
+	struct wn_queue_ready_map *maps = NULL;
+	struct stat st;
 	uint32_t n, i;
 	void *page;
 	int fd, ret;
@@ -45,6 +50,13 @@ bells_open(struct wn_client *c)
 	if (ret != 0 || fd < 0)
 		return;
 	page = mmap(NULL, WN_QUEUE_BELL_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	/* the ready maps follow (wn_queue.h): an SQ the lcore parked is marked there */
+	if (page != MAP_FAILED && fstat(fd, &st) == 0 && st.st_size >= (off_t)WN_QUEUE_BELLS_SIZE) {
+		maps = mmap(NULL, WN_QUEUE_BELLS_SIZE - WN_QUEUE_READY_MAPS_OFFSET,
+			    PROT_READ | PROT_WRITE, MAP_SHARED, fd, WN_QUEUE_READY_MAPS_OFFSET);
+		if (maps == MAP_FAILED)
+			maps = NULL;
+	}
 	close(fd);
 	if (page == MAP_FAILED)
 		return;
@@ -59,10 +71,13 @@ bells_open(struct wn_client *c)
 		while (i-- > 0)
 			close(c->bell_efd[i]);
 		munmap(page, WN_QUEUE_BELL_PAGE_SIZE);
+		if (maps != NULL)
+			munmap(maps, WN_QUEUE_BELLS_SIZE - WN_QUEUE_READY_MAPS_OFFSET);
 		return;
 	}
 	c->bells = page;
 	c->n_bells = n;
+	c->ready = maps;
 }
 
 static void
@@ -74,7 +89,10 @@ bells_close(struct wn_client *c)
 		close(c->bell_efd[i]);
 	if (c->bells != NULL)
 		munmap((void *)(uintptr_t)c->bells, WN_QUEUE_BELL_PAGE_SIZE);
+	if (c->ready != NULL)
+		munmap(c->ready, WN_QUEUE_BELLS_SIZE - WN_QUEUE_READY_MAPS_OFFSET);
 	c->bells = NULL;
+	c->ready = NULL;
 	c->n_bells = 0;
 }
 
@@ -644,8 +662,11 @@ wn_client_wq_end(struct wn_client_qp *qp, struct wn_client_srq *srq, bool rq, ui
 	c = qp != NULL ? qp->c : srq->c;
 	/* ring the doorbell only when the consumer may be idle (wn_queue.h, Dekker rule) */
 	if (n > 0) {
-		if (wn_queue_prod_commit(r, n))
+		if (wn_queue_prod_commit(r, n)) {
 			wn_queue_prod_ring(r);
+			/* an SQ the lcore parked: mark it ready (wn_queue.h, ready maps) */
+			wn_queue_ready_mark(r, c->ready, c->n_bells);
+		}
 		/* after commit's fence: the lcore serving the ring sleeps? (lcore doorbells) */
 		bell = wn_queue_prod_bell(r, c->bells, c->n_bells);
 	}

@@ -2,7 +2,9 @@
 /*
  * lib/dp: the shards' doorbells (lib/queue's "Lcore doorbells"): the group's bell page, which
  * clients map read-only (wn_dp_bells()), and one eventfd per shard, rung (dp_wake()) only
- * while the shard announced that it sleeps. What a shard sleeps on is idle.c's.
+ * while the shard announced that it sleeps; after the page, in the same memfd, each shard's
+ * ready map (lib/queue's "Ready maps"), which clients map read-write: where they mark the
+ * SQs the shard parked. What a shard sleeps on is idle.c's; the ready QPs are obj.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,15 +23,17 @@ dp_bells_create(struct wn_dp_group *g)
 	g->bell_fd = memfd_create("warpnic-bells", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (g->bell_fd < 0)
 		return -errno;
-	if (ftruncate(g->bell_fd, WN_QUEUE_BELL_PAGE_SIZE) != 0 ||
+	if (ftruncate(g->bell_fd, WN_QUEUE_BELLS_SIZE) != 0 ||
 	    fcntl(g->bell_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
 		return -errno;
-	g->bells = mmap(NULL, WN_QUEUE_BELL_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+	g->bells = mmap(NULL, WN_QUEUE_BELLS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 			g->bell_fd, 0);
 	if (g->bells == MAP_FAILED) {
 		g->bells = NULL;
 		return -errno;
 	}
+	g->ready = (struct wn_queue_ready_map *)((uint8_t *)g->bells +
+						 WN_QUEUE_READY_MAPS_OFFSET);
 	for (i = 0; i < g->n; i++) {
 		g->bell_efd[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (g->bell_efd[i] < 0)
@@ -47,7 +51,7 @@ dp_bells_free(struct wn_dp_group *g)
 		if (g->bell_efd[i] >= 0)
 			close(g->bell_efd[i]);
 	if (g->bells != NULL)
-		munmap(g->bells, WN_QUEUE_BELL_PAGE_SIZE);
+		munmap(g->bells, WN_QUEUE_BELLS_SIZE);
 	if (g->bell_fd >= 0)
 		close(g->bell_fd);
 }

@@ -295,11 +295,15 @@ op_ulpdu(void *arg, const uint8_t *ulpdu, size_t len)
 {
 	struct dp_conn *c = conn_of(arg);
 
+	if (c->qp == NULL || c->qp->eng == NULL)
+		return 0;
 	/* a Send without a receive posted (rnr_hold_us): the stream holds it, see obj.c */
-	if (c->qp != NULL && c->qp->eng != NULL && wn_rnic_rx(c->qp->eng, ulpdu, len) == -EAGAIN) {
+	if (wn_rnic_rx(c->qp->eng, ulpdu, len) == -EAGAIN) {
 		dp_qp_rx_hold(c->dp, c->qp);
 		return -EAGAIN;
 	}
+	/* a Read to answer, a Read Response or Terminate to act on: poll the QP */
+	dp_qp_ready(c->dp, c->qp);
 	return 0;
 }
 
@@ -325,8 +329,10 @@ op_tx_release(void *arg, uint32_t wqe)
 {
 	struct dp_conn *c = conn_of(arg);
 
-	if (c->qp != NULL && c->qp->eng != NULL)
+	if (c->qp != NULL && c->qp->eng != NULL) {
 		wn_rnic_tx_release(c->qp->eng, wqe);
+		dp_qp_ready(c->dp, c->qp); /* its completion may be due */
+	}
 }
 
 static void

@@ -120,9 +120,19 @@ struct dp_qp {
 	struct wn_llp *llp;           /**< the stream the engine sends to (while active) */
 	TAILQ_ENTRY(dp_qp) next;      /**< in dp->active while it has an engine */
 	bool active;
+	/*
+	 * Ready polling (obj.c): an active QP is polled while on dp->ready; one found idle is
+	 * parked (its SQ's cons_idle set) and comes back when its client marks it in the
+	 * shard's ready map (slot), its stream delivers or releases something, or the sweep
+	 * finds it. Local QPs (embedded applications write their rings directly) never park.
+	 */
+	TAILQ_ENTRY(dp_qp) rnext;
+	bool on_ready;
+	uint32_t slot;                /**< ready map slot + 1 (0: none, never parked) */
 	uint16_t owner;               /**< shard of its connection (set by shard 0) */
-	TAILQ_ENTRY(dp_qp) errnext;   /**< in dp->errq while its engine is in ERROR */
-	bool in_errq;
+	TAILQ_ENTRY(dp_qp) errnext;   /**< in dp->errq: in Error, postings to flush at the tick */
+	bool in_errq;                 /**< in Error: its postings are flushed (its slot kept) */
+	bool errq_linked;             /**< on dp->errq */
 	bool local;                   /**< an embedded application's (embed.c) */
 	bool rx_held;                 /**< its stream holds a Send waiting for a receive */
 	uint64_t held_since;          /**< ... since then (wn_net_now_us()) */
@@ -198,7 +208,14 @@ struct wn_dp {
 	/** The lower layers: MPA/TCP over this shard's TCP (lib/mpa), DDP over SCTP (lib/sctp) */
 	struct wn_llp_proto *llp[DP_LLP_N];
 	struct dp_qp_list active;
-	struct dp_qp_list errq;       /**< QPs in Error: later postings are flushed */
+	struct dp_qp_list ready;      /**< active QPs to poll (obj.c) */
+	struct wn_queue_ready_map *rmap; /**< its ready map (bell.c) */
+	struct dp_qp **slot_qp;       /**< ready map slot -> QP */
+	uint32_t *slot_free;          /**< free slots (a stack) */
+	uint32_t n_slot_free;
+	struct dp_qp *sweep;          /**< the next parked QP the tick looks at */
+	struct dp_qp_list errq;       /**< QPs in Error with postings to flush (the others
+				       *   parked, brought back by their slots' marks) */
 	struct dp_conn_list conns;
 	struct dp_conn_list reap;     /**< connections to free at the next tick */
 	struct dp_msgq ctl_wait;      /**< to the control thread (to_ctl full) */
@@ -269,6 +286,7 @@ struct wn_dp_group {
 	/* lcore doorbells (bell.c): the bell page clients map, one eventfd per shard */
 	int bell_fd;
 	struct wn_queue_bell *bells;
+	struct wn_queue_ready_map *ready; /**< after the bell page: one per shard */
 	int bell_efd[DP_MAX_SHARDS];
 };
 
@@ -384,6 +402,14 @@ void dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp);
 void dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp);
 /** A held stream: offer its Send again once a receive is posted, or give up. @return work. */
 unsigned int dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp);
+/** Poll @p qp from the next iteration on (it has work, or may have). */
+void dp_qp_ready(struct wn_dp *dp, struct dp_qp *qp);
+/** Poll the ready QPs (the SQs their clients marked, and those with work). @return work. */
+unsigned int dp_qps_poll(struct wn_dp *dp);
+/** Every tick: look at some parked QPs (a mark a client failed to make). */
+void dp_qps_sweep(struct wn_dp *dp);
+/** Free the shard's ready slots. */
+void dp_qps_free(struct wn_dp *dp);
 /** Flush what clients posted to QPs in Error (every tick). */
 void dp_errq_flush(struct wn_dp *dp);
 /** A CQ's notification (its eventfd); @p dp for the counter, or NULL. */

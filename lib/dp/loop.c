@@ -138,6 +138,7 @@ tick(struct wn_dp *dp)
 	dp->last_tick = dp->now;
 	dp_errq_flush(dp);
 	dp_conns_reap(dp);
+	dp_qps_sweep(dp);
 	dp_dma_tx_reclaim(dp);
 	if (dp->idx == 0) {
 		dp_zc_tick(dp);
@@ -168,15 +169,9 @@ unsigned int
 wn_dp_poll_tx(struct wn_dp *dp)
 {
 	unsigned int work = 0;
-	struct dp_qp *qp, *tmp;
 
-	RTE_TAILQ_FOREACH_SAFE(qp, &dp->active, next, tmp) {
-		if (qp->rx_held)
-			work += dp_qp_rx_retry(dp, qp);
-		if (qp->llp == NULL || !wn_llp_tx_ready(qp->llp))
-			continue;
-		work += wn_rnic_tx_poll(qp->eng, DP_BURST);
-	}
+	/* the QPs with work or marked by their clients, not every QP (obj.c) */
+	work += dp_qps_poll(dp);
 	work += poll_tx(dp);
 	if (dp->wake_mask != 0)
 		dp_wake_handoffs(dp); /* frames looped back to another shard */

@@ -94,13 +94,30 @@ engine_conf(struct wn_dp *dp, struct dp_qp *qp, struct wn_rnic_qp_conf *rc,
 	rc->event_arg = qp;
 }
 
+static void slot_put(struct wn_dp *dp, struct dp_qp *qp);
+
+/* The QP leaves Error (a new connection, or it goes): no more flushing, its slot free. */
 static void
 errq_remove(struct wn_dp *dp, struct dp_qp *qp)
 {
-	if (qp->in_errq) {
+	if (qp->errq_linked) {
 		TAILQ_REMOVE(&dp->errq, qp, errnext);
-		qp->in_errq = false;
+		qp->errq_linked = false;
 	}
+	if (qp->in_errq) {
+		qp->in_errq = false;
+		slot_put(dp, qp);
+	}
+}
+
+/* A QP in Error has postings to flush (or may have): flushed at the next tick. */
+static void
+errq_due(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (qp->errq_linked)
+		return;
+	TAILQ_INSERT_TAIL(&dp->errq, qp, errnext);
+	qp->errq_linked = true;
 }
 
 /* The ring the QP takes its receives from (its RQ, or the SRQ it shares). */
@@ -129,13 +146,185 @@ engine_destroy(struct wn_dp *dp, struct dp_qp *qp)
 	qp->eng = NULL;
 }
 
+/*
+ * Flush what clients posted to QPs in Error. A QP whose rings stay empty once parked
+ * leaves the list: a client posting to it marks its slot, which brings it back (mark_slot).
+ */
 void
 dp_errq_flush(struct wn_dp *dp)
 {
-	struct dp_qp *qp;
+	struct dp_qp *qp, *tmp;
 
-	TAILQ_FOREACH(qp, &dp->errq, errnext)
+	RTE_TAILQ_FOREACH_SAFE(qp, &dp->errq, errnext, tmp) {
 		(void)wn_rnic_qp_flush(qp->eng);
+		if (qp->slot == 0 || !wn_queue_cons_idle_enter(&qp->sq) ||
+		    (qp->srq == NULL && !wn_queue_cons_idle_enter(&qp->rq)))
+			continue;
+		TAILQ_REMOVE(&dp->errq, qp, errnext);
+		qp->errq_linked = false;
+	}
+}
+
+/* ---------------------------------------------------------------- ready polling */
+
+/* A ready map slot for @p qp (none left: it is polled without parking). */
+static void
+slot_take(struct wn_dp *dp, struct dp_qp *qp)
+{
+	uint32_t s;
+
+	if (qp->slot != 0 || qp->local || dp->rmap == NULL)
+		return;
+	if (dp->slot_qp == NULL) {
+		dp->slot_qp = calloc(WN_QUEUE_READY_SLOTS, sizeof(*dp->slot_qp));
+		dp->slot_free = malloc(WN_QUEUE_READY_SLOTS * sizeof(*dp->slot_free));
+		if (dp->slot_qp == NULL || dp->slot_free == NULL) {
+			free(dp->slot_qp);
+			free(dp->slot_free);
+			dp->slot_qp = NULL;
+			dp->slot_free = NULL;
+			return;
+		}
+		/* a stack: slot 0 on top */
+		for (s = 0; s < WN_QUEUE_READY_SLOTS; s++)
+			dp->slot_free[s] = WN_QUEUE_READY_SLOTS - 1 - s;
+		dp->n_slot_free = WN_QUEUE_READY_SLOTS;
+	}
+	if (dp->n_slot_free == 0)
+		return;
+	s = dp->slot_free[--dp->n_slot_free];
+	dp->slot_qp[s] = qp;
+	qp->slot = s + 1;
+	wn_queue_cons_ready_set(&qp->sq, qp->slot);
+}
+
+/* Free @p qp's slot (a mark still in the map finds no QP there, or another one: harmless). */
+static void
+slot_put(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (qp->slot == 0)
+		return;
+	wn_queue_cons_ready_set(&qp->sq, 0);
+	wn_queue_cons_idle_exit(&qp->sq);
+	if (qp->srq == NULL) {
+		wn_queue_cons_ready_set(&qp->rq, 0);
+		wn_queue_cons_idle_exit(&qp->rq);
+	}
+	dp->slot_qp[qp->slot - 1] = NULL;
+	dp->slot_free[dp->n_slot_free++] = qp->slot - 1;
+	qp->slot = 0;
+}
+
+/* @p qp no longer active: not polled any more. */
+static void
+ready_leave(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (dp->sweep == qp)
+		dp->sweep = TAILQ_NEXT(qp, next);
+	if (qp->on_ready) {
+		TAILQ_REMOVE(&dp->ready, qp, rnext);
+		qp->on_ready = false;
+		dp->st.qps_ready--;
+	}
+}
+
+void
+dp_qp_ready(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (!qp->active || qp->on_ready)
+		return;
+	TAILQ_INSERT_TAIL(&dp->ready, qp, rnext);
+	qp->on_ready = true;
+	dp->st.qps_ready++;
+	if (qp->slot != 0)
+		wn_queue_cons_idle_exit(&qp->sq);
+}
+
+static void
+mark_slot(void *arg, uint32_t slot)
+{
+	struct wn_dp *dp = arg;
+	struct dp_qp *qp = dp->slot_qp != NULL ? dp->slot_qp[slot] : NULL;
+
+	if (qp == NULL)
+		return;
+	if (qp->active)
+		dp_qp_ready(dp, qp);
+	else if (qp->in_errq)
+		errq_due(dp, qp);
+}
+
+/*
+ * Stop polling @p qp if it has nothing to do: no held stream, a stream that takes ULPDUs,
+ * fewer ULPDUs sent than the budget, an engine with nothing under way, and an SQ that stays
+ * empty once parked (lib/queue's Dekker rule: a client posting now marks it ready).
+ */
+static void
+park_maybe(struct wn_dp *dp, struct dp_qp *qp, unsigned int sent, bool tx_ready)
+{
+	if (qp->slot == 0 || qp->rx_held || !tx_ready || sent >= DP_BURST ||
+	    !wn_rnic_tx_idle(qp->eng) || !wn_queue_cons_idle_enter(&qp->sq))
+		return;
+	TAILQ_REMOVE(&dp->ready, qp, rnext);
+	qp->on_ready = false;
+	dp->st.qps_ready--;
+	dp->st.qp_parks++;
+}
+
+unsigned int
+dp_qps_poll(struct wn_dp *dp)
+{
+	struct dp_qp *qp, *tmp;
+	unsigned int work = 0, n;
+	bool tx_ready;
+
+	if (dp->rmap != NULL && dp->slot_qp != NULL)
+		dp->st.qp_marks += wn_queue_ready_take(dp->rmap, mark_slot, dp);
+	RTE_TAILQ_FOREACH_SAFE(qp, &dp->ready, rnext, tmp) {
+		if (qp->rx_held)
+			work += dp_qp_rx_retry(dp, qp);
+		tx_ready = qp->llp != NULL && wn_llp_tx_ready(qp->llp);
+		n = 0;
+		if (tx_ready && qp->eng != NULL) {
+			n = wn_rnic_tx_poll(qp->eng, DP_BURST);
+			dp->st.qp_polls++;
+			work += n;
+		}
+		if (qp->on_ready && qp->eng != NULL)
+			park_maybe(dp, qp, n, tx_ready);
+	}
+	return work;
+}
+
+/* Parked QPs looked at per tick: a full pass over 16,384 takes a quarter of a second. */
+#define DP_SWEEP 64
+
+void
+dp_qps_sweep(struct wn_dp *dp)
+{
+	struct dp_qp *qp = dp->sweep;
+	unsigned int i;
+
+	for (i = 0; i < DP_SWEEP && !TAILQ_EMPTY(&dp->active); i++) {
+		if (qp == NULL)
+			qp = TAILQ_FIRST(&dp->active);
+		if (!qp->on_ready && wn_queue_cons_avail(&qp->sq) != 0) {
+			dp->st.qp_sweep_found++;
+			dp_qp_ready(dp, qp);
+		}
+		qp = TAILQ_NEXT(qp, next);
+	}
+	dp->sweep = qp;
+}
+
+void
+dp_qps_free(struct wn_dp *dp)
+{
+	free(dp->slot_qp);
+	free(dp->slot_free);
+	dp->slot_qp = NULL;
+	dp->slot_free = NULL;
+	dp->n_slot_free = 0;
 }
 
 int
@@ -166,6 +355,9 @@ dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn
 	qp->active = true;
 	/* clients posting to the SQ ring this shard's bell while it sleeps (wn_queue.h) */
 	wn_queue_cons_bell_set(&qp->sq, dp->idx + 1u);
+	/* ... and mark it in the shard's ready map once it is parked */
+	slot_take(dp, qp);
+	dp_qp_ready(dp, qp);
 	return 0;
 }
 
@@ -211,17 +403,27 @@ dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 	}
 	if (wn_rnic_qp_state(qp->eng) != WN_RNIC_QPS_ERROR)
 		wn_rnic_qp_disconnect(qp->eng);
-	if (!qp->in_errq) {
-		/* verbs: what the client posts from now on completes with WR_FLUSH_ERR */
-		TAILQ_INSERT_TAIL(&dp->errq, qp, errnext);
-		qp->in_errq = true;
-	}
 	if (qp->active) {
+		ready_leave(dp, qp);
 		TAILQ_REMOVE(&dp->active, qp, next);
 		qp->active = false;
-		wn_queue_cons_bell_set(&qp->sq, 0);
 	}
 	rx_unhold(dp, qp);
+	if (!qp->in_errq) {
+		/*
+		 * verbs: what the client posts from now on completes with WR_FLUSH_ERR. Flushed
+		 * at the next tick, then parked: its SQ and RQ name this shard's bell and its
+		 * slot, so a client posting to it brings it back (mark_slot).
+		 */
+		qp->in_errq = true;
+		slot_take(dp, qp);
+		wn_queue_cons_bell_set(&qp->sq, qp->slot != 0 ? dp->idx + 1u : 0);
+		if (qp->srq == NULL) {
+			wn_queue_cons_ready_set(&qp->rq, qp->slot);
+			wn_queue_cons_bell_set(&qp->rq, qp->slot != 0 ? dp->idx + 1u : 0);
+		}
+		errq_due(dp, qp);
+	}
 	qp->conn = NULL;
 	qp->llp = NULL;
 }
@@ -256,6 +458,7 @@ dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp)
 	qp->held_cq_cons = cq_cons(qp->rcq);
 	dp->st.rnr_holds++;
 	dp->st.rnr_held++;
+	dp_qp_ready(dp, qp); /* polled until a receive comes (dp_qp_rx_retry) */
 	/*
 	 * A client posting a receive rings this shard's bell while it sleeps (lib/queue's lcore
 	 * doorbells: set before the fence of the next sleep). An SRQ names one shard only; the
@@ -292,12 +495,16 @@ dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp)
 void
 dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
 {
-	if (qp->active)
+	if (qp->active && dp != NULL) {
+		ready_leave(dp, qp);
 		TAILQ_REMOVE(&dp->active, qp, next);
+	}
 	if (dp != NULL)
 		rx_unhold(dp, qp);
 	if (qp->eng != NULL)
 		engine_destroy(dp, qp);
+	if (dp != NULL)
+		slot_put(dp, qp);
 	cq_put(dp, qp->scq);
 	cq_put(dp, qp->rcq);
 	if (qp->srq != NULL)

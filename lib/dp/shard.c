@@ -57,6 +57,8 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	dp->objs = g->objs;
 	dp->epfd = -1;
 	TAILQ_INIT(&dp->active);
+	TAILQ_INIT(&dp->ready);
+	dp->rmap = g->ready != NULL ? &g->ready[idx] : NULL;
 	TAILQ_INIT(&dp->errq);
 	TAILQ_INIT(&dp->conns);
 	TAILQ_INIT(&dp->reap);
@@ -177,6 +179,7 @@ shard_free(struct wn_dp *dp)
 	rte_ring_free(dp->handoff);
 	rte_ring_free(dp->ctl);
 	dp_msgq_free(&dp->ctl_wait);
+	dp_qps_free(dp);
 	for (uint16_t i = 0; i < DP_MAX_SHARDS; i++)
 		dp_msgq_free(&dp->fwd_wait[i]);
 	dp_embed_free(dp); /* its listeners are the lower layer's */

@@ -128,6 +128,11 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(async_events);
 	ADD(ctl_drop);
 	ADD(ctl_waited);
+	ADD(qp_polls);
+	ADD(qp_parks);
+	ADD(qp_marks);
+	ADD(qp_sweep_found);
+	ADD(qps_ready);
 	ADD(conns_active);
 	ADD(conns_passive);
 	ADD(conns_established);
@@ -226,6 +231,11 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, async_events);
 	TEL_U64(d, s, ctl_drop);
 	TEL_U64(d, s, ctl_waited);
+	TEL_U64(d, s, qp_polls);
+	TEL_U64(d, s, qp_parks);
+	TEL_U64(d, s, qp_marks);
+	TEL_U64(d, s, qp_sweep_found);
+	TEL_U64(d, s, qps_ready);
 	TEL_U64(d, s, conns_active);
 	TEL_U64(d, s, conns_passive);
 	TEL_U64(d, s, conns_established);

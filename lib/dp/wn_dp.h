@@ -171,6 +171,12 @@ struct wn_dp_stats {
 	uint64_t idle_naps;          /**< sleeps without the Rx wake-up (none, or link down) */
 	uint64_t ctl_msgs, cm_events, ctl_drop;
 	uint64_t ctl_waited;          /**< messages a full ring made wait (in order; none lost) */
+	uint64_t qp_polls;            /**< QP engines polled for transmit */
+	uint64_t qp_parks;            /**< QPs found idle and parked (not polled until marked) */
+	uint64_t qp_marks;            /**< parked QPs their clients marked ready (ready maps) */
+	uint64_t qp_sweep_found;      /**< parked QPs with work found by the tick's sweep (a mark
+				       *   missed: should stay 0) */
+	uint64_t qps_ready;           /**< QPs being polled now (gauge) */
 	uint64_t async_events;        /**< async events sent to clients (QP, SRQ, CQ) */
 	uint64_t conns_active, conns_passive, conns_established, conns_failed, conns_rejected;
 	uint64_t conns_unenhanced;    /**< connects retried with MPA Rev 1 (RFC 6581 §10) */

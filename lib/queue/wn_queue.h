@@ -115,7 +115,8 @@ struct wn_queue_ring_hdr {
 	_Atomic uint32_t cons;     /**< consumer index (free-running) */
 	_Atomic uint32_t cons_idle; /**< 1: consumer may be idle, the producer must ring */
 	_Atomic uint32_t bell;     /**< lcore doorbell of the consumer: index + 1 (0: none) */
-	uint8_t pad2[WN_QUEUE_CACHE_LINE - 12];
+	_Atomic uint32_t ready;    /**< SQ: the consumer's ready slot + 1 (0: none), below */
+	uint8_t pad2[WN_QUEUE_CACHE_LINE - 16];
 
 	/* line 3: notification */
 	_Atomic uint32_t arm;      /**< CQ: enum wn_queue_cq_arm, client sets, warpnicd clears */
@@ -787,6 +788,115 @@ wn_queue_prod_bell(const struct wn_queue_ring *r, const struct wn_queue_bell *pa
 	if (atomic_load_explicit(&page[bell - 1].sleeping, memory_order_relaxed) == 0)
 		return -1;
 	return (int)(bell - 1);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Ready maps                                                                                 */
+
+/**
+ * @par Ready maps
+ * An lcore serving tens of thousands of SQs cannot look at every one each iteration. It
+ * parks an SQ it found empty (wn_queue_cons_idle_enter(): @c cons_idle = 1, fence, re-read
+ * @c prod) and polls only the SQs it has not parked. A producer whose commit finds
+ * @c cons_idle set (wn_queue_prod_commit() returned true) marks the SQ ready: one bit, the
+ * ring's @c ready slot, in the ready map of the lcore its @c bell names
+ * (wn_queue_ready_mark()). The lcore takes the marked slots each iteration
+ * (wn_queue_ready_take()) and polls their SQs again. Two levels: a @c summary bit per
+ * word of @c bits, so taking costs a few words when little is ready.
+ *  - producer: after wn_queue_prod_commit()'s fence, fetch_or the slot's bit (seq_cst); if
+ *    the word was 0, fetch_or its summary bit (seq_cst); a seq_cst fence, then the lcore
+ *    bell check (wn_queue_prod_bell()): an lcore about to sleep sees the mark or is woken.
+ *  - lcore: exchange a summary word with 0, then each word it names with 0 (acquire), then
+ *    read the SQs of the bits it got. A bit set after the exchange is seen next time; its
+ *    producer's entries are visible to the lcore's poll that follows the exchange.
+ * The maps follow the bell page in the same memfd, one per bell, which clients map
+ * read-write (WN_QUEUE_READY_MAPS_OFFSET). A client scribbling over them only makes an
+ * lcore poll some SQs for nothing (or its own ones late: the lcore also sweeps parked SQs
+ * slowly).
+ */
+
+/** Slots in one lcore's ready map: SQs it can park. */
+#define WN_QUEUE_READY_SLOTS 65536u
+
+/** One lcore's ready map. */
+struct wn_queue_ready_map {
+	_Atomic uint64_t summary[WN_QUEUE_READY_SLOTS / 64 / 64]; /**< bit w: bits[w] non-zero */
+	_Atomic uint64_t bits[WN_QUEUE_READY_SLOTS / 64];          /**< bit s % 64: slot s ready */
+};
+static_assert(sizeof(struct wn_queue_ready_map) % WN_QUEUE_CACHE_LINE == 0, "ready map size");
+
+/** Offset of the ready maps in the bell memfd. */
+#define WN_QUEUE_READY_MAPS_OFFSET WN_QUEUE_BELL_PAGE_SIZE
+/** Octets of the bell memfd with its ready maps (one per bell). */
+#define WN_QUEUE_BELLS_SIZE \
+	(WN_QUEUE_BELL_PAGE_SIZE + WN_QUEUE_BELLS * sizeof(struct wn_queue_ready_map))
+
+/**
+ * Give SQ @p r ready slot @p slot (index + 1; 0: none, the lcore polls it without parking).
+ * Ordering: relaxed store; the lcore parks the ring (wn_queue_cons_idle_enter()'s fence)
+ * only after it. The ring's consumer (warpnicd).
+ */
+static inline void
+wn_queue_cons_ready_set(struct wn_queue_ring *r, uint32_t slot)
+{
+	atomic_store_explicit(&r->hdr->ready, slot, memory_order_relaxed);
+}
+
+/**
+ * After a wn_queue_prod_commit() that returned true: mark the SQ ready in the map of the
+ * lcore its ring names. @p maps: the instance's ready maps (NULL: none, nothing to do);
+ * @p n_maps: how many. Producer thread.
+ */
+static inline void
+wn_queue_ready_mark(const struct wn_queue_ring *r, struct wn_queue_ready_map *maps,
+		    uint32_t n_maps)
+{
+	uint32_t bell = atomic_load_explicit(&r->hdr->bell, memory_order_relaxed);
+	uint32_t slot = atomic_load_explicit(&r->hdr->ready, memory_order_relaxed);
+	struct wn_queue_ready_map *m;
+	uint32_t w;
+
+	if (maps == NULL || bell == 0 || bell > n_maps || bell > WN_QUEUE_BELLS || slot == 0 ||
+	    slot > WN_QUEUE_READY_SLOTS)
+		return;
+	m = &maps[bell - 1];
+	w = (slot - 1) / 64;
+	if (atomic_fetch_or(&m->bits[w], 1ull << ((slot - 1) % 64)) == 0)
+		(void)atomic_fetch_or(&m->summary[w / 64], 1ull << (w % 64));
+	/* before wn_queue_prod_bell()'s load of @c sleeping (the lcore's Dekker half) */
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+/**
+ * Take the slots marked ready in @p m (each reported once), calling @p fn(@p arg, slot) for
+ * each (slot: 0 .. WN_QUEUE_READY_SLOTS - 1). @return how many. The map's lcore.
+ */
+static inline unsigned int
+wn_queue_ready_take(struct wn_queue_ready_map *m, void (*fn)(void *arg, uint32_t slot),
+		    void *arg)
+{
+	unsigned int n = 0;
+	uint32_t s;
+
+	for (s = 0; s < WN_QUEUE_READY_SLOTS / 64 / 64; s++) {
+		uint64_t sum;
+
+		if (atomic_load_explicit(&m->summary[s], memory_order_relaxed) == 0)
+			continue;
+		sum = atomic_exchange_explicit(&m->summary[s], 0, memory_order_acquire);
+		while (sum != 0) {
+			uint32_t w = s * 64 + (uint32_t)__builtin_ctzll(sum);
+			uint64_t b = atomic_exchange_explicit(&m->bits[w], 0, memory_order_acquire);
+
+			sum &= sum - 1;
+			while (b != 0) {
+				fn(arg, w * 64 + (uint32_t)__builtin_ctzll(b));
+				b &= b - 1;
+				n++;
+			}
+		}
+	}
+	return n;
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -642,6 +642,22 @@ wn_rnic_tx_poll(struct wn_rnic_qp *qp, unsigned int budget)
 	return n;
 }
 
+bool
+wn_rnic_tx_idle(const struct wn_rnic_qp *qp)
+{
+	const struct wn_queue_ring *sq = qp->c.sq;
+	const struct sq_pend *p;
+
+	if (qp->term_pending || qp->cur_active || qp->tx_owner != TXO_NONE ||
+	    rnic_ird_count(qp) != 0)
+		return false;
+	if (sq->head == qp->sq_fetch)
+		return true;
+	/* the oldest fetched WQE: done and free to complete means the next poll has work */
+	p = &qp->pend[sq->head & sq->mask];
+	return !(p->done && p->holds == 0);
+}
+
 int
 wn_rnic_send_rtr(struct wn_rnic_qp *qp, uint32_t type)
 {

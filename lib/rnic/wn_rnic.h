@@ -263,6 +263,14 @@ void wn_rnic_rnr_expire(struct wn_rnic_qp *qp);
 unsigned int wn_rnic_tx_poll(struct wn_rnic_qp *qp, unsigned int budget);
 
 /**
+ * After wn_rnic_tx_poll(): has the engine nothing left to send or complete on its own (no
+ * Terminate, response or message under way, no finished WQE waiting for its completion)?
+ * Then only new SQ entries, a received ULPDU or a released zero-copy payload give it work,
+ * and its owner may stop polling it until one of those happens. Owning lcore.
+ */
+bool wn_rnic_tx_idle(const struct wn_rnic_qp *qp);
+
+/**
  * The layer below is done with the payload of one ULPDU wn_llp_send() took with
  * WN_LLP_TX_HELD for SQ WQE @p wqe (zero-copy transmit: TCP has it acknowledged and no mbuf
  * references it). When a WQE's last reference goes, its completion is reported, in SQ order

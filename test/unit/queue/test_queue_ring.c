@@ -148,6 +148,68 @@ test_doorbell_idle(void **state)
 }
 
 static void
+take_slot(void *arg, uint32_t slot)
+{
+	uint32_t *got = arg;
+
+	got[got[0] + 1] = slot;
+	got[0]++;
+}
+
+/*
+ * Ready maps: a parked SQ is marked in the map of the lcore its ring names, at its slot;
+ * taking reports each mark once (two levels: word and summary), nothing for a ring without
+ * a slot or bell, and a slot in the last word of the map.
+ */
+static void
+test_ready_map(void **state)
+{
+	uint64_t size = wn_queue_ring_size(WN_QUEUE_KIND_SQ, 8, 1, 0);
+	void *mem = ring_alloc(size);
+	struct wn_queue_ready_map *maps = calloc(2, sizeof(*maps));
+	struct wn_queue_ring p, c;
+	uint32_t got[8] = {0};
+
+	(void)state;
+	assert_non_null(maps);
+	assert_int_equal(wn_queue_ring_init(mem, WN_QUEUE_KIND_SQ, 8, 1, 0), 0);
+	assert_int_equal(wn_queue_prod_attach(&p, mem, size, WN_QUEUE_KIND_SQ), 0);
+	assert_int_equal(wn_queue_cons_attach(&c, mem, size, WN_QUEUE_KIND_SQ), 0);
+	/* no bell, no slot: nothing marked */
+	wn_queue_ready_mark(&p, maps, 2);
+	assert_int_equal(wn_queue_ready_take(&maps[0], take_slot, got), 0);
+	/* lcore 1 (bell 2) parks the SQ at slot 4097 (+1) */
+	wn_queue_cons_bell_set(&c, 2);
+	wn_queue_cons_ready_set(&c, 4098);
+	assert_true(wn_queue_cons_idle_enter(&c));
+	assert_true(wn_queue_prod_commit(&p, 1));
+	wn_queue_ready_mark(&p, maps, 2);
+	wn_queue_ready_mark(&p, maps, 2); /* twice: reported once */
+	assert_int_equal(wn_queue_ready_take(&maps[0], take_slot, got), 0);
+	assert_int_equal(wn_queue_ready_take(&maps[1], take_slot, got), 1);
+	assert_int_equal(got[1], 4097);
+	assert_int_equal(wn_queue_ready_take(&maps[1], take_slot, got), 0);
+	/* the map names one bell only: a bell beyond it marks nothing */
+	wn_queue_ready_mark(&p, maps, 1);
+	assert_int_equal(wn_queue_ready_take(&maps[1], take_slot, got), 0);
+	/* the last slot, and a second one in another word */
+	wn_queue_cons_ready_set(&c, WN_QUEUE_READY_SLOTS);
+	wn_queue_ready_mark(&p, maps, 2);
+	wn_queue_cons_ready_set(&c, 1);
+	wn_queue_ready_mark(&p, maps, 2);
+	got[0] = 0;
+	assert_int_equal(wn_queue_ready_take(&maps[1], take_slot, got), 2);
+	assert_int_equal(got[1], 0);
+	assert_int_equal(got[2], WN_QUEUE_READY_SLOTS - 1);
+	/* a slot beyond the map is refused */
+	wn_queue_cons_ready_set(&c, WN_QUEUE_READY_SLOTS + 1);
+	wn_queue_ready_mark(&p, maps, 2);
+	assert_int_equal(wn_queue_ready_take(&maps[1], take_slot, got), 0);
+	free(maps);
+	free(mem);
+}
+
+static void
 test_cq_arm(void **state)
 {
 	uint64_t size = wn_queue_ring_size(WN_QUEUE_KIND_CQ, 8, 0, 0);
@@ -390,6 +452,7 @@ main(void)
 		cmocka_unit_test(test_init_attach),
 		cmocka_unit_test(test_index_wrap_and_full),
 		cmocka_unit_test(test_doorbell_idle),
+		cmocka_unit_test(test_ready_map),
 		cmocka_unit_test(test_cq_arm),
 		cmocka_unit_test(test_wqe_validate),
 		cmocka_unit_test(test_stress_two_threads),
