@@ -52,6 +52,8 @@ TEST_PKGS=(
 	clang-14 libclang-rt-14-dev llvm-14
 	libpcap-dev
 	tshark socat iperf3 valgrind
+	# the integration and interop runner (test/README.md)
+	python3-pytest
 	# verbs_prog_rspreload: a plain TCP program that uses accept(), not accept4(), which
 	# Debian 12's librspreload does not wrap
 	netcat-traditional

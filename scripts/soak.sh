@@ -5,9 +5,9 @@
 #
 #   scripts/soak.sh [--mib N] [--case NAME]... [--rounds N]
 #
-# The cases are the fault_* lines of test/integration/rnic/cases (scripts/test.sh runs the
-# same lines at 4 MiB): 1 % drop, 1 % reorder, 0.1 % duplication, delay with jitter, all of
-# them at once, each both ways through B's fault injector, and a 1 s link flap; then
+# The cases are the fault_* rows of test/integration/rnic/test_rnic_faults.py (scripts/test.sh
+# runs the same rows at 4 MiB): 1 % drop, 1 % reorder, 0.1 % duplication, delay with jitter,
+# all of them at once, each both ways through B's fault injector, and a 1 s link flap; then
 # corruption below TCP (crc_*: a payload octet flipped under a good TCP checksum, caught by
 # MPA's CRC). Each operation is checked octet for octet and by a checksum taken at both ends
 # and must finish within its bound (60 + 2 x MiB seconds); every line says what was moved,
@@ -33,13 +33,13 @@ while [ $# -gt 0 ]; do
 	esac
 done
 it=$build/test/integration/rnic/rnic_it
-script=$top/test/integration/rnic/rnic_it.sh
+script=$top/test/integration/rnic/rnic_case.sh
 if [ ! -x "$it" ] || [ ! -x "$build/app/warpnicd/warpnicd" ]; then
 	echo "soak.sh: $build has no warpnicd or rnic_it (meson setup $build && ninja -C $build)" >&2
 	exit 2
 fi
 if [ ${#cases[@]} -eq 0 ]; then
-	mapfile -t cases < <("$script" --list | awk '$1 ~ /^(fault|crc)_/ { print $1 }')
+	mapfile -t cases < <("$script" --list | grep -E '^(fault|crc)_')
 fi
 # the SCTP rows: issue 12's 64 MiB unless --mib says otherwise
 sctp_mib=${mib_given:-64}
@@ -56,7 +56,7 @@ for ((r = 1; r <= rounds; r++)); do
 		*sctp*) export WN_RNIC_MIB=$sctp_mib ;;
 		*) export WN_RNIC_MIB=$mib ;;
 		esac
-		if "$script" "$build" "$it" "$c" >"$log/$c.$r.log" 2>&1; then
+		if "$script" "$build" "$c" >"$log/$c.$r.log" 2>&1; then
 			ok=$((ok + 1))
 			echo "PASS $c (round $r, $WN_RNIC_MIB MiB, $((SECONDS - t0)) s)"
 		else

@@ -11,8 +11,9 @@
 # ASan+UBSan: the unit suite again under sanitizers, and every libFuzzer target for
 # WN_FUZZ_SECONDS, default 20). The bench suite runs as a smoke test at small sizes
 # (WN_BENCH_BYTES, WN_BENCH_RAW_BYTES, WN_BENCH_RTTS, WN_COST_BYTES; it never asserts
-# timing). A test that is skipped is not a pass: skips are listed and counted apart, and
-# counted as failed. The last line is "N passed, N failed".
+# timing). The pytest modules (test/README.md) count each case as a test, from the JSON
+# lines they leave in meson-logs/pytest/. A test that is skipped is not a pass: skips are
+# listed and counted apart, and counted as failed. The last line is "N passed, N failed".
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--suite) suites+=("$2"); shift 2 ;;
 	--no-setup) setup=0; shift ;;
-	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -54,7 +55,7 @@ for s in unit integration interop bench; do has "$s" && main_suites+=(--suite "$
 if [ ${#main_suites[@]} -gt 0 ]; then
 	[ -f build/build.ninja ] || meson setup build >/dev/null || fatal "meson setup build failed"
 	ninja -C build >/dev/null || { ninja -C build; fatal "building build/ failed"; }
-	rm -f build/meson-logs/testlog.json
+	rm -rf build/meson-logs/testlog.json build/meson-logs/pytest
 	meson test -C build --print-errorlogs --num-processes 2 "${main_suites[@]}" || rc=1
 	logs+=(build/meson-logs/testlog.json)
 fi
@@ -70,7 +71,7 @@ if has fuzz || has unit; then
 		fs=()
 		has unit && fs+=(--suite unit)
 		has fuzz && fs+=(--suite fuzz)
-		rm -f build-fuzz/meson-logs/testlog.json
+		rm -rf build-fuzz/meson-logs/testlog.json build-fuzz/meson-logs/pytest
 		ASAN_OPTIONS=detect_leaks=1 meson test -C build-fuzz --print-errorlogs \
 			--num-processes 2 "${fs[@]}" || rc=1
 		logs+=(build-fuzz/meson-logs/testlog.json)
@@ -82,8 +83,28 @@ if has fuzz || has unit; then
 fi
 
 python3 - "$extra_fail" "${logs[@]}" <<'PY' || rc=1
-import json, sys
+import json, os, sys
 ok, bad, skip = 0, int(sys.argv[1]), []
+
+
+def cases(path):
+    """A pytest module's cases (test/conftest.py --results): {case: outcome}; a case
+    collected but never reported (the module timed out or crashed) is 'not run'."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            if 'collected' in r:
+                out.update((c, 'not run') for c in r['collected'])
+                continue
+            prev = out.get(r['case'], 'not run')
+            o = r['outcome']
+            if prev == 'failed' or (prev == 'skipped' and o == 'passed'):
+                continue
+            out[r['case']] = o
+    return out
+
+
 for path in sys.argv[2:]:
     try:
         lines = open(path).read().splitlines()
@@ -95,13 +116,33 @@ for path in sys.argv[2:]:
     for line in lines:
         t = json.loads(line)
         r = t.get('result')
+        name = '%s/%s' % (tree, t.get('name'))
+        # a pytest module counts its cases, each as one test
+        res = os.path.join(os.path.dirname(path), 'pytest',
+                           t.get('name').split(' / ')[-1] + '.jsonl')
+        if os.path.exists(res):
+            cs = cases(res)
+            for c, o in sorted(cs.items()):
+                if o == 'passed':
+                    ok += 1
+                elif o == 'skipped':
+                    skip.append('%s::%s' % (name, c.split('::', 1)[-1]))
+                else:
+                    bad += 1
+                    print('FAILED: %s::%s (%s)' % (name, c.split('::', 1)[-1], o))
+            if r not in ('OK', 'EXPECTEDFAIL') and \
+                    not any(o not in ('passed', 'skipped') for o in cs.values()) and \
+                    not any(o == 'skipped' for o in cs.values()):
+                bad += 1
+                print('FAILED: %s (%s, no case failed)' % (name, r))
+            continue
         if r in ('OK', 'EXPECTEDFAIL'):
             ok += 1
         elif r == 'SKIP':
-            skip.append('%s/%s' % (tree, t.get('name')))
+            skip.append(name)
         else:
             bad += 1
-            print('FAILED: %s/%s (%s)' % (tree, t.get('name'), r))
+            print('FAILED: %s (%s)' % (name, r))
 for s in skip:
     print('SKIPPED (counted as failed): %s' % s)
 print('%d skipped' % len(skip))

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Throughput under loss, in one run (issue 15): RDMA Write and Send of MIB MiB each between
 # two warpnicd through the verbs shims (rnic_it's xfer: every octet checked), in rounds that
-# alternate three cases of test/integration/rnic/cases:
+# alternate three cases of test/integration/rnic/ (rnic_case.sh):
 #   xfer_clean        no fault (the baseline)
 #   markers_ooo_off   1 % drop + 1 % reorder both ways (B's fault injector), no MPA Markers
 #   markers_ooo       the same faults with Markers both ways: segments behind a hole are
@@ -20,7 +20,7 @@ build=$(cd "${1:?usage: $0 BUILD_DIR [MIB] [ROUNDS]}" && pwd)
 mib=${2:-64}
 rounds=${3:-3}
 it=$build/test/integration/rnic/rnic_it
-script=$top/test/integration/rnic/rnic_it.sh
+script=$top/test/integration/rnic/rnic_case.sh
 [ -x "$it" ] && [ -x "$build/app/warpnicd/warpnicd" ] ||
 	{ echo "FAIL: $build has no rnic_it or warpnicd"; exit 1; }
 log=$(mktemp -d /tmp/wn-loss.XXXXXX)
@@ -29,7 +29,7 @@ export WN_RNIC_MIB=$mib
 echo "loss_bench: ${cases[*]} x $rounds round(s), $mib MiB per operation; logs in $log"
 for ((r = 1; r <= rounds; r++)); do
 	for c in "${cases[@]}"; do
-		if ! "$script" "$build" "$it" "$c" >"$log/$c.$r.log" 2>&1; then
+		if ! "$script" "$build" "$c" >"$log/$c.$r.log" 2>&1; then
 			echo "FAIL: $c (round $r):"
 			tail -n 30 "$log/$c.$r.log" | sed 's/^/    /'
 			exit 1

@@ -83,8 +83,8 @@ env -u LD_LIBRARY_PATH "$PAIR" stop >/dev/null 2>&1
 : >"$T/fault.out"
 if [ "$FAULT_MIB" != 0 ]; then
 	note "fault_sctp: $FAULT_MIB MiB each under 1 % drop + 1 % reorder" >&2
-	WN_RNIC_MIB=$FAULT_MIB bash "$WN_TOP/test/integration/rnic/rnic_it.sh" "$WN_BUILD" \
-		"$RNIC_IT" fault_sctp >"$T/fault.out" 2>&1
+	WN_RNIC_MIB=$FAULT_MIB "$WN_TOP/test/integration/rnic/rnic_case.sh" "$WN_BUILD" \
+		fault_sctp >"$T/fault.out" 2>&1
 	rc=$?
 	cat "$T/fault.out" >&2
 	[ $rc -eq 0 ] || fail "fault_sctp at $FAULT_MIB MiB failed"

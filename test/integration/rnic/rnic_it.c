@@ -12,7 +12,7 @@
  * belongs to the operation under test. Each side checks what it can see itself (data
  * placed into its memory, completions, CM events) and exits 0 only if every check held;
  * the first failed check is printed with "FAIL:" and the process exits 1. With --json FILE
- * it also writes its counters there as one JSON object, pass or fail (rnic_it.sh's verdicts
+ * it also writes its counters there as one JSON object, pass or fail (rnic.py's verdicts
  * read them): completions by status, the vendor_err of the last error completion (RFC 5040
  * layer << 12 | etype << 8 | code for a Terminate), octets checked against their pattern,
  * CM events by name, async events by name ("async": QP_FATAL, ...).
@@ -67,7 +67,7 @@
  *             no CONNECT_REQUEST); --closed: the client connects to a port nobody listens
  *             on (the server's port + 1)
  *   crc       corruption below TCP (run with --hook arming B's fault injector to mangle
- *             the next segment, rnic_it.sh's @mangle): the client Writes two regions, Reads
+ *             the next segment, rnic.py's @mangle): the client Writes two regions, Reads
  *             one octet back (so that nothing of theirs is unacknowledged), runs the hook,
  *             then Writes the rest and a Send; the first FPDU of the third Write arrives
  *             with a good TCP checksum and a bad MPA CRC. The server's RNIC must place none
@@ -75,7 +75,7 @@
  *             the guard, octet for octet), and both applications must see the error: the
  *             connection DISCONNECTED, posted receives flushed, the client's Writes that
  *             had not gone out flushed, the async event IBV_EVENT_QP_FATAL on both QPs.
- *             rnic_it.sh checks the Terminate's cause (LLP / MPA / CRC error, RFC 5044
+ *             rnic.py checks the Terminate's cause (LLP / MPA / CRC error, RFC 5044
  *             §8) from telemetry
  */
 #include <arpa/inet.h>
