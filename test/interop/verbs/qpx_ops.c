@@ -229,22 +229,26 @@ main(int argc, char **argv)
 	      c.byte_len == 8 && (c.flags & IBV_WC_WITH_IMM) && c.imm == 0x1234abcd);
 	CHECK(memcmp(sv.buf + 1024 + 128, "inline!!", 8) == 0);
 
-	/* RDMA Write, then Write with Immediate (a receive completes with the immediate) */
+	/*
+	 * RDMA Write, then Write with Immediate (a receive completes with the immediate). A
+	 * Write completes at its source once sent; the sink's completion of the later Write
+	 * with Immediate says both are placed (in order, RFC 5040 §5.5).
+	 */
 	memset(cl.buf, 0x5a, 256);
+	memset(cl.buf + 256, 0xa5, 64);
 	ibv_wr_rdma_write(one(&cl, 3), sv.mr->rkey, raddr + 2048);
 	ibv_wr_set_sge(cl.qpx, cl.mr->lkey, (uintptr_t)cl.buf, 256);
+	cl.qpx->wr_id = 4;
+	ibv_wr_rdma_write_imm(cl.qpx, sv.mr->rkey, raddr + 2304, htobe32(77));
+	ibv_wr_set_sge(cl.qpx, cl.mr->lkey, (uintptr_t)cl.buf + 256, 64);
 	CHECK(ibv_wr_complete(cl.qpx) == 0);
 	expect_comp(&cl, 3, IBV_WC_RDMA_WRITE, UINT32_MAX);
-	for (i = 0; i < 256; i++)
-		CHECK(sv.buf[2048 + i] == 0x5a);
-	memset(cl.buf, 0xa5, 64);
-	ibv_wr_rdma_write_imm(one(&cl, 4), sv.mr->rkey, raddr + 2304, htobe32(77));
-	ibv_wr_set_sge(cl.qpx, cl.mr->lkey, (uintptr_t)cl.buf, 64);
-	CHECK(ibv_wr_complete(cl.qpx) == 0);
 	expect_comp(&cl, 4, IBV_WC_RDMA_WRITE, UINT32_MAX);
 	c = next_comp(&sv);
 	CHECK(c.wr_id == 102 && c.status == IBV_WC_SUCCESS &&
 	      c.opcode == IBV_WC_RECV_RDMA_WITH_IMM && (c.flags & IBV_WC_WITH_IMM) && c.imm == 77);
+	for (i = 0; i < 256; i++)
+		CHECK(sv.buf[2048 + i] == 0x5a);
 	CHECK(sv.buf[2304] == 0xa5 && sv.buf[2304 + 63] == 0xa5);
 
 	/* RDMA Read of what the Write left */
@@ -300,10 +304,10 @@ main(int argc, char **argv)
 	CHECK(ibv_wr_complete(cl.qpx) == 0);
 	expect_comp(&cl, 8, IBV_WC_RDMA_WRITE, UINT32_MAX);
 	expect_comp(&cl, 9, IBV_WC_SEND, UINT32_MAX);
-	CHECK(sv.buf[256] == 0x3c && sv.buf[256 + 31] == 0x3c);
 	c = next_comp(&sv);
 	CHECK(c.wr_id == 103 && c.status == IBV_WC_SUCCESS && c.opcode == IBV_WC_RECV &&
 	      (c.flags & IBV_WC_WITH_INV) && c.imm == rkey);
+	CHECK(sv.buf[256] == 0x3c && sv.buf[256 + 31] == 0x3c); /* placed before the Send */
 
 	/* bound again, then invalidated by the server itself: the client's Write finds it gone */
 	rkey = ibv_inc_rkey(mw->rkey);
