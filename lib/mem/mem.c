@@ -13,7 +13,7 @@
 
 #include "wn_mem.h"
 
-#define MAX_PD 4096u
+#define MAX_PD (WN_MEM_MAX_PDS + 1) /* PD number 0 is never given */
 
 /* One table entry; fields below the lock are written only under it. */
 struct entry {

@@ -71,6 +71,8 @@ struct wn_mem_table;
 
 /** Largest table: STag index is 24 bits. */
 #define WN_MEM_MAX_ENTRIES (1u << 24)
+/** Protection domains a table holds (numbers 1..WN_MEM_MAX_PDS). */
+#define WN_MEM_MAX_PDS 4095u
 
 /** @return the 24-bit index of @p stag. */
 static inline uint32_t

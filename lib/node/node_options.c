@@ -31,9 +31,9 @@ enum opt_kind {
 
 enum {
 	O_IP = 256, O_GW, O_PORT, O_MTU, O_MBUFS, O_NOOFF, O_PCAP, O_IMPAIR, O_NETDEV,
-	O_IDLEMODE, O_IDLESPIN, O_IDLE, O_CTL, O_CTLMODE, O_CTLGROUP, O_NAME, O_MAXMR, O_DAEMON,
-	O_PIDFILE, O_MAXC, O_SOCKBUF, O_ZC, O_ZCMIN, O_REV, O_MARKERS, O_NOCRC, O_NOP2P, O_RTR,
-	O_MPATO, O_RNR, O_LLP, O_CONFIG, O_HELP,
+	O_IDLEMODE, O_IDLESPIN, O_IDLE, O_CTL, O_CTLMODE, O_CTLGROUP, O_NAME, O_MAXMR, O_MAXMRSZ,
+	O_DAEMON, O_PIDFILE, O_MAXC, O_SOCKBUF, O_ZC, O_ZCMIN, O_REV, O_MARKERS, O_NOCRC, O_NOP2P,
+	O_RTR, O_MPATO, O_RNR, O_LLP, O_CONFIG, O_HELP,
 };
 
 /* One option. @form is the value's form for --help and for error messages (NULL: a flag). */
@@ -105,6 +105,9 @@ static const struct opt opts[] = {
 	NUM("max-mrs", O_MAXMR, "N", NULL,
 	    "memory regions and windows at most, all programs together (default 65535)",
 	    16, WN_MEM_MAX_ENTRIES - 1, ctl.mem_entries, 1, 1), /* lib/mem's index 0: reserved */
+	NUM("max-mr-size", O_MAXMRSZ, "MB", NULL,
+	    "largest memory region, MiB (default: the host's memory)", 1, 1u << 24,
+	    ctl.max_mr_mb, 1, 0),
 	FLAG("daemon", O_DAEMON, "Running",
 	     "detach once serving: the command returns 0 then, or the failure's exit\n"
 	     "status (warpnicd's own output stays where it was sent)", daemon, true),

@@ -9,6 +9,7 @@
 
 #include "srv_priv.h"
 #include "wn_build_config.h"
+#include "wn_mem.h"
 
 int
 srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
@@ -130,7 +131,7 @@ srv_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_r
 	/* GUIDs in network order, as verbs reports them */
 	a->node_guid = __builtin_bswap64(node_guid(srv));
 	a->sys_image_guid = a->node_guid;
-	a->max_mr_size = UINT64_MAX;
+	a->max_mr_size = srv->max_mr_size;
 	a->page_size_cap = WN_CTL_PAGE_SIZE;
 	a->vendor_id = 0x626d74;   /* same "unknown vendor" Linux siw reports */
 	a->vendor_part_id = 0x7770;
@@ -143,7 +144,7 @@ srv_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_r
 	/* one table of regions and windows (--max-mrs) for all clients; index 0 is reserved */
 	a->max_mr = (srv->conf.mem_entries != 0 ? srv->conf.mem_entries : MEM_ENTRIES) - 1;
 	a->max_mw = a->max_mr;
-	a->max_pd = 4096;
+	a->max_pd = WN_MEM_MAX_PDS; /* one table for all clients */
 	a->max_qp_rd_atom = MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = MAX_RD_ATOM;
 	a->max_srq = 1024;

@@ -110,36 +110,123 @@ mr_stag_alloc(struct wn_server *srv, const struct wn_ctl_reg_mr_req *r, struct o
 			     srv->next_key++, &d->stag);
 }
 
+/*
+ * The shared mapping of the one piece of @p r (a memfd the client made for a segment): an
+ * existing one that covers it, else the whole file mapped now. NULL when the piece cannot
+ * share (errno set by a failed mmap; ENOENT: map it on its own).
+ */
+static struct srv_seg_map *
+seg_map_get(struct wn_server *srv, const struct wn_ctl_reg_mr_req *r, int fd)
+{
+	struct srv_seg_map *m;
+	struct stat st;
+	void *p;
+
+	if (fstat(fd, &st) != 0)
+		return NULL;
+	for (m = srv->segs; m != NULL; m = m->next)
+		if (m->dev == st.st_dev && m->ino == st.st_ino &&
+		    r->piece[0].fd_offset + r->piece[0].len <= m->len) {
+			m->refs++;
+			return m;
+		}
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return NULL;
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		free(m);
+		return NULL;
+	}
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
+	m->base = p;
+	m->len = (size_t)st.st_size;
+	m->refs = 1;
+	m->next = srv->segs;
+	srv->segs = m;
+	return m;
+}
+
+static void
+seg_map_put(struct wn_server *srv, struct srv_seg_map *m)
+{
+	struct srv_seg_map **pp;
+
+	if (--m->refs > 0)
+		return;
+	for (pp = &srv->segs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == m) {
+			*pp = m->next;
+			break;
+		}
+	munmap(m->base, m->len);
+	free(m);
+}
+
+void
+srv_mr_unmap(struct wn_server *srv, struct obj *mr)
+{
+	if (mr->u.mr.seg != NULL) {
+		seg_map_put(srv, mr->u.mr.seg);
+		return;
+	}
+	if (srv->conf.mr_unmap != NULL)
+		srv->conf.mr_unmap(srv->conf.mr_map_arg, mr->u.mr.dp.stag, mr->u.mr.map,
+				   mr->u.mr.map_len);
+	munmap(mr->u.mr.map, mr->u.mr.map_len);
+}
+
 int
 srv_h_reg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_reg_mr_req *r = rq->body;
 	struct obj *pd = srv_obj_get(srv, rq->c, r->pd, OBJ_PD), *mr;
+	struct srv_seg_map *seg = NULL;
 	void *map = NULL;
 	size_t len = 0;
 	int ret;
 
-	if (pd == NULL)
+	if (pd == NULL || r->length > srv->max_mr_size)
 		return -EINVAL;
-	ret = mr_map(r, rq->fds, &map, &len);
-	if (ret != 0)
-		return ret;
+	/*
+	 * One piece, and no DMA mapping per MR for a NIC (each needs its own region): share the
+	 * segment's mapping. Otherwise the pieces are mapped contiguously for this MR alone.
+	 */
+	if (r->n_pieces == 1 && srv->conf.mr_map == NULL) {
+		ret = mr_pieces_check(r, rq->fds);
+		if (ret != 0)
+			return ret;
+		seg = seg_map_get(srv, r, rq->fds[0]);
+		if (seg == NULL)
+			return -errno;
+		map = seg->base + r->piece[0].fd_offset;
+		len = r->piece[0].len;
+	} else {
+		ret = mr_map(r, rq->fds, &map, &len);
+		if (ret != 0)
+			return ret;
+	}
 	mr = srv_obj_new(srv, rq->c, OBJ_MR);
-	if (mr == NULL) {
-		munmap(map, len);
-		return -ENOMEM;
+	ret = mr == NULL ? -ENOMEM : 0;
+	if (ret == 0) {
+		mr->u.mr.dp.base = (uint8_t *)map + (r->addr & (WN_CTL_PAGE_SIZE - 1));
+		ret = mr_stag_alloc(srv, r, pd, mr);
+		if (ret != 0)
+			srv_obj_free(srv, mr);
 	}
-	mr->u.mr.dp.base = (uint8_t *)map + (r->addr & (WN_CTL_PAGE_SIZE - 1));
-	ret = mr_stag_alloc(srv, r, pd, mr);
 	if (ret != 0) {
-		srv_obj_free(srv, mr);
-		munmap(map, len);
+		if (seg != NULL)
+			seg_map_put(srv, seg);
+		else
+			munmap(map, len);
 		return ret;
 	}
-	pd->refs++;
-	mr->u.mr.pd = pd;
 	mr->u.mr.map = map;
 	mr->u.mr.map_len = len;
+	mr->u.mr.seg = seg;
+	pd->refs++;
+	mr->u.mr.pd = pd;
 	mr->u.mr.dp.handle = mr->handle;
 	mr->u.mr.dp.pd = pd->u.pd.num;
 	mr->u.mr.dp.access = r->access;

@@ -129,10 +129,7 @@ obj_release(struct wn_server *srv, struct obj *o)
 		munmap(o->u.qp.dp.ring, o->u.qp.dp.ring_size);
 		break;
 	case OBJ_MR:
-		if (srv->conf.mr_unmap != NULL)
-			srv->conf.mr_unmap(srv->conf.mr_map_arg, o->u.mr.dp.stag, o->u.mr.map,
-					   o->u.mr.map_len);
-		munmap(o->u.mr.map, o->u.mr.map_len);
+		srv_mr_unmap(srv, o);
 		break;
 	case OBJ_CQ:
 		srv_notify_put(srv, o->u.cq.dp.notify_fd);

@@ -539,6 +539,8 @@ wn_server_create(const struct wn_server_conf *conf)
 	srv->lfd = -1;
 	srv->epfd = -1;
 	srv->dp_efd = -1;
+	srv->max_mr_size = conf->max_mr_mb != 0 ? (uint64_t)conf->max_mr_mb << 20 :
+			   (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
 	srv->bell_page_fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 	srv->mem = wn_mem_table_create(conf->mem_entries != 0 ? conf->mem_entries : MEM_ENTRIES,

@@ -94,6 +94,7 @@ struct obj {
 			struct wn_server_dp_mr dp;
 			void *map;
 			size_t map_len;
+			struct srv_seg_map *seg; /* map is a shared segment's (mr.c), else its own */
 		} mr;
 		struct {
 			struct obj *pd;
@@ -153,6 +154,20 @@ struct client {
 	uint64_t async_lost; /* events its full socket could not take */
 };
 
+/*
+ * A client memfd mapped once for every MR of one piece inside it: the client keeps an MR's
+ * pages in segments (lib/client mr.c), so mappings stay one per segment, not one per MR
+ * (vm.max_map_count bounds a process's mappings, 65530 by default).
+ */
+struct srv_seg_map {
+	struct srv_seg_map *next;
+	dev_t dev;
+	ino_t ino;
+	uint8_t *base;
+	size_t len;
+	uint32_t refs;
+};
+
 struct wn_server {
 	struct wn_server_conf conf;
 	char dev_name[WN_CTL_NAME_LEN];
@@ -197,6 +212,8 @@ struct wn_server {
 	 * queue, and those whose reader was gone (cm.c) */
 	uint64_t cm_events, cm_events_waited, cm_events_dropped;
 	uint32_t cm_queue_max;
+	struct srv_seg_map *segs; /* mr.c */
+	uint64_t max_mr_size;     /* octets: conf.max_mr_mb, else physical memory */
 };
 
 /* One validated request, as a handler sees it. */
@@ -234,6 +251,7 @@ struct srv_resp {
 struct wn_server_dp_msg *srv_dp_msg(struct wn_server *srv, uint32_t type, uint32_t handle,
 				    void *obj);
 int srv_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m);
+void srv_mr_unmap(struct wn_server *srv, struct obj *mr);
 int srv_dp_tell(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj);
 /** Move what waits for room in to_dp onto it. @return true while some still waits. */
 bool srv_dp_flush(struct wn_server *srv);
