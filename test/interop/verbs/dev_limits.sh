@@ -22,7 +22,7 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -f "$tmp/warpnicd.log" ] && tail -20 "$tmp/warpnicd.log"; exit 1; }
 
 env -u LD_LIBRARY_PATH "$build/app/warpnicd/warpnicd" --no-huge -m 256 --no-pci -l 0 \
-	--file-prefix "$prefix" --vdev net_null0 --log-level=lib.eal:error \
+	--file-prefix "$prefix" --vdev net_null0,no-rx=1 --log-level=lib.eal:error \
 	-- --ip 198.18.0.1/24 --ctl "$sock" --max-mrs 1024 --max-mr-size 64 \
 	>"$tmp/warpnicd.log" 2>&1 &
 dpid=$!

@@ -61,7 +61,7 @@ one)
 	ip=198.18.24.1
 	sock=$tmp/ctl.sock
 	env -u LD_LIBRARY_PATH "$build/app/warpnicd/warpnicd" --no-huge --no-shconf -m 256 \
-		--no-pci -l 0 --file-prefix "wn-rct-$$" --vdev net_null0 --log-level=lib.eal:error \
+		--no-pci -l 0 --file-prefix "wn-rct-$$" --vdev net_null0,no-rx=1 --log-level=lib.eal:error \
 		-- --ip $ip/24 --ctl "$sock" >"$tmp/warpnicd.log" 2>&1 &
 	dpid=$!
 	for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done
