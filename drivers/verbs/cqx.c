@@ -145,9 +145,14 @@ wn_verbs_cqx_check(const struct ibv_cq_init_attr_ex *a)
 {
 	const uint64_t wc = IBV_WC_STANDARD_FLAGS;
 
-	if ((a->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) != 0 ||
+	if ((a->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)) !=
+		    0 ||
 	    (a->wc_flags & ~wc) != 0)
-		return EOPNOTSUPP; /* parent domains, timestamps, VLAN, flow tag, tag matching */
+		return EOPNOTSUPP; /* timestamps, VLAN, flow tag, tag matching */
+	/* a CQ may name a parent domain (its allocators, never called: verbs.c) */
+	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (a->parent_domain == NULL || ((struct wn_vpd *)a->parent_domain)->base == NULL))
+		return EINVAL;
 	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (a->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED) != 0)
 		return EOPNOTSUPP; /* IGNORE_OVERRUN: a full CQ is an error here (CQ_ERR) */

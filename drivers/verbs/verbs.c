@@ -213,6 +213,8 @@ static int vq_query_device_ex(struct ibv_context *ctx, const struct ibv_query_de
 			      struct ibv_device_attr_ex *attr, size_t attr_size);
 static struct ibv_qp *vq_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
 static struct ibv_cq_ex *vq_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a);
+static struct ibv_pd *vq_alloc_parent_domain(struct ibv_context *ctx,
+					     struct ibv_parent_domain_init_attr *attr);
 
 struct ibv_context *
 ibv_open_device(struct ibv_device *device)
@@ -251,6 +253,7 @@ ibv_open_device(struct ibv_device *device)
 	v->vctx.query_device_ex = vq_query_device_ex;
 	v->vctx.create_qp_ex = vq_create_qp_ex;
 	v->vctx.create_cq_ex = vq_create_cq_ex;
+	v->vctx.alloc_parent_domain = vq_alloc_parent_domain;
 	ctx = &v->vctx.context;
 	ctx->device = device;
 	ctx->cmd_fd = wn_client_fd(v->cl);
@@ -671,30 +674,76 @@ ibv_get_pkey_index(struct ibv_context *ctx, uint8_t port, __be16 pkey)
 struct ibv_pd *
 ibv_alloc_pd(struct ibv_context *ctx)
 {
-	struct ibv_pd *pd = calloc(1, sizeof(*pd));
+	struct wn_vpd *p = calloc(1, sizeof(*p));
 	int ret;
 
-	if (pd == NULL)
+	if (p == NULL)
 		return NULL;
-	ret = wn_client_alloc_pd(wn_cl_of(ctx), &pd->handle);
+	ret = wn_client_alloc_pd(wn_cl_of(ctx), &p->pd.handle);
 	if (ret != 0) {
-		free(pd);
+		free(p);
 		errno = -ret;
 		return NULL;
 	}
-	pd->context = ctx;
-	return pd;
+	p->pd.context = ctx;
+	return &p->pd;
 }
 
 int
 ibv_dealloc_pd(struct ibv_pd *pd)
 {
-	int ret = wn_client_dealloc_pd(wn_cl_of(pd->context), pd->handle);
+	struct wn_vpd *p = (struct wn_vpd *)pd;
+	int ret;
 
+	if (p->base != NULL) { /* a parent domain: the PD it refers to stays */
+		pthread_mutex_lock(&pd->context->mutex);
+		p->base->parents--;
+		pthread_mutex_unlock(&pd->context->mutex);
+		free(p);
+		return 0;
+	}
+	if (p->parents != 0)
+		return EBUSY;
+	ret = wn_client_dealloc_pd(wn_cl_of(pd->context), pd->handle);
 	if (ret != 0)
 		return -ret;
-	free(pd);
+	free(p);
 	return 0;
+}
+
+/*
+ * A parent domain: a PD for creating QPs, CQs and MRs that stands for @p attr->pd. Its
+ * allocators are accepted and never called: this device's queues are rings warpnicd shares
+ * with the program, not memory the program provides (a provider uses the allocators for
+ * the buffers it allocates, and allocates none). No thread domains (ibv_alloc_td: none).
+ */
+static struct ibv_pd *
+vq_alloc_parent_domain(struct ibv_context *ctx, struct ibv_parent_domain_init_attr *attr)
+{
+	struct wn_vpd *base = (struct wn_vpd *)attr->pd, *p;
+
+	if ((attr->comp_mask & ~(uint32_t)(IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+					   IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)) != 0 ||
+	    attr->td != NULL) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (base == NULL || base->pd.context != ctx || base->base != NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return NULL;
+	p->pd.context = ctx;
+	p->pd.handle = base->pd.handle;
+	p->base = base;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		p->pd_context = attr->pd_context;
+	pthread_mutex_lock(&ctx->mutex);
+	base->parents++;
+	pthread_mutex_unlock(&ctx->mutex);
+	return &p->pd;
 }
 
 /* Optional access bits (IBV_ACCESS_RELAXED_ORDERING and friends) are hints: drop them. */

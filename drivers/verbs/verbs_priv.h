@@ -47,6 +47,14 @@ struct wn_vctx {
 	struct verbs_context vctx; /* must be last: ends with struct ibv_context */
 };
 
+/* A PD, or a parent domain (ibv_alloc_parent_domain) that stands for one. */
+struct wn_vpd {
+	struct ibv_pd pd;
+	struct wn_vpd *base; /* parent domain: the PD it refers to (its handle is base's) */
+	uint32_t parents;    /* PD: parent domains referring to it */
+	void *pd_context;    /* parent domain: the program's, passed to its allocators */
+};
+
 struct wn_vcq {
 	union {
 		struct ibv_cq cq;

@@ -80,6 +80,33 @@ verbs_calls(struct ibv_context *ctx)
 	CHECK(ibv_create_ah(pd, &(struct ibv_ah_attr){.port_num = 1}) == NULL &&
 	      errno == EOPNOTSUPP);
 	CHECK(ibv_dereg_mr(mr) == 0);
+	/* a parent domain stands for its PD: objects on it, the PD stays while it lives */
+	{
+		struct ibv_parent_domain_init_attr pa = {.pd = pd,
+							 .comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+							 .pd_context = buf};
+		struct ibv_pd *par = ibv_alloc_parent_domain(ctx, &pa);
+		struct ibv_cq_ex *cq;
+		struct ibv_qp *qp;
+
+		CHECK(par != NULL && par->handle == pd->handle);
+		cq = ibv_create_cq_ex(ctx, &(struct ibv_cq_init_attr_ex){
+			.cqe = 4, .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = par});
+		CHECK(cq != NULL);
+		qp = ibv_create_qp(par, &(struct ibv_qp_init_attr){
+			.send_cq = ibv_cq_ex_to_cq(cq), .recv_cq = ibv_cq_ex_to_cq(cq),
+			.qp_type = IBV_QPT_RC, .cap = {.max_send_wr = 1, .max_recv_wr = 1,
+						       .max_send_sge = 1, .max_recv_sge = 1}});
+		CHECK(qp != NULL && qp->pd == par);
+		CHECK(ibv_dealloc_pd(pd) == EBUSY);
+		CHECK(ibv_destroy_qp(qp) == 0);
+		CHECK(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0);
+		CHECK(ibv_dealloc_pd(par) == 0);
+		errno = 0;
+		CHECK(ibv_create_cq_ex(ctx, &(struct ibv_cq_init_attr_ex){
+			.cqe = 4, .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = pd}) == NULL &&
+		      errno == EINVAL); /* a plain PD is no parent domain */
+	}
 	CHECK(ibv_dealloc_pd(pd) == 0);
 }
 
