@@ -59,9 +59,10 @@ TEST_PKGS=(
 	netcat-traditional
 	# scripts/bench.sh: kernel TCP latency beside iperf3, and its chart
 	sockperf gnuplot-nox
-	# Linux's NFS server over RDMA for wn-rpc-nfs (test/interop/rpcrdma/linux_nfsd.sh):
-	# Debian's kernel under qemu with siw built against these headers; the guest's
-	# nfs-utils binaries use these libraries. The same guest kernel with its sctp.ko runs
+	# Linux's NFS server over RDMA for wn-rpc-nfs (test/interop/rpcrdma/linux_nfsd.sh) and
+	# rdma-core's rsockets (test/interop/verbs/rs_linux_siw.sh): Debian's kernel under qemu
+	# with siw built against these headers; the guest's nfs-utils and rdma-core binaries use
+	# these libraries (and libibverbs1's libnl). The same guest kernel with its sctp.ko runs
 	# DDP over SCTP against the kernel's SCTP (test/interop/sctp/: its peer is linked
 	# statically against libc6-dev, on linux-libc-dev's <linux/sctp.h>)
 	qemu-system-x86 busybox-static linux-headers-amd64 libc6-dev linux-libc-dev

@@ -36,7 +36,7 @@
 #       (with one, it would leave it to the host's kernel, and net_af_packet reads the frame
 #       before that).
 #       QEMU_ARGS go last (a machine type, more devices). Sets GUEST_QPID.
-#   guest_cleanup               kills the guest, deletes NS
+#   guest_cleanup               kills the guest (and guest_ctl_open's copier), deletes NS
 
 GUEST_QPID=
 GUEST_NS=
@@ -177,9 +177,60 @@ guest_boot() {
 }
 
 guest_cleanup() {
+	[ -n "$GUEST_CTL_CAT" ] && kill -KILL "$GUEST_CTL_CAT" 2>/dev/null
 	[ -n "$GUEST_QPID" ] && kill -KILL "$GUEST_QPID" 2>/dev/null
 	[ -n "$GUEST_NS" ] && ip netns del "$GUEST_NS" 2>/dev/null
 	GUEST_QPID=
 	GUEST_NS=
+	GUEST_CTL_CAT=
 	return 0
+}
+
+# A control channel for guests whose /init serves the host's commands on the virtio-serial
+# port wn.ctl (lines "ID BASE64" in, the output then "WN-DONE ID STATUS" back, as
+# verbs/rs_linux_siw_init.sh does):
+#   guest_ctl_prepare DIR       FIFOs for QEMU's pipe chardev in DIR; sets GUEST_CTL_ARGS, the
+#                               arguments guest_boot passes on to QEMU
+#   guest_ctl_open DIR          after guest_boot: the guest's replies are copied into
+#                               DIR/ctl.log, fd 7 writes to the guest
+#   guest_cmd DIR [-t SECS] COMMAND   run COMMAND (sh) in the guest: its output on stdout,
+#                               its exit status (124 when it did not finish in SECS, default
+#                               120)
+GUEST_CTL_ARGS=()
+GUEST_CTL_CAT=
+
+guest_ctl_prepare() {
+	mkdir -p "$1/fifo" && mkfifo "$1/fifo/ctl.in" "$1/fifo/ctl.out" || return 1
+	: >"$1/ctl.log"
+	echo 0 >"$1/ctl.id"
+	GUEST_CTL_ARGS=(-device virtio-serial-pci -chardev "pipe,id=ctl,path=$1/fifo/ctl"
+		-device virtserialport,chardev=ctl,name=wn.ctl)
+}
+
+guest_ctl_open() {
+	cat "$1/fifo/ctl.out" >>"$1/ctl.log" &
+	GUEST_CTL_CAT=$!
+	exec 7>"$1/fifo/ctl.in"
+}
+
+guest_cmd() {
+	local dir=$1 secs=120 id from i rc
+	shift
+	if [ "$1" = -t ]; then
+		secs=$2
+		shift 2
+	fi
+	id=$(($(cat "$dir/ctl.id") + 1))
+	echo "$id" >"$dir/ctl.id"
+	from=$(wc -l <"$dir/ctl.log")
+	# base64: a command of several lines is one line on the port
+	printf '%s %s\n' "$id" "$(printf '%s' "$*" | base64 -w0)" >&7
+	for ((i = 0; i < secs * 10; i++)); do
+		grep -aq "^WN-DONE $id " "$dir/ctl.log" && break
+		sleep 0.1
+	done
+	[ $i -lt $((secs * 10)) ] || return 124
+	tail -n +$((from + 1)) "$dir/ctl.log" | sed "/^WN-DONE $id /q" | grep -av "^WN-DONE $id "
+	rc=$(grep -a "^WN-DONE $id " "$dir/ctl.log" | awk '{print $3}')
+	return "${rc:-1}"
 }
