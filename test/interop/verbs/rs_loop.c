@@ -3,8 +3,9 @@
  * rsockets through the warpnic shims, both ends in this process (warpnicd loops the
  * connection back): nonblocking rconnect (EINPROGRESS, rpoll POLLOUT, SO_ERROR 0), rpoll
  * on a listener, raccept, names, a writer held back by a reader that does not read (EAGAIN
- * once the reader's receive slots are full, nothing lost), 8 MiB each way checked octet by
- * octet through rsend/rrecv/rwritev/rreadv/MSG_PEEK, riomap + riowrite, rshutdown -> end of
+ * once the reader's buffer is full, nothing lost), 8 MiB each way checked octet by octet
+ * through rsend/rrecv/rwritev/rreadv/MSG_PEEK, riomap + riowrite (RDMA_IOMAPSIZE inherited
+ * from the listener, a write cut short at the end of the region), rshutdown -> end of
  * stream (0), rselect, and the errors: datagram sockets, a bad fd, rconnect to nobody.
  *   rs_loop IP [PORT]   exit status 0 = pass; the failing check is printed otherwise.
  */
@@ -127,7 +128,7 @@ main(int argc, char **argv)
 	socklen_t len;
 	int l, c, s, err, val;
 	static uint8_t region[65536], src[65536];
-	uint8_t b[16];
+	uint8_t b[16], tail[16];
 	struct pollfd p[2];
 	fd_set rd;
 	struct timeval tv = {5, 0};
@@ -147,16 +148,20 @@ main(int argc, char **argv)
 	CHECK(l >= 0);
 	val = 1;
 	CHECK(rsetsockopt(l, SOL_SOCKET, SO_REUSEADDR, &val, sizeof(val)) == 0);
+	/* one entry in each side's iomap table (the accepted socket inherits it) */
+	CHECK(rsetsockopt(l, SOL_RDMA, RDMA_IOMAPSIZE, &val, sizeof(val)) == 0);
 	CHECK(rbind(l, (struct sockaddr *)&sa, sizeof(sa)) == 0);
 	CHECK(rlisten(l, 4) == 0);
 	CHECK(rfcntl(l, F_SETFL, O_NONBLOCK) == 0);
 	CHECK(raccept(l, NULL, NULL) == -1 && errno == EAGAIN);
 
-	/* a small receive buffer on the client: 8 slots of 16 KiB */
+	/* the client's receive buffer: 256 KiB (SO_RCVBUF doubled); the server's the default */
 	c = rsocket(AF_INET, SOCK_STREAM, 0);
 	CHECK(c >= 0);
 	val = 1 << 17;
 	CHECK(rsetsockopt(c, SOL_SOCKET, SO_RCVBUF, &val, sizeof(val)) == 0);
+	val = 1;
+	CHECK(rsetsockopt(c, SOL_RDMA, RDMA_IOMAPSIZE, &val, sizeof(val)) == 0);
 	CHECK(rfcntl(c, F_SETFL, O_NONBLOCK) == 0);
 	CHECK(rfcntl(c, F_GETFL) & O_NONBLOCK);
 	CHECK(rconnect(c, (struct sockaddr *)&sa, sizeof(sa)) == -1 && errno == EINPROGRESS);
@@ -181,20 +186,27 @@ main(int argc, char **argv)
 	p[1] = (struct pollfd){.fd = c, .events = POLLIN};
 	CHECK(rpoll(p, 2, 50) == 0);
 
-	stream(c, s, 1); /* client to server (the server's default 32 slots) */
-	stream(s, c, 2); /* server to client (8 slots) */
+	stream(c, s, 1); /* client to server (the server's 128 KiB buffer) */
+	stream(s, c, 2); /* server to client (256 KiB) */
 
 	/* riomap on the server, riowrite from the client, a Send behind it as the signal */
 	memset(region, 0, sizeof(region));
-	off = riomap(s, region, sizeof(region), PROT_WRITE, 0, -1);
+	off = riomap(s, region, sizeof(region), PROT_WRITE, 0, 0);
 	CHECK(off == 0);
+	/* the server's table has its one entry; the client's offset -1 is its address */
+	CHECK(riomap(s, src, sizeof(src), PROT_WRITE, 0, 0) == -1 && errno == ENOMEM);
+	CHECK(riomap(c, src, sizeof(src), PROT_WRITE, 0, -1) == (off_t)(uintptr_t)src);
+	CHECK(riounmap(c, src, sizeof(src)) == 0);
 	snd(s, "m"); /* the IOMAP went before it */
 	wait_for(c, POLLIN);
 	CHECK(rrecv(c, b, 1, 0) == 1 && b[0] == 'm');
 	for (i = 0; i < sizeof(src); i++)
 		src[i] = pattern(i, 3);
 	CHECK(riowrite(c, src, sizeof(src) - 100, 100, 0) == sizeof(src) - 100);
-	CHECK(riowrite(c, src, 200, sizeof(region) - 100, 0) == (size_t)-1 && errno == EINVAL);
+	/* no region there; then one that runs past the end: cut at the end */
+	CHECK(riowrite(c, src, 200, sizeof(region), 0) == (size_t)-1 && errno == EINVAL);
+	memset(tail, 0xa5, sizeof(tail));
+	CHECK(riowrite(c, tail, sizeof(tail), sizeof(region) - 10, 0) == 10);
 	snd(c, "w");
 	FD_ZERO(&rd);
 	FD_SET(s, &rd);
@@ -202,7 +214,8 @@ main(int argc, char **argv)
 	CHECK(rrecv(s, b, 1, 0) == 1 && b[0] == 'w');
 	for (i = 0; i < 100; i++)
 		CHECK(region[i] == 0);
-	CHECK(memcmp(region + 100, src, sizeof(src) - 100) == 0);
+	CHECK(memcmp(region + 100, src, sizeof(src) - 110) == 0);
+	CHECK(memcmp(region + sizeof(region) - 10, tail, 10) == 0);
 	CHECK(riounmap(s, region, sizeof(region)) == 0);
 
 	/* shutdown: the reader sees the end of the stream after the data, the writer EPIPE */
