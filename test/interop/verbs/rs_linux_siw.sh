@@ -12,7 +12,9 @@
 # 4 KiB x 300 each way twice (past the half-receive-queue credit point, and many grants of
 # half a receive buffer); each riostream run 64 KiB x 20 each way by riowrite() into the
 # peer's riomap() buffer. The programs on warpnic use nonblocking calls one way round and
-# blocking calls the other; the guest's use blocking calls (its one TCG vCPU also runs siw).
+# blocking calls the other; the guest's use blocking calls. The guest has two TCG vCPUs
+# (GUEST_CPUS): riostream spins on its buffer while it waits, and with one vCPU siw's sender
+# gets too little of it (a 2.5 MiB run took seconds).
 # Both ends must exit 0 and print their result line; warpnicd must have sent and received no
 # Terminate, seen no MPA error and held no Send for want of a receive (rnr_holds: the
 # credits and the spare receives keep every Send expected).
@@ -30,7 +32,7 @@ WN=198.19.11.3
 TEL=$WN_TOP/scripts/wn-tel.py
 WTEL=/var/run/dpdk/$NS/dpdk_telemetry.v2
 RUN_SECS=150 # one program run, under TCG on a loaded machine
-export GUEST_CPUS=${GUEST_CPUS:-2} # riostream spins in its wait: a vCPU of its own, one for siw
+GUEST_CPUS=${GUEST_CPUS:-2}
 WPID=
 cleanup_siw() {
 	[ -n "$WPID" ] && kill -TERM "$WPID" 2>/dev/null && sleep 1 && kill -KILL "$WPID" 2>/dev/null
