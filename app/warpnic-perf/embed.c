@@ -7,7 +7,7 @@
  *
  * Lcores: with workers (-l 0,1...), the dataplane shards run on the workers and the mode on
  * the main lcore. With the main lcore alone (-l 0), shard 0 runs there, as in warpnicd, and
- * the mode on a control thread (rte_ctrl_thread_create(): the CPUs EAL left free, else the
+ * the mode on a control thread (wn_ctrl_thread_create(): the CPUs EAL left free, else the
  * main lcore's, shared with the dataplane, which naps when idle).
  *
  * Run to completion (--rtc): no control thread and no lib/client; the main lcore runs shard
@@ -24,6 +24,7 @@
 
 #include <rte_lcore.h>
 
+#include "wn_dpdk_compat.h"
 #include "wn_impair.h"
 #include "wn_node.h"
 
@@ -158,11 +159,11 @@ wn_perf_embed_run(struct wn_perf_params *p, const struct wn_perf_mode *m)
 		bench_run(&b);
 		dp_rc = 0;
 	} else {
-		rc = rte_ctrl_thread_create(&tid, "wn-perf-bench", NULL, bench_thread, &b);
+		rc = wn_ctrl_thread_create(&tid, "wn-perf-bench", bench_thread, &b);
 		if (rc != 0) {
-			fprintf(stderr, "warpnic-perf: benchmark thread: %s\n", strerror(rc));
+			fprintf(stderr, "warpnic-perf: benchmark thread: %s\n", strerror(-rc));
 			wn_node_stop();
-			return -rc;
+			return rc;
 		}
 		dp_rc = wn_node_run_main();
 		pthread_join(tid, NULL);
