@@ -16,7 +16,7 @@
  */
 #if RTE_VERSION >= RTE_VERSION_NUM(23, 3, 0, 0)
 #define WN_PCAPNG_COPY(port, queue, m, mp, len, tsc, dir) \
-	rte_pcapng_copy(port, queue, m, mp, len, dir, NULL)
+	((void)(tsc), rte_pcapng_copy(port, queue, m, mp, len, dir, NULL))
 #else
 #define WN_PCAPNG_COPY(port, queue, m, mp, len, tsc, dir) \
 	rte_pcapng_copy(port, queue, m, mp, len, tsc, dir)
@@ -25,6 +25,15 @@
 #define WN_PCAPNG_ADD_PORTS 1
 #else
 #define WN_PCAPNG_ADD_PORTS 0
+#endif
+
+/* Unsigned telemetry values: 23.03 named them rte_tel_data_add_{dict,array}_uint(). */
+#if RTE_VERSION >= RTE_VERSION_NUM(23, 3, 0, 0)
+#define wn_tel_dict_u64(d, name, v) rte_tel_data_add_dict_uint(d, name, v)
+#define wn_tel_array_u64(d, v) rte_tel_data_add_array_uint(d, v)
+#else
+#define wn_tel_dict_u64(d, name, v) rte_tel_data_add_dict_u64(d, name, v)
+#define wn_tel_array_u64(d, v) rte_tel_data_add_array_u64(d, v)
 #endif
 
 /*

@@ -119,10 +119,11 @@ snapshot >"$work/before.txt"
 mkdir -p "$root/tmp/debs"
 cp "${pkgs[@]}" "$root/tmp/debs/"
 step "apt-get install the packages (log: $work/install.log)"
+chroot "$root" apt-get update -qq >"$work/install.log" 2>&1
 inroot=()
 for f in "${pkgs[@]}"; do inroot+=("/tmp/debs/$(basename "$f")"); done
 if chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y \
-	--no-install-recommends "${inroot[@]}" >"$work/install.log" 2>&1; then
+	--no-install-recommends "${inroot[@]}" >>"$work/install.log" 2>&1; then
 	ok "installed into a fresh $suite root with apt: $(grep -c '^Setting up' "$work/install.log") packages set up"
 else
 	tail -n 20 "$work/install.log"

@@ -147,7 +147,8 @@ raw_port_setup(struct raw_ctx *c)
 		deadline = UINT64_MAX; /* a server waits for its client */
 	for (;;) {
 		memset(&link, 0, sizeof(link));
-		rte_eth_link_get_nowait(c->port, &link);
+		if (rte_eth_link_get_nowait(c->port, &link) != 0)
+			link.link_status = RTE_ETH_LINK_DOWN;
 		if (link.link_status == RTE_ETH_LINK_UP)
 			return 0;
 		if (wn_perf_now_ns() > deadline) {

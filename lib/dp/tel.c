@@ -14,6 +14,7 @@
 #include <rte_telemetry.h>
 
 #include "dp_priv.h"
+#include "wn_dpdk_compat.h"
 
 static struct wn_dp_group *tel_g;
 
@@ -200,7 +201,7 @@ sum_tcp(struct wn_tcp_stats *sum, const struct wn_tcp_stats *s)
 }
 
 #undef ADD
-#define TEL_U64(d, s, f) rte_tel_data_add_dict_u64(d, #f, (s)->f)
+#define TEL_U64(d, s, f) wn_tel_dict_u64(d, #f, (s)->f)
 
 /* a Terminate cause as "layer/etype/0xcode" (RFC 5040 §7.1), "-" when there was none */
 static void
@@ -256,7 +257,7 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, zc_bytes);
 	TEL_U64(d, s, zc_released);
 	/* zero-copy FPDUs still referenced (TCP or an mbuf): 0 once everything is reclaimed */
-	rte_tel_data_add_dict_u64(d, "zc_inflight", s->zc_fpdus - s->zc_released);
+	wn_tel_dict_u64(d, "zc_inflight", s->zc_fpdus - s->zc_released);
 	TEL_U64(d, s, zc_fallback);
 	TEL_U64(d, s, zc_unmapped);
 	TEL_U64(d, s, tx_reclaimed);
@@ -311,9 +312,9 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		pthread_mutex_unlock(&dp->tel_lock);
 	}
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "lcores", g->n);
+	wn_tel_dict_u64(d, "lcores", g->n);
 	put_dp(d, &sum);
-	rte_tel_data_add_dict_u64(d, "active_qps", qps);
+	wn_tel_dict_u64(d, "active_qps", qps);
 	return 0;
 }
 
@@ -336,9 +337,9 @@ tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 			break;
 		rte_tel_data_start_dict(c);
 		pthread_mutex_lock(&dp->tel_lock);
-		rte_tel_data_add_dict_u64(c, "queue", dp->idx);
-		rte_tel_data_add_dict_u64(c, "connections", dp->tel_nconn);
-		rte_tel_data_add_dict_u64(c, "active_qps", dp->tel_nqp);
+		wn_tel_dict_u64(c, "queue", dp->idx);
+		wn_tel_dict_u64(c, "connections", dp->tel_nconn);
+		wn_tel_dict_u64(c, "active_qps", dp->tel_nqp);
 		put_dp(c, &dp->tel_dp);
 		pthread_mutex_unlock(&dp->tel_lock);
 		snprintf(name, sizeof(name), "lcore_shard%u", i);
@@ -396,7 +397,7 @@ tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 		pthread_mutex_unlock(&g->shard[i]->tel_lock);
 	}
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "conns", conns); /* a gauge: half-open ones included */
+	wn_tel_dict_u64(d, "conns", conns); /* a gauge: half-open ones included */
 	TEL_U64(d, &s, rx_segs);
 	TEL_U64(d, &s, rx_drop_cksum);
 	TEL_U64(d, &s, rx_drop_noconn);
@@ -469,38 +470,39 @@ tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 	memset(&es, 0, sizeof(es));
 	rte_eth_stats_get(g->c.port_id, &es);
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "port_id", g->c.port_id);
-	rte_tel_data_add_dict_u64(d, "queues", g->n);
-	rte_tel_data_add_dict_u64(d, "ipackets", es.ipackets);
-	rte_tel_data_add_dict_u64(d, "opackets", es.opackets);
-	rte_tel_data_add_dict_u64(d, "ibytes", es.ibytes);
-	rte_tel_data_add_dict_u64(d, "obytes", es.obytes);
-	rte_tel_data_add_dict_u64(d, "imissed", es.imissed);
-	rte_tel_data_add_dict_u64(d, "ierrors", es.ierrors);
-	rte_tel_data_add_dict_u64(d, "oerrors", es.oerrors);
-	rte_tel_data_add_dict_u64(d, "net_rx_pkts", rx);
+	wn_tel_dict_u64(d, "port_id", g->c.port_id);
+	wn_tel_dict_u64(d, "queues", g->n);
+	wn_tel_dict_u64(d, "ipackets", es.ipackets);
+	wn_tel_dict_u64(d, "opackets", es.opackets);
+	wn_tel_dict_u64(d, "ibytes", es.ibytes);
+	wn_tel_dict_u64(d, "obytes", es.obytes);
+	wn_tel_dict_u64(d, "imissed", es.imissed);
+	wn_tel_dict_u64(d, "ierrors", es.ierrors);
+	wn_tel_dict_u64(d, "oerrors", es.oerrors);
+	wn_tel_dict_u64(d, "net_rx_pkts", rx);
 	/* the port's link; with a link watcher (wn_dp_conf.link) the shards' gate and its history */
 	memset(&l, 0, sizeof(l));
-	(void)rte_eth_link_get_nowait(g->c.port_id, &l);
+	if (rte_eth_link_get_nowait(g->c.port_id, &l) != 0)
+		l.link_status = RTE_ETH_LINK_DOWN;
 	rte_tel_data_add_dict_string(d, "link", l.link_status == RTE_ETH_LINK_UP ? "up" : "down");
 	rte_tel_data_add_dict_string(d, "gate", lk == NULL ? "none" :
 				     __atomic_load_n(&lk->up, __ATOMIC_ACQUIRE) ? "open" : "closed");
 	if (g->c.unmap_fences != NULL)
-		rte_tel_data_add_dict_u64(d, "unmap_fences",
+		wn_tel_dict_u64(d, "unmap_fences",
 					  __atomic_load_n(g->c.unmap_fences, __ATOMIC_RELAXED));
 	if (lk != NULL) {
-		rte_tel_data_add_dict_u64(d, "link_ups", __atomic_load_n(&lk->ups, __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_u64(d, "link_downs",
+		wn_tel_dict_u64(d, "link_ups", __atomic_load_n(&lk->ups, __ATOMIC_RELAXED));
+		wn_tel_dict_u64(d, "link_downs",
 					  __atomic_load_n(&lk->downs, __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_u64(d, "link_restarts",
+		wn_tel_dict_u64(d, "link_restarts",
 					  __atomic_load_n(&lk->restarts, __ATOMIC_RELAXED));
-		rte_tel_data_add_dict_u64(d, "link_starts_failed",
+		wn_tel_dict_u64(d, "link_starts_failed",
 					  __atomic_load_n(&lk->starts_failed, __ATOMIC_RELAXED));
 	}
 	return 0;
 }
 
-#define NET_U64(d, s, f) rte_tel_data_add_dict_u64(d, #f, (s)->f)
+#define NET_U64(d, s, f) wn_tel_dict_u64(d, #f, (s)->f)
 
 static void
 sum_net(struct wn_net_stats *sum, const struct wn_net_stats *s)
@@ -591,8 +593,8 @@ tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_container(d, "addrs", addrs, 0);
-	rte_tel_data_add_dict_u64(d, "addrs_tentative", tentative);
-	rte_tel_data_add_dict_u64(d, "addrs_duplicate", duplicate);
+	wn_tel_dict_u64(d, "addrs_tentative", tentative);
+	wn_tel_dict_u64(d, "addrs_duplicate", duplicate);
 	rte_tel_data_add_dict_container(d, "neighbours", nb, 0);
 	NET_U64(d, &s, rx_pkts);
 	NET_U64(d, &s, rx_arp);
@@ -636,17 +638,17 @@ tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 		pthread_mutex_lock(&dp->tel_lock);
 		for (uint32_t i = 0; i < dp->tel_nqp; i++) {
 			if (!one) {
-				rte_tel_data_add_array_u64(d, dp->tel_qp[i].qpn);
+				wn_tel_array_u64(d, dp->tel_qp[i].qpn);
 				continue;
 			}
 			if (dp->tel_qp[i].qpn != want)
 				continue;
 			rte_tel_data_start_dict(d);
-			rte_tel_data_add_dict_u64(d, "qpn", dp->tel_qp[i].qpn);
-			rte_tel_data_add_dict_u64(d, "lcore_shard", s);
-			rte_tel_data_add_dict_u64(d, "handle", dp->tel_qp[i].handle);
-			rte_tel_data_add_dict_u64(d, "state", dp->tel_qp[i].state);
-			rte_tel_data_add_dict_u64(d, "conn_state", dp->tel_qp[i].conn_state);
+			wn_tel_dict_u64(d, "qpn", dp->tel_qp[i].qpn);
+			wn_tel_dict_u64(d, "lcore_shard", s);
+			wn_tel_dict_u64(d, "handle", dp->tel_qp[i].handle);
+			wn_tel_dict_u64(d, "state", dp->tel_qp[i].state);
+			wn_tel_dict_u64(d, "conn_state", dp->tel_qp[i].conn_state);
 			rte_tel_data_add_dict_string(d, "llp", dp->tel_qp[i].llp);
 			TEL_U64(d, &dp->tel_qp[i].s, rx_ulpdu);
 			TEL_U64(d, &dp->tel_qp[i].s, tx_ulpdu);
@@ -702,30 +704,30 @@ tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_string(c, "tcp_state", l->transport.state);
 			rte_tel_data_add_dict_string(c, "role", l->active ? "initiator"
 									  : "responder");
-			rte_tel_data_add_dict_u64(c, "lcore_shard", s);
-			rte_tel_data_add_dict_u64(c, "cm_id", dp->tel_conn[i].id);
-			rte_tel_data_add_dict_u64(c, "qpn", dp->tel_conn[i].qpn);
-			rte_tel_data_add_dict_u64(c, "mulpdu", l->params.mulpdu);
-			rte_tel_data_add_dict_u64(c, "markers_tx", l->full && l->params.markers_tx);
-			rte_tel_data_add_dict_u64(c, "markers_rx", l->full && l->params.markers_rx);
-			rte_tel_data_add_dict_u64(c, "crc", l->full && l->params.crc);
-			rte_tel_data_add_dict_u64(c, "fpdus_rx", l->rx_ulpdus);
-			rte_tel_data_add_dict_u64(c, "cwnd", l->transport.cwnd);
-			rte_tel_data_add_dict_u64(c, "srtt_us", l->transport.srtt_us);
-			rte_tel_data_add_dict_u64(c, "rto_us", l->transport.rto_us);
-			rte_tel_data_add_dict_u64(c, "retrans", l->transport.retrans);
-			rte_tel_data_add_dict_u64(c, "snd_queued", l->transport.snd_queued);
+			wn_tel_dict_u64(c, "lcore_shard", s);
+			wn_tel_dict_u64(c, "cm_id", dp->tel_conn[i].id);
+			wn_tel_dict_u64(c, "qpn", dp->tel_conn[i].qpn);
+			wn_tel_dict_u64(c, "mulpdu", l->params.mulpdu);
+			wn_tel_dict_u64(c, "markers_tx", l->full && l->params.markers_tx);
+			wn_tel_dict_u64(c, "markers_rx", l->full && l->params.markers_rx);
+			wn_tel_dict_u64(c, "crc", l->full && l->params.crc);
+			wn_tel_dict_u64(c, "fpdus_rx", l->rx_ulpdus);
+			wn_tel_dict_u64(c, "cwnd", l->transport.cwnd);
+			wn_tel_dict_u64(c, "srtt_us", l->transport.srtt_us);
+			wn_tel_dict_u64(c, "rto_us", l->transport.rto_us);
+			wn_tel_dict_u64(c, "retrans", l->transport.retrans);
+			wn_tel_dict_u64(c, "snd_queued", l->transport.snd_queued);
 			/* sequence space relative to the ISNs, for stall diagnosis */
-			rte_tel_data_add_dict_u64(c, "snd_una", l->transport.snd_una);
-			rte_tel_data_add_dict_u64(c, "snd_nxt", l->transport.snd_nxt);
-			rte_tel_data_add_dict_u64(c, "snd_max", l->transport.snd_max);
-			rte_tel_data_add_dict_u64(c, "snd_wnd", l->transport.snd_wnd);
-			rte_tel_data_add_dict_u64(c, "rcv_nxt", l->transport.rcv_nxt);
-			rte_tel_data_add_dict_u64(c, "rcv_wnd", l->transport.rcv_wnd);
-			rte_tel_data_add_dict_u64(c, "rcv_queued", l->transport.rcv_queued);
-			rte_tel_data_add_dict_u64(c, "in_recovery", l->transport.in_recovery);
-			rte_tel_data_add_dict_u64(c, "backoff", l->transport.backoff);
-			rte_tel_data_add_dict_u64(c, "sacked_bytes", l->transport.sacked_bytes);
+			wn_tel_dict_u64(c, "snd_una", l->transport.snd_una);
+			wn_tel_dict_u64(c, "snd_nxt", l->transport.snd_nxt);
+			wn_tel_dict_u64(c, "snd_max", l->transport.snd_max);
+			wn_tel_dict_u64(c, "snd_wnd", l->transport.snd_wnd);
+			wn_tel_dict_u64(c, "rcv_nxt", l->transport.rcv_nxt);
+			wn_tel_dict_u64(c, "rcv_wnd", l->transport.rcv_wnd);
+			wn_tel_dict_u64(c, "rcv_queued", l->transport.rcv_queued);
+			wn_tel_dict_u64(c, "in_recovery", l->transport.in_recovery);
+			wn_tel_dict_u64(c, "backoff", l->transport.backoff);
+			wn_tel_dict_u64(c, "sacked_bytes", l->transport.sacked_bytes);
 			snprintf(name, sizeof(name), "conn%u", k++);
 			rte_tel_data_add_dict_container(d, name, c, 0);
 		}

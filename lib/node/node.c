@@ -112,17 +112,17 @@ tel_ctl(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -ENODEV;
 	wn_server_stats(ctl_srv, &st);
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "clients", st.clients);
-	rte_tel_data_add_dict_u64(d, "pds", st.pds);
-	rte_tel_data_add_dict_u64(d, "mrs", st.mrs);
-	rte_tel_data_add_dict_u64(d, "mws", st.mws);
-	rte_tel_data_add_dict_u64(d, "cqs", st.cqs);
-	rte_tel_data_add_dict_u64(d, "srqs", st.srqs);
-	rte_tel_data_add_dict_u64(d, "qps", st.qps);
-	rte_tel_data_add_dict_u64(d, "cm_channels", st.channels);
-	rte_tel_data_add_dict_u64(d, "cm_ids", st.cm_ids);
-	rte_tel_data_add_dict_u64(d, "requests", st.requests);
-	rte_tel_data_add_dict_u64(d, "bad_requests", st.bad_requests);
+	wn_tel_dict_u64(d, "clients", st.clients);
+	wn_tel_dict_u64(d, "pds", st.pds);
+	wn_tel_dict_u64(d, "mrs", st.mrs);
+	wn_tel_dict_u64(d, "mws", st.mws);
+	wn_tel_dict_u64(d, "cqs", st.cqs);
+	wn_tel_dict_u64(d, "srqs", st.srqs);
+	wn_tel_dict_u64(d, "qps", st.qps);
+	wn_tel_dict_u64(d, "cm_channels", st.channels);
+	wn_tel_dict_u64(d, "cm_ids", st.cm_ids);
+	wn_tel_dict_u64(d, "requests", st.requests);
+	wn_tel_dict_u64(d, "bad_requests", st.bad_requests);
 	return 0;
 }
 
@@ -257,8 +257,8 @@ link_watch(void *arg)
 		if (!app.port_started)
 			link_try_start();
 		memset(&l, 0, sizeof(l));
-		if (app.port_started)
-			(void)rte_eth_link_get_nowait(app.port, &l);
+		if (app.port_started && rte_eth_link_get_nowait(app.port, &l) != 0)
+			l.link_status = RTE_ETH_LINK_DOWN;
 		if (__atomic_load_n(&app.link.up, __ATOMIC_ACQUIRE) == 0) {
 			if (l.link_status == RTE_ETH_LINK_UP) {
 				waited = 0;

@@ -35,6 +35,7 @@
 #include <rte_telemetry.h>
 
 #include "node_priv.h"
+#include "wn_dpdk_compat.h"
 
 #define DMA_PAGE 4096u /* client regions are memfd pages (WN_CTL_PAGE_SIZE) */
 #define DMA_TEL_REGIONS 64 /* regions /warpnic/dp/dma lists */
@@ -367,7 +368,7 @@ tel_dma_cmd(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (m == NULL)
 		return -ENODEV;
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "port", m->v.port);
+	wn_tel_dict_u64(d, "port", m->v.port);
 	rte_tel_data_add_dict_string(d, "device", m->dev_name[0] != '\0' ? m->dev_name : "-");
 	rte_tel_data_add_dict_string(d, "iova_mode",
 				     rte_eal_iova_mode() == RTE_IOVA_VA ? "va" :
@@ -379,14 +380,14 @@ tel_dma_cmd(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "why", m->v.needed && !m->v.usable ? m->why : "-");
 	rte_tel_data_add_dict_string(d, "tx_cleanup", m->v.tx_cleanup ? "yes" : "no");
 	wn_node_dma_stats(m, &st);
-	rte_tel_data_add_dict_u64(d, "regions", st.regions);
-	rte_tel_data_add_dict_u64(d, "regions_mapped", st.regions_mapped);
-	rte_tel_data_add_dict_u64(d, "regions_copied", st.regions - st.regions_mapped);
-	rte_tel_data_add_dict_u64(d, "bytes_mapped", st.bytes_mapped);
-	rte_tel_data_add_dict_u64(d, "maps", st.maps);
-	rte_tel_data_add_dict_u64(d, "map_failures", st.map_failures);
-	rte_tel_data_add_dict_u64(d, "unmaps", st.unmaps);
-	rte_tel_data_add_dict_u64(d, "unmap_failures", st.unmap_failures);
+	wn_tel_dict_u64(d, "regions", st.regions);
+	wn_tel_dict_u64(d, "regions_mapped", st.regions_mapped);
+	wn_tel_dict_u64(d, "regions_copied", st.regions - st.regions_mapped);
+	wn_tel_dict_u64(d, "bytes_mapped", st.bytes_mapped);
+	wn_tel_dict_u64(d, "maps", st.maps);
+	wn_tel_dict_u64(d, "map_failures", st.map_failures);
+	wn_tel_dict_u64(d, "unmaps", st.unmaps);
+	wn_tel_dict_u64(d, "unmap_failures", st.unmap_failures);
 	pthread_mutex_lock(&m->lock);
 	rte_tel_data_add_dict_string(d, "last_failure",
 				     m->last_failure[0] != '\0' ? m->last_failure : "-");

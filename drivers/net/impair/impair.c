@@ -22,6 +22,7 @@
 #include <rte_telemetry.h>
 
 #include "impair_pipe.h"
+#include "wn_dpdk_compat.h"
 #include "wn_impair.h"
 
 RTE_LOG_REGISTER_DEFAULT(wn_impair_logtype, INFO);
@@ -621,7 +622,7 @@ tel_xstats(const char *cmd, const char *params, struct rte_tel_data *d)
 		return n;
 	rte_tel_data_start_dict(d);
 	for (i = 0; i < n; i++)
-		rte_tel_data_add_dict_u64(d, names[i].name, values[i]);
+		wn_tel_dict_u64(d, names[i].name, values[i]);
 	return 0;
 }
 
@@ -673,7 +674,7 @@ tel_link_down(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (ret < 0)
 		return ret;
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "down_ms", ms);
+	wn_tel_dict_u64(d, "down_ms", ms);
 	return 0;
 }
 
@@ -700,7 +701,7 @@ tel_mangle(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (ret < 0)
 		return ret;
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, tx ? "tx_mangle_next" : "rx_mangle_next", n);
+	wn_tel_dict_u64(d, tx ? "tx_mangle_next" : "rx_mangle_next", n);
 	return 0;
 }
 
