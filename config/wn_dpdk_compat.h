@@ -27,6 +27,13 @@
 #define WN_PCAPNG_ADD_PORTS 0
 #endif
 
+/* ICMP's echo types (RFC 792) under 23.11's names; the RTE_IP_ICMP_* ones are deprecated. */
+#include <rte_icmp.h>
+#ifndef RTE_ICMP_TYPE_ECHO_REQUEST
+#define RTE_ICMP_TYPE_ECHO_REQUEST RTE_IP_ICMP_ECHO_REQUEST
+#define RTE_ICMP_TYPE_ECHO_REPLY RTE_IP_ICMP_ECHO_REPLY
+#endif
+
 /* Unsigned telemetry values: 23.03 named them rte_tel_data_add_{dict,array}_uint(). */
 #if RTE_VERSION >= RTE_VERSION_NUM(23, 3, 0, 0)
 #define wn_tel_dict_u64(d, name, v) rte_tel_data_add_dict_uint(d, name, v)

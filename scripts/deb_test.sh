@@ -112,7 +112,8 @@ snapshot() {
 	(cd "$root" && find . -xdev \( -path ./proc -o -path ./sys -o -path ./dev -o -path ./run \
 		-o -path ./tmp -o -path ./var/cache -o -path ./var/lib/apt -o -path ./var/lib/dpkg \
 		-o -path ./var/log -o -path ./var/lib/systemd -o -path ./etc/ld.so.cache \
-		-o -path ./var/lib/dbus -o -path ./etc/machine-id -o -path ./root \) -prune \
+		-o -path ./var/lib/dbus -o -path ./etc/machine-id -o -path ./root \
+		-o -path ./etc/localtime \) -prune \
 		-o -print | sort)
 }
 snapshot >"$work/before.txt"
@@ -197,8 +198,9 @@ if [ ! -d /run/systemd/system ] && ! grep -q ' /run/systemd/nspawn ' /proc/mount
 	mount -t tmpfs tmpfs /run/systemd/nspawn && nspawn_tmpfs=1
 fi
 step "boot the root (systemd-nspawn, private network; log: $work/boot.log)"
+# (the EAL looks for the vfio module in /sys/module, which the container's sysfs lacks)
 timeout 300 systemd-nspawn -q -D "$root" --boot --private-network --register=no \
-	--keep-unit -M "wnpkg$$" </dev/null >"$work/boot.log" 2>&1
+	--keep-unit --bind-ro=/sys/module -M "wnpkg$$" </dev/null >"$work/boot.log" 2>&1
 cat "$root/root/pkgtest.log" 2>/dev/null | sed 's/^/  /'
 if [ "$(cat "$root/root/pkgtest.rc" 2>/dev/null)" = 0 ]; then
 	ok "warpnicd@local came up (Type=notify); rping and ib_write_bw through the installed shim"
@@ -212,17 +214,18 @@ rm -f "$root/etc/systemd/system/multi-user.target.wants/wn-pkgtest.service" \
 # 5. remove, purge, autoremove: nothing left
 names=(warpnic warpnic-shim libwarpnic-client0 libwarpnic-rpcrdma0 libwarpnic-dev)
 files=$(for p in "${names[@]}"; do chroot "$root" dpkg -L "$p"; done | sort -u)
-step "apt-get remove, purge, autoremove"
+step "apt-get remove, dpkg --purge, apt-get autoremove"
 chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get remove -y "${names[@]}" \
 	>"$work/remove.log" 2>&1 || bad "apt-get remove"
 left=$(while read -r f; do
+	[ -d "$root$f" ] && continue # directories the packages share with others
 	[ -f "$root$f" ] || [ -L "$root$f" ] || continue
 	case "$f" in /etc/warpnic/local.conf) ;; *) echo "$f" ;; esac
 done <<<"$files")
 [ -z "$left" ] && ok "removed: only the configuration stays" || bad "left after remove: $left"
 [ -f "$root/etc/warpnic/local.conf" ] || bad "remove took the configuration (a conffile)"
-chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get purge -y "${names[@]}" \
-	>>"$work/remove.log" 2>&1 || bad "apt-get purge"
+# (dpkg: apt no longer knows the packages that left nothing behind)
+chroot "$root" dpkg --purge "${names[@]}" >>"$work/remove.log" 2>&1 || bad "dpkg --purge"
 chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y \
 	>>"$work/remove.log" 2>&1 || bad "apt-get autoremove"
 snapshot >"$work/after.txt"

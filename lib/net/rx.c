@@ -10,6 +10,7 @@
 #include <rte_tcp.h>
 
 #include "net_priv.h"
+#include "wn_dpdk_compat.h"
 
 #define ICMP6_ECHO_REQUEST 128
 #define ICMP6_ECHO_REPLY 129
@@ -171,10 +172,10 @@ icmp4_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv4_hdr *ip, u
 	ic = (struct rte_icmp_hdr *)((uint8_t *)ip + hl);
 	if (rte_raw_cksum_mbuf(m, ETH_HLEN + hl, len, &sum) != 0 || sum != 0xffff)
 		return drop(m, &nif->st.rx_drop_icmp);
-	if (ic->icmp_type != RTE_IP_ICMP_ECHO_REQUEST || ic->icmp_code != 0)
+	if (ic->icmp_type != RTE_ICMP_TYPE_ECHO_REQUEST || ic->icmp_code != 0)
 		return drop(m, &nif->st.rx_drop_ip_proto);
 	nif->st.rx_icmp_echo++;
-	ic->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
+	ic->icmp_type = RTE_ICMP_TYPE_ECHO_REPLY;
 	ic->icmp_cksum = 0;
 	rte_raw_cksum_mbuf(m, ETH_HLEN + hl, len, &sum);
 	ic->icmp_cksum = (uint16_t)~sum;

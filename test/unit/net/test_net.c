@@ -25,6 +25,7 @@
 #include <rte_mbuf.h>
 #include <rte_tcp.h>
 
+#include "wn_dpdk_compat.h"
 #include "wn_net.h"
 
 static struct rte_mempool *pool;
@@ -651,7 +652,7 @@ test_icmp_echo_reply(void **state)
 	(void)state;
 
 	memset(icmp, 0, sizeof(icmp));
-	ic->icmp_type = RTE_IP_ICMP_ECHO_REQUEST;
+	ic->icmp_type = RTE_ICMP_TYPE_ECHO_REQUEST;
 	ic->icmp_ident = rte_cpu_to_be_16(77);
 	ic->icmp_seq_nb = rte_cpu_to_be_16(3);
 	memcpy(icmp + 8, "payload-payload-payload-payload!", 32);
@@ -667,7 +668,7 @@ test_icmp_echo_reply(void **state)
 	assert_int_equal(ip->dst_addr, rte_cpu_to_be_32(IP_PEER));
 	assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
 	r = (const struct rte_icmp_hdr *)(ip + 1);
-	assert_int_equal(r->icmp_type, RTE_IP_ICMP_ECHO_REPLY);
+	assert_int_equal(r->icmp_type, RTE_ICMP_TYPE_ECHO_REPLY);
 	assert_int_equal(r->icmp_ident, rte_cpu_to_be_16(77));
 	assert_int_equal(rte_raw_cksum(r, sizeof(icmp)), 0xffff);
 	assert_memory_equal((const uint8_t *)r + 8, icmp + 8, 32);
