@@ -5,10 +5,11 @@
 #
 #   scripts/flake.sh [--rounds N] [--no-hog] [--list] [REGEX]
 #
-# The tests are the meson tests of build/ (or WN_BUILD) whose names say they run impaired
-# (*impair*, *_drop, rnic_fault_*, rnic_crc_*, rnic_markers_ooo*, rnic_zc_reclaim,
-# verbs_synflood), or those matching REGEX. Each round runs them one after the other
-# (`meson test --no-rebuild`, so their own timeouts apply); the hog is one busy loop per CPU
+# The tests are the meson tests of build/ (or WN_BUILD) and the cases of its pytest modules
+# (MODULE::CASE, test/wntest/cases.py) whose names say they run impaired (*impair*, *_drop,
+# rnic_faults::fault_*, ::crc_*, ::markers_ooo*, ::zc_reclaim, ::synflood), or those matching
+# REGEX. Each round runs them one after the other (`meson test --no-rebuild`, a case alone
+# with --test-args=--case=CASE, so their own timeouts apply); the hog is one busy loop per CPU
 # at the same priority, for the whole run. It stops at the first failure and prints that
 # test's log; at the end a line per test with its passes. Takes about 10 minutes per round on
 # a 2-core machine. Exit status 0 when every run passed.
@@ -18,20 +19,19 @@ build=${WN_BUILD:-$top/build}
 rounds=20
 hog=1
 list=0
-pattern='impair|_drop$|^rnic_fault_|^rnic_crc_|^rnic_markers_ooo|^rnic_zc_reclaim$|^verbs_synflood$'
+pattern='impair|_drop$|::fault_|::crc_|::markers_ooo|::zc_reclaim$|::synflood$'
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) rounds=$2; shift 2 ;;
 	--no-hog) hog=0; shift ;;
 	--list) list=1; shift ;;
-	-h|--help) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "flake.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) pattern=$1; shift ;;
 	esac
 done
 [ -f "$build/build.ninja" ] || { echo "flake.sh: no build in $build (meson setup, ninja)" >&2; exit 2; }
-mapfile -t tests < <(meson test -C "$build" --list 2>/dev/null | sed 's/^[^/]* \/ //' |
-	grep -E "$pattern" | sort)
+mapfile -t tests < <(python3 "$top/test/wntest/cases.py" "$build" | grep -E "$pattern" | sort)
 [ ${#tests[@]} -gt 0 ] || { echo "flake.sh: no test matches '$pattern'" >&2; exit 2; }
 if [ $list = 1 ]; then
 	printf '%s\n' "${tests[@]}"
@@ -52,7 +52,10 @@ start=$SECONDS
 for ((r = 1; r <= rounds; r++)); do
 	for t in "${tests[@]}"; do
 		t0=$SECONDS
-		if meson test -C "$build" --no-rebuild --print-errorlogs "$t" >"/tmp/wn-flake.$$.log" 2>&1; then
+		one=("$t")
+		[ "${t#*::}" = "$t" ] || one=("${t%%::*}" "--test-args=--case=${t#*::}")
+		if meson test -C "$build" --no-rebuild --print-errorlogs "${one[@]}" \
+			>"/tmp/wn-flake.$$.log" 2>&1; then
 			pass[$t]=$((${pass[$t]:-0} + 1))
 			echo "round $r: PASS $t ($((SECONDS - t0)) s)"
 		else

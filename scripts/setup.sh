@@ -54,7 +54,7 @@ TEST_PKGS=(
 	tshark socat iperf3 valgrind
 	# the integration and interop runner (test/README.md)
 	python3-pytest
-	# verbs_prog_rspreload: a plain TCP program that uses accept(), not accept4(), which
+	# verbs_programs::rspreload: a plain TCP program that uses accept(), not accept4(), which
 	# Debian 12's librspreload does not wrap
 	netcat-traditional
 	# scripts/bench.sh: kernel TCP latency beside iperf3, and its chart

@@ -87,6 +87,12 @@ import json, os, sys
 ok, bad, skip = 0, int(sys.argv[1]), []
 
 
+def case_id(nodeid):
+    # a parametrized case by its id (verbs_programs::ucmatose), another by its function
+    f = nodeid.split('::')[-1]
+    return f.split('[', 1)[1][:-1] if '[' in f else f
+
+
 def cases(path):
     """A pytest module's cases (test/conftest.py --results): {case: outcome}; a case
     collected but never reported (the module timed out or crashed) is 'not run'."""
@@ -126,10 +132,10 @@ for path in sys.argv[2:]:
                 if o == 'passed':
                     ok += 1
                 elif o == 'skipped':
-                    skip.append('%s::%s' % (name, c.split('::', 1)[-1]))
+                    skip.append('%s::%s' % (name, case_id(c)))
                 else:
                     bad += 1
-                    print('FAILED: %s::%s (%s)' % (name, c.split('::', 1)[-1], o))
+                    print('FAILED: %s::%s (%s)' % (name, case_id(c), o))
             if r not in ('OK', 'EXPECTEDFAIL') and \
                     not any(o not in ('passed', 'skipped') for o in cs.values()) and \
                     not any(o == 'skipped' for o in cs.values()):

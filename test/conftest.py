@@ -2,7 +2,8 @@
 """pytest's configuration for every module under test/ (test/README.md).
 
 --build DIR       the meson build directory under test (default $WN_BUILD, else build/)
---case NAME       only the case whose parameter id is NAME (repeatable; e.g. zc_ops)
+--case NAME       only the case whose parameter id (or, unparametrized, function name) is
+                  NAME (repeatable; e.g. zc_ops, test_compat_table)
 --results FILE    one JSON line per case ({"case", "outcome"}), written as each case ends,
                   and first one line listing every case collected: scripts/test.sh counts
                   cases from it (a case collected but never reported, as when meson's timeout
@@ -62,7 +63,7 @@ def pair_key(item):
 def pytest_collection_modifyitems(session, config, items):
     want = config.getoption('case')
     if want:
-        keep = [i for i in items if getattr(getattr(i, 'callspec', None), 'id', None) in want]
+        keep = [i for i in items if getattr(getattr(i, 'callspec', None), 'id', i.name) in want]
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
         items[:] = keep
     keys = [pair_key(i) for i in items]

@@ -47,14 +47,45 @@ def crc32c(data):
     return c ^ 0xFFFFFFFF
 
 
-def frames(pcap, protocols='tcp iwarp_mpa iwarp_ddp_rdmap'):
-    """The layers of every frame (tshark -T json -x, only PROTOCOLS' subtrees)."""
-    r = subprocess.run(TSHARK + ['-r', pcap, '-T', 'json', '-x', '--no-duplicate-keys',
-                                 '-J', protocols],
-                       capture_output=True, text=True, timeout=600)
+def frames(pcap, protocols='tcp iwarp_mpa iwarp_ddp_rdmap', options=(), display=None):
+    """The layers of every frame (tshark -T json -x; only PROTOCOLS' subtrees unless None;
+    OPTIONS: more tshark options, e.g. ('-o', 'sctp.checksum:CRC-32C'); DISPLAY: a display
+    filter)."""
+    cmd = TSHARK + list(options) + ['-r', pcap, '-T', 'json', '-x', '--no-duplicate-keys']
+    if protocols:
+        cmd += ['-J', protocols]
+    if display:
+        cmd += ['-Y', display]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise CaptureError('tshark cannot read %s: %s' % (pcap, r.stderr.strip()[-500:]))
     return [p['_source']['layers'] for p in json.loads(r.stdout or '[]')]
+
+
+def value(layer, key, default=None):
+    """The first occurrence of KEY anywhere in a frame's layers."""
+    for v in find(layer, key):
+        return v
+    return default
+
+
+def values(layer, key):
+    return list(find(layer, key))
+
+
+def experts(layer, min_severity=PI_WARN):
+    """(field, severity, group, message) of every expert item of a frame at or above
+    min_severity."""
+    out = []
+    for e in find(layer, '_ws.expert'):
+        if not isinstance(e, dict):
+            continue
+        sev = int(e.get('_ws.expert.severity', 0))
+        if sev >= min_severity:
+            field = [k for k in e if not k.startswith('_ws.expert.')]
+            out.append((field[0] if field else '', sev, int(e.get('_ws.expert.group', 0)),
+                        e.get('_ws.expert.message', '')))
+    return out
 
 
 def many(v):
