@@ -2,12 +2,12 @@
 """Debian's rping and rdma_server/rdma_client (rdmacm-utils) and cm_bw (ours, for IPv6,
 which Debian 12's perftest cannot use) between two warpnicd, over IPv4 and IPv6, over
 MPA/TCP and over DDP over SCTP by the programs' own choice (WARPNIC_LLP=sctp). Rows with
-the same addresses and pair options share one pair (verbs.py)."""
+the same addresses and pair options share one pair (wntest/verbs.py)."""
 import os
 
 import pytest
 
-from verbs import Verbs, rows, number
+from wntest.verbs import Verbs, rows, number
 
 SCTP = {'WARPNIC_LLP': 'sctp'}
 AF_PACKET = ('--link', 'af_packet')

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from verbs import Verbs, number, rows
+from wntest.verbs import Verbs, number, rows
 from wntest.check import poll
 from wntest.pair import TOP
 

@@ -22,7 +22,8 @@ import time
 
 import pytest
 
-from verbs import STEP, Verbs, proc
+from wntest import proc
+from wntest.verbs import STEP, Verbs
 from wntest.check import poll
 
 HERE = os.path.dirname(os.path.abspath(__file__))

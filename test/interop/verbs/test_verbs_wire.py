@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from verbs import Verbs
+from wntest.verbs import Verbs
 from wntest import capture as cap
 from wntest.check import poll
 from wntest.pair import PairError

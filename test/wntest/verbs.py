@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Debian's RDMA programs, unmodified, through the shims between two warpnicd (A
-198.19.0.1 or fd77:6e::1, B 198.19.0.2 or fd77:6e::2), for the test_verbs_*.py rows.
+"""RDMA programs (Debian's, unmodified, and ours) through the shims between two warpnicd (A
+198.19.0.1 or fd77:6e::1, B 198.19.0.2 or fd77:6e::2): the helper of the interop verbs rows
+and the RPC-over-RDMA cases.
 
 A case gets its pair from the module's pool (cases of the same addresses, pair options and
 lower layer share one), runs servers on A and clients on B through scripts/warpnic-run, each
