@@ -9,6 +9,7 @@ load the stand-in libmlx5 among them.
 """
 import os
 import subprocess
+import time
 
 from . import tel
 from .check import poll
@@ -118,8 +119,31 @@ class Pair:
                 return False, None
         return self.alive() and poll(ok, secs)[0]
 
+    def settle(self, secs=10):
+        """Wait until both dataplanes' telemetry holds what the previous case did: the shards
+        publish their counters every 100 ms (sooner than that /warpnic/ctl, which says the
+        objects are gone), so a snapshot is taken as the base once a newer one (its loop
+        count moved) shows the same traffic counts."""
+        keys = ('rx_pkts', 'tx_pkts', 'rx_fpdus', 'tx_fpdus', 'sctp_tx_ulpdus',
+                'sctp_rx_ulpdus', 'term_sent', 'term_recv', 'zc_fpdus')
+        prev = None
+        end = time.monotonic() + secs
+        while time.monotonic() < end:
+            try:
+                cur = {n: self.tel(n, '/warpnic/dp/stats') for n in 'ab'}
+            except (OSError, ValueError):
+                return
+            if prev is not None and all(
+                    cur[n].get('loops') != prev[n].get('loops') and
+                    all(cur[n].get(k) == prev[n].get(k) for k in keys) for n in 'ab'):
+                return
+            prev = cur
+            time.sleep(0.25)
+
     def begin_case(self):
         """Counters of this case start now (from zero on a pair just started)."""
+        if self.cases:
+            self.settle()
         cmds = list(COUNTED)
         try:
             port = self.tel('b', '/wn_impair/list')
