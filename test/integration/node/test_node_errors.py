@@ -5,8 +5,9 @@ port) and its message names the option and the form it accepts; no daemon: a pro
 the shim sees no device and stderr says once where the shim looked and how to start one; a
 live control socket is never taken over (a second warpnicd exits 1 naming the first one's
 pid, the first keeps serving), a stale one is replaced; the socket's directory is made, its
-mode 0660 or --ctl-mode's; --netdev leaves a foreign interface alone. warpnicd runs on
+mode 0660 or --ctl-mode's, its group rdma where it exists; --netdev leaves a foreign interface alone. warpnicd runs on
 net_null without hugepages."""
+import grp
 import os
 import stat
 import subprocess
@@ -130,6 +131,13 @@ def test_control_socket(build, workdir):
     try:
         assert stat.S_IMODE(os.stat(sock).st_mode) == 0o660
         assert stat.S_IMODE(os.stat(os.path.dirname(sock)).st_mode) == 0o755
+        # group rdma where it exists (as rdma-core gives /dev/infiniband), else the daemon's
+        try:
+            want = grp.getgrnam('rdma').gr_gid
+        except KeyError:
+            want = os.getgid()
+        assert os.stat(sock).st_gid == want, 'control socket group %d, expected %d' % (
+            os.stat(sock).st_gid, want)
         r = subprocess.run([warpnicd(build)] + eal('second') + ['--', '--ip', IP, '--ctl', sock],
                            capture_output=True, text=True, env=env(), timeout=60)
         assert r.returncode == 1, 'second warpnicd on a live socket: exit status %d' % (
