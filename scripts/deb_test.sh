@@ -5,7 +5,7 @@
 #  1. dpkg-buildpackage -b -us -uc on a copy of this tree (skipped with --debs DIR: the
 #     .debs and .changes already built there);
 #  2. lintian on the .changes: no error;
-#  3. a fresh Debian 12 root (mmdebstrap: the base system, systemd to run the service and
+#  3. a fresh Debian 12 root (mmdebstrap: the base system, systemd to run the service, ip and
 #     Debian's RDMA programs to run through the shim), the packages installed into it with
 #     apt, which adds nothing but what their Depends pull in;
 #  4. that root booted under systemd-nspawn (its own network namespace): systemctl start
@@ -101,7 +101,7 @@ fi
 
 # 3. a fresh root, the packages installed with apt
 step "mmdebstrap $suite (log: $work/mmdebstrap.log)"
-if ! mmdebstrap --variant=apt --include=systemd-sysv,dbus,rdmacm-utils,perftest,ibverbs-utils \
+if ! mmdebstrap --variant=apt --include=systemd-sysv,dbus,iproute2,rdmacm-utils,perftest,ibverbs-utils \
 	"$suite" "$root" "$mirror" >"$work/mmdebstrap.log" 2>&1; then
 	tail -n 20 "$work/mmdebstrap.log"
 	bad "mmdebstrap $suite"
