@@ -21,7 +21,8 @@
 #include "wn_mpa.h"
 
 /* A field of struct wn_node_conf: its offset and size. */
-#define FIELD(f) offsetof(struct wn_node_conf, f), sizeof(((struct wn_node_conf *)0)->f)
+#define FIELD(f) \
+	.off = offsetof(struct wn_node_conf, f), .size = sizeof(((struct wn_node_conf *)0)->f)
 
 enum opt_kind {
 	K_NUM,	   /* a number in [min, max] stored as value * mul + add */

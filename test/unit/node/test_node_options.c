@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * warpnicd's options (lib/node node_options.c): every option lands in its own field, and
+ * nothing else changes. No EAL.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "wn_node.h"
+
+/* What warpnicd's defaults were, to see that an option changed only its own field. */
+static struct wn_node_conf defaults;
+
+static void
+parse(struct wn_node_conf *c, const char *opt, const char *val)
+{
+	char *argv[6] = { "warpnicd", "--ip", "198.18.0.1/24", (char *)opt, (char *)val, NULL };
+
+	wn_node_defaults(c);
+	assert_int_equal(wn_node_parse_args(c, val != NULL ? 5 : 4, argv), 0);
+	/* the control socket's path is the first thing a stray store would hit */
+	assert_string_equal(c->ctl_path, defaults.ctl_path);
+}
+
+static void
+test_flags(void **state)
+{
+	struct wn_node_conf c;
+
+	(void)state;
+	parse(&c, "--markers", NULL);
+	assert_true(c.dp.markers);
+	assert_int_equal(c.dp.crc, defaults.dp.crc);
+	parse(&c, "--no-crc", NULL);
+	assert_false(c.dp.crc);
+	assert_int_equal(c.dp.markers, defaults.dp.markers);
+	parse(&c, "--no-p2p", NULL);
+	assert_false(c.dp.p2p);
+	parse(&c, "--no-offload", NULL);
+	assert_false(c.offload);
+	parse(&c, "--daemon", NULL);
+	assert_true(c.daemon);
+	wn_node_conf_free(&c);
+}
+
+static void
+test_numbers(void **state)
+{
+	struct wn_node_conf c;
+
+	(void)state;
+	parse(&c, "--mtu", "9000");
+	assert_int_equal(c.dp.mtu, 9000);
+	parse(&c, "--mpa-rev", "1");
+	assert_int_equal(c.dp.mpa_rev, 1);
+	parse(&c, "--sockbuf", "65536");
+	assert_int_equal(c.dp.sockbuf, 65536);
+	assert_int_equal(c.dp.mtu, defaults.dp.mtu);
+	wn_node_conf_free(&c);
+}
+
+static void
+test_by_name(void **state)
+{
+	struct wn_node_conf c;
+
+	(void)state;
+	wn_node_defaults(&c);
+	assert_int_equal(wn_node_option(&c, "markers", NULL), 0);
+	assert_true(c.dp.markers);
+	assert_int_equal(wn_node_option(&c, "no-crc", NULL), 0);
+	assert_false(c.dp.crc);
+	assert_int_equal(wn_node_option(&c, "markers", "yes"), -EINVAL); /* a flag takes none */
+	assert_int_equal(wn_node_option(&c, "mtu", NULL), -EINVAL);
+	assert_int_equal(wn_node_option(&c, "no-such", NULL), -ENOENT);
+	assert_string_equal(c.ctl_path, defaults.ctl_path);
+	wn_node_conf_free(&c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_by_name),
+	};
+
+	wn_node_defaults(&defaults);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
