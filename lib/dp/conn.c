@@ -262,9 +262,14 @@ op_qp_terminate(struct wn_cm_ep *ep, uint8_t layer, uint8_t etype, uint8_t code)
 {
 	struct dp_conn *c = conn_of(ep);
 
+	int ret;
+
 	if (c->qp == NULL || c->qp->eng == NULL)
 		return -ENODEV;
-	return wn_rnic_terminate(c->qp->eng, layer, etype, code);
+	ret = wn_rnic_terminate(c->qp->eng, layer, etype, code);
+	if (ret == 0)
+		dp_qp_ready(c->dp, c->qp); /* the Terminate leaves when the QP is polled */
+	return ret;
 }
 
 static void

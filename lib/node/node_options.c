@@ -708,6 +708,9 @@ wn_node_eal_args(int argc, char **argv, char ***eal_argv, bool *daemon)
 	for (int i = 1; ret == 0 && i < argc; i++)
 		out[n++] = argv[i];
 	if (ret != 0) {
+		/* out[1..n) are the config files' own copies: none of argv is there yet */
+		for (int i = 1; i < n; i++)
+			free(out[i]);
 		free(out);
 		return ret;
 	}
