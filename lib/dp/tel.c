@@ -442,6 +442,7 @@ tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 	TEL_U64(d, &s, conns_opened);
 	TEL_U64(d, &s, conns_closed);
 	TEL_U64(d, &s, conns_timeout);
+	TEL_U64(d, &s, tw_recycled);
 	TEL_U64(d, &s, record_split);
 	TEL_U64(d, &s, tx_ext_segs);
 	TEL_U64(d, &s, tx_ext_bytes);

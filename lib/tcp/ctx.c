@@ -96,22 +96,20 @@ wn_tcp_ctx_create(const struct wn_tcp_ctx_conf *conf)
 	ctx->conf = *conf;
 	conf_defaults(&ctx->conf);
 	TAILQ_INIT(&ctx->free_conns);
+	TAILQ_INIT(&ctx->tw_new);
+	TAILQ_INIT(&ctx->tw);
 	TAILQ_INIT(&ctx->pending);
 	TAILQ_INIT(&ctx->dead);
 	for (unsigned int i = 0; i < TCP_WHEEL_SLOTS; i++)
 		TAILQ_INIT(&ctx->wheel[i]);
-	ctx->conns = rte_zmalloc_socket("wn_tcp_conns", sizeof(*ctx->conns) * ctx->conf.max_conns,
-					RTE_CACHE_LINE_SIZE, conf->socket_id);
 	ctx->listeners = rte_zmalloc_socket("wn_tcp_lst",
 					    sizeof(*ctx->listeners) * ctx->conf.max_listeners,
 					    0, conf->socket_id);
 	ctx->txq_cap = 4096;
 	ctx->txq = rte_zmalloc_socket("wn_tcp_txq", sizeof(*ctx->txq) * ctx->txq_cap, 0,
 				      conf->socket_id);
-	if (ctx->conns == NULL || ctx->listeners == NULL || ctx->txq == NULL)
+	if (ctx->listeners == NULL || ctx->txq == NULL)
 		goto nomem;
-	for (uint32_t i = 0; i < ctx->conf.max_conns; i++)
-		TAILQ_INSERT_TAIL(&ctx->free_conns, &ctx->conns[i], free_link);
 
 	snprintf(name, sizeof(name), "wn_tcp_%u", __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
 	hp.name = name;
@@ -161,19 +159,49 @@ free_dead(struct wn_tcp_ctx *ctx)
 	}
 }
 
+/*
+ * More connections: a chunk of TCP_CONN_CHUNK on the free list, so a context costs nothing
+ * per connection it never had. Up to one chunk beyond max_conns: connections closed in this
+ * iteration (a TIME-WAIT entry recycled for a new one among them) are reused only once
+ * wn_tcp_process() frees them, while max_conns bounds the live ones. @return 0 or -ENOMEM.
+ */
+static int
+conns_grow(struct wn_tcp_ctx *ctx)
+{
+	uint32_t lim = ctx->conf.max_conns + TCP_CONN_CHUNK, i;
+	uint32_t n = RTE_MIN((uint32_t)TCP_CONN_CHUNK, lim - ctx->n_conns);
+	struct wn_tcp_conn **nc, *chunk;
+
+	if (n == 0)
+		return -ENOMEM;
+	nc = realloc(ctx->chunks, (ctx->n_chunks + 1) * sizeof(*nc));
+	if (nc == NULL)
+		return -ENOMEM;
+	ctx->chunks = nc;
+	chunk = calloc(TCP_CONN_CHUNK, sizeof(*chunk));
+	if (chunk == NULL)
+		return -ENOMEM;
+	ctx->chunks[ctx->n_chunks++] = chunk;
+	ctx->n_conns += n;
+	for (i = 0; i < n; i++)
+		TAILQ_INSERT_TAIL(&ctx->free_conns, &chunk[i], free_link);
+	return 0;
+}
+
 void
 wn_tcp_ctx_free(struct wn_tcp_ctx *ctx)
 {
 	if (ctx == NULL)
 		return;
-	if (ctx->conns != NULL) {
-		for (uint32_t i = 0; i < ctx->conf.max_conns; i++)
-			conn_release(&ctx->conns[i]);
+	for (uint32_t k = 0; k < ctx->n_chunks; k++) {
+		for (uint32_t i = 0; i < TCP_CONN_CHUNK; i++)
+			conn_release(&ctx->chunks[k][i]);
+		free(ctx->chunks[k]);
 	}
+	free(ctx->chunks);
 	for (uint32_t i = 0; i < ctx->txq_len; i++)
 		rte_pktmbuf_free(ctx->txq[(ctx->txq_head + i) % ctx->txq_cap]);
 	rte_hash_free(ctx->hash);
-	rte_free(ctx->conns);
 	rte_free(ctx->listeners);
 	rte_free(ctx->txq);
 	rte_free(ctx);
@@ -208,6 +236,8 @@ tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	struct wn_tcp_conn *c = TAILQ_FIRST(&ctx->free_conns);
 	int pos;
 
+	if (c == NULL && conns_grow(ctx) == 0)
+		c = TAILQ_FIRST(&ctx->free_conns);
 	if (c == NULL) {
 		errno = ENOSPC;
 		return NULL;
@@ -282,6 +312,10 @@ tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
 		TAILQ_REMOVE(&ctx->pending, c, pend_link);
 		c->flags &= ~CF_PENDING;
 	}
+	if (c->flags & CF_TW_LISTED) {
+		TAILQ_REMOVE(c->flags & CF_TW_DETACHED ? &ctx->tw : &ctx->tw_new, c, tw_link);
+		c->flags &= ~CF_TW_LISTED;
+	}
 	c->state = WN_TCP_CLOSED;
 	c->flags |= CF_DEAD;
 	/* nothing is sent any more: external record memory goes back now, before the event */
@@ -294,6 +328,75 @@ tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
 	if (c->cb != NULL && c->cb->closed != NULL &&
 	    (!(c->flags & CF_PASSIVE) || (c->flags & CF_ESTAB_NOTIFIED)))
 		c->cb->closed(c, c->arg, why);
+}
+
+/*
+ * WN_TCP_F_TW_DETACH: @p c entered TIME-WAIT (again: its 2 MSL restarted). Reported closed
+ * at the next wn_tcp_process(), after whatever its segment delivers (the EOF).
+ */
+void
+tcp_tw_enter(struct wn_tcp_conn *c)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+
+	if (!(ctx->conf.flags & WN_TCP_F_TW_DETACH))
+		return;
+	if (c->flags & CF_TW_DETACHED) {
+		/* oldest first: the restarted one goes last */
+		TAILQ_REMOVE(&ctx->tw, c, tw_link);
+		TAILQ_INSERT_TAIL(&ctx->tw, c, tw_link);
+		return;
+	}
+	if (c->flags & CF_TW_LISTED)
+		return;
+	c->flags |= CF_TW_LISTED;
+	TAILQ_INSERT_TAIL(&ctx->tw_new, c, tw_link);
+}
+
+/* Report the new TIME-WAIT entries closed; they keep their 4-tuple and their timer only. */
+static void
+tw_detach_new(struct wn_tcp_ctx *ctx)
+{
+	struct wn_tcp_conn *c;
+	const struct wn_tcp_cb *cb;
+
+	while ((c = TAILQ_FIRST(&ctx->tw_new)) != NULL) {
+		TAILQ_REMOVE(&ctx->tw_new, c, tw_link);
+		TAILQ_INSERT_TAIL(&ctx->tw, c, tw_link);
+		c->flags |= CF_TW_DETACHED;
+		cb = c->cb;
+		c->cb = NULL;
+		/* nothing is sent from the buffers any more: a TIME-WAIT entry keeps none */
+		conn_release(c);
+		c->slen = c->rlen = c->rec_len = c->xp_len = 0;
+		if (cb != NULL && cb->closed != NULL &&
+		    (!(c->flags & CF_PASSIVE) || (c->flags & CF_ESTAB_NOTIFIED)))
+			cb->closed(c, c->arg, WN_TCP_CLOSE_NORMAL);
+	}
+}
+
+/* End TIME-WAIT entry @p c early (its 4-tuple or its slot is wanted). */
+static void
+tw_recycle(struct wn_tcp_conn *c)
+{
+	c->ctx->st.tw_recycled++;
+	tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
+}
+
+/*
+ * May one more connection be created? With the table full, the oldest detached TIME-WAIT
+ * entry makes room (WN_TCP_F_TW_DETACH), as a kernel drops TIME-WAIT entries beyond its
+ * limit.
+ */
+bool
+tcp_conn_room(struct wn_tcp_ctx *ctx)
+{
+	if (ctx->live < ctx->conf.max_conns)
+		return true;
+	if (TAILQ_EMPTY(&ctx->tw))
+		return false;
+	tw_recycle(TAILQ_FIRST(&ctx->tw));
+	return ctx->live < ctx->conf.max_conns;
 }
 
 void
@@ -413,6 +516,7 @@ wn_tcp_process(struct wn_tcp_ctx *ctx, uint64_t now)
 		tcp_timer_update(c);
 	}
 	flush_pending(ctx);
+	tw_detach_new(ctx);
 	free_dead(ctx);
 }
 
@@ -537,7 +641,7 @@ wn_tcp_connect_iss(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *local,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (ctx->live >= ctx->conf.max_conns) {
+	if (!tcp_conn_room(ctx)) {
 		errno = ENOSPC;
 		return NULL;
 	}
@@ -561,10 +665,16 @@ wn_tcp_connect_iss(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *local,
 			return NULL;
 		}
 	} else {
+		void *old;
+
 		tcp_key_make(&k, &l, remote);
-		if (rte_hash_lookup(ctx->hash, &k) >= 0) {
-			errno = EADDRINUSE;
-			return NULL;
+		if (rte_hash_lookup_data(ctx->hash, &k, &old) >= 0) {
+			/* a detached TIME-WAIT entry gives its 4-tuple up (WN_TCP_F_TW_DETACH) */
+			if (!(((struct wn_tcp_conn *)old)->flags & CF_TW_DETACHED)) {
+				errno = EADDRINUSE;
+				return NULL;
+			}
+			tw_recycle(old);
 		}
 	}
 	c = tcp_conn_alloc(ctx, &l, remote);

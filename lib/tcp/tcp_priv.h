@@ -58,6 +58,7 @@
 #define TCP_TICK_US 1000          /* timer wheel granularity */
 #define TCP_RECORDS_PER_CONN 4096 /* record boundaries a connection can queue */
 #define TCP_XPARTS_PER_CONN 4096  /* external (referenced, not copied) pieces queued */
+#define TCP_CONN_CHUNK 256        /* connections allocated at once when more are needed */
 #define TCP_COOKIE_BITS 24        /* SYN cookie: low bits hash + data, high bits the minute */
 #define TCP_COOKIE_MASK ((1u << TCP_COOKIE_BITS) - 1)
 #define TCP_COOKIE_PERIOD_US 60000000ull /* the cookie clock ticks once a minute */
@@ -123,6 +124,8 @@ struct tcp_key {
 #define CF_WND_UPDATE (1u << 13) /* window opened: advertise */
 #define CF_SYN_AGAIN (1u << 14)  /* repeat our SYN / SYN-ACK now */
 #define CF_SYNCOOKIE (1u << 15)  /* created from a SYN cookie's ACK */
+#define CF_TW_LISTED (1u << 16)  /* on ctx->tw_new or ctx->tw (WN_TCP_F_TW_DETACH) */
+#define CF_TW_DETACHED (1u << 17) /* reported closed in TIME-WAIT: no user, no buffers */
 
 struct wn_tcp_listener {
 	struct wn_tcp_ctx *ctx;
@@ -242,6 +245,7 @@ struct wn_tcp_conn {
 	TAILQ_ENTRY(wn_tcp_conn) pend_link;
 	TAILQ_ENTRY(wn_tcp_conn) wheel_link;
 	TAILQ_ENTRY(wn_tcp_conn) free_link;
+	TAILQ_ENTRY(wn_tcp_conn) tw_link;
 };
 
 TAILQ_HEAD(conn_list, wn_tcp_conn);
@@ -249,8 +253,13 @@ TAILQ_HEAD(conn_list, wn_tcp_conn);
 struct wn_tcp_ctx {
 	struct wn_tcp_ctx_conf conf;
 	struct rte_hash *hash;
-	struct wn_tcp_conn *conns;
+	/* connections come in chunks of TCP_CONN_CHUNK as the number in use grows (ctx.c) */
+	struct wn_tcp_conn **chunks;
+	uint32_t n_chunks, n_conns;
 	struct conn_list free_conns;
+	/* WN_TCP_F_TW_DETACH: connections that entered TIME-WAIT, to report closed at the
+	 * next wn_tcp_process(); then the detached ones, oldest first (ctx.c) */
+	struct conn_list tw_new, tw;
 	struct conn_list pending;
 	struct conn_list dead;
 	struct conn_list wheel[TCP_WHEEL_SLOTS];
@@ -303,6 +312,8 @@ struct wn_tcp_conn *tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_e
 void tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why);
 void tcp_mark_pending(struct wn_tcp_conn *c);
 void tcp_established(struct wn_tcp_conn *c);
+void tcp_tw_enter(struct wn_tcp_conn *c);
+bool tcp_conn_room(struct wn_tcp_ctx *ctx);
 uint8_t tcp_rcv_wscale(const struct wn_tcp_ctx *ctx);
 uint16_t tcp_rcv_mss(const struct wn_tcp_ctx *ctx, uint8_t family);
 
