@@ -141,7 +141,10 @@ conn_release(struct wn_tcp_conn *c)
 	free(c->sbuf);
 	free(c->rbuf);
 	free(c->rec);
+	if (c->ctx != NULL)
+		c->ctx->st.buf_bytes -= (uint64_t)c->scap + c->rcap;
 	c->sbuf = c->rbuf = NULL;
+	c->scap = c->rcap = c->shead = c->rhead = 0;
 	c->rec = NULL;
 }
 
@@ -248,17 +251,9 @@ tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	c->local = *l;
 	c->remote = *r;
 	tcp_key_make(&c->key, l, r);
-	c->scap = ctx->conf.sndbuf;
-	c->rcap = ctx->conf.rcvbuf;
-	c->sbuf = malloc(c->scap);
-	c->rbuf = malloc(c->rcap);
-	c->rec = malloc(sizeof(*c->rec) * TCP_RECORDS_PER_CONN);
-	if (c->sbuf == NULL || c->rbuf == NULL || c->rec == NULL) {
-		conn_release(c);
-		TAILQ_INSERT_HEAD(&ctx->free_conns, c, free_link);
-		errno = ENOMEM;
-		return NULL;
-	}
+	/* buffers come with the data (tcp_sbuf_reserve, tcp_rbuf_reserve, rec_ready) */
+	c->smax = ctx->conf.sndbuf;
+	c->rmax = ctx->conf.rcvbuf;
 	pos = rte_hash_add_key_data(ctx->hash, &c->key, c);
 	if (pos < 0) {
 		conn_release(c);
@@ -773,7 +768,68 @@ can_send(const struct wn_tcp_conn *c)
 uint32_t
 wn_tcp_send_space(const struct wn_tcp_conn *c)
 {
-	return c->scap - c->slen;
+	return c->smax - c->slen;
+}
+
+/*
+ * A ring of @p *cap octets at @p *buf whose @p used octets from @p *head on are kept (in
+ * order) grows to hold @p need, by doubling from TCP_BUF_MIN, up to @p max: linearised
+ * at offset 0. @return 0 or -ENOMEM (unchanged).
+ */
+static int
+ring_grow(struct wn_tcp_ctx *ctx, uint8_t **buf, uint32_t *cap, uint32_t *head, uint32_t used,
+	  uint32_t need, uint32_t max)
+{
+	uint32_t ncap = *cap != 0 ? *cap : RTE_MIN((uint32_t)TCP_BUF_MIN, max), first;
+	uint8_t *nb;
+
+	if (need <= *cap)
+		return 0;
+	if (need > max)
+		return -ENOMEM;
+	while (ncap < need)
+		ncap = ncap > max / 2 ? max : 2 * ncap;
+	nb = malloc(ncap);
+	if (nb == NULL)
+		return -ENOMEM;
+	if (used > 0) {
+		first = RTE_MIN(used, *cap - *head);
+		memcpy(nb, *buf + *head, first);
+		memcpy(nb + first, *buf, used - first);
+	}
+	free(*buf);
+	ctx->st.buf_bytes += ncap - *cap;
+	*buf = nb;
+	*cap = ncap;
+	*head = 0;
+	return 0;
+}
+
+/* Room for @p len more octets in the send buffer (within smax). @return 0 or -ENOMEM. */
+static int
+sbuf_reserve(struct wn_tcp_conn *c, uint32_t len)
+{
+	return ring_grow(c->ctx, &c->sbuf, &c->scap, &c->shead, c->slen, c->slen + len, c->smax);
+}
+
+/*
+ * Room in the receive buffer for in-window data up to @p need octets past RCV.NXT's
+ * readable ones. Everything kept lies below the allocated size, so the whole ring moves
+ * (out-of-order data included). @return 0 or -ENOMEM.
+ */
+int
+tcp_rbuf_reserve(struct wn_tcp_conn *c, uint32_t need)
+{
+	return ring_grow(c->ctx, &c->rbuf, &c->rcap, &c->rhead, c->rcap, need, c->rmax);
+}
+
+/* The ring of record boundaries, allocated with the first record. @return 0 or -ENOBUFS. */
+static int
+rec_ready(struct wn_tcp_conn *c)
+{
+	if (c->rec == NULL)
+		c->rec = malloc(sizeof(*c->rec) * TCP_RECORDS_PER_CONN);
+	return c->rec != NULL ? 0 : -ENOBUFS;
 }
 
 uint32_t
@@ -817,6 +873,8 @@ wn_tcp_send(struct wn_tcp_conn *c, const void *buf, uint32_t len)
 	n = RTE_MIN(len, wn_tcp_send_space(c));
 	if (n == 0)
 		return 0;
+	if (sbuf_reserve(c, n) != 0)
+		return -ENOMEM;
 	sbuf_put(c, buf, n);
 	tcp_mark_pending(c);
 	return (int)n;
@@ -841,6 +899,8 @@ wn_tcp_send_recordv(struct wn_tcp_conn *c, const struct iovec *iov, unsigned int
 	    len > tcp_emss(c))
 		return -EMSGSIZE;
 	if (len > wn_tcp_send_space(c) || c->rec_len == TCP_RECORDS_PER_CONN)
+		return -ENOBUFS;
+	if (rec_ready(c) != 0 || sbuf_reserve(c, (uint32_t)len) != 0)
 		return -ENOBUFS;
 	r = &c->rec[(c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN];
 	r->start = wn_tcp_next_seq(c);
@@ -890,6 +950,9 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 	}
 	if (len > wn_tcp_send_space(c) || c->rec_len == TCP_RECORDS_PER_CONN ||
 	    (next != 0 && c->xp_len + next > TCP_XPARTS_PER_CONN))
+		return -ENOBUFS;
+	/* external pieces take ring space too (their octets are not copied) */
+	if (rec_ready(c) != 0 || sbuf_reserve(c, (uint32_t)len) != 0)
 		return -ENOBUFS;
 	slot = (c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN;
 	r = &c->rec[slot];
@@ -956,11 +1019,15 @@ wn_tcp_recv_consume(struct wn_tcp_conn *c, uint32_t len)
 	before = tcp_rcv_window(c);
 	c->rhead = (c->rhead + len) % c->rcap;
 	c->rlen -= len;
+	/* emptied: start again at the front, so a connection that never holds much keeps
+	 * touching the same few pages */
+	if (c->rlen == 0 && c->nooo == 0)
+		c->rhead = 0;
 	/* Receiver SWS avoidance (RFC 9293 §3.8.6.2.2): announce once the window grew by
 	 * min(rcvbuf/2, MSS) or opened from zero. */
 	if (!(c->flags & CF_DEAD) && c->state >= WN_TCP_ESTABLISHED) {
 		uint32_t after = tcp_rcv_window(c);
-		uint32_t thresh = RTE_MIN(c->rcap / 2, (uint32_t)c->rcv.mss);
+		uint32_t thresh = RTE_MIN(c->rmax / 2, (uint32_t)c->rcv.mss);
 
 		if (before < thresh || after - before >= thresh || after >= before + 2 * c->rcv.mss) {
 			c->flags |= CF_WND_UPDATE;
@@ -1061,6 +1128,8 @@ wn_tcp_conn_info(const struct wn_tcp_conn *c, struct wn_tcp_info *i)
 	i->sacked_bytes = sb_sacked_bytes(c);
 	i->sack_blocks = c->nsb;
 	i->ooo_intervals = c->nooo;
+	i->snd_alloc = c->scap;
+	i->rcv_alloc = c->rcap;
 	i->snd_queued = c->slen;
 	i->rcv_queued = c->rlen;
 	i->mode = c->mode;

@@ -961,6 +961,12 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		set_ack_now(c);
 		return;
 	}
+	/* the receive buffer grows with the data it holds (up to the window's base) */
+	if (tcp_rbuf_reserve(c, c->rlen + (seq - c->rcv.nxt) + len) != 0) {
+		ctx->st.rx_drop_rcvbuf++;
+		set_ack_now(c);
+		return;
+	}
 	pos = (c->rhead + c->rlen + (seq - c->rcv.nxt)) % c->rcap;
 	first = RTE_MIN(len, c->rcap - pos);
 	mbuf_copy(s->m, off, first, c->rbuf + pos);

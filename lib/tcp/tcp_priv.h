@@ -59,6 +59,7 @@
 #define TCP_RECORDS_PER_CONN 4096 /* record boundaries a connection can queue */
 #define TCP_XPARTS_PER_CONN 4096  /* external (referenced, not copied) pieces queued */
 #define TCP_CONN_CHUNK 256        /* connections allocated at once when more are needed */
+#define TCP_BUF_MIN 16384         /* a buffer's first allocation; it doubles as needed */
 #define TCP_COOKIE_BITS 24        /* SYN cookie: low bits hash + data, high bits the minute */
 #define TCP_COOKIE_MASK ((1u << TCP_COOKIE_BITS) - 1)
 #define TCP_COOKIE_PERIOD_US 60000000ull /* the cookie clock ticks once a minute */
@@ -215,9 +216,12 @@ struct wn_tcp_conn {
 	 * block of the next one (dsack.start == dsack.end: none) */
 	struct seq_range dsack;
 
-	/* send buffer: ring whose first byte is snd.una (or iss+1 before the SYN is acked) */
+	/*
+	 * send buffer: ring whose first byte is snd.una (or iss+1 before the SYN is acked);
+	 * scap octets allocated (0: none yet), grown as data comes up to smax (ctx.c)
+	 */
 	uint8_t *sbuf;
-	uint32_t scap, shead, slen;
+	uint32_t scap, shead, slen, smax;
 	uint32_t sbase;             /* sequence number of sbuf[shead] */
 	/* record boundaries: ring of [start, end) sequence ranges */
 	struct seq_range *rec;
@@ -228,9 +232,10 @@ struct wn_tcp_conn {
 	struct tcp_xpart *xp;
 	uint32_t xp_head, xp_len;
 
-	/* receive buffer: readable bytes then space for in-window data */
+	/* receive buffer: readable bytes then space for in-window data; rcap octets allocated
+	 * (0: none yet), grown as in-window data comes up to rmax, the window's base */
 	uint8_t *rbuf;
-	uint32_t rcap, rhead, rlen;
+	uint32_t rcap, rhead, rlen, rmax;
 
 	/* timers (absolute microseconds, 0 = off) */
 	uint64_t t_rto, t_delack, t_persist, t_tw, t_tlp, t_ka;
@@ -313,6 +318,7 @@ void tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why);
 void tcp_mark_pending(struct wn_tcp_conn *c);
 void tcp_established(struct wn_tcp_conn *c);
 void tcp_tw_enter(struct wn_tcp_conn *c);
+int tcp_rbuf_reserve(struct wn_tcp_conn *c, uint32_t need);
 bool tcp_conn_room(struct wn_tcp_ctx *ctx);
 uint8_t tcp_rcv_wscale(const struct wn_tcp_ctx *ctx);
 uint16_t tcp_rcv_mss(const struct wn_tcp_ctx *ctx, uint8_t family);

@@ -244,6 +244,8 @@ struct wn_tcp_stats {
 	uint64_t conns_timeout;     /**< given up after retries */
 	uint64_t tw_recycled;       /**< TIME-WAIT entries ended early: the table was full, or
 				     *   a new connection took their 4-tuple (WN_TCP_F_TW_DETACH) */
+	uint64_t buf_bytes;         /**< gauge: send and receive buffer octets allocated now
+				     *   (they grow with the data held, up to sndbuf/rcvbuf) */
 	uint64_t record_split;      /**< records larger than EMSS that had to be split */
 	uint64_t tx_ext_segs;       /**< segments carrying external (zero-copy) octets */
 	uint64_t tx_ext_bytes;      /**< payload octets attached from external memory */
@@ -278,6 +280,7 @@ struct wn_tcp_info {
 	uint32_t ooo_intervals;     /**< receive side out-of-order intervals */
 	uint32_t snd_queued;        /**< bytes in the send buffer (unacked + unsent) */
 	uint32_t rcv_queued;        /**< readable bytes */
+	uint32_t snd_alloc, rcv_alloc; /**< buffer octets allocated (grown with the data held) */
 	enum wn_tcp_mode mode;
 	uint64_t retrans;           /**< retransmitted segments */
 };
