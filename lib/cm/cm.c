@@ -75,6 +75,14 @@ final(struct wn_cm_ep *ep, enum wn_cm_event_type type, int32_t status,
 	(void)ep->cm->ops->event(ep, &ev);
 }
 
+/* The endpoint is CLOSED: counted, and its owner frees it. */
+static void
+ep_closed(struct wn_cm_ep *ep)
+{
+	ep->cm->st.conns_closed++;
+	ep->cm->ops->closed(ep);
+}
+
 static void
 detach(struct wn_cm_ep *ep)
 {
@@ -149,7 +157,7 @@ act_destroy(struct wn_cm_ep *ep, const struct cm_in *in)
 	detach(ep);
 	if (ep->llp == NULL) {
 		ep->state = WN_CM_CLOSED; /* never started */
-		ep->cm->ops->closed(ep);
+		ep_closed(ep);
 		return KEEP;
 	}
 	if (ep->state >= WN_CM_CLOSING)
@@ -321,7 +329,7 @@ act_closed(struct wn_cm_ep *ep, const struct cm_in *in)
 	wn_llp_release(ep->llp);
 	ep->llp = NULL;
 	ep->state = WN_CM_CLOSED;
-	ep->cm->ops->closed(ep);
+	ep_closed(ep);
 	return KEEP;
 }
 
@@ -374,7 +382,7 @@ act_unanswered(struct wn_cm_ep *ep, const struct cm_in *in)
 	final(ep, WN_CM_EV_CONNECT_ERROR, -err, NULL);
 	detach(ep);
 	ep->state = WN_CM_CLOSED;
-	ep->cm->ops->closed(ep);
+	ep_closed(ep);
 	return KEEP;
 }
 
@@ -514,7 +522,7 @@ wn_cm_connect(struct wn_cm *cm, struct wn_cm_ep *ep, struct wn_llp_proto *proto,
 		cm->st.conns_failed++;
 		final(ep, WN_CM_EV_CONNECT_ERROR, -err, NULL);
 		ep->state = WN_CM_CLOSED;
-		cm->ops->closed(ep);
+		ep_closed(ep);
 		return -err;
 	}
 	return 0;

@@ -81,6 +81,7 @@ struct wn_cm_stats {
 	uint64_t conns_rejected;    /**< rejected by us or by the peer */
 	uint64_t conns_aborted;     /**< aborted on a protocol or local failure */
 	uint64_t conns_unenhanced;  /**< connects retried unenhanced (RFC 6581 §10, MPA Rev 1) */
+	uint64_t conns_closed;      /**< endpoints that reached CLOSED (their owner frees them) */
 };
 
 /** What the owner does for the connection manager; every member is required. */

@@ -104,6 +104,9 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	tc.socket_id = SOCKET_ID_ANY;
 	tc.pool = conf->pool;
 	tc.max_conns = conf->max_conns;
+	/* a connection in TIME-WAIT is over for MPA and lib/cm (its stream and endpoint go);
+	 * lib/tcp keeps its 4-tuple without buffers, and recycles it when the table is full */
+	tc.flags = WN_TCP_F_DEFAULTS | WN_TCP_F_TW_DETACH;
 	tc.sndbuf = conf->sockbuf;
 	tc.rcvbuf = conf->sockbuf;
 	tc.mtu = conf->mtu;

@@ -46,6 +46,7 @@ stats_collect(struct wn_dp *dp)
 	dp->st.conns_failed = cs->conns_failed;
 	dp->st.conns_rejected = cs->conns_rejected;
 	dp->st.conns_unenhanced = cs->conns_unenhanced;
+	dp->st.conns_closed = cs->conns_closed;
 	dp->st.mpa_errors = ls.errors;
 	dp->st.mpa_crc_errors = ls.crc_errors;
 	dp->st.rx_fpdus = ls.rx_ulpdus;
@@ -140,6 +141,7 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(conns_failed);
 	ADD(conns_rejected);
 	ADD(conns_unenhanced);
+	ADD(conns_closed);
 	ADD(mpa_errors);
 	ADD(mpa_crc_errors);
 	ADD(rx_fpdus);
@@ -243,6 +245,7 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, conns_failed);
 	TEL_U64(d, s, conns_rejected);
 	TEL_U64(d, s, conns_unenhanced);
+	TEL_U64(d, s, conns_closed);
 	TEL_U64(d, s, mpa_errors);
 	TEL_U64(d, s, mpa_crc_errors);
 	TEL_U64(d, s, rx_fpdus);
@@ -442,6 +445,8 @@ tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 	TEL_U64(d, &s, conns_opened);
 	TEL_U64(d, &s, conns_closed);
 	TEL_U64(d, &s, conns_timeout);
+	TEL_U64(d, &s, tw_recycled);
+	TEL_U64(d, &s, buf_bytes);
 	TEL_U64(d, &s, record_split);
 	TEL_U64(d, &s, tx_ext_segs);
 	TEL_U64(d, &s, tx_ext_bytes);

@@ -180,6 +180,7 @@ struct wn_dp_stats {
 	uint64_t async_events;        /**< async events sent to clients (QP, SRQ, CQ) */
 	uint64_t conns_active, conns_passive, conns_established, conns_failed, conns_rejected;
 	uint64_t conns_unenhanced;    /**< connects retried with MPA Rev 1 (RFC 6581 §10) */
+	uint64_t conns_closed;        /**< connections whose stream is gone (lib/cm CLOSED) */
 	uint64_t mpa_errors;          /**< MPA startup or Full Operation errors */
 	uint64_t mpa_crc_errors;
 	uint64_t rx_fpdus, tx_fpdus, tx_again;

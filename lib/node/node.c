@@ -123,6 +123,10 @@ tel_ctl(const char *cmd, const char *params, struct rte_tel_data *d)
 	wn_tel_dict_u64(d, "cm_ids", st.cm_ids);
 	wn_tel_dict_u64(d, "requests", st.requests);
 	wn_tel_dict_u64(d, "bad_requests", st.bad_requests);
+	wn_tel_dict_u64(d, "cm_events", st.cm_events);
+	wn_tel_dict_u64(d, "cm_events_waited", st.cm_events_waited);
+	wn_tel_dict_u64(d, "cm_events_dropped", st.cm_events_dropped);
+	wn_tel_dict_u64(d, "cm_queue_max", st.cm_queue_max);
 	return 0;
 }
 
@@ -585,6 +589,8 @@ server_up(void)
 		return -ENOMEM;
 	}
 	p->ctl.mem_qs = app.qs;
+	/* a QP per TCP connection the lcores can hold (ibv_devinfo's max_qp) */
+	p->ctl.max_qp = p->dp.max_conns * app.n_shards;
 	if (wn_node_dma_needed(app.dma)) { /* mapped, or listed as copied with the reason */
 		p->ctl.mr_map = wn_node_dma_mr_map;
 		p->ctl.mr_unmap = wn_node_dma_mr_unmap;
@@ -662,7 +668,8 @@ dataplane_up(void)
 	ctl_srv = app.srv;
 	if (app.srv != NULL)
 		rte_telemetry_register_cmd("/warpnic/ctl", tel_ctl,
-					   "Control thread object counts. Takes no parameters");
+					   "Control thread object counts and CM event delivery. "
+					   "Takes no parameters");
 	wn_dp_telemetry_register(app.dp);
 	wn_node_dma_telemetry_register();
 	return 0;

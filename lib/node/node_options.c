@@ -114,7 +114,8 @@ static const struct opt opts[] = {
 	     "status (warpnicd's own output stays where it was sent)", daemon, true),
 	SPECIAL("pidfile", O_PIDFILE, "FILE", NULL,
 		"write the daemon's pid to FILE once it serves (removed at exit)"),
-	NUM("max-conns", O_MAXC, "N", "TCP", "TCP connections, TIME-WAIT included (default 1024)",
+	NUM("max-conns", O_MAXC, "N", "TCP", "TCP connections per lcore, TIME-WAIT included "
+	    "(default 65536; QPs: this times the lcores)",
 	    1, 1u << 20, dp.max_conns, 1, 0),
 	NUM("sockbuf", O_SOCKBUF, "BYTES", NULL,
 	    "TCP send and receive buffer per connection (default 1048576)", 16384, 64u << 20,
@@ -538,7 +539,7 @@ wn_node_defaults(struct wn_node_conf *p)
 	p->dp.idle = WN_DP_IDLE_SLEEP;
 	p->dp.idle_us = 20;
 	p->dp.idle_spin_us = 20;
-	p->dp.max_conns = 1024;
+	p->dp.max_conns = 65536;
 	p->dp.sockbuf = 1u << 20;
 	p->dp.mpa_rev = 2;
 	p->dp.crc = true;

@@ -136,10 +136,10 @@ srv_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_r
 	a->vendor_id = 0x626d74;   /* same "unknown vendor" Linux siw reports */
 	a->vendor_part_id = 0x7770;
 	a->hw_ver = 0;
-	a->max_qp = 4096;
+	a->max_qp = srv->conf.max_qp != 0 ? srv->conf.max_qp : MAX_QP;
 	a->max_qp_wr = MAX_QP_WR;
 	a->max_sge = MAX_SGE;
-	a->max_cq = 4096;
+	a->max_cq = 2 * a->max_qp; /* a send and a receive CQ each (rdma_create_qp's) */
 	a->max_cqe = MAX_CQE;
 	/* one table of regions and windows (--max-mrs) for all clients; index 0 is reserved */
 	a->max_mr = (srv->conf.mem_entries != 0 ? srv->conf.mem_entries : MEM_ENTRIES) - 1;

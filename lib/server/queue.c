@@ -384,6 +384,9 @@ srv_h_create_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 
 	if (ret != 0)
 		return ret;
+	/* max_qp as QUERY_DEVICE tells it */
+	if (srv->counts[OBJ_QP] >= (srv->conf.max_qp != 0 ? srv->conf.max_qp : MAX_QP))
+		return -ENOMEM;
 	sqd = server_ring_wq_depth(r->max_send_wr);
 	rqd = deps[3] != NULL ? 0 : server_ring_wq_depth(r->max_recv_wr);
 	ssge = RTE_MAX(r->max_send_sge, 1u);

@@ -48,6 +48,7 @@ extern int wn_server_logtype;
 #define MAX_SGE      16
 #define MAX_INLINE   256
 #define MAX_RD_ATOM  16           /* IRD/ORD limit (RFC 6581 §5) */
+#define MAX_QP       65536u       /* QPs when wn_server_conf.max_qp is 0 */
 #define MEM_ENTRIES  (1u << 16)  /* lib/mem region table (STag index space) */
 
 enum obj_type {

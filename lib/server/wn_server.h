@@ -53,6 +53,7 @@ struct wn_server_conf {
 	uint32_t mem_entries; /**< lib/mem table size (STag index space); 0: 65536 */
 	uint32_t max_mr_mb;   /**< largest MR, MiB (0: the host's physical memory, which a
 			       *   registration's copy of the pages can never exceed) */
+	uint32_t max_qp;      /**< QPs at most, all clients together (max_qp); 0: 65536 */
 	uint32_t llp;         /**< enum wn_ctl_llp of clients that choose none (the dataplane's
 			       *   default; 0: MPA): QUERY_DEVICE names it in fw_ver */
 	/**

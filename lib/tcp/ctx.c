@@ -96,22 +96,20 @@ wn_tcp_ctx_create(const struct wn_tcp_ctx_conf *conf)
 	ctx->conf = *conf;
 	conf_defaults(&ctx->conf);
 	TAILQ_INIT(&ctx->free_conns);
+	TAILQ_INIT(&ctx->tw_new);
+	TAILQ_INIT(&ctx->tw);
 	TAILQ_INIT(&ctx->pending);
 	TAILQ_INIT(&ctx->dead);
 	for (unsigned int i = 0; i < TCP_WHEEL_SLOTS; i++)
 		TAILQ_INIT(&ctx->wheel[i]);
-	ctx->conns = rte_zmalloc_socket("wn_tcp_conns", sizeof(*ctx->conns) * ctx->conf.max_conns,
-					RTE_CACHE_LINE_SIZE, conf->socket_id);
 	ctx->listeners = rte_zmalloc_socket("wn_tcp_lst",
 					    sizeof(*ctx->listeners) * ctx->conf.max_listeners,
 					    0, conf->socket_id);
 	ctx->txq_cap = 4096;
 	ctx->txq = rte_zmalloc_socket("wn_tcp_txq", sizeof(*ctx->txq) * ctx->txq_cap, 0,
 				      conf->socket_id);
-	if (ctx->conns == NULL || ctx->listeners == NULL || ctx->txq == NULL)
+	if (ctx->listeners == NULL || ctx->txq == NULL)
 		goto nomem;
-	for (uint32_t i = 0; i < ctx->conf.max_conns; i++)
-		TAILQ_INSERT_TAIL(&ctx->free_conns, &ctx->conns[i], free_link);
 
 	snprintf(name, sizeof(name), "wn_tcp_%u", __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
 	hp.name = name;
@@ -143,7 +141,10 @@ conn_release(struct wn_tcp_conn *c)
 	free(c->sbuf);
 	free(c->rbuf);
 	free(c->rec);
+	if (c->ctx != NULL)
+		c->ctx->st.buf_bytes -= (uint64_t)c->scap + c->rcap;
 	c->sbuf = c->rbuf = NULL;
+	c->scap = c->rcap = c->shead = c->rhead = 0;
 	c->rec = NULL;
 }
 
@@ -161,19 +162,49 @@ free_dead(struct wn_tcp_ctx *ctx)
 	}
 }
 
+/*
+ * More connections: a chunk of TCP_CONN_CHUNK on the free list, so a context costs nothing
+ * per connection it never had. Up to one chunk beyond max_conns: connections closed in this
+ * iteration (a TIME-WAIT entry recycled for a new one among them) are reused only once
+ * wn_tcp_process() frees them, while max_conns bounds the live ones. @return 0 or -ENOMEM.
+ */
+static int
+conns_grow(struct wn_tcp_ctx *ctx)
+{
+	uint32_t lim = ctx->conf.max_conns + TCP_CONN_CHUNK, i;
+	uint32_t n = RTE_MIN((uint32_t)TCP_CONN_CHUNK, lim - ctx->n_conns);
+	struct wn_tcp_conn **nc, *chunk;
+
+	if (n == 0)
+		return -ENOMEM;
+	nc = realloc(ctx->chunks, (ctx->n_chunks + 1) * sizeof(*nc));
+	if (nc == NULL)
+		return -ENOMEM;
+	ctx->chunks = nc;
+	chunk = calloc(TCP_CONN_CHUNK, sizeof(*chunk));
+	if (chunk == NULL)
+		return -ENOMEM;
+	ctx->chunks[ctx->n_chunks++] = chunk;
+	ctx->n_conns += n;
+	for (i = 0; i < n; i++)
+		TAILQ_INSERT_TAIL(&ctx->free_conns, &chunk[i], free_link);
+	return 0;
+}
+
 void
 wn_tcp_ctx_free(struct wn_tcp_ctx *ctx)
 {
 	if (ctx == NULL)
 		return;
-	if (ctx->conns != NULL) {
-		for (uint32_t i = 0; i < ctx->conf.max_conns; i++)
-			conn_release(&ctx->conns[i]);
+	for (uint32_t k = 0; k < ctx->n_chunks; k++) {
+		for (uint32_t i = 0; i < TCP_CONN_CHUNK; i++)
+			conn_release(&ctx->chunks[k][i]);
+		free(ctx->chunks[k]);
 	}
+	free(ctx->chunks);
 	for (uint32_t i = 0; i < ctx->txq_len; i++)
 		rte_pktmbuf_free(ctx->txq[(ctx->txq_head + i) % ctx->txq_cap]);
 	rte_hash_free(ctx->hash);
-	rte_free(ctx->conns);
 	rte_free(ctx->listeners);
 	rte_free(ctx->txq);
 	rte_free(ctx);
@@ -208,6 +239,8 @@ tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	struct wn_tcp_conn *c = TAILQ_FIRST(&ctx->free_conns);
 	int pos;
 
+	if (c == NULL && conns_grow(ctx) == 0)
+		c = TAILQ_FIRST(&ctx->free_conns);
 	if (c == NULL) {
 		errno = ENOSPC;
 		return NULL;
@@ -218,17 +251,9 @@ tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	c->local = *l;
 	c->remote = *r;
 	tcp_key_make(&c->key, l, r);
-	c->scap = ctx->conf.sndbuf;
-	c->rcap = ctx->conf.rcvbuf;
-	c->sbuf = malloc(c->scap);
-	c->rbuf = malloc(c->rcap);
-	c->rec = malloc(sizeof(*c->rec) * TCP_RECORDS_PER_CONN);
-	if (c->sbuf == NULL || c->rbuf == NULL || c->rec == NULL) {
-		conn_release(c);
-		TAILQ_INSERT_HEAD(&ctx->free_conns, c, free_link);
-		errno = ENOMEM;
-		return NULL;
-	}
+	/* buffers come with the data (tcp_sbuf_reserve, tcp_rbuf_reserve, rec_ready) */
+	c->smax = ctx->conf.sndbuf;
+	c->rmax = ctx->conf.rcvbuf;
 	pos = rte_hash_add_key_data(ctx->hash, &c->key, c);
 	if (pos < 0) {
 		conn_release(c);
@@ -282,6 +307,10 @@ tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
 		TAILQ_REMOVE(&ctx->pending, c, pend_link);
 		c->flags &= ~CF_PENDING;
 	}
+	if (c->flags & CF_TW_LISTED) {
+		TAILQ_REMOVE(c->flags & CF_TW_DETACHED ? &ctx->tw : &ctx->tw_new, c, tw_link);
+		c->flags &= ~CF_TW_LISTED;
+	}
 	c->state = WN_TCP_CLOSED;
 	c->flags |= CF_DEAD;
 	/* nothing is sent any more: external record memory goes back now, before the event */
@@ -294,6 +323,75 @@ tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
 	if (c->cb != NULL && c->cb->closed != NULL &&
 	    (!(c->flags & CF_PASSIVE) || (c->flags & CF_ESTAB_NOTIFIED)))
 		c->cb->closed(c, c->arg, why);
+}
+
+/*
+ * WN_TCP_F_TW_DETACH: @p c entered TIME-WAIT (again: its 2 MSL restarted). Reported closed
+ * at the next wn_tcp_process(), after whatever its segment delivers (the EOF).
+ */
+void
+tcp_tw_enter(struct wn_tcp_conn *c)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+
+	if (!(ctx->conf.flags & WN_TCP_F_TW_DETACH))
+		return;
+	if (c->flags & CF_TW_DETACHED) {
+		/* oldest first: the restarted one goes last */
+		TAILQ_REMOVE(&ctx->tw, c, tw_link);
+		TAILQ_INSERT_TAIL(&ctx->tw, c, tw_link);
+		return;
+	}
+	if (c->flags & CF_TW_LISTED)
+		return;
+	c->flags |= CF_TW_LISTED;
+	TAILQ_INSERT_TAIL(&ctx->tw_new, c, tw_link);
+}
+
+/* Report the new TIME-WAIT entries closed; they keep their 4-tuple and their timer only. */
+static void
+tw_detach_new(struct wn_tcp_ctx *ctx)
+{
+	struct wn_tcp_conn *c;
+	const struct wn_tcp_cb *cb;
+
+	while ((c = TAILQ_FIRST(&ctx->tw_new)) != NULL) {
+		TAILQ_REMOVE(&ctx->tw_new, c, tw_link);
+		TAILQ_INSERT_TAIL(&ctx->tw, c, tw_link);
+		c->flags |= CF_TW_DETACHED;
+		cb = c->cb;
+		c->cb = NULL;
+		/* nothing is sent from the buffers any more: a TIME-WAIT entry keeps none */
+		conn_release(c);
+		c->slen = c->rlen = c->rec_len = c->xp_len = 0;
+		if (cb != NULL && cb->closed != NULL &&
+		    (!(c->flags & CF_PASSIVE) || (c->flags & CF_ESTAB_NOTIFIED)))
+			cb->closed(c, c->arg, WN_TCP_CLOSE_NORMAL);
+	}
+}
+
+/* End TIME-WAIT entry @p c early (its 4-tuple or its slot is wanted). */
+static void
+tw_recycle(struct wn_tcp_conn *c)
+{
+	c->ctx->st.tw_recycled++;
+	tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
+}
+
+/*
+ * May one more connection be created? With the table full, the oldest detached TIME-WAIT
+ * entry makes room (WN_TCP_F_TW_DETACH), as a kernel drops TIME-WAIT entries beyond its
+ * limit.
+ */
+bool
+tcp_conn_room(struct wn_tcp_ctx *ctx)
+{
+	if (ctx->live < ctx->conf.max_conns)
+		return true;
+	if (TAILQ_EMPTY(&ctx->tw))
+		return false;
+	tw_recycle(TAILQ_FIRST(&ctx->tw));
+	return ctx->live < ctx->conf.max_conns;
 }
 
 void
@@ -413,6 +511,7 @@ wn_tcp_process(struct wn_tcp_ctx *ctx, uint64_t now)
 		tcp_timer_update(c);
 	}
 	flush_pending(ctx);
+	tw_detach_new(ctx);
 	free_dead(ctx);
 }
 
@@ -537,7 +636,7 @@ wn_tcp_connect_iss(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *local,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (ctx->live >= ctx->conf.max_conns) {
+	if (!tcp_conn_room(ctx)) {
 		errno = ENOSPC;
 		return NULL;
 	}
@@ -561,10 +660,16 @@ wn_tcp_connect_iss(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *local,
 			return NULL;
 		}
 	} else {
+		void *old;
+
 		tcp_key_make(&k, &l, remote);
-		if (rte_hash_lookup(ctx->hash, &k) >= 0) {
-			errno = EADDRINUSE;
-			return NULL;
+		if (rte_hash_lookup_data(ctx->hash, &k, &old) >= 0) {
+			/* a detached TIME-WAIT entry gives its 4-tuple up (WN_TCP_F_TW_DETACH) */
+			if (!(((struct wn_tcp_conn *)old)->flags & CF_TW_DETACHED)) {
+				errno = EADDRINUSE;
+				return NULL;
+			}
+			tw_recycle(old);
 		}
 	}
 	c = tcp_conn_alloc(ctx, &l, remote);
@@ -663,7 +768,68 @@ can_send(const struct wn_tcp_conn *c)
 uint32_t
 wn_tcp_send_space(const struct wn_tcp_conn *c)
 {
-	return c->scap - c->slen;
+	return c->smax - c->slen;
+}
+
+/*
+ * A ring of @p *cap octets at @p *buf whose @p used octets from @p *head on are kept (in
+ * order) grows to hold @p need, by doubling from TCP_BUF_MIN, up to @p max: linearised
+ * at offset 0. @return 0 or -ENOMEM (unchanged).
+ */
+static int
+ring_grow(struct wn_tcp_ctx *ctx, uint8_t **buf, uint32_t *cap, uint32_t *head, uint32_t used,
+	  uint32_t need, uint32_t max)
+{
+	uint32_t ncap = *cap != 0 ? *cap : RTE_MIN((uint32_t)TCP_BUF_MIN, max), first;
+	uint8_t *nb;
+
+	if (need <= *cap)
+		return 0;
+	if (need > max)
+		return -ENOMEM;
+	while (ncap < need)
+		ncap = ncap > max / 2 ? max : 2 * ncap;
+	nb = malloc(ncap);
+	if (nb == NULL)
+		return -ENOMEM;
+	if (used > 0) {
+		first = RTE_MIN(used, *cap - *head);
+		memcpy(nb, *buf + *head, first);
+		memcpy(nb + first, *buf, used - first);
+	}
+	free(*buf);
+	ctx->st.buf_bytes += ncap - *cap;
+	*buf = nb;
+	*cap = ncap;
+	*head = 0;
+	return 0;
+}
+
+/* Room for @p len more octets in the send buffer (within smax). @return 0 or -ENOMEM. */
+static int
+sbuf_reserve(struct wn_tcp_conn *c, uint32_t len)
+{
+	return ring_grow(c->ctx, &c->sbuf, &c->scap, &c->shead, c->slen, c->slen + len, c->smax);
+}
+
+/*
+ * Room in the receive buffer for in-window data up to @p need octets past RCV.NXT's
+ * readable ones. Everything kept lies below the allocated size, so the whole ring moves
+ * (out-of-order data included). @return 0 or -ENOMEM.
+ */
+int
+tcp_rbuf_reserve(struct wn_tcp_conn *c, uint32_t need)
+{
+	return ring_grow(c->ctx, &c->rbuf, &c->rcap, &c->rhead, c->rcap, need, c->rmax);
+}
+
+/* The ring of record boundaries, allocated with the first record. @return 0 or -ENOBUFS. */
+static int
+rec_ready(struct wn_tcp_conn *c)
+{
+	if (c->rec == NULL)
+		c->rec = malloc(sizeof(*c->rec) * TCP_RECORDS_PER_CONN);
+	return c->rec != NULL ? 0 : -ENOBUFS;
 }
 
 uint32_t
@@ -707,6 +873,8 @@ wn_tcp_send(struct wn_tcp_conn *c, const void *buf, uint32_t len)
 	n = RTE_MIN(len, wn_tcp_send_space(c));
 	if (n == 0)
 		return 0;
+	if (sbuf_reserve(c, n) != 0)
+		return -ENOMEM;
 	sbuf_put(c, buf, n);
 	tcp_mark_pending(c);
 	return (int)n;
@@ -731,6 +899,8 @@ wn_tcp_send_recordv(struct wn_tcp_conn *c, const struct iovec *iov, unsigned int
 	    len > tcp_emss(c))
 		return -EMSGSIZE;
 	if (len > wn_tcp_send_space(c) || c->rec_len == TCP_RECORDS_PER_CONN)
+		return -ENOBUFS;
+	if (rec_ready(c) != 0 || sbuf_reserve(c, (uint32_t)len) != 0)
 		return -ENOBUFS;
 	r = &c->rec[(c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN];
 	r->start = wn_tcp_next_seq(c);
@@ -780,6 +950,9 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 	}
 	if (len > wn_tcp_send_space(c) || c->rec_len == TCP_RECORDS_PER_CONN ||
 	    (next != 0 && c->xp_len + next > TCP_XPARTS_PER_CONN))
+		return -ENOBUFS;
+	/* external pieces take ring space too (their octets are not copied) */
+	if (rec_ready(c) != 0 || sbuf_reserve(c, (uint32_t)len) != 0)
 		return -ENOBUFS;
 	slot = (c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN;
 	r = &c->rec[slot];
@@ -846,11 +1019,15 @@ wn_tcp_recv_consume(struct wn_tcp_conn *c, uint32_t len)
 	before = tcp_rcv_window(c);
 	c->rhead = (c->rhead + len) % c->rcap;
 	c->rlen -= len;
+	/* emptied: start again at the front, so a connection that never holds much keeps
+	 * touching the same few pages */
+	if (c->rlen == 0 && c->nooo == 0)
+		c->rhead = 0;
 	/* Receiver SWS avoidance (RFC 9293 §3.8.6.2.2): announce once the window grew by
 	 * min(rcvbuf/2, MSS) or opened from zero. */
 	if (!(c->flags & CF_DEAD) && c->state >= WN_TCP_ESTABLISHED) {
 		uint32_t after = tcp_rcv_window(c);
-		uint32_t thresh = RTE_MIN(c->rcap / 2, (uint32_t)c->rcv.mss);
+		uint32_t thresh = RTE_MIN(c->rmax / 2, (uint32_t)c->rcv.mss);
 
 		if (before < thresh || after - before >= thresh || after >= before + 2 * c->rcv.mss) {
 			c->flags |= CF_WND_UPDATE;
@@ -951,6 +1128,8 @@ wn_tcp_conn_info(const struct wn_tcp_conn *c, struct wn_tcp_info *i)
 	i->sacked_bytes = sb_sacked_bytes(c);
 	i->sack_blocks = c->nsb;
 	i->ooo_intervals = c->nooo;
+	i->snd_alloc = c->scap;
+	i->rcv_alloc = c->rcap;
 	i->snd_queued = c->slen;
 	i->rcv_queued = c->rlen;
 	i->mode = c->mode;

@@ -298,6 +298,7 @@ enter_time_wait(struct wn_tcp_conn *c)
 	if (c->t_tw == 0)
 		c->t_tw = 1;
 	tcp_timer_update(c);
+	tcp_tw_enter(c);
 }
 
 static void
@@ -378,7 +379,7 @@ cookie_ack(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp_s
 		return -1;
 	if (ts)
 		opts = s->tsecr & ((1u << TCP_COOKIE_TS_BITS) - 1);
-	if (ctx->live >= ctx->conf.max_conns) {
+	if (!tcp_conn_room(ctx)) {
 		ctx->st.rx_drop_conn_limit++;
 		return 0;
 	}
@@ -458,7 +459,7 @@ listen_input(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp
 		ctx->st.rx_drop_badflags++;
 		return 0;
 	}
-	if (ctx->live >= ctx->conf.max_conns) {
+	if (!tcp_conn_room(ctx)) {
 		ctx->st.rx_drop_conn_limit++;
 		return 0;
 	}
@@ -957,6 +958,12 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	}
 	if (seq != c->rcv.nxt && ooo_add(c, seq, seq + len) != 0) {
 		ctx->st.rx_drop_ooo_full++;
+		set_ack_now(c);
+		return;
+	}
+	/* the receive buffer grows with the data it holds (up to the window's base) */
+	if (tcp_rbuf_reserve(c, c->rlen + (seq - c->rcv.nxt) + len) != 0) {
+		ctx->st.rx_drop_rcvbuf++;
 		set_ack_now(c);
 		return;
 	}

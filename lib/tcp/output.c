@@ -28,7 +28,7 @@ tcp_flight(const struct wn_tcp_conn *c)
 uint32_t
 tcp_rcv_window(const struct wn_tcp_conn *c)
 {
-	uint32_t w = c->rcap - c->rlen;
+	uint32_t w = c->rmax - c->rlen;
 	uint32_t edge = c->rcv.adv - c->rcv.nxt;
 
 	/* Never shrink the window (RFC 9293 §3.8.6.2.2): keep the advertised right edge. */
@@ -125,8 +125,10 @@ tcp_sbuf_acked(struct wn_tcp_conn *c)
 	if (SEQ_LEQ(c->snd.una, c->sbase))
 		return;
 	n = RTE_MIN(c->snd.una - c->sbase, c->slen);
-	c->shead = (c->shead + n) % c->scap;
+	c->shead = c->scap != 0 ? (c->shead + n) % c->scap : 0;
 	c->slen -= n;
+	if (c->slen == 0)
+		c->shead = 0; /* emptied: the next data starts at the front (pages stay few) */
 	c->sbase += n;
 	while (c->xp_len > 0 && SEQ_LEQ(c->xp[c->xp_head].seq + c->xp[c->xp_head].len, c->sbase)) {
 		c->xp_head = (c->xp_head + 1) % TCP_XPARTS_PER_CONN;

@@ -58,6 +58,8 @@
 #define TCP_TICK_US 1000          /* timer wheel granularity */
 #define TCP_RECORDS_PER_CONN 4096 /* record boundaries a connection can queue */
 #define TCP_XPARTS_PER_CONN 4096  /* external (referenced, not copied) pieces queued */
+#define TCP_CONN_CHUNK 256        /* connections allocated at once when more are needed */
+#define TCP_BUF_MIN 16384         /* a buffer's first allocation; it doubles as needed */
 #define TCP_COOKIE_BITS 24        /* SYN cookie: low bits hash + data, high bits the minute */
 #define TCP_COOKIE_MASK ((1u << TCP_COOKIE_BITS) - 1)
 #define TCP_COOKIE_PERIOD_US 60000000ull /* the cookie clock ticks once a minute */
@@ -123,6 +125,8 @@ struct tcp_key {
 #define CF_WND_UPDATE (1u << 13) /* window opened: advertise */
 #define CF_SYN_AGAIN (1u << 14)  /* repeat our SYN / SYN-ACK now */
 #define CF_SYNCOOKIE (1u << 15)  /* created from a SYN cookie's ACK */
+#define CF_TW_LISTED (1u << 16)  /* on ctx->tw_new or ctx->tw (WN_TCP_F_TW_DETACH) */
+#define CF_TW_DETACHED (1u << 17) /* reported closed in TIME-WAIT: no user, no buffers */
 
 struct wn_tcp_listener {
 	struct wn_tcp_ctx *ctx;
@@ -212,9 +216,12 @@ struct wn_tcp_conn {
 	 * block of the next one (dsack.start == dsack.end: none) */
 	struct seq_range dsack;
 
-	/* send buffer: ring whose first byte is snd.una (or iss+1 before the SYN is acked) */
+	/*
+	 * send buffer: ring whose first byte is snd.una (or iss+1 before the SYN is acked);
+	 * scap octets allocated (0: none yet), grown as data comes up to smax (ctx.c)
+	 */
 	uint8_t *sbuf;
-	uint32_t scap, shead, slen;
+	uint32_t scap, shead, slen, smax;
 	uint32_t sbase;             /* sequence number of sbuf[shead] */
 	/* record boundaries: ring of [start, end) sequence ranges */
 	struct seq_range *rec;
@@ -225,9 +232,10 @@ struct wn_tcp_conn {
 	struct tcp_xpart *xp;
 	uint32_t xp_head, xp_len;
 
-	/* receive buffer: readable bytes then space for in-window data */
+	/* receive buffer: readable bytes then space for in-window data; rcap octets allocated
+	 * (0: none yet), grown as in-window data comes up to rmax, the window's base */
 	uint8_t *rbuf;
-	uint32_t rcap, rhead, rlen;
+	uint32_t rcap, rhead, rlen, rmax;
 
 	/* timers (absolute microseconds, 0 = off) */
 	uint64_t t_rto, t_delack, t_persist, t_tw, t_tlp, t_ka;
@@ -242,6 +250,7 @@ struct wn_tcp_conn {
 	TAILQ_ENTRY(wn_tcp_conn) pend_link;
 	TAILQ_ENTRY(wn_tcp_conn) wheel_link;
 	TAILQ_ENTRY(wn_tcp_conn) free_link;
+	TAILQ_ENTRY(wn_tcp_conn) tw_link;
 };
 
 TAILQ_HEAD(conn_list, wn_tcp_conn);
@@ -249,8 +258,13 @@ TAILQ_HEAD(conn_list, wn_tcp_conn);
 struct wn_tcp_ctx {
 	struct wn_tcp_ctx_conf conf;
 	struct rte_hash *hash;
-	struct wn_tcp_conn *conns;
+	/* connections come in chunks of TCP_CONN_CHUNK as the number in use grows (ctx.c) */
+	struct wn_tcp_conn **chunks;
+	uint32_t n_chunks, n_conns;
 	struct conn_list free_conns;
+	/* WN_TCP_F_TW_DETACH: connections that entered TIME-WAIT, to report closed at the
+	 * next wn_tcp_process(); then the detached ones, oldest first (ctx.c) */
+	struct conn_list tw_new, tw;
 	struct conn_list pending;
 	struct conn_list dead;
 	struct conn_list wheel[TCP_WHEEL_SLOTS];
@@ -303,6 +317,9 @@ struct wn_tcp_conn *tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_e
 void tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why);
 void tcp_mark_pending(struct wn_tcp_conn *c);
 void tcp_established(struct wn_tcp_conn *c);
+void tcp_tw_enter(struct wn_tcp_conn *c);
+int tcp_rbuf_reserve(struct wn_tcp_conn *c, uint32_t need);
+bool tcp_conn_room(struct wn_tcp_ctx *ctx);
 uint8_t tcp_rcv_wscale(const struct wn_tcp_ctx *ctx);
 uint16_t tcp_rcv_mss(const struct wn_tcp_ctx *ctx, uint8_t family);
 

@@ -148,6 +148,16 @@ extern const struct wn_tcp_cc_ops wn_tcp_cc_cubic;
 #define WN_TCP_F_SYNCOOKIES (1u << 3) /**< SYN cookies (RFC 4987 §3.6) once the SYN backlog
 				       *   is full; without, such SYNs are dropped */
 #define WN_TCP_F_NODELAY (1u << 4)    /**< do not wait (Nagle off); default on */
+/**
+ * A connection entering TIME-WAIT is reported closed (WN_TCP_CLOSE_NORMAL, after its EOF)
+ * and keeps no buffers, as a kernel's TIME-WAIT entry: its 4-tuple stays taken for 2 MSL
+ * and a repeated FIN is still ACKed. With the connection table full the oldest such entry
+ * ends early to make room, and an active open on a 4-tuple in TIME-WAIT ends that entry
+ * (RFC 6191: timestamps and the clock-driven ISN of RFC 6528 keep the new incarnation
+ * apart from the old one's segments). Off by default: the closed callback then comes at
+ * the end of TIME-WAIT.
+ */
+#define WN_TCP_F_TW_DETACH (1u << 5)
 #define WN_TCP_F_DEFAULTS (WN_TCP_F_SACK | WN_TCP_F_WSCALE | WN_TCP_F_TIMESTAMPS | \
 			   WN_TCP_F_SYNCOOKIES | WN_TCP_F_NODELAY)
 
@@ -232,6 +242,10 @@ struct wn_tcp_stats {
 	uint64_t conns_opened;      /**< connections created (active + passive) */
 	uint64_t conns_closed;      /**< connections freed */
 	uint64_t conns_timeout;     /**< given up after retries */
+	uint64_t tw_recycled;       /**< TIME-WAIT entries ended early: the table was full, or
+				     *   a new connection took their 4-tuple (WN_TCP_F_TW_DETACH) */
+	uint64_t buf_bytes;         /**< gauge: send and receive buffer octets allocated now
+				     *   (they grow with the data held, up to sndbuf/rcvbuf) */
 	uint64_t record_split;      /**< records larger than EMSS that had to be split */
 	uint64_t tx_ext_segs;       /**< segments carrying external (zero-copy) octets */
 	uint64_t tx_ext_bytes;      /**< payload octets attached from external memory */
@@ -266,6 +280,7 @@ struct wn_tcp_info {
 	uint32_t ooo_intervals;     /**< receive side out-of-order intervals */
 	uint32_t snd_queued;        /**< bytes in the send buffer (unacked + unsent) */
 	uint32_t rcv_queued;        /**< readable bytes */
+	uint32_t snd_alloc, rcv_alloc; /**< buffer octets allocated (grown with the data held) */
 	enum wn_tcp_mode mode;
 	uint64_t retrans;           /**< retransmitted segments */
 };

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Debian's rping and rdma_server/rdma_client (rdmacm-utils) and cm_bw (ours, for IPv6,
-which Debian 12's perftest cannot use) between two warpnicd, over IPv4 and IPv6, over
+"""Debian's rping, rdma_server/rdma_client and cmtime (rdmacm-utils) and cm_bw (ours, for
+IPv6, which Debian 12's perftest cannot use) between two warpnicd, over IPv4 and IPv6, over
 MPA/TCP and over DDP over SCTP by the programs' own choice (WARPNIC_LLP=sctp). Rows with
 the same addresses and pair options share one pair (wntest/verbs.py)."""
 import os
+import re
 
 import pytest
 
+from wntest.check import poll
 from wntest.verbs import Verbs, rows, number
 
 SCTP = {'WARPNIC_LLP': 'sctp'}
@@ -114,12 +116,73 @@ def cm_bw(v, op, iters=50):
     v.note('cm_bw %s over %s: sizes %s x %d, every octet verified' % (op, fam, sizes, iters))
 
 
-RUNS = {'rping': rping, 'rdma_cm_examples': rdma_cm_examples, 'cm_bw': cm_bw}
+def cmtime(v, n=1000):
+    """rdma-core's cmtime: N connections opened at once (create id, bind, resolve address and
+    route, create QP, connect), then all disconnected and destroyed; server on A, client on
+    B. Breaks if a connection fails or is refused, if a CM event is lost (a client reading
+    slower than connections come: the control server's channel queue, the dataplane's
+    rings) or a connection is not torn down. The verdicts are counters: B opened N and A
+    took N, both established N and closed N (lib/cm endpoints CLOSED), none failed, no
+    control message dropped; each control server delivered every CM event (B: address and
+    route resolved, established, disconnected, 4 N; A: request, established, disconnected,
+    3 N) and dropped none; B keeps no CM id or QP; cmtime printed no failed event (it
+    prints one and goes on) and its whole table."""
+    v.need('cmtime')
+    ctl0 = {s: v.pair.tel(s, '/warpnic/ctl') for s in 'ab'}
+    srv = v.start_on('a', ['cmtime', '-b', v.a_ip], 'cmtime_server')
+    if not v.wait_server():
+        v.fail('cmtime server is not listening')
+    rc = v.on('b', ['cmtime', '-s', v.a_ip, '-b', v.b_ip, '-c', str(n)], 'cmtime_client')
+    if rc != 0:
+        v.fail('cmtime client exit status %d' % rc)
+    for name in ('cmtime_client', 'cmtime_server'):
+        bad = [l for l in v.text(name).splitlines()
+               if re.search(r'event: RDMA_CM_EVENT|failure|failed|error', l)]
+        if bad:
+            v.fail('cmtime %s: %s' % (name, bad[0]))
+    table = v.text('cmtime_client')
+    if not re.search(r'^destroy +:', table, re.M):
+        v.fail('cmtime printed no timing table')
+    want = [('b', 'conns_active', n), ('a', 'conns_passive', n)]
+    for s in 'ab':
+        want += [(s, 'conns_established', n), (s, 'conns_closed', n), (s, 'conns_failed', 0),
+                 (s, 'ctl_drop', 0)]
+    events = {'b': 4 * n, 'a': 3 * n}
+
+    def counted():
+        got = [(s, k, v.pair.value(s, '/warpnic/dp/stats', k), w) for s, k, w in want]
+        for s in 'ab':
+            c = v.pair.tel(s, '/warpnic/ctl')
+            got.append((s, 'cm_events', c['cm_events'] - ctl0[s]['cm_events'], events[s]))
+            got.append((s, 'cm_events_dropped', c['cm_events_dropped'], 0))
+        off = [g for g in got if g[2] != g[3]]
+        return not off, off
+    ok, off = poll(counted, 15)
+    if not ok:
+        v.fail('counters: ' + ', '.join('%s %s %s (want %s)' % o for o in off))
+    objs = v.pair.objects('b')
+    if objs['cm_ids'] != 0 or objs['qps'] != 0:
+        v.fail('B kept CM ids or QPs after cmtime left: %s' % objs)
+    c = v.pair.tel('b', '/warpnic/ctl')
+    for l in table.splitlines():
+        if re.match(r'(create id|connect|disconnect|destroy) +:', l):
+            v.note(l)
+    v.note('cmtime: %d connections established and torn down, every CM event delivered (B: '
+           '%d, %d of them waited for the client, at most %d queued; A: %d)' % (
+               n, 4 * n, c['cm_events_waited'] - ctl0['b']['cm_events_waited'],
+               c['cm_queue_max'], 3 * n))
+    srv.kill()
+    srv.wait()
+
+
+RUNS = {'rping': rping, 'rdma_cm_examples': rdma_cm_examples, 'cm_bw': cm_bw, 'cmtime': cmtime}
 
 ROWS = [
     Row('rping', 'rping', count=100, size=64),
     Row('rping_4k', 'rping', count=100, size=4096),
     Row('rdma_cm_examples', 'rdma_cm_examples'),
+    # 1000 connections at once, established and torn down, no CM event lost (issue 26)
+    Row('cmtime', 'cmtime', n=1000),
     # DDP over SCTP (RFC 5043) by the programs' own choice
     Row('sctp_rping', 'rping', env=SCTP, count=50, size=4096),
     Row('sctp_rdma_cm_examples', 'rdma_cm_examples', env=SCTP),

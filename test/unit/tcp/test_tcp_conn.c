@@ -176,6 +176,81 @@ test_active_and_passive_close(void **state)
 	hx_fini(&h);
 }
 
+/*
+ * WN_TCP_F_TW_DETACH: TIME-WAIT reported closed after the EOF, the entry keeps its 4-tuple
+ * (counted as a connection, a repeated FIN still ACKed) without its user; a connect on that
+ * 4-tuple, and one that needs its slot, end it early (tw_recycled); the rest end at 2 MSL.
+ */
+static void
+test_time_wait_detached(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .msl_us = 1000000, .max_conns = 1,
+				      .flags = WN_TCP_F_DEFAULTS | WN_TCP_F_TW_DETACH };
+	struct wn_tcp_endpoint lc, r;
+	struct wn_tcp_stats st;
+	struct wn_tcp_info ti;
+	struct hx h;
+	struct tapp cli, srv, cli2;
+	(void)state;
+
+	hx_init_conf(&h, &tc, false, false);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	wn_tcp_conn_info(cli.conn, &ti);
+	lc = ti.local;
+	r = ti.remote;
+	assert_int_equal(wn_tcp_close(cli.conn), 0);
+	hx_run(&h, 1000, 1000);
+	assert_int_equal(srv.eofs, 1);
+	assert_int_equal(wn_tcp_close(srv.conn), 0);
+	hx_run(&h, 1000, 1000);
+	/* the active closer is in TIME-WAIT: its user has the EOF, then closed */
+	assert_int_equal(srv.closed, 1);
+	assert_int_equal(cli.eofs, 1);
+	assert_int_equal(cli.closed, 1);
+	assert_int_equal(cli.why, WN_TCP_CLOSE_NORMAL);
+	assert_int_equal(wn_tcp_conn_count(h.s[0].tcp), 1);
+	/* the same 4-tuple again: the TIME-WAIT entry gives it up */
+	tapp_init(&cli2);
+	cli2.conn = wn_tcp_connect(h.s[0].tcp, &lc, &r, &tapp_cb, &cli2);
+	assert_non_null(cli2.conn);
+	wn_tcp_stats_get(h.s[0].tcp, &st);
+	assert_int_equal(st.tw_recycled, 1);
+	hx_run(&h, 10000, 1000);
+	assert_int_equal(cli2.established, 1);
+	assert_int_equal(srv.established, 2);
+	/* close again; a new connect needs the only slot: the oldest TIME-WAIT entry goes */
+	assert_int_equal(wn_tcp_close(cli2.conn), 0);
+	hx_run(&h, 1000, 1000);
+	assert_int_equal(wn_tcp_close(srv.conn), 0);
+	hx_run(&h, 1000, 1000);
+	assert_int_equal(cli2.closed, 1);
+	assert_int_equal(wn_tcp_conn_count(h.s[0].tcp), 1);
+	lc.port = 0;
+	tapp_init(&cli);
+	cli.conn = wn_tcp_connect(h.s[0].tcp, &lc, &r, &tapp_cb, &cli);
+	assert_non_null(cli.conn);
+	wn_tcp_stats_get(h.s[0].tcp, &st);
+	assert_int_equal(st.tw_recycled, 2);
+	/* and that one, closed, ends at 2 MSL on its own */
+	hx_run(&h, 10000, 1000);
+	assert_int_equal(cli.established, 1);
+	assert_int_equal(wn_tcp_close(cli.conn), 0);
+	hx_run(&h, 1000, 1000);
+	assert_int_equal(wn_tcp_close(srv.conn), 0);
+	hx_run(&h, 1000, 1000);
+	assert_int_equal(wn_tcp_conn_count(h.s[0].tcp), 1);
+	hx_run(&h, 2100000, 10000);
+	assert_int_equal(wn_tcp_conn_count(h.s[0].tcp), 0);
+	wn_tcp_stats_get(h.s[0].tcp, &st);
+	assert_int_equal(st.tw_recycled, 2);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	tapp_fini(&cli2);
+	hx_fini(&h);
+}
+
 /* A peer that never closes its half: FIN-WAIT-2 ends after fin_wait2_us. */
 static void
 test_fin_wait2_timeout(void **state)
@@ -1264,6 +1339,7 @@ main(void)
 		cmocka_unit_test(test_handshake_no_options),
 		cmocka_unit_test(test_mss_negotiation_and_default),
 		cmocka_unit_test(test_active_and_passive_close),
+		cmocka_unit_test(test_time_wait_detached),
 		cmocka_unit_test(test_fin_wait2_timeout),
 		cmocka_unit_test(test_simultaneous_close),
 		cmocka_unit_test(test_simultaneous_open),

@@ -70,6 +70,64 @@ test_bulk_stream(void **state)
 	run_transfer(NULL, 0, 0, 4u << 20, false);
 }
 
+/*
+ * Buffers come with the data: none after the handshake, the first size for a small
+ * message, grown (out-of-order data kept across the moves) by a transfer under loss and
+ * reordering to at most sndbuf/rcvbuf, and gone with the connection.
+ */
+static void
+test_buffers_on_demand(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .sndbuf = 262144, .rcvbuf = 262144 };
+	size_t total = 2u << 20;
+	uint8_t *data = hx_pattern(total, 9);
+	struct wn_tcp_info ci, si;
+	struct hx h;
+	struct tapp cli, srv;
+	(void)state;
+
+	hx_init_conf(&h, &tc, false, false);
+	tapp_init(&cli);
+	tapp_init(&srv);
+	hx_connect_pair(&h, &cli, &srv);
+	wn_tcp_conn_info(cli.conn, &ci);
+	wn_tcp_conn_info(srv.conn, &si);
+	assert_int_equal(ci.snd_alloc + ci.rcv_alloc + si.snd_alloc + si.rcv_alloc, 0);
+	assert_int_equal(hx_stats(&h, 0).buf_bytes + hx_stats(&h, 1).buf_bytes, 0);
+	assert_int_equal(wn_tcp_send(cli.conn, data, 100), 100);
+	hx_run(&h, 100000, 1000);
+	assert_int_equal(srv.rx_len, 100);
+	wn_tcp_conn_info(cli.conn, &ci);
+	wn_tcp_conn_info(srv.conn, &si);
+	assert_int_equal(ci.snd_alloc, 16384);
+	assert_int_equal(si.rcv_alloc, 16384);
+	assert_int_equal(ci.rcv_alloc + si.snd_alloc, 0);
+	/* the rest under loss and reordering: out-of-order data moves with each growth */
+	srv.rx_len = 0;
+	h.drop_pm = 10;
+	h.reorder_pm = 50;
+	transfer(&h, &cli, &srv, data, total, 600ull * 1000000);
+	assert_int_equal(srv.rx_len, total);
+	assert_memory_equal(srv.rx, data, total);
+	wn_tcp_conn_info(cli.conn, &ci);
+	wn_tcp_conn_info(srv.conn, &si);
+	assert_true(ci.snd_alloc > 16384 && ci.snd_alloc <= 262144);
+	assert_true(si.rcv_alloc > 16384 && si.rcv_alloc <= 262144);
+	assert_int_equal(hx_stats(&h, 0).buf_bytes, ci.snd_alloc + ci.rcv_alloc);
+	assert_int_equal(hx_stats(&h, 1).buf_bytes, si.snd_alloc + si.rcv_alloc);
+	assert_true(hx_stats(&h, 1).rx_ooo > 0);
+	h.drop_pm = h.reorder_pm = 0;
+	assert_int_equal(wn_tcp_close(cli.conn), 0);
+	hx_run(&h, 10000, 1000);
+	assert_int_equal(wn_tcp_close(srv.conn), 0);
+	hx_run(&h, 70000000, 100000); /* past TIME-WAIT */
+	assert_int_equal(hx_stats(&h, 0).buf_bytes + hx_stats(&h, 1).buf_bytes, 0);
+	free(data);
+	tapp_fini(&cli);
+	tapp_fini(&srv);
+	hx_fini(&h);
+}
+
 static void
 test_loss_reorder_sack(void **state)
 {
@@ -1596,6 +1654,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bulk_stream),
+		cmocka_unit_test(test_buffers_on_demand),
 		cmocka_unit_test(test_loss_reorder_sack),
 		cmocka_unit_test(test_fault_injector_mix),
 		cmocka_unit_test(test_loss_reorder_newreno_nosack),
