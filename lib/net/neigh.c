@@ -58,7 +58,7 @@ neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr)
 	n->state = NEIGH_INCOMPLETE;
 	n->probes = 0;
 	n->qlen = 0;
-	n->expire = 0;
+	neigh_expire_at(nif, n, 0); /* the next scan looks at it */
 	return n;
 }
 
@@ -83,7 +83,7 @@ neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ether_add
 	n->mac = *mac;
 	if (n->state != NEIGH_PERMANENT) {
 		n->state = NEIGH_REACHABLE;
-		n->expire = now + nif->conf.neigh_reachable_us;
+		neigh_expire_at(nif, n, now + nif->conf.neigh_reachable_us);
 	}
 	et = n->addr.family == WN_AF_INET ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6;
 	for (uint16_t i = 0; i < n->qlen; i++)
