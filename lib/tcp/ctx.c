@@ -154,6 +154,8 @@ free_dead(struct wn_tcp_ctx *ctx)
 
 	while ((c = TAILQ_FIRST(&ctx->dead)) != NULL) {
 		TAILQ_REMOVE(&ctx->dead, c, free_link);
+		if (ctx->last_rx == c)
+			ctx->last_rx = NULL;
 		conn_release(c);
 		memset(c, 0, sizeof(*c));
 		TAILQ_INSERT_TAIL(&ctx->free_conns, c, free_link);

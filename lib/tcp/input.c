@@ -1173,6 +1173,7 @@ rx_one(struct wn_tcp_ctx *ctx, struct tcp_seg *s, struct wn_tcp_conn *c)
 			c = NULL;
 	}
 	if (c != NULL) {
+		ctx->last_rx = c;
 		conn_input(c, s);
 		/* any segment shows the peer alive (keepalive) */
 		c->last_rx = ctx->now;
@@ -1188,34 +1189,54 @@ rx_one(struct wn_tcp_ctx *ctx, struct tcp_seg *s, struct wn_tcp_conn *c)
 	return 0;
 }
 
+/* Is @p c (alive) the connection of segment @p s? */
+static inline bool
+seg_of(const struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	return c->local.port == s->dst.port && c->remote.port == s->src.port &&
+	       !(c->flags & CF_DEAD) && wn_ip_addr_eq(&c->remote.addr, &s->src.addr) &&
+	       wn_ip_addr_eq(&c->local.addr, &s->dst.addr);
+}
+
 uint16_t
 wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
 	struct tcp_seg segs[RX_CHUNK];
+	struct wn_tcp_conn *conn[RX_CHUNK];
 	struct tcp_key keys[RX_CHUNK];
 	const void *kp[RX_CHUNK];
 	void *data[RX_CHUNK];
+	uint8_t miss[RX_CHUNK];
 	uint16_t ok = 0;
 
 	if (now > ctx->now)
 		ctx->now = now;
 	for (uint16_t base = 0; base < n; base += RX_CHUNK) {
-		uint16_t cnt = (uint16_t)RTE_MIN(n - base, RX_CHUNK), nk = 0;
+		uint16_t cnt = (uint16_t)RTE_MIN(n - base, RX_CHUNK), nk = 0, nm = 0;
 		uint64_t hits = 0;
 
 		for (uint16_t j = 0; j < cnt; j++) {
 			ctx->st.rx_segs++;
 			if (tcp_parse(ctx, pkts[base + j], &segs[nk]) != 0)
 				continue;
-			tcp_key_make(&keys[nk], &segs[nk].dst, &segs[nk].src);
-			kp[nk] = &keys[nk];
+			/* the last segment's connection, or a lookup for the chunk's misses */
+			conn[nk] = NULL;
+			if (ctx->last_rx != NULL && seg_of(ctx->last_rx, &segs[nk])) {
+				conn[nk] = ctx->last_rx;
+			} else {
+				tcp_key_make(&keys[nm], &segs[nk].dst, &segs[nk].src);
+				kp[nm] = &keys[nm];
+				miss[nm++] = (uint8_t)nk;
+			}
 			nk++;
 		}
-		if (nk > 0)
-			rte_hash_lookup_bulk_data(ctx->hash, kp, nk, &hits, data);
+		if (nm > 0)
+			rte_hash_lookup_bulk_data(ctx->hash, kp, nm, &hits, data);
+		for (uint16_t k = 0; k < nm; k++)
+			if (hits & (1ull << k))
+				conn[miss[k]] = data[k];
 		for (uint16_t k = 0; k < nk; k++)
-			ok += rx_one(ctx, &segs[k],
-				     (hits & (1ull << k)) ? (struct wn_tcp_conn *)data[k] : NULL);
+			ok += rx_one(ctx, &segs[k], conn[k]);
 		rte_pktmbuf_free_bulk(&pkts[base], cnt);
 	}
 	return ok;

@@ -265,6 +265,9 @@ struct wn_tcp_ctx {
 	uint32_t chal_count;        /* challenge ACKs sent in it */
 	uint32_t seg_room;          /* largest TCP header+payload an mbuf of the pool holds */
 	uint64_t cookie_sent_at;    /* when a SYN cookie was last sent (0: never) */
+	/* the connection of the last segment received: a burst is mostly one flow's, so most
+	 * segments need no hash lookup (checked against the segment's endpoints) */
+	struct wn_tcp_conn *last_rx;
 	struct wn_tcp_stats st;
 };
 
