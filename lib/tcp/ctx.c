@@ -137,8 +137,10 @@ conn_release(struct wn_tcp_conn *c)
 {
 	tcp_ext_release_all(c);
 	free(c->rec_sh);
+	free(c->rec_fl);
 	free(c->xp);
 	c->rec_sh = NULL;
+	c->rec_fl = NULL;
 	c->xp = NULL;
 	free(c->sbuf);
 	free(c->rbuf);
@@ -737,8 +739,10 @@ wn_tcp_send_recordv(struct wn_tcp_conn *c, const struct iovec *iov, unsigned int
 	r = &c->rec[(c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN];
 	r->start = wn_tcp_next_seq(c);
 	r->end = r->start + (uint32_t)len;
-	if (c->rec_sh != NULL)
+	if (c->rec_sh != NULL) {
 		c->rec_sh[(c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN] = NULL;
+		c->rec_fl[(c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN] = 0;
+	}
 	c->rec_len++;
 	for (unsigned int i = 0; i < iovcnt; i++)
 		sbuf_put(c, iov[i].iov_base, (uint32_t)iov[i].iov_len);
@@ -746,9 +750,29 @@ wn_tcp_send_recordv(struct wn_tcp_conn *c, const struct iovec *iov, unsigned int
 	return 0;
 }
 
+/* The arrays of external records, made on a connection's first one. @return 0 or -ENOBUFS. */
+static int
+ext_alloc(struct wn_tcp_conn *c)
+{
+	c->rec_sh = calloc(TCP_RECORDS_PER_CONN, sizeof(*c->rec_sh));
+	c->rec_fl = calloc(TCP_RECORDS_PER_CONN, sizeof(*c->rec_fl));
+	c->xp = calloc(TCP_XPARTS_PER_CONN, sizeof(*c->xp));
+	if (c->rec_sh == NULL || c->rec_fl == NULL || c->xp == NULL) {
+		free(c->rec_sh);
+		free(c->rec_fl);
+		free(c->xp);
+		c->rec_sh = NULL;
+		c->rec_fl = NULL;
+		c->xp = NULL;
+		return -ENOBUFS;
+	}
+	/* records already queued have no external pieces */
+	return 0;
+}
+
 int
-wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, unsigned int n,
-		       struct rte_mbuf_ext_shared_info *sh)
+wn_tcp_send_record_ref(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, unsigned int n,
+		       struct rte_mbuf_ext_shared_info *sh, uint32_t flags)
 {
 	uint64_t len = 0;
 	unsigned int next = 0;
@@ -757,7 +781,8 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 
 	if (!can_send(c))
 		return -ENOTCONN;
-	if (c->mode != WN_TCP_MODE_RECORD || (parts == NULL && n != 0))
+	if (c->mode != WN_TCP_MODE_RECORD || (parts == NULL && n != 0) ||
+	    (flags & ~(WN_TCP_REC_COPY | WN_TCP_REC_CRC32C)) != 0)
 		return -EINVAL;
 	for (unsigned int i = 0; i < n; i++) {
 		len += parts[i].len;
@@ -765,21 +790,20 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 	}
 	if (len == 0 || (next != 0 && (sh == NULL || sh->free_cb == NULL)))
 		return -EINVAL;
+	if (flags & WN_TCP_REC_CRC32C) {
+		unsigned int k = n;
+
+		while (k > 0 && parts[k - 1].len == 0)
+			k--;
+		/* the trailer is written into the send buffer: it must be in a copied piece */
+		if (len <= 4 || k == 0 || parts[k - 1].ext || parts[k - 1].len < 4)
+			return -EINVAL;
+	}
 	if ((c->state == WN_TCP_ESTABLISHED || c->state == WN_TCP_CLOSE_WAIT) &&
 	    len > tcp_emss(c))
 		return -EMSGSIZE;
-	if (next != 0 && c->xp == NULL) {
-		c->rec_sh = calloc(TCP_RECORDS_PER_CONN, sizeof(*c->rec_sh));
-		c->xp = calloc(TCP_XPARTS_PER_CONN, sizeof(*c->xp));
-		if (c->rec_sh == NULL || c->xp == NULL) {
-			free(c->rec_sh);
-			free(c->xp);
-			c->rec_sh = NULL;
-			c->xp = NULL;
-			return -ENOBUFS;
-		}
-		/* records already queued have no external pieces */
-	}
+	if ((next != 0 || flags != 0) && c->xp == NULL && ext_alloc(c) != 0)
+		return -ENOBUFS;
 	if (len > wn_tcp_send_space(c) || c->rec_len == TCP_RECORDS_PER_CONN ||
 	    (next != 0 && c->xp_len + next > TCP_XPARTS_PER_CONN))
 		return -ENOBUFS;
@@ -787,8 +811,11 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 	r = &c->rec[slot];
 	r->start = wn_tcp_next_seq(c);
 	r->end = r->start + (uint32_t)len;
-	if (c->rec_sh != NULL)
+	if (c->rec_sh != NULL) {
 		c->rec_sh[slot] = next != 0 ? sh : NULL;
+		c->rec_fl[slot] = (flags & WN_TCP_REC_CRC32C) ? REC_F_CRC : 0;
+		c->crc_pending += (flags & WN_TCP_REC_CRC32C) != 0;
+	}
 	c->rec_len++;
 	for (unsigned int i = 0; i < n; i++) {
 		if (parts[i].len == 0)
@@ -801,6 +828,7 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 			x->ptr = parts[i].base;
 			x->iova = parts[i].iova;
 			x->sh = sh;
+			x->copy = (flags & WN_TCP_REC_COPY) != 0;
 			c->xp_len++;
 			c->slen += parts[i].len; /* space taken, nothing copied */
 		} else {
@@ -811,6 +839,13 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 		c->ctx->st.ext_records++;
 	tcp_mark_pending(c);
 	return 0;
+}
+
+int
+wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, unsigned int n,
+		       struct rte_mbuf_ext_shared_info *sh)
+{
+	return wn_tcp_send_record_ref(c, parts, n, sh, 0);
 }
 
 int

@@ -77,7 +77,11 @@ struct tcp_xpart {
 	const uint8_t *ptr;
 	rte_iova_t iova;
 	struct rte_mbuf_ext_shared_info *sh;
+	bool copy;                  /* copied into each segment, never attached (WN_TCP_REC_COPY) */
 };
+
+/* Per-record flags (c->rec_fl). */
+#define REC_F_CRC 0x01 /* WN_TCP_REC_CRC32C: the trailer is still to be computed */
 
 /* Parsed segment. */
 struct tcp_seg {
@@ -222,6 +226,8 @@ struct wn_tcp_conn {
 	/* external pieces (allocated on the first wn_tcp_send_record_ext): the release reference
 	 * of each record slot (NULL: none), and the pieces in sequence order */
 	struct rte_mbuf_ext_shared_info **rec_sh;
+	uint8_t *rec_fl;            /* REC_F_* of each record slot (with rec_sh) */
+	uint32_t crc_pending;       /* records with REC_F_CRC */
 	struct tcp_xpart *xp;
 	uint32_t xp_head, xp_len;
 

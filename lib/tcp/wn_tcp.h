@@ -235,6 +235,8 @@ struct wn_tcp_stats {
 	uint64_t record_split;      /**< records larger than EMSS that had to be split */
 	uint64_t tx_ext_segs;       /**< segments carrying external (zero-copy) octets */
 	uint64_t tx_ext_bytes;      /**< payload octets attached from external memory */
+	uint64_t tx_ref_bytes;      /**< external octets copied into segments (WN_TCP_REC_COPY) */
+	uint64_t rec_crc;           /**< record CRC32c trailers computed (WN_TCP_REC_CRC32C) */
 	uint64_t ext_records;       /**< records appended with wn_tcp_send_record_ext */
 	uint64_t ext_released;      /**< ... whose reference TCP dropped (ACKed or closed) */
 };
@@ -451,6 +453,30 @@ struct wn_tcp_part {
  */
 int wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts,
 			   unsigned int n, struct rte_mbuf_ext_shared_info *sh);
+
+/**
+ * Record flag of wn_tcp_send_record_ref(): its external pieces are copied into each segment
+ * that carries them (one copy, from where they live) instead of attached: a plain mbuf per
+ * segment, for ports where copying a segment costs less than a chain. TCP still only
+ * references them (the release rules of wn_tcp_send_record_ext() hold).
+ */
+#define WN_TCP_REC_COPY (1u << 0)
+/**
+ * Record flag of wn_tcp_send_record_ref(): its last 4 octets (which must not be external)
+ * are computed when the record is first transmitted, as a NIC's framing offload would: the
+ * CRC32c (Castagnoli; the register's complement, least significant octet first, as iSCSI and
+ * MPA send it) of every octet before them, summed over the segment just built while it is in
+ * cache. Retransmissions carry the same value.
+ */
+#define WN_TCP_REC_CRC32C (1u << 1)
+
+/**
+ * wn_tcp_send_record_ext() with WN_TCP_REC_* @p flags.
+ * @return as wn_tcp_send_record_ext(); -EINVAL also for WN_TCP_REC_CRC32C on a record
+ * shorter than 5 octets or whose last 4 are external. Owning lcore.
+ */
+int wn_tcp_send_record_ref(struct wn_tcp_conn *c, const struct wn_tcp_part *parts,
+			   unsigned int n, struct rte_mbuf_ext_shared_info *sh, uint32_t flags);
 
 /** Append one contiguous record; as wn_tcp_send_recordv. */
 int wn_tcp_send_record(struct wn_tcp_conn *c, const void *buf, uint32_t len);
