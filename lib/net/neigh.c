@@ -54,6 +54,7 @@ neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr)
 	n = &nif->neigh[pos];
 	if (n->state != NEIGH_FREE)
 		return n; /* already there */
+	nif->neigh_used++;
 	n->addr = key;
 	n->state = NEIGH_INCOMPLETE;
 	n->probes = 0;
@@ -72,6 +73,7 @@ neigh_delete(struct wn_netif *nif, struct neigh *n)
 	}
 	rte_hash_del_key(nif->neigh_hash, &n->addr);
 	n->state = NEIGH_FREE;
+	nif->neigh_used--;
 }
 
 void
@@ -131,11 +133,13 @@ wn_net_neigh_list(const struct wn_netif *nif, struct wn_net_neigh_info *out, uns
 {
 	unsigned int k = 0;
 
-	for (uint32_t i = 0; i < nif->conf.neigh_entries && k < max; i++) {
+	for (uint32_t i = 0, seen = 0; i < nif->conf.neigh_entries && k < max &&
+	     seen < nif->neigh_used; i++) {
 		const struct neigh *n = &nif->neigh[i];
 
 		if (n->state == NEIGH_FREE)
 			continue;
+		seen++;
 		out[k].addr = n->addr;
 		if (n->state == NEIGH_INCOMPLETE)
 			memset(&out[k].mac, 0, sizeof(out[k].mac));

@@ -62,6 +62,7 @@ struct wn_netif {
 	/* the earliest expiry of a REACHABLE or INCOMPLETE entry (UINT64_MAX: none), so the
 	 * periodic scan of the table runs only when one may be due */
 	uint64_t neigh_due;
+	uint32_t neigh_used;        /* entries not NEIGH_FREE */
 	/* the last destination sent to and its next hop's entry: most bursts go to one peer,
 	 * so most packets need no hash lookup. Valid while the entry is resolved and still
 	 * holds last_nh_addr (a freed entry may be reused); routes changing clear it. */
