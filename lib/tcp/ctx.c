@@ -691,11 +691,14 @@ wn_tcp_emss(const struct wn_tcp_conn *c)
 static void
 sbuf_put(struct wn_tcp_conn *c, const void *buf, uint32_t len)
 {
-	uint32_t tail = (c->shead + c->slen) % c->scap;
-	uint32_t first = RTE_MIN(len, c->scap - tail);
+	uint32_t tail = c->shead + c->slen, first;
 
+	if (tail >= c->scap)
+		tail -= c->scap;
+	first = RTE_MIN(len, c->scap - tail);
 	memcpy(c->sbuf + tail, buf, first);
-	memcpy(c->sbuf, (const uint8_t *)buf + first, len - first);
+	if (first < len)
+		memcpy(c->sbuf, (const uint8_t *)buf + first, len - first);
 	c->slen += len;
 }
 
@@ -829,6 +832,7 @@ wn_tcp_send_record_ref(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 			x->iova = parts[i].iova;
 			x->sh = sh;
 			x->copy = (flags & WN_TCP_REC_COPY) != 0;
+			c->xp_attach += !x->copy;
 			c->xp_len++;
 			c->slen += parts[i].len; /* space taken, nothing copied */
 		} else {
@@ -863,12 +867,34 @@ wn_tcp_recv_avail(const struct wn_tcp_conn *c)
 }
 
 uint32_t
+wn_tcp_recv_cap(const struct wn_tcp_conn *c)
+{
+	return c->rcap;
+}
+
+uint32_t
 wn_tcp_recv_peek(struct wn_tcp_conn *c, const uint8_t **data)
 {
 	uint32_t n = RTE_MIN(c->rlen, c->rcap - c->rhead);
 
 	*data = c->rbuf + c->rhead;
 	return n;
+}
+
+unsigned int
+wn_tcp_recv_peekv(struct wn_tcp_conn *c, struct iovec v[2])
+{
+	uint32_t first = RTE_MIN(c->rlen, c->rcap - c->rhead);
+
+	if (c->rlen == 0)
+		return 0;
+	v[0].iov_base = c->rbuf + c->rhead;
+	v[0].iov_len = first;
+	if (first == c->rlen)
+		return 1;
+	v[1].iov_base = c->rbuf;
+	v[1].iov_len = c->rlen - first;
+	return 2;
 }
 
 int

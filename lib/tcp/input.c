@@ -917,6 +917,8 @@ ooo_pop_front(struct wn_tcp_conn *c)
 		c->ooo_recent--;
 }
 
+static void rcv_ack_policy(struct wn_tcp_conn *c, const struct tcp_seg *s);
+
 static void
 data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 {
@@ -960,6 +962,26 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		set_ack_now(c);
 		return;
 	}
+	if (seq == c->rcv.nxt && c->nooo == 0 && c->cb != NULL && c->cb->recv_seg != NULL &&
+	    off + len <= rte_pktmbuf_data_len(s->m)) {
+		/* in order, nothing queued behind it: the upper layer takes what it can in place */
+		uint32_t took = c->cb->recv_seg(c, c->arg,
+						rte_pktmbuf_mtod_offset(s->m, const uint8_t *, off),
+						len);
+
+		if (c->flags & CF_DEAD)
+			return;
+		took = RTE_MIN(took, len);
+		ctx->st.rx_inplace_bytes += took;
+		c->rcv.nxt += took;
+		seq += took;
+		off += took;
+		len -= took;
+		if (len == 0) {
+			rcv_ack_policy(c, s);
+			return;
+		}
+	}
 	pos = (c->rhead + c->rlen + (seq - c->rcv.nxt)) % c->rcap;
 	first = RTE_MIN(len, c->rcap - pos);
 	mbuf_copy(s->m, off, first, c->rbuf + pos);
@@ -985,7 +1007,18 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			ooo_pop_front(c);
 		}
 		set_ack_now(c); /* a hole was filled: ACK now (RFC 5681 §4.2) */
-	} else if (++c->rcv.unacked_segs >= 2 || c->nooo > 0 || (s->flags & TH_PSH)) {
+		return;
+	}
+	rcv_ack_policy(c, s);
+}
+
+/* In-order data arrived without filling a hole: when to acknowledge it. */
+static void
+rcv_ack_policy(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+
+	if (++c->rcv.unacked_segs >= 2 || c->nooo > 0 || (s->flags & TH_PSH)) {
 		/* At least every second full-sized segment (RFC 5681 §4.2), small segments, or
 		 * the end of a sender's write (PSH): one ACK when the receive burst has been
 		 * processed (wn_tcp_tx_bulk/wn_tcp_process), as Linux acknowledges a GRO

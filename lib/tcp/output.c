@@ -55,10 +55,23 @@ tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m)
 
 /* Index (from rec_head) of the first record whose end is above @p seq. */
 static uint32_t
-rec_find(const struct wn_tcp_conn *c, uint32_t seq)
+rec_find(struct wn_tcp_conn *c, uint32_t seq)
 {
-	uint32_t lo = 0, hi = c->rec_len;
+	uint32_t lo = 0, hi = c->rec_len, h = c->rec_hint - c->rec_gone;
 
+	/* the hint, or the record after it */
+	for (uint32_t k = h; k < c->rec_len && k <= h + 1; k++) {
+		const struct seq_range *r = &c->rec[(c->rec_head + k) % TCP_RECORDS_PER_CONN];
+
+		if (!SEQ_GT(r->end, seq))
+			continue;
+		if (k == 0 || !SEQ_GT(c->rec[(c->rec_head + k - 1) % TCP_RECORDS_PER_CONN].end,
+				      seq)) {
+			c->rec_hint = c->rec_gone + k;
+			return k;
+		}
+		break;
+	}
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
 		const struct seq_range *r = &c->rec[(c->rec_head + mid) % TCP_RECORDS_PER_CONN];
@@ -68,11 +81,12 @@ rec_find(const struct wn_tcp_conn *c, uint32_t seq)
 		else
 			lo = mid + 1;
 	}
+	c->rec_hint = c->rec_gone + lo;
 	return lo;
 }
 
 uint32_t
-tcp_seg_len(const struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
+tcp_seg_len(struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
 	    bool *split)
 {
 	uint32_t end = c->sbase + c->slen, avail, idx, len, cap;
@@ -131,8 +145,10 @@ tcp_sbuf_acked(struct wn_tcp_conn *c)
 	c->slen -= n;
 	c->sbase += n;
 	while (c->xp_len > 0 && SEQ_LEQ(c->xp[c->xp_head].seq + c->xp[c->xp_head].len, c->sbase)) {
+		c->xp_attach -= !c->xp[c->xp_head].copy;
 		c->xp_head = (c->xp_head + 1) % TCP_XPARTS_PER_CONN;
 		c->xp_len--;
+		c->xp_gone++;
 	}
 	while (c->rec_len > 0 && SEQ_LEQ(c->rec[c->rec_head].end, c->sbase)) {
 		/* SND.UNA passed the record's end: TCP needs its external memory no more */
@@ -148,6 +164,7 @@ tcp_sbuf_acked(struct wn_tcp_conn *c)
 		}
 		c->rec_head = (c->rec_head + 1) % TCP_RECORDS_PER_CONN;
 		c->rec_len--;
+		c->rec_gone++;
 	}
 }
 
@@ -162,6 +179,7 @@ tcp_ext_release_all(struct wn_tcp_conn *c)
 	if (c->rec_sh == NULL)
 		return;
 	c->xp_len = 0;
+	c->xp_attach = 0;
 	c->crc_pending = 0;
 	for (uint32_t i = 0; i < c->rec_len; i++) {
 		uint32_t k = (c->rec_head + i) % TCP_RECORDS_PER_CONN;
@@ -177,10 +195,24 @@ tcp_ext_release_all(struct wn_tcp_conn *c)
 
 /* Index (from xp_head) of the first external piece whose end is above @p seq. */
 static uint32_t
-xp_find(const struct wn_tcp_conn *c, uint32_t seq)
+xp_find(struct wn_tcp_conn *c, uint32_t seq)
 {
-	uint32_t lo = 0, hi = c->xp_len;
+	uint32_t lo = 0, hi = c->xp_len, h = c->xp_hint - c->xp_gone;
 
+	/* the hint, or the piece after it */
+	for (uint32_t k = h; k < c->xp_len && k <= h + 1; k++) {
+		const struct tcp_xpart *x = &c->xp[(c->xp_head + k) % TCP_XPARTS_PER_CONN];
+		const struct tcp_xpart *p;
+
+		if (!SEQ_GT(x->seq + x->len, seq))
+			continue;
+		p = k > 0 ? &c->xp[(c->xp_head + k - 1) % TCP_XPARTS_PER_CONN] : NULL;
+		if (p == NULL || !SEQ_GT(p->seq + p->len, seq)) {
+			c->xp_hint = c->xp_gone + k;
+			return k;
+		}
+		break;
+	}
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
 		const struct tcp_xpart *x = &c->xp[(c->xp_head + mid) % TCP_XPARTS_PER_CONN];
@@ -190,6 +222,7 @@ xp_find(const struct wn_tcp_conn *c, uint32_t seq)
 		else
 			lo = mid + 1;
 	}
+	c->xp_hint = c->xp_gone + lo;
 	return lo;
 }
 
@@ -240,11 +273,14 @@ syn_options(const struct wn_tcp_conn *c, uint8_t *o)
 static void
 copy_out(const struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t *dst)
 {
-	uint32_t pos = (c->shead + (seq - c->sbase)) % c->scap;
-	uint32_t first = RTE_MIN(len, c->scap - pos);
+	uint32_t pos = c->shead + (seq - c->sbase), first;
 
+	if (pos >= c->scap)
+		pos -= c->scap;
+	first = RTE_MIN(len, c->scap - pos);
 	memcpy(dst, c->sbuf + pos, first);
-	memcpy(dst + first, c->sbuf, len - first);
+	if (first < len)
+		memcpy(dst + first, c->sbuf, len - first);
 }
 
 /*
@@ -524,7 +560,7 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 		return -ENOBUFS;
 	}
 	ext = false;
-	if (len > 0 && c->xp_len > 0) {
+	if (len > 0 && c->xp_attach > 0) {
 		/* a chain when an external piece in it is to be attached */
 		for (uint32_t i = xp_find(c, seq); i < c->xp_len && !ext; i++) {
 			const struct tcp_xpart *x = &c->xp[(c->xp_head + i) % TCP_XPARTS_PER_CONN];

@@ -223,6 +223,10 @@ struct wn_tcp_conn {
 	/* record boundaries: ring of [start, end) sequence ranges */
 	struct seq_range *rec;
 	uint32_t rec_head, rec_len;
+	/* where the last lookups found the record and the external piece for a sequence number,
+	 * counted from the first ever queued (segments are mostly built in order: the next
+	 * lookup finds it there or one further) */
+	uint32_t rec_hint, rec_gone, xp_hint, xp_gone;
 	/* external pieces (allocated on the first wn_tcp_send_record_ext): the release reference
 	 * of each record slot (NULL: none), and the pieces in sequence order */
 	struct rte_mbuf_ext_shared_info **rec_sh;
@@ -230,6 +234,7 @@ struct wn_tcp_conn {
 	uint32_t crc_pending;       /* records with REC_F_CRC */
 	struct tcp_xpart *xp;
 	uint32_t xp_head, xp_len;
+	uint32_t xp_attach;         /* of them attached to segments (not WN_TCP_REC_COPY) */
 
 	/* receive buffer: readable bytes then space for in-window data */
 	uint8_t *rbuf;
@@ -357,7 +362,7 @@ void tcp_tlp_fire(struct wn_tcp_conn *c);
 void tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m);
 uint32_t tcp_rcv_window(const struct wn_tcp_conn *c);
 uint32_t tcp_flight(const struct wn_tcp_conn *c);
-uint32_t tcp_seg_len(const struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
+uint32_t tcp_seg_len(struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
 		     bool *split);
 void tcp_sbuf_acked(struct wn_tcp_conn *c);
 void tcp_ext_release_all(struct wn_tcp_conn *c);

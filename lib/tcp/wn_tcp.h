@@ -98,6 +98,15 @@ struct wn_tcp_cb {
 	/** New in-order data can be read (wn_tcp_recv / wn_tcp_recv_peek). */
 	void (*recv)(struct wn_tcp_conn *c, void *arg);
 	/**
+	 * Optional: the in-order octets of one segment, @p data and @p len where they lie (the
+	 * received mbuf), before TCP copies them into the receive buffer: what the buffer holds
+	 * (wn_tcp_recv_peek()) comes before them. The upper layer may take octets in place, from
+	 * the front: first the buffer's (wn_tcp_recv_consume()), then these. @return how many
+	 * of @p data it took; TCP appends the rest to the receive buffer and calls recv() when it
+	 * did. Offered while no out-of-order data is queued (that goes through the buffer).
+	 */
+	uint32_t (*recv_seg)(struct wn_tcp_conn *c, void *arg, const uint8_t *data, uint32_t len);
+	/**
 	 * Optional: a segment arrived above RCV.NXT (a hole before it) and was queued; its new
 	 * octets [@p seq, @p seq + @p len) are at @p data (the receive buffer, contiguous; a
 	 * segment that wraps the buffer is not reported). They are delivered again through
@@ -211,6 +220,8 @@ struct wn_tcp_stats {
 	uint64_t challenge_acks;    /**< RFC 5961 challenge ACKs sent */
 	uint64_t challenge_acks_limited; /**< challenge ACKs suppressed by the RFC 5961 §7 limit */
 	uint64_t rx_drop_state;     /**< data after the peer's FIN, RST to a listener */
+	uint64_t rx_inplace_bytes;  /**< in-order octets the upper layer took from the segment
+				     *   (recv_seg), never copied into the receive buffer */
 	uint64_t tx_segs;           /**< segments built */
 	uint64_t tx_data_bytes;     /**< payload bytes sent (incl. retransmissions) */
 	uint64_t tx_retrans;        /**< retransmitted segments (any cause) */
@@ -515,11 +526,20 @@ int wn_tcp_recv(struct wn_tcp_conn *c, void *buf, uint32_t len);
  */
 uint32_t wn_tcp_recv_peek(struct wn_tcp_conn *c, const uint8_t **data);
 
+/**
+ * Zero-copy read of everything readable: the receive buffer is a ring, so up to two runs.
+ * @return how many of @p v (0, 1 or 2) were filled. Owning lcore.
+ */
+unsigned int wn_tcp_recv_peekv(struct wn_tcp_conn *c, struct iovec v[2]);
+
 /** Consume @p len bytes after wn_tcp_recv_peek. @return 0 or -EINVAL. Owning lcore. */
 int wn_tcp_recv_consume(struct wn_tcp_conn *c, uint32_t len);
 
 /** @return readable bytes. Owning lcore. */
 uint32_t wn_tcp_recv_avail(const struct wn_tcp_conn *c);
+
+/** @return the receive buffer's size: the most octets it can ever hold. Owning lcore. */
+uint32_t wn_tcp_recv_cap(const struct wn_tcp_conn *c);
 
 /**
  * Orderly close (RFC 9293 §3.10.4): FIN after queued data. The connection lives until its
