@@ -139,6 +139,7 @@ tcp_closed(struct wn_tcp_conn *tc, void *arg, enum wn_tcp_close_reason why)
 	s->tcp = NULL;
 	s->gone = true;
 	s->tx_ok = false;
+	wn_mpa_zc_close(s); /* TCP dropped its references: the message's token goes */
 	wn_mpa_update_ready(s);
 	wn_mpa_up_event(s, &ev); /* freed later (poll): callers up the stack may still hold it */
 	wn_mpa_stream_maybe_dead(s);
@@ -147,6 +148,7 @@ tcp_closed(struct wn_tcp_conn *tc, void *arg, enum wn_tcp_close_reason why)
 static const struct wn_tcp_cb stream_cb = {
 	.established = tcp_established,
 	.recv = wn_mpa_rx_recv,
+	.recv_seg = wn_mpa_rx_seg,
 	.recv_ooo = wn_mpa_ooo_recv,
 	.eof = wn_mpa_rx_eof,
 	.sent = wn_mpa_zc_sent,
@@ -467,8 +469,9 @@ wn_mpa_tcp_create(const struct wn_mpa_tcp_conf *conf)
 	int rc;
 
 	if (conf == NULL || conf->tcp == NULL ||
-	    (conf->zero_copy && (conf->pin == NULL || conf->unpin == NULL ||
-				 conf->index >= WN_MPA_TCP_MAX_INSTANCES))) {
+	    ((conf->zero_copy || conf->ref_tx) &&
+	     (conf->pin == NULL || conf->unpin == NULL ||
+	      conf->index >= WN_MPA_TCP_MAX_INSTANCES))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -483,11 +486,13 @@ wn_mpa_tcp_create(const struct wn_mpa_tcp_conf *conf)
 	TAILQ_INIT(&p->listeners);
 	p->now = wn_net_now_us();
 	p->last_tick = p->now;
-	if (conf->zero_copy) {
+	if (conf->zero_copy || conf->ref_tx) {
 		rc = wn_mpa_zc_init(p);
 		if (rc != 0)
-			MPA_LOG(WARNING, "no memory for zero-copy tokens (%s): zero-copy transmit "
-				"off\n", rte_strerror(-rc));
+			MPA_LOG(WARNING, "no memory for transmit tokens (%s): registered memory is "
+				"copied\n", rte_strerror(-rc));
+		p->ref = rc == 0 && conf->ref_tx;
+		p->attach = rc == 0 && conf->zero_copy;
 	}
 	return &p->base;
 }
@@ -504,6 +509,7 @@ wn_mpa_tcp_free(struct wn_llp_proto *bp)
 		s->released = true;
 		if (s->tcp != NULL)
 			wn_tcp_abort(s->tcp);
+		wn_mpa_zc_close(s);
 	}
 	while ((s = TAILQ_FIRST(&p->streams)) != NULL)
 		stream_free(s);
@@ -515,7 +521,7 @@ wn_mpa_tcp_free(struct wn_llp_proto *bp)
 bool
 wn_mpa_tcp_zero_copy(const struct wn_llp_proto *bp)
 {
-	return ((const struct mpa_proto *)bp)->zc_done != NULL;
+	return ((const struct mpa_proto *)bp)->attach;
 }
 
 uint32_t

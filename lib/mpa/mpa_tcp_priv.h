@@ -20,7 +20,7 @@ extern int wn_mpa_logtype;
 
 /* Startup timers and deferred frees run at most this often. */
 #define TICK_US 1000u
-/* Tokens (FPDUs in flight zero-copy) of the whole process. */
+/* Tokens (messages referenced, by reference or zero-copy) of the whole process. */
 #define ZC_TOKENS 65535
 /* Gather pieces of one FPDU (length, header, payload pieces split by Markers, PAD, CRC). */
 #define ZC_SG_MAX 64
@@ -30,21 +30,26 @@ extern int wn_mpa_logtype;
 struct mpa_stream;
 
 /*
- * One zero-copy FPDU: TCP's reference and one per mbuf count in @c sh. Its WQE is released
- * once TCP's SND.UNA passes the FPDU (the peer has it: the NIC is done reading it for that
- * transmission), its region pins only when the last reference goes: a NIC's PMD may keep a
- * transmitted mbuf until it needs the descriptor again (virtio, e1000), and a retransmission
- * still queued for octets already ACKed is discarded by the peer's TCP whatever it carries.
+ * One message whose FPDUs TCP references (by reference or zero-copy): MPA's reference while it
+ * is open (more FPDUs may follow), TCP's per record and one per mbuf count in @c sh. Its WQE is
+ * released once TCP's SND.UNA passes its last FPDU (the peer has it: a NIC is done reading it
+ * for that transmission), its region pins only when the last reference goes: a NIC's PMD may
+ * keep a transmitted mbuf until it needs the descriptor again (virtio, e1000), and a
+ * retransmission still queued for octets already ACKed is discarded by the peer's TCP whatever
+ * it carries.
  */
 struct mpa_zc {
 	struct rte_mbuf_ext_shared_info sh;
 	struct rte_ring *done;      /* the owning instance's ring */
 	struct mpa_stream *s;
 	TAILQ_ENTRY(mpa_zc) q;      /* in s->zc_acks while @c queued */
-	uint32_t end_seq;           /* TCP sequence number after the FPDU */
-	bool queued;                /* waits in s->zc_acks for its ACK */
+	uint32_t end_seq;           /* TCP sequence number after its last FPDU so far */
 	uint32_t wqe;
+	uint8_t src;                /* enum wn_llp_src of the message */
+	bool attach;                /* zero-copy: attached to mbufs (else copied into them) */
+	bool queued;                /* waits in s->zc_acks for its ACK */
 	bool held;                  /* the owner holds WQE @c wqe's completion */
+	bool used;                  /* TCP took an FPDU of it (counted in tokens) */
 	uint8_t n_pins;
 	uint32_t pins[WN_LLP_MAX_IOV];
 };
@@ -61,7 +66,9 @@ struct mpa_proto {
 	TAILQ_HEAD(, mpa_stream) startup, dead;
 	TAILQ_HEAD(, mpa_listener) listeners;
 	uint32_t n_streams;
-	struct rte_ring *zc_done;   /* NULL: zero-copy off */
+	struct rte_ring *zc_done;   /* tokens' ring; NULL: nothing is referenced (all copied) */
+	bool ref;                   /* registered memory by reference (conf.ref_tx) */
+	bool attach;                /* ... or zero-copy (conf.zero_copy) */
 	uint64_t now, last_tick;
 };
 
@@ -99,7 +106,8 @@ struct mpa_stream {
 	struct wn_mpa_gather ooo;
 	uint8_t *txbuf;             /* one FPDU being framed */
 	uint32_t txcap;
-	uint32_t zc_out;            /* zero-copy tokens not back yet (freed only at 0) */
+	uint32_t zc_out;            /* tokens not back yet (freed only at 0) */
+	struct mpa_zc *tx_tok;      /* the open token: its message's FPDUs so far */
 	TAILQ_HEAD(, mpa_zc) zc_acks; /* held tokens in send order, until SND.UNA passes them */
 	uint64_t tx_ulpdus;
 };
@@ -142,6 +150,7 @@ bool wn_mpa_enh_unanswered(const struct mpa_stream *s);
 int wn_mpa_rx_ulpdu(void *arg, const uint8_t *ulpdu, uint16_t len, enum wn_mpa_err verdict);
 void wn_mpa_rx_input(struct mpa_stream *s);
 void wn_mpa_rx_recv(struct wn_tcp_conn *tc, void *arg);
+uint32_t wn_mpa_rx_seg(struct wn_tcp_conn *tc, void *arg, const uint8_t *data, uint32_t len);
 void wn_mpa_rx_eof(struct wn_tcp_conn *tc, void *arg);
 int wn_mpa_rx_resume(struct wn_llp *l);
 
@@ -155,7 +164,8 @@ int wn_mpa_tx_send(struct wn_llp *l, const struct wn_llp_ulpdu *u);
 /* mpa_tcp_zc.c */
 void wn_mpa_zc_sent(struct wn_tcp_conn *tc, void *arg, uint32_t acked);
 unsigned int wn_mpa_zc_poll(struct mpa_proto *p);
-int wn_mpa_zc_send(struct mpa_stream *s, const struct wn_llp_ulpdu *u);
+int wn_mpa_zc_send(struct mpa_stream *s, const struct wn_llp_ulpdu *u, bool attach);
+void wn_mpa_zc_close(struct mpa_stream *s);
 int wn_mpa_zc_init(struct mpa_proto *p);
 
 #endif /* MPA_TCP_PRIV_H */

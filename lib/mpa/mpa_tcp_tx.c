@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPA over TCP: transmit. Each ULPDU is framed into an FPDU (PAD, Markers, CRC32c) and
- * appended to TCP as one record.
+ * MPA over TCP: transmit. Each ULPDU is one FPDU (PAD, Markers, CRC32c) appended to TCP as one
+ * record: by reference or zero-copy when its payload is registered memory (mpa_tcp_zc.c),
+ * else framed into the stream's staging buffer and copied.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,28 +43,67 @@ tx_copy(struct mpa_stream *s, const struct wn_llp_ulpdu *u)
 	return 0;
 }
 
-/* The lib/llp send operation: zero-copy when possible, else copied. */
+/* Why a payload is copied (struct wn_llp_stats copy_*): @p why is the refused reference's. */
+static void
+count_copy(struct mpa_proto *p, const struct wn_llp_ulpdu *u, int why)
+{
+	if (u->src == WN_LLP_SRC_NONE)
+		p->base.st.copy_inline++;
+	else if (why == -ENOSPC || (p->zc_done == NULL && (p->c.ref_tx || p->c.zero_copy)))
+		p->base.st.copy_no_token++;
+	else if (why == -EPERM)
+		p->base.st.copy_unpinned++;
+	else if (!p->ref)
+		p->base.st.copy_staged++;
+	else if (u->msg_len < p->c.ref_min)
+		p->base.st.copy_small++;
+	else
+		p->base.st.copy_other++; /* TCP refused it, or outside Full Operation */
+}
+
+/*
+ * The lib/llp send operation. A payload of registered memory goes by reference (TCP copies
+ * it once into each segment) or zero-copy; anything else, or when that is refused, is
+ * framed into the staging buffer and copied into TCP.
+ */
 int
 wn_mpa_tx_send(struct wn_llp *l, const struct wn_llp_ulpdu *u)
 {
 	struct mpa_stream *s = mpa_stream_of(l);
 	struct mpa_proto *p = s->p;
-	int ret;
+	int ret = -ENOTSUP;
 
 	if (!l->tx_ready) {
 		p->base.st.tx_again++;
 		return -EAGAIN;
 	}
-	if (p->zc_done != NULL && u->src != WN_LLP_SRC_NONE && u->n_iov > 0 &&
-	    u->msg_len >= p->c.zero_copy_min && wn_mpa_conn_state(&s->mpa) == WN_MPA_CONN_FULL &&
-	    wn_mpa_conn_tx_allowed(&s->mpa)) {
-		ret = wn_mpa_zc_send(s, u);
-		if (ret != -ENOTSUP)
-			goto out;
-		p->base.st.zc_fallback++; /* this FPDU cannot go zero-copy: copy it */
+	if (u->n_iov > 0 && u->src != WN_LLP_SRC_NONE && p->zc_done != NULL &&
+	    wn_mpa_conn_state(&s->mpa) == WN_MPA_CONN_FULL && wn_mpa_conn_tx_allowed(&s->mpa)) {
+		const struct wn_mpa_params *mp = wn_mpa_conn_params(&s->mpa);
+		bool attach = p->attach && u->msg_len >= p->c.zero_copy_min;
+
+		if (!attach && u->msg_len < p->c.ref_min)
+			goto copy;
+		/* no room for it: say so before a token is taken */
+		if (wn_mpa_fpdu_wire_len(s->mpa.tx_next, mp->tx.seq_start, mp->tx.markers,
+					 u->len) > wn_tcp_send_space(s->tcp)) {
+			p->base.st.tx_again++;
+			return -EAGAIN;
+		}
+		if (attach) {
+			ret = wn_mpa_zc_send(s, u, true);
+			if (ret < 0 && ret != -EAGAIN)
+				p->base.st.zc_fallback++; /* this FPDU cannot go zero-copy */
+		}
+		if (ret < 0 && ret != -EAGAIN && p->ref && u->msg_len >= p->c.ref_min)
+			ret = wn_mpa_zc_send(s, u, false);
 	}
-	ret = tx_copy(s, u);
-out:
+copy:
+	if (ret < 0 && ret != -EAGAIN) {
+		if (u->n_iov > 0)
+			count_copy(p, u, ret);
+		ret = tx_copy(s, u);
+	}
 	if (ret == -EAGAIN) {
 		p->base.st.tx_again++;
 		return ret;
