@@ -118,8 +118,8 @@ gather(struct wn_rnic_qp *qp, uint32_t off, uint32_t len, struct wn_llp_ulpdu *u
 		}
 		skip = off - pos;
 		take = RTE_MIN(l - skip, len);
-		v = wn_mem_check(qp->c.mem, sge[i].lkey, sge[i].addr + skip, take,
-				 WN_MEM_ACCESS_LOCAL_READ, qp->c.pd, qp->c.qpn, &host);
+		v = wn_mem_check_cached(qp->c.mem, &qp->tx_mem, sge[i].lkey, sge[i].addr + skip,
+					take, WN_MEM_ACCESS_LOCAL_READ, qp->c.pd, qp->c.qpn, &host);
 		if (v != WN_MEM_OK)
 			return v;
 		u->iov[u->n_iov].base = host;
