@@ -176,6 +176,8 @@ wn_tcp_ctx_free(struct wn_tcp_ctx *ctx)
 	}
 	for (uint32_t i = 0; i < ctx->txq_len; i++)
 		rte_pktmbuf_free(ctx->txq[(ctx->txq_head + i) % ctx->txq_cap]);
+	if (ctx->mcache_n > 0)
+		rte_pktmbuf_free_bulk(ctx->mcache, ctx->mcache_n);
 	rte_hash_free(ctx->hash);
 	rte_free(ctx->conns);
 	rte_free(ctx->listeners);

@@ -103,6 +103,59 @@ cksum_rx_flag(const struct rte_mbuf *m)
 	return -1;
 }
 
+/*
+ * The common segment: IPv4 that lib/net checked (header, length, our address) and whose TCP
+ * checksum it found good, the headers in the first mbuf, options none or timestamps alone in
+ * RFC 7323 Appendix A's layout. @return 0 when it was one (@p s filled), -1 when
+ * tcp_parse() must look at it in full.
+ */
+static inline int
+parse_fast(struct rte_mbuf *m, struct tcp_seg *s)
+{
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
+	const struct rte_tcp_hdr *th;
+	const uint8_t *o;
+	uint32_t l3 = m->l3_len, l4len, doff;
+
+	if (m->packet_type != (RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_TCP) ||
+	    (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD ||
+	    rte_pktmbuf_data_len(m) < l3 + TCP_HDR_LEN + TCP_TS_OPTLEN)
+		return -1;
+	th = (const struct rte_tcp_hdr *)((const uint8_t *)ip + l3);
+	doff = (uint32_t)(th->data_off >> 4) * 4;
+	o = (const uint8_t *)(th + 1);
+	l4len = rte_be_to_cpu_16(ip->total_length) - l3;
+	if ((doff != TCP_HDR_LEN + TCP_TS_OPTLEN || o[0] != TCPOPT_NOP || o[1] != TCPOPT_NOP ||
+	     o[2] != TCPOPT_TS || o[3] != 10) && doff != TCP_HDR_LEN)
+		return -1;
+	if (doff > l4len)
+		return -1;
+	s->m = m;
+	s->src.addr.family = s->dst.addr.family = WN_AF_INET;
+	s->src.addr.v4 = ip->src_addr;
+	s->dst.addr.v4 = ip->dst_addr;
+	s->src.port = rte_be_to_cpu_16(th->src_port);
+	s->dst.port = rte_be_to_cpu_16(th->dst_port);
+	s->seq = rte_be_to_cpu_32(th->sent_seq);
+	s->ack = rte_be_to_cpu_32(th->recv_ack);
+	s->wnd = rte_be_to_cpu_16(th->rx_win);
+	s->flags = th->tcp_flags & 0x3f;
+	s->off = l3 + doff;
+	s->len = l4len - doff;
+	s->has_mss = s->has_ws = s->has_sackp = false;
+	s->nsack = 0;
+	s->has_ts = doff != TCP_HDR_LEN;
+	if (s->has_ts) {
+		uint32_t v, e;
+
+		memcpy(&v, o + 4, 4);
+		memcpy(&e, o + 8, 4);
+		s->tsval = rte_be_to_cpu_32(v);
+		s->tsecr = rte_be_to_cpu_32(e);
+	}
+	return 0;
+}
+
 int
 tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s)
 {
@@ -114,6 +167,8 @@ tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s)
 	uint8_t ver;
 	int bad;
 
+	if (parse_fast(m, s) == 0)
+		return 0;
 	memset(s, 0, offsetof(struct tcp_seg, sack));
 	s->m = m;
 	first = rte_pktmbuf_read(m, 0, 1, ipbuf);
@@ -1078,12 +1133,59 @@ seq_acceptable(const struct wn_tcp_conn *c, const struct tcp_seg *s, uint32_t se
 	       (SEQ_LEQ(nxt, s->seq + seglen - 1) && SEQ_LT(s->seq + seglen - 1, nxt + w));
 }
 
+/*
+ * Header prediction (RFC 9293 §3.10.7.4 taken in the order of Van Jacobson's fast path):
+ * an ESTABLISHED connection receives the next in-order segment, ACK (and PSH) only, its
+ * timestamp not older, no SACK blocks, the same window, while nothing is out of order or in
+ * recovery on either side. Every check conn_input() would make then passes, so only its
+ * effects remain: TS.Recent, a new ACK, the window's wl1/wl2, the data. @return false when
+ * the segment is not such a one (conn_input() takes it).
+ */
+static bool
+conn_input_fast(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	uint32_t wnd = (uint32_t)s->wnd << c->snd.wscale, before;
+
+	if (c->state != WN_TCP_ESTABLISHED || (s->flags & ~TH_PSH) != TH_ACK ||
+	    s->seq != c->rcv.nxt || s->nsack != 0 || c->ts_ok != s->has_ts ||
+	    (c->ts_ok && SEQ_LT(s->tsval, c->ts_recent)) || wnd != c->snd.wnd ||
+	    c->nooo != 0 || c->dsack.start != c->dsack.end || c->in_recovery ||
+	    c->dupacks != 0 || c->tlp_out || c->rto_eifel || c->nsb != 0 ||
+	    (c->flags & CF_FIN_RCVD) ||
+	    SEQ_LT(s->ack, c->snd.una) || SEQ_GT(s->ack, c->snd.max) ||
+	    s->len > tcp_rcv_window(c) || (s->ack == c->snd.una && s->len == 0))
+		return false;
+	/* RFC 7323 §4.3 */
+	if (c->ts_ok && SEQ_LEQ(s->seq, c->rcv.last_ack_sent))
+		c->ts_recent = s->tsval;
+	if (SEQ_GT(s->ack, c->snd.una)) {
+		new_ack(c, s);
+		if (c->flags & CF_DEAD)
+			return true;
+	}
+	/* RFC 9293 §3.10.7.4 window update rule: SND.WND is unchanged, its reference moves */
+	if (SEQ_LT(c->snd.wl1, s->seq) || (c->snd.wl1 == s->seq && SEQ_LEQ(c->snd.wl2, s->ack))) {
+		c->snd.wl1 = s->seq;
+		c->snd.wl2 = s->ack;
+	}
+	if (s->len == 0)
+		return true;
+	before = c->rlen;
+	data_input(c, s);
+	if (c->rlen != before && !(c->flags & CF_DEAD) && c->cb != NULL && c->cb->recv != NULL)
+		c->cb->recv(c, c->arg);
+	return true;
+}
+
 static void
 conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 	uint32_t seglen = s->len + !!(s->flags & TH_SYN) + !!(s->flags & TH_FIN);
 	bool had_data;
+
+	if (conn_input_fast(c, s))
+		return;
 
 	if (c->state == WN_TCP_SYN_SENT) {
 		syn_sent_input(c, s);

@@ -53,6 +53,18 @@ tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m)
 	ctx->txq_len++;
 }
 
+/* A segment's mbuf, from a few taken from the pool at a time. */
+static inline struct rte_mbuf *
+tcp_mbuf_alloc(struct wn_tcp_ctx *ctx)
+{
+	if (ctx->mcache_n == 0) {
+		if (rte_pktmbuf_alloc_bulk(ctx->conf.pool, ctx->mcache, TCP_MCACHE) != 0)
+			return rte_pktmbuf_alloc(ctx->conf.pool);
+		ctx->mcache_n = TCP_MCACHE;
+	}
+	return ctx->mcache[--ctx->mcache_n];
+}
+
 /* Index (from rec_head) of the first record whose end is above @p seq. */
 static uint32_t
 rec_find(struct wn_tcp_conn *c, uint32_t seq)
@@ -353,8 +365,16 @@ seg_crc(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint32_t crc)
 static void
 sbuf_poke4(struct wn_tcp_conn *c, uint32_t seq, const uint8_t *v)
 {
-	for (unsigned int k = 0; k < 4; k++)
-		c->sbuf[(c->shead + (seq + k - c->sbase)) % c->scap] = v[k];
+	uint32_t pos = c->shead + (seq - c->sbase);
+
+	if (pos >= c->scap)
+		pos -= c->scap;
+	if (pos + 4 <= c->scap) {
+		memcpy(c->sbuf + pos, v, 4);
+		return;
+	}
+	for (unsigned int k = 0; k < 4; k++, pos++)
+		c->sbuf[pos < c->scap ? pos : pos - c->scap] = v[k];
 }
 
 /* Most records whose CRC one segment computes over its own octets. */
@@ -554,7 +574,7 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 			}
 		}
 	}
-	m = rte_pktmbuf_alloc(ctx->conf.pool);
+	m = tcp_mbuf_alloc(ctx);
 	if (m == NULL) {
 		ctx->st.tx_drop_nombuf++;
 		return -ENOBUFS;

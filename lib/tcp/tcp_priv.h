@@ -63,6 +63,7 @@
 #define TCP_COOKIE_PERIOD_US 60000000ull /* the cookie clock ticks once a minute */
 #define TCP_COOKIE_AGE 2          /* a cookie is good for the minute it was made and the next */
 #define TCP_COOKIE_TS_BITS 6      /* TSval low bits carrying wscale (4) and SACK (1) */
+#define TCP_MCACHE 16             /* mbufs a context takes from its pool at a time */
 
 struct seq_range {
 	uint32_t start, end; /* [start, end) */
@@ -276,6 +277,9 @@ struct wn_tcp_ctx {
 	uint32_t chal_count;        /* challenge ACKs sent in it */
 	uint32_t seg_room;          /* largest TCP header+payload an mbuf of the pool holds */
 	uint64_t cookie_sent_at;    /* when a SYN cookie was last sent (0: never) */
+	/* mbufs taken from the pool in bulk for the segments to build */
+	struct rte_mbuf *mcache[TCP_MCACHE];
+	uint32_t mcache_n;
 	/* the connection of the last segment received: a burst is mostly one flow's, so most
 	 * segments need no hash lookup (checked against the segment's endpoints) */
 	struct wn_tcp_conn *last_rx;
