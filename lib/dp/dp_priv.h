@@ -78,6 +78,11 @@ extern int wn_dp_logtype;
 #define DP_TEL_QPS 64
 /* neighbour entries in a shard's telemetry snapshot */
 #define DP_TEL_NEIGH 32
+/*
+ * Messages below this many octets are copied into TCP rather than referenced: for them a
+ * copy costs less than a token, its pins and the wait for the ACK (rdma_cost.sh).
+ */
+#define DP_TX_REF_MIN 2048
 
 /** The lower layers of a shard (wn_dp::llp), by the control protocol's numbering less one. */
 enum dp_llp { DP_LLP_MPA = 0, DP_LLP_SCTP, DP_LLP_N };

@@ -26,13 +26,16 @@ dma_region_ok(const struct wn_dp_dma_map *d, uint32_t stag)
 	return d->usable && i < d->cap && __atomic_load_n(&d->gen[i], __ATOMIC_ACQUIRE) != 0;
 }
 
-/* A region pinned while an mbuf sends it in place; for a NIC, only if it is DMA-mapped. */
+/*
+ * A region pinned while TCP references it (and an mbuf sends it in place, @p dma: for a NIC
+ * only if it is DMA-mapped).
+ */
 static int
-pin(void *arg, uint32_t stag)
+pin(void *arg, uint32_t stag, bool dma)
 {
 	struct wn_dp *dp = arg;
 
-	if (!dma_region_ok(dp->c.dma, stag)) {
+	if (dma && !dma_region_ok(dp->c.dma, stag)) {
 		dp->st.zc_unmapped++;
 		return -ENOTSUP; /* copied */
 	}
@@ -87,6 +90,8 @@ dp_llp_create(struct wn_dp *dp)
 		.p2p = dp->c.p2p,
 		.rtr = dp->c.rtr,
 		.timeout_us = dp->c.mpa_timeout_us,
+		.ref_tx = !dp->c.tx_staged,
+		.ref_min = dp->c.tx_ref_min != 0 ? dp->c.tx_ref_min : DP_TX_REF_MIN,
 		.zero_copy = zc_possible(dp),
 		.zero_copy_min = dp->c.zero_copy_min,
 		.pin = pin,
@@ -235,7 +240,7 @@ dp_dma_tx_pending(struct wn_dp *dp)
 	if (dp->c.dma == NULL || !dp->c.dma->tx_cleanup)
 		return false;
 	wn_llp_stats(dp->llp[DP_LLP_MPA], &ls);
-	return ls.zc_ulpdus != ls.zc_released;
+	return ls.tokens != ls.zc_released;
 }
 
 void

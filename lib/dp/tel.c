@@ -55,10 +55,19 @@ stats_collect(struct wn_dp *dp)
 	dp->st.tx_again = ls.tx_again;
 	dp->st.zc_fpdus = ls.zc_ulpdus;
 	dp->st.zc_bytes = ls.zc_bytes;
+	dp->st.ref_fpdus = ls.ref_ulpdus;
+	dp->st.ref_bytes = ls.ref_bytes;
+	dp->st.tx_tokens = ls.tokens;
 	dp->st.zc_released = ls.zc_released;
 	dp->st.zc_fallback = ls.zc_fallback;
 	dp->st.copy_fpdus = ls.copy_ulpdus;
 	dp->st.copy_bytes = ls.copy_bytes;
+	dp->st.copy_inline = ls.copy_inline;
+	dp->st.copy_unpinned = ls.copy_unpinned;
+	dp->st.copy_no_token = ls.copy_no_token;
+	dp->st.copy_staged = ls.copy_staged;
+	dp->st.copy_small = ls.copy_small;
+	dp->st.copy_other = ls.copy_other;
 }
 
 void
@@ -154,12 +163,21 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(handoff_drop);
 	ADD(zc_fpdus);
 	ADD(zc_bytes);
+	ADD(ref_fpdus);
+	ADD(ref_bytes);
+	ADD(tx_tokens);
 	ADD(zc_released);
 	ADD(zc_fallback);
 	ADD(zc_unmapped);
 	ADD(tx_reclaimed);
 	ADD(copy_fpdus);
 	ADD(copy_bytes);
+	ADD(copy_inline);
+	ADD(copy_unpinned);
+	ADD(copy_no_token);
+	ADD(copy_staged);
+	ADD(copy_small);
+	ADD(copy_other);
 	ADD(mr_dereg_deferred);
 	ADD(mr_dereg_waiting);
 	ADD(loopback_copies);
@@ -258,14 +276,23 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, handoff_drop);
 	TEL_U64(d, s, zc_fpdus);
 	TEL_U64(d, s, zc_bytes);
+	TEL_U64(d, s, ref_fpdus);
+	TEL_U64(d, s, ref_bytes);
+	TEL_U64(d, s, tx_tokens);
 	TEL_U64(d, s, zc_released);
-	/* zero-copy FPDUs still referenced (TCP or an mbuf): 0 once everything is reclaimed */
-	wn_tel_dict_u64(d, "zc_inflight", s->zc_fpdus - s->zc_released);
+	/* messages still referenced (TCP or an mbuf): 0 once everything is reclaimed */
+	wn_tel_dict_u64(d, "zc_inflight", s->tx_tokens - s->zc_released);
 	TEL_U64(d, s, zc_fallback);
 	TEL_U64(d, s, zc_unmapped);
 	TEL_U64(d, s, tx_reclaimed);
 	TEL_U64(d, s, copy_fpdus);
 	TEL_U64(d, s, copy_bytes);
+	TEL_U64(d, s, copy_inline);
+	TEL_U64(d, s, copy_unpinned);
+	TEL_U64(d, s, copy_no_token);
+	TEL_U64(d, s, copy_staged);
+	TEL_U64(d, s, copy_small);
+	TEL_U64(d, s, copy_other);
 	TEL_U64(d, s, mr_dereg_deferred);
 	TEL_U64(d, s, mr_dereg_waiting);
 	TEL_U64(d, s, loopback_copies);

@@ -128,6 +128,13 @@ struct wn_dp_conf {
 	uint8_t llp;                  /**< lower layer of connections whose client chose none:
 				       *   WN_CTL_LLP_MPA or WN_CTL_LLP_SCTP (0: MPA) */
 	bool rfc7306;
+	/**
+	 * Frame every FPDU through a staging buffer into TCP's send buffer (three copies of the
+	 * payload). Off (the default): registered memory is referenced by TCP and copied once
+	 * into each segment, its CRC32c computed over that copy.
+	 */
+	bool tx_staged;
+	uint32_t tx_ref_min;          /**< ... messages below this are copied (0: 2048) */
 	bool zero_copy_tx;            /**< send registered memory in place (port: MULTI_SEGS) */
 	/**
 	 * Client regions DMA-mapped for the port's device (lib/node). A port that DMAs sends
@@ -189,15 +196,21 @@ struct wn_dp_stats {
 	uint64_t handoff_tx;         /**< frames steered to another lcore */
 	uint64_t handoff_rx;         /**< frames steered here by another lcore */
 	uint64_t handoff_drop;       /**< handoff ring full or no mbuf for a copy */
-	uint64_t zc_fpdus;           /**< FPDUs sent zero-copy (payload referenced) */
+	uint64_t zc_fpdus;           /**< FPDUs sent zero-copy (payload attached to mbufs) */
 	uint64_t zc_bytes;           /**< ... their payload octets */
+	uint64_t ref_fpdus;          /**< FPDUs whose payload TCP references and copies once
+				      *   into each segment (the default transmit) */
+	uint64_t ref_bytes;          /**< ... their payload octets */
+	uint64_t tx_tokens;          /**< messages sent by reference or zero-copy */
 	uint64_t zc_released;        /**< ... whose references all went (ACKed + mbufs freed) */
-	uint64_t zc_fallback;        /**< zero-copy FPDUs copied instead (no token, a window,
+	uint64_t zc_fallback;        /**< zero-copy FPDUs not sent zero-copy (no token, a window,
 				      *   a region not DMA-mapped) */
 	uint64_t zc_unmapped;        /**< ... of them because a region was not DMA-mapped */
 	uint64_t tx_reclaimed;       /**< mbufs a NIC had sent, freed by the tick (zero-copy) */
 	uint64_t copy_fpdus;         /**< FPDUs framed by copying (payload included) */
 	uint64_t copy_bytes;         /**< ... their payload octets */
+	/* why a payload was copied, one per such FPDU (struct wn_llp_stats copy_*) */
+	uint64_t copy_inline, copy_unpinned, copy_no_token, copy_staged, copy_small, copy_other;
 	uint64_t mr_dereg_deferred;  /**< MR deregistrations that waited for zero-copy pins */
 	uint64_t mr_dereg_waiting;   /**< ... still waiting (gauge, shard 0) */
 	uint64_t loopback_copies;    /**< zero-copy chains copied for the loopback path */

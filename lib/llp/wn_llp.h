@@ -67,6 +67,12 @@ struct wn_llp_ulpdu {
 	uint16_t n_iov;
 	uint32_t len;     /**< hdr_len + payload octets */
 	uint8_t src;      /**< enum wn_llp_src */
+	/**
+	 * The last ULPDU of its message with a payload of registered memory (WN_LLP_SRC_SQ or
+	 * WN_LLP_SRC_RESP): a lower layer that references the message's memory until the peer
+	 * has it counts one hold (WN_LLP_TX_HELD) per message and closes it here.
+	 */
+	uint8_t last;
 	uint32_t wqe;     /**< SQ index of the WQE (WN_LLP_SRC_SQ) */
 	uint32_t msg_len; /**< payload octets of the whole message this ULPDU is part of */
 	struct {
@@ -79,7 +85,9 @@ struct wn_llp_ulpdu {
 /**
  * Return value of wn_llp_send(): the ULPDU was taken and its payload (registered memory of SQ
  * WQE @c wqe) is referenced, not copied; struct wn_llp_up @c tx_release reports when the
- * transport is done with it.
+ * transport is done with it. A lower layer may reference a whole message under one hold: it
+ * returns WN_LLP_TX_HELD for the first ULPDU it references and 0 for the ones that follow
+ * (up to @c last), and releases the message once.
  */
 #define WN_LLP_TX_HELD 1
 
@@ -256,12 +264,23 @@ struct wn_llp_stats {
 	uint64_t tx_again;      /**< sends refused for room (-EAGAIN) */
 	uint64_t errors;        /**< setup or Full Operation protocol errors */
 	uint64_t crc_errors;    /**< ... of them CRC errors */
-	uint64_t zc_ulpdus;     /**< ULPDUs sent zero-copy (payload referenced) */
+	uint64_t zc_ulpdus;     /**< ULPDUs sent zero-copy (payload attached to the mbufs) */
 	uint64_t zc_bytes;      /**< ... their payload octets */
+	uint64_t ref_ulpdus;    /**< ULPDUs whose payload the transport references and copies
+				 *   once into each segment (MPA/TCP's default) */
+	uint64_t ref_bytes;     /**< ... their payload octets */
+	uint64_t tokens;        /**< messages referenced (zero-copy or by reference) */
 	uint64_t zc_released;   /**< ... whose references all went */
-	uint64_t zc_fallback;   /**< zero-copy candidates copied instead */
-	uint64_t copy_ulpdus;   /**< ULPDUs with a payload sent by copying */
+	uint64_t zc_fallback;   /**< zero-copy candidates not sent zero-copy */
+	uint64_t copy_ulpdus;   /**< ULPDUs with a payload copied into the transport's buffers */
 	uint64_t copy_bytes;    /**< ... their payload octets */
+	/* why a payload was copied (one of these per copied ULPDU with a payload) */
+	uint64_t copy_inline;   /**< the payload is the engine's (inline data) */
+	uint64_t copy_unpinned; /**< a region could not be pinned (a window: its MR owns it) */
+	uint64_t copy_no_token; /**< no token free */
+	uint64_t copy_staged;   /**< staging is configured (or the transport copies always) */
+	uint64_t copy_small;    /**< the message is short: copying it costs less */
+	uint64_t copy_other;    /**< the transport refused the reference (no room for it) */
 };
 
 /** One implementation. Every member is required unless marked optional. */

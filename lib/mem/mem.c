@@ -413,6 +413,51 @@ wn_mem_check(const struct wn_mem_table *t, uint32_t stag, uint64_t to, uint64_t 
 	return v;
 }
 
+enum wn_mem_verdict
+wn_mem_check_cached(const struct wn_mem_table *t, struct wn_mem_cached *c, uint32_t stag,
+		    uint64_t to, uint64_t len, uint32_t access, uint32_t pd, uint32_t qp,
+		    uint8_t **host)
+{
+	const struct entry *e = c->e;
+	enum wn_mem_verdict v;
+	struct snap s;
+	uint32_t sn;
+
+	if (e != NULL && c->stag == stag && c->access == access && c->pd == pd && c->qp == qp &&
+	    __atomic_load_n(&e->lock.count.sn, __ATOMIC_ACQUIRE) == c->sn) {
+		/* the entry is as it was when it passed: only the range is new (RFC 5041 §7.1) */
+		if ((len != 0 && len - 1 > UINT64_MAX - to) || to < c->base ||
+		    to - c->base > c->len || len > c->len - (to - c->base))
+			return wn_mem_check(t, stag, to, len, access, pd, qp, host);
+		if (host != NULL)
+			*host = c->host + (to - c->base);
+		return WN_MEM_OK;
+	}
+	e = entry_of(t, stag);
+	if (e == NULL)
+		return WN_MEM_E_INVALID_STAG;
+	do {
+		sn = rte_seqlock_read_begin(&e->lock);
+		s.type = e->type;
+		s.valid = e->valid;
+		s.key = e->key;
+		s.pd = e->pd;
+		s.qp = e->qp;
+		s.access = e->access;
+		s.base = e->base;
+		s.len = e->len;
+		s.host = e->host;
+	} while (rte_seqlock_read_retry(&e->lock, sn));
+	v = snap_check(&s, stag, to, len, access, pd, qp);
+	if (v != WN_MEM_OK)
+		return v;
+	*c = (struct wn_mem_cached){ .stag = stag, .access = access, .pd = pd, .qp = qp, .sn = sn,
+				     .e = e, .base = s.base, .len = s.len, .host = s.host };
+	if (host != NULL)
+		*host = s.host + (to - s.base);
+	return WN_MEM_OK;
+}
+
 struct wn_mem_term
 wn_mem_term_of(enum wn_mem_verdict v, enum wn_mem_layer layer)
 {

@@ -245,6 +245,29 @@ enum wn_mem_verdict wn_mem_check(const struct wn_mem_table *t, uint32_t stag, ui
 				 uint8_t **host);
 
 /**
+ * A region found good by wn_mem_check_cached() for one STag, access, PD and QP: the next
+ * check of the same STag only compares the region's version (it changes with every write to
+ * the entry: deregistration, invalidation, a bind) and the bounds. One per QP and direction,
+ * used by the QP's lcore; zero-initialised it holds nothing.
+ */
+struct wn_mem_cached {
+	uint32_t stag, access, pd, qp;
+	uint32_t sn;            /**< the entry's version when it was checked */
+	const void *e;          /**< the entry (NULL: nothing cached) */
+	uint64_t base, len;
+	uint8_t *host;
+};
+
+/**
+ * wn_mem_check() for a STag checked before into @p c: the same verdict, computed from @p c
+ * while its entry is unchanged, else checked again (and @p c refilled when it passes).
+ * Dataplane, the lcore owning @p c.
+ */
+enum wn_mem_verdict wn_mem_check_cached(const struct wn_mem_table *t, struct wn_mem_cached *c,
+					uint32_t stag, uint64_t to, uint64_t len, uint32_t access,
+					uint32_t pd, uint32_t qp, uint8_t **host);
+
+/**
  * wn_mem_check() with the Terminate cause of a failure as seen by @p layer.
  * @return the host address, or NULL with @p term filled. Dataplane, any lcore.
  */

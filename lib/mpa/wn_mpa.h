@@ -262,6 +262,43 @@ const struct wn_mpa_frame *wn_mpa_conn_peer_frame(const struct wn_mpa_conn *c);
 bool wn_mpa_conn_tx_allowed(const struct wn_mpa_conn *c);
 
 /**
+ * Full Operation receive in place: may the caller take whole FPDUs where they lie
+ * (wn_mpa_fpdu_view() over the ordered octets, from wn_mpa_conn_rx_seq() on) instead of
+ * feeding them to wn_mpa_conn_input()? True between two FPDUs of a healthy receive half,
+ * once its first FPDU went through wn_mpa_conn_input() (the RTR check and the responder's
+ * fencing, RFC 6581 §9.2, RFC 5044 §7.1.2). An FPDU whose view is not WN_MPA_ERR_NONE is
+ * fed to wn_mpa_conn_input(), which reports it. Thread safety: as @p c.
+ */
+static inline bool
+wn_mpa_conn_rx_inplace(const struct wn_mpa_conn *c)
+{
+	return c->state == WN_MPA_CONN_FULL && c->error == WN_MPA_ERR_NONE && c->fpdus_rx > 0 &&
+	       wn_mpa_deframer_at_boundary(&c->rx);
+}
+
+/** @return the sequence number of the next FPDU in place (see wn_mpa_conn_rx_inplace()). */
+static inline uint32_t
+wn_mpa_conn_rx_seq(const struct wn_mpa_conn *c)
+{
+	return wn_mpa_deframer_seq(&c->rx);
+}
+
+/** @return the receive half's framing (SeqStart, Markers, CRC; Marker checks on). */
+static inline struct wn_mpa_deframer_cfg
+wn_mpa_conn_rx_cfg(const struct wn_mpa_conn *c)
+{
+	return c->rx.cfg;
+}
+
+/** One FPDU of @p wire_len octets was taken in place and found good: count it, go past it. */
+static inline void
+wn_mpa_conn_rx_taken(struct wn_mpa_conn *c, uint32_t wire_len)
+{
+	wn_mpa_deframer_skip(&c->rx, wire_len);
+	c->fpdus_rx++;
+}
+
+/**
  * Build the next FPDU of this connection from @p iov with the negotiated
  * Markers/CRC at the next transmit sequence number, and advance it.
  * @return wire length, -EAGAIN (not allowed yet, or startup octets still

@@ -12,11 +12,16 @@
  *  - Full Operation: TCP in record mode, so every segment starts on an FPDU boundary and
  *    keeps it on retransmission (RFC 5044 Appendix A); received FPDUs deframed (CRC,
  *    Markers) and each ULPDU handed up whole once its CRC is verified (RFC 5044 §4.4, §8);
- *  - transmit: each ULPDU framed (PAD, Markers, CRC32c) and appended to TCP as one record,
- *    by copying, or — with zero-copy on and a message of at least zero_copy_min octets of
- *    registered memory — described by wn_mpa_fpdu_gather() with the payload referenced in
- *    place (wn_tcp_send_record_ext); one token per such FPDU pins its regions (conf.pin)
- *    until TCP's ACK and the last mbuf free, then the stream's tx_release upcall runs;
+ *  - transmit: each ULPDU is one FPDU (PAD, Markers, CRC32c) appended to TCP as one record.
+ *    A payload of registered memory is described by wn_mpa_fpdu_gather() and referenced
+ *    where it lives, not copied into TCP: by default (ref_tx) TCP copies it once into each
+ *    segment that carries it and computes the CRC32c over that copy (WN_TCP_REC_COPY,
+ *    WN_TCP_REC_CRC32C); with zero-copy on, a message of at least zero_copy_min octets is
+ *    attached to the segments' mbufs instead. One token per message pins its regions
+ *    (conf.pin) until TCP's ACK of its last FPDU and the last mbuf are done, then the
+ *    stream's tx_release upcall runs once for it. Everything else (inline data, a region
+ *    that cannot be pinned, ref_tx off) is framed into a staging buffer and copied into
+ *    TCP's send buffer; the counters say why (struct wn_llp_stats copy_*);
  *  - errors: an MPA error in Full Operation is reported as an ERROR event with
  *    send_terminate (Layer LLP, EType MPA, RFC 5044 §8 code) and the transmit direction
  *    stays usable for that Terminate; setup errors reset the connection.
@@ -52,16 +57,20 @@ struct wn_mpa_tcp_conf {
 	bool p2p;                  /**< initiator: ask for peer-to-peer mode */
 	uint8_t rtr;               /**< RTR types offered (initiator) / accepted (responder) */
 	uint32_t timeout_us;       /**< startup timeout; 0 = WN_MPA_STARTUP_TIMEOUT_US */
-	/* zero-copy transmit */
+	/* transmit of registered memory */
+	bool ref_tx;               /**< referenced by TCP, copied once into each segment */
+	uint32_t ref_min;          /**< ... for messages of at least this many octets (smaller
+				    *   ones are copied: a copy costs less than a token then) */
 	bool zero_copy;            /**< send registered memory in place (the port sends chains
 				    *   and reaches client memory by virtual address) */
 	uint32_t zero_copy_min;    /**< ... for messages of at least this many octets */
 	/**
-	 * Pin the region behind STag @p stag while an mbuf references it. @return 0, or
-	 * non-zero when it cannot be pinned (a window: the FPDU is copied). Required with
-	 * zero_copy.
+	 * Pin the region behind STag @p stag while TCP or an mbuf references it; @p dma: for an
+	 * mbuf the port's device reads (zero-copy). @return 0, or non-zero when it cannot be
+	 * pinned (a window; not mapped for the device): the FPDU is copied. Required with
+	 * ref_tx or zero_copy.
 	 */
-	int (*pin)(void *arg, uint32_t stag);
+	int (*pin)(void *arg, uint32_t stag, bool dma);
 	void (*unpin)(void *arg, uint32_t stag);
 	void *pin_arg;
 	/**
@@ -74,9 +83,10 @@ struct wn_mpa_tcp_conf {
 
 /**
  * Create an instance.
- * @return its wn_llp_proto, or NULL with errno EINVAL (no TCP context; zero-copy without pin
- *   callbacks or index out of range) or ENOMEM. Zero-copy is turned off (with a log line)
- *   when its token pool or ring cannot be had; wn_mpa_tcp_zero_copy() tells. Any thread.
+ * @return its wn_llp_proto, or NULL with errno EINVAL (no TCP context; ref_tx or zero-copy
+ *   without pin callbacks or index out of range) or ENOMEM. Both are turned off (with a log
+ *   line) when the token pool or ring cannot be had; wn_mpa_tcp_zero_copy() tells. Any
+ *   thread.
  */
 struct wn_llp_proto *wn_mpa_tcp_create(const struct wn_mpa_tcp_conf *conf);
 

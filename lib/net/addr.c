@@ -11,16 +11,6 @@
 #include "net_priv.h"
 #include "wn_net.h"
 
-bool
-wn_ip_addr_eq(const struct wn_ip_addr *a, const struct wn_ip_addr *b)
-{
-	if (a->family != b->family)
-		return false;
-	if (a->family == WN_AF_INET)
-		return a->v4 == b->v4;
-	return memcmp(a->v6, b->v6, 16) == 0;
-}
-
 int
 wn_ip_addr_parse(const char *s, struct wn_ip_addr *addr, uint8_t *prefix)
 {

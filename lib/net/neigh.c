@@ -54,11 +54,12 @@ neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr)
 	n = &nif->neigh[pos];
 	if (n->state != NEIGH_FREE)
 		return n; /* already there */
+	nif->neigh_used++;
 	n->addr = key;
 	n->state = NEIGH_INCOMPLETE;
 	n->probes = 0;
 	n->qlen = 0;
-	n->expire = 0;
+	neigh_expire_at(nif, n, 0); /* the next scan looks at it */
 	return n;
 }
 
@@ -72,6 +73,7 @@ neigh_delete(struct wn_netif *nif, struct neigh *n)
 	}
 	rte_hash_del_key(nif->neigh_hash, &n->addr);
 	n->state = NEIGH_FREE;
+	nif->neigh_used--;
 }
 
 void
@@ -83,7 +85,7 @@ neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ether_add
 	n->mac = *mac;
 	if (n->state != NEIGH_PERMANENT) {
 		n->state = NEIGH_REACHABLE;
-		n->expire = now + nif->conf.neigh_reachable_us;
+		neigh_expire_at(nif, n, now + nif->conf.neigh_reachable_us);
 	}
 	et = n->addr.family == WN_AF_INET ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6;
 	for (uint16_t i = 0; i < n->qlen; i++)
@@ -131,11 +133,13 @@ wn_net_neigh_list(const struct wn_netif *nif, struct wn_net_neigh_info *out, uns
 {
 	unsigned int k = 0;
 
-	for (uint32_t i = 0; i < nif->conf.neigh_entries && k < max; i++) {
+	for (uint32_t i = 0, seen = 0; i < nif->conf.neigh_entries && k < max &&
+	     seen < nif->neigh_used; i++) {
 		const struct neigh *n = &nif->neigh[i];
 
 		if (n->state == NEIGH_FREE)
 			continue;
+		seen++;
 		out[k].addr = n->addr;
 		if (n->state == NEIGH_INCOMPLETE)
 			memset(&out[k].mac, 0, sizeof(out[k].mac));

@@ -59,6 +59,10 @@ struct wn_netif {
 	struct neigh *neigh;
 	struct rte_mbuf **neigh_q;
 	uint64_t next_neigh_scan;
+	/* the earliest expiry of a REACHABLE or INCOMPLETE entry (UINT64_MAX: none), so the
+	 * periodic scan of the table runs only when one may be due */
+	uint64_t neigh_due;
+	uint32_t neigh_used;        /* entries not NEIGH_FREE */
 	/* the last destination sent to and its next hop's entry: most bursts go to one peer,
 	 * so most packets need no hash lookup. Valid while the entry is resolved and still
 	 * holds last_nh_addr (a freed entry may be reused); routes changing clear it. */
@@ -89,6 +93,15 @@ const struct netif_addr *netif_addr_for(const struct wn_netif *nif, const struct
 void neigh_solicit(struct wn_netif *nif, struct neigh *n);
 
 /* neigh.c */
+/* Arm entry @p n's expiry at @p when. */
+static inline void
+neigh_expire_at(struct wn_netif *nif, struct neigh *n, uint64_t when)
+{
+	n->expire = when;
+	if (when < nif->neigh_due)
+		nif->neigh_due = when;
+}
+
 struct neigh *neigh_find(const struct wn_netif *nif, const struct wn_ip_addr *addr);
 struct neigh *neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr);
 void neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ether_addr *mac,

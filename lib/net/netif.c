@@ -361,19 +361,24 @@ wn_net_process(struct wn_netif *nif, uint64_t now)
 		rte_ip_frag_free_death_row(&nif->dr, 0);
 	}
 	nif->next_neigh_scan = now + NEIGH_SCAN_US;
+	if (now < nif->neigh_due)
+		return;
+	nif->neigh_due = UINT64_MAX;
 	for (uint32_t i = 0; i < nif->conf.neigh_entries; i++) {
 		struct neigh *n = &nif->neigh[i];
 
-		if (n->state == NEIGH_REACHABLE && now >= n->expire) {
+		if (n->state != NEIGH_REACHABLE && n->state != NEIGH_INCOMPLETE)
+			continue;
+		if (now < n->expire) {
+			nif->neigh_due = RTE_MIN(nif->neigh_due, n->expire);
+		} else if (n->state == NEIGH_REACHABLE) {
 			neigh_delete(nif, n);
-		} else if (n->state == NEIGH_INCOMPLETE && now >= n->expire) {
-			if (n->probes >= nif->conf.neigh_max_probes) {
-				/* Resolution failed: drop what waited (counted in delete). */
-				neigh_delete(nif, n);
-				continue;
-			}
+		} else if (n->probes >= nif->conf.neigh_max_probes) {
+			/* Resolution failed: drop what waited (counted in delete). */
+			neigh_delete(nif, n);
+		} else {
 			n->probes++;
-			n->expire = now + nif->conf.neigh_retrans_us;
+			neigh_expire_at(nif, n, now + nif->conf.neigh_retrans_us);
 			neigh_solicit(nif, n);
 		}
 	}

@@ -345,7 +345,7 @@ wn_net_output(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 			return -ENOBUFS;
 		}
 		n->probes = 1;
-		n->expire = now + nif->conf.neigh_retrans_us;
+		neigh_expire_at(nif, n, now + nif->conf.neigh_retrans_us);
 		neigh_solicit(nif, n);
 	}
 	/* INCOMPLETE: hold a bounded number of packets (RFC 1122 §2.3.2.2 asks for >= 1). */

@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_byteorder.h>
 #include <rte_ether.h>
@@ -68,8 +69,16 @@ wn_ip_addr_v4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 	return x;
 }
 
-/** @return true when @p a and @p b are the same family and address. */
-bool wn_ip_addr_eq(const struct wn_ip_addr *a, const struct wn_ip_addr *b);
+/** @return true when @p a and @p b are the same family and address. Pure; any thread. */
+static inline bool
+wn_ip_addr_eq(const struct wn_ip_addr *a, const struct wn_ip_addr *b)
+{
+	if (a->family != b->family)
+		return false;
+	if (a->family == WN_AF_INET)
+		return a->v4 == b->v4;
+	return memcmp(a->v6, b->v6, 16) == 0;
+}
 
 /**
  * Parse "198.18.0.1" or "2001:db8::1" (optionally followed by "/prefix").

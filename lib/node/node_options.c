@@ -33,8 +33,8 @@ enum opt_kind {
 enum {
 	O_IP = 256, O_GW, O_PORT, O_MTU, O_MBUFS, O_NOOFF, O_PCAP, O_IMPAIR, O_NETDEV,
 	O_IDLEMODE, O_IDLESPIN, O_IDLE, O_CTL, O_CTLMODE, O_CTLGROUP, O_NAME, O_MAXMR, O_MAXMRSZ,
-	O_DAEMON, O_PIDFILE, O_MAXC, O_SOCKBUF, O_ZC, O_ZCMIN, O_REV, O_MARKERS, O_NOCRC, O_NOP2P,
-	O_RTR, O_MPATO, O_RNR, O_LLP, O_CONFIG, O_HELP,
+	O_DAEMON, O_PIDFILE, O_MAXC, O_SOCKBUF, O_STAGED, O_ZC, O_ZCMIN, O_REV, O_MARKERS,
+	O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_RNR, O_LLP, O_CONFIG, O_HELP,
 };
 
 /* One option. @form is the value's form for --help and for error messages (NULL: a flag). */
@@ -120,7 +120,11 @@ static const struct opt opts[] = {
 	NUM("sockbuf", O_SOCKBUF, "BYTES", NULL,
 	    "TCP send and receive buffer per connection (default 1048576)", 16384, 64u << 20,
 	    dp.sockbuf, 1, 0),
-	SPECIAL("zero-copy-tx", O_ZC, "on|off", "Transmit",
+	SPECIAL("tx-staged", O_STAGED, "on|off", "Transmit",
+		"on: frame every FPDU in a staging buffer and copy it into TCP; default off:\n"
+		"registered memory (messages of 2 KiB or more) stays where it is until the ACK\n"
+		"(completions after it), copied once into each segment with its CRC computed there"),
+	SPECIAL("zero-copy-tx", O_ZC, "on|off", NULL,
 		"send registered memory in place (mbuf chains, completions after the ACK;\n"
 		"on a PCI NIC from regions DMA-mapped for it, else copied; default off)"),
 	NUM("zero-copy-min", O_ZCMIN, "BYTES", NULL,
@@ -381,6 +385,11 @@ apply_special(struct wn_node_conf *p, int o, const char *arg, int depth)
 		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
 			return -EINVAL;
 		p->dp.zero_copy_tx = strcmp(arg, "on") == 0;
+		return 0;
+	case O_STAGED:
+		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
+			return -EINVAL;
+		p->dp.tx_staged = strcmp(arg, "on") == 0;
 		return 0;
 	case O_LLP:
 		l = wn_ctl_llp_parse(arg);

@@ -99,6 +99,7 @@ struct wn_rnic_qp {
 	struct ird_ent *ird;
 	uint32_t ird_head, ird_tail;
 	uint32_t atomic_req_id;
+	struct wn_mem_cached tx_mem; /* the region the current message's FPDUs come from */
 
 	/* Terminate (RFC 5040 §5.4: exactly one per stream) */
 	bool term_pending;
@@ -115,6 +116,8 @@ struct wn_rnic_qp {
 	bool rx_first;
 	bool rnr_waiting;    /* the last wn_rnic_rx() was a Send held for a receive */
 	bool rnr_expired;    /* wn_rnic_rnr_expire(): no more holding */
+	struct wn_mem_cached rx_mem; /* the region the last tagged segment was placed into */
+	struct wn_mem_cached rx_rq_mem; /* ... and the last receive's */
 };
 
 /* comp.c: what rx.c and tx.c share (qp.c, the life cycle, sits above) */

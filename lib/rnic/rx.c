@@ -64,8 +64,9 @@ rx_write(void *ctx, const struct wn_ddp_seg *s)
 		if (qp->rx_first && (qp->rtr_pending & WN_RNIC_RTR_WRITE))
 			rtr_seen(qp);
 	} else {
-		v = wn_mem_check(qp->c.mem, s->h.stag, s->h.to, s->payload_len,
-				 WN_MEM_ACCESS_REMOTE_WRITE, qp->c.pd, qp->c.qpn, &host);
+		v = wn_mem_check_cached(qp->c.mem, &qp->rx_mem, s->h.stag, s->h.to,
+					s->payload_len, WN_MEM_ACCESS_REMOTE_WRITE, qp->c.pd,
+					qp->c.qpn, &host);
 		if (v != WN_MEM_OK)
 			return fail_mem(x, v, WN_MEM_LAYER_DDP);
 		memcpy(host, s->payload, s->payload_len);
@@ -100,8 +101,9 @@ rx_read_resp(void *ctx, const struct wn_ddp_seg *s)
 		if (s->h.to != o->sink_to + o->got || s->payload_len > o->size - o->got)
 			return fail(x, WN_TERM_LAYER_DDP, WN_TERM_DDP_TAGGED,
 				    WN_TERM_DT_BASE_BOUNDS);
-		v = wn_mem_check(qp->c.mem, s->h.stag, s->h.to, s->payload_len,
-				 WN_MEM_ACCESS_LOCAL_WRITE, qp->c.pd, qp->c.qpn, &host);
+		v = wn_mem_check_cached(qp->c.mem, &qp->rx_mem, s->h.stag, s->h.to,
+					s->payload_len, WN_MEM_ACCESS_LOCAL_WRITE, qp->c.pd,
+					qp->c.qpn, &host);
 		if (v != WN_MEM_OK)
 			return fail_mem(x, v, WN_MEM_LAYER_DDP);
 		memcpy(host, s->payload, s->payload_len);
@@ -132,7 +134,8 @@ rx_read_resp(void *ctx, const struct wn_ddp_seg *s)
  */
 static int
 rq_map(struct wn_rnic_qp *qp, const struct wn_queue_sge *sge, uint32_t num_sge, uint64_t total,
-       uint32_t mo, uint32_t len, uint8_t **dst, uint32_t *take, uint32_t *n)
+       uint32_t mo, uint32_t len, uint8_t **dst, uint32_t *take, uint32_t *n,
+       struct wn_mem_cached *cache)
 {
 	uint64_t pos = 0;
 	uint32_t i, k = 0, off = mo, rest = len;
@@ -151,8 +154,13 @@ rq_map(struct wn_rnic_qp *qp, const struct wn_queue_sge *sge, uint32_t num_sge, 
 		}
 		skip = (uint32_t)(off - pos);
 		take[k] = RTE_MIN(l - skip, rest);
-		if (wn_mem_check(qp->c.mem, sge[i].lkey, sge[i].addr + skip, take[k],
-				 WN_MEM_ACCESS_LOCAL_WRITE, qp->c.pd, qp->c.qpn, &dst[k]) != WN_MEM_OK)
+		if ((cache != NULL ?
+		     wn_mem_check_cached(qp->c.mem, cache, sge[i].lkey, sge[i].addr + skip,
+					 take[k], WN_MEM_ACCESS_LOCAL_WRITE, qp->c.pd, qp->c.qpn,
+					 &dst[k]) :
+		     wn_mem_check(qp->c.mem, sge[i].lkey, sge[i].addr + skip, take[k],
+				  WN_MEM_ACCESS_LOCAL_WRITE, qp->c.pd, qp->c.qpn, &dst[k])) !=
+		    WN_MEM_OK)
 			return -EACCES;
 		off += take[k];
 		rest -= take[k];
@@ -181,7 +189,7 @@ rq_place(struct rx_ctx *x, uint32_t mo, const uint8_t *data, uint32_t len)
 	uint8_t *dst[WN_QUEUE_MAX_SGE];
 	uint32_t take[WN_QUEUE_MAX_SGE];
 	uint32_t n = 0;
-	int rc = rq_map(qp, r->sge, r->num_sge, r->total, mo, len, dst, take, &n);
+	int rc = rq_map(qp, r->sge, r->num_sge, r->total, mo, len, dst, take, &n, &qp->rx_rq_mem);
 
 	/* RFC 5041 §7.1: MO and MO + length inside the buffer */
 	if (rc == -ERANGE)
@@ -580,7 +588,7 @@ ooo_send(struct wn_rnic_qp *qp, const struct wn_ddp_seg *s)
 		for (i = 0; i < h.num_sge; i++)
 			total += sge[i].length;
 	}
-	if (rq_map(qp, sge, h.num_sge, total, s->h.mo, s->payload_len, dst, take, &n) != 0)
+	if (rq_map(qp, sge, h.num_sge, total, s->h.mo, s->payload_len, dst, take, &n, NULL) != 0)
 		return 0;
 	copy_out(dst, take, n, s->payload);
 	return (int)s->payload_len;

@@ -118,8 +118,8 @@ gather(struct wn_rnic_qp *qp, uint32_t off, uint32_t len, struct wn_llp_ulpdu *u
 		}
 		skip = off - pos;
 		take = RTE_MIN(l - skip, len);
-		v = wn_mem_check(qp->c.mem, sge[i].lkey, sge[i].addr + skip, take,
-				 WN_MEM_ACCESS_LOCAL_READ, qp->c.pd, qp->c.qpn, &host);
+		v = wn_mem_check_cached(qp->c.mem, &qp->tx_mem, sge[i].lkey, sge[i].addr + skip,
+					take, WN_MEM_ACCESS_LOCAL_READ, qp->c.pd, qp->c.qpn, &host);
 		if (v != WN_MEM_OK)
 			return v;
 		u->iov[u->n_iov].base = host;
@@ -425,6 +425,7 @@ sq_emit_data(struct wn_rnic_qp *qp, const struct wn_queue_swqe *w, struct wn_llp
 					qp->msn_tx[WN_DDP_QN_SEND], qp->cur_off, last);
 	u->hdr_len = (uint16_t)n;
 	u->len = (uint32_t)n + seg;
+	u->last = last;
 	if (emit(qp, u) != 0)
 		return 0;
 	qp->cur_off += seg;
@@ -448,6 +449,7 @@ sq_emit(struct wn_rnic_qp *qp)
 	struct wn_llp_ulpdu u;
 
 	u.src = WN_LLP_SRC_NONE;
+	u.last = 0;
 	u.wqe = qp->cur_idx;
 	u.msg_len = qp->cur_len;
 	if (qp->cur_phase != 0)
@@ -533,6 +535,7 @@ resp_emit(struct wn_rnic_qp *qp)
 	int n;
 
 	u.src = WN_LLP_SRC_NONE;
+	u.last = 0;
 	u.wqe = 0;
 	u.msg_len = 0;
 	if (e->kind == IRD_ATOMIC) {
@@ -589,6 +592,7 @@ resp_emit(struct wn_rnic_qp *qp)
 				     e->rr.sink_to + e->sent, last);
 	u.hdr_len = (uint16_t)n;
 	u.len = (uint32_t)n + seg;
+	u.last = last;
 	if (emit(qp, &u) != 0)
 		return 0;
 	e->sent += seg;

@@ -454,7 +454,9 @@ op_send(struct wn_llp *l, const struct wn_llp_ulpdu *u)
 	}
 	p->base.st.tx_ulpdus++;
 	if (u->n_iov > 0) {
+		/* usrsctp copies every message */
 		p->base.st.copy_ulpdus++;
+		p->base.st.copy_staged++;
 		p->base.st.copy_bytes += u->len - u->hdr_len;
 	}
 	return 0;

@@ -135,8 +135,10 @@ conn_release(struct wn_tcp_conn *c)
 {
 	tcp_ext_release_all(c);
 	free(c->rec_sh);
+	free(c->rec_fl);
 	free(c->xp);
 	c->rec_sh = NULL;
+	c->rec_fl = NULL;
 	c->xp = NULL;
 	free(c->sbuf);
 	free(c->rbuf);
@@ -155,6 +157,8 @@ free_dead(struct wn_tcp_ctx *ctx)
 
 	while ((c = TAILQ_FIRST(&ctx->dead)) != NULL) {
 		TAILQ_REMOVE(&ctx->dead, c, free_link);
+		if (ctx->last_rx == c)
+			ctx->last_rx = NULL;
 		conn_release(c);
 		memset(c, 0, sizeof(*c));
 		TAILQ_INSERT_TAIL(&ctx->free_conns, c, free_link);
@@ -204,6 +208,8 @@ wn_tcp_ctx_free(struct wn_tcp_ctx *ctx)
 	free(ctx->chunks);
 	for (uint32_t i = 0; i < ctx->txq_len; i++)
 		rte_pktmbuf_free(ctx->txq[(ctx->txq_head + i) % ctx->txq_cap]);
+	if (ctx->mcache_n > 0)
+		rte_pktmbuf_free_bulk(ctx->mcache, ctx->mcache_n);
 	rte_hash_free(ctx->hash);
 	rte_free(ctx->listeners);
 	rte_free(ctx->txq);
@@ -853,11 +859,14 @@ wn_tcp_emss(const struct wn_tcp_conn *c)
 static void
 sbuf_put(struct wn_tcp_conn *c, const void *buf, uint32_t len)
 {
-	uint32_t tail = (c->shead + c->slen) % c->scap;
-	uint32_t first = RTE_MIN(len, c->scap - tail);
+	uint32_t tail = c->shead + c->slen, first;
 
+	if (tail >= c->scap)
+		tail -= c->scap;
+	first = RTE_MIN(len, c->scap - tail);
 	memcpy(c->sbuf + tail, buf, first);
-	memcpy(c->sbuf, (const uint8_t *)buf + first, len - first);
+	if (first < len)
+		memcpy(c->sbuf, (const uint8_t *)buf + first, len - first);
 	c->slen += len;
 }
 
@@ -905,8 +914,10 @@ wn_tcp_send_recordv(struct wn_tcp_conn *c, const struct iovec *iov, unsigned int
 	r = &c->rec[(c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN];
 	r->start = wn_tcp_next_seq(c);
 	r->end = r->start + (uint32_t)len;
-	if (c->rec_sh != NULL)
+	if (c->rec_sh != NULL) {
 		c->rec_sh[(c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN] = NULL;
+		c->rec_fl[(c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN] = 0;
+	}
 	c->rec_len++;
 	for (unsigned int i = 0; i < iovcnt; i++)
 		sbuf_put(c, iov[i].iov_base, (uint32_t)iov[i].iov_len);
@@ -914,9 +925,29 @@ wn_tcp_send_recordv(struct wn_tcp_conn *c, const struct iovec *iov, unsigned int
 	return 0;
 }
 
+/* The arrays of external records, made on a connection's first one. @return 0 or -ENOBUFS. */
+static int
+ext_alloc(struct wn_tcp_conn *c)
+{
+	c->rec_sh = calloc(TCP_RECORDS_PER_CONN, sizeof(*c->rec_sh));
+	c->rec_fl = calloc(TCP_RECORDS_PER_CONN, sizeof(*c->rec_fl));
+	c->xp = calloc(TCP_XPARTS_PER_CONN, sizeof(*c->xp));
+	if (c->rec_sh == NULL || c->rec_fl == NULL || c->xp == NULL) {
+		free(c->rec_sh);
+		free(c->rec_fl);
+		free(c->xp);
+		c->rec_sh = NULL;
+		c->rec_fl = NULL;
+		c->xp = NULL;
+		return -ENOBUFS;
+	}
+	/* records already queued have no external pieces */
+	return 0;
+}
+
 int
-wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, unsigned int n,
-		       struct rte_mbuf_ext_shared_info *sh)
+wn_tcp_send_record_ref(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, unsigned int n,
+		       struct rte_mbuf_ext_shared_info *sh, uint32_t flags)
 {
 	uint64_t len = 0;
 	unsigned int next = 0;
@@ -925,7 +956,8 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 
 	if (!can_send(c))
 		return -ENOTCONN;
-	if (c->mode != WN_TCP_MODE_RECORD || (parts == NULL && n != 0))
+	if (c->mode != WN_TCP_MODE_RECORD || (parts == NULL && n != 0) ||
+	    (flags & ~(WN_TCP_REC_COPY | WN_TCP_REC_CRC32C)) != 0)
 		return -EINVAL;
 	for (unsigned int i = 0; i < n; i++) {
 		len += parts[i].len;
@@ -933,21 +965,20 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 	}
 	if (len == 0 || (next != 0 && (sh == NULL || sh->free_cb == NULL)))
 		return -EINVAL;
+	if (flags & WN_TCP_REC_CRC32C) {
+		unsigned int k = n;
+
+		while (k > 0 && parts[k - 1].len == 0)
+			k--;
+		/* the trailer is written into the send buffer: it must be in a copied piece */
+		if (len <= 4 || k == 0 || parts[k - 1].ext || parts[k - 1].len < 4)
+			return -EINVAL;
+	}
 	if ((c->state == WN_TCP_ESTABLISHED || c->state == WN_TCP_CLOSE_WAIT) &&
 	    len > tcp_emss(c))
 		return -EMSGSIZE;
-	if (next != 0 && c->xp == NULL) {
-		c->rec_sh = calloc(TCP_RECORDS_PER_CONN, sizeof(*c->rec_sh));
-		c->xp = calloc(TCP_XPARTS_PER_CONN, sizeof(*c->xp));
-		if (c->rec_sh == NULL || c->xp == NULL) {
-			free(c->rec_sh);
-			free(c->xp);
-			c->rec_sh = NULL;
-			c->xp = NULL;
-			return -ENOBUFS;
-		}
-		/* records already queued have no external pieces */
-	}
+	if ((next != 0 || flags != 0) && c->xp == NULL && ext_alloc(c) != 0)
+		return -ENOBUFS;
 	if (len > wn_tcp_send_space(c) || c->rec_len == TCP_RECORDS_PER_CONN ||
 	    (next != 0 && c->xp_len + next > TCP_XPARTS_PER_CONN))
 		return -ENOBUFS;
@@ -958,8 +989,11 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 	r = &c->rec[slot];
 	r->start = wn_tcp_next_seq(c);
 	r->end = r->start + (uint32_t)len;
-	if (c->rec_sh != NULL)
+	if (c->rec_sh != NULL) {
 		c->rec_sh[slot] = next != 0 ? sh : NULL;
+		c->rec_fl[slot] = (flags & WN_TCP_REC_CRC32C) ? REC_F_CRC : 0;
+		c->crc_pending += (flags & WN_TCP_REC_CRC32C) != 0;
+	}
 	c->rec_len++;
 	for (unsigned int i = 0; i < n; i++) {
 		if (parts[i].len == 0)
@@ -972,6 +1006,8 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 			x->ptr = parts[i].base;
 			x->iova = parts[i].iova;
 			x->sh = sh;
+			x->copy = (flags & WN_TCP_REC_COPY) != 0;
+			c->xp_attach += !x->copy;
 			c->xp_len++;
 			c->slen += parts[i].len; /* space taken, nothing copied */
 		} else {
@@ -982,6 +1018,13 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 		c->ctx->st.ext_records++;
 	tcp_mark_pending(c);
 	return 0;
+}
+
+int
+wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, unsigned int n,
+		       struct rte_mbuf_ext_shared_info *sh)
+{
+	return wn_tcp_send_record_ref(c, parts, n, sh, 0);
 }
 
 int
@@ -999,12 +1042,34 @@ wn_tcp_recv_avail(const struct wn_tcp_conn *c)
 }
 
 uint32_t
+wn_tcp_recv_cap(const struct wn_tcp_conn *c)
+{
+	return c->rcap;
+}
+
+uint32_t
 wn_tcp_recv_peek(struct wn_tcp_conn *c, const uint8_t **data)
 {
 	uint32_t n = RTE_MIN(c->rlen, c->rcap - c->rhead);
 
 	*data = c->rbuf + c->rhead;
 	return n;
+}
+
+unsigned int
+wn_tcp_recv_peekv(struct wn_tcp_conn *c, struct iovec v[2])
+{
+	uint32_t first = RTE_MIN(c->rlen, c->rcap - c->rhead);
+
+	if (c->rlen == 0)
+		return 0;
+	v[0].iov_base = c->rbuf + c->rhead;
+	v[0].iov_len = first;
+	if (first == c->rlen)
+		return 1;
+	v[1].iov_base = c->rbuf;
+	v[1].iov_len = c->rlen - first;
+	return 2;
 }
 
 int

@@ -103,6 +103,59 @@ cksum_rx_flag(const struct rte_mbuf *m)
 	return -1;
 }
 
+/*
+ * The common segment: IPv4 that lib/net checked (header, length, our address) and whose TCP
+ * checksum it found good, the headers in the first mbuf, options none or timestamps alone in
+ * RFC 7323 Appendix A's layout. @return 0 when it was one (@p s filled), -1 when
+ * tcp_parse() must look at it in full.
+ */
+static inline int
+parse_fast(struct rte_mbuf *m, struct tcp_seg *s)
+{
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
+	const struct rte_tcp_hdr *th;
+	const uint8_t *o;
+	uint32_t l3 = m->l3_len, l4len, doff;
+
+	if (m->packet_type != (RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_TCP) ||
+	    (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_GOOD ||
+	    rte_pktmbuf_data_len(m) < l3 + TCP_HDR_LEN + TCP_TS_OPTLEN)
+		return -1;
+	th = (const struct rte_tcp_hdr *)((const uint8_t *)ip + l3);
+	doff = (uint32_t)(th->data_off >> 4) * 4;
+	o = (const uint8_t *)(th + 1);
+	l4len = rte_be_to_cpu_16(ip->total_length) - l3;
+	if ((doff != TCP_HDR_LEN + TCP_TS_OPTLEN || o[0] != TCPOPT_NOP || o[1] != TCPOPT_NOP ||
+	     o[2] != TCPOPT_TS || o[3] != 10) && doff != TCP_HDR_LEN)
+		return -1;
+	if (doff > l4len)
+		return -1;
+	s->m = m;
+	s->src.addr.family = s->dst.addr.family = WN_AF_INET;
+	s->src.addr.v4 = ip->src_addr;
+	s->dst.addr.v4 = ip->dst_addr;
+	s->src.port = rte_be_to_cpu_16(th->src_port);
+	s->dst.port = rte_be_to_cpu_16(th->dst_port);
+	s->seq = rte_be_to_cpu_32(th->sent_seq);
+	s->ack = rte_be_to_cpu_32(th->recv_ack);
+	s->wnd = rte_be_to_cpu_16(th->rx_win);
+	s->flags = th->tcp_flags & 0x3f;
+	s->off = l3 + doff;
+	s->len = l4len - doff;
+	s->has_mss = s->has_ws = s->has_sackp = false;
+	s->nsack = 0;
+	s->has_ts = doff != TCP_HDR_LEN;
+	if (s->has_ts) {
+		uint32_t v, e;
+
+		memcpy(&v, o + 4, 4);
+		memcpy(&e, o + 8, 4);
+		s->tsval = rte_be_to_cpu_32(v);
+		s->tsecr = rte_be_to_cpu_32(e);
+	}
+	return 0;
+}
+
 int
 tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s)
 {
@@ -114,6 +167,8 @@ tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s)
 	uint8_t ver;
 	int bad;
 
+	if (parse_fast(m, s) == 0)
+		return 0;
 	memset(s, 0, offsetof(struct tcp_seg, sack));
 	s->m = m;
 	first = rte_pktmbuf_read(m, 0, 1, ipbuf);
@@ -918,6 +973,8 @@ ooo_pop_front(struct wn_tcp_conn *c)
 		c->ooo_recent--;
 }
 
+static void rcv_ack_policy(struct wn_tcp_conn *c, const struct tcp_seg *s);
+
 static void
 data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 {
@@ -961,6 +1018,26 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		set_ack_now(c);
 		return;
 	}
+	if (seq == c->rcv.nxt && c->nooo == 0 && c->cb != NULL && c->cb->recv_seg != NULL &&
+	    off + len <= rte_pktmbuf_data_len(s->m)) {
+		/* in order, nothing queued behind it: the upper layer takes what it can in place */
+		uint32_t took = c->cb->recv_seg(c, c->arg,
+						rte_pktmbuf_mtod_offset(s->m, const uint8_t *, off),
+						len);
+
+		if (c->flags & CF_DEAD)
+			return;
+		took = RTE_MIN(took, len);
+		ctx->st.rx_inplace_bytes += took;
+		c->rcv.nxt += took;
+		seq += took;
+		off += took;
+		len -= took;
+		if (len == 0) {
+			rcv_ack_policy(c, s);
+			return;
+		}
+	}
 	/* the receive buffer grows with the data it holds (up to the window's base) */
 	if (tcp_rbuf_reserve(c, c->rlen + (seq - c->rcv.nxt) + len) != 0) {
 		ctx->st.rx_drop_rcvbuf++;
@@ -992,7 +1069,18 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			ooo_pop_front(c);
 		}
 		set_ack_now(c); /* a hole was filled: ACK now (RFC 5681 §4.2) */
-	} else if (++c->rcv.unacked_segs >= 2 || c->nooo > 0 || (s->flags & TH_PSH)) {
+		return;
+	}
+	rcv_ack_policy(c, s);
+}
+
+/* In-order data arrived without filling a hole: when to acknowledge it. */
+static void
+rcv_ack_policy(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	struct wn_tcp_ctx *ctx = c->ctx;
+
+	if (++c->rcv.unacked_segs >= 2 || c->nooo > 0 || (s->flags & TH_PSH)) {
 		/* At least every second full-sized segment (RFC 5681 §4.2), small segments, or
 		 * the end of a sender's write (PSH): one ACK when the receive burst has been
 		 * processed (wn_tcp_tx_bulk/wn_tcp_process), as Linux acknowledges a GRO
@@ -1052,12 +1140,59 @@ seq_acceptable(const struct wn_tcp_conn *c, const struct tcp_seg *s, uint32_t se
 	       (SEQ_LEQ(nxt, s->seq + seglen - 1) && SEQ_LT(s->seq + seglen - 1, nxt + w));
 }
 
+/*
+ * Header prediction (RFC 9293 §3.10.7.4 taken in the order of Van Jacobson's fast path):
+ * an ESTABLISHED connection receives the next in-order segment, ACK (and PSH) only, its
+ * timestamp not older, no SACK blocks, the same window, while nothing is out of order or in
+ * recovery on either side. Every check conn_input() would make then passes, so only its
+ * effects remain: TS.Recent, a new ACK, the window's wl1/wl2, the data. @return false when
+ * the segment is not such a one (conn_input() takes it).
+ */
+static bool
+conn_input_fast(struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	uint32_t wnd = (uint32_t)s->wnd << c->snd.wscale, before;
+
+	if (c->state != WN_TCP_ESTABLISHED || (s->flags & ~TH_PSH) != TH_ACK ||
+	    s->seq != c->rcv.nxt || s->nsack != 0 || c->ts_ok != s->has_ts ||
+	    (c->ts_ok && SEQ_LT(s->tsval, c->ts_recent)) || wnd != c->snd.wnd ||
+	    c->nooo != 0 || c->dsack.start != c->dsack.end || c->in_recovery ||
+	    c->dupacks != 0 || c->tlp_out || c->rto_eifel || c->nsb != 0 ||
+	    (c->flags & CF_FIN_RCVD) ||
+	    SEQ_LT(s->ack, c->snd.una) || SEQ_GT(s->ack, c->snd.max) ||
+	    s->len > tcp_rcv_window(c) || (s->ack == c->snd.una && s->len == 0))
+		return false;
+	/* RFC 7323 §4.3 */
+	if (c->ts_ok && SEQ_LEQ(s->seq, c->rcv.last_ack_sent))
+		c->ts_recent = s->tsval;
+	if (SEQ_GT(s->ack, c->snd.una)) {
+		new_ack(c, s);
+		if (c->flags & CF_DEAD)
+			return true;
+	}
+	/* RFC 9293 §3.10.7.4 window update rule: SND.WND is unchanged, its reference moves */
+	if (SEQ_LT(c->snd.wl1, s->seq) || (c->snd.wl1 == s->seq && SEQ_LEQ(c->snd.wl2, s->ack))) {
+		c->snd.wl1 = s->seq;
+		c->snd.wl2 = s->ack;
+	}
+	if (s->len == 0)
+		return true;
+	before = c->rlen;
+	data_input(c, s);
+	if (c->rlen != before && !(c->flags & CF_DEAD) && c->cb != NULL && c->cb->recv != NULL)
+		c->cb->recv(c, c->arg);
+	return true;
+}
+
 static void
 conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 	uint32_t seglen = s->len + !!(s->flags & TH_SYN) + !!(s->flags & TH_FIN);
 	bool had_data;
+
+	if (conn_input_fast(c, s))
+		return;
 
 	if (c->state == WN_TCP_SYN_SENT) {
 		syn_sent_input(c, s);
@@ -1180,6 +1315,7 @@ rx_one(struct wn_tcp_ctx *ctx, struct tcp_seg *s, struct wn_tcp_conn *c)
 			c = NULL;
 	}
 	if (c != NULL) {
+		ctx->last_rx = c;
 		conn_input(c, s);
 		/* any segment shows the peer alive (keepalive) */
 		c->last_rx = ctx->now;
@@ -1195,34 +1331,54 @@ rx_one(struct wn_tcp_ctx *ctx, struct tcp_seg *s, struct wn_tcp_conn *c)
 	return 0;
 }
 
+/* Is @p c (alive) the connection of segment @p s? */
+static inline bool
+seg_of(const struct wn_tcp_conn *c, const struct tcp_seg *s)
+{
+	return c->local.port == s->dst.port && c->remote.port == s->src.port &&
+	       !(c->flags & CF_DEAD) && wn_ip_addr_eq(&c->remote.addr, &s->src.addr) &&
+	       wn_ip_addr_eq(&c->local.addr, &s->dst.addr);
+}
+
 uint16_t
 wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
 	struct tcp_seg segs[RX_CHUNK];
+	struct wn_tcp_conn *conn[RX_CHUNK];
 	struct tcp_key keys[RX_CHUNK];
 	const void *kp[RX_CHUNK];
 	void *data[RX_CHUNK];
+	uint8_t miss[RX_CHUNK];
 	uint16_t ok = 0;
 
 	if (now > ctx->now)
 		ctx->now = now;
 	for (uint16_t base = 0; base < n; base += RX_CHUNK) {
-		uint16_t cnt = (uint16_t)RTE_MIN(n - base, RX_CHUNK), nk = 0;
+		uint16_t cnt = (uint16_t)RTE_MIN(n - base, RX_CHUNK), nk = 0, nm = 0;
 		uint64_t hits = 0;
 
 		for (uint16_t j = 0; j < cnt; j++) {
 			ctx->st.rx_segs++;
 			if (tcp_parse(ctx, pkts[base + j], &segs[nk]) != 0)
 				continue;
-			tcp_key_make(&keys[nk], &segs[nk].dst, &segs[nk].src);
-			kp[nk] = &keys[nk];
+			/* the last segment's connection, or a lookup for the chunk's misses */
+			conn[nk] = NULL;
+			if (ctx->last_rx != NULL && seg_of(ctx->last_rx, &segs[nk])) {
+				conn[nk] = ctx->last_rx;
+			} else {
+				tcp_key_make(&keys[nm], &segs[nk].dst, &segs[nk].src);
+				kp[nm] = &keys[nm];
+				miss[nm++] = (uint8_t)nk;
+			}
 			nk++;
 		}
-		if (nk > 0)
-			rte_hash_lookup_bulk_data(ctx->hash, kp, nk, &hits, data);
+		if (nm > 0)
+			rte_hash_lookup_bulk_data(ctx->hash, kp, nm, &hits, data);
+		for (uint16_t k = 0; k < nm; k++)
+			if (hits & (1ull << k))
+				conn[miss[k]] = data[k];
 		for (uint16_t k = 0; k < nk; k++)
-			ok += rx_one(ctx, &segs[k],
-				     (hits & (1ull << k)) ? (struct wn_tcp_conn *)data[k] : NULL);
+			ok += rx_one(ctx, &segs[k], conn[k]);
 		rte_pktmbuf_free_bulk(&pkts[base], cnt);
 	}
 	return ok;

@@ -10,6 +10,8 @@
 
 #include <rte_tcp.h>
 
+#include "wn_wire_crc.h"
+
 #include "tcp_priv.h"
 
 uint32_t
@@ -51,12 +53,37 @@ tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m)
 	ctx->txq_len++;
 }
 
+/* A segment's mbuf, from a few taken from the pool at a time. */
+static inline struct rte_mbuf *
+tcp_mbuf_alloc(struct wn_tcp_ctx *ctx)
+{
+	if (ctx->mcache_n == 0) {
+		if (rte_pktmbuf_alloc_bulk(ctx->conf.pool, ctx->mcache, TCP_MCACHE) != 0)
+			return rte_pktmbuf_alloc(ctx->conf.pool);
+		ctx->mcache_n = TCP_MCACHE;
+	}
+	return ctx->mcache[--ctx->mcache_n];
+}
+
 /* Index (from rec_head) of the first record whose end is above @p seq. */
 static uint32_t
-rec_find(const struct wn_tcp_conn *c, uint32_t seq)
+rec_find(struct wn_tcp_conn *c, uint32_t seq)
 {
-	uint32_t lo = 0, hi = c->rec_len;
+	uint32_t lo = 0, hi = c->rec_len, h = c->rec_hint - c->rec_gone;
 
+	/* the hint, or the record after it */
+	for (uint32_t k = h; k < c->rec_len && k <= h + 1; k++) {
+		const struct seq_range *r = &c->rec[(c->rec_head + k) % TCP_RECORDS_PER_CONN];
+
+		if (!SEQ_GT(r->end, seq))
+			continue;
+		if (k == 0 || !SEQ_GT(c->rec[(c->rec_head + k - 1) % TCP_RECORDS_PER_CONN].end,
+				      seq)) {
+			c->rec_hint = c->rec_gone + k;
+			return k;
+		}
+		break;
+	}
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
 		const struct seq_range *r = &c->rec[(c->rec_head + mid) % TCP_RECORDS_PER_CONN];
@@ -66,11 +93,12 @@ rec_find(const struct wn_tcp_conn *c, uint32_t seq)
 		else
 			lo = mid + 1;
 	}
+	c->rec_hint = c->rec_gone + lo;
 	return lo;
 }
 
 uint32_t
-tcp_seg_len(const struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
+tcp_seg_len(struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
 	    bool *split)
 {
 	uint32_t end = c->sbase + c->slen, avail, idx, len, cap;
@@ -131,8 +159,10 @@ tcp_sbuf_acked(struct wn_tcp_conn *c)
 		c->shead = 0; /* emptied: the next data starts at the front (pages stay few) */
 	c->sbase += n;
 	while (c->xp_len > 0 && SEQ_LEQ(c->xp[c->xp_head].seq + c->xp[c->xp_head].len, c->sbase)) {
+		c->xp_attach -= !c->xp[c->xp_head].copy;
 		c->xp_head = (c->xp_head + 1) % TCP_XPARTS_PER_CONN;
 		c->xp_len--;
+		c->xp_gone++;
 	}
 	while (c->rec_len > 0 && SEQ_LEQ(c->rec[c->rec_head].end, c->sbase)) {
 		/* SND.UNA passed the record's end: TCP needs its external memory no more */
@@ -142,8 +172,13 @@ tcp_sbuf_acked(struct wn_tcp_conn *c)
 			c->rec_sh[c->rec_head] = NULL;
 			ext_put(c->ctx, sh);
 		}
+		if (c->rec_fl != NULL && (c->rec_fl[c->rec_head] & REC_F_CRC)) {
+			c->rec_fl[c->rec_head] = 0;
+			c->crc_pending--;
+		}
 		c->rec_head = (c->rec_head + 1) % TCP_RECORDS_PER_CONN;
 		c->rec_len--;
+		c->rec_gone++;
 	}
 }
 
@@ -158,10 +193,13 @@ tcp_ext_release_all(struct wn_tcp_conn *c)
 	if (c->rec_sh == NULL)
 		return;
 	c->xp_len = 0;
+	c->xp_attach = 0;
+	c->crc_pending = 0;
 	for (uint32_t i = 0; i < c->rec_len; i++) {
 		uint32_t k = (c->rec_head + i) % TCP_RECORDS_PER_CONN;
 		struct rte_mbuf_ext_shared_info *sh = c->rec_sh[k];
 
+		c->rec_fl[k] = 0;
 		if (sh != NULL) {
 			c->rec_sh[k] = NULL;
 			ext_put(c->ctx, sh);
@@ -171,10 +209,24 @@ tcp_ext_release_all(struct wn_tcp_conn *c)
 
 /* Index (from xp_head) of the first external piece whose end is above @p seq. */
 static uint32_t
-xp_find(const struct wn_tcp_conn *c, uint32_t seq)
+xp_find(struct wn_tcp_conn *c, uint32_t seq)
 {
-	uint32_t lo = 0, hi = c->xp_len;
+	uint32_t lo = 0, hi = c->xp_len, h = c->xp_hint - c->xp_gone;
 
+	/* the hint, or the piece after it */
+	for (uint32_t k = h; k < c->xp_len && k <= h + 1; k++) {
+		const struct tcp_xpart *x = &c->xp[(c->xp_head + k) % TCP_XPARTS_PER_CONN];
+		const struct tcp_xpart *p;
+
+		if (!SEQ_GT(x->seq + x->len, seq))
+			continue;
+		p = k > 0 ? &c->xp[(c->xp_head + k - 1) % TCP_XPARTS_PER_CONN] : NULL;
+		if (p == NULL || !SEQ_GT(p->seq + p->len, seq)) {
+			c->xp_hint = c->xp_gone + k;
+			return k;
+		}
+		break;
+	}
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
 		const struct tcp_xpart *x = &c->xp[(c->xp_head + mid) % TCP_XPARTS_PER_CONN];
@@ -184,6 +236,7 @@ xp_find(const struct wn_tcp_conn *c, uint32_t seq)
 		else
 			lo = mid + 1;
 	}
+	c->xp_hint = c->xp_gone + lo;
 	return lo;
 }
 
@@ -234,11 +287,153 @@ syn_options(const struct wn_tcp_conn *c, uint8_t *o)
 static void
 copy_out(const struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t *dst)
 {
-	uint32_t pos = (c->shead + (seq - c->sbase)) % c->scap;
-	uint32_t first = RTE_MIN(len, c->scap - pos);
+	uint32_t pos = c->shead + (seq - c->sbase), first;
 
+	if (pos >= c->scap)
+		pos -= c->scap;
+	first = RTE_MIN(len, c->scap - pos);
 	memcpy(dst, c->sbuf + pos, first);
-	memcpy(dst + first, c->sbuf, len - first);
+	if (first < len)
+		memcpy(dst + first, c->sbuf, len - first);
+}
+
+/*
+ * Copy [seq, seq + len) of the send buffer to @p dst: from the ring, and external pieces
+ * from where they live (the caller attaches those it does not want copied).
+ */
+static void
+seg_copy(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t *dst)
+{
+	uint32_t i;
+
+	if (c->xp_len == 0) {
+		copy_out(c, seq, len, dst);
+		return;
+	}
+	i = xp_find(c, seq);
+	while (len > 0) {
+		const struct tcp_xpart *x = i < c->xp_len ?
+			&c->xp[(c->xp_head + i) % TCP_XPARTS_PER_CONN] : NULL;
+		uint32_t n, off;
+
+		if (x == NULL || !SEQ_LT(x->seq, seq + len)) {
+			copy_out(c, seq, len, dst);
+			return;
+		}
+		if (SEQ_LT(seq, x->seq)) {
+			n = x->seq - seq;
+			copy_out(c, seq, n, dst);
+		} else {
+			off = seq - x->seq;
+			n = RTE_MIN(x->len - off, len);
+			memcpy(dst, x->ptr + off, n);
+			c->ctx->st.tx_ref_bytes += n;
+			i++;
+		}
+		dst += n;
+		seq += n;
+		len -= n;
+	}
+}
+
+/* The CRC32c register over [seq, seq + len) of the send buffer, read where it lives. */
+static uint32_t
+seg_crc(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint32_t crc)
+{
+	uint32_t i = c->xp_len != 0 ? xp_find(c, seq) : 0;
+
+	while (len > 0) {
+		const struct tcp_xpart *x = i < c->xp_len ?
+			&c->xp[(c->xp_head + i) % TCP_XPARTS_PER_CONN] : NULL;
+		uint32_t n, pos;
+
+		if (x != NULL && SEQ_LEQ(x->seq, seq)) {
+			n = RTE_MIN(x->len - (seq - x->seq), len);
+			crc = wn_crc32c_update(crc, x->ptr + (seq - x->seq), n);
+			i++;
+		} else {
+			n = x != NULL && SEQ_LT(x->seq, seq + len) ? x->seq - seq : len;
+			pos = (c->shead + (seq - c->sbase)) % c->scap;
+			n = RTE_MIN(n, c->scap - pos);
+			crc = wn_crc32c_update(crc, c->sbuf + pos, n);
+		}
+		seq += n;
+		len -= n;
+	}
+	return crc;
+}
+
+/* Store the 4-octet trailer @p v (wire order) at @p seq of the send ring. */
+static void
+sbuf_poke4(struct wn_tcp_conn *c, uint32_t seq, const uint8_t *v)
+{
+	uint32_t pos = c->shead + (seq - c->sbase);
+
+	if (pos >= c->scap)
+		pos -= c->scap;
+	if (pos + 4 <= c->scap) {
+		memcpy(c->sbuf + pos, v, 4);
+		return;
+	}
+	for (unsigned int k = 0; k < 4; k++, pos++)
+		c->sbuf[pos < c->scap ? pos : pos - c->scap] = v[k];
+}
+
+/* Most records whose CRC one segment computes over its own octets. */
+#define SEG_CRC_MAX 32
+
+/*
+ * WN_TCP_REC_CRC32C: the records of [seq, seq + len) whose trailer is still to be computed.
+ * Those wholly inside a segment built by copying (@p whole) are listed in @p idx for
+ * seg_crc_fill() over the segment; the others (split by the segment, or sent attached) get
+ * theirs now, read from where their octets live. @return how many were listed.
+ */
+static unsigned int
+seg_crc_plan(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, bool whole, uint32_t *idx)
+{
+	unsigned int n = 0;
+
+	for (uint32_t j = rec_find(c, seq); j < c->rec_len; j++) {
+		uint32_t k = (c->rec_head + j) % TCP_RECORDS_PER_CONN;
+		const struct seq_range *r = &c->rec[k];
+		uint8_t w[4];
+
+		if (!SEQ_LT(r->start, seq + len))
+			break;
+		if (!(c->rec_fl[k] & REC_F_CRC))
+			continue;
+		if (whole && n < SEG_CRC_MAX && SEQ_GEQ(r->start, seq) &&
+		    SEQ_LEQ(r->end, seq + len)) {
+			idx[n++] = k;
+			continue;
+		}
+		wn_crc32c_put_wire(w, wn_crc32c_final(seg_crc(c, r->start, r->end - r->start - 4,
+							       wn_crc32c_init())));
+		sbuf_poke4(c, r->end - 4, w);
+		c->rec_fl[k] = 0;
+		c->crc_pending--;
+		c->ctx->st.rec_crc++;
+	}
+	return n;
+}
+
+/* The listed records' trailers, summed over the segment's copy @p dst of [seq, ...). */
+static void
+seg_crc_fill(struct wn_tcp_conn *c, uint32_t seq, uint8_t *dst, const uint32_t *idx,
+	     unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		const struct seq_range *r = &c->rec[idx[i]];
+		uint8_t *p = dst + (r->start - seq);
+		uint32_t l = r->end - r->start - 4;
+
+		wn_crc32c_put_wire(p + l, wn_crc32c_final(wn_crc32c_update(wn_crc32c_init(), p,
+									  l)));
+		sbuf_poke4(c, r->end - 4, p + l);
+		c->rec_fl[idx[i]] = 0;
+		c->crc_pending--;
+		c->ctx->st.rec_crc++;
+	}
 }
 
 /* Append @p len octets at @p seq from the send ring to the chain @p head (ordinary mbufs). */
@@ -266,7 +461,7 @@ chain_copy(struct wn_tcp_conn *c, struct rte_mbuf *head, struct rte_mbuf **last,
 		d = rte_pktmbuf_mtod_offset(*last, uint8_t *, (*last)->data_len);
 		(*last)->data_len = (uint16_t)((*last)->data_len + n);
 		head->pkt_len += n;
-		copy_out(c, seq, n, d);
+		seg_copy(c, seq, n, d);
 		seq += n;
 		len -= n;
 	}
@@ -290,8 +485,16 @@ chain_payload(struct wn_tcp_conn *c, struct rte_mbuf *head, uint32_t seq, uint32
 		struct rte_mbuf *m;
 		uint32_t off, n;
 
-		if (x == NULL || !SEQ_LT(x->seq, end) || SEQ_LT(seq, x->seq)) {
-			n = (x == NULL || !SEQ_LT(x->seq, end)) ? end - seq : x->seq - seq;
+		if (x == NULL || !SEQ_LT(x->seq, end) || SEQ_LT(seq, x->seq) || x->copy) {
+			/* ring octets, or a piece copied rather than attached */
+			if (x == NULL || !SEQ_LT(x->seq, end)) {
+				n = end - seq;
+			} else if (SEQ_LT(seq, x->seq)) {
+				n = x->seq - seq;
+			} else {
+				n = RTE_MIN(x->len - (seq - x->seq), end - seq);
+				i++;
+			}
 			ret = chain_copy(c, head, &last, seq, n);
 			if (ret != 0)
 				return ret;
@@ -333,8 +536,9 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 	unsigned int optlen = 0;
 	struct rte_mbuf *m;
 	struct rte_tcp_hdr *th;
-	uint32_t wnd;
+	uint32_t wnd, crc_idx[SEG_CRC_MAX];
 	uint16_t wfield;
+	unsigned int ncrc;
 	bool ext, dsack = false;
 
 	if (flags & TH_SYN) {
@@ -372,18 +576,23 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 			}
 		}
 	}
-	m = rte_pktmbuf_alloc(ctx->conf.pool);
+	m = tcp_mbuf_alloc(ctx);
 	if (m == NULL) {
 		ctx->st.tx_drop_nombuf++;
 		return -ENOBUFS;
 	}
 	ext = false;
-	if (len > 0 && c->xp_len > 0) {
-		uint32_t i = xp_find(c, seq);
+	if (len > 0 && c->xp_attach > 0) {
+		/* a chain when an external piece in it is to be attached */
+		for (uint32_t i = xp_find(c, seq); i < c->xp_len && !ext; i++) {
+			const struct tcp_xpart *x = &c->xp[(c->xp_head + i) % TCP_XPARTS_PER_CONN];
 
-		ext = i < c->xp_len &&
-		      SEQ_LT(c->xp[(c->xp_head + i) % TCP_XPARTS_PER_CONN].seq, seq + len);
+			if (!SEQ_LT(x->seq, seq + len))
+				break;
+			ext = !x->copy;
+		}
 	}
+	ncrc = len > 0 && c->crc_pending != 0 ? seg_crc_plan(c, seq, len, !ext, crc_idx) : 0;
 	th = (struct rte_tcp_hdr *)rte_pktmbuf_append(m, (uint16_t)(TCP_HDR_LEN + optlen +
 								    (ext ? 0 : len)));
 	if (th == NULL) {
@@ -417,7 +626,9 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 		}
 		ctx->st.tx_ext_segs++;
 	} else if (len > 0) {
-		copy_out(c, seq, len, (uint8_t *)(th + 1) + optlen);
+		seg_copy(c, seq, len, (uint8_t *)(th + 1) + optlen);
+		if (ncrc > 0)
+			seg_crc_fill(c, seq, (uint8_t *)(th + 1) + optlen, crc_idx, ncrc);
 	}
 	if (wn_net_ip_prepend(m, &c->local.addr, &c->remote.addr, IPPROTO_TCP) != 0) {
 		rte_pktmbuf_free(m);

@@ -65,6 +65,7 @@
 #define TCP_COOKIE_PERIOD_US 60000000ull /* the cookie clock ticks once a minute */
 #define TCP_COOKIE_AGE 2          /* a cookie is good for the minute it was made and the next */
 #define TCP_COOKIE_TS_BITS 6      /* TSval low bits carrying wscale (4) and SACK (1) */
+#define TCP_MCACHE 16             /* mbufs a context takes from its pool at a time */
 
 struct seq_range {
 	uint32_t start, end; /* [start, end) */
@@ -79,7 +80,11 @@ struct tcp_xpart {
 	const uint8_t *ptr;
 	rte_iova_t iova;
 	struct rte_mbuf_ext_shared_info *sh;
+	bool copy;                  /* copied into each segment, never attached (WN_TCP_REC_COPY) */
 };
+
+/* Per-record flags (c->rec_fl). */
+#define REC_F_CRC 0x01 /* WN_TCP_REC_CRC32C: the trailer is still to be computed */
 
 /* Parsed segment. */
 struct tcp_seg {
@@ -226,11 +231,18 @@ struct wn_tcp_conn {
 	/* record boundaries: ring of [start, end) sequence ranges */
 	struct seq_range *rec;
 	uint32_t rec_head, rec_len;
+	/* where the last lookups found the record and the external piece for a sequence number,
+	 * counted from the first ever queued (segments are mostly built in order: the next
+	 * lookup finds it there or one further) */
+	uint32_t rec_hint, rec_gone, xp_hint, xp_gone;
 	/* external pieces (allocated on the first wn_tcp_send_record_ext): the release reference
 	 * of each record slot (NULL: none), and the pieces in sequence order */
 	struct rte_mbuf_ext_shared_info **rec_sh;
+	uint8_t *rec_fl;            /* REC_F_* of each record slot (with rec_sh) */
+	uint32_t crc_pending;       /* records with REC_F_CRC */
 	struct tcp_xpart *xp;
 	uint32_t xp_head, xp_len;
+	uint32_t xp_attach;         /* of them attached to segments (not WN_TCP_REC_COPY) */
 
 	/* receive buffer: readable bytes then space for in-window data; rcap octets allocated
 	 * (0: none yet), grown as in-window data comes up to rmax, the window's base */
@@ -279,6 +291,12 @@ struct wn_tcp_ctx {
 	uint32_t chal_count;        /* challenge ACKs sent in it */
 	uint32_t seg_room;          /* largest TCP header+payload an mbuf of the pool holds */
 	uint64_t cookie_sent_at;    /* when a SYN cookie was last sent (0: never) */
+	/* mbufs taken from the pool in bulk for the segments to build */
+	struct rte_mbuf *mcache[TCP_MCACHE];
+	uint32_t mcache_n;
+	/* the connection of the last segment received: a burst is mostly one flow's, so most
+	 * segments need no hash lookup (checked against the segment's endpoints) */
+	struct wn_tcp_conn *last_rx;
 	struct wn_tcp_stats st;
 };
 
@@ -365,7 +383,7 @@ void tcp_tlp_fire(struct wn_tcp_conn *c);
 void tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m);
 uint32_t tcp_rcv_window(const struct wn_tcp_conn *c);
 uint32_t tcp_flight(const struct wn_tcp_conn *c);
-uint32_t tcp_seg_len(const struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
+uint32_t tcp_seg_len(struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
 		     bool *split);
 void tcp_sbuf_acked(struct wn_tcp_conn *c);
 void tcp_ext_release_all(struct wn_tcp_conn *c);

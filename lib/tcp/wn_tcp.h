@@ -98,6 +98,15 @@ struct wn_tcp_cb {
 	/** New in-order data can be read (wn_tcp_recv / wn_tcp_recv_peek). */
 	void (*recv)(struct wn_tcp_conn *c, void *arg);
 	/**
+	 * Optional: the in-order octets of one segment, @p data and @p len where they lie (the
+	 * received mbuf), before TCP copies them into the receive buffer: what the buffer holds
+	 * (wn_tcp_recv_peek()) comes before them. The upper layer may take octets in place, from
+	 * the front: first the buffer's (wn_tcp_recv_consume()), then these. @return how many
+	 * of @p data it took; TCP appends the rest to the receive buffer and calls recv() when it
+	 * did. Offered while no out-of-order data is queued (that goes through the buffer).
+	 */
+	uint32_t (*recv_seg)(struct wn_tcp_conn *c, void *arg, const uint8_t *data, uint32_t len);
+	/**
 	 * Optional: a segment arrived above RCV.NXT (a hole before it) and was queued; its new
 	 * octets [@p seq, @p seq + @p len) are at @p data (the receive buffer, contiguous; a
 	 * segment that wraps the buffer is not reported). They are delivered again through
@@ -221,6 +230,8 @@ struct wn_tcp_stats {
 	uint64_t challenge_acks;    /**< RFC 5961 challenge ACKs sent */
 	uint64_t challenge_acks_limited; /**< challenge ACKs suppressed by the RFC 5961 §7 limit */
 	uint64_t rx_drop_state;     /**< data after the peer's FIN, RST to a listener */
+	uint64_t rx_inplace_bytes;  /**< in-order octets the upper layer took from the segment
+				     *   (recv_seg), never copied into the receive buffer */
 	uint64_t tx_segs;           /**< segments built */
 	uint64_t tx_data_bytes;     /**< payload bytes sent (incl. retransmissions) */
 	uint64_t tx_retrans;        /**< retransmitted segments (any cause) */
@@ -249,6 +260,8 @@ struct wn_tcp_stats {
 	uint64_t record_split;      /**< records larger than EMSS that had to be split */
 	uint64_t tx_ext_segs;       /**< segments carrying external (zero-copy) octets */
 	uint64_t tx_ext_bytes;      /**< payload octets attached from external memory */
+	uint64_t tx_ref_bytes;      /**< external octets copied into segments (WN_TCP_REC_COPY) */
+	uint64_t rec_crc;           /**< record CRC32c trailers computed (WN_TCP_REC_CRC32C) */
 	uint64_t ext_records;       /**< records appended with wn_tcp_send_record_ext */
 	uint64_t ext_released;      /**< ... whose reference TCP dropped (ACKed or closed) */
 };
@@ -467,6 +480,30 @@ struct wn_tcp_part {
 int wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts,
 			   unsigned int n, struct rte_mbuf_ext_shared_info *sh);
 
+/**
+ * Record flag of wn_tcp_send_record_ref(): its external pieces are copied into each segment
+ * that carries them (one copy, from where they live) instead of attached: a plain mbuf per
+ * segment, for ports where copying a segment costs less than a chain. TCP still only
+ * references them (the release rules of wn_tcp_send_record_ext() hold).
+ */
+#define WN_TCP_REC_COPY (1u << 0)
+/**
+ * Record flag of wn_tcp_send_record_ref(): its last 4 octets (which must not be external)
+ * are computed when the record is first transmitted, as a NIC's framing offload would: the
+ * CRC32c (Castagnoli; the register's complement, least significant octet first, as iSCSI and
+ * MPA send it) of every octet before them, summed over the segment just built while it is in
+ * cache. Retransmissions carry the same value.
+ */
+#define WN_TCP_REC_CRC32C (1u << 1)
+
+/**
+ * wn_tcp_send_record_ext() with WN_TCP_REC_* @p flags.
+ * @return as wn_tcp_send_record_ext(); -EINVAL also for WN_TCP_REC_CRC32C on a record
+ * shorter than 5 octets or whose last 4 are external. Owning lcore.
+ */
+int wn_tcp_send_record_ref(struct wn_tcp_conn *c, const struct wn_tcp_part *parts,
+			   unsigned int n, struct rte_mbuf_ext_shared_info *sh, uint32_t flags);
+
 /** Append one contiguous record; as wn_tcp_send_recordv. */
 int wn_tcp_send_record(struct wn_tcp_conn *c, const void *buf, uint32_t len);
 
@@ -504,11 +541,20 @@ int wn_tcp_recv(struct wn_tcp_conn *c, void *buf, uint32_t len);
  */
 uint32_t wn_tcp_recv_peek(struct wn_tcp_conn *c, const uint8_t **data);
 
+/**
+ * Zero-copy read of everything readable: the receive buffer is a ring, so up to two runs.
+ * @return how many of @p v (0, 1 or 2) were filled. Owning lcore.
+ */
+unsigned int wn_tcp_recv_peekv(struct wn_tcp_conn *c, struct iovec v[2]);
+
 /** Consume @p len bytes after wn_tcp_recv_peek. @return 0 or -EINVAL. Owning lcore. */
 int wn_tcp_recv_consume(struct wn_tcp_conn *c, uint32_t len);
 
 /** @return readable bytes. Owning lcore. */
 uint32_t wn_tcp_recv_avail(const struct wn_tcp_conn *c);
+
+/** @return the receive buffer's size: the most octets it can ever hold. Owning lcore. */
+uint32_t wn_tcp_recv_cap(const struct wn_tcp_conn *c);
 
 /**
  * Orderly close (RFC 9293 §3.10.4): FIN after queued data. The connection lives until its

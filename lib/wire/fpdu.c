@@ -793,6 +793,230 @@ wn_mpa_segment_fpdus(uint32_t seg_seq, const uint8_t *buf, size_t len,
 	return n; /* every FPDU walked was complete: the deframer ended on a boundary */
 }
 
+/* ---- whole FPDUs in place ---- */
+
+/* A position in a list of input pieces. */
+struct vcur {
+	const struct iovec *in;
+	unsigned int n, i; /* pieces, the current one */
+	size_t o;          /* offset in it */
+};
+
+/* Move @p c on by @p k octets (there are at least that many). */
+static inline void
+vcur_skip(struct vcur *c, size_t k)
+{
+	while (k > 0) {
+		size_t r = c->in[c->i].iov_len - c->o;
+
+		if (k < r) {
+			c->o += k;
+			return;
+		}
+		k -= r;
+		c->i++;
+		c->o = 0;
+	}
+}
+
+/* Past empty pieces and the end of the current one (octets remain at @p c). */
+static inline void
+vcur_norm(struct vcur *c)
+{
+	while (c->o == c->in[c->i].iov_len) {
+		c->i++;
+		c->o = 0;
+	}
+}
+
+/* Copy @p k octets at @p c to @p out and move on. */
+static inline void
+vcur_read(struct vcur *c, uint8_t *out, size_t k)
+{
+	while (k > 0) {
+		size_t r, m;
+
+		vcur_norm(c);
+		r = c->in[c->i].iov_len - c->o;
+		m = k < r ? k : r;
+
+		memcpy(out, (const uint8_t *)c->in[c->i].iov_base + c->o, m);
+		out += m;
+		k -= m;
+		vcur_skip(c, m);
+	}
+}
+
+/* The CRC register over the next @p k octets at @p c, moving on. */
+static inline uint32_t
+vcur_crc(struct vcur *c, size_t k, uint32_t crc)
+{
+	while (k > 0) {
+		size_t r, m;
+
+		vcur_norm(c);
+		r = c->in[c->i].iov_len - c->o;
+		m = k < r ? k : r;
+		crc = crc_update(crc, (const uint8_t *)c->in[c->i].iov_base + c->o, m);
+		k -= m;
+		vcur_skip(c, m);
+	}
+	return crc;
+}
+
+/* Append the next @p k octets at @p c to the view's pieces, moving on. @return 0 or -E2BIG. */
+static inline int
+vcur_take(struct vcur *c, size_t k, struct wn_mpa_fpdu_view *f)
+{
+	while (k > 0) {
+		const uint8_t *p;
+		size_t r, m;
+
+		vcur_norm(c);
+		p = (const uint8_t *)c->in[c->i].iov_base + c->o;
+		r = c->in[c->i].iov_len - c->o;
+		m = k < r ? k : r;
+
+		if (f->n > 0 && (const uint8_t *)f->v[f->n - 1].iov_base + f->v[f->n - 1].iov_len ==
+				p) {
+			f->v[f->n - 1].iov_len += m;
+		} else {
+			if (f->n == WN_MPA_VIEW_MAX)
+				return -E2BIG;
+			f->v[f->n].iov_base = (void *)(uintptr_t)p;
+			f->v[f->n].iov_len = m;
+			f->n++;
+		}
+		k -= m;
+		vcur_skip(c, m);
+	}
+	return 0;
+}
+
+/* Check the Marker at @p c (sequence number @p mseq) against FPDU @p fpdu_seq, moving on. */
+static inline bool
+view_marker_ok(struct vcur *c, uint32_t mseq, uint32_t fpdu_seq, bool leading)
+{
+	uint8_t mk[WN_MPA_MARKER_SIZE];
+	uint16_t expect = leading ? 0 : (uint16_t)(mseq - fpdu_seq) & WN_MPA_FPDUPTR_MASK;
+
+	vcur_read(c, mk, sizeof(mk));
+	return (get_be16(mk + 2) & WN_MPA_FPDUPTR_MASK) == expect;
+}
+
+int
+wn_mpa_fpdu_view(const struct iovec *in, unsigned int n_in, uint32_t seq,
+		 const struct wn_mpa_deframer_cfg *cfg, struct wn_mpa_fpdu_view *f)
+{
+	const struct wn_mpa_stream *st;
+	struct vcur c = {.in = in, .n = n_in}, k;
+	size_t have = 0, lead, left;
+	uint32_t s, end, crc;
+	uint8_t b[WN_MPA_CRC_SIZE];
+	bool marker_bad = false;
+	int rc;
+
+	if (in == NULL || cfg == NULL || f == NULL)
+		return -EINVAL;
+	st = &cfg->stream;
+	if (!st->markers && n_in > 0 && in[0].iov_len >= WN_MPA_ULPDU_LEN_SIZE) {
+		/* the common case: no Markers, the FPDU whole in the first piece */
+		const uint8_t *p = in[0].iov_base;
+
+		f->ulpdu_len = get_be16(p);
+		f->fpdu_seq = seq;
+		f->wire_len = WN_MPA_ULPDU_LEN_SIZE + f->ulpdu_len + wn_mpa_pad_len(f->ulpdu_len) +
+			      WN_MPA_CRC_SIZE;
+		if (in[0].iov_len >= f->wire_len) {
+			size_t cl = f->wire_len - WN_MPA_CRC_SIZE;
+
+			f->verdict = st->crc && wn_crc32c_final(crc_update(wn_crc32c_init(), p, cl)) !=
+				     wn_crc32c_get_wire(p + cl) ? WN_MPA_ERR_CRC : WN_MPA_ERR_NONE;
+			f->n = f->ulpdu_len != 0;
+			f->v[0].iov_base = (void *)(uintptr_t)(p + WN_MPA_ULPDU_LEN_SIZE);
+			f->v[0].iov_len = f->ulpdu_len;
+			return 1;
+		}
+	}
+	for (unsigned int i = 0; i < n_in; i++)
+		have += in[i].iov_len;
+	/* a leading Marker (FPDUPTR 0) belongs to this FPDU; ULPDU_Length is never cut by one */
+	lead = st->markers && marker_off(seq, st->seq_start) == 0 ? WN_MPA_MARKER_SIZE : 0;
+	f->wire_len = 0;
+	if (have < lead + WN_MPA_ULPDU_LEN_SIZE)
+		return 0;
+	k = c;
+	vcur_skip(&k, lead);
+	vcur_read(&k, b, WN_MPA_ULPDU_LEN_SIZE);
+	f->ulpdu_len = get_be16(b);
+	f->fpdu_seq = seq + (uint32_t)lead;
+	f->wire_len = (uint32_t)wn_mpa_fpdu_wire_len(seq, st->seq_start, st->markers,
+						      f->ulpdu_len);
+	if (have < f->wire_len)
+		return 0;
+	f->n = 0;
+	/* RFC 5044 §4.4: the CRC covers every octet but its own field, Markers included */
+	crc = st->crc ? vcur_crc(&c, f->wire_len - WN_MPA_CRC_SIZE, wn_crc32c_init()) : 0;
+	if (!st->crc)
+		vcur_skip(&c, f->wire_len - WN_MPA_CRC_SIZE);
+	vcur_read(&c, b, WN_MPA_CRC_SIZE);
+	/* the ULPDU: the octets after ULPDU_Length, Markers left out */
+	k.i = 0;
+	k.o = 0;
+	s = seq;
+	end = seq + f->wire_len - WN_MPA_CRC_SIZE;
+	left = f->ulpdu_len;
+	if (lead != 0) {
+		if (cfg->check_markers && !view_marker_ok(&k, s, 0, true))
+			marker_bad = true;
+		else if (!cfg->check_markers)
+			vcur_skip(&k, lead);
+		s += (uint32_t)lead;
+	}
+	vcur_skip(&k, WN_MPA_ULPDU_LEN_SIZE);
+	s += WN_MPA_ULPDU_LEN_SIZE;
+	while (s != end) {
+		uint32_t run = end - s;
+
+		if (st->markers) {
+			uint32_t moff = marker_off(s, st->seq_start);
+
+			if (moff == 0) {
+				if (cfg->check_markers && !view_marker_ok(&k, s, f->fpdu_seq, false))
+					marker_bad = true;
+				else if (!cfg->check_markers)
+					vcur_skip(&k, WN_MPA_MARKER_SIZE);
+				s += WN_MPA_MARKER_SIZE;
+				continue;
+			}
+			if (run > WN_MPA_MARKER_INTERVAL - moff)
+				run = WN_MPA_MARKER_INTERVAL - moff;
+		}
+		/* ULPDU octets, then PAD (CRC-covered, its content ignored: RFC 5044 §4.1) */
+		if (left > 0) {
+			size_t m = run < left ? run : left;
+
+			rc = vcur_take(&k, m, f);
+			if (rc != 0)
+				return rc;
+			left -= m;
+			if (m < run)
+				vcur_skip(&k, run - m);
+		} else {
+			vcur_skip(&k, run);
+		}
+		s += run;
+	}
+	/* RFC 5044 §4.4/§8: CRC first (error 2), then the Marker check (error 3) */
+	if (st->crc && wn_crc32c_final(crc) != wn_crc32c_get_wire(b))
+		f->verdict = WN_MPA_ERR_CRC;
+	else if (marker_bad)
+		f->verdict = WN_MPA_ERR_MARKER;
+	else
+		f->verdict = WN_MPA_ERR_NONE;
+	return 1;
+}
+
 /* ---- whole-ULPDU gathering ---- */
 
 static int

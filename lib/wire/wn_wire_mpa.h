@@ -538,6 +538,56 @@ wn_mpa_deframer_seq(const struct wn_mpa_deframer *d)
 	return d->seq;
 }
 
+/** @return true when @p d is healthy and between two FPDUs (the next octet starts one). */
+static inline bool
+wn_mpa_deframer_at_boundary(const struct wn_mpa_deframer *d)
+{
+	return d->state == WN_MPA_RX_LEN && d->got == 0 && d->pend_len == 0;
+}
+
+/**
+ * Account for one whole FPDU of @p wire_len octets the caller took in place
+ * (wn_mpa_fpdu_view()) instead of feeding it: the deframer goes on after it. Only between
+ * FPDUs (wn_mpa_deframer_at_boundary()). Thread safety: the lcore owning @p d.
+ */
+static inline void
+wn_mpa_deframer_skip(struct wn_mpa_deframer *d, uint32_t wire_len)
+{
+	d->seq += wire_len;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Whole FPDUs in place
+ */
+
+/** Most ULPDU pieces wn_mpa_fpdu_view() describes (Markers and input boundaries cut them). */
+#define WN_MPA_VIEW_MAX 40
+
+/** One whole FPDU found where it lies (wn_mpa_fpdu_view()). */
+struct wn_mpa_fpdu_view {
+	uint32_t fpdu_seq;       /**< sequence number of its ULPDU_Length */
+	uint32_t wire_len;       /**< its octets, from its leading Marker if any to its CRC */
+	uint16_t ulpdu_len;      /**< ULPDU_Length */
+	enum wn_mpa_err verdict; /**< WN_MPA_ERR_NONE, WN_MPA_ERR_CRC or WN_MPA_ERR_MARKER */
+	uint16_t n;              /**< ULPDU pieces in @c v (Markers removed), @c ulpdu_len octets */
+	struct iovec v[WN_MPA_VIEW_MAX];
+};
+
+/**
+ * Find the FPDU that starts the octets @p in (@p n_in pieces of one ordered stream, the first
+ * octet at sequence number @p seq, an FPDU boundary as the deframer's) where they lie: its
+ * ULPDU as pieces of the input with Markers removed, its CRC (RFC 5044 §4.4) and Markers
+ * (§4.3, with @p cfg's check_markers) checked as wn_mpa_deframer_input() checks them, nothing
+ * copied. @p cfg's stream gives SeqStart, Markers and CRC; seq and hdr_len are ignored.
+ * @return 1 (@p f describes it; the next FPDU starts @c f->wire_len octets on), 0 (it is not
+ * complete in @p in: @c f->wire_len is its length once ULPDU_Length is there, else 0),
+ * -E2BIG (its ULPDU needs more than WN_MPA_VIEW_MAX pieces: feed the deframer), -EINVAL
+ * (NULL argument).
+ * Thread safety: pure, any thread.
+ */
+int wn_mpa_fpdu_view(const struct iovec *in, unsigned int n_in, uint32_t seq,
+		     const struct wn_mpa_deframer_cfg *cfg, struct wn_mpa_fpdu_view *f);
+
 /**
  * Convenience mode: assemble whole ULPDUs into a caller buffer and hand each
  * verified ULPDU to @p deliver. Use wn_mpa_collect_ops with a struct

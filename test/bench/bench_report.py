@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """scripts/bench.sh's report: reads the runs' outputs in DIR, prints issue 11's goals table
-with this run's ratios and every figure, then issue 12's (DDP over SCTP against MPA/TCP,
-from sctp.json), writes DIR/bench.json and the gnuplot script DIR/bench.gp (DIR/bench.png:
+with this run's ratios and every figure, issue 27's (instructions per message, from cost.txt,
+beside two of this run's rates), then issue 12's (DDP over SCTP against MPA/TCP, from
+sctp.json), writes DIR/bench.json and the gnuplot script DIR/bench.gp (DIR/bench.png:
 bandwidth and latency against message size).
 
     bench_report.py DIR QUICK(0|1)
@@ -92,6 +93,51 @@ def sctp_table(d, quick, cost):
                "write_bw_65536_gbps": dict(bw, median=med["bw"]),
                "write_lat_8_p50_us": dict(lat, median=med["lat"]), "fault": fault}
     return figures, rows
+
+
+def cost_table(cost, goals):
+    """Issue 27's goals: instructions per message both sides (callgrind, rdma_cost.sh) and
+    the two wall-clock ratios of this run beside them. Prints the table; returns its rows."""
+    ir = {(c["mode"], c["size"]): c for c in cost}
+    rows = []
+
+    def row(fig, val, raw, r, text, holds):
+        rows.append(dict(figure=fig, value=val, raw=raw, ratio=r, goal=text,
+                         holds=bool(holds) if holds is not None else None))
+
+    for mode, size, name, lim in (("write", 65536, "RDMA Write 64 KiB", 100000),
+                                  ("write", 4096, "RDMA Write 4 KiB", None),
+                                  ("write", 64, "RDMA Write 64 B", None),
+                                  ("send", 64, "RDMA Send 64 B", 1200)):
+        c = ir.get((mode, size))
+        v = c["ir_per_msg"] if c else None
+        raw = c["raw_ir_per_msg"] if c else None
+        row("%s, instructions per message" % name, v, raw, ratio(v, raw),
+            "<= %d" % lim if lim else "(per frame: %s)" % fmt(c["ir_per_frame"]) if c else "",
+            v <= lim if v is not None and lim else None)
+    w, m = ir.get(("write", 65536)), ir.get(("mwrite", 65536))
+    r = ratio(m["ir_per_msg"], w["ir_per_msg"]) if w and m else None
+    row("RDMA Write 64 KiB with Markers, instructions per message",
+        m["ir_per_msg"] if m else None, m["raw_ir_per_msg"] if m else None, r,
+        "<= 1.3 x without Markers (%s)" % fmt(r, 2), r is not None and r <= 1.3)
+    by = {g["figure"]: g for g in goals}
+    g = by.get("run-to-completion RDMA Write 64 KiB goodput")
+    if g is not None:
+        row("run-to-completion RDMA Write 64 KiB, Gbit/s", g["value"], None, g["vs_raw"],
+            ">= 0.5 x raw memif", g["vs_raw"] is not None and g["vs_raw"] >= 0.5)
+    g = by.get("64 B RDMA Send message rate, run-to-completion")
+    if g is not None:
+        row("run-to-completion 64 B RDMA Send, Mmsg/s", g["value"], None, g["vs_raw"],
+            ">= 0.4 x raw packet rate", g["vs_raw"] is not None and g["vs_raw"] >= 0.4)
+    print()
+    print("issue 27: one pass over every byte (instructions: both sides per message, callgrind;"
+          " rates: this run)")
+    print("%-58s %10s %10s %8s  %s" % ("figure", "warpnic", "raw", "ratio", "goal (met?)"))
+    for x in rows:
+        met = "" if x["holds"] is None else " (%s)" % ("yes" if x["holds"] else "no")
+        print("%-58s %10s %10s %8s  %s%s" % (x["figure"], fmt(x["value"]), fmt(x["raw"]),
+                                             fmt(x["ratio"], 2), x["goal"], met))
+    return rows
 
 
 def main():
@@ -216,6 +262,7 @@ def main():
                              "raw_ir_per_msg": float(fl[4]), "frames": int(fl[5]),
                              "ir_per_frame": float(fl[6]), "vs_raw": float(fl[7])})
 
+    cost_goals = cost_table(cost, goals) if cost else []
     sctp, sctp_goals = sctp_table(d, quick, cost)
 
     # ---- JSON
@@ -226,7 +273,7 @@ def main():
     except OSError:
         rev = None
     doc = {
-        "bench": "warpnic issues 11 and 12", "quick": quick, "commit": rev,
+        "bench": "warpnic issues 11, 12 and 27", "quick": quick, "commit": rev,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cpus": os.cpu_count(), "loadavg": os.getloadavg()[0],
         "latency": "half round trip (us)",
@@ -240,6 +287,7 @@ def main():
                        "sockperf_size": 14},
         "goals": goals,
         "instructions": cost,
+        "cost_goals": cost_goals,
         "sctp": sctp,
         "sctp_goals": sctp_goals,
     }

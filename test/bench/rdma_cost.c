@@ -7,6 +7,8 @@
  *   write SIZE N   two run-to-completion dataplanes (lib/dp, wn_dp_embed.h) back to back; A
  *                  Writes N messages of SIZE octets to B, 64 outstanding, every one signaled
  *   send SIZE N    the same with Sends into receives B keeps posted
+ *   mwrite SIZE N  write with MPA Markers asked for by both ends (RFC 5044 §4.2: in both
+ *                  directions, every 512 octets of the stream)
  *   swrite, ssend  the same two over DDP over SCTP (RFC 5043, lib/sctp: usrsctp) instead of
  *                  MPA/TCP; a "frame" is then a DATA chunk of at most 1416 octets
  *   raw SIZE N     the raw path of warpnic-perf raw_bw: per message, ceil(SIZE / 1484)
@@ -61,7 +63,7 @@ struct side {
 };
 
 static struct rte_mempool *pool;
-static bool use_sctp;
+static bool use_sctp, use_markers;
 static struct side sa, sb;
 static struct rte_ring *rings[2];
 static size_t buf_len;
@@ -111,6 +113,7 @@ side_up(struct side *s, const char *name, struct rte_ring *rx, struct rte_ring *
 	c.sockbuf = 1024 * 1024;
 	c.mpa_rev = 2;
 	c.crc = true;
+	c.markers = use_markers;
 	c.p2p = true;
 	c.rtr = 7;
 	c.rfc7306 = true;
@@ -333,13 +336,14 @@ main(int argc, char **argv)
 	bool raw;
 
 	if (argc != 4 || (strcmp(argv[1], "write") != 0 && strcmp(argv[1], "send") != 0 &&
-			  strcmp(argv[1], "swrite") != 0 && strcmp(argv[1], "ssend") != 0 &&
-			  strcmp(argv[1], "raw") != 0)) {
-		fprintf(stderr, "usage: %s write|send|swrite|ssend|raw SIZE N\n", argv[0]);
+			  strcmp(argv[1], "mwrite") != 0 && strcmp(argv[1], "swrite") != 0 &&
+			  strcmp(argv[1], "ssend") != 0 && strcmp(argv[1], "raw") != 0)) {
+		fprintf(stderr, "usage: %s write|mwrite|send|swrite|ssend|raw SIZE N\n", argv[0]);
 		return 2;
 	}
 	mode = argv[1];
 	use_sctp = strcmp(mode, "swrite") == 0 || strcmp(mode, "ssend") == 0;
+	use_markers = strcmp(mode, "mwrite") == 0;
 	size = (uint32_t)strtoul(argv[2], NULL, 0);
 	n = strtoull(argv[3], NULL, 0);
 	raw = strcmp(mode, "raw") == 0;

@@ -12,7 +12,8 @@
 #
 #   rdma_cost.sh BUILD_DIR [--native] [CASE...]   CASE: MODE:SIZE (default: write:65536
 #                                                 write:4096 send:64 and raw at each size;
-#                                                 MODE write|send|swrite|ssend)
+#                                                 MODE write|send|mwrite|swrite|ssend;
+#                                                 mwrite: Write with MPA Markers both ways)
 #   --native   run each case without callgrind, a few messages (a smoke: data moved, checked)
 # Environment: WN_COST_MSGS (messages per case, default 400; 64 B cases x 8).
 set -uo pipefail

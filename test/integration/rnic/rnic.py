@@ -20,7 +20,8 @@ run    rnic_it's arguments, after any NAME=VALUE words (the programs' environmen
          @restart   the args run, A is stopped and started again, the args run once more
 zc     'zc' or 'zc0': the case runs again as zc_NAME with zero-copy transmit on for every
        size (wn-pair.sh --zero-copy all); 'zc' also proves FPDUs went zero-copy ('zc0': the
-       case moves no payload). WN_RNIC_ZC=off runs the others with every FPDU copied.
+       case moves no payload). WN_RNIC_ZC=off runs the others with every FPDU copied
+       through a staging buffer (wn-pair.sh --zero-copy staged).
 
 After the run, while the pair is up: both warpnicd are alive and counted no MPA CRC error
 (unless a check reads mpa_crc_errors). Then the checks, in order, all from counters and
@@ -125,7 +126,7 @@ class Run:
         if self.zc:
             opts += ['--zero-copy', 'all']
         elif zc_env == 'off':
-            opts += ['--zero-copy', 'off']
+            opts += ['--zero-copy', 'staged']
         elif zc_env:
             opts += ['--zero-copy', 'all']
         opts += self.words(self.case.pair)

@@ -180,6 +180,46 @@ test_invalid_stag(void **state)
 	assert_int_equal(wn_mem_destroy(f->t, s), -ENOENT);
 }
 
+/* A cached check gives wn_mem_check()'s verdict until the entry changes, then checks again. */
+static void
+test_check_cached(void **state)
+{
+	struct fx *f = *state;
+	struct wn_mem_cached c = {0};
+	uint8_t *host = NULL;
+	uint32_t s, s2;
+
+	assert_int_equal(wn_mem_mr_reg(f->t, f->pd, buf, 64, 0x1000, RW, 5, &s), 0);
+	assert_int_equal(wn_mem_check_cached(f->t, &c, s, 0x1000, 8, WN_MEM_ACCESS_REMOTE_WRITE,
+					     f->pd, 1, &host), WN_MEM_OK);
+	assert_ptr_equal(host, buf);
+	assert_non_null(c.e);
+	/* from the cache: the range moves, the verdicts do not change */
+	assert_int_equal(wn_mem_check_cached(f->t, &c, s, 0x1030, 16, WN_MEM_ACCESS_REMOTE_WRITE,
+					     f->pd, 1, &host), WN_MEM_OK);
+	assert_ptr_equal(host, buf + 0x30);
+	assert_int_equal(wn_mem_check_cached(f->t, &c, s, 0x1038, 9, WN_MEM_ACCESS_REMOTE_WRITE,
+					     f->pd, 1, &host), WN_MEM_E_BOUNDS);
+	assert_int_equal(wn_mem_check_cached(f->t, &c, s, 0xfff, 2, WN_MEM_ACCESS_REMOTE_WRITE,
+					     f->pd, 1, &host), WN_MEM_E_BOUNDS);
+	assert_int_equal(wn_mem_check_cached(f->t, &c, s, 0x1000, 8, WN_MEM_ACCESS_REMOTE_WRITE,
+					     f->pd2, 1, &host), WN_MEM_E_NOT_ASSOC);
+	assert_int_equal(wn_mem_check_cached(f->t, &c, s, 0x1000, 8, WN_MEM_ACCESS_MW_BIND,
+					     f->pd, 1, &host), WN_MEM_E_ACCESS);
+	/* destroyed: the cache knows, and so does a new region at the same index */
+	assert_int_equal(wn_mem_check_cached(f->t, &c, s, 0x1000, 8, WN_MEM_ACCESS_REMOTE_WRITE,
+					     f->pd, 1, &host), WN_MEM_OK);
+	assert_int_equal(wn_mem_destroy(f->t, s), 0);
+	assert_int_equal(wn_mem_check_cached(f->t, &c, s, 0x1000, 8, WN_MEM_ACCESS_REMOTE_WRITE,
+					     f->pd, 1, &host), WN_MEM_E_INVALID_STAG);
+	assert_int_equal(wn_mem_mr_reg(f->t, f->pd, buf, 64, 0x1000, RW, 6, &s2), 0);
+	assert_int_equal(wn_mem_stag_index(s2), wn_mem_stag_index(s));
+	assert_int_equal(wn_mem_check_cached(f->t, &c, s, 0x1000, 8, WN_MEM_ACCESS_REMOTE_WRITE,
+					     f->pd, 1, &host), WN_MEM_E_INVALID_STAG);
+	assert_int_equal(wn_mem_check_cached(f->t, &c, s2, 0x1000, 8, WN_MEM_ACCESS_REMOTE_WRITE,
+					     f->pd, 1, &host), WN_MEM_OK);
+}
+
 static void
 test_not_associated(void **state)
 {
@@ -532,6 +572,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_pins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_ok_va_and_zero_based, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_stag, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_check_cached, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_associated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_access_rights, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds_and_wrap, setup, teardown),

@@ -121,9 +121,10 @@ incoming(void *arg, struct wn_llp *l)
 }
 
 static int
-pin(void *arg, uint32_t stag)
+pin(void *arg, uint32_t stag, bool dma)
 {
 	(void)arg;
+	(void)dma;
 	if (stag == 0xdead)
 		return -EINVAL; /* a window: copied instead */
 	pins++;
@@ -260,6 +261,7 @@ send_one(int side, const uint8_t *hdr, uint16_t hlen, const uint8_t *pay, uint32
 		u.iov[0].len = plen;
 		u.iov[0].stag = 0x100;
 		u.src = WN_LLP_SRC_SQ;
+		u.last = 1;
 		u.wqe = 7;
 		u.msg_len = plen;
 	}
@@ -553,6 +555,138 @@ test_zero_copy_nic_holds(void **state)
 	free(pay);
 }
 
+/* Instances with @p c (by reference) and a connection from A to B, ready to send. */
+static void
+ref_establish(const struct wn_mpa_tcp_conf *c)
+{
+	teardown(NULL);
+	setup_conf(c);
+	assert_false(wn_mpa_tcp_zero_copy(proto[0]));
+	listen_b();
+	connect_a(NULL);
+	run(2000);
+	assert_int_equal(wn_llp_accept(own[1].l, NULL, NULL, 0), 0);
+	run(2000);
+	assert_true(wn_llp_tx_ready(own[0].l));
+}
+
+/* One ULPDU of message @p wqe: @p plen octets of registered memory (STag @p stag). */
+static int
+send_part(const uint8_t *hdr, uint16_t hlen, const uint8_t *pay, uint32_t plen, uint32_t stag,
+	  uint32_t wqe, uint32_t msg_len, bool last)
+{
+	struct wn_llp_ulpdu u = {.hdr_len = hlen, .len = hlen + plen, .n_iov = 1,
+				 .src = WN_LLP_SRC_SQ, .last = last, .wqe = wqe,
+				 .msg_len = msg_len};
+
+	memcpy(u.hdr, hdr, hlen);
+	u.iov[0].base = pay;
+	u.iov[0].len = plen;
+	u.iov[0].stag = stag;
+	return wn_llp_send(own[0].l, &u);
+}
+
+/*
+ * The default transmit (ref_tx): a message's FPDUs are referenced by TCP, copied once into the
+ * segments, their CRC (and Markers) computed there; the peer's MPA checks every CRC, so a
+ * wrong one would be an ERROR event. One hold per message, released once after the ACK of
+ * its last FPDU, regions pinned until then; under loss every retransmission is copied from
+ * the registered memory again. Inline data and a region that cannot be pinned are copied,
+ * each counted with its reason.
+ */
+static void
+test_ref_tx(void **state)
+{
+	struct wn_mpa_tcp_conf c = {.rev = 2, .crc = true, .markers = true, .ref_tx = true};
+	uint8_t hdr[14] = {0x80, 0x01};
+	uint8_t *pay = hx_pattern(200 * 1400, 9);
+	struct wn_llp_stats st;
+	size_t off = 0;
+
+	(void)state;
+	ref_establish(&c);
+	assert_int_equal(send_part(hdr, sizeof(hdr), pay, 1400, 0x100, 9, 4200, false),
+			 WN_LLP_TX_HELD);
+	assert_int_equal(send_part(hdr, sizeof(hdr), pay + 1400, 1400, 0x100, 9, 4200, false), 0);
+	assert_int_equal(send_part(hdr, sizeof(hdr), pay + 2800, 1400, 0x200, 9, 4200, true), 0);
+	assert_int_equal(pins, 2);
+	assert_int_equal(own[0].releases, 0); /* not before the peer has it */
+	run(20000);
+	assert_int_equal(count(&own[1], WN_LLP_EV_ERROR), 0);
+	assert_int_equal(own[1].rx_n, 3);
+	for (int i = 0; i < 3; i++)
+		assert_memory_equal(own[1].rx + (i + 1) * sizeof(hdr) + i * 1400, pay + i * 1400,
+				    1400);
+	assert_int_equal(own[0].releases, 1);
+	assert_int_equal(own[0].released_wqe[0], 9);
+	assert_int_equal(unpins, 2);
+
+	/* under loss and reordering: 197 one-FPDU messages, resent from registered memory */
+	h.drop_pm = 50;
+	h.reorder_pm = 50;
+	own[1].rx_len = 0;
+	own[1].rx_n = 0;
+	for (uint32_t i = 3; i < 200; i++) {
+		while (send_part(hdr, sizeof(hdr), pay + i * 1400, 1400, 0x100, i, 1400, true) ==
+		       -EAGAIN)
+			run(1000);
+	}
+	run(3000000);
+	assert_int_equal(count(&own[1], WN_LLP_EV_ERROR), 0);
+	assert_int_equal(own[1].rx_n, 197);
+	for (uint32_t i = 3; i < 200; i++, off += sizeof(hdr) + 1400)
+		assert_memory_equal(own[1].rx + off + sizeof(hdr), pay + i * 1400, 1400);
+	assert_int_equal(own[0].releases, 198);
+	assert_int_equal(pins, unpins);
+	assert_true(hx_stats(&h, 0).tx_retrans > 0);
+	assert_true(hx_stats(&h, 0).rec_crc >= 200);
+	h.drop_pm = 0;
+	h.reorder_pm = 0;
+
+	/* inline data and a window are copied, each with its reason */
+	struct wn_llp_ulpdu u = {.hdr_len = sizeof(hdr), .n_iov = 1, .msg_len = 100,
+				 .len = sizeof(hdr) + 100, .last = 1};
+
+	memcpy(u.hdr, hdr, sizeof(hdr));
+	u.iov[0].base = pay;
+	u.iov[0].len = 100;
+	assert_int_equal(wn_llp_send(own[0].l, &u), 0);
+	assert_int_equal(send_part(hdr, sizeof(hdr), pay, 100, 0xdead, 300, 100, true), 0);
+	run(20000);
+	assert_int_equal(own[1].rx_n, 199);
+	wn_llp_stats(proto[0], &st);
+	assert_int_equal(st.ref_ulpdus, 200);
+	assert_int_equal(st.zc_ulpdus, 0);
+	assert_int_equal(st.tokens, 198);
+	assert_int_equal(st.zc_released, 198);
+	assert_int_equal(st.copy_ulpdus, 2);
+	assert_int_equal(st.copy_inline, 1);
+	assert_int_equal(st.copy_unpinned, 1);
+	assert_int_equal(st.copy_staged + st.copy_no_token + st.copy_other, 0);
+	wn_llp_stats(proto[1], &st);
+	assert_int_equal(st.crc_errors, 0);
+	free(pay);
+}
+
+/* Staged transmit (ref_tx off, no zero-copy): every payload copied, counted as staged. */
+static void
+test_staged_tx(void **state)
+{
+	uint8_t hdr[14] = {0x80, 0x01};
+	uint8_t *pay = hx_pattern(1400, 4);
+	struct wn_llp_stats st;
+
+	(void)state;
+	establish();
+	assert_int_equal(send_part(hdr, sizeof(hdr), pay, 1400, 0x100, 1, 1400, true), 0);
+	run(5000);
+	assert_int_equal(own[1].rx_n, 2); /* the RTR and the Write */
+	wn_llp_stats(proto[0], &st);
+	assert_int_equal(st.copy_staged, 1);
+	assert_int_equal(st.ref_ulpdus + st.tokens, 0);
+	free(pay);
+}
+
 /* Corruption below TCP (the checksum made good again): MPA's CRC catches it. */
 static bool
 corrupt_payload(struct hx *hx, int from, struct rte_mbuf *m, void *arg)
@@ -725,6 +859,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_accept_inside_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_copy_nic_holds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ref_tx, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_staged_tx, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crc_error_terminate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_startup_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_and_released, setup, teardown),

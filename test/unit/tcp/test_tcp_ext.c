@@ -7,10 +7,17 @@
  * record's end, and an abort or a freed context releases everything, but only once the mbufs
  * still holding the memory are freed too. The application scribbles over a record's memory
  * as soon as it is released, so any later use by TCP corrupts the received stream.
+ * The same records with WN_TCP_REC_COPY (external pieces copied into each segment, the
+ * default transmit of warpnicd) and WN_TCP_REC_CRC32C (the trailer computed at the first
+ * transmission, over the segment or, for a record the segment cuts, where its octets live):
+ * the stream must carry the CRC32c of each record's octets, retransmissions the same one.
  * What breaks if this fails: warpnicd's zero-copy transmit (wrong data on the wire,
- * completions before the ACK, buffers leaked or read after release).
+ * completions before the ACK, buffers leaked or read after release), and its copying transmit
+ * (wrong octets or MPA CRCs on the wire).
  */
 #include "app.h"
+
+#include "wn_wire_crc.h"
 
 struct xctx;
 
@@ -25,6 +32,8 @@ struct xrec {
 
 struct xctx {
 	struct tapp *cli;
+	uint32_t flags;            /* WN_TCP_REC_* of every record */
+	uint32_t crcs;             /* records appended with WN_TCP_REC_CRC32C */
 	struct xrec *recs;
 	uint32_t n, cap;
 	uint8_t *data;             /* the expected stream */
@@ -95,7 +104,8 @@ xappend(struct xctx *x, struct wn_tcp_conn *c, uint32_t len)
 	struct xrec *r = &x->recs[x->n];
 	struct wn_tcp_part p[4];
 	unsigned int np = 0;
-	uint32_t off = (uint32_t)x->total, hl, tl, mid, cut;
+	uint32_t off = (uint32_t)x->total, hl, tl, mid, cut, fl = x->flags;
+	static const uint8_t zero[4];
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -105,7 +115,18 @@ xappend(struct xctx *x, struct wn_tcp_conn *c, uint32_t len)
 	r->sh.free_cb = xrec_free;
 	r->sh.fcb_opaque = r;
 	rte_mbuf_ext_refcnt_set(&r->sh, 1);
-	if (len < 12 || x->n % 5 == 4) {
+	if (len <= 4)
+		fl &= ~WN_TCP_REC_CRC32C;
+	if (fl & WN_TCP_REC_CRC32C) {
+		/* the stream carries the CRC32c of the record's octets in its last 4 */
+		wn_crc32c_put_wire(x->data + off + len - 4,
+				   wn_crc32c(x->data + off, len - 4));
+		memcpy(x->mem + off + len - 4, x->data + off + len - 4, 4);
+	}
+	if ((len < 12 || x->n % 5 == 4) && (fl & WN_TCP_REC_CRC32C)) {
+		p[np++] = (struct wn_tcp_part){ .base = x->data + off, .len = len - 4 };
+		p[np++] = (struct wn_tcp_part){ .base = zero, .len = 4 }; /* TCP fills it */
+	} else if (len < 12 || x->n % 5 == 4) {
 		p[np++] = (struct wn_tcp_part){ .base = x->data + off, .len = len };
 	} else {
 		hl = 2 + xrand(x) % 6;
@@ -117,14 +138,16 @@ xappend(struct xctx *x, struct wn_tcp_conn *c, uint32_t len)
 						.iova = RTE_BAD_IOVA };
 		p[np++] = (struct wn_tcp_part){ .base = x->mem + off + hl + cut, .len = mid - cut,
 						.ext = true, .iova = RTE_BAD_IOVA };
-		p[np++] = (struct wn_tcp_part){ .base = x->data + off + len - tl, .len = tl };
+		p[np++] = (struct wn_tcp_part){ .base = (fl & WN_TCP_REC_CRC32C) ? zero :
+						x->data + off + len - tl, .len = tl };
 		r->ext = true;
 	}
-	ret = wn_tcp_send_record_ext(c, p, np, r->ext ? &r->sh : NULL);
+	ret = wn_tcp_send_record_ref(c, p, np, r->ext ? &r->sh : NULL, fl);
 	if (ret == 0) {
 		r->end = wn_tcp_next_seq(c);
 		x->total += len;
 		x->n++;
+		x->crcs += (fl & WN_TCP_REC_CRC32C) != 0;
 	}
 	return ret;
 }
@@ -148,7 +171,8 @@ check_all_released_once(const struct xctx *x)
  * EMSS are split at arbitrary offsets.
  */
 static void
-ext_run(uint32_t nrec, uint32_t maxlen, uint32_t drop_pm, uint32_t reorder_pm, bool early_queue)
+ext_run(uint32_t nrec, uint32_t maxlen, uint32_t drop_pm, uint32_t reorder_pm, bool early_queue,
+	uint32_t flags)
 {
 	struct hx h;
 	struct tapp cli, srv;
@@ -160,6 +184,7 @@ ext_run(uint32_t nrec, uint32_t maxlen, uint32_t drop_pm, uint32_t reorder_pm, b
 	tapp_init(&cli);
 	tapp_init(&srv);
 	xctx_init(&x, &cli, nrec, (size_t)nrec * maxlen);
+	x.flags = flags;
 	if (early_queue) {
 		struct wn_tcp_endpoint l = hx_ep(&h, 1, 5000), lc = hx_ep(&h, 0, 0);
 
@@ -197,8 +222,15 @@ ext_run(uint32_t nrec, uint32_t maxlen, uint32_t drop_pm, uint32_t reorder_pm, b
 	assert_int_equal(x.early, 0);
 	check_all_released_once(&x);
 	st = hx_stats(&h, 0);
-	assert_true(st.tx_ext_segs > 0);
-	assert_true(st.tx_ext_bytes > 0);
+	if (flags & WN_TCP_REC_COPY) {
+		/* copied from where they live, never attached */
+		assert_int_equal(st.tx_ext_segs, 0);
+		assert_true(st.tx_ref_bytes > 0);
+	} else {
+		assert_true(st.tx_ext_segs > 0);
+		assert_true(st.tx_ext_bytes > 0);
+	}
+	assert_int_equal(st.rec_crc, x.crcs);
 	assert_int_equal(st.ext_released, st.ext_records);
 	if (drop_pm > 0)
 		assert_true(st.tx_retrans > 0);
@@ -214,14 +246,14 @@ static void
 test_ext_records_clean(void **state)
 {
 	(void)state;
-	ext_run(2000, 1448, 0, 0, false);
+	ext_run(2000, 1448, 0, 0, false, 0);
 }
 
 static void
 test_ext_records_loss(void **state)
 {
 	(void)state;
-	ext_run(3000, 1448, 30, 30, false);
+	ext_run(3000, 1448, 30, 30, false, 0);
 }
 
 static void
@@ -229,7 +261,31 @@ test_ext_records_split_anywhere(void **state)
 {
 	(void)state;
 	/* queued before the handshake: cut at the EMSS, so inside external pieces */
-	ext_run(100, 4000, 20, 20, true);
+	ext_run(100, 4000, 20, 20, true, 0);
+}
+
+/* Copied from where they live, with the trailer CRC computed at the first transmission. */
+static void
+test_ref_records_crc_loss(void **state)
+{
+	(void)state;
+	ext_run(3000, 1448, 30, 30, false, WN_TCP_REC_COPY | WN_TCP_REC_CRC32C);
+}
+
+/* ... and records the EMSS cuts: their CRC read from the ring and the external memory. */
+static void
+test_ref_records_crc_split(void **state)
+{
+	(void)state;
+	ext_run(100, 4000, 20, 20, true, WN_TCP_REC_COPY | WN_TCP_REC_CRC32C);
+}
+
+/* Attached (zero-copy) records with the trailer CRC computed by TCP. */
+static void
+test_ext_records_crc(void **state)
+{
+	(void)state;
+	ext_run(1000, 1448, 20, 20, false, WN_TCP_REC_CRC32C);
 }
 
 static bool
@@ -378,6 +434,10 @@ test_ext_args(void **state)
 	assert_int_equal(wn_tcp_set_mode(cli.conn, WN_TCP_MODE_RECORD), 0);
 	assert_int_equal(wn_tcp_send_record_ext(cli.conn, &p, 1, NULL), -EINVAL);
 	assert_int_equal(wn_tcp_send_record_ext(cli.conn, &p, 0, &sh), -EINVAL);
+	/* the CRC trailer must be copied octets; unknown flags */
+	assert_int_equal(wn_tcp_send_record_ref(cli.conn, &p, 1, &sh, WN_TCP_REC_CRC32C),
+			 -EINVAL);
+	assert_int_equal(wn_tcp_send_record_ref(cli.conn, &p, 1, &sh, 1u << 7), -EINVAL);
 	p.len = 2000;
 	assert_int_equal(wn_tcp_send_record_ext(cli.conn, &p, 1, &sh), -EMSGSIZE);
 	tapp_fini(&cli);
@@ -393,6 +453,9 @@ main(void)
 		cmocka_unit_test(test_ext_records_clean),
 		cmocka_unit_test(test_ext_records_loss),
 		cmocka_unit_test(test_ext_records_split_anywhere),
+		cmocka_unit_test(test_ref_records_crc_loss),
+		cmocka_unit_test(test_ref_records_crc_split),
+		cmocka_unit_test(test_ext_records_crc),
 		cmocka_unit_test(test_ext_no_release_before_ack),
 		cmocka_unit_test(test_ext_abort_waits_for_mbufs),
 		cmocka_unit_test(test_ext_ctx_free_releases),

@@ -533,6 +533,137 @@ test_roundtrip_random(void **state)
 }
 
 
+/*
+ * Walk @p s (cut into pieces at random offsets, or one piece) with wn_mpa_fpdu_view(): every
+ * FPDU found whole where it lies, its ULPDU the one sent, nothing copied, the verdict
+ * @p want (of the FPDU @p bad, the others NONE); a truncated stream stops before its last one.
+ */
+static void
+view_walk(const struct tx_stream *s, const struct wn_mpa_stream *st, uint32_t seq, bool cut,
+	  unsigned int bad, enum wn_mpa_err want)
+{
+	struct wn_mpa_deframer_cfg cfg = {.stream = *st, .check_markers = true};
+	struct iovec in[16], rest[17];
+	struct wn_mpa_fpdu_view f;
+	unsigned int n_in = 0, nr;
+	size_t pos = 0, off = 0;
+
+	/* the stream in up to 16 pieces */
+	while (pos < s->len) {
+		size_t k = cut && n_in < 15 ? 1 + rnd() % 2000 : s->len - pos;
+
+		if (k > s->len - pos)
+			k = s->len - pos;
+		in[n_in].iov_base = s->buf + pos;
+		in[n_in].iov_len = k;
+		n_in++;
+		pos += k;
+	}
+	for (unsigned int i = 0; i < s->n; i++) {
+		size_t skip = off, got = 0;
+
+		/* the pieces from FPDU i on */
+		nr = 0;
+		for (unsigned int j = 0; j < n_in; j++) {
+			if (skip >= in[j].iov_len) {
+				skip -= in[j].iov_len;
+				continue;
+			}
+			rest[nr].iov_base = (uint8_t *)in[j].iov_base + skip;
+			rest[nr].iov_len = in[j].iov_len - skip;
+			skip = 0;
+			nr++;
+		}
+		/* one octet short of this FPDU: not complete */
+		if (nr > 0 && rest[nr - 1].iov_len > 0 && i == s->n - 1) {
+			rest[nr - 1].iov_len--;
+			assert_int_equal(wn_mpa_fpdu_view(rest, nr, seq + (uint32_t)off, &cfg, &f),
+					 0);
+			rest[nr - 1].iov_len++;
+		}
+		assert_int_equal(wn_mpa_fpdu_view(rest, nr, seq + (uint32_t)off, &cfg, &f), 1);
+		assert_int_equal(f.ulpdu_len, s->ulen[i]);
+		assert_int_equal(f.fpdu_seq, s->len_seq[i]);
+		assert_int_equal(off + f.wire_len, s->end_off[i]);
+		assert_int_equal(f.verdict, i == bad ? want : WN_MPA_ERR_NONE);
+		for (unsigned int k = 0; k < f.n; k++) {
+			/* in place: every piece points into the stream */
+			assert_true((uint8_t *)f.v[k].iov_base >= s->buf &&
+				    (uint8_t *)f.v[k].iov_base + f.v[k].iov_len <= s->buf + s->len);
+			if (i != bad)
+				assert_memory_equal(f.v[k].iov_base, s->ulpdu[i] + got,
+						    f.v[k].iov_len);
+			got += f.v[k].iov_len;
+		}
+		assert_int_equal(got, s->ulen[i]);
+		off += f.wire_len;
+	}
+	assert_int_equal(off, s->len);
+}
+
+/* wn_mpa_fpdu_view() against what the framer built: clean, cut anywhere, a CRC, a Marker. */
+static void
+test_view_random(void **state)
+{
+	struct wn_mpa_fpdu_view f;
+	struct wn_mpa_deframer_cfg cfg = {0};
+	struct iovec one;
+	uint8_t z[8] = {0};
+	uint32_t rng_saved = rng_state; /* the tests after this one draw what they drew before */
+
+	(void)state;
+	for (int it = 0; it < 400; it++) {
+		struct wn_mpa_stream st = {.seq_start = rnd(), .markers = it & 1,
+					   .crc = ((it >> 1) & 3) != 0};
+		struct tx_stream s;
+		uint32_t seq;
+		size_t max_len = it % 10 == 9 ? 9000 : 1600;
+
+		if (it % 3 == 0)
+			st.seq_start = 0xFFFFFFFFu - (rnd() % 4000);
+		seq = st.seq_start + (st.markers ? (rnd() % 5000) & ~3u : rnd() % 5000);
+		tx_stream_make(&s, &st, seq, 1 + rnd() % 12, max_len);
+		view_walk(&s, &st, seq, it % 2 == 0, UINT32_MAX, WN_MPA_ERR_NONE);
+		if (st.crc) {
+			/* one octet flipped: that FPDU's CRC, the others still good */
+			unsigned int i = rnd() % s.n;
+
+			/* the last octet before the CRC field: PAD, payload or a Marker */
+			s.buf[s.end_off[i] - 5] ^= 0x10;
+			view_walk(&s, &st, seq, it % 4 == 0, i, WN_MPA_ERR_CRC);
+		}
+		tx_stream_free(&s);
+	}
+	/* a wrong FPDUPTR under a good CRC: the Marker's verdict */
+	{
+		struct wn_mpa_stream st = {.seq_start = 0x12345670u, .markers = true, .crc = true};
+		uint8_t u[1200], out[1400];
+		struct iovec iov = {u, sizeof(u)};
+		uint32_t seq = st.seq_start + 200;
+		int w;
+
+		memset(u, 7, sizeof(u));
+		w = wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, seq, &st);
+		out[312 + 3] = 0x40;
+		wn_crc32c_put_wire(out + w - 4, wn_crc32c(out, (size_t)w - 4));
+		cfg.stream = st;
+		cfg.check_markers = true;
+		one.iov_base = out;
+		one.iov_len = (size_t)w;
+		assert_int_equal(wn_mpa_fpdu_view(&one, 1, seq, &cfg, &f), 1);
+		assert_int_equal(f.verdict, WN_MPA_ERR_MARKER);
+		cfg.check_markers = false; /* RFC 5044 §5.2: not checked, contents ignored */
+		assert_int_equal(wn_mpa_fpdu_view(&one, 1, seq, &cfg, &f), 1);
+		assert_int_equal(f.verdict, WN_MPA_ERR_NONE);
+	}
+	/* too short for ULPDU_Length; NULL arguments */
+	one.iov_base = z;
+	one.iov_len = 1;
+	assert_int_equal(wn_mpa_fpdu_view(&one, 1, 0, &cfg, &f), 0);
+	assert_int_equal(wn_mpa_fpdu_view(NULL, 0, 0, &cfg, &f), -EINVAL);
+	rng_state = rng_saved;
+}
+
 static void
 test_segment_fpdus(void **state)
 {
@@ -1296,6 +1427,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_gather_equals_build),
 		cmocka_unit_test(test_deframe_figures),
 		cmocka_unit_test(test_roundtrip_random),
+		cmocka_unit_test(test_view_random),
 		cmocka_unit_test(test_collector),
 		cmocka_unit_test(test_segment_fpdus),
 		cmocka_unit_test(test_crc_error),
