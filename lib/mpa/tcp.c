@@ -98,6 +98,7 @@ struct mpa_stream {
 	bool full;                  /* ESTABLISHED reported */
 	bool released;              /* the owner is done: no more upcalls */
 	bool gone;                  /* TCP closed */
+	bool in_input;              /* stream_input() is feeding MPA (an upcall may accept) */
 	struct wn_llp_params params;
 	struct wn_tcp_endpoint local, remote;
 	uint8_t *rxbuf;             /* one ULPDU being gathered */
@@ -397,8 +398,11 @@ stream_input(struct mpa_stream *s)
 	while (s->tcp != NULL && s->started && !s->rx_held &&
 	       (n = wn_tcp_recv_peek(s->tcp, &d)) > 0) {
 		size_t used = 0;
-		int rc = wn_mpa_conn_input(&s->mpa, d, n, s->p->now, &used);
+		int rc;
 
+		s->in_input = true;
+		rc = wn_mpa_conn_input(&s->mpa, d, n, s->p->now, &used);
+		s->in_input = false;
 		if (s->tcp == NULL)
 			return; /* aborted from an event */
 		if (used > 0)
@@ -879,8 +883,13 @@ op_accept(struct wn_llp *l, const struct wn_llp_caps *caps, const uint8_t *pd, u
 	rc = wn_mpa_conn_accept(&s->mpa, &mc, pd, pd_len, s->p->now);
 	if (s->tcp != NULL) {
 		flush_startup(s);
-		/* octets that arrived behind the Request while the ULP decided */
-		stream_input(s);
+		/*
+		 * Octets that arrived behind the Request while the ULP decided; an accept from
+		 * inside the REQUEST upcall leaves them to the stream_input() that raised it
+		 * (which has not consumed the Request yet).
+		 */
+		if (!s->in_input)
+			stream_input(s);
 	}
 	return rc;
 }

@@ -440,6 +440,13 @@ test_accept_inside_request(void **state)
 	run(5000);
 	assert_int_equal(count(&own[1], WN_LLP_EV_ESTABLISHED), 1);
 	assert_int_equal(count(&own[0], WN_LLP_EV_ESTABLISHED), 1);
+	/* the Request was taken once: what follows it is the stream's first FPDU, unharmed */
+	send_rtr(0);
+	send_one(0, (const uint8_t *)"\x41\x42\x43\x44", 4, NULL, 0, 0);
+	run(2000);
+	assert_int_equal(own[1].rx_n, 2);
+	assert_int_equal(count(&own[1], WN_LLP_EV_ERROR), 0);
+	assert_int_equal(count(&own[1], WN_LLP_EV_CLOSED), 0);
 }
 
 /* Instances with @p c (zero-copy on) and a connection from A to B, ready to send. */
