@@ -383,8 +383,9 @@ flush_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
 		dp_cq_notify(NULL, ev->cq);
 }
 
-void
-dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
+/* The QP in Error: its engine flushes (the first send WQE with @p status, if not 0). */
+static void
+qp_error(struct wn_dp *dp, struct dp_qp *qp, uint8_t status)
 {
 	if (qp->eng == NULL) {
 		/*
@@ -401,7 +402,9 @@ dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 		if (qp->eng == NULL)
 			return;
 	}
-	if (wn_rnic_qp_state(qp->eng) != WN_RNIC_QPS_ERROR)
+	if (status != 0)
+		wn_rnic_qp_fail(qp->eng, status);
+	else if (wn_rnic_qp_state(qp->eng) != WN_RNIC_QPS_ERROR)
 		wn_rnic_qp_disconnect(qp->eng);
 	if (qp->active) {
 		ready_leave(dp, qp);
@@ -424,6 +427,62 @@ dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 		}
 		errq_due(dp, qp);
 	}
+	qp->conn = NULL;
+	qp->llp = NULL;
+}
+
+void
+dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
+{
+	qp_error(dp, qp, 0);
+}
+
+void
+dp_qp_fail(struct wn_dp *dp, struct dp_qp *qp, uint8_t status)
+{
+	qp_error(dp, qp, status);
+}
+
+void
+dp_qp_park(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (qp->active) {
+		TAILQ_REMOVE(&dp->active, qp, next);
+		qp->active = false;
+		wn_queue_cons_bell_set(&qp->sq, 0);
+	}
+	rx_unhold(dp, qp);
+	qp->llp = NULL;
+}
+
+/* Drop what ring @p r holds (a QP in RESET: IBTA 10.3.1, no completions). */
+static void
+ring_drop(struct wn_queue_ring *r)
+{
+	int64_t n = r->hdr != NULL ? wn_queue_cons_avail(r) : 0;
+
+	if (n > 0)
+		wn_queue_cons_release(r, (uint32_t)n);
+}
+
+void
+dp_qp_reset(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (qp->active) {
+		TAILQ_REMOVE(&dp->active, qp, next);
+		qp->active = false;
+		wn_queue_cons_bell_set(&qp->sq, 0);
+	}
+	rx_unhold(dp, qp);
+	if (qp->eng != NULL)
+		engine_destroy(dp, qp);
+	errq_remove(dp, qp);
+	ring_drop(&qp->sq);
+	if (qp->srq == NULL)
+		ring_drop(&qp->rq);
+	wn_queue_status_clear(&qp->sq, WN_QUEUE_ST_ERROR);
+	if (qp->srq == NULL)
+		wn_queue_status_clear(&qp->rq, WN_QUEUE_ST_ERROR);
 	qp->conn = NULL;
 	qp->llp = NULL;
 }

@@ -980,6 +980,13 @@ wn_queue_status_set(struct wn_queue_ring *r, uint32_t flags)
 	atomic_fetch_or_explicit(&r->hdr->status, flags, memory_order_release);
 }
 
+/** Clear status flags (a QP moved to RESET leaves its Error behind). warpnicd only. */
+static inline void
+wn_queue_status_clear(struct wn_queue_ring *r, uint32_t flags)
+{
+	atomic_fetch_and_explicit(&r->hdr->status, ~flags, memory_order_release);
+}
+
 /** @return the status flags (acquire). Either side. */
 static inline uint32_t
 wn_queue_status(const struct wn_queue_ring *r)

@@ -102,6 +102,7 @@ struct wn_rnic_qp {
 
 	/* Terminate (RFC 5040 §5.4: exactly one per stream) */
 	bool term_pending;
+	uint8_t fail_status;  /* wn_rnic_qp_fail(): the status of the next send completion */
 	bool term_done;
 	struct wn_llp_ulpdu term;
 	struct wn_mem_term term_cause;

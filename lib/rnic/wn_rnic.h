@@ -203,6 +203,14 @@ bool wn_rnic_qp_idle(const struct wn_rnic_qp *qp);
 void wn_rnic_qp_disconnect(struct wn_rnic_qp *qp);
 
 /**
+ * The connection never came (an InfiniBand-style QP whose retry budget ran out): as
+ * wn_rnic_qp_disconnect(), but the first send WQE not completed completes with @p status
+ * (WN_QUEUE_WC_RETRY_EXC_ERR: what InfiniBand's retry exhaustion gives) instead of
+ * WR_FLUSH_ERR. Owning lcore.
+ */
+void wn_rnic_qp_fail(struct wn_rnic_qp *qp, uint8_t status);
+
+/**
  * The layer below failed (e.g. an MPA CRC or Marker error, RFC 5044 §8): queue one Terminate
  * with cause (@p layer, @p etype, @p code) carrying no headers (RFC 5040 Fig. 10: LLP
  * errors) and enter TERMINATE; wn_rnic_tx_poll() sends it first. Only the first error of a
