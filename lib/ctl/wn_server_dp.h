@@ -141,6 +141,7 @@ struct wn_server_dp_msg {
 					    *   none) */
 			uint8_t retry_cnt; /**< RTS: retries after the first attempt */
 			uint8_t rsvd[2];
+			uint32_t access;   /**< the QP's WN_CTL_ACCESS_* (its remote rights) */
 			struct wn_ctl_addr src; /**< our address (the GID at sgid_index) */
 			struct wn_ctl_addr dst; /**< the peer's (its GID); ports unused */
 		} ib;

@@ -702,6 +702,7 @@ qp_ib_rtr(struct wn_dp *dp, struct dp_qp *qp, const struct wn_server_dp_msg *m)
 	}
 	c->qp = qp;
 	c->ib_qp = qp->handle;
+	c->ib_access = m->u.ib.access;
 	c->src = m->u.ib.src;
 	c->dst = m->u.ib.dst;
 	c->dst.port = dp->c.ib_port;

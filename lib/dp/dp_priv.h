@@ -172,6 +172,7 @@ struct dp_conn {
 	struct wn_ctl_addr src, dst;  /**< local, remote */
 	struct dp_qp *qp;
 	uint32_t ib_qp;               /**< InfiniBand-style: the handle of the QP it connects */
+	uint32_t ib_access;           /**< ... the QP's remote rights (WN_CTL_ACCESS_*) */
 	TAILQ_ENTRY(dp_conn) next;
 	TAILQ_ENTRY(dp_conn) reap_next; /**< in dp->reap: CLOSED and not held, to be freed */
 	bool on_reap;

@@ -346,6 +346,10 @@ dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn
 	rc.rtr_recv = rtr_recv;
 	rc.llp = llp;
 	rc.rnr_hold = dp->c.rnr_hold_us != 0 && wn_llp_can_hold(llp);
+	/* InfiniBand-style QPs complete as InfiniBand RC does, where the lower layer can */
+	rc.ib_rc = conn != NULL && conn->ep.ib_qp && wn_llp_ack_completions(llp) == 0;
+	/* WN_CTL_ACCESS_* and WN_MEM_ACCESS_* name the rights with the same bits */
+	rc.qp_access = rc.ib_rc ? conn->ib_access : 0;
 	qp->eng = wn_rnic_qp_create(&rc);
 	if (qp->eng == NULL)
 		return -errno;

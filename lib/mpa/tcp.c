@@ -58,6 +58,12 @@ struct mpa_zc {
 	uint32_t pins[WN_LLP_MAX_IOV];
 };
 
+/* A copied message's WQE whose completion waits for the peer's ACK (ack_completions). */
+struct mpa_ackw {
+	uint32_t end_seq;           /* TCP sequence number after its last FPDU */
+	uint32_t wqe;
+};
+
 struct mpa_proto {
 	struct wn_llp_proto base;   /* first: the wrappers' view */
 	struct wn_mpa_tcp_conf c;
@@ -69,6 +75,7 @@ struct mpa_proto {
 	 */
 	TAILQ_HEAD(, mpa_stream) startup, dead;
 	TAILQ_HEAD(, mpa_listener) listeners;
+	TAILQ_HEAD(, mpa_stream) ackw_due; /* streams with acknowledged WQEs to release */
 	uint32_t n_streams;
 	struct rte_ring *zc_done;   /* NULL: zero-copy off */
 	uint64_t now, last_tick;
@@ -112,6 +119,13 @@ struct mpa_stream {
 	uint32_t zc_out;            /* zero-copy tokens not back yet (freed only at 0) */
 	TAILQ_HEAD(, mpa_zc) zc_acks; /* held tokens in send order, until SND.UNA passes them */
 	uint64_t tx_ulpdus;
+	/* ack completions (wn_llp_ack_completions): held WQEs in send order, a ring */
+	bool ack_completions;
+	struct mpa_ackw *ackw;
+	uint32_t ackw_head, ackw_tail, ackw_cap; /* free-running indexes; cap a power of 2 */
+	uint32_t ackw_una;          /* SND.UNA as TCP last reported it */
+	bool ackw_queued;           /* in p->ackw_due */
+	TAILQ_ENTRY(mpa_stream) ackw_next;
 };
 
 static_assert(WN_MPA_PD_MAX <= WN_LLP_PD_MAX, "a Request's Private Data fits wn_llp_req");
@@ -388,6 +402,25 @@ mpa_start(struct mpa_stream *s)
 	return 0;
 }
 
+/* Ack completions: release the held WQEs SND.UNA has passed. */
+static void
+ackw_release(struct mpa_stream *s)
+{
+	if (s->ackw_queued) {
+		TAILQ_REMOVE(&s->p->ackw_due, s, ackw_next);
+		s->ackw_queued = false;
+	}
+	while (s->ackw_head != s->ackw_tail) {
+		const struct mpa_ackw *a = &s->ackw[s->ackw_head & (s->ackw_cap - 1)];
+
+		if ((int32_t)(s->ackw_una - a->end_seq) < 0)
+			break;
+		s->ackw_head++;
+		if (!s->released && s->l.up != NULL && s->l.up->tx_release != NULL)
+			s->l.up->tx_release(s->l.up_arg, a->wqe);
+	}
+}
+
 /* In-order stream octets: MPA startup frames, then FPDUs. */
 static void
 stream_input(struct mpa_stream *s)
@@ -412,6 +445,8 @@ stream_input(struct mpa_stream *s)
 	}
 	if (s->tcp != NULL)
 		flush_startup(s);
+	if (s->ackw_queued && !s->in_input)
+		ackw_release(s);
 }
 
 /* ---------------------------------------------------------------- streams */
@@ -459,6 +494,9 @@ stream_free(struct mpa_stream *s)
 	startup_leave(s);
 	if (s->on_dead)
 		TAILQ_REMOVE(&s->p->dead, s, tnext);
+	if (s->ackw_queued)
+		TAILQ_REMOVE(&s->p->ackw_due, s, ackw_next);
+	free(s->ackw);
 	TAILQ_REMOVE(&s->p->streams, s, next);
 	s->p->n_streams--;
 	free(s->rxbuf);
@@ -575,7 +613,11 @@ zc_ack(struct mpa_stream *s, struct mpa_zc *z)
 	z->held = false;
 }
 
-/* SND.UNA moved: release the WQEs of the zero-copy FPDUs it passed. */
+/*
+ * SND.UNA moved: release the WQEs of the zero-copy FPDUs it passed. Ack-held WQEs wait until
+ * the data that came with this acknowledgement was delivered (stream_input, or op_poll when
+ * none came): a Terminate behind the ACK reaches the QP before the WQE completes.
+ */
 static void
 tcp_sent(struct wn_tcp_conn *tc, void *arg, uint32_t acked)
 {
@@ -586,6 +628,13 @@ tcp_sent(struct wn_tcp_conn *tc, void *arg, uint32_t acked)
 	(void)acked;
 	while ((z = TAILQ_FIRST(&s->zc_acks)) != NULL && (int32_t)(una - z->end_seq) >= 0)
 		zc_ack(s, z);
+	if (s->ackw_head != s->ackw_tail) {
+		s->ackw_una = una;
+		if (!s->ackw_queued) {
+			TAILQ_INSERT_TAIL(&s->p->ackw_due, s, ackw_next);
+			s->ackw_queued = true;
+		}
+	}
 }
 
 static void
@@ -855,6 +904,10 @@ op_poll(struct wn_llp_proto *bp, uint64_t now)
 
 	p->now = now;
 	n = zc_poll(p);
+	while (!TAILQ_EMPTY(&p->ackw_due)) {
+		ackw_release(TAILQ_FIRST(&p->ackw_due));
+		n++;
+	}
 	if (now - p->last_tick >= TICK_US) {
 		p->last_tick = now;
 		tick(p);
@@ -905,6 +958,30 @@ op_reject(struct wn_llp *l, const uint8_t *pd, uint16_t pd_len)
 	return rc;
 }
 
+/* Hold WQE @p wqe's completion until the peer acknowledges what TCP has now. @return 0/-errno. */
+static int
+ackw_push(struct mpa_stream *s, uint32_t wqe)
+{
+	if (s->ackw_tail - s->ackw_head == s->ackw_cap) {
+		uint32_t cap = s->ackw_cap != 0 ? 2 * s->ackw_cap : 64;
+		struct mpa_ackw *n = malloc(cap * sizeof(*n));
+
+		if (n == NULL)
+			return -ENOMEM; /* completes as copies do: when TCP took it */
+		for (uint32_t i = 0; i < s->ackw_tail - s->ackw_head; i++)
+			n[i] = s->ackw[(s->ackw_head + i) & (s->ackw_cap - 1)];
+		s->ackw_tail -= s->ackw_head;
+		s->ackw_head = 0;
+		free(s->ackw);
+		s->ackw = n;
+		s->ackw_cap = cap;
+	}
+	s->ackw[s->ackw_tail & (s->ackw_cap - 1)] =
+		(struct mpa_ackw){.end_seq = wn_tcp_next_seq(s->tcp), .wqe = wqe};
+	s->ackw_tail++;
+	return 0;
+}
+
 static int
 send_copy(struct mpa_stream *s, const struct wn_llp_ulpdu *u)
 {
@@ -934,6 +1011,10 @@ send_copy(struct mpa_stream *s, const struct wn_llp_ulpdu *u)
 		s->p->base.st.copy_ulpdus++;
 		s->p->base.st.copy_bytes += u->len - u->hdr_len;
 	}
+	/* DDP's Last flag (RFC 5041 §4.2): the message's last segment */
+	if (s->ack_completions && u->src == WN_LLP_SRC_SQ && (u->hdr[0] & 0x40) != 0 &&
+	    ackw_push(s, u->wqe) == 0)
+		return WN_LLP_TX_HELD;
 	return 0;
 }
 
@@ -1108,6 +1189,13 @@ op_abort(struct wn_llp *l)
 		wn_tcp_abort(s->tcp); /* CLOSED comes from inside */
 }
 
+static int
+op_ack_completions(struct wn_llp *l)
+{
+	stream_of(l)->ack_completions = true;
+	return 0;
+}
+
 static void
 op_release(struct wn_llp *l)
 {
@@ -1198,6 +1286,7 @@ static const struct wn_llp_ops mpa_tcp_ops = {
 	.release = op_release,
 	.info = op_info,
 	.rx_resume = op_rx_resume,
+	.ack_completions = op_ack_completions,
 };
 
 /* ---------------------------------------------------------------- instance */
@@ -1249,6 +1338,7 @@ wn_mpa_tcp_create(const struct wn_mpa_tcp_conf *conf)
 	TAILQ_INIT(&p->startup);
 	TAILQ_INIT(&p->dead);
 	TAILQ_INIT(&p->listeners);
+	TAILQ_INIT(&p->ackw_due);
 	p->now = wn_net_now_us();
 	p->last_tick = p->now;
 	if (conf->zero_copy) {

@@ -186,11 +186,16 @@ wn_rnic_qp_disconnect(struct wn_rnic_qp *qp)
 		return;
 	qp->term_pending = false;
 	rnic_set_state(qp, WN_RNIC_QPS_ERROR);
-	/* started WQEs that never finished are flushed; finished ones keep their status */
+	/*
+	 * Started WQEs that never finished are flushed; finished ones keep their status. With
+	 * InfiniBand RC completions, a finished one the peer has not acknowledged is flushed
+	 * too: the peer stopped before it (InfiniBand's responder discards what follows a NAK).
+	 */
 	for (uint32_t i = sq->head; i != qp->sq_fetch; i++) {
 		struct sq_pend *p = &qp->pend[i & sq->mask];
 
-		if (!p->done) {
+		if (!p->done || (qp->c.ib_rc && p->holds != 0 &&
+				 p->status == WN_QUEUE_WC_SUCCESS)) {
 			p->done = 1;
 			p->status = qp->fail_status != 0 ? qp->fail_status :
 							   WN_QUEUE_WC_WR_FLUSH_ERR;

@@ -542,12 +542,12 @@ qp_ib_addrs(const struct wn_server *srv, const struct wn_ctl_qp_path *p, uint32_
 
 /*
  * Tell the dataplane about the QP's InfiniBand-style connection over @p p: at RTR it connects
- * to the peer's QP (with IRD/ORD @p ird, @p ord), at RTS its retry budget (timeout,
- * retry_cnt) starts. @return 0 or -errno (nothing sent).
+ * to the peer's QP (with IRD/ORD @p ird, @p ord and remote rights @p access), at RTS its retry
+ * budget (timeout, retry_cnt) starts. @return 0 or -errno (nothing sent).
  */
 static int
 qp_ib_tell(struct wn_server *srv, struct obj *qp, const struct wn_ctl_qp_path *p,
-	   uint32_t state, uint32_t ird, uint32_t ord)
+	   uint32_t state, uint32_t ird, uint32_t ord, uint32_t access)
 {
 	struct wn_ctl_addr src, dst;
 	struct wn_server_dp_msg *m;
@@ -567,6 +567,7 @@ qp_ib_tell(struct wn_server *srv, struct obj *qp, const struct wn_ctl_qp_path *p
 	m->u.ib.ord = ord;
 	m->u.ib.timeout = p->timeout;
 	m->u.ib.retry_cnt = p->retry_cnt;
+	m->u.ib.access = access;
 	return srv_dp_post(srv, m);
 }
 
@@ -577,7 +578,7 @@ srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	struct obj *qp = srv_obj_get(srv, rq->c, r->qp, OBJ_QP);
 	uint32_t to = (r->mask & WN_CTL_QP_STATE) != 0 ? r->qp_state : WN_CTL_QPS_MAX;
 	struct wn_ctl_qp_path path;
-	uint32_t path_mask, ird, ord;
+	uint32_t path_mask, ird, ord, access;
 	int ret;
 
 	if (qp == NULL)
@@ -592,6 +593,7 @@ srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	ird = (r->mask & WN_CTL_QP_MAX_DEST_RD_ATOMIC) != 0 ? r->max_dest_rd_atomic :
 							      qp->u.qp.dp.ird;
 	qp_path_merge(qp, r, &path, &path_mask);
+	access = (r->mask & WN_CTL_QP_ACCESS_FLAGS) != 0 ? r->access : qp->u.qp.access;
 	/*
 	 * A move to RTR with the peer's address and QP number, of a QP no CM id carries, is an
 	 * InfiniBand-style connection: the dataplane makes it (wn_cm.h); both are needed. A
@@ -599,21 +601,20 @@ srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	 */
 	if (to == WN_CTL_QPS_RTR && qp->u.qp.dp.state == WN_CTL_QPS_INIT &&
 	    (r->mask & WN_CTL_QP_IB_PATH) == WN_CTL_QP_IB_PATH && qp->u.qp.cm_id == 0) {
-		ret = qp_ib_tell(srv, qp, &path, WN_CTL_QPS_RTR, ird, ord);
+		ret = qp_ib_tell(srv, qp, &path, WN_CTL_QPS_RTR, ird, ord, access);
 		if (ret != 0)
 			return ret;
 		qp->u.qp.ib = true;
 	}
 	qp->u.qp.dp.ord = ord;
 	qp->u.qp.dp.ird = ird;
-	if ((r->mask & WN_CTL_QP_ACCESS_FLAGS) != 0)
-		qp->u.qp.access = r->access;
+	qp->u.qp.access = access;
 	qp->u.qp.path = path;
 	qp->u.qp.path_mask = path_mask;
 	if (to != WN_CTL_QPS_MAX && to != qp->u.qp.dp.state) {
 		srv_qp_set_state(srv, qp, to);
 		if (to == WN_CTL_QPS_RTS && qp->u.qp.ib)
-			(void)qp_ib_tell(srv, qp, &path, WN_CTL_QPS_RTS, ird, ord);
+			(void)qp_ib_tell(srv, qp, &path, WN_CTL_QPS_RTS, ird, ord, access);
 		if (to == WN_CTL_QPS_RESET) {
 			/* IBTA 10.3.1: a QP in RESET keeps no path */
 			qp->u.qp.ib = false;

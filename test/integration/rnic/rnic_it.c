@@ -94,6 +94,8 @@
  *             budget (--ib-timeout, --ib-retry), the rest are flushed, the QP is in Error
  *   ib_crossed  both ends connect: the server uses its first address and tells the client
  *             its second (--ib-gid 1); basic's data then goes over the one connection left
+ *   ib_viol   InfiniBand RC completions: a Write without the remote right completes with
+ *             IBV_WC_REM_ACCESS_ERR (the cause in vendor_err), the next one is flushed
  *
  * --ib-gid N: the server's GID index it tells the client (its own connection uses index 0).
  */
@@ -3255,6 +3257,47 @@ case_ib_never(void)
 	}
 }
 
+/*
+ * InfiniBand RC completions: a Write into a region without remote write rights completes with
+ * IBV_WC_REM_ACCESS_ERR (the peer's Terminate, its cause in vendor_err), the Write behind it
+ * with WR_FLUSH_ERR; the target region is untouched.
+ */
+static void
+case_ib_viol(void)
+{
+	struct conn c;
+	struct buf b;
+
+	conn_up(&c, NULL);
+	if (o.server) {
+		buf_alloc(&c, &b, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+		pat_fill(b.p, b.len, 0x77, 0);
+		oob_put_mr(&b);
+		oob_get(T_DONE);
+		pat_check(b.p, b.len, 0x77, 0, "the region the Writes had no right to");
+	} else {
+		struct rbuf r = oob_get_mr();
+		struct ibv_wc wc;
+
+		buf_alloc(&c, &b, 4096, ACC_ALL);
+		post1(&c, IBV_WR_RDMA_WRITE, 1, &b, 0, 1000, r.addr, r.rkey, 0);
+		post1(&c, IBV_WR_RDMA_WRITE, 2, &b, 1000, 1000, r.addr + 1000, r.rkey, 0);
+		wc_get(c.scq, &wc, "the Write without rights");
+		CHECK(wc.wr_id == 1 && wc.status == IBV_WC_REM_ACCESS_ERR,
+		      "wr_id %" PRIu64 ": %s, want a remote access error", wc.wr_id,
+		      wc_str(wc.status));
+		CHECK(wc.vendor_err == 0x102, "vendor_err 0x%x, want 0x102 (RDMAP, protection, "
+		      "access rights)", wc.vendor_err);
+		wc_get(c.scq, &wc, "the Write behind it");
+		CHECK(wc.wr_id == 2 && wc.status == IBV_WC_WR_FLUSH_ERR, "wr_id %" PRIu64 ": %s",
+		      wc.wr_id, wc_str(wc.status));
+		note("client: REM_ACCESS_ERR, then WR_FLUSH_ERR");
+		oob_put(T_DONE, 0, NULL, 0);
+	}
+	buf_free(&b);
+	conn_free(&c);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -3265,7 +3308,7 @@ static const struct {
 	{ "stream", case_stream },	{ "kill", case_kill },	      { "refused", case_refused },
 	{ "xfer", case_xfer },		{ "crc", case_crc },	      { "limits", case_limits },
 	{ "srq", case_srq },		{ "rnr", case_rnr },	      { "rnr_srq", case_rnr },
-	{ "ib_early", case_ib_early },	{ "ib_never", case_ib_never },
+	{ "ib_early", case_ib_early },	{ "ib_never", case_ib_never },	{ "ib_viol", case_ib_viol },
 };
 
 /* --json FILE: this side's counters (atexit: also after a failed check) */

@@ -6,7 +6,7 @@ it connects, to B's port 4791. The cases with no pair options share one pair."""
 import pytest
 
 from rnic import (Case, capture_, first, ibpd, impair, json_, llp, matrix, objects_none,
-                  params, run, startup, tel)
+                  params, run, startup, tel, term)
 
 STATS = '/warpnic/dp/stats'
 # A's second address: a peer that knows A by it connects to A (it is then the lower end)
@@ -32,6 +32,12 @@ CASES = [
         json_('client', 'octets_checked', '=', 8000),
         json_('both', 'wc_error', '=', 0), tel('b', STATS, 'ib_held', '>=', 1),
         tel('a', STATS, 'ib_retry_exceeded', '=', 0)]),
+    # InfiniBand RC completions on such a QP: a Write completes once the peer has it, so a
+    # Write the peer refuses completes with IBV_WC_REM_ACCESS_ERR (its Terminate's cause in
+    # vendor_err), the one behind it with WR_FLUSH_ERR, as on InfiniBand
+    Case('ib_viol', run='--case ib_viol', checks=[
+        term('a', '0/1/0x02'), json_('client', 'retry_exc', '=', 0),
+        json_('server', 'octets_checked', '=', 4096)]),
     # On the wire: standard MPA whose Request and Reply name both QPs, every FPDU's CRC good,
     # Wireshark's iWARP dissection clean; the initiator (A) sends the RTR Write first
     Case('ib_basic', zc='zc', pair='--pcap PCAP', run='--case basic --small --ib', checks=[
@@ -61,6 +67,11 @@ CASES = [
         tel('b', STATS, 'ib_crossed', '>=', 1), tel('a', STATS, 'ib_established', '=', 1),
         tel('b', STATS, 'ib_established', '=', 1), json_('both', 'octets_checked', '>', 0),
         json_('both', 'wc_error', '=', 0)]),
+    # ... and with two dataplane lcores on each side: InfiniBand-style flows (the IB port at
+    # either end) are steered to lcore 0, where the QPs' endpoints and the listener are
+    Case('ib_lcores', pair='--lcores 2', run='--case ops --ib', checks=[
+        json_('both', 'octets_checked', '>', 0), json_('both', 'wc_error', '=', 0),
+        tel('a', STATS, 'ib_established', '=', 1), tel('b', STATS, 'ib_established', '=', 1)]),
 ]
 
 
