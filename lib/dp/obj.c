@@ -9,6 +9,7 @@
  * its connection: shard 0 removes it from the table when the control thread destroys it and
  * hands the QP itself to its owner, which tears the engine down and acknowledges.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +229,17 @@ ready_leave(struct wn_dp *dp, struct dp_qp *qp)
 	}
 }
 
+/* @p qp off the active list (and the ready one): no connection drives it any more. */
+static void
+deactivate(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (!qp->active)
+		return;
+	ready_leave(dp, qp);
+	TAILQ_REMOVE(&dp->active, qp, next);
+	qp->active = false;
+}
+
 void
 dp_qp_ready(struct wn_dp *dp, struct dp_qp *qp)
 {
@@ -410,11 +422,7 @@ qp_error(struct wn_dp *dp, struct dp_qp *qp, uint8_t status)
 		wn_rnic_qp_fail(qp->eng, status);
 	else if (wn_rnic_qp_state(qp->eng) != WN_RNIC_QPS_ERROR)
 		wn_rnic_qp_disconnect(qp->eng);
-	if (qp->active) {
-		ready_leave(dp, qp);
-		TAILQ_REMOVE(&dp->active, qp, next);
-		qp->active = false;
-	}
+	deactivate(dp, qp);
 	rx_unhold(dp, qp);
 	if (!qp->in_errq) {
 		/*
@@ -451,8 +459,7 @@ void
 dp_qp_park(struct wn_dp *dp, struct dp_qp *qp)
 {
 	if (qp->active) {
-		TAILQ_REMOVE(&dp->active, qp, next);
-		qp->active = false;
+		deactivate(dp, qp);
 		wn_queue_cons_bell_set(&qp->sq, 0);
 	}
 	rx_unhold(dp, qp);
@@ -473,8 +480,7 @@ void
 dp_qp_reset(struct wn_dp *dp, struct dp_qp *qp)
 {
 	if (qp->active) {
-		TAILQ_REMOVE(&dp->active, qp, next);
-		qp->active = false;
+		deactivate(dp, qp);
 		wn_queue_cons_bell_set(&qp->sq, 0);
 	}
 	rx_unhold(dp, qp);
@@ -558,12 +564,11 @@ dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp)
 void
 dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
 {
-	if (qp->active && dp != NULL) {
-		ready_leave(dp, qp);
-		TAILQ_REMOVE(&dp->active, qp, next);
-	}
-	if (dp != NULL)
+	if (dp != NULL) {
+		deactivate(dp, qp);
 		rx_unhold(dp, qp);
+	}
+	assert(!qp->on_ready);
 	if (qp->eng != NULL)
 		engine_destroy(dp, qp);
 	if (dp != NULL)
