@@ -288,9 +288,11 @@ class Run:
             for n in 'ab':
                 tel(n, '/warpnic/dp/stats', 'mpa_crc_errors', '=', 0)(self)
         if self.zc and self.case.zc == 'zc':
-            z = [self.pair.value(n, '/warpnic/dp/stats', 'zc_fpdus') for n in 'ab']
+            # telemetry's snapshots follow the shards: wait up to 10 s for them to show it
+            ok, z = poll(lambda: (lambda v: (any(v), v))(
+                [self.pair.value(n, '/warpnic/dp/stats', 'zc_fpdus') for n in 'ab']))
             self.note('zero-copy: A %d, B %d FPDUs' % tuple(z))
-            if not any(z):
+            if not ok:
                 self.fail('zero-copy on, but no FPDU went zero-copy')
         for c in self.case.checks:
             c(self)

@@ -639,6 +639,8 @@ static void buf_free(struct buf *b);
 static void
 conn_free(struct conn *c)
 {
+	int ret;
+
 	if (c->pre != NULL) {
 		buf_free(c->pre);
 		free(c->pre);
@@ -654,7 +656,8 @@ conn_free(struct conn *c)
 	CHECK(ibv_destroy_cq(c->scq) == 0);
 	CHECK(ibv_destroy_cq(c->rcq) == 0);
 	CHECK(ibv_destroy_comp_channel(c->rch) == 0);
-	CHECK(ibv_dealloc_pd(c->pd) == 0, "PD still in use");
+	ret = ibv_dealloc_pd(c->pd);
+	CHECK(ret == 0, "%s", strerror(ret));
 	if (c->id != NULL)
 		CHECK(rdma_destroy_id(c->id) == 0);
 	memset(c, 0, sizeof(*c));
