@@ -1511,6 +1511,31 @@ wn_access_to_ibv(uint32_t a)
 	       ((a & WN_CTL_ACCESS_REMOTE_ATOMIC) ? IBV_ACCESS_REMOTE_ATOMIC : 0);
 }
 
+/* The InfiniBand path attributes of @p mask (IBV_QP_* values are WN_CTL_QP_*'s). */
+static void
+path_to_wn(const struct ibv_qp_attr *a, int mask, struct wn_ctl_modify_qp_req *r)
+{
+	const int path = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			 IBV_QP_RNR_RETRY | IBV_QP_RQ_PSN | IBV_QP_MIN_RNR_TIMER | IBV_QP_SQ_PSN |
+			 IBV_QP_DEST_QPN;
+	struct wn_ctl_qp_path *p = &r->path;
+
+	r->mask |= (uint32_t)(mask & path);
+	if (mask & IBV_QP_AV) {
+		memcpy(p->dgid, a->ah_attr.grh.dgid.raw, sizeof(p->dgid));
+		p->is_global = a->ah_attr.is_global ? 1 : 0;
+		p->sgid_index = a->ah_attr.grh.sgid_index;
+	}
+	p->dest_qp_num = a->dest_qp_num;
+	p->rq_psn = a->rq_psn;
+	p->sq_psn = a->sq_psn;
+	p->path_mtu = (uint8_t)a->path_mtu;
+	p->timeout = a->timeout;
+	p->retry_cnt = a->retry_cnt;
+	p->rnr_retry = a->rnr_retry;
+	p->min_rnr_timer = a->min_rnr_timer;
+}
+
 int
 ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
@@ -1521,13 +1546,13 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 
 	memset(&r, 0, sizeof(r));
 	/*
-	 * An iWARP QP reaches RTS on a connection (LLP stream) the CM gave it; siw refuses a
-	 * move to RTS without one ("no socket", EINVAL). Programs that exchange QP numbers out
-	 * of band and move the QP to RTS by hand (ibv_rc_pingpong) fail here as on siw; RTR
-	 * with IB path attributes is accepted and changes nothing, also as on siw.
+	 * An iWARP QP reaches RTS on a connection (LLP stream): the CM's, or the one warpnicd
+	 * makes for a QP moved to RTR with the peer's address (GID) and QP number, as InfiniBand
+	 * connects one (wn_cm.h). Without either, the move to RTS fails with EINVAL, as on siw
+	 * ("no socket"), which has no such connections.
 	 */
 	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTS && !q->cm_bound &&
-	    qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+	    !q->ib_path && qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return EINVAL;
 	/*
 	 * A QP its connection has moved to RTS stays there when the program then walks it
@@ -1542,7 +1567,6 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		mask &= ~IBV_QP_STATE;
 	if ((mask & IBV_QP_TIMEOUT) && attr->timeout > 31)
 		return EINVAL; /* 5 bits (IBTA 9.7.6.1.3) */
-	/* IB-only attributes (path, PSNs, retries, pkey, port) have no iWARP meaning */
 	if (mask & IBV_QP_STATE) {
 		r.mask |= WN_CTL_QP_STATE;
 		r.qp_state = attr->qp_state;
@@ -1559,12 +1583,18 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		r.mask |= WN_CTL_QP_MAX_DEST_RD_ATOMIC;
 		r.max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	}
+	/* the pkey and the port have no iWARP meaning; the path attributes are kept */
+	path_to_wn(attr, mask, &r);
 	ret = wn_client_modify_qp(wn_cl_of(qp->context), q->wqp, &r, &out);
 	if (ret != 0)
 		return -ret;
 	qp->state = (enum ibv_qp_state)out.qp_state;
-	if (mask & IBV_QP_TIMEOUT)
-		q->timeout = attr->timeout;
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR &&
+	    (mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) == (IBV_QP_AV | IBV_QP_DEST_QPN) &&
+	    !q->cm_bound)
+		q->ib_path = true;
+	else if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
+		q->ib_path = false;
 	return 0;
 }
 
@@ -1599,7 +1629,21 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_q
 	attr->max_rd_atomic = (uint8_t)a.max_rd_atomic;
 	attr->max_dest_rd_atomic = (uint8_t)a.max_dest_rd_atomic;
 	attr->port_num = 1;
-	attr->timeout = q->timeout;
+	if (a.path_mask & WN_CTL_QP_PATH_MTU)
+		attr->path_mtu = (enum ibv_mtu)a.path.path_mtu;
+	if (a.path_mask & WN_CTL_QP_AV) {
+		memcpy(attr->ah_attr.grh.dgid.raw, a.path.dgid, 16);
+		attr->ah_attr.grh.sgid_index = a.path.sgid_index;
+		attr->ah_attr.is_global = a.path.is_global;
+		attr->ah_attr.port_num = 1;
+	}
+	attr->dest_qp_num = a.path.dest_qp_num;
+	attr->rq_psn = a.path.rq_psn;
+	attr->sq_psn = a.path.sq_psn;
+	attr->timeout = a.path.timeout;
+	attr->retry_cnt = a.path.retry_cnt;
+	attr->rnr_retry = a.path.rnr_retry;
+	attr->min_rnr_timer = a.path.min_rnr_timer;
 	qp->state = attr->qp_state;
 	if (init != NULL) {
 		memset(init, 0, sizeof(*init));

@@ -86,7 +86,7 @@ struct wn_vqp {
 	uint32_t sq_sig_all;
 	uint32_t max_inline;
 	bool cm_bound; /* given to an rdma_cm id: its connection may move it to RTS */
-	uint8_t timeout; /* IBV_QP_TIMEOUT, rdma_set_option's ACK timeout: reported by query */
+	bool ib_path;  /* moved to RTR with the peer's GID and QP number: warpnicd connects it */
 	struct wn_vqp *next, **pprev; /* live QPs */
 };
 

@@ -18,9 +18,29 @@
  * to do with the QP (start its engine in RDMA mode, send the RTR, send a Terminate, detach and
  * flush it); and to the lower layer (accept, reject, close, abort).
  *
- * The library keeps no table of endpoints and allocates nothing: the owner embeds struct
- * wn_cm_ep in its own connection object and finds it by its own keys. Plain C without EAL:
- * unit tests drive it with a fake lower layer.
+ * The library allocates nothing: the owner embeds struct wn_cm_ep in its own connection
+ * object and finds it by its own keys. Plain C without EAL: unit tests drive it with a fake
+ * lower layer.
+ *
+ * InfiniBand-style connections (wn_cm_ib_start()): a QP that its program moves to RTR with
+ * the peer's address (GID) and QP number, and no CM, gets its connection here. Both ends
+ * compute the same rule: the end with the lower (address, QP number) pair connects, from an
+ * ephemeral port to the peer's WN_CM_IB_PORT, with an MPA Request (or RFC 5043 session
+ * request) whose Private Data names both QP numbers (struct wn_cm_ib_pd); the other end's
+ * listener on that port (wn_cm_ib_incoming()) finds the QP the request names among the
+ * waiting endpoints, and accepts it with a Reply that names them again. A request for a QP
+ * that does not wait yet is held (unanswered) until it does; a failed attempt is retried.
+ * Should both ends connect (they see each other's addresses differently), the attempt whose
+ * initiator has the lower (address as seen on the wire, QP number) pair wins at both ends:
+ * the other end's attempt is refused (Reject reason CROSSED) or abandoned. A QP with send
+ * work and no connection for its retry budget (InfiniBand's local ACK timeout x (retry count
+ * + 1)) fails: its first send completes with RETRY_EXC_ERR (the owner's qp_retry_exceeded).
+ * When the connection ends without a Terminate (the peer destroyed its QP, or its program
+ * ended), the QP is not flushed: as on InfiniBand, nothing tells it; its receives stay
+ * posted, and send work still there (or posted later) fails after the retry budget
+ * (IB_ORPHAN, the owner's qp_park).
+ * lib/cm keeps these endpoints in two lists of its struct wn_cm (the waiting QPs, the held
+ * requests) and runs their timers in wn_cm_poll().
  *
  * Thread safety: an endpoint and its struct wn_cm are used by one lcore (the owner of the
  * lower-layer stream).
@@ -29,7 +49,9 @@
 #define WN_CM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "wn_llp.h"
 
@@ -43,7 +65,16 @@ enum wn_cm_state {
 	WN_CM_CONNECTING, /**< active: lower-layer open and setup request out, no reply yet */
 	WN_CM_AWAIT_REQ,  /**< passive: lower layer up, the initiator's request not yet here */
 	WN_CM_REQ_RCVD,   /**< passive: CONNECT_REQUEST reported, the ULP decides */
+	WN_CM_IB_WAIT,    /**< InfiniBand-style QP: waits for the peer's request (no stream) */
+	WN_CM_IB_BACKOFF, /**< ... its next attempt to connect is due later (no stream) */
+	WN_CM_IB_CONNECTING, /**< ... its attempt is out: stream open, request sent */
+	WN_CM_IB_ACCEPTING,  /**< ... it took the stream of the peer's request and accepts it */
+	WN_CM_IB_AWAIT,   /**< a stream on the InfiniBand-style listener: no request yet */
+	WN_CM_IB_HELD,    /**< ... its request names a QP that does not wait (yet): unanswered */
 	WN_CM_RTS,        /**< RDMA mode: ESTABLISHED reported, the QP runs */
+	WN_CM_IB_ORPHAN,  /**< InfiniBand-style, after RDMA mode: the peer's QP went (its
+			   *   stream ended without a Terminate); the QP keeps its work, as an
+			   *   InfiniBand QP whose peer is gone, until its retry budget runs out */
 	WN_CM_CLOSING,    /**< graceful close under way (after a FIN, Reject or Terminate) */
 	WN_CM_CLOSED,     /**< the lower-layer stream is gone; only freeing is left */
 	WN_CM_NSTATES
@@ -55,7 +86,8 @@ enum wn_cm_event_type {
 	WN_CM_EV_ESTABLISHED,         /**< RDMA mode: negotiated @c ird/ord; active: reply's @c pd */
 	WN_CM_EV_REJECTED,            /**< final: refused (@c pd of the Reject, if any) */
 	WN_CM_EV_CONNECT_ERROR,       /**< final: the active open failed */
-	WN_CM_EV_UNREACHABLE,         /**< final: the peer did not answer */
+	WN_CM_EV_UNREACHABLE,         /**< final: the peer did not answer (InfiniBand-style:
+				       *   the retry budget ran out) */
 	WN_CM_EV_DISCONNECTED,        /**< final: the connection ended */
 };
 
@@ -82,6 +114,16 @@ struct wn_cm_stats {
 	uint64_t conns_aborted;     /**< aborted on a protocol or local failure */
 	uint64_t conns_unenhanced;  /**< connects retried unenhanced (RFC 6581 §10, MPA Rev 1) */
 	uint64_t conns_closed;      /**< endpoints that reached CLOSED (their owner frees them) */
+	/* InfiniBand-style connections */
+	uint64_t ib_qps;            /**< QPs that asked for one (wn_cm_ib_start) */
+	uint64_t ib_attempts;       /**< connects made for them */
+	uint64_t ib_established;    /**< ... reached RDMA mode */
+	uint64_t ib_requests;       /**< requests on the listener */
+	uint64_t ib_held;           /**< ... held for a QP not waiting yet */
+	uint64_t ib_refused;        /**< ... refused (no such QP pairing, busy, malformed) */
+	uint64_t ib_crossed;        /**< attempts of ours given up for the peer's (crossed) */
+	uint64_t ib_crossed_refused; /**< the peer's attempts refused for ours (crossed) */
+	uint64_t ib_retry_exceeded; /**< QPs failed: no connection within the retry budget */
 };
 
 /** What the owner does for the connection manager; every member is required. */
@@ -118,13 +160,36 @@ struct wn_cm_ops {
 	void (*tx_release)(void *ep, uint32_t wqe);
 	/** The endpoint reached CLOSED: the stream is released; free the endpoint when done. */
 	void (*closed)(struct wn_cm_ep *ep);
+	/**
+	 * InfiniBand-style: @return true when the endpoint's QP has send work posted (not
+	 * started: there is no connection yet).
+	 */
+	bool (*qp_sq_busy)(struct wn_cm_ep *ep);
+	/**
+	 * InfiniBand-style: no connection within the QP's retry budget: move it to Error, its
+	 * first send work request completing with RETRY_EXC_ERR, the rest flushed (the final
+	 * event UNREACHABLE and qp_detach follow).
+	 */
+	void (*qp_retry_exceeded)(struct wn_cm_ep *ep);
+	/**
+	 * InfiniBand-style: the connection ended without a Terminate: the QP's engine stops
+	 * using the stream and keeps its queues as they are (no flush, no state change).
+	 */
+	void (*qp_park)(struct wn_cm_ep *ep);
 };
+
+TAILQ_HEAD(wn_cm_ep_list, wn_cm_ep);
 
 /** One connection manager (per lcore): the owner's callbacks and counters. */
 struct wn_cm {
 	const struct wn_cm_ops *ops;
 	struct wn_llp_up up;        /**< installed on every endpoint's stream */
 	struct wn_cm_stats st;
+	uint64_t now;               /**< µs, as of the last wn_cm_poll() */
+	struct wn_cm_ep_list ib_qps;  /**< InfiniBand-style QPs not yet in RDMA mode */
+	struct wn_cm_ep_list ib_held; /**< requests held for a QP that does not wait (yet) */
+	uint32_t n_held;
+	uint16_t ib_next_port;      /**< the next source port an attempt tries */
 };
 
 /** Most Request Private Data an endpoint keeps for a retry (RFC 5044 §7.1: 512 octets). */
@@ -137,6 +202,56 @@ struct wn_cm_connect {
 	const uint8_t *pd;          /**< Request Private Data */
 	uint16_t pd_len;
 };
+
+/** Where InfiniBand-style connections meet: the TCP (and SCTP) port of the listener. */
+#define WN_CM_IB_PORT 4791
+/** Source ports of InfiniBand-style attempts (above the usual ephemeral range). */
+#define WN_CM_IB_SPORT_LO 61000
+#define WN_CM_IB_SPORT_HI 65535
+/** Most requests held at once (more are refused, Reject reason BUSY). */
+#define WN_CM_IB_HELD_MAX 1024
+/** First retry of a failed attempt, when the QP has no timeout (yet): 100 ms. */
+#define WN_CM_IB_RETRY_US 100000u
+
+/** What an InfiniBand-style connection of a QP is (the QP's move to RTR). */
+struct wn_cm_ib {
+	struct wn_llp_ep local;     /**< our address (the port is chosen per attempt) */
+	struct wn_llp_ep remote;    /**< the peer's address; its port: the peer's listener */
+	uint32_t qpn, rqpn;         /**< our QP number, the peer's (dest_qp_num) */
+	struct wn_llp_caps caps;    /**< IRD/ORD of the QP */
+};
+
+/**
+ * The Private Data of an InfiniBand-style setup message (MPA Request, Reply or Reject; an
+ * RFC 5043 session message), WN_CM_IB_PD_LEN octets, big-endian:
+ *   0  "WNIB"   4  version (1)   5  type   6  reason (Reject; else 0)   7  0
+ *   8  the sender's QP number   12  the QP number it is meant for
+ */
+struct wn_cm_ib_pd {
+	uint8_t type;               /**< WN_CM_IB_REQUEST, _REPLY, _REJECT */
+	uint8_t reason;             /**< Reject: WN_CM_IB_R_* */
+	uint32_t src_qpn, dst_qpn;  /**< < 2^24 */
+};
+#define WN_CM_IB_PD_LEN 16
+#define WN_CM_IB_REQUEST 1
+#define WN_CM_IB_REPLY   2
+#define WN_CM_IB_REJECT  3
+#define WN_CM_IB_R_MISMATCH  1 /**< the QP waits for another peer QP */
+#define WN_CM_IB_R_CROSSED   2 /**< our own attempt to you wins (crossed connects) */
+#define WN_CM_IB_R_BUSY      3 /**< the QP is connected already, or too many held requests */
+#define WN_CM_IB_R_MALFORMED 4 /**< the request's Private Data is not ours */
+
+/**
+ * Write @p pd in its wire form into @p buf. @return WN_CM_IB_PD_LEN, or -EINVAL (bad type,
+ * reason or QP number), -ENOSPC (@p len too small). Any thread.
+ */
+int wn_cm_ib_pd_encode(const struct wn_cm_ib_pd *pd, uint8_t *buf, size_t len);
+
+/**
+ * Read the Private Data @p buf (@p len octets) of an InfiniBand-style setup message.
+ * @return 0, or -EBADMSG (not exactly one well-formed version 1 record). Any thread.
+ */
+int wn_cm_ib_pd_decode(const uint8_t *buf, size_t len, struct wn_cm_ib_pd *pd);
 
 /** One endpoint; embed it in the owner's connection object. Fields are private. */
 struct wn_cm_ep {
@@ -157,6 +272,21 @@ struct wn_cm_ep {
 	struct wn_cm_connect conn;  /**< its parameters; @c pd points to @c pd below */
 	bool unenhanced;            /**< the unenhanced retry is the stream now */
 	uint8_t pd[WN_CM_PD_MAX];
+	/* InfiniBand-style: a QP's endpoint (ib_qp), or a stream on the listener (ib_in) */
+	bool ib_qp, ib_in;
+	bool ib_listed;             /**< in cm->ib_qps (ib_qp) or cm->ib_held (ib_in) */
+	bool ib_rts;                /**< the QP is in RTS: its retry budget counts */
+	bool terminated;            /**< a Terminate went or came (the QP is in error) */
+	bool ib_initiator;          /**< ib_qp: it connects (the rule, until crossed) */
+	bool ib_busy;               /**< ib_qp: send work was seen (at @c ib_busy_since) */
+	struct wn_cm_ib ib;         /**< ib_qp: what the QP connects to */
+	struct wn_cm_ib_pd ib_req;  /**< ib_in: the request (from IB_HELD on) */
+	struct wn_llp_ep ib_from;   /**< ib_in: the initiator's address as seen on the wire */
+	uint64_t ib_budget_us;      /**< ib_qp: retry budget (0: none, as timeout 0) */
+	uint64_t ib_retry_us;       /**< ib_qp: wait after a failed attempt */
+	uint64_t ib_busy_since;
+	uint64_t ib_next;           /**< ib_qp, IB_BACKOFF: the next attempt is due */
+	TAILQ_ENTRY(wn_cm_ep) ib_link;
 };
 
 /** Initialise @p cm with the owner's @p ops. */
@@ -209,6 +339,52 @@ void wn_cm_qp_gone(struct wn_cm_ep *ep, bool abort);
 
 /** The QP's engine sent or received a Terminate: close the stream behind it (RFC 5040 §6.3). */
 void wn_cm_terminated(struct wn_cm_ep *ep);
+
+/**
+ * InfiniBand-style: @p ep (zeroed by the caller) is the connection of the QP that @p ib
+ * describes, over lower layer @p proto: the endpoint with the lower (address, QP number)
+ * connects (IB_CONNECTING, or IB_BACKOFF when the attempt cannot start), the other waits
+ * (IB_WAIT); a held request for the QP is taken (or crossed) at once. Events then go to the
+ * owner as for any endpoint: ESTABLISHED, and one final event (DISCONNECTED when the
+ * connection ends, UNREACHABLE when the retry budget ran out).
+ * @return 0, or -EINVAL (the QP connected to itself).
+ */
+int wn_cm_ib_start(struct wn_cm *cm, struct wn_cm_ep *ep, struct wn_llp_proto *proto,
+		   const struct wn_cm_ib *ib);
+
+/**
+ * InfiniBand-style: the QP of @p ep moved to RTS with InfiniBand's local ACK @p timeout
+ * (4.096 µs x 2^timeout; 0: none) and @p retry_cnt: from the first send work seen on, the
+ * connection must come within timeout x (retry_cnt + 1), and failed attempts are retried
+ * after one timeout (1 ms .. 1 s). Ignored once the connection is up.
+ */
+void wn_cm_ib_rts(struct wn_cm_ep *ep, uint8_t timeout, uint8_t retry_cnt);
+
+/**
+ * A stream the InfiniBand-style listener handed over: @p ep (zeroed by the caller) takes it
+ * and waits for its request (IB_AWAIT). Such an endpoint reports no event to the ULP: it
+ * hands its stream to the QP's endpoint, or is refused, and reaches CLOSED either way.
+ */
+void wn_cm_ib_incoming(struct wn_cm *cm, struct wn_cm_ep *ep, struct wn_llp *llp);
+
+/**
+ * Timers of InfiniBand-style endpoints (attempts due, retry budgets): call often (every
+ * millisecond or so) with the time in µs; also the time the other calls go by.
+ */
+void wn_cm_poll(struct wn_cm *cm, uint64_t now);
+
+/**
+ * @return when wn_cm_poll() has work next (µs; UINT64_MAX: nothing waits for time): an
+ * attempt due, or a QP with a retry budget (checked every millisecond).
+ */
+uint64_t wn_cm_next_timer(const struct wn_cm *cm);
+
+/** @return true for an endpoint of lib/cm's InfiniBand-style connections (QP or listener). */
+static inline bool
+wn_cm_is_ib(const struct wn_cm_ep *ep)
+{
+	return ep->ib_qp || ep->ib_in;
+}
 
 /** @return the state of @p ep. */
 static inline enum wn_cm_state

@@ -268,6 +268,27 @@ create_qp_check(uint16_t op, const void *body, unsigned int nfds)
 	return 0;
 }
 
+/* The IB path attributes @p mask names are in their ranges (IBTA 9.7, struct ibv_qp_attr). */
+static int
+qp_path_check(uint32_t mask, const struct wn_ctl_qp_path *p)
+{
+	if (p->rsvd != 0 || p->is_global > 1)
+		return -EINVAL;
+	if ((mask & WN_CTL_QP_DEST_QPN) && p->dest_qp_num > 0xffffff)
+		return -EINVAL;
+	if (((mask & WN_CTL_QP_RQ_PSN) && p->rq_psn > 0xffffff) ||
+	    ((mask & WN_CTL_QP_SQ_PSN) && p->sq_psn > 0xffffff))
+		return -EINVAL;
+	if ((mask & WN_CTL_QP_PATH_MTU) && (p->path_mtu < 1 || p->path_mtu > 5))
+		return -EINVAL;
+	if (((mask & WN_CTL_QP_TIMEOUT) && p->timeout > 31) ||
+	    ((mask & WN_CTL_QP_RETRY_CNT) && p->retry_cnt > 7) ||
+	    ((mask & WN_CTL_QP_RNR_RETRY) && p->rnr_retry > 7) ||
+	    ((mask & WN_CTL_QP_MIN_RNR_TIMER) && p->min_rnr_timer > 31))
+		return -EINVAL;
+	return 0;
+}
+
 static int
 modify_qp_check(uint16_t op, const void *body, unsigned int nfds)
 {
@@ -281,7 +302,7 @@ modify_qp_check(uint16_t op, const void *body, unsigned int nfds)
 		return -EINVAL;
 	if ((r->mask & WN_CTL_QP_ACCESS_FLAGS) && (r->access & ~WN_CTL_ACCESS_MASK) != 0)
 		return -EINVAL;
-	return 0;
+	return qp_path_check(r->mask, &r->path);
 }
 
 static int

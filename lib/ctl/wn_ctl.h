@@ -39,7 +39,7 @@ extern "C" {
 #define WN_CTL_ENV "WARPNIC_CTL"
 
 #define WN_CTL_MAGIC   0x574e4354u /**< "WNCT" */
-#define WN_CTL_VERSION 1           /**< bumped on any incompatible layout change */
+#define WN_CTL_VERSION 2           /**< bumped on any incompatible layout change */
 
 #define WN_CTL_MSG_MAX     1024 /**< largest datagram either side sends or accepts */
 #define WN_CTL_MAX_FDS     8    /**< most SCM_RIGHTS fds in one message */
@@ -333,10 +333,49 @@ enum wn_ctl_qp_state {
 /** MODIFY_QP mask bits (IBV_QP_* subset, same values). */
 #define WN_CTL_QP_STATE          (1u << 0)
 #define WN_CTL_QP_ACCESS_FLAGS   (1u << 3)
+#define WN_CTL_QP_AV             (1u << 7)  /**< the peer's address: @c dgid, @c sgid_index */
+#define WN_CTL_QP_PATH_MTU       (1u << 8)
+#define WN_CTL_QP_TIMEOUT        (1u << 9)
+#define WN_CTL_QP_RETRY_CNT      (1u << 10)
+#define WN_CTL_QP_RNR_RETRY      (1u << 11)
+#define WN_CTL_QP_RQ_PSN         (1u << 12)
 #define WN_CTL_QP_MAX_QP_RD_ATOMIC (1u << 13)
+#define WN_CTL_QP_MIN_RNR_TIMER  (1u << 15)
+#define WN_CTL_QP_SQ_PSN         (1u << 16)
 #define WN_CTL_QP_MAX_DEST_RD_ATOMIC (1u << 17)
-#define WN_CTL_QP_MASK (WN_CTL_QP_STATE | WN_CTL_QP_ACCESS_FLAGS | \
-			WN_CTL_QP_MAX_QP_RD_ATOMIC | WN_CTL_QP_MAX_DEST_RD_ATOMIC)
+#define WN_CTL_QP_DEST_QPN       (1u << 20)
+#define WN_CTL_QP_MASK (WN_CTL_QP_STATE | WN_CTL_QP_ACCESS_FLAGS | WN_CTL_QP_AV | \
+			WN_CTL_QP_PATH_MTU | WN_CTL_QP_TIMEOUT | WN_CTL_QP_RETRY_CNT | \
+			WN_CTL_QP_RNR_RETRY | WN_CTL_QP_RQ_PSN | WN_CTL_QP_MAX_QP_RD_ATOMIC | \
+			WN_CTL_QP_MIN_RNR_TIMER | WN_CTL_QP_SQ_PSN | \
+			WN_CTL_QP_MAX_DEST_RD_ATOMIC | WN_CTL_QP_DEST_QPN)
+/**
+ * The attributes of a move to RTR that connect a QP InfiniBand-style (both set, no CM id
+ * bound): warpnicd connects it to QP @c dest_qp_num at the address @c dgid names.
+ */
+#define WN_CTL_QP_IB_PATH (WN_CTL_QP_AV | WN_CTL_QP_DEST_QPN)
+
+/**
+ * The path of an RC QP as InfiniBand names it (struct ibv_qp_attr). On iWARP the GID is an IP
+ * address (IPv4-mapped IPv6 for IPv4, as RoCEv2 and iWARP devices give it); PSNs, the path
+ * MTU and the RNR attributes are kept and reported, not used on the wire.
+ */
+struct wn_ctl_qp_path {
+	uint8_t dgid[16];     /**< the peer's GID (WN_CTL_QP_AV) */
+	uint32_t dest_qp_num; /**< < 2^24 (WN_CTL_QP_DEST_QPN) */
+	uint32_t rq_psn;      /**< < 2^24 */
+	uint32_t sq_psn;      /**< < 2^24 */
+	uint8_t is_global;    /**< the AV has a GRH (needed for an address: iWARP has no LIDs) */
+	uint8_t sgid_index;   /**< our GID (address) to use */
+	uint8_t path_mtu;     /**< IBV_MTU_256 (1) .. IBV_MTU_4096 (5) */
+	uint8_t timeout;      /**< local ACK timeout, 4.096 us * 2^timeout (0: none), < 32 */
+	uint8_t retry_cnt;    /**< <= 7 */
+	uint8_t rnr_retry;    /**< <= 7 */
+	uint8_t min_rnr_timer; /**< < 32 */
+	uint8_t rsvd;
+};
+static_assert(sizeof(struct wn_ctl_qp_path) == 36, "wn_ctl_qp_path layout");
+
 struct wn_ctl_modify_qp_req {
 	uint32_t qp;
 	uint32_t mask;
@@ -344,7 +383,9 @@ struct wn_ctl_modify_qp_req {
 	uint32_t access;
 	uint32_t max_rd_atomic;      /**< ORD */
 	uint32_t max_dest_rd_atomic; /**< IRD */
+	struct wn_ctl_qp_path path;  /**< the IB path attributes the mask names */
 };
+static_assert(sizeof(struct wn_ctl_modify_qp_req) == 60, "wn_ctl_modify_qp_req layout");
 struct wn_ctl_qp_attr {
 	uint32_t qp_state;
 	uint32_t access;
@@ -356,7 +397,10 @@ struct wn_ctl_qp_attr {
 	uint32_t max_recv_sge;
 	uint32_t max_inline_data;
 	uint32_t qpn;
+	uint32_t path_mask;          /**< the WN_CTL_QP_* path attributes ever set */
+	struct wn_ctl_qp_path path;  /**< their values */
 };
+static_assert(sizeof(struct wn_ctl_qp_attr) == 80, "wn_ctl_qp_attr layout");
 
 /* ---- CM ---- */
 /** rdma_cm port spaces accepted by CM_CREATE_ID. */

@@ -62,6 +62,11 @@ enum wn_server_dp_type {
 				     *   CM message about it) */
 	WN_SERVER_DP_ASYNC_EVENT,   /**< dp → ctl: u.async for the QP, SRQ or CQ @c handle
 				     *   (by the event type): the owning client's async event */
+	WN_SERVER_DP_QP_IB,         /**< obj: struct wn_server_dp_qp; u.ib: the QP, not bound to
+				     *   a CM id, connects InfiniBand-style (RTR: to the peer's
+				     *   QP at its address; RTS: its retry budget starts) */
+	WN_SERVER_DP_QP_ERROR,      /**< dp → ctl: QP @c handle went to Error by itself (its
+				     *   InfiniBand-style connection ended or never came) */
 };
 
 /** A registered region as the dataplane sees it. */
@@ -127,6 +132,19 @@ struct wn_server_dp_msg {
 							  *   as negotiated (RFC 6581) */
 			struct wn_ctl_cm_event ev;
 		} cm;
+		struct {
+			uint32_t qp_state; /**< WN_CTL_QPS_RTR or WN_CTL_QPS_RTS */
+			uint32_t llp;      /**< enum wn_ctl_llp of the QP's client */
+			uint32_t rqpn;     /**< the peer's QP number (dest_qp_num) */
+			uint32_t ird, ord; /**< the QP's (max_dest_rd_atomic, max_rd_atomic) */
+			uint8_t timeout;   /**< RTS: local ACK timeout, 4.096 us * 2^timeout (0:
+					    *   none) */
+			uint8_t retry_cnt; /**< RTS: retries after the first attempt */
+			uint8_t rsvd[2];
+			uint32_t access;   /**< the QP's WN_CTL_ACCESS_* (its remote rights) */
+			struct wn_ctl_addr src; /**< our address (the GID at sgid_index) */
+			struct wn_ctl_addr dst; /**< the peer's (its GID); ports unused */
+		} ib;
 		struct {
 			uint32_t event;      /**< enum wn_ctl_async_type */
 			uint32_t vendor_err; /**< QP events: the Terminate's cause */

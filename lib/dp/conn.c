@@ -5,7 +5,9 @@
  * stream (MPA/TCP, lib/mpa; DDP over SCTP, lib/sctp) behind lib/llp. This file keys
  * connections by CM id (or, for a passive one the control thread has not named yet, by a
  * token), turns the control thread's CM messages into lib/cm inputs and lib/cm's events into
- * CM events for the control thread, and binds the QP's engine to the stream.
+ * CM events for the control thread, and binds the QP's engine to the stream. A QP connected
+ * InfiniBand-style has a connection keyed by nothing but the QP (shard 0, qp->conn); its
+ * events become the QP's state (Error when it ends) instead of CM events.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -132,6 +134,12 @@ op_event(struct wn_cm_ep *ep, const struct wn_cm_event *e)
 	struct dp_conn *c = conn_of(ep);
 	struct wn_ctl_cm_event ev;
 
+	if (wn_cm_is_ib(ep)) {
+		/* no CM id: the end of the connection is the QP's move to Error */
+		if (e->type != WN_CM_EV_ESTABLISHED && c->ib_qp != 0)
+			dp_qp_error(c->dp, c->ib_qp);
+		return 0;
+	}
 	if (c->event != NULL)
 		return c->event(c->dp, c, e); /* an application on this lcore (embed.c) */
 	memset(&ev, 0, sizeof(ev));
@@ -352,6 +360,35 @@ op_closed(struct wn_cm_ep *ep)
 	dp_conn_reap_mark(c->dp, c); /* its stream was released: lib/mpa frees it */
 }
 
+/* InfiniBand-style: the QP has send work that waits for its connection. */
+static bool
+op_qp_sq_busy(struct wn_cm_ep *ep)
+{
+	struct dp_conn *c = conn_of(ep);
+
+	return c->qp != NULL && wn_queue_cons_avail(&c->qp->sq) > 0;
+}
+
+/* InfiniBand-style: no connection within the retry budget (IBV_WC_RETRY_EXC_ERR). */
+static void
+op_qp_retry_exceeded(struct wn_cm_ep *ep)
+{
+	struct dp_conn *c = conn_of(ep);
+
+	if (c->qp != NULL && c->qp->conn == c)
+		dp_qp_fail(c->dp, c->qp, WN_QUEUE_WC_RETRY_EXC_ERR);
+}
+
+/* InfiniBand-style: the peer's QP went; ours keeps its queues (no flush). */
+static void
+op_qp_park(struct wn_cm_ep *ep)
+{
+	struct dp_conn *c = conn_of(ep);
+
+	if (c->qp != NULL && c->qp->conn == c)
+		dp_qp_park(c->dp, c->qp);
+}
+
 static const struct wn_cm_ops cm_ops = {
 	.event = op_event,
 	.qp_start = op_qp_start,
@@ -363,6 +400,9 @@ static const struct wn_cm_ops cm_ops = {
 	.ulpdu_ooo = op_ulpdu_ooo,
 	.tx_release = op_tx_release,
 	.closed = op_closed,
+	.qp_sq_busy = op_qp_sq_busy,
+	.qp_retry_exceeded = op_qp_retry_exceeded,
+	.qp_park = op_qp_park,
 };
 
 void
@@ -584,6 +624,121 @@ dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		DP_LOG(WARNING, "unknown control message %u\n", m->type);
 		break;
 	}
+}
+
+/* ---------------------------------------------------------------- InfiniBand-style */
+
+/* A stream on the InfiniBand-style listener: lib/cm hands it to the QP its request names. */
+static int
+ib_incoming(void *arg, struct wn_llp *llp)
+{
+	struct wn_dp *dp = arg;
+	struct dp_conn *c = dp_conn_new(dp);
+	struct wn_llp_info in;
+
+	if (c == NULL)
+		return -ENOMEM;
+	wn_llp_info(llp, &in);
+	dp_ctl_addr_of(&in.local, &c->src);
+	dp_ctl_addr_of(&in.remote, &c->dst);
+	wn_cm_ib_incoming(&dp->cm, &c->ep, llp);
+	return 0;
+}
+
+/* The InfiniBand-style listeners: MPA/TCP on IPv4 and IPv6, DDP over SCTP on both. */
+static const struct {
+	enum dp_llp llp;
+	uint8_t family; /* 0: any (an SCTP listener takes every address of its port) */
+} ib_listeners[DP_IB_LISTENERS] = {
+	{DP_LLP_MPA, WN_AF_INET}, {DP_LLP_MPA, WN_AF_INET6}, {DP_LLP_SCTP, 0},
+};
+
+int
+dp_ib_listen(struct wn_dp *dp)
+{
+	struct wn_llp_ep ep = {.port = dp->c.ib_port};
+
+	if (dp->c.ib_port == 0)
+		return 0;
+	/* every address, both lower layers: the peer's client chose one */
+	for (unsigned int i = 0; i < DP_IB_LISTENERS; i++) {
+		ep.addr.family = ib_listeners[i].family;
+		dp->ib_listen[i] = wn_llp_listen(dp->llp[ib_listeners[i].llp], &ep, ib_incoming,
+						 dp);
+		if (dp->ib_listen[i] == NULL) {
+			int err = errno;
+
+			DP_LOG(ERR, "InfiniBand-style listener on port %u: %s\n", ep.port,
+			       strerror(err));
+			dp_ib_unlisten(dp);
+			return -err;
+		}
+	}
+	return 0;
+}
+
+void
+dp_ib_unlisten(struct wn_dp *dp)
+{
+	for (unsigned int i = 0; i < DP_IB_LISTENERS; i++) {
+		if (dp->ib_listen[i] != NULL)
+			wn_llp_unlisten(dp->llp[ib_listeners[i].llp], dp->ib_listen[i]);
+		dp->ib_listen[i] = NULL;
+	}
+}
+
+/* RTR: the QP's connection starts (lib/cm decides who connects). */
+static void
+qp_ib_rtr(struct wn_dp *dp, struct dp_qp *qp, const struct wn_server_dp_msg *m)
+{
+	struct dp_conn *c;
+	struct wn_cm_ib ib;
+
+	if (qp->conn != NULL) {
+		DP_LOG(WARNING, "QP %u: already connected; InfiniBand-style RTR ignored\n",
+		       qp->d->qpn);
+		return;
+	}
+	c = dp_conn_new(dp);
+	if (c == NULL) {
+		dp_qp_error(dp, qp->handle);
+		dp_qp_disconnect(dp, qp);
+		return;
+	}
+	c->qp = qp;
+	c->ib_qp = qp->handle;
+	c->ib_access = m->u.ib.access;
+	c->src = m->u.ib.src;
+	c->dst = m->u.ib.dst;
+	c->dst.port = dp->c.ib_port;
+	memset(&ib, 0, sizeof(ib));
+	wn_dp_ep_of_ctl(&c->src, &ib.local);
+	wn_dp_ep_of_ctl(&c->dst, &ib.remote);
+	ib.qpn = qp->d->qpn;
+	ib.rqpn = m->u.ib.rqpn;
+	ib.caps.ird = (uint16_t)RTE_MIN(RTE_MAX(m->u.ib.ird, 1u), 0x3fffu);
+	ib.caps.ord = (uint16_t)RTE_MIN(RTE_MAX(m->u.ib.ord, 1u), 0x3fffu);
+	qp->conn = c;
+	if (wn_cm_ib_start(&dp->cm, &c->ep, dp->llp[dp_llp_pick(dp, m->u.ib.llp)], &ib) != 0) {
+		DP_LOG(NOTICE, "QP %u: InfiniBand-style connection to itself refused\n", ib.qpn);
+		qp->conn = NULL;
+		conn_free(dp, c);
+		dp_qp_error(dp, qp->handle);
+		dp_qp_disconnect(dp, qp);
+	}
+}
+
+void
+dp_qp_ib(struct wn_dp *dp, struct wn_server_dp_msg *m)
+{
+	struct dp_qp *qp = dp_obj(dp, m->handle, DPO_QP);
+
+	if (qp == NULL)
+		return;
+	if (m->u.ib.qp_state == WN_CTL_QPS_RTR)
+		qp_ib_rtr(dp, qp, m);
+	else if (qp->conn != NULL && qp->conn->ep.ib_qp)
+		wn_cm_ib_rts(&qp->conn->ep, m->u.ib.timeout, m->u.ib.retry_cnt);
 }
 
 /* ---------------------------------------------------------------- periodic */

@@ -25,9 +25,24 @@ local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 			if (qp->conn != NULL)
 				dp_conn_qp_gone(dp, qp->conn, false);
 			dp_qp_disconnect(dp, qp);
+		} else if (qp != NULL && m->u.qp_state == WN_CTL_QPS_RESET &&
+			   (qp->conn != NULL ? wn_cm_is_ib(&qp->conn->ep) : qp->eng != NULL)) {
+			/*
+			 * Back to RESET after a connection (or an InfiniBand-style one under
+			 * way): the engine goes, the rings are emptied, and the QP may be
+			 * connected again (a QP an rdma_cm id carries keeps it: its id owns it)
+			 */
+			if (qp->conn != NULL) {
+				qp->conn->ib_qp = 0; /* its end is no Error to report */
+				dp_conn_qp_gone(dp, qp->conn, false);
+			}
+			dp_qp_reset(dp, qp);
 		}
 		break;
 	}
+	case WN_SERVER_DP_QP_IB:
+		dp_qp_ib(dp, m);
+		break;
 	case WN_SERVER_DP_QP_DESTROY: {
 		/* shard 0 took it out of the table and put the QP in m->obj */
 		struct dp_qp *qp = m->obj;
@@ -155,6 +170,11 @@ dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		forward(dp, qp->owner == DP_NO_OWNER ? 0 : qp->owner, m);
 		return;
 	}
+	case WN_SERVER_DP_QP_IB:
+		/* InfiniBand-style connections live on shard 0 (steer.c) */
+		qp_owner_set(dp, m->handle, 0);
+		forward(dp, 0, m);
+		return;
 	case WN_SERVER_DP_QP_DESTROY: {
 		struct dp_qp *qp = dp_qp_unlink(dp, m->handle);
 

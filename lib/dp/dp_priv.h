@@ -87,6 +87,9 @@ extern int wn_dp_logtype;
 /** The lower layers of a shard (wn_dp::llp), by the control protocol's numbering less one. */
 enum dp_llp { DP_LLP_MPA = 0, DP_LLP_SCTP, DP_LLP_N };
 
+/** InfiniBand-style listeners of shard 0: MPA/TCP on IPv4 and on IPv6, DDP over SCTP. */
+#define DP_IB_LISTENERS 3
+
 /** Kind tag: first member of every object in wn_dp::objs. */
 enum dp_obj_kind { DPO_CQ = 1, DPO_SRQ, DPO_QP, DPO_LISTEN, DPO_CONN };
 
@@ -173,6 +176,8 @@ struct dp_conn {
 	uint32_t listen_id;
 	struct wn_ctl_addr src, dst;  /**< local, remote */
 	struct dp_qp *qp;
+	uint32_t ib_qp;               /**< InfiniBand-style: the handle of the QP it connects */
+	uint32_t ib_access;           /**< ... the QP's remote rights (WN_CTL_ACCESS_*) */
 	TAILQ_ENTRY(dp_conn) next;
 	TAILQ_ENTRY(dp_conn) reap_next; /**< in dp->reap: CLOSED and not held, to be freed */
 	bool on_reap;
@@ -225,6 +230,8 @@ struct wn_dp {
 	struct dp_conn_list reap;     /**< connections to free at the next tick */
 	struct dp_msgq ctl_wait;      /**< to the control thread (to_ctl full) */
 	struct dp_msgq fwd_wait[DP_MAX_SHARDS]; /**< shard 0: to each shard (its ctl full) */
+	/** Shard 0: the InfiniBand-style listeners (wn_dp_conf.ib_port; conn.c) */
+	struct wn_llp_listener *ib_listen[DP_IB_LISTENERS];
 	uint32_t next_token;
 	uint64_t now;
 	struct wn_dp_stats st;
@@ -343,6 +350,11 @@ void dp_conn_reap_mark(struct wn_dp *dp, struct dp_conn *c);
 void dp_conns_reap(struct wn_dp *dp);
 /** Free every connection (shutdown). */
 void dp_conns_free(struct wn_dp *dp);
+/** Shard 0: the InfiniBand-style listener (wn_dp_conf.ib_port). @return 0 or -errno. */
+int dp_ib_listen(struct wn_dp *dp);
+void dp_ib_unlisten(struct wn_dp *dp);
+/** Shard 0: a QP's InfiniBand-style connection starts (RTR) or its retry budget (RTS). */
+void dp_qp_ib(struct wn_dp *dp, struct wn_server_dp_msg *m);
 
 /* llp.c: the lower layer, zero-copy pins, MR deregistrations */
 /**
@@ -403,6 +415,21 @@ int dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struc
 		 const struct wn_llp_params *p, uint8_t rtr_recv, wn_rnic_event_fn event);
 /** The QP's connection is gone: flush (engine or rings) and detach. */
 void dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp);
+/**
+ * The QP's connection never came (InfiniBand-style retry exhaustion): as dp_qp_disconnect(),
+ * its first send work request completing with @p status (WN_QUEUE_WC_RETRY_EXC_ERR).
+ */
+void dp_qp_fail(struct wn_dp *dp, struct dp_qp *qp, uint8_t status);
+/**
+ * The QP's InfiniBand-style connection ended without a Terminate: its engine stops (no more
+ * sending, the stream is not its any more) and keeps its queues, unflushed.
+ */
+void dp_qp_park(struct wn_dp *dp, struct dp_qp *qp);
+/**
+ * The ULP moved the QP to RESET: its engine goes, what its rings hold is dropped without
+ * completions, and it may be connected again.
+ */
+void dp_qp_reset(struct wn_dp *dp, struct dp_qp *qp);
 /** The QP's engine refused a Send for want of a receive: its stream holds it (rnr_hold_us). */
 void dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp);
 /** A held stream: offer its Send again once a receive is posted, or give up. @return work. */
@@ -467,6 +494,8 @@ void dp_ctl_done(struct wn_dp *dp, uint32_t handle);
  * that owns it (WN_SERVER_DP_ASYNC_EVENT); @p vendor_err: a QP event's Terminate cause.
  */
 void dp_async_event(struct wn_dp *dp, uint32_t handle, uint32_t event, uint32_t vendor_err);
+/** QP @p handle went to Error by itself (its InfiniBand-style connection ended or never came). */
+void dp_qp_error(struct wn_dp *dp, uint32_t handle);
 
 /* embed.c: objects and connections of an application on the shard's lcore */
 /** Free the shard's embedded state (queued events). */

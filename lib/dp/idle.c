@@ -85,6 +85,12 @@ sleep_budget(struct wn_dp *dp, bool rx_wake)
 	    dp_dma_tx_pending(dp) || /* ... and a NIC's sent mbufs are freed (zero-copy pins) */
 	    dp_msgs_waiting(dp)) /* ... messages wait for room in a full ring */
 		budget = RTE_MIN(budget, (uint64_t)DP_TICK_US);
+	/* lib/cm: an InfiniBand-style attempt due, a QP's retry budget that runs */
+	t = wn_cm_next_timer(&dp->cm);
+	if (t <= dp->now)
+		return 0;
+	if (t != UINT64_MAX)
+		budget = RTE_MIN(budget, t - dp->now);
 	/* the telemetry snapshot is refreshed every period, as when polling */
 	t = dp->tel_at + DP_TEL_PERIOD_US;
 	return t <= dp->now ? 0 : RTE_MIN(budget, t - dp->now);

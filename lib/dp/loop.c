@@ -136,6 +136,8 @@ tick(struct wn_dp *dp)
 	if (dp->now - dp->last_tick < DP_TICK_US)
 		return;
 	dp->last_tick = dp->now;
+	/* InfiniBand-style connections' attempts and retry budgets (lib/cm) */
+	wn_cm_poll(&dp->cm, dp->now);
 	dp_errq_flush(dp);
 	dp_conns_reap(dp);
 	dp_qps_sweep(dp);

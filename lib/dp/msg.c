@@ -174,3 +174,18 @@ dp_async_event(struct wn_dp *dp, uint32_t handle, uint32_t event, uint32_t vendo
 	dp->st.async_events++;
 	ctl_post(dp, m);
 }
+
+void
+dp_qp_error(struct wn_dp *dp, uint32_t handle)
+{
+	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
+
+	if (m == NULL) {
+		dp->st.ctl_drop++;
+		return;
+	}
+	m->type = WN_SERVER_DP_QP_ERROR;
+	m->handle = handle;
+	m->u.qp_state = WN_CTL_QPS_ERR;
+	ctl_post(dp, m);
+}

@@ -9,6 +9,7 @@
  * its connection: shard 0 removes it from the table when the control thread destroys it and
  * hands the QP itself to its owner, which tears the engine down and acknowledges.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +229,17 @@ ready_leave(struct wn_dp *dp, struct dp_qp *qp)
 	}
 }
 
+/* @p qp off the active list (and the ready one): no connection drives it any more. */
+static void
+deactivate(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (!qp->active)
+		return;
+	ready_leave(dp, qp);
+	TAILQ_REMOVE(&dp->active, qp, next);
+	qp->active = false;
+}
+
 void
 dp_qp_ready(struct wn_dp *dp, struct dp_qp *qp)
 {
@@ -346,6 +358,10 @@ dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn
 	rc.rtr_recv = rtr_recv;
 	rc.llp = llp;
 	rc.rnr_hold = dp->c.rnr_hold_us != 0 && wn_llp_can_hold(llp);
+	/* InfiniBand-style QPs complete as InfiniBand RC does, where the lower layer can */
+	rc.ib_rc = conn != NULL && conn->ep.ib_qp && wn_llp_ack_completions(llp) == 0;
+	/* WN_CTL_ACCESS_* and WN_MEM_ACCESS_* name the rights with the same bits */
+	rc.qp_access = rc.ib_rc ? conn->ib_access : 0;
 	qp->eng = wn_rnic_qp_create(&rc);
 	if (qp->eng == NULL)
 		return -errno;
@@ -383,8 +399,9 @@ flush_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
 		dp_cq_notify(NULL, ev->cq);
 }
 
-void
-dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
+/* The QP in Error: its engine flushes (the first send WQE with @p status, if not 0). */
+static void
+qp_error(struct wn_dp *dp, struct dp_qp *qp, uint8_t status)
 {
 	if (qp->eng == NULL) {
 		/*
@@ -401,13 +418,11 @@ dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 		if (qp->eng == NULL)
 			return;
 	}
-	if (wn_rnic_qp_state(qp->eng) != WN_RNIC_QPS_ERROR)
+	if (status != 0)
+		wn_rnic_qp_fail(qp->eng, status);
+	else if (wn_rnic_qp_state(qp->eng) != WN_RNIC_QPS_ERROR)
 		wn_rnic_qp_disconnect(qp->eng);
-	if (qp->active) {
-		ready_leave(dp, qp);
-		TAILQ_REMOVE(&dp->active, qp, next);
-		qp->active = false;
-	}
+	deactivate(dp, qp);
 	rx_unhold(dp, qp);
 	if (!qp->in_errq) {
 		/*
@@ -424,6 +439,60 @@ dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 		}
 		errq_due(dp, qp);
 	}
+	qp->conn = NULL;
+	qp->llp = NULL;
+}
+
+void
+dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
+{
+	qp_error(dp, qp, 0);
+}
+
+void
+dp_qp_fail(struct wn_dp *dp, struct dp_qp *qp, uint8_t status)
+{
+	qp_error(dp, qp, status);
+}
+
+void
+dp_qp_park(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (qp->active) {
+		deactivate(dp, qp);
+		wn_queue_cons_bell_set(&qp->sq, 0);
+	}
+	rx_unhold(dp, qp);
+	qp->llp = NULL;
+}
+
+/* Drop what ring @p r holds (a QP in RESET: IBTA 10.3.1, no completions). */
+static void
+ring_drop(struct wn_queue_ring *r)
+{
+	int64_t n = r->hdr != NULL ? wn_queue_cons_avail(r) : 0;
+
+	if (n > 0)
+		wn_queue_cons_release(r, (uint32_t)n);
+}
+
+void
+dp_qp_reset(struct wn_dp *dp, struct dp_qp *qp)
+{
+	if (qp->active) {
+		deactivate(dp, qp);
+		wn_queue_cons_bell_set(&qp->sq, 0);
+	}
+	rx_unhold(dp, qp);
+	if (qp->eng != NULL)
+		engine_destroy(dp, qp);
+	errq_remove(dp, qp);
+	ring_drop(&qp->sq);
+	if (qp->srq == NULL)
+		ring_drop(&qp->rq);
+	wn_queue_status_clear(&qp->sq, WN_QUEUE_ST_ERROR);
+	if (qp->srq == NULL)
+		wn_queue_status_clear(&qp->rq, WN_QUEUE_ST_ERROR);
 	qp->conn = NULL;
 	qp->llp = NULL;
 }
@@ -495,12 +564,11 @@ dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp)
 void
 dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
 {
-	if (qp->active && dp != NULL) {
-		ready_leave(dp, qp);
-		TAILQ_REMOVE(&dp->active, qp, next);
-	}
-	if (dp != NULL)
+	if (dp != NULL) {
+		deactivate(dp, qp);
 		rx_unhold(dp, qp);
+	}
+	assert(!qp->on_ready);
 	if (qp->eng != NULL)
 		engine_destroy(dp, qp);
 	if (dp != NULL)

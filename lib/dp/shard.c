@@ -115,6 +115,8 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 		return NULL;
 	dp_conns_init(dp);
 	dp->next_token = 1;
+	if (idx == 0 && dp_ib_listen(dp) != 0)
+		return NULL;
 	return dp;
 }
 
@@ -186,6 +188,7 @@ shard_free(struct wn_dp *dp)
 	for (uint16_t i = 0; i < DP_MAX_SHARDS; i++)
 		dp_msgq_free(&dp->fwd_wait[i]);
 	dp_embed_free(dp); /* its listeners are the lower layer's */
+	dp_ib_unlisten(dp);
 	dp_llp_free(dp);
 	wn_tcp_ctx_free(dp->tcp);
 	wn_netif_free(dp->nif);

@@ -32,12 +32,18 @@ wn_dp_ep_of_ctl(const struct wn_ctl_addr *a, struct wn_llp_ep *e)
  * The shard of a flow: the Toeplitz hash of its endpoints in a canonical order, so both ends
  * of a connection between two warpnicd instances with the same number of lcores pick the
  * same index; a peer then sends on the queue (memif queue pair) of the owning shard and no
- * frame has to cross shards.
+ * frame has to cross shards. InfiniBand-style connections (the IB port at either end) live
+ * on shard 0, where their QPs' endpoints wait for them (lib/cm).
  */
 static uint16_t
-steer_ep(uint16_t n, const struct wn_tcp_endpoint *l, const struct wn_tcp_endpoint *r)
+steer_ep(const struct wn_dp_group *g, const struct wn_tcp_endpoint *l,
+	 const struct wn_tcp_endpoint *r)
 {
+	uint16_t n = g->n;
 	int c = memcmp(&l->addr, &r->addr, sizeof(l->addr));
+
+	if (g->c.ib_port != 0 && (l->port == g->c.ib_port || r->port == g->c.ib_port))
+		return 0;
 
 	if (c > 0 || (c == 0 && l->port > r->port))
 		return (uint16_t)wn_tcp_flow_steer(r, l, n);
@@ -61,7 +67,7 @@ dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
 	l.port = le.port;
 	r.addr = re.addr;
 	r.port = re.port;
-	return steer_ep(g->n, &l, &r);
+	return steer_ep(g, &l, &r);
 }
 
 /* ---------------------------------------------------------------- steering */
@@ -122,7 +128,7 @@ steer_frame(const struct wn_dp *dp, const struct rte_mbuf *m)
 	}
 	r.port = (uint16_t)(l4[0] << 8 | l4[1]);
 	l.port = (uint16_t)(l4[2] << 8 | l4[3]);
-	return steer_ep(dp->g->n, &l, &r);
+	return steer_ep(dp->g, &l, &r);
 }
 
 static void

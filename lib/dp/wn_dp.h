@@ -149,6 +149,12 @@ struct wn_dp_conf {
 	uint32_t rnr_hold_us;
 	uint32_t zero_copy_min;       /**< ... for messages of at least this many octets */
 	/**
+	 * The port InfiniBand-style connections meet on (lib/cm, wn_cm.h; 0: none): shard 0
+	 * listens there on every address and both lower layers, and every flow with this port
+	 * at either end is steered to shard 0, where the QPs' endpoints wait.
+	 */
+	uint16_t ib_port;
+	/**
 	 * Called by shard 0 every iteration and when the port's transmit queue is full (NULL:
 	 * nothing): a port that needs polling to move frames, e.g. the fault injector's face.
 	 */
@@ -188,6 +194,9 @@ struct wn_dp_stats {
 	uint64_t conns_active, conns_passive, conns_established, conns_failed, conns_rejected;
 	uint64_t conns_unenhanced;    /**< connects retried with MPA Rev 1 (RFC 6581 §10) */
 	uint64_t conns_closed;        /**< connections whose stream is gone (lib/cm CLOSED) */
+	/* InfiniBand-style connections (lib/cm's struct wn_cm_stats, same names) */
+	uint64_t ib_qps, ib_attempts, ib_established, ib_requests, ib_held, ib_refused;
+	uint64_t ib_crossed, ib_crossed_refused, ib_retry_exceeded;
 	uint64_t mpa_errors;          /**< MPA startup or Full Operation errors */
 	uint64_t mpa_crc_errors;
 	uint64_t rx_fpdus, tx_fpdus, tx_again;

@@ -304,6 +304,8 @@ struct wn_llp_ops {
 	void (*info)(const struct wn_llp *l, struct wn_llp_info *info);
 	/** Offer the held ULPDU again (required with WN_LLP_F_RX_HOLD, else NULL). */
 	int (*rx_resume)(struct wn_llp *l);
+	/** Optional: see wn_llp_ack_completions(). */
+	int (*ack_completions)(struct wn_llp *l);
 };
 
 /** The part of every protocol instance the wrappers use (first member of the instance). */
@@ -461,6 +463,20 @@ static inline int
 wn_llp_rx_resume(struct wn_llp *l)
 {
 	return l->ops->rx_resume != NULL ? l->ops->rx_resume(l) : -ENOTSUP;
+}
+
+/**
+ * From now on, the last ULPDU of each message of an SQ WQE (src WN_LLP_SRC_SQ, DDP's Last
+ * flag set) that wn_llp_send() copies is taken with WN_LLP_TX_HELD, and its tx_release comes
+ * once the peer has acknowledged it, after what arrived with that acknowledgement was
+ * delivered: the WQE completes when the peer has its data, as InfiniBand RC's do (a Terminate
+ * that came with the ACK is seen first).
+ * @return 0, or -ENOTSUP (this lower layer completes when it takes a message). Owning lcore.
+ */
+static inline int
+wn_llp_ack_completions(struct wn_llp *l)
+{
+	return l->ops->ack_completions != NULL ? l->ops->ack_completions(l) : -ENOTSUP;
 }
 
 /** @return true when ULPDUs may be sent on @p l now. */

@@ -70,6 +70,9 @@ stream_free(struct mpa_stream *s)
 	startup_leave(s);
 	if (s->on_dead)
 		TAILQ_REMOVE(&s->p->dead, s, tnext);
+	if (s->ackw_queued)
+		TAILQ_REMOVE(&s->p->ackw_due, s, ackw_next);
+	free(s->ackw);
 	TAILQ_REMOVE(&s->p->streams, s, next);
 	s->p->n_streams--;
 	free(s->rxbuf);
@@ -324,6 +327,10 @@ op_poll(struct wn_llp_proto *bp, uint64_t now)
 
 	p->now = now;
 	n = wn_mpa_zc_poll(p);
+	while (!TAILQ_EMPTY(&p->ackw_due)) {
+		wn_mpa_ackw_release(TAILQ_FIRST(&p->ackw_due));
+		n++;
+	}
 	if (now - p->last_tick >= TICK_US) {
 		p->last_tick = now;
 		tick(p);
@@ -352,8 +359,13 @@ op_accept(struct wn_llp *l, const struct wn_llp_caps *caps, const uint8_t *pd, u
 	rc = wn_mpa_conn_accept(&s->mpa, &mc, pd, pd_len, s->p->now);
 	if (s->tcp != NULL) {
 		wn_mpa_flush_startup(s);
-		/* octets that arrived behind the Request while the ULP decided */
-		wn_mpa_rx_input(s);
+		/*
+		 * Octets that arrived behind the Request while the ULP decided; an accept from
+		 * inside the REQUEST upcall leaves them to the wn_mpa_rx_input() that raised it
+		 * (which has not consumed the Request yet).
+		 */
+		if (!s->in_input)
+			wn_mpa_rx_input(s);
 	}
 	return rc;
 }
@@ -389,6 +401,13 @@ op_abort(struct wn_llp *l)
 	wn_mpa_update_ready(s);
 	if (s->tcp != NULL)
 		wn_tcp_abort(s->tcp); /* CLOSED comes from inside */
+}
+
+static int
+op_ack_completions(struct wn_llp *l)
+{
+	mpa_stream_of(l)->ack_completions = true;
+	return 0;
 }
 
 static void
@@ -457,6 +476,7 @@ static const struct wn_llp_ops mpa_tcp_ops = {
 	.release = op_release,
 	.info = op_info,
 	.rx_resume = wn_mpa_rx_resume,
+	.ack_completions = op_ack_completions,
 };
 
 /* ---------------------------------------------------------------- instance */
@@ -484,6 +504,7 @@ wn_mpa_tcp_create(const struct wn_mpa_tcp_conf *conf)
 	TAILQ_INIT(&p->startup);
 	TAILQ_INIT(&p->dead);
 	TAILQ_INIT(&p->listeners);
+	TAILQ_INIT(&p->ackw_due);
 	p->now = wn_net_now_us();
 	p->last_tick = p->now;
 	if (conf->zero_copy || conf->ref_tx) {

@@ -54,6 +54,12 @@ struct mpa_zc {
 	uint32_t pins[WN_LLP_MAX_IOV];
 };
 
+/* A copied message's WQE whose completion waits for the peer's ACK (ack_completions). */
+struct mpa_ackw {
+	uint32_t end_seq;           /* TCP sequence number after its last FPDU */
+	uint32_t wqe;
+};
+
 struct mpa_proto {
 	struct wn_llp_proto base;   /* first: the wrappers' view */
 	struct wn_mpa_tcp_conf c;
@@ -65,6 +71,7 @@ struct mpa_proto {
 	 */
 	TAILQ_HEAD(, mpa_stream) startup, dead;
 	TAILQ_HEAD(, mpa_listener) listeners;
+	TAILQ_HEAD(, mpa_stream) ackw_due; /* streams with acknowledged WQEs to release */
 	uint32_t n_streams;
 	struct rte_ring *zc_done;   /* tokens' ring; NULL: nothing is referenced (all copied) */
 	bool ref;                   /* registered memory by reference (conf.ref_tx) */
@@ -96,6 +103,7 @@ struct mpa_stream {
 	bool full;                  /* ESTABLISHED reported */
 	bool released;              /* the owner is done: no more upcalls */
 	bool gone;                  /* TCP closed */
+	bool in_input;              /* wn_mpa_rx_input() is feeding MPA (an upcall may accept) */
 	struct wn_llp_params params;
 	struct wn_tcp_endpoint local, remote;
 	uint8_t *rxbuf;             /* one ULPDU being gathered */
@@ -110,6 +118,13 @@ struct mpa_stream {
 	struct mpa_zc *tx_tok;      /* the open token: its message's FPDUs so far */
 	TAILQ_HEAD(, mpa_zc) zc_acks; /* held tokens in send order, until SND.UNA passes them */
 	uint64_t tx_ulpdus;
+	/* ack completions (wn_llp_ack_completions): held WQEs in send order, a ring */
+	bool ack_completions;
+	struct mpa_ackw *ackw;
+	uint32_t ackw_head, ackw_tail, ackw_cap; /* free-running indexes; cap a power of 2 */
+	uint32_t ackw_una;          /* SND.UNA as TCP last reported it */
+	bool ackw_queued;           /* in p->ackw_due */
+	TAILQ_ENTRY(mpa_stream) ackw_next;
 };
 
 static inline struct mpa_stream *
@@ -164,6 +179,8 @@ int wn_mpa_tx_send(struct wn_llp *l, const struct wn_llp_ulpdu *u);
 /* mpa_tcp_zc.c */
 void wn_mpa_zc_sent(struct wn_tcp_conn *tc, void *arg, uint32_t acked);
 unsigned int wn_mpa_zc_poll(struct mpa_proto *p);
+int wn_mpa_ackw_push(struct mpa_stream *s, uint32_t wqe);
+void wn_mpa_ackw_release(struct mpa_stream *s);
 int wn_mpa_zc_send(struct mpa_stream *s, const struct wn_llp_ulpdu *u, bool attach);
 void wn_mpa_zc_close(struct mpa_stream *s);
 int wn_mpa_zc_init(struct mpa_proto *p);

@@ -169,8 +169,11 @@ wn_mpa_rx_input(struct mpa_stream *s)
 			n = wn_tcp_recv_peek(s->tcp, &d);
 		}
 		size_t used = 0;
-		int rc = wn_mpa_conn_input(&s->mpa, d, n, s->p->now, &used);
+		int rc;
 
+		s->in_input = true;
+		rc = wn_mpa_conn_input(&s->mpa, d, n, s->p->now, &used);
+		s->in_input = false;
 		if (s->tcp == NULL)
 			return; /* aborted from an event */
 		if (used > 0)
@@ -180,6 +183,8 @@ wn_mpa_rx_input(struct mpa_stream *s)
 	}
 	if (s->tcp != NULL)
 		wn_mpa_flush_startup(s);
+	if (s->ackw_queued && !s->in_input)
+		wn_mpa_ackw_release(s);
 }
 
 void

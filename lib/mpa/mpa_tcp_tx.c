@@ -40,6 +40,10 @@ tx_copy(struct mpa_stream *s, const struct wn_llp_ulpdu *u)
 		s->p->base.st.copy_ulpdus++;
 		s->p->base.st.copy_bytes += u->len - u->hdr_len;
 	}
+	/* DDP's Last flag (RFC 5041 §4.2): the message's last segment */
+	if (s->ack_completions && u->src == WN_LLP_SRC_SQ && (u->hdr[0] & 0x40) != 0 &&
+	    wn_mpa_ackw_push(s, u->wqe) == 0)
+		return WN_LLP_TX_HELD;
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_bitops.h>
@@ -41,7 +42,12 @@ zc_ack(struct mpa_stream *s, struct mpa_zc *z)
 	z->held = false;
 }
 
-/* SND.UNA moved: release the WQEs of the messages it passed. */
+/*
+ * SND.UNA moved: release the WQEs of the messages it passed. Ack-held WQEs of copied messages
+ * (ack completions) wait until the data that came with this acknowledgement was delivered
+ * (wn_mpa_rx_input, or op_poll when none came): a Terminate behind the ACK reaches the QP
+ * before the WQE completes.
+ */
 void
 wn_mpa_zc_sent(struct wn_tcp_conn *tc, void *arg, uint32_t acked)
 {
@@ -52,6 +58,56 @@ wn_mpa_zc_sent(struct wn_tcp_conn *tc, void *arg, uint32_t acked)
 	(void)acked;
 	while ((z = TAILQ_FIRST(&s->zc_acks)) != NULL && (int32_t)(una - z->end_seq) >= 0)
 		zc_ack(s, z);
+	if (s->ackw_head != s->ackw_tail) {
+		s->ackw_una = una;
+		if (!s->ackw_queued) {
+			TAILQ_INSERT_TAIL(&s->p->ackw_due, s, ackw_next);
+			s->ackw_queued = true;
+		}
+	}
+}
+
+/* Ack completions: hold copied WQE @p wqe until the peer acknowledges what TCP has now. */
+int
+wn_mpa_ackw_push(struct mpa_stream *s, uint32_t wqe)
+{
+	if (s->ackw_tail - s->ackw_head == s->ackw_cap) {
+		uint32_t cap = s->ackw_cap != 0 ? 2 * s->ackw_cap : 64;
+		struct mpa_ackw *n = malloc(cap * sizeof(*n));
+
+		if (n == NULL)
+			return -ENOMEM; /* completes as copies do: when TCP took it */
+		for (uint32_t i = 0; i < s->ackw_tail - s->ackw_head; i++)
+			n[i] = s->ackw[(s->ackw_head + i) & (s->ackw_cap - 1)];
+		s->ackw_tail -= s->ackw_head;
+		s->ackw_head = 0;
+		free(s->ackw);
+		s->ackw = n;
+		s->ackw_cap = cap;
+	}
+	s->ackw[s->ackw_tail & (s->ackw_cap - 1)] =
+		(struct mpa_ackw){.end_seq = wn_tcp_next_seq(s->tcp), .wqe = wqe};
+	s->ackw_tail++;
+	return 0;
+}
+
+/* Ack completions: release the held WQEs SND.UNA has passed. */
+void
+wn_mpa_ackw_release(struct mpa_stream *s)
+{
+	if (s->ackw_queued) {
+		TAILQ_REMOVE(&s->p->ackw_due, s, ackw_next);
+		s->ackw_queued = false;
+	}
+	while (s->ackw_head != s->ackw_tail) {
+		const struct mpa_ackw *a = &s->ackw[s->ackw_head & (s->ackw_cap - 1)];
+
+		if ((int32_t)(s->ackw_una - a->end_seq) < 0)
+			break;
+		s->ackw_head++;
+		if (!s->released && s->l.up != NULL && s->l.up->tx_release != NULL)
+			s->l.up->tx_release(s->l.up_arg, a->wqe);
+	}
 }
 
 static void

@@ -17,8 +17,9 @@
 
 #include <rte_common.h>
 
-#include "wn_node.h"
+#include "wn_cm.h"
 #include "wn_mpa.h"
+#include "wn_node.h"
 
 /* A field of struct wn_node_conf: its offset and size. */
 #define FIELD(f) \
@@ -34,7 +35,7 @@ enum {
 	O_IP = 256, O_GW, O_PORT, O_MTU, O_MBUFS, O_NOOFF, O_PCAP, O_IMPAIR, O_NETDEV,
 	O_IDLEMODE, O_IDLESPIN, O_IDLE, O_CTL, O_CTLMODE, O_CTLGROUP, O_NAME, O_MAXMR, O_MAXMRSZ,
 	O_DAEMON, O_PIDFILE, O_MAXC, O_SOCKBUF, O_STAGED, O_ZC, O_ZCMIN, O_REV, O_MARKERS,
-	O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_RNR, O_LLP, O_CONFIG, O_HELP,
+	O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_RNR, O_IBPORT, O_LLP, O_CONFIG, O_HELP,
 };
 
 /* One option. @form is the value's form for --help and for error messages (NULL: a flag). */
@@ -152,6 +153,12 @@ static const struct opt opts[] = {
 	    "siw; DDP over SCTP: always at once); at most 1000 once the peer closed\n"
 	    "behind the held Send or the program stopped polling the receive CQ",
 	    0, 3600000, dp.rnr_hold_us, 1000, 0),
+	/* and ctl.ib_port: apply() */
+	NUM("ib-port", O_IBPORT, "N", NULL,
+	    "TCP and SCTP port where QPs that programs connect as on InfiniBand\n"
+	    "(ibv_modify_qp to RTR with the peer's GID and QP number, no rdma_cm) meet\n"
+	    "their peers (default 4791; 0: no such connections; the same on both ends)",
+	    0, 65535, dp.ib_port, 1, 0),
 	SPECIAL("llp", O_LLP, "mpa|sctp", NULL,
 		"lower layer below DDP of connections whose program does not choose\n"
 		"(WARPNIC_LLP): MPA over TCP (default) or DDP over SCTP (RFC 5043)"),
@@ -423,6 +430,8 @@ apply(struct wn_node_conf *p, const struct opt *o, const char *arg, int depth)
 		store(p, o->off, o->size, (uint32_t)v * o->mul + o->add);
 		if (o->id == O_MTU)
 			p->ctl.mtu = p->dp.mtu;
+		if (o->id == O_IBPORT)
+			p->ctl.ib_port = p->dp.ib_port;
 		return 0;
 	case K_FLAG:
 		*(bool *)((uint8_t *)p + o->off) = o->set;
@@ -560,6 +569,8 @@ wn_node_defaults(struct wn_node_conf *p)
 	p->dp.zero_copy_tx = false;
 	p->dp.zero_copy_min = 16384;
 	p->dp.rnr_hold_us = 10u * 1000 * 1000;
+	p->dp.ib_port = WN_CM_IB_PORT;
+	p->ctl.ib_port = WN_CM_IB_PORT;
 	p->dp.llp = WN_CTL_LLP_MPA;
 	p->ctl.llp = WN_CTL_LLP_MPA;
 	p->main_shard = true;

@@ -260,6 +260,7 @@ enum wn_queue_wc_status {
 	WN_QUEUE_WC_REM_ACCESS_ERR = 10,
 	WN_QUEUE_WC_REM_OP_ERR = 11,
 	WN_QUEUE_WC_RETRY_EXC_ERR = 12,
+	WN_QUEUE_WC_RNR_RETRY_EXC_ERR = 13,
 	WN_QUEUE_WC_FATAL_ERR = 19,
 	WN_QUEUE_WC_GENERAL_ERR = 21,
 };
@@ -978,6 +979,13 @@ static inline void
 wn_queue_status_set(struct wn_queue_ring *r, uint32_t flags)
 {
 	atomic_fetch_or_explicit(&r->hdr->status, flags, memory_order_release);
+}
+
+/** Clear status flags (a QP moved to RESET leaves its Error behind). warpnicd only. */
+static inline void
+wn_queue_status_clear(struct wn_queue_ring *r, uint32_t flags)
+{
+	atomic_fetch_and_explicit(&r->hdr->status, ~flags, memory_order_release);
 }
 
 /** @return the status flags (acquire). Either side. */

@@ -150,6 +150,12 @@ flush_new(struct wn_rnic_qp *qp)
 			.wr_id = w->wr_id, .status = WN_QUEUE_WC_WR_FLUSH_ERR, .qp_num = qp->c.qpn,
 		};
 
+		if (qp->fail_status != 0) {
+			/* the work request that found no connection (wn_rnic_qp_fail) */
+			e.status = qp->fail_status;
+			e.opcode = wn_queue_wc_opcode(w->opcode);
+			qp->fail_status = 0;
+		}
 		wn_queue_cons_release(sq, 1);
 		qp->sq_fetch = sq->head;
 		avail--;
@@ -180,13 +186,20 @@ wn_rnic_qp_disconnect(struct wn_rnic_qp *qp)
 		return;
 	qp->term_pending = false;
 	rnic_set_state(qp, WN_RNIC_QPS_ERROR);
-	/* started WQEs that never finished are flushed; finished ones keep their status */
+	/*
+	 * Started WQEs that never finished are flushed; finished ones keep their status. With
+	 * InfiniBand RC completions, a finished one the peer has not acknowledged is flushed
+	 * too: the peer stopped before it (InfiniBand's responder discards what follows a NAK).
+	 */
 	for (uint32_t i = sq->head; i != qp->sq_fetch; i++) {
 		struct sq_pend *p = &qp->pend[i & sq->mask];
 
-		if (!p->done) {
+		if (!p->done || (qp->c.ib_rc && p->holds != 0 &&
+				 p->status == WN_QUEUE_WC_SUCCESS)) {
 			p->done = 1;
-			p->status = WN_QUEUE_WC_WR_FLUSH_ERR;
+			p->status = qp->fail_status != 0 ? qp->fail_status :
+							   WN_QUEUE_WC_WR_FLUSH_ERR;
+			qp->fail_status = 0;
 		}
 		p->holds = 0; /* flushed: releases still to come are ignored (see tx_release) */
 	}
@@ -202,6 +215,16 @@ wn_rnic_qp_disconnect(struct wn_rnic_qp *qp)
 	wn_queue_status_set(sq, WN_QUEUE_ST_ERROR);
 	if (qp->c.rq != NULL)
 		wn_queue_status_set(qp->c.rq, WN_QUEUE_ST_ERROR);
+}
+
+void
+wn_rnic_qp_fail(struct wn_rnic_qp *qp, uint8_t status)
+{
+	if (qp->state == WN_RNIC_QPS_ERROR)
+		return;
+	qp->fail_status = status;
+	wn_rnic_qp_disconnect(qp);
+	qp->fail_status = 0; /* no send work was there: nothing else gets it */
 }
 
 unsigned int

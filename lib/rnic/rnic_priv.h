@@ -103,6 +103,7 @@ struct wn_rnic_qp {
 
 	/* Terminate (RFC 5040 §5.4: exactly one per stream) */
 	bool term_pending;
+	uint8_t fail_status;  /* wn_rnic_qp_fail(): the status of the next send completion */
 	bool term_done;
 	struct wn_llp_ulpdu term;
 	struct wn_mem_term term_cause;
@@ -125,6 +126,8 @@ void rnic_set_state(struct wn_rnic_qp *qp, enum wn_rnic_qp_state s);
 int rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_queue_cqe *e,
 		  bool solicited);
 void rnic_complete_sq(struct wn_rnic_qp *qp);
+/* tx.c: send the pending Terminate now; @return 1 when it went (or none was pending), 0 */
+int rnic_send_term(struct wn_rnic_qp *qp);
 void rnic_event(struct wn_rnic_qp *qp, const struct wn_rnic_event *ev);
 void rnic_queue_term(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t code,
 		     const uint8_t *bad, size_t bad_len);

@@ -51,6 +51,13 @@ rtr_seen(struct wn_rnic_qp *qp)
 }
 
 /* RDMA Write (RFC 5040 §5.1): tagged placement, remote write right on the sink. */
+/* InfiniBand RC (ib_rc): the QP itself does not allow @p right (IBV_QP_ACCESS_FLAGS). */
+static bool
+qp_denies(const struct wn_rnic_qp *qp, uint32_t right)
+{
+	return qp->c.ib_rc && (qp->c.qp_access & right) == 0;
+}
+
 static int
 rx_write(void *ctx, const struct wn_ddp_seg *s)
 {
@@ -64,6 +71,9 @@ rx_write(void *ctx, const struct wn_ddp_seg *s)
 		if (qp->rx_first && (qp->rtr_pending & WN_RNIC_RTR_WRITE))
 			rtr_seen(qp);
 	} else {
+		if (qp_denies(qp, WN_MEM_ACCESS_REMOTE_WRITE))
+			return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_REMOTE_PROT,
+				    WN_TERM_RP_ACCESS);
 		v = wn_mem_check_cached(qp->c.mem, &qp->rx_mem, s->h.stag, s->h.to,
 					s->payload_len, WN_MEM_ACCESS_REMOTE_WRITE, qp->c.pd,
 					qp->c.qpn, &host);
@@ -368,6 +378,9 @@ rx_read_req(void *ctx, const struct wn_ddp_seg *s)
 		if (s->u.rreq.size - 1 > UINT64_MAX - s->u.rreq.sink_to)
 			return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_REMOTE_PROT,
 				    WN_TERM_RP_TO_WRAP);
+		if (qp_denies(qp, WN_MEM_ACCESS_REMOTE_READ))
+			return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_REMOTE_PROT,
+				    WN_TERM_RP_ACCESS);
 		v = wn_mem_check(qp->c.mem, s->u.rreq.src_stag, s->u.rreq.src_to, s->u.rreq.size,
 				 WN_MEM_ACCESS_REMOTE_READ, qp->c.pd, qp->c.qpn, NULL);
 		if (v != WN_MEM_OK)
@@ -390,6 +403,8 @@ rx_atomic_req(void *ctx, const struct wn_ddp_seg *s)
 
 	if (rc != 0)
 		return rc;
+	if (qp_denies(qp, WN_MEM_ACCESS_REMOTE_ATOMIC))
+		return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_REMOTE_PROT, WN_TERM_RP_ACCESS);
 	v = wn_mem_check(qp->c.mem, s->u.areq.stag, s->u.areq.to, 8, WN_MEM_ACCESS_REMOTE_ATOMIC,
 			 qp->c.pd, qp->c.qpn, NULL);
 	if (v != WN_MEM_OK)
@@ -432,6 +447,38 @@ rx_atomic_resp(void *ctx, const struct wn_ddp_seg *s)
 	return 0;
 }
 
+/* The work completion status InfiniBand's responder NAK would give for a Terminate's cause. */
+static uint8_t
+ib_status_of(uint8_t layer, uint8_t etype, uint8_t code)
+{
+	if ((layer == WN_TERM_LAYER_RDMAP && etype == WN_TERM_RDMAP_REMOTE_PROT) ||
+	    (layer == WN_TERM_LAYER_DDP && etype == WN_TERM_DDP_TAGGED))
+		return WN_QUEUE_WC_REM_ACCESS_ERR;
+	if (layer == WN_TERM_LAYER_DDP && etype == WN_TERM_DDP_UNTAGGED)
+		return code == WN_TERM_DU_MSN_NO_BUFFER ? WN_QUEUE_WC_RNR_RETRY_EXC_ERR :
+						      WN_QUEUE_WC_REM_INV_REQ_ERR;
+	return WN_QUEUE_WC_REM_OP_ERR;
+}
+
+/*
+ * InfiniBand RC completions (ib_rc): the oldest send WQE not completed yet is the one the
+ * peer refused (Sends and Writes complete only once the peer has them): it gets the error.
+ */
+static void
+ib_refused(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t code)
+{
+	struct wn_queue_ring *sq = qp->c.sq;
+	struct sq_pend *p;
+
+	if (!qp->c.ib_rc || sq->head == qp->sq_fetch)
+		return;
+	p = &qp->pend[sq->head & sq->mask];
+	p->done = 1;
+	p->status = ib_status_of(layer, etype, code);
+	p->vendor_err = (uint32_t)layer << 12 | (uint32_t)etype << 8 | code;
+	rnic_complete_sq(qp);
+}
+
 /* Terminate (RFC 5040 §5.4): deliver to the ULP, stop; never answer with a Terminate. */
 static int
 rx_terminate(void *ctx, const struct wn_ddp_seg *s)
@@ -442,6 +489,7 @@ rx_terminate(void *ctx, const struct wn_ddp_seg *s)
 
 	ev.term = (struct wn_mem_term){ s->u.term.cause.layer, s->u.term.cause.etype,
 					s->u.term.cause.code };
+	ib_refused(qp, ev.term.layer, ev.term.etype, ev.term.code);
 	qp->term_done = true; /* RFC 5040 §5.4: we send no Terminate back */
 	qp->term_pending = false;
 	qp->st.terminates_recv++;
@@ -468,6 +516,18 @@ rnic_rx_table_init(struct wn_rnic_qp *qp)
 	qp->ops[WN_RDMAP_ATOMIC_RESP].rx = rx_atomic_resp;
 }
 
+/*
+ * InfiniBand RC completions (ib_rc): the Terminate goes to the lower layer at once, before
+ * the acknowledgement of what caused it can leave on its own: the peer, whose Send or Write
+ * completes at that acknowledgement, sees the Terminate first and completes it in error.
+ */
+static void
+term_now(struct wn_rnic_qp *qp)
+{
+	if (qp->c.ib_rc && qp->term_pending)
+		(void)rnic_send_term(qp);
+}
+
 int
 wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len)
 {
@@ -486,6 +546,7 @@ wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len)
 		qp->st.rx_ulpdu++;
 		rnic_queue_term(qp, err.cause.layer, err.cause.etype, err.cause.code,
 				err.hdr_valid ? ulpdu : NULL, len);
+		term_now(qp);
 		return -EPROTO;
 	}
 	rc = wn_rdmap_rx_dispatch(qp->ops, &x, &seg);
@@ -507,6 +568,7 @@ wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len)
 		/* local catastrophic errors carry no headers (RFC 5040 Fig. 10) */
 		rnic_queue_term(qp, x.res.cause.layer, x.res.cause.etype, x.res.cause.code, ulpdu,
 				len);
+		term_now(qp);
 		return -EPROTO;
 	}
 	qp->rx_first = false;

@@ -39,6 +39,9 @@ wn_rnic_tx_release(struct wn_rnic_qp *qp, uint32_t wqe)
 	if (qp->state == WN_RNIC_QPS_ERROR || (uint32_t)(wqe - sq->head) >=
 	    (uint32_t)(qp->sq_fetch - sq->head))
 		return;
+	/* InfiniBand RC: after a Terminate the peer took nothing more; the flush reports it */
+	if (qp->c.ib_rc && qp->state == WN_RNIC_QPS_TERMINATE)
+		return;
 	p = &qp->pend[wqe & sq->mask];
 	if (p->holds == 0)
 		return;
@@ -47,8 +50,8 @@ wn_rnic_tx_release(struct wn_rnic_qp *qp, uint32_t wqe)
 }
 
 /* @return 1 when the pending Terminate went out (or none was pending), 0 to retry. */
-static int
-send_term(struct wn_rnic_qp *qp)
+int
+rnic_send_term(struct wn_rnic_qp *qp)
 {
 	struct wn_rnic_event ev = { .type = WN_RNIC_EV_TERM_SENT };
 
@@ -613,7 +616,7 @@ wn_rnic_tx_poll(struct wn_rnic_qp *qp, unsigned int budget)
 		int rc;
 
 		if (qp->term_pending) {
-			n += (unsigned int)send_term(qp);
+			n += (unsigned int)rnic_send_term(qp);
 			break; /* RFC 5040 §5.4: nothing after the Terminate */
 		}
 		if (qp->state != WN_RNIC_QPS_RTS && qp->state != WN_RNIC_QPS_CLOSING)
@@ -642,7 +645,7 @@ wn_rnic_tx_poll(struct wn_rnic_qp *qp, unsigned int budget)
 	}
 	rnic_complete_sq(qp);
 	if (qp->term_pending && n < budget)
-		n += (unsigned int)send_term(qp);
+		n += (unsigned int)rnic_send_term(qp);
 	return n;
 }
 

@@ -132,6 +132,22 @@ struct wn_rnic_qp_conf {
 	 */
 	bool rnr_hold;
 	/**
+	 * InfiniBand RC completions (a QP connected InfiniBand-style, wn_cm.h): the lower layer
+	 * holds a Send's or Write's completion until the peer has its data
+	 * (wn_llp_ack_completions()), and a Terminate received completes the oldest send WQE
+	 * not completed yet with the remote error it reports (IBV_WC_REM_ACCESS_ERR for a
+	 * protection or tagged buffer error, REM_INV_REQ_ERR or RNR_RETRY_EXC_ERR for untagged
+	 * ones, REM_OP_ERR otherwise; vendor_err the cause) instead of WR_FLUSH_ERR, as the
+	 * responder's NAK completes it on InfiniBand.
+	 */
+	bool ib_rc;
+	/**
+	 * ib_rc: the QP's remote rights (WN_MEM_ACCESS_REMOTE_WRITE, _READ, _ATOMIC; verbs'
+	 * IBV_QP_ACCESS_FLAGS): an incoming Write, Read or Atomic the QP does not allow is
+	 * refused as one the region does not allow (RDMAP Remote Protection, access rights).
+	 */
+	uint32_t qp_access;
+	/**
 	 * The lower layer the ULPDUs go to (wn_llp_send(); WN_LLP_TX_HELD holds the WQE's
 	 * completion until wn_rnic_tx_release(), in SQ order; -EAGAIN: offered again on the next
 	 * wn_rnic_tx_poll()). Received ULPDUs come the other way through wn_rnic_rx().
@@ -201,6 +217,14 @@ bool wn_rnic_qp_idle(const struct wn_rnic_qp *qp);
  * Owning lcore.
  */
 void wn_rnic_qp_disconnect(struct wn_rnic_qp *qp);
+
+/**
+ * The connection never came (an InfiniBand-style QP whose retry budget ran out): as
+ * wn_rnic_qp_disconnect(), but the first send WQE not completed completes with @p status
+ * (WN_QUEUE_WC_RETRY_EXC_ERR: what InfiniBand's retry exhaustion gives) instead of
+ * WR_FLUSH_ERR. Owning lcore.
+ */
+void wn_rnic_qp_fail(struct wn_rnic_qp *qp, uint8_t status);
 
 /**
  * The layer below failed (e.g. an MPA CRC or Marker error, RFC 5044 §8): queue one Terminate

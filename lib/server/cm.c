@@ -401,8 +401,8 @@ srv_h_cm_bind(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *
 	loopback_to_port(srv, &a);
 	if (a.port == 0)
 		a.port = ephemeral_port(srv, &a);
-	else if (port_in_use(srv, &a, false))
-		return -EADDRINUSE;
+	else if (port_in_use(srv, &a, false) || (a.port == srv->conf.ib_port && a.port != 0))
+		return -EADDRINUSE; /* the dataplane listens there for InfiniBand-style QPs */
 	if (a.port == 0)
 		return -EADDRINUSE;
 	id->u.id.src = a;

@@ -433,6 +433,8 @@ qp_attr(const struct obj *qp, struct wn_ctl_qp_attr *a)
 	a->max_recv_sge = d->max_recv_sge;
 	a->max_inline_data = d->max_inline;
 	a->qpn = d->qpn;
+	a->path_mask = qp->u.qp.path_mask;
+	a->path = qp->u.qp.path;
 }
 
 int
@@ -464,33 +466,180 @@ qp_transition_ok(uint32_t cur, uint32_t to)
 	       (cur == WN_CTL_QPS_SQD && to == WN_CTL_QPS_RTS);
 }
 
+/* The IB path attributes of @p qp with those a MODIFY_QP names (reported by QUERY_QP). */
+static void
+qp_path_merge(const struct obj *qp, const struct wn_ctl_modify_qp_req *r,
+	      struct wn_ctl_qp_path *p, uint32_t *mask)
+{
+	const struct wn_ctl_qp_path *n = &r->path;
+
+	*p = qp->u.qp.path;
+	if (r->mask & WN_CTL_QP_AV) {
+		memcpy(p->dgid, n->dgid, sizeof(p->dgid));
+		p->is_global = n->is_global;
+		p->sgid_index = n->sgid_index;
+	}
+	if (r->mask & WN_CTL_QP_DEST_QPN)
+		p->dest_qp_num = n->dest_qp_num;
+	if (r->mask & WN_CTL_QP_RQ_PSN)
+		p->rq_psn = n->rq_psn;
+	if (r->mask & WN_CTL_QP_SQ_PSN)
+		p->sq_psn = n->sq_psn;
+	if (r->mask & WN_CTL_QP_PATH_MTU)
+		p->path_mtu = n->path_mtu;
+	if (r->mask & WN_CTL_QP_TIMEOUT)
+		p->timeout = n->timeout;
+	if (r->mask & WN_CTL_QP_RETRY_CNT)
+		p->retry_cnt = n->retry_cnt;
+	if (r->mask & WN_CTL_QP_RNR_RETRY)
+		p->rnr_retry = n->rnr_retry;
+	if (r->mask & WN_CTL_QP_MIN_RNR_TIMER)
+		p->min_rnr_timer = n->min_rnr_timer;
+	*mask = qp->u.qp.path_mask |
+		(r->mask & ~(WN_CTL_QP_STATE | WN_CTL_QP_ACCESS_FLAGS | WN_CTL_QP_MAX_QP_RD_ATOMIC |
+			     WN_CTL_QP_MAX_DEST_RD_ATOMIC));
+}
+
+/* A GID as an address: IPv4-mapped IPv6 (::ffff:a.b.c.d) is IPv4, anything else IPv6. */
+static void
+gid_addr(const uint8_t gid[16], struct wn_ctl_addr *a)
+{
+	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	memset(a, 0, sizeof(*a));
+	if (memcmp(gid, v4mapped, sizeof(v4mapped)) == 0) {
+		a->family = WN_CTL_AF_INET;
+		memcpy(a->addr, gid + 12, 4);
+	} else {
+		a->family = WN_CTL_AF_INET6;
+		memcpy(a->addr, gid, 16);
+	}
+}
+
+/*
+ * The addresses of an InfiniBand-style connection of QP number @p qpn over path @p p: the
+ * peer's from the AV's GID, ours the GID at its sgid_index, or our first address of the
+ * peer's family when that one is of the other.
+ * @return 0, or -EINVAL (no GRH: iWARP reaches a peer by its address, there are no LIDs; an
+ *   unknown GID index; no address of the peer's family; the QP connected to itself).
+ */
+static int
+qp_ib_addrs(const struct wn_server *srv, const struct wn_ctl_qp_path *p, uint32_t qpn,
+	    struct wn_ctl_addr *src, struct wn_ctl_addr *dst)
+{
+	uint32_t i;
+
+	if (!p->is_global || p->sgid_index >= srv->conf.n_addrs)
+		return -EINVAL;
+	gid_addr(p->dgid, dst);
+	*src = srv->conf.addrs[p->sgid_index];
+	for (i = 0; src->family != dst->family && i < srv->conf.n_addrs; i++)
+		*src = srv->conf.addrs[i];
+	if (src->family != dst->family)
+		return -EINVAL;
+	src->port = dst->port = 0;
+	if (memcmp(src->addr, dst->addr, 16) == 0 && p->dest_qp_num == qpn)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Tell the dataplane about the QP's InfiniBand-style connection over @p p: at RTR it connects
+ * to the peer's QP (with IRD/ORD @p ird, @p ord and remote rights @p access), at RTS its retry
+ * budget (timeout, retry_cnt) starts. @return 0 or -errno (nothing sent).
+ */
+static int
+qp_ib_tell(struct wn_server *srv, struct obj *qp, const struct wn_ctl_qp_path *p,
+	   uint32_t state, uint32_t ird, uint32_t ord, uint32_t access)
+{
+	struct wn_ctl_addr src, dst;
+	struct wn_server_dp_msg *m;
+	int ret = qp_ib_addrs(srv, p, qp->u.qp.dp.qpn, &src, &dst);
+
+	if (ret != 0)
+		return ret;
+	m = srv_dp_msg(srv, WN_SERVER_DP_QP_IB, qp->handle, &qp->u.qp.dp);
+	if (m == NULL)
+		return srv->to_dp == NULL ? -ENETDOWN : -ENOMEM;
+	m->u.ib.src = src;
+	m->u.ib.dst = dst;
+	m->u.ib.qp_state = state;
+	m->u.ib.llp = qp->owner != NULL ? qp->owner->llp : WN_CTL_LLP_DEFAULT;
+	m->u.ib.rqpn = p->dest_qp_num;
+	m->u.ib.ird = ird;
+	m->u.ib.ord = ord;
+	m->u.ib.timeout = p->timeout;
+	m->u.ib.retry_cnt = p->retry_cnt;
+	m->u.ib.access = access;
+	return srv_dp_post(srv, m);
+}
+
 int
 srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_modify_qp_req *r = rq->body;
 	struct obj *qp = srv_obj_get(srv, rq->c, r->qp, OBJ_QP);
+	uint32_t to = (r->mask & WN_CTL_QP_STATE) != 0 ? r->qp_state : WN_CTL_QPS_MAX;
+	struct wn_ctl_qp_path path;
+	uint32_t path_mask, ird, ord, access;
+	int ret;
 
 	if (qp == NULL)
 		return -EINVAL;
-	if ((r->mask & WN_CTL_QP_MAX_QP_RD_ATOMIC) != 0) {
-		if (r->max_rd_atomic > MAX_RD_ATOM)
-			return -EINVAL;
-		qp->u.qp.dp.ord = r->max_rd_atomic;
+	if (to != WN_CTL_QPS_MAX && to != qp->u.qp.dp.state &&
+	    !qp_transition_ok(qp->u.qp.dp.state, to))
+		return -EINVAL;
+	if (((r->mask & WN_CTL_QP_MAX_QP_RD_ATOMIC) != 0 && r->max_rd_atomic > MAX_RD_ATOM) ||
+	    ((r->mask & WN_CTL_QP_MAX_DEST_RD_ATOMIC) != 0 && r->max_dest_rd_atomic > MAX_RD_ATOM))
+		return -EINVAL;
+	ord = (r->mask & WN_CTL_QP_MAX_QP_RD_ATOMIC) != 0 ? r->max_rd_atomic : qp->u.qp.dp.ord;
+	ird = (r->mask & WN_CTL_QP_MAX_DEST_RD_ATOMIC) != 0 ? r->max_dest_rd_atomic :
+							      qp->u.qp.dp.ird;
+	qp_path_merge(qp, r, &path, &path_mask);
+	access = (r->mask & WN_CTL_QP_ACCESS_FLAGS) != 0 ? r->access : qp->u.qp.access;
+	/*
+	 * A move to RTR with the peer's address and QP number, of a QP no CM id carries, is an
+	 * InfiniBand-style connection: the dataplane makes it (wn_cm.h); both are needed. A
+	 * move that cannot be made changes nothing.
+	 */
+	if (to == WN_CTL_QPS_RTR && qp->u.qp.dp.state == WN_CTL_QPS_INIT &&
+	    (r->mask & WN_CTL_QP_IB_PATH) == WN_CTL_QP_IB_PATH && qp->u.qp.cm_id == 0) {
+		ret = qp_ib_tell(srv, qp, &path, WN_CTL_QPS_RTR, ird, ord, access);
+		if (ret != 0)
+			return ret;
+		qp->u.qp.ib = true;
 	}
-	if ((r->mask & WN_CTL_QP_MAX_DEST_RD_ATOMIC) != 0) {
-		if (r->max_dest_rd_atomic > MAX_RD_ATOM)
-			return -EINVAL;
-		qp->u.qp.dp.ird = r->max_dest_rd_atomic;
-	}
-	if ((r->mask & WN_CTL_QP_ACCESS_FLAGS) != 0)
-		qp->u.qp.access = r->access;
-	if ((r->mask & WN_CTL_QP_STATE) != 0 && r->qp_state != qp->u.qp.dp.state) {
-		if (!qp_transition_ok(qp->u.qp.dp.state, r->qp_state))
-			return -EINVAL;
-		srv_qp_set_state(srv, qp, r->qp_state);
+	qp->u.qp.dp.ord = ord;
+	qp->u.qp.dp.ird = ird;
+	qp->u.qp.access = access;
+	qp->u.qp.path = path;
+	qp->u.qp.path_mask = path_mask;
+	if (to != WN_CTL_QPS_MAX && to != qp->u.qp.dp.state) {
+		srv_qp_set_state(srv, qp, to);
+		if (to == WN_CTL_QPS_RTS && qp->u.qp.ib)
+			(void)qp_ib_tell(srv, qp, &path, WN_CTL_QPS_RTS, ird, ord, access);
+		if (to == WN_CTL_QPS_RESET) {
+			/* IBTA 10.3.1: a QP in RESET keeps no path */
+			qp->u.qp.ib = false;
+			qp->u.qp.path_mask = 0;
+			memset(&qp->u.qp.path, 0, sizeof(qp->u.qp.path));
+		}
 	}
 	qp_attr(qp, &rs->u.qp);
 	return 0;
+}
+
+/*
+ * The dataplane moved QP @p handle to Error by itself: its InfiniBand-style connection ended
+ * or never came (the dataplane flushed its queues).
+ */
+void
+srv_qp_dp_error(struct wn_server *srv, uint32_t handle)
+{
+	struct obj *qp = srv_obj_get(srv, NULL, handle, OBJ_QP);
+
+	if (qp != NULL)
+		qp->u.qp.dp.state = WN_CTL_QPS_ERR;
 }
 
 /* Complete every WQE of one work ring with WR_FLUSH_ERR into @p cq. */

@@ -50,6 +50,8 @@ dp_readable(struct wn_server *srv)
 			srv_cm_dp_event(srv, m);
 		else if (m->type == WN_SERVER_DP_ASYNC_EVENT)
 			srv_async_dp_event(srv, m);
+		else if (m->type == WN_SERVER_DP_QP_ERROR)
+			srv_qp_dp_error(srv, m->handle);
 		free(m);
 	}
 	pthread_mutex_unlock(&srv->lock);

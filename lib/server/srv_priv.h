@@ -114,6 +114,9 @@ struct obj {
 			uint32_t cm_id;
 			uint32_t access;
 			uint64_t cookie;
+			uint32_t path_mask;  /* IB path attributes set (WN_CTL_QP_AV, ...) */
+			struct wn_ctl_qp_path path;
+			bool ib;             /* connected InfiniBand-style (RTR with a path) */
 			struct wn_server_dp_qp dp;
 			struct wn_queue_ring sqc, rqc; /* consumer views, used while no dataplane */
 		} qp;
@@ -292,6 +295,7 @@ int srv_h_create_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_
 int srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int srv_h_query_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 void srv_qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state);
+void srv_qp_dp_error(struct wn_server *srv, uint32_t handle);
 int srv_cq_destroy(struct wn_server *srv, struct obj *cq);
 /** A CQ's notification descriptor is no longer used by it (closed with its last user). */
 void srv_notify_put(struct wn_server *srv, int fd);

@@ -67,6 +67,11 @@ struct wn_server_conf {
 	void (*mr_map)(void *arg, uint32_t stag, void *map, size_t len);
 	void (*mr_unmap)(void *arg, uint32_t stag, void *map, size_t len);
 	void *mr_map_arg;
+	/**
+	 * The port the dataplane's InfiniBand-style connections meet on (its listener on every
+	 * address; 0: none): rdma_cm ids cannot bind it.
+	 */
+	uint16_t ib_port;
 	uint32_t sock_mode;     /**< the control socket's permissions (0: 0660) */
 	const char *sock_group; /**< its group's name (NULL: the process's group) */
 };

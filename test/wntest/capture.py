@@ -175,7 +175,7 @@ def startup(s, key, who):
     if pd_len > 512 or len(s) < 20 + pd_len:
         raise CaptureError('%s: bad PD_Length %d' % (who, pd_len))
     return {'m': bool(flags & 0x80), 'c': bool(flags & 0x40), 'r': bool(flags & 0x20),
-            'rev': rev, 'len': 20 + pd_len}
+            'rev': rev, 'len': 20 + pd_len, 'pd': bytes(s[20:20 + pd_len])}
 
 
 def walk(s, start, markers, crc, who):
@@ -248,13 +248,14 @@ def walk_mpa(ini, res, ini_port=None, res_port=None):
     """Both directions of one MPA connection (initiator's octets, responder's octets).
 
     Returns a summary: request / reply (M, C, Rev) or reply None when the responder sent
-    nothing (then nothing may follow the Request), first (the initiator's first FPDU's
+    nothing (then nothing may follow the Request), request_pd / reply_pd (their Private
+    Data, Rev 2: RFC 6581's IRD/ORD octets first), first (the initiator's first FPDU's
     opcode and ULPDU_Length), and per direction its walk, Markers and CRC."""
     if not ini:
         raise CaptureError('the stream carried nothing from its initiator')
     req = startup(ini, KEY_REQ, 'initiator')
     out = {'request': (int(req['m']), int(req['c']), req['rev']), 'reply': None,
-           'first': None, 'dirs': {}}
+           'request_pd': req['pd'], 'reply_pd': None, 'first': None, 'dirs': {}}
     if not res:
         if len(ini) != req['len']:
             raise CaptureError('initiator sent %d octets after its Request without a Reply' %
@@ -262,6 +263,7 @@ def walk_mpa(ini, res, ini_port=None, res_port=None):
         return out
     rep = startup(res, KEY_REP, 'responder')
     out['reply'] = (int(rep['m']), int(rep['c']), rep['rev'])
+    out['reply_pd'] = rep['pd']
     if rep['r']:
         raise CaptureError('the Reply rejected the connection')
     crc = req['c'] or rep['c']

@@ -11,8 +11,9 @@ INI, RES = 32768, 7471
 PAYLOAD_POS = 66  # a frame's TCP payload starts at octet 66 (Ethernet, IPv4, TCP + options)
 
 
-def startup(key, m, crc=True):
-    return key + bytes([(0x80 if m else 0) | (0x40 if crc else 0), 2]) + bytes(2)
+def startup(key, m, crc=True, pd=b''):
+    return key + bytes([(0x80 if m else 0) | (0x40 if crc else 0), 2]) + \
+        len(pd).to_bytes(2, 'big') + pd
 
 
 def fpdus(payloads, markers):
@@ -60,9 +61,9 @@ class Stream:
     """Request/Reply and FPDUs both ways, one segment per FPDU except the initiator's FPDUs
     1 and 2, packed into one segment."""
 
-    def __init__(self):
-        self.req = startup(c.KEY_REQ, False)  # the responder sends no Markers
-        self.rep = startup(c.KEY_REP, True)   # the initiator sends Markers
+    def __init__(self, req_pd=b'', rep_pd=b''):
+        self.req = startup(c.KEY_REQ, False, pd=req_pd)  # the responder sends no Markers
+        self.rep = startup(c.KEY_REP, True, pd=rep_pd)   # the initiator sends Markers
         sizes = [1430, 28, 28, 700, 1430, 12, 300, 1430, 1430, 64]
         self.i_body, self.i_spans = fpdus([bytes((k * 7 + j) & 0xFF for j in range(s))
                                            for k, s in enumerate(sizes)], True)
@@ -111,6 +112,16 @@ def test_clean_stream():
     assert w['dirs']['initiator']['marked'] and not w['dirs']['responder']['marked']
     assert w['dirs']['initiator']['fpdus'] == 10 and w['dirs']['responder']['fpdus'] == 2
     assert n['fpdus'] == 12 and n['misframed'] == 0
+
+
+def test_private_data():
+    """Each startup frame's Private Data, the FPDUs walked after it."""
+    s = Stream(req_pd=bytes(range(20)), rep_pd=b'\x00\x04\x00\x04WNIB')
+    walked, n = judge(s.layers())
+    w = walked[0]
+    assert w['request_pd'] == bytes(range(20)) and w['reply_pd'] == b'\x00\x04\x00\x04WNIB'
+    assert w['dirs']['initiator']['fpdus'] == 10 and n['fpdus'] == 12
+    assert Stream().layers() and judge(Stream().layers())[0][0]['request_pd'] == b''
 
 
 def test_misframed_whole_fpdu_fails():

@@ -289,9 +289,11 @@ class Run:
             for n in 'ab':
                 tel(n, '/warpnic/dp/stats', 'mpa_crc_errors', '=', 0)(self)
         if self.zc and self.case.zc == 'zc':
-            z = [self.pair.value(n, '/warpnic/dp/stats', 'zc_fpdus') for n in 'ab']
+            # telemetry's snapshots follow the shards: wait up to 10 s for them to show it
+            ok, z = poll(lambda: (lambda v: (any(v), v))(
+                [self.pair.value(n, '/warpnic/dp/stats', 'zc_fpdus') for n in 'ab']))
             self.note('zero-copy: A %d, B %d FPDUs' % tuple(z))
-            if not any(z):
+            if not ok:
                 self.fail('zero-copy on, but no FPDU went zero-copy')
         for c in self.case.checks:
             c(self)
@@ -615,3 +617,30 @@ def markers(direction, on):
         if r.stream['dirs'][direction]['marked'] != on:
             r.fail('%s -> peer: Markers not %s' % (direction, 'on' if on else 'off'))
     return Check('markers %s %s' % (direction, 'on' if on else 'off'), fn)
+
+
+def _ib_pd(r, startup_, pd, want_type, src, dst, what):
+    if pd is None:
+        r.fail('%s: none in the capture' % what)
+    if startup_[2] == 2:
+        pd = pd[4:]  # RFC 6581 §5: IRD/ORD first
+    if len(pd) != 16 or pd[:4] != b'WNIB' or pd[4] != 1 or pd[7] != 0:
+        r.fail('%s: Private Data %s is not InfiniBand-style version 1' % (what, pd.hex()))
+    got = (pd[5], pd[6], int.from_bytes(pd[8:12], 'big'), int.from_bytes(pd[12:16], 'big'))
+    if got != (want_type, 0, src, dst):
+        r.fail('%s: type/reason/QPNs %s, want %s' % (what, got, (want_type, 0, src, dst)))
+    r.note('%s names QP %d (its sender) and QP %d' % (what, src, dst))
+
+
+def ibpd():
+    """The walked Request and Reply carry InfiniBand-style Private Data (wn_cm.h: "WNIB",
+    version 1, type, reason 0, the sender's QP number, the QP number it is for; after RFC
+    6581's IRD/ORD octets): the Request from the server's QP to the client's (A connects:
+    its address is the lower), the Reply back, the QP numbers rnic_it reported (json qpn)."""
+    def fn(r):
+        srv, cli = _json(r, 'server', 'qpn'), _json(r, 'client', 'qpn')
+        if not srv or not cli:
+            r.fail('rnic_it wrote no QP numbers')
+        _ib_pd(r, r.stream['request'], r.stream['request_pd'], 1, srv, cli, 'MPA Request')
+        _ib_pd(r, r.stream['reply'], r.stream['reply_pd'], 2, cli, srv, 'MPA Reply')
+    return Check('ibpd', fn)

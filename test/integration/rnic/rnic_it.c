@@ -77,6 +77,27 @@
  *             had not gone out flushed, the async event IBV_EVENT_QP_FATAL on both QPs.
  *             rnic.py checks the Terminate's cause (LLP / MPA / CRC error, RFC 5044
  *             §8) from telemetry
+ *
+ * With --ib the QPs are connected the way InfiniBand programs connect them, without
+ * rdma_cm: each side creates its QP with ibv_create_qp, moves it to INIT, sends the peer its
+ * QP number, PSN and GID over the oob channel and moves it to RTR (the peer's GID and QP
+ * number) and RTS; warpnicd makes the connection (wn_cm.h). basic, ops, atomics, srq, bulk
+ * and xfer run that way, and these cases need it:
+ *   ib_early  work posted before the connection is up waits for it, whichever end
+ *             connects: first the client (the end that waits for the peer's request) posts
+ *             Sends right after its RTS and the server reaches RTR only then; then the
+ *             server (the end that connects) does, and the client reaches RTR only once its
+ *             warpnicd holds the server's request (--tel: ib_held)
+ *   ib_never  a peer that never reaches RTR: the client's QP (a responder toward A's first
+ *             address, an initiator toward its second, --ib-gid 1) has Sends and receives
+ *             posted; its first Send completes with IBV_WC_RETRY_EXC_ERR after the retry
+ *             budget (--ib-timeout, --ib-retry), the rest are flushed, the QP is in Error
+ *   ib_crossed  both ends connect: the server uses its first address and tells the client
+ *             its second (--ib-gid 1); basic's data then goes over the one connection left
+ *   ib_viol   InfiniBand RC completions: a Write without the remote right completes with
+ *             IBV_WC_REM_ACCESS_ERR (the cause in vendor_err), the next one is flushed
+ *
+ * --ib-gid N: the server's GID index it tells the client (its own connection uses index 0).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -136,6 +157,9 @@ struct opts {
 	const char *rnr;   /* rnr: "wait" (receives come late), "never" (none at all),
 			    * "closed" (none, and the sender disconnects) or "stopped" (a few,
 			    * never polled, and the sender disconnects behind a full window) */
+	bool ib;           /* connect InfiniBand-style (no rdma_cm) */
+	int ib_gid;        /* server: the GID index it tells the client */
+	uint8_t ib_timeout, ib_retry; /* the QPs' local ACK timeout and retry count */
 };
 
 /* A registered buffer. */
@@ -147,7 +171,8 @@ struct buf {
 
 /* One RDMA connection and its verbs objects. */
 struct conn {
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id;        /* NULL with --ib */
+	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *rch; /* completion channel of the receive CQ */
 	struct ibv_cq *scq, *rcq;
@@ -167,7 +192,7 @@ struct rbuf {
 
 static struct opts o = {
 	.port = 7471, .c_ird = 16, .c_ord = 16, .s_ird = 16, .s_ord = 16, .mib = 4, .reads = 48,
-	.rnr = "wait",
+	.rnr = "wait", .ib_timeout = 18, .ib_retry = 7,
 };
 static const char *role = "?";
 
@@ -180,6 +205,8 @@ static struct {
 	uint64_t send_imm_checked;    /* Send with Immediate receives verified (ops) */
 	unsigned int cm_events[RDMA_CM_EVENT_TIMEWAIT_EXIT + 1];
 	unsigned int async[IBV_EVENT_WQ_FATAL + 1]; /* async events by type */
+	uint32_t qpn, peer_qpn;       /* --ib: the QP numbers of the last connection */
+	uint64_t retry_exc;           /* IBV_WC_RETRY_EXC_ERR completions */
 	struct {
 		const char *op;
 		uint64_t octets;  /* moved (atomics: operand octets) and verified */
@@ -343,7 +370,7 @@ layout_check_gaps(const uint8_t *p, const struct layout *l, uint32_t guard, cons
 /* ---------------------------------------------------------------- out-of-band channel */
 
 enum {
-	T_HELLO = 1, T_LISTENING, T_MR, T_READY, T_DONE, T_GO, T_ARMED, T_SENT, T_RESULT,
+	T_HELLO = 1, T_LISTENING, T_MR, T_READY, T_DONE, T_GO, T_ARMED, T_SENT, T_RESULT, T_IBDEST,
 };
 
 struct oob_msg {
@@ -564,18 +591,20 @@ buf_free(struct buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
+/* The connection's PD, CQs and QP, on rdma_cm id @p id, or (--ib) on context @p ctx alone. */
 static void
-conn_res(struct conn *c, struct rdma_cm_id *id)
+conn_res(struct conn *c, struct rdma_cm_id *id, struct ibv_context *ctx)
 {
 	struct ibv_qp_init_attr qa;
 
 	c->id = id;
-	c->pd = ibv_alloc_pd(id->verbs);
+	c->ctx = id != NULL ? id->verbs : ctx;
+	c->pd = ibv_alloc_pd(c->ctx);
 	CHECK(c->pd != NULL);
-	c->rch = ibv_create_comp_channel(id->verbs);
+	c->rch = ibv_create_comp_channel(c->ctx);
 	CHECK(c->rch != NULL);
-	c->scq = ibv_create_cq(id->verbs, CQ_DEPTH, c, NULL, 0);
-	c->rcq = ibv_create_cq(id->verbs, CQ_DEPTH, c, c->rch, 0);
+	c->scq = ibv_create_cq(c->ctx, CQ_DEPTH, c, NULL, 0);
+	c->rcq = ibv_create_cq(c->ctx, CQ_DEPTH, c, c->rch, 0);
 	CHECK(c->scq != NULL && c->rcq != NULL, "%s", strerror(errno));
 	memset(&qa, 0, sizeof(qa));
 	qa.send_cq = c->scq;
@@ -595,8 +624,13 @@ conn_res(struct conn *c, struct rdma_cm_id *id)
 		qa.cap.max_recv_wr = 0;
 		qa.cap.max_recv_sge = 0;
 	}
-	CHECK(rdma_create_qp(id, c->pd, &qa) == 0, "%s", strerror(errno));
-	c->qp = id->qp;
+	if (id != NULL) {
+		CHECK(rdma_create_qp(id, c->pd, &qa) == 0, "%s", strerror(errno));
+		c->qp = id->qp;
+	} else {
+		c->qp = ibv_create_qp(c->pd, &qa);
+		CHECK(c->qp != NULL, "ibv_create_qp: %s", strerror(errno));
+	}
 	CHECK(qa.cap.max_inline_data >= MAX_INLINE);
 }
 
@@ -605,20 +639,27 @@ static void buf_free(struct buf *b);
 static void
 conn_free(struct conn *c)
 {
+	int ret;
+
 	if (c->pre != NULL) {
 		buf_free(c->pre);
 		free(c->pre);
 	}
 	if (c->cq_events != 0)
 		ibv_ack_cq_events(c->rcq, c->cq_events);
-	rdma_destroy_qp(c->id);
+	if (c->id != NULL)
+		rdma_destroy_qp(c->id);
+	else
+		CHECK(ibv_destroy_qp(c->qp) == 0, "ibv_destroy_qp");
 	if (c->srq != NULL)
 		CHECK(ibv_destroy_srq(c->srq) == 0, "ibv_destroy_srq");
 	CHECK(ibv_destroy_cq(c->scq) == 0);
 	CHECK(ibv_destroy_cq(c->rcq) == 0);
 	CHECK(ibv_destroy_comp_channel(c->rch) == 0);
-	CHECK(ibv_dealloc_pd(c->pd) == 0, "PD still in use");
-	CHECK(rdma_destroy_id(c->id) == 0);
+	ret = ibv_dealloc_pd(c->pd);
+	CHECK(ret == 0, "%s", strerror(ret));
+	if (c->id != NULL)
+		CHECK(rdma_destroy_id(c->id) == 0);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -682,6 +723,8 @@ count_wc(const struct ibv_wc *wc)
 		seen.wc_success++;
 	} else if (wc->status == IBV_WC_WR_FLUSH_ERR) {
 		seen.wc_flushed++;
+	} else if (wc->status == IBV_WC_RETRY_EXC_ERR) {
+		seen.retry_exc++;
 	} else {
 		seen.wc_error++;
 		seen.last_vendor_err = wc->vendor_err;
@@ -778,7 +821,7 @@ server_accept(struct conn *c, void (*prepost)(struct conn *))
 	oob_put(T_LISTENING, 0, NULL, 0);
 	memset(c, 0, sizeof(*c));
 	id = cm_wait(RDMA_CM_EVENT_CONNECT_REQUEST, &c->seen);
-	conn_res(c, id);
+	conn_res(c, id, NULL);
 	if (prepost != NULL)
 		prepost(c);
 	memset(&p, 0, sizeof(p));
@@ -809,7 +852,7 @@ client_connect(struct conn *c, void (*prepost)(struct conn *))
 	cm_wait(RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
 	CHECK(rdma_resolve_route(id, 5000) == 0, "%s", strerror(errno));
 	cm_wait(RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
-	conn_res(c, id);
+	conn_res(c, id, NULL);
 	if (prepost != NULL)
 		prepost(c);
 	memset(&p, 0, sizeof(p));
@@ -819,19 +862,216 @@ client_connect(struct conn *c, void (*prepost)(struct conn *))
 	cm_wait(RDMA_CM_EVENT_ESTABLISHED, &c->seen);
 }
 
+/* ---------------------------------------------------------------- InfiniBand-style */
+
+static struct ibv_context *ib_ctx; /* --ib: the device, opened once */
+/* the server's first QP number is spent on a spare QP, so that the two ends' differ */
+static struct {
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+} ib_spare;
+
+/* What each end tells the other: QP number, PSN and GID (an address, IPv4-mapped). */
+struct ib_dest {
+	uint32_t qpn, psn;
+	union ibv_gid gid;
+};
+
+static struct ibv_context *
+ib_open(void)
+{
+	struct ibv_device **l;
+	int n;
+
+	if (ib_ctx != NULL)
+		return ib_ctx;
+	l = ibv_get_device_list(&n);
+	CHECK(l != NULL && n > 0, "no verbs device (is WARPNIC_CTL right?)");
+	ib_ctx = ibv_open_device(l[0]);
+	CHECK(ib_ctx != NULL, "ibv_open_device: %s", strerror(errno));
+	ibv_free_device_list(l);
+	if (o.server) {
+		struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
+					       .cap = { .max_send_wr = 1, .max_recv_wr = 1 } };
+
+		ib_spare.pd = ibv_alloc_pd(ib_ctx);
+		ib_spare.cq = ib_spare.pd != NULL ? ibv_create_cq(ib_ctx, 4, NULL, NULL, 0) : NULL;
+		CHECK(ib_spare.cq != NULL);
+		qa.send_cq = qa.recv_cq = ib_spare.cq;
+		ib_spare.qp = ibv_create_qp(ib_spare.pd, &qa);
+		CHECK(ib_spare.qp != NULL, "spare QP: %s", strerror(errno));
+	}
+	return ib_ctx;
+}
+
+static void
+ib_close(void)
+{
+	if (ib_spare.qp != NULL) {
+		CHECK(ibv_destroy_qp(ib_spare.qp) == 0);
+		CHECK(ibv_destroy_cq(ib_spare.cq) == 0);
+		CHECK(ibv_dealloc_pd(ib_spare.pd) == 0);
+	}
+	CHECK(ibv_close_device(ib_ctx) == 0);
+}
+
+/* The QP from RESET to INIT, all remote rights (the cases check them on the MRs). */
+static void
+ib_init(struct conn *c)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = ACC_ALL | IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	CHECK(ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					       IBV_QP_ACCESS_FLAGS) == 0, "to INIT");
+}
+
+/* Our dest: the QP number, a PSN, the GID at @p gid_index. */
+static struct ib_dest
+ib_mine(struct conn *c, int gid_index)
+{
+	struct ib_dest d = { .qpn = c->qp->qp_num, .psn = (uint32_t)rand() & 0xffffff };
+
+	CHECK(ibv_query_gid(c->ctx, 1, gid_index, &d.gid) == 0, "ibv_query_gid %d: %s",
+	      gid_index, strerror(errno));
+	/* iWARP and RoCEv2 GIDs: an IPv4 address as ::ffff:a.b.c.d */
+	CHECK(d.gid.global.subnet_prefix == 0 &&
+	      (d.gid.raw[10] == 0xff && d.gid.raw[11] == 0xff), "GID %d is not IPv4-mapped",
+	      gid_index);
+	seen.qpn = d.qpn;
+	return d;
+}
+
+static void
+ib_send_dest(const struct ib_dest *d)
+{
+	struct rbuf r;
+	uint64_t v;
+
+	memcpy(&r.addr, d->gid.raw, 8);
+	memcpy(&r.rkey, d->gid.raw + 8, 4);
+	memcpy(&r.len, d->gid.raw + 12, 4);
+	v = d->psn;
+	oob_put(T_IBDEST, d->qpn, &r, v);
+}
+
+static struct ib_dest
+ib_recv_dest(void)
+{
+	struct oob_msg m = oob_get(T_IBDEST);
+	struct ib_dest d = { .qpn = m.arg, .psn = (uint32_t)m.val };
+
+	memcpy(d.gid.raw, &m.addr, 8);
+	memcpy(d.gid.raw + 8, &m.rkey, 4);
+	memcpy(d.gid.raw + 12, &m.len, 4);
+	seen.peer_qpn = d.qpn;
+	return d;
+}
+
+/* INIT → RTR (the peer's GID and QP number) → RTS, as ibv_rc_pingpong does. */
+static void
+ib_rtr_rts(struct conn *c, const struct ib_dest *me, const struct ib_dest *peer)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = peer->qpn,
+		.rq_psn = peer->psn,
+		.max_dest_rd_atomic = (uint8_t)(o.server ? o.s_ird : o.c_ird),
+		.min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = peer->gid, .sgid_index = 0, .hop_limit = 1 } },
+	};
+	struct ibv_qp_init_attr qi;
+
+	CHECK(ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0,
+	      "to RTR: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = o.ib_timeout;
+	a.retry_cnt = o.ib_retry;
+	a.rnr_retry = 7;
+	a.sq_psn = me->psn;
+	a.max_rd_atomic = (uint8_t)(o.server ? o.s_ord : o.c_ord);
+	CHECK(ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+					       IBV_QP_MAX_QP_RD_ATOMIC) == 0,
+	      "to RTS: %s", strerror(errno));
+	/* what the program set is what it reads back */
+	CHECK(ibv_query_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN, &qi) == 0);
+	CHECK(a.qp_state == IBV_QPS_RTS, "QP state %d after the move to RTS", a.qp_state);
+	CHECK(a.dest_qp_num == peer->qpn && a.timeout == o.ib_timeout && a.sq_psn == me->psn &&
+	      a.rq_psn == peer->psn && memcmp(&a.ah_attr.grh.dgid, &peer->gid, 16) == 0,
+	      "ibv_query_qp does not give back the path");
+}
+
+/*
+ * The resources and the QP in INIT (@p prepost posts receives there, as InfiniBand programs
+ * do before they connect), then the exchange of dests; the server tells the GID --ib-gid.
+ */
+static struct ib_dest
+ib_prepare(struct conn *c, void (*prepost)(struct conn *), struct ib_dest *me)
+{
+	struct ib_dest peer;
+
+	memset(c, 0, sizeof(*c));
+	conn_res(c, NULL, ib_open());
+	ib_init(c);
+	if (prepost != NULL)
+		prepost(c);
+	*me = ib_mine(c, 0);
+	if (o.server) {
+		struct ib_dest told = ib_mine(c, o.ib_gid);
+
+		told.psn = me->psn;
+		seen.qpn = me->qpn;
+		peer = ib_recv_dest();
+		ib_send_dest(&told);
+	} else {
+		ib_send_dest(me);
+		peer = ib_recv_dest();
+	}
+	return peer;
+}
+
+static void
+ib_connect(struct conn *c, void (*prepost)(struct conn *))
+{
+	struct ib_dest me, peer = ib_prepare(c, prepost, &me);
+
+	ib_rtr_rts(c, &me, &peer);
+	note("%s: QP %u connected InfiniBand-style to QP %u", role, me.qpn, peer.qpn);
+}
+
 static void
 conn_up(struct conn *c, void (*prepost)(struct conn *))
 {
-	if (o.server)
+	if (o.ib)
+		ib_connect(c, prepost);
+	else if (o.server)
 		server_accept(c, prepost);
 	else
 		client_connect(c, prepost);
 }
 
-/* Orderly end: the client disconnects, both sides see DISCONNECTED. */
+/* Orderly end: the client disconnects, both sides see DISCONNECTED (--ib: nothing to see). */
 static void
 conn_down(struct conn *c)
 {
+	if (o.ib) {
+		if (o.server) {
+			oob_put(T_DONE, 0, NULL, 0);
+		} else {
+			oob_get(T_DONE);
+		}
+		return;
+	}
 	if (o.server) {
 		oob_put(T_DONE, 0, NULL, 0);
 		cm_wait(RDMA_CM_EVENT_DISCONNECTED, NULL);
@@ -1293,7 +1533,7 @@ case_atomics(void)
 
 	conn_up(&c, NULL);
 	/* RFC 7306 atomics are atomic among the device's operations, on every lcore */
-	CHECK(ibv_query_device(c.id->verbs, &da) == 0);
+	CHECK(ibv_query_device(c.ctx, &da) == 0);
 	CHECK(da.atomic_cap == IBV_ATOMIC_HCA, "atomic_cap %d", (int)da.atomic_cap);
 	buf_alloc(&c, &b, 4096, ACC_ALL | IBV_ACCESS_REMOTE_ATOMIC);
 	if (o.server) {
@@ -1437,7 +1677,7 @@ case_viol(void)
 		wait_disconnected("target");
 		expect_recv_flush(&c, 20, 2, "target");
 		/* it terminated the connection for a remote access violation (as siw reports) */
-		async_expect(c.id->verbs, IBV_EVENT_QP_ACCESS_ERR, c.qp, NULL, "target");
+		async_expect(c.ctx, IBV_EVENT_QP_ACCESS_ERR, c.qp, NULL, "target");
 		pat_check(whole, 3 * 4096, 0x800, 0, "target memory after the violation");
 		note("violation '%s': target memory untouched", o.viol);
 		CHECK(ibv_dereg_mr(b.mr) == 0);
@@ -1474,7 +1714,7 @@ case_viol(void)
 			fail("the Read behind the violation completed successfully");
 		wait_disconnected("requester");
 		expect_recv_flush(&c, 30, 1, "requester");
-		async_expect(c.id->verbs, IBV_EVENT_QP_FATAL, c.qp, NULL, "requester");
+		async_expect(c.ctx, IBV_EVENT_QP_FATAL, c.qp, NULL, "requester");
 		pat_check(b.p, b.len, 0x801, 0, "requester buffer (Read sink)");
 		buf_free(&b);
 	}
@@ -1586,7 +1826,7 @@ case_mw(void)
 		uint32_t k2, k3;
 		int ret;
 
-		CHECK(ibv_query_device(c.id->verbs, &da) == 0);
+		CHECK(ibv_query_device(c.ctx, &da) == 0);
 		CHECK((da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) && da.max_mw > 0,
 		      "device_cap_flags 0x%x max_mw %d", (unsigned int)da.device_cap_flags,
 		      da.max_mw);
@@ -2477,7 +2717,7 @@ case_refused(void)
 		CHECK(rdma_resolve_route(id, 5000) == 0);
 		cm_wait(RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
 		memset(&c, 0, sizeof(c));
-		conn_res(&c, id);
+		conn_res(&c, id, NULL);
 		post_recv(&c, 80, NULL, 0, 0);
 		CHECK(rdma_connect(id, NULL) == 0, "%s", strerror(errno));
 		pf = (struct pollfd){ .fd = ec->fd, .events = POLLIN };
@@ -2545,7 +2785,7 @@ case_srq(void)
 			pat_check(b.p + (size_t)i * SRQ_SZ, SRQ_SZ, 0x700 + i, 0, "SRQ receive");
 		}
 		note("srq: %d Sends received through the SRQ, in order", SRQ_MSGS);
-		async_expect(c.id->verbs, IBV_EVENT_SRQ_LIMIT_REACHED, NULL, c.srq, "SRQ limit");
+		async_expect(c.ctx, IBV_EVENT_SRQ_LIMIT_REACHED, NULL, c.srq, "SRQ limit");
 		CHECK(ibv_query_srq(c.srq, &sa) == 0 && sa.srq_limit == 0,
 		      "limit %u still armed after its event", sa.srq_limit);
 	} else {
@@ -2772,7 +3012,7 @@ case_limits(void)
 		}
 		err = errno;
 		CHECK(n < LIMIT_MRS, "%d MRs registered: no limit", LIMIT_MRS);
-		CHECK(ibv_query_device(c.id->verbs, &da) == 0);
+		CHECK(ibv_query_device(c.ctx, &da) == 0);
 		/* the device's max_mr holds: all of them (but the client's own) fit */
 		CHECK(n + 1 <= (size_t)da.max_mr && n + 8 >= (size_t)da.max_mr &&
 		      (err == ENOMEM || err == ENOSPC),
@@ -2815,7 +3055,7 @@ case_crc(void)
 		oob_put_mr(&b);
 		wait_disconnected("target of the corrupted FPDU");
 		expect_recv_flush(&c, 40, 1, "target of the corrupted FPDU");
-		async_expect(c.id->verbs, IBV_EVENT_QP_FATAL, c.qp, NULL,
+		async_expect(c.ctx, IBV_EVENT_QP_FATAL, c.qp, NULL,
 			     "target of the corrupted FPDU");
 		pat_check(b.p, good, 0xc3c, 0, "the Writes before the corrupted one");
 		pat_check(b.p + good, total - good, 0xee, good,
@@ -2859,7 +3099,7 @@ case_crc(void)
 		CHECK(flushed > 0, "no Write after the corrupted one was flushed");
 		wait_disconnected("sender of the corrupted FPDU");
 		expect_recv_flush(&c, 50, 1, "sender of the corrupted FPDU");
-		async_expect(c.id->verbs, IBV_EVENT_QP_FATAL, c.qp, NULL,
+		async_expect(c.ctx, IBV_EVENT_QP_FATAL, c.qp, NULL,
 			     "sender of the corrupted FPDU");
 		note("crc: %" PRIu64 " work requests flushed after the Terminate", flushed);
 	}
@@ -2868,6 +3108,198 @@ case_crc(void)
 }
 
 /* ---------------------------------------------------------------- main */
+
+/* ---------------------------------------------------------------- InfiniBand-style cases */
+
+#define EARLY_N   8    /* Sends posted before the connection */
+#define EARLY_LEN 1000
+
+static void
+prepost_early(struct conn *c)
+{
+	c->pre = calloc(1, sizeof(*c->pre));
+	CHECK(c->pre != NULL);
+	buf_alloc(c, c->pre, EARLY_N * 1024, ACC_ALL);
+	for (int i = 0; i < EARLY_N; i++)
+		post_recv(c, 200 + (uint64_t)i, c->pre, 1024 * (size_t)i, 1024);
+}
+
+/* Sends posted right after RTS: nothing completes before the connection, then all do. */
+static void
+early_send(struct conn *c, struct buf *b, const char *who)
+{
+	char w[64];
+
+	for (int i = 0; i < EARLY_N; i++) {
+		pat_fill(b->p + 1024 * i, EARLY_LEN, 0xe00 + (uint32_t)i, 0);
+		post1(c, IBV_WR_SEND, 100 + (uint64_t)i, b, 1024 * (size_t)i, EARLY_LEN, 0, 0, 0);
+	}
+	wc_none(c->scq, "Sends posted before the peer's QP reached RTR");
+	oob_put(T_SENT, 0, NULL, 0);
+	for (int i = 0; i < EARLY_N; i++) {
+		snprintf(w, sizeof(w), "%s: early Send %d", who, i);
+		wc_expect(c->scq, 100 + (uint64_t)i, IBV_WC_SEND, w);
+	}
+	note("%s: %d Sends posted before the connection completed", who, EARLY_N);
+}
+
+static void
+early_recv(struct conn *c, const char *who)
+{
+	struct ibv_wc wc;
+	char w[64];
+
+	for (int i = 0; i < EARLY_N; i++) {
+		snprintf(w, sizeof(w), "%s: early Send %d received", who, i);
+		wc = wc_expect(c->rcq, 200 + (uint64_t)i, IBV_WC_RECV, w);
+		CHECK(wc.byte_len == EARLY_LEN, "%s: byte_len %u", w, wc.byte_len);
+		pat_check(c->pre->p + 1024 * i, EARLY_LEN, 0xe00 + (uint32_t)i, 0, w);
+	}
+	note("%s: %d early Sends received and checked", who, EARLY_N);
+}
+
+/* The end that waits for the peer posts first, then the end that connects (see the top). */
+static void
+case_ib_early(void)
+{
+	struct ib_dest me, peer;
+	struct conn c;
+	struct buf b;
+
+	/* the client's QP waits for the server's request; its Sends wait for the connection */
+	peer = ib_prepare(&c, prepost_early, &me);
+	buf_alloc(&c, &b, EARLY_N * 1024, ACC_ALL);
+	if (o.server) {
+		oob_get(T_SENT);
+		ib_rtr_rts(&c, &me, &peer);
+		early_recv(&c, "server");
+	} else {
+		ib_rtr_rts(&c, &me, &peer);
+		early_send(&c, &b, "client");
+	}
+	conn_down(&c);
+	buf_free(&b);
+	conn_free(&c);
+
+	/* the server's QP connects and posts; the client's reaches RTR once its request waits */
+	peer = ib_prepare(&c, prepost_early, &me);
+	buf_alloc(&c, &b, EARLY_N * 1024, ACC_ALL);
+	if (o.server) {
+		ib_rtr_rts(&c, &me, &peer);
+		early_send(&c, &b, "server");
+	} else {
+		uint64_t end = now_ms() + WAIT_MS;
+
+		oob_get(T_SENT);
+		CHECK(o.tel != NULL, "ib_early needs --tel (the client's warpnicd)");
+		while (tel_get("/warpnic/dp/stats", "ib_held") < 1) {
+			if (now_ms() > end)
+				fail("the server's request was never held by the client's warpnicd");
+			nap_us(10000);
+		}
+		ib_rtr_rts(&c, &me, &peer);
+		early_recv(&c, "client");
+	}
+	conn_down(&c);
+	buf_free(&b);
+	conn_free(&c);
+}
+
+/*
+ * A peer that never reaches RTR: the client's Sends fail as InfiniBand's retry exhaustion
+ * fails them, its receives are flushed and the QP is in Error. Twice: the client waits for
+ * the server's first address, then connects to its second (--ib-gid 1 on the server's side).
+ */
+static void
+case_ib_never(void)
+{
+	for (int phase = 0; phase < 2; phase++) {
+		struct ib_dest me, peer;
+		struct conn c;
+
+		o.ib_gid = phase;
+		peer = ib_prepare(&c, NULL, &me);
+		if (o.server) {
+			oob_get(T_DONE); /* its QP stays in INIT */
+		} else {
+			struct ibv_qp_attr qa;
+			struct ibv_qp_init_attr qi;
+			struct ibv_wc wc;
+			struct buf b;
+			char w[64];
+
+			buf_alloc(&c, &b, 4096, ACC_ALL);
+			post_recv(&c, 10, &b, 2048, 1024);
+			post_recv(&c, 11, &b, 3072, 1024);
+			ib_rtr_rts(&c, &me, &peer);
+			for (int i = 0; i < 3; i++)
+				post1(&c, IBV_WR_SEND, 1 + (uint64_t)i, &b, 0, 100, 0, 0, 0);
+			snprintf(w, sizeof(w), "phase %d: the first Send", phase);
+			wc_get(c.scq, &wc, w);
+			CHECK(wc.status == IBV_WC_RETRY_EXC_ERR && wc.wr_id == 1 &&
+			      wc.opcode == IBV_WC_SEND, "%s: wr_id %" PRIu64 " %s opcode %d", w,
+			      wc.wr_id, wc_str(wc.status), wc.opcode);
+			for (int i = 1; i < 3; i++) {
+				wc_get(c.scq, &wc, "the other Sends");
+				CHECK(wc.status == IBV_WC_WR_FLUSH_ERR &&
+				      wc.wr_id == 1 + (uint64_t)i, "Send %d: %s", i, wc_str(wc.status));
+			}
+			for (int i = 0; i < 2; i++) {
+				wc_get(c.rcq, &wc, "the receives");
+				CHECK(wc.status == IBV_WC_WR_FLUSH_ERR &&
+				      wc.wr_id == 10 + (uint64_t)i, "receive %d: %s", i,
+				      wc_str(wc.status));
+			}
+			CHECK(ibv_query_qp(c.qp, &qa, IBV_QP_STATE, &qi) == 0);
+			CHECK(qa.qp_state == IBV_QPS_ERR, "QP state %d, want ERR", qa.qp_state);
+			note("phase %d: RETRY_EXC_ERR, the rest flushed, the QP in Error", phase);
+			buf_free(&b);
+			oob_put(T_DONE, 0, NULL, 0);
+		}
+		conn_free(&c);
+	}
+}
+
+/*
+ * InfiniBand RC completions: a Write into a region without remote write rights completes with
+ * IBV_WC_REM_ACCESS_ERR (the peer's Terminate, its cause in vendor_err), the Write behind it
+ * with WR_FLUSH_ERR; the target region is untouched.
+ */
+static void
+case_ib_viol(void)
+{
+	struct conn c;
+	struct buf b;
+
+	conn_up(&c, NULL);
+	if (o.server) {
+		buf_alloc(&c, &b, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+		pat_fill(b.p, b.len, 0x77, 0);
+		oob_put_mr(&b);
+		oob_get(T_DONE);
+		pat_check(b.p, b.len, 0x77, 0, "the region the Writes had no right to");
+	} else {
+		struct rbuf r = oob_get_mr();
+		struct ibv_wc wc;
+
+		buf_alloc(&c, &b, 4096, ACC_ALL);
+		post1(&c, IBV_WR_RDMA_WRITE, 1, &b, 0, 1000, r.addr, r.rkey, 0);
+		post1(&c, IBV_WR_RDMA_WRITE, 2, &b, 1000, 1000, r.addr + 1000, r.rkey, 0);
+		wc_get(c.scq, &wc, "the Write without rights");
+		CHECK(wc.wr_id == 1 && wc.status == IBV_WC_REM_ACCESS_ERR,
+		      "wr_id %" PRIu64 ": %s, want a remote access error", wc.wr_id,
+		      wc_str(wc.status));
+		CHECK(wc.vendor_err == 0x102, "vendor_err 0x%x, want 0x102 (RDMAP, protection, "
+		      "access rights)", wc.vendor_err);
+		wc_get(c.scq, &wc, "the Write behind it");
+		CHECK(wc.wr_id == 2 && wc.status == IBV_WC_WR_FLUSH_ERR, "wr_id %" PRIu64 ": %s",
+		      wc.wr_id, wc_str(wc.status));
+		note("client: REM_ACCESS_ERR, then WR_FLUSH_ERR");
+		oob_put(T_DONE, 0, NULL, 0);
+	}
+	buf_free(&b);
+	conn_free(&c);
+}
 
 static const struct {
 	const char *name;
@@ -2879,6 +3311,7 @@ static const struct {
 	{ "stream", case_stream },	{ "kill", case_kill },	      { "refused", case_refused },
 	{ "xfer", case_xfer },		{ "crc", case_crc },	      { "limits", case_limits },
 	{ "srq", case_srq },		{ "rnr", case_rnr },	      { "rnr_srq", case_rnr },
+	{ "ib_early", case_ib_early },	{ "ib_never", case_ib_never },	{ "ib_viol", case_ib_viol },
 };
 
 /* --json FILE: this side's counters (atexit: also after a failed check) */
@@ -2897,7 +3330,9 @@ json_write(void)
 		", \"wc_error\": %" PRIu64 ", \"last_vendor_err\": %" PRIu32 ",\n",
 		seen.wc_success, seen.wc_flushed, seen.wc_error, seen.last_vendor_err);
 	fprintf(f, " \"octets_checked\": %" PRIu64 ", \"send_imm_checked\": %" PRIu64
-		",\n \"cm_events\": {", seen.octets_checked, seen.send_imm_checked);
+		", \"qpn\": %" PRIu32 ", \"peer_qpn\": %" PRIu32 ", \"retry_exc\": %" PRIu64
+		",\n \"cm_events\": {", seen.octets_checked, seen.send_imm_checked, seen.qpn,
+		seen.peer_qpn, seen.retry_exc);
 	for (unsigned int e = 0, k = 0; e < sizeof(seen.cm_events) / sizeof(seen.cm_events[0]);
 	     e++)
 		if (seen.cm_events[e] != 0) {
@@ -2930,7 +3365,8 @@ usage(void)
 		"       [--c-ird N --c-ord N --s-ird N --s-ord N] [--reads N] [--viol KIND]\n"
 		"       [--mib N] [--small] [--closed] [--tel TELEMETRY_SOCKET] [--json FILE]\n"
 		"       [--ops write,read,send,atomic] [--bound SECONDS] [--hook CMD]\n"
-		"       [--rnr wait|never|closed|stopped]\n");
+		"       [--rnr wait|never|closed|stopped] [--ib [--ib-gid N] [--ib-timeout T]\n"
+		"       [--ib-retry N]]\n");
 	exit(2);
 }
 
@@ -2948,6 +3384,9 @@ main(int argc, char **argv)
 		{ "json", required_argument, NULL, 8 },	  { "ops", required_argument, NULL, 9 },
 		{ "bound", required_argument, NULL, 10 }, { "hook", required_argument, NULL, 11 },
 		{ "closed", no_argument, NULL, 12 },	  { "rnr", required_argument, NULL, 13 },
+		{ "ib", no_argument, NULL, 14 },	  { "ib-gid", required_argument, NULL, 15 },
+		{ "ib-timeout", required_argument, NULL, 16 },
+		{ "ib-retry", required_argument, NULL, 17 },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -2974,6 +3413,10 @@ main(int argc, char **argv)
 		case 11: o.hook = optarg; break;
 		case 12: o.closed = true; break;
 		case 13: o.rnr = optarg; break;
+		case 14: o.ib = true; break;
+		case 15: o.ib_gid = atoi(optarg); break;
+		case 16: o.ib_timeout = (uint8_t)atoi(optarg); break;
+		case 17: o.ib_retry = (uint8_t)atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -2988,9 +3431,12 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (strcmp(cases[i].name, o.cs) != 0)
 			continue;
+		if (strncmp(o.cs, "ib_", 3) == 0)
+			o.ib = true;
 		if (o.server) {
 			oob_listen();
-			server_listen();
+			if (!o.ib)
+				server_listen();
 			oob_accept();
 		} else {
 			oob_connect();
@@ -3000,6 +3446,8 @@ main(int argc, char **argv)
 			rdma_destroy_id(listen_id);
 		if (ec != NULL)
 			rdma_destroy_event_channel(ec);
+		if (ib_ctx != NULL)
+			ib_close();
 		seen.passed = true;
 		note("PASS %s", o.cs);
 		return 0;

@@ -520,6 +520,71 @@ test_flush_on_error(void **state)
 }
 
 /*
+ * A move to RTR with the peer's GID and QP number (an InfiniBand-style connection): refused
+ * without a GRH (iWARP has no LIDs) and without a dataplane to connect it; the path
+ * attributes a move carries are kept and reported, and a QP back in RESET has none.
+ */
+static void
+test_ib_path(void **state)
+{
+	struct wn_client *c = wn_client_open(sock_path);
+	struct wn_ctl_create_qp_req qr;
+	struct wn_ctl_modify_qp_req mq;
+	struct wn_ctl_qp_attr qa;
+	struct wn_client_cq *cq;
+	struct wn_client_qp *qp;
+	uint32_t pd;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	cq = wn_client_create_cq(c, 16, -1, 0);
+	assert_non_null(cq);
+	small_rc_qp_req(&qr, pd, cq);
+	qp = wn_client_create_qp(c, &qr);
+	assert_non_null(qp);
+	memset(&mq, 0, sizeof(mq));
+	mq.mask = WN_CTL_QP_STATE;
+	mq.qp_state = WN_CTL_QPS_INIT;
+	assert_int_equal(wn_client_modify_qp(c, qp, &mq, NULL), 0);
+	mq.mask = WN_CTL_QP_STATE | WN_CTL_QP_IB_PATH | WN_CTL_QP_RQ_PSN;
+	mq.qp_state = WN_CTL_QPS_RTR;
+	mq.path.dgid[10] = mq.path.dgid[11] = 0xff; /* ::ffff:198.18.0.2 */
+	mq.path.dgid[12] = 198;
+	mq.path.dgid[13] = 18;
+	mq.path.dgid[15] = 2;
+	mq.path.dest_qp_num = 77;
+	mq.path.rq_psn = 0x123456;
+	assert_int_equal(wn_client_modify_qp(c, qp, &mq, &qa), -EINVAL); /* no GRH */
+	mq.path.is_global = 1;
+	mq.path.sgid_index = 1; /* the device has one GID */
+	assert_int_equal(wn_client_modify_qp(c, qp, &mq, &qa), -EINVAL);
+	mq.path.sgid_index = 0;
+	assert_int_equal(wn_client_modify_qp(c, qp, &mq, &qa), -ENETDOWN);
+	assert_int_equal(wn_client_query_qp(c, qp, &qa), 0);
+	assert_int_equal(qa.qp_state, WN_CTL_QPS_INIT);
+	/* an RTR without the peer's address connects nothing (as rdma_init_qp_attr's) */
+	mq.mask = WN_CTL_QP_STATE | WN_CTL_QP_DEST_QPN | WN_CTL_QP_TIMEOUT;
+	mq.path.timeout = 14;
+	assert_int_equal(wn_client_modify_qp(c, qp, &mq, &qa), 0);
+	assert_int_equal(qa.qp_state, WN_CTL_QPS_RTR);
+	assert_int_equal(qa.path.dest_qp_num, 77);
+	assert_int_equal(qa.path.timeout, 14);
+	assert_int_equal(qa.path.rq_psn, 0); /* the refused moves changed nothing */
+	assert_true(qa.path_mask & WN_CTL_QP_DEST_QPN);
+	assert_false(qa.path_mask & (WN_CTL_QP_AV | WN_CTL_QP_RQ_PSN));
+	mq.mask = WN_CTL_QP_STATE;
+	mq.qp_state = WN_CTL_QPS_RESET;
+	assert_int_equal(wn_client_modify_qp(c, qp, &mq, &qa), 0);
+	assert_int_equal(qa.path_mask, 0);
+	assert_int_equal(qa.path.dest_qp_num, 0);
+	assert_int_equal(wn_client_destroy_qp(c, qp), 0);
+	assert_int_equal(wn_client_destroy_cq(c, cq), 0);
+	assert_int_equal(wn_client_dealloc_pd(c, pd), 0);
+	wn_client_close(c);
+}
+
+/*
  * wn_client_cq_clean: three QPs share a CQ, each flushed two receives into it; cleaning the
  * middle one's removes exactly those, and the others' stay, in order (as ibv_destroy_qp
  * leaves the CQ, mlx5-style).
@@ -869,6 +934,7 @@ main(void)
 		cmocka_unit_test(test_mr_sharing),
 		cmocka_unit_test(test_mr_fork),
 		cmocka_unit_test(test_flush_on_error),
+		cmocka_unit_test(test_ib_path),
 		cmocka_unit_test(test_cq_clean),
 		cmocka_unit_test(test_cm_no_dataplane),
 		cmocka_unit_test(test_bad_requests),

@@ -18,6 +18,7 @@ struct msg {
 		struct wn_ctl_reg_mr_req mr;
 		struct wn_ctl_create_cq_req cq;
 		struct wn_ctl_create_qp_req qp;
+		struct wn_ctl_modify_qp_req mqp;
 		struct wn_ctl_cm_addr_req addr;
 		struct wn_ctl_cm_conn_req conn;
 		struct wn_ctl_cm_migrate_req mig;
@@ -123,6 +124,57 @@ test_reg_mr(void **state)
 	m.b.mr.access = 0;
 	m.b.mr.addr = UINT64_MAX - 10;                           /* wraps */
 	assert_int_equal(wn_ctl_req_check(&m, len, 2), -EINVAL);
+}
+
+/* MODIFY_QP: the IB path attributes are checked against their ranges when the mask names them. */
+static void
+test_modify_qp_path(void **state)
+{
+	struct msg m;
+	size_t len;
+
+	(void)state;
+	len = mk(&m, WN_CTL_MODIFY_QP);
+	m.b.mqp.qp = 1;
+	m.b.mqp.mask = WN_CTL_QP_STATE | WN_CTL_QP_IB_PATH | WN_CTL_QP_RQ_PSN |
+		       WN_CTL_QP_PATH_MTU | WN_CTL_QP_MIN_RNR_TIMER;
+	m.b.mqp.qp_state = WN_CTL_QPS_RTR;
+	m.b.mqp.path.is_global = 1;
+	m.b.mqp.path.dgid[10] = m.b.mqp.path.dgid[11] = 0xff;
+	m.b.mqp.path.dest_qp_num = 0xffffff;
+	m.b.mqp.path.rq_psn = 0xffffff;
+	m.b.mqp.path.path_mtu = 3;
+	m.b.mqp.path.min_rnr_timer = 12;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	m.b.mqp.path.dest_qp_num = 1u << 24; /* QP numbers have 24 bits */
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	m.b.mqp.path.dest_qp_num = 7;
+	m.b.mqp.path.path_mtu = 6;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	m.b.mqp.path.path_mtu = 0;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	m.b.mqp.mask &= ~WN_CTL_QP_PATH_MTU; /* a field the mask does not name is not read */
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	m.b.mqp.mask |= WN_CTL_QP_TIMEOUT | WN_CTL_QP_RETRY_CNT | WN_CTL_QP_RNR_RETRY |
+			WN_CTL_QP_SQ_PSN;
+	m.b.mqp.path.timeout = 31;
+	m.b.mqp.path.retry_cnt = 7;
+	m.b.mqp.path.rnr_retry = 7;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	m.b.mqp.path.timeout = 32; /* 5 bits (IBTA 9.7.6.1.3) */
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	m.b.mqp.path.timeout = 14;
+	m.b.mqp.path.retry_cnt = 8; /* 3 bits */
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	m.b.mqp.path.retry_cnt = 7;
+	m.b.mqp.path.sq_psn = 1u << 24;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	m.b.mqp.path.sq_psn = 0;
+	m.b.mqp.path.rsvd = 1; /* reserved: zero */
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	m.b.mqp.path.rsvd = 0;
+	m.b.mqp.mask |= 1u << 30; /* not an attribute of ours */
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
 }
 
 static void
@@ -244,6 +296,7 @@ main(void)
 		cmocka_unit_test(test_llp_names),
 		cmocka_unit_test(test_reg_mr),
 		cmocka_unit_test(test_qp_cq_cm),
+		cmocka_unit_test(test_modify_qp_path),
 		cmocka_unit_test(test_event),
 		cmocka_unit_test(test_async_event),
 	};

@@ -10,7 +10,8 @@
  * What would break if these failed: the dataplane as a library (create, start, poll, stop,
  * free), its dispatch of objects and CM messages, connection setup and teardown through lib/cm
  * with exactly one final event each, data through the engines, the release of QPs and CQs
- * with DONE, MR deregistration.
+ * with DONE, MR deregistration; an InfiniBand-style connection (lib/cm) whose peer QP goes
+ * while ours is busy.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -254,6 +255,7 @@ setup(void **state)
 	uint64_t size;
 	(void)state;
 	memset(&t, 0, sizeof(t));
+	n_cqes = 0;
 	t.mem = wn_mem_table_create(256, NULL);
 	assert_non_null(t.mem);
 	t.pd = (uint32_t)wn_mem_pd_alloc(t.mem);
@@ -268,32 +270,63 @@ setup(void **state)
 	return 0;
 }
 
-static void
-test_dataplane(void **state)
+static int
+teardown(void **state)
 {
-	struct wn_port_conf pc = {0};
-	uint16_t port;
-	int ret;
-
 	(void)state;
-	assert_int_equal(rte_eth_dev_get_port_by_name("net_null0", &port), 0);
-	t.conf.pool = rte_pktmbuf_pool_create("test_dp", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-					      SOCKET_ID_ANY);
-	assert_non_null(t.conf.pool);
-	pc.port_id = port;
-	pc.nb_queues = 1;
-	pc.pool = t.conf.pool;
-	assert_int_equal(wn_port_setup(&pc, &t.conf.tx_offload_capa, &t.conf.rx_offload_capa),
-			 0);
-	t.conf.port_id = port;
+	free(t.a.ring);
+	free(t.b.ring);
+	free(t.a.buf);
+	free(t.b.buf);
+	free(t.cq_ring);
+	wn_mem_table_free(t.mem);
+	return 0;
+}
+
+/* The port, the mbuf pool and the rings: once for every test (EAL objects stay). */
+static struct {
+	uint16_t port;
+	struct rte_mempool *pool;
+	struct rte_ring *to_dp, *to_ctl;
+	int efd;
+	uint64_t tx_capa, rx_capa;
+} env;
+
+/*
+ * One shard on the net_null port (198.18.0.1), started; @p ib_port: where InfiniBand-style
+ * QPs meet (0: none), @p rnr_hold_us: how long a Send without a receive holds its stream.
+ */
+static void
+dp_up(uint16_t ib_port, uint32_t rnr_hold_us)
+{
+	if (env.pool == NULL) {
+		struct wn_port_conf pc = {0};
+
+		assert_int_equal(rte_eth_dev_get_port_by_name("net_null0", &env.port), 0);
+		env.pool = rte_pktmbuf_pool_create("test_dp", 8191, 256, 0,
+						   RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+		assert_non_null(env.pool);
+		pc.port_id = env.port;
+		pc.nb_queues = 1;
+		pc.pool = env.pool;
+		assert_int_equal(wn_port_setup(&pc, &env.tx_capa, &env.rx_capa), 0);
+		env.to_dp = rte_ring_create("test_to_dp", 1024, SOCKET_ID_ANY,
+					    RING_F_SP_ENQ | RING_F_SC_DEQ);
+		env.to_ctl = rte_ring_create("test_to_ctl", 1024, SOCKET_ID_ANY, RING_F_SC_DEQ);
+		env.efd = eventfd(0, EFD_NONBLOCK);
+		assert_true(env.to_dp != NULL && env.to_ctl != NULL && env.efd >= 0);
+	}
+	t.conf.pool = env.pool;
+	t.conf.tx_offload_capa = env.tx_capa;
+	t.conf.rx_offload_capa = env.rx_capa;
+	t.conf.port_id = env.port;
 	t.conf.mtu = 1500;
 	t.conf.n_addrs = 1;
 	t.conf.addrs[0] = wn_ip_addr_v4(198, 18, 0, 1);
 	t.conf.prefix[0] = 24;
-	t.conf.to_dp = rte_ring_create("test_to_dp", 1024, SOCKET_ID_ANY,
-				       RING_F_SP_ENQ | RING_F_SC_DEQ);
-	t.conf.to_ctl = rte_ring_create("test_to_ctl", 1024, SOCKET_ID_ANY, RING_F_SC_DEQ);
-	t.conf.ctl_efd = eventfd(0, EFD_NONBLOCK);
+	t.conf.to_dp = env.to_dp;
+	t.conf.to_ctl = env.to_ctl;
+	t.conf.ctl_efd = env.efd;
 	t.conf.mem = t.mem;
 	t.conf.max_conns = 64;
 	t.conf.sockbuf = 256 * 1024;
@@ -302,13 +335,21 @@ test_dataplane(void **state)
 	t.conf.rtr = 7;
 	t.conf.p2p = true;
 	t.conf.rfc7306 = true;
+	t.conf.ib_port = ib_port;
+	t.conf.rnr_hold_us = rnr_hold_us;
 	t.g = wn_dp_create(&t.conf, 1);
 	assert_non_null(t.g);
 	assert_null(wn_dp_shard(t.g, 1));
 	t.dp = wn_dp_shard(t.g, 0);
 	assert_non_null(t.dp);
-	ret = wn_dp_start(t.dp);
-	assert_int_equal(ret, 0);
+	assert_int_equal(wn_dp_start(t.dp), 0);
+}
+
+static void
+test_dataplane(void **state)
+{
+	(void)state;
+	dp_up(0, 0);
 
 	/* objects, a listener, a connect over the loopback, the accept */
 	post(WN_SERVER_DP_CQ_CREATE, t.cqd.handle, &t.cqd, NULL);
@@ -372,6 +413,81 @@ test_dataplane(void **state)
 	wn_dp_free(t.g);
 }
 
+/* InfiniBand-style moves: RTR to the other QP at our own address, RTS with a retry budget. */
+static void
+fill_ib(struct wn_server_dp_msg *m, uint32_t state, uint32_t rqpn)
+{
+	m->u.ib.qp_state = state;
+	m->u.ib.rqpn = rqpn;
+	m->u.ib.ird = m->u.ib.ord = 4;
+	m->u.ib.timeout = 14;
+	m->u.ib.retry_cnt = 7;
+	m->u.ib.access = WN_CTL_ACCESS_LOCAL_WRITE | WN_CTL_ACCESS_REMOTE_WRITE |
+			 WN_CTL_ACCESS_REMOTE_READ;
+	m->u.ib.src = addr(0);
+	m->u.ib.dst = addr(0);
+}
+
+static void fill_rtr_a(struct wn_server_dp_msg *m) { fill_ib(m, WN_CTL_QPS_RTR, 2); }
+static void fill_rtr_b(struct wn_server_dp_msg *m) { fill_ib(m, WN_CTL_QPS_RTR, 1); }
+static void fill_rts(struct wn_server_dp_msg *m) { fill_ib(m, WN_CTL_QPS_RTS, 0); }
+
+static bool a_and_b_done(void) { return t.done[0] == 1 && t.done[1] == 1; }
+
+/*
+ * An InfiniBand-style connection whose peer QP goes while ours is busy: B (no receive posted)
+ * holds A's Sends until A's window closes, so A's QP is being polled with its stream full;
+ * B's QP is destroyed, A's connection ends and A's QP is parked (it keeps its work, as on
+ * InfiniBand); then A's QP is destroyed and the shard polls on. What would break if this
+ * failed: a parked QP left on the shard's list of QPs it polls, polled after it is freed.
+ */
+static void
+test_ib_peer_gone(void **state)
+{
+	(void)state;
+	dp_up(4791, 10u * 1000 * 1000);
+	post(WN_SERVER_DP_CQ_CREATE, t.cqd.handle, &t.cqd, NULL);
+	post(WN_SERVER_DP_QP_CREATE, t.a.d.handle, &t.a.d, NULL);
+	post(WN_SERVER_DP_QP_CREATE, t.b.d.handle, &t.b.d, NULL);
+	post(WN_SERVER_DP_QP_IB, t.b.d.handle, &t.b.d, fill_rtr_b);
+	post(WN_SERVER_DP_QP_IB, t.a.d.handle, &t.a.d, fill_rtr_a);
+	post(WN_SERVER_DP_QP_IB, t.a.d.handle, &t.a.d, fill_rts);
+	post(WN_SERVER_DP_QP_IB, t.b.d.handle, &t.b.d, fill_rts);
+
+	/* one Send completes both ways round: the connection is up */
+	memcpy(t.a.buf, "over an InfiniBand-style connection", 36);
+	post_recv(&t.b, 7, 4096);
+	post_send(&t.a, WN_QUEUE_WR_SEND, 1, 0, 36, 0, 0);
+	poll_until(have_cqes, 50000);
+	for (unsigned int i = 0; i < n_cqes; i++)
+		assert_int_equal(cqes[i].status, WN_QUEUE_WC_SUCCESS);
+	assert_memory_equal(t.b.buf, "over an InfiniBand-style connection", 36);
+
+	/* 40 Sends of 60000 octets, no receive: B holds them, A's stream fills (256 KiB each) */
+	for (uint64_t i = 0; i < 40; i++)
+		post_send(&t.a, WN_QUEUE_WR_SEND, 100 + i, 0, 60000, 0, 0);
+	for (int i = 0; i < 20000; i++)
+		wn_dp_poll(t.dp);
+	drain_ctl();
+
+	/* B's QP goes; A's connection ends and its QP is parked; then A's goes */
+	post(WN_SERVER_DP_QP_DESTROY, t.b.d.handle, NULL, NULL);
+	for (int i = 0; i < 20000; i++)
+		wn_dp_poll(t.dp);
+	post(WN_SERVER_DP_QP_DESTROY, t.a.d.handle, NULL, NULL);
+	poll_until(a_and_b_done, 50000);
+	for (int i = 0; i < 20000; i++)
+		wn_dp_poll(t.dp);
+	post(WN_SERVER_DP_CQ_DESTROY, t.cqd.handle, NULL, NULL);
+	for (int i = 0; i < 5000 && t.done[2] == 0; i++) {
+		wn_dp_poll(t.dp);
+		drain_ctl();
+	}
+	assert_int_equal(t.done[2], 1);
+	wn_dp_stop(t.dp);
+	wn_dp_free(t.g);
+}
+
 int
 main(void)
 {
@@ -379,7 +495,8 @@ main(void)
 			 "--file-prefix", "test_dp", "--log-level", "*:error",
 			 "--vdev", "net_null0,no-rx=1", NULL };
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_dataplane, setup),
+		cmocka_unit_test_setup_teardown(test_dataplane, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ib_peer_gone, setup, teardown),
 	};
 
 	if (rte_eal_init(14, argv) < 0) {

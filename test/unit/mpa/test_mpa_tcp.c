@@ -40,6 +40,8 @@ struct owner {
 	bool peer_enhanced;
 	bool refuse;          /* hold every ULPDU (-EAGAIN: no receive posted) */
 	unsigned int rx_n_at_eof;
+	bool reply_on_rx;     /* answer each ULPDU with one of its own, from inside the upcall */
+	unsigned int rx_n_at_release; /* rx_n when the last tx_release came */
 };
 
 static struct wn_llp_proto *proto[2];
@@ -95,6 +97,11 @@ up_ulpdu(void *arg, const uint8_t *u, size_t len)
 	memcpy(o->rx + o->rx_len, u, len);
 	o->rx_len += len;
 	o->rx_n++;
+	if (o->reply_on_rx) {
+		struct wn_llp_ulpdu r = {.hdr = {0x41, 0x01}, .hdr_len = 14, .len = 14};
+
+		assert_int_equal(wn_llp_send(o->l, &r), 0);
+	}
 	return 0;
 }
 
@@ -104,6 +111,7 @@ up_release(void *arg, uint32_t wqe)
 	struct owner *o = arg;
 
 	o->released_wqe[o->releases++ % 64] = wqe;
+	o->rx_n_at_release = o->rx_n;
 }
 
 static const struct wn_llp_up ups = {
@@ -442,6 +450,13 @@ test_accept_inside_request(void **state)
 	run(5000);
 	assert_int_equal(count(&own[1], WN_LLP_EV_ESTABLISHED), 1);
 	assert_int_equal(count(&own[0], WN_LLP_EV_ESTABLISHED), 1);
+	/* the Request was taken once: what follows it is the stream's first FPDU, unharmed */
+	send_rtr(0);
+	send_one(0, (const uint8_t *)"\x41\x42\x43\x44", 4, NULL, 0, 0);
+	run(2000);
+	assert_int_equal(own[1].rx_n, 2);
+	assert_int_equal(count(&own[1], WN_LLP_EV_ERROR), 0);
+	assert_int_equal(count(&own[1], WN_LLP_EV_CLOSED), 0);
 }
 
 /* Instances with @p c (zero-copy on) and a connection from A to B, ready to send. */
@@ -497,6 +512,44 @@ test_zero_copy(void **state)
 	assert_int_equal(st.zc_released, 2);
 	assert_int_equal(st.zc_fallback, 1);
 	assert_int_equal(own[1].rx_n, 3);
+	free(pay);
+}
+
+/*
+ * Ack completions (wn_llp_ack_completions, InfiniBand RC): a copied message's last FPDU holds
+ * its WQE until the peer acknowledges it, and what came with that acknowledgement (here the
+ * peer's answer, sent from inside its receive upcall) is delivered first.
+ */
+static void
+test_ack_completions(void **state)
+{
+	uint8_t last[14] = {0x41, 0x01}, middle[14] = {0x01, 0x01};
+	uint8_t *pay = hx_pattern(3000, 9);
+
+	(void)state;
+	establish();
+	assert_int_equal(wn_llp_ack_completions(own[0].l), 0);
+	own[1].reply_on_rx = true;
+	send_one(0, middle, sizeof(middle), pay, 1400, 0); /* not the message's last */
+	send_one(0, last, sizeof(last), pay + 1400, 1400, WN_LLP_TX_HELD);
+	{
+		/* not a send WQE's (a Read Response): never held */
+		struct wn_llp_ulpdu u = {.hdr_len = sizeof(last), .len = sizeof(last) + 10,
+					 .n_iov = 1, .src = WN_LLP_SRC_RESP};
+
+		memcpy(u.hdr, last, sizeof(last));
+		u.iov[0].base = pay;
+		u.iov[0].len = 10;
+		assert_int_equal(wn_llp_send(own[0].l, &u), 0);
+	}
+	assert_int_equal(own[0].releases, 0);
+	run(20000);
+	assert_int_equal(own[1].rx_n, 4); /* the RTR of establish(), then the three */
+	assert_int_equal(own[0].releases, 1);
+	assert_int_equal(own[0].released_wqe[0], 7);
+	/* the answers B sent with its ACK were delivered before the WQE completed */
+	assert_int_equal(own[0].rx_n_at_release, 3);
+	assert_int_equal(own[0].rx_n, 3);
 	free(pay);
 }
 
@@ -858,6 +911,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_accept_inside_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ack_completions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_copy_nic_holds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ref_tx, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_staged_tx, setup, teardown),

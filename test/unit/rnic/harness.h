@@ -163,6 +163,8 @@ struct h_opts {
 	bool sig_all;
 	bool rnr_hold;
 	bool no_rfc7306;  /* the peer is not known to speak RFC 7306 */
+	bool ib_rc;       /* InfiniBand RC completions */
+	uint32_t qp_access; /* ... and the QP's remote rights */
 };
 
 static void
@@ -197,6 +199,8 @@ h_side_init(struct h_side *s, const char *name, uint32_t qpn, const struct h_opt
 	c.rfc7306 = !o->no_rfc7306;
 	c.rtr_recv = o->rtr_recv;
 	c.rnr_hold = o->rnr_hold;
+	c.ib_rc = o->ib_rc;
+	c.qp_access = o->qp_access;
 	h_llp_init(s);
 	c.llp = &s->llp;
 	c.event = h_event;

@@ -954,6 +954,77 @@ test_send_no_buffer(void **state)
 }
 
 static int
+setup_ib_rc(void **state)
+{
+	struct h_opts o = { .mulpdu = 128, .ord = 4, .ird = 4, .ib_rc = true,
+			    .qp_access = RW | WN_MEM_ACCESS_REMOTE_ATOMIC };
+
+	return setup_opts(state, &o, &o);
+}
+
+/* ... and B's QP allows Reads only: Writes and Atomics are refused whatever the region allows */
+static int
+setup_ib_rc_read_only(void **state)
+{
+	struct h_opts o = { .mulpdu = 128, .ord = 4, .ird = 4, .ib_rc = true,
+			    .qp_access = RW | WN_MEM_ACCESS_REMOTE_ATOMIC };
+	struct h_opts b = o;
+
+	b.qp_access = WN_MEM_ACCESS_REMOTE_READ;
+	return setup_opts(state, &o, &b);
+}
+
+/* InfiniBand RC: the QP's own rights (IBV_QP_ACCESS_FLAGS) are checked as the region's are. */
+static void
+test_ib_rc_qp_rights(void **state)
+{
+	struct pair *p = *state;
+	uint32_t rb = h_reg(&p->b, 0, 4096, RW | WN_MEM_ACCESS_REMOTE_ATOMIC);
+
+	/* RDMAP Remote Protection, access rights: 0/1/0x02 */
+	write_violation(p, rb, h_va(0), 100, 0, 1, 0x02);
+}
+
+/*
+ * InfiniBand RC completions (ib_rc): a Write whose completion waits for the peer (its
+ * ULPDUs held, as the lower layer holds them until the ACK) is the one the peer's Terminate
+ * refuses: it completes with IBV_WC_REM_ACCESS_ERR and the Terminate's cause, not with
+ * success; the next one is flushed.
+ */
+static void
+test_ib_rc_terminate_completes(void **state)
+{
+	struct pair *p = *state;
+	uint32_t la = h_reg(&p->a, 0, 8192, RW);
+	uint32_t rb = h_reg(&p->b, 0, 4096, WN_MEM_ACCESS_REMOTE_READ);
+	struct wn_queue_swqe *w;
+	struct wn_queue_cqe e;
+
+	p->a.hold = true;
+	for (uint64_t i = 1; i <= 2; i++) {
+		w = h_swqe(&p->a);
+		w->wr_id = i;
+		w->opcode = WN_QUEUE_WR_RDMA_WRITE;
+		w->flags = WN_QUEUE_SEND_SIGNALED;
+		w->u.rdma.remote_addr = h_va(0);
+		w->u.rdma.rkey = rb;
+		h_sge(w, h_va(0), 100, la);
+		h_post_send(&p->a);
+	}
+	h_pump(&p->a, &p->b);
+	assert_int_equal(p->a.n_term_recv, 1);
+	assert_true(h_poll(&p->a.scq_c, &e) == false || e.status != WN_QUEUE_WC_SUCCESS);
+	wn_rnic_qp_disconnect(p->a.qp); /* the stream closes behind the Terminate */
+	assert_true(h_poll(&p->a.scq_c, &e));
+	assert_int_equal(e.wr_id, 1);
+	assert_int_equal(e.status, WN_QUEUE_WC_REM_ACCESS_ERR);
+	assert_int_equal(e.vendor_err, 0 << 12 | 1 << 8 | 0x02); /* RDMAP, protection, rights */
+	assert_true(h_poll(&p->a.scq_c, &e));
+	assert_int_equal(e.wr_id, 2);
+	assert_int_equal(e.status, WN_QUEUE_WC_WR_FLUSH_ERR);
+}
+
+static int
 setup_rnr(void **state)
 {
 	struct h_opts o = { .mulpdu = 128, .ord = 4, .ird = 4, .rnr_hold = true };
@@ -1808,6 +1879,10 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_send_no_buffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_rnr_hold, setup_rnr, teardown),
+		cmocka_unit_test_setup_teardown(test_ib_rc_terminate_completes, setup_ib_rc,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_ib_rc_qp_rights, setup_ib_rc_read_only,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_ooo_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ooo_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_too_long, setup, teardown),
