@@ -4,8 +4,12 @@
  * channels are real fds (a socket warpnicd writes events to); ids without a channel are
  * synchronous (rdma_create_ep style). iWARP semantics: the active side gets ESTABLISHED
  * directly (no CONNECT_RESPONSE), private data and IRD/ORD travel in the MPA exchange
- * (RFC 5044 §7.1, RFC 6581 §5). Multicast and ECE are InfiniBand/RoCE features and fail as
- * on an iWARP device. rsockets: rsocket.c.
+ * (RFC 5044 §7.1, RFC 6581 §5). The UDP port space (RDMA_PS_UDP) is a warpnic extension
+ * between warpnic instances, as librdmacm gives it: UD QPs in RTS with RDMA_UDP_QKEY from
+ * rdma_create_qp, and rdma_connect resolves the passive side's QP number and Q_Key (given in
+ * ESTABLISHED's ud parameters with an address handle's attributes); the passive side gets
+ * CONNECT_REQUEST and answers with rdma_accept or rdma_reject, and no event after. Multicast
+ * and ECE are InfiniBand/RoCE features and fail as on an iWARP device. rsockets: rsocket.c.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -65,6 +69,13 @@ struct wn_event {
 	struct rdma_cm_event ev;
 	uint8_t pd[WN_CTL_PD_MAX];
 };
+
+/* A UDP id's QP: a UD QP (RDMA_PS_IPOIB is InfiniBand's alone). */
+static bool
+id_udp(const struct rdma_cm_id *cid)
+{
+	return cid->ps == RDMA_PS_UDP;
+}
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ibv_context *g_ctx;
@@ -316,6 +327,56 @@ set_addrs(struct rdma_cm_id *id, const struct wn_ctl_addr *src, const struct wn_
 		wn_client_addr_to_sockaddr(&id->route.addr.dst_storage, dst);
 }
 
+/* Our GID that is @p a's address (the GID table is warpnicd's --ip list), or 0. */
+static uint8_t
+gid_index_of(const struct wn_ctl_addr *a)
+{
+	union ibv_gid g;
+	uint8_t want[16];
+
+	memset(want, 0, sizeof(want));
+	if (a->family == WN_CTL_AF_INET) {
+		want[10] = want[11] = 0xff;
+		memcpy(want + 12, a->addr, 4);
+	} else {
+		memcpy(want, a->addr, 16);
+	}
+	for (int i = 0; i < 256 && ibv_query_gid(g_ctx, 1, i, &g) == 0; i++)
+		if (memcmp(g.raw, want, 16) == 0)
+			return (uint8_t)i;
+	return 0;
+}
+
+/*
+ * A UDP id's event parameters (rdma_ud_param): the private data; with ESTABLISHED the
+ * passive QP's number and Q_Key, and the attributes of an address handle to it, as RoCE
+ * gives them (a global route: the peer's address as a GID, ours by its index).
+ */
+static void
+ud_param(struct wn_id *id, const struct wn_ctl_cm_event *e, struct wn_event *w)
+{
+	struct rdma_ud_param *u = &w->ev.param.ud;
+	struct ibv_ah_attr *ah = &u->ah_attr;
+
+	u->private_data = e->param.pd_len ? w->pd : NULL;
+	u->private_data_len = (uint8_t)(e->param.pd_len > 255 ? 255 : e->param.pd_len);
+	if (e->event != WN_CTL_CM_EV_ESTABLISHED)
+		return;
+	u->qp_num = e->qpn;
+	u->qkey = e->qkey;
+	ah->is_global = 1;
+	ah->port_num = id->id.port_num;
+	if (e->dst.family == WN_CTL_AF_INET) {
+		ah->grh.dgid.raw[10] = ah->grh.dgid.raw[11] = 0xff;
+		memcpy(ah->grh.dgid.raw + 12, e->dst.addr, 4);
+	} else {
+		memcpy(ah->grh.dgid.raw, e->dst.addr, 16);
+	}
+	ah->grh.sgid_index = gid_index_of(&e->src);
+	ah->grh.hop_limit = 64;
+	ah->grh.traffic_class = id->tos;
+}
+
 /* Turn a wire event into an rdma_cm_event; NULL (errno set) if it must be skipped. */
 static struct wn_event *
 convert(struct wn_ec *ec, const struct wn_ctl_cm_event *e)
@@ -342,7 +403,7 @@ convert(struct wn_ec *ec, const struct wn_ctl_cm_event *e)
 		id->id.context = lid->id.context;
 		id->id.ps = lid->id.ps;
 		id->id.port_num = 1;
-		id->id.qp_type = IBV_QPT_RC;
+		id->id.qp_type = lid->id.qp_type;
 		id->id.pd = lid->id.pd;
 		id->conn_started = true;
 		if (id_link(id) != 0) {
@@ -373,6 +434,11 @@ convert(struct wn_ec *ec, const struct wn_ctl_cm_event *e)
 		w->ev.event = RDMA_CM_EVENT_CONNECT_RESPONSE;
 	w->ev.status = e->status;
 	memcpy(w->pd, e->param.pd, e->param.pd_len);
+	if (id_udp(&id->id)) {
+		/* the UDP port space: ud parameters, and no QP state changes (nothing connects) */
+		ud_param(id, e, w);
+		return w;
+	}
 	w->ev.param.conn.private_data = e->param.pd_len ? w->pd : NULL;
 	/* rdma_conn_param carries at most 255 octets; iWARP allows up to 512 */
 	w->ev.param.conn.private_data_len =
@@ -479,9 +545,9 @@ rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **out, void *con
 	int ret;
 
 	/*
-	 * As the kernel's rdma_cm: any port space makes an id (UDP and IPoIB ones are for UD
-	 * QPs); an iWARP RNIC then refuses what it lacks, a UD QP (EOPNOTSUPP, as siw) and
-	 * multicast (ENOSYS), not the id.
+	 * As the kernel's rdma_cm: any port space makes an id. UDP ids are for UD QPs (a
+	 * warpnic extension); IPoIB ids too, whose QP is then refused (EOPNOTSUPP: IPoIB is
+	 * InfiniBand's), as is multicast (ENOSYS), not the id.
 	 */
 	if (ps != RDMA_PS_TCP && ps != RDMA_PS_IB && ps != RDMA_PS_UDP && ps != RDMA_PS_IPOIB)
 		return fail(EINVAL);
@@ -500,7 +566,9 @@ rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **out, void *con
 		id->own_ec = true;
 	}
 	id->ec = (struct wn_ec *)ch;
-	ret = wn_client_cm_create_id(cm_cl(), id->ec->wch, (uintptr_t)id, &id->handle);
+	ret = wn_client_cm_create_id_ps(cm_cl(), id->ec->wch,
+					ps == RDMA_PS_UDP ? WN_CTL_PS_UDP : WN_CTL_PS_TCP,
+					(uintptr_t)id, &id->handle);
 	if (ret != 0) {
 		if (id->own_ec)
 			rdma_destroy_event_channel(ch);
@@ -679,7 +747,8 @@ rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *conn)
 	ret = wn_client_cm_conn(cm_cl(), WN_CTL_CM_ACCEPT, id->handle, qp_handle(cid, conn), &p);
 	if (ret != 0)
 		return fail(ret);
-	return id->sync ? sync_wait(id, RDMA_CM_EVENT_ESTABLISHED, NULL) : 0;
+	/* a UDP id's accept is its answer (a SIDR REP): nothing follows on this side */
+	return id->sync && !id_udp(cid) ? sync_wait(id, RDMA_CM_EVENT_ESTABLISHED, NULL) : 0;
 }
 
 EXPORT int
@@ -715,6 +784,7 @@ rdma_disconnect(struct rdma_cm_id *cid)
 		ret = 0;
 	if (ret != 0)
 		return fail(ret);
+	/* a UDP id's QP too, as rdma_cm's cma_modify_qp_err() */
 	if (cid->qp != NULL)
 		cid->qp->state = IBV_QPS_ERR;
 	return 0;
@@ -743,6 +813,20 @@ rdma_init_qp_attr(struct rdma_cm_id *cid, struct ibv_qp_attr *attr, int *mask)
 	if (attr->qp_state != IBV_QPS_INIT && attr->qp_state != IBV_QPS_RTR &&
 	    attr->qp_state != IBV_QPS_RTS)
 		return fail(EINVAL);
+	if (id_udp(cid)) {
+		/* a UD QP, as rdma_cm gives it: the P_Key, the port and RDMA_UDP_QKEY at INIT */
+		*mask = IBV_QP_STATE;
+		if (attr->qp_state == IBV_QPS_INIT) {
+			attr->pkey_index = 0;
+			attr->port_num = cid->port_num;
+			attr->qkey = RDMA_UDP_QKEY;
+			*mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+		} else if (attr->qp_state == IBV_QPS_RTS) {
+			attr->sq_psn = 0;
+			*mask |= IBV_QP_SQ_PSN;
+		}
+		return 0;
+	}
 	if (!id->conn_started) {
 		attr->qp_access_flags = 0;
 		*mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS;
@@ -822,6 +906,28 @@ id_pd(struct rdma_cm_id *cid, struct ibv_pd *pd)
 	return cid->pd;
 }
 
+/* A UDP id's UD QP goes to RTS at once (INIT with RDMA_UDP_QKEY, RTR, RTS), as librdmacm's. */
+static int
+ud_qp_to_rts(struct rdma_cm_id *cid, struct ibv_qp *qp)
+{
+	static const enum ibv_qp_state to[] = {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS};
+	struct ibv_qp_attr a;
+	int mask, ret;
+
+	for (size_t i = 0; i < sizeof(to) / sizeof(to[0]); i++) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = to[i];
+		if (rdma_init_qp_attr(cid, &a, &mask) != 0)
+			return -1;
+		ret = ibv_modify_qp(qp, &a, mask);
+		if (ret != 0) {
+			errno = ret;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /*
  * The id's QP from extended attributes (send_ops_flags for the ibv_wr_* API, create flags):
  * on the given PD, else the id's; with no CQs given, CQs and completion channels of its own
@@ -866,9 +972,17 @@ rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *ax)
 		a.recv_cq = cid->recv_cq;
 		id->own_cqs = true;
 	}
+	if ((a.qp_type == IBV_QPT_UD) != id_udp(cid))
+		return fail(cid->ps == RDMA_PS_IPOIB ? EOPNOTSUPP : EINVAL);
 	qp = ibv_create_qp_ex(cid->verbs, &a);
 	if (qp == NULL)
 		return -1;
+	if (id_udp(cid) && ud_qp_to_rts(cid, qp) != 0) {
+		int err = errno;
+
+		ibv_destroy_qp(qp);
+		return fail(err);
+	}
 	ax->cap = a.cap;
 	wn_verbs_qp_cm_bind(qp);
 	if (id->timeout_set)
@@ -962,7 +1076,7 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 	r->ai_port_space = RDMA_PS_TCP;
 	if (hints != NULL && (hints->ai_port_space == RDMA_PS_UDP ||
 			      hints->ai_port_space == RDMA_PS_IPOIB)) {
-		/* a datagram service: the id becomes a UD one, refused at QP creation */
+		/* a datagram service: the id becomes a UD one */
 		r->ai_port_space = hints->ai_port_space;
 		r->ai_qp_type = IBV_QPT_UD;
 	}
@@ -1030,7 +1144,8 @@ rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res, struct ibv_pd
 	struct wn_id *id;
 	int ret;
 
-	if (rdma_create_id(NULL, &cid, NULL, RDMA_PS_TCP) != 0)
+	if (rdma_create_id(NULL, &cid, NULL, res->ai_port_space == RDMA_PS_UDP ? RDMA_PS_UDP :
+								      RDMA_PS_TCP) != 0)
 		return -1;
 	id = (struct wn_id *)cid;
 	cid->pd = pd;

@@ -101,10 +101,19 @@ cqx_read_qp_num(struct ibv_cq_ex *cqx)
 static unsigned int
 cqx_read_wc_flags(struct ibv_cq_ex *cqx)
 {
-	return vcq_of(cqx)->cur.flags & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV);
+	return vcq_of(cqx)->cur.flags & (IBV_WC_GRH | IBV_WC_WITH_IMM | IBV_WC_WITH_INV);
 }
 
-/* InfiniBand addressing (UD source QP, LIDs, SL): none on an iWARP connection. */
+/* A UD receive's sender QP (0 for other completions). */
+static uint32_t
+cqx_read_src_qp(struct ibv_cq_ex *cqx)
+{
+	const struct wn_queue_cqe *e = &vcq_of(cqx)->cur;
+
+	return (e->flags & WN_QUEUE_WC_F_GRH) ? e->src_qp : 0;
+}
+
+/* InfiniBand addressing (LIDs, SL): none over IP. */
 static uint32_t
 cqx_read_zero32(struct ibv_cq_ex *cqx)
 {
@@ -175,7 +184,7 @@ wn_verbs_cqx_init(struct wn_vcq *c, uint64_t wc_flags)
 	x->read_byte_len = cqx_read_byte_len;
 	x->read_imm_data = cqx_read_imm_data;
 	x->read_qp_num = cqx_read_qp_num;
-	x->read_src_qp = cqx_read_zero32;
+	x->read_src_qp = cqx_read_src_qp;
 	x->read_wc_flags = cqx_read_wc_flags;
 	x->read_slid = cqx_read_zero32;
 	x->read_sl = cqx_read_zero8;

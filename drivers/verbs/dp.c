@@ -25,6 +25,8 @@ static_assert(IBV_SEND_FENCE == WN_QUEUE_SEND_FENCE &&
 	      IBV_SEND_SOLICITED == WN_QUEUE_SEND_SOLICITED &&
 	      IBV_SEND_INLINE == WN_QUEUE_SEND_INLINE,
 	      "ibv_send_flags values");
+static_assert(IBV_WC_GRH == WN_QUEUE_WC_F_GRH && IBV_WC_WITH_IMM == WN_QUEUE_WC_F_WITH_IMM,
+	      "ibv_wc_flags values");
 static_assert((int)IBV_WC_WR_FLUSH_ERR == (int)WN_QUEUE_WC_WR_FLUSH_ERR &&
 	      (int)IBV_WC_RECV == (int)WN_QUEUE_WC_RECV &&
 	      (int)IBV_WC_RECV_RDMA_WITH_IMM == (int)WN_QUEUE_WC_RECV_RDMA_WITH_IMM,
@@ -32,6 +34,31 @@ static_assert((int)IBV_WC_WR_FLUSH_ERR == (int)WN_QUEUE_WC_WR_FLUSH_ERR &&
 static_assert(sizeof(struct ibv_sge) == sizeof(struct wn_queue_sge), "sge layout");
 
 #define WN_CQ_BATCH 16
+
+void
+wn_verbs_fill_ud(struct wn_queue_swqe *w, struct ibv_ah *ah, uint32_t remote_qpn,
+		 uint32_t remote_qkey)
+{
+	const struct ibv_ah_attr *a = &((struct wn_vah *)ah)->attr;
+
+	memcpy(w->u.ud.dgid, a->grh.dgid.raw, sizeof(w->u.ud.dgid));
+	w->u.ud.remote_qpn = remote_qpn;
+	w->u.ud.remote_qkey = remote_qkey;
+	w->u.ud.sgid_index = a->grh.sgid_index;
+	w->u.ud.hop_limit = a->grh.hop_limit;
+	w->u.ud.traffic_class = a->grh.traffic_class;
+	w->u.ud.flow_label = a->grh.flow_label;
+}
+
+int
+wn_verbs_send_state(const struct wn_vqp *q)
+{
+	/* a Send goes only from RTS (or waits in SQD): RESET, INIT and RTR refuse it (IBTA
+	 * 10.8.2), as rdma-core's tests expect of a UD QP (EINVAL) */
+	if (q->ud && q->qp.state != IBV_QPS_RTS && q->qp.state != IBV_QPS_SQD)
+		return EINVAL;
+	return 0;
+}
 
 /* Fill one send WQE from @p wr; returns 0 or an errno for *bad_wr. */
 static int
@@ -42,6 +69,11 @@ fill_swqe(struct wn_vqp *q, struct wn_queue_swqe *w, const struct ibv_send_wr *w
 	int i;
 
 	if (wr->num_sge < 0)
+		return EINVAL;
+	/* a UD QP sends only Sends, each to the address its AH names (wr.ud) */
+	if (q->ud && ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
+		      wr->wr.ud.ah == NULL || wr->wr.ud.ah->context != q->qp.context ||
+		      wr->wr.ud.remote_qpn > 0xffffff))
 		return EINVAL;
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
@@ -73,7 +105,9 @@ fill_swqe(struct wn_vqp *q, struct wn_queue_swqe *w, const struct ibv_send_wr *w
 		w->ex.imm_data = wr->imm_data;
 	else if (wr->opcode == IBV_WR_SEND_WITH_INV)
 		w->ex.invalidate_rkey = wr->invalidate_rkey;
-	switch (wr->opcode) {
+	if (q->ud)
+		wn_verbs_fill_ud(w, wr->wr.ud.ah, wr->wr.ud.remote_qpn, wr->wr.ud.remote_qkey);
+	switch (q->ud ? IBV_WR_SEND : wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:
@@ -213,8 +247,12 @@ wn_verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr
 	struct wn_vqp *q = (struct wn_vqp *)qp;
 	uint32_t n = 0;
 	int64_t space;
-	int ret = 0;
+	int ret = wn_verbs_send_state(q);
 
+	if (ret != 0) {
+		*bad = wr;
+		return ret;
+	}
 	space = wn_client_wq_begin(q->wqp, NULL, false);
 	if (space < 0) {
 		*bad = wr;
@@ -280,9 +318,9 @@ wn_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 {
 	struct wn_vqp *q = (struct wn_vqp *)qp;
 
-	if (qp->srq != NULL) {
+	if (qp->srq != NULL || (q->ud && qp->state == IBV_QPS_RESET)) {
 		*bad = wr;
-		return EINVAL; /* receives go to the SRQ */
+		return EINVAL; /* receives go to the SRQ; a UD QP takes them from INIT on */
 	}
 	return post_recv_ring(q->wqp, NULL, q->wqp->max_recv_sge, wr, bad);
 }
@@ -320,11 +358,14 @@ wn_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 			w->vendor_err = e[i].vendor_err;
 			w->byte_len = e[i].byte_len;
 			w->qp_num = e[i].qp_num;
-			w->wc_flags = e[i].flags & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV);
+			w->wc_flags = e[i].flags & (IBV_WC_GRH | IBV_WC_WITH_IMM | IBV_WC_WITH_INV);
 			if (e[i].flags & WN_QUEUE_WC_F_WITH_INV)
 				w->invalidated_rkey = e[i].invalidated_rkey;
 			else
 				w->imm_data = e[i].imm_data;
+			/* a UD receive: the sender's QP (no LIDs, SL or P_Key index but 0) */
+			if (e[i].flags & WN_QUEUE_WC_F_GRH)
+				w->src_qp = e[i].src_qp;
 		}
 		done += got;
 		if (got < want)

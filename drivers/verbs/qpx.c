@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The extended QP's work-request API (struct ibv_qp_ex, ibv_wr_start .. ibv_wr_complete) for
- * RC QPs created with send_ops_flags. Each ibv_wr_<op> begins one send WQE in place in the SQ
+ * RC and UD QPs created with send_ops_flags (a UD QP's Sends each name their destination
+ * with ibv_wr_set_ud_addr, before or after their SGEs). Each ibv_wr_<op> begins one send WQE in place in the SQ
  * ring, the setters (SGE, SGE list, inline data) finish it, and ibv_wr_complete publishes the
  * whole batch at once, as ibv_post_send does a chain. The first error of a batch (SQ full, too
  * many SGEs, inline data too long, an operation not asked for at creation) is kept and
@@ -47,8 +48,15 @@ wqe_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op)
 		batch_fail(q, ENOMEM);
 		return NULL;
 	}
+	if (q->ud && op != IBV_WR_SEND && op != IBV_WR_SEND_WITH_IMM) {
+		batch_fail(q, EOPNOTSUPP); /* a UD QP sends Sends only */
+		return NULL;
+	}
 	w = wn_client_wq_slot(q->wqp, NULL, false, q->batch.n++);
 	memset(w, 0, WN_QUEUE_SWQE_HDR);
+	/* no destination until ibv_wr_set_ud_addr: ibv_wr_complete refuses the batch */
+	if (q->ud)
+		w->u.ud.remote_qpn = UINT32_MAX;
 	flags = qpx->wr_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
 				 IBV_SEND_INLINE);
 	if (q->sq_sig_all)
@@ -57,6 +65,7 @@ wqe_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op)
 	w->opcode = (uint8_t)op;
 	w->flags = (uint8_t)(flags & ~(uint32_t)IBV_SEND_INLINE); /* set by the inline setters */
 	q->batch.cur = w;
+	q->batch.last = w;
 	return w;
 }
 
@@ -238,16 +247,27 @@ qpx_set_inline(struct ibv_qp_ex *qpx, void *addr, size_t length)
 	qpx_set_inline_list(qpx, 1, &b);
 }
 
-/* What the iWARP RC QP has no use for: UD addressing, XRC, TSO, atomic write. */
+/* The destination of the UD Send begun last (an RC QP has none to name). */
 static void
 qpx_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
 {
-	(void)ah;
-	(void)qpn;
-	(void)qkey;
-	batch_fail(vqp_of(qpx), EOPNOTSUPP);
+	struct wn_vqp *q = vqp_of(qpx);
+
+	if (!q->ud) {
+		batch_fail(q, EOPNOTSUPP);
+		return;
+	}
+	if (q->batch.err != 0)
+		return;
+	if (q->batch.last == NULL || ah == NULL || ah->context != q->qp.context ||
+	    qpn > 0xffffff) {
+		batch_fail(q, EINVAL);
+		return;
+	}
+	wn_verbs_fill_ud(q->batch.last, ah, qpn, qkey);
 }
 
+/* What this device has no use for: XRC, TSO, atomic write. */
 static void
 qpx_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 {
@@ -281,7 +301,8 @@ qpx_start(struct ibv_qp_ex *qpx)
 
 	q->batch.n = 0;
 	q->batch.cur = NULL;
-	q->batch.err = 0;
+	q->batch.last = NULL;
+	q->batch.err = wn_verbs_send_state(q); /* a UD QP sends from RTS only: EINVAL */
 	q->batch.space = space;
 	if (space < 0) {
 		q->batch.space = 0; /* the lock is not held: complete must not release it */
@@ -295,6 +316,13 @@ batch_end(struct wn_vqp *q, bool post)
 {
 	int err = q->batch.err;
 
+	/* every UD Send of the batch must have named its destination */
+	for (uint32_t i = 0; q->ud && post && err == 0 && q->batch.space >= 0 && i < q->batch.n;
+	     i++)
+		if (((struct wn_queue_swqe *)wn_client_wq_slot(q->wqp, NULL, false, i))
+			    ->u.ud.remote_qpn > 0xffffff)
+			err = EINVAL;
+
 	if (q->batch.n == UINT32_MAX) /* begin failed: nothing to release */
 		err = err != 0 ? err : EIO;
 	else if (q->batch.space >= 0)
@@ -303,6 +331,7 @@ batch_end(struct wn_vqp *q, bool post)
 		err = EINVAL;
 	q->batch.space = -1;
 	q->batch.cur = NULL;
+	q->batch.last = NULL;
 	q->batch.n = 0;
 	q->batch.err = 0;
 	return err;

@@ -497,6 +497,8 @@ dev_attr_from(struct ibv_device_attr *a, const struct wn_ctl_device_attr *w)
 	a->max_srq_wr = (int)w->max_srq_wr;
 	a->max_srq_sge = (int)w->max_srq_sge;
 	a->max_pkeys = 1;
+	/* address handles live in the program (copied into each UD Send), counted per context */
+	a->max_ah = WN_VERBS_MAX_AH;
 	a->local_ca_ack_delay = 0;
 	a->phys_port_cnt = (uint8_t)w->phys_port_cnt;
 }
@@ -1293,10 +1295,45 @@ ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	pthread_mutex_unlock(&cq->mutex);
 }
 
+/*
+ * Completions @p cq holds or will get for work already under way: those in its ring and the
+ * Sends posted to its QPs that warpnicd has not taken yet (each completes into it, signaled
+ * or in error; its receives may never complete and are not counted).
+ */
+static uint64_t
+cq_pending(struct ibv_cq *cq)
+{
+	struct wn_vcq *c = (struct wn_vcq *)cq;
+	const struct wn_queue_ring_hdr *h = c->wcq->cqr.hdr;
+	uint64_t n;
+	struct wn_vqp *q;
+
+	n = (uint32_t)(atomic_load_explicit(&h->prod, memory_order_acquire) -
+		       atomic_load_explicit(&h->cons, memory_order_acquire));
+	pthread_mutex_lock(&qp_lock);
+	for (q = live_qps; q != NULL; q = q->next) {
+		const struct wn_queue_ring_hdr *sq = q->wqp->sq.hdr;
+
+		if (q->qp.send_cq == cq)
+			n += (uint32_t)(atomic_load_explicit(&sq->prod, memory_order_acquire) -
+					atomic_load_explicit(&sq->cons, memory_order_acquire));
+	}
+	pthread_mutex_unlock(&qp_lock);
+	return n;
+}
+
+/*
+ * The ring is warpnicd's and keeps its size: a CQ is not grown (EOPNOTSUPP) and "shrinks"
+ * by promising no more; never below what it holds or will get (EINVAL, the verbs rule).
+ */
 int
 ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
-	return cqe <= cq->cqe ? 0 : EOPNOTSUPP;
+	if (cqe <= 0)
+		return EINVAL;
+	if (cqe > cq->cqe)
+		return EOPNOTSUPP;
+	return (uint64_t)cqe < cq_pending(cq) ? EINVAL : 0;
 }
 
 /* ------------------------------------------------------------------ SRQ */
@@ -1379,7 +1416,8 @@ ibv_destroy_srq(struct ibv_srq *srq)
 /* ------------------------------------------------------------------ QP */
 
 /*
- * An RC QP from the extended attributes (ibv_create_qp and ibv_create_qp_ex). What an RNIC
+ * An RC or UD QP from the extended attributes (ibv_create_qp and ibv_create_qp_ex). UD QPs
+ * are a warpnic extension (datagrams over UDP between warpnic instances). What the device
  * has no use for is refused as a provider without it refuses it: other QP types, XRC,
  * receive hashing, TSO and any create flag (EOPNOTSUPP).
  */
@@ -1388,13 +1426,14 @@ create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *attr)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
 			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	bool ud = attr->qp_type == IBV_QPT_UD;
 	struct wn_ctl_create_qp_req r;
 	struct wn_vqp *q;
 
-	if (attr->qp_type != IBV_QPT_RC || (attr->comp_mask & ~known) != 0 ||
+	if ((attr->qp_type != IBV_QPT_RC && !ud) || (attr->comp_mask & ~known) != 0 ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags != 0) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	     (attr->send_ops_flags & ~WN_VERBS_QPX_OPS) != 0)) {
+	     (attr->send_ops_flags & ~(ud ? WN_VERBS_QPX_UD_OPS : WN_VERBS_QPX_OPS)) != 0)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -1407,7 +1446,7 @@ create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *attr)
 	r.send_cq = attr->send_cq->handle;
 	r.recv_cq = attr->recv_cq->handle;
 	r.srq = attr->srq != NULL ? attr->srq->handle : 0;
-	r.qp_type = WN_CTL_QPT_RC;
+	r.qp_type = ud ? WN_CTL_QPT_UD : WN_CTL_QPT_RC;
 	r.sq_sig_all = attr->sq_sig_all ? 1 : 0;
 	/*
 	 * A queue of 0 work requests (qperf's one-way tests: a sender without receives, a
@@ -1441,7 +1480,8 @@ create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *attr)
 	q->qp.handle = q->wqp->handle;
 	q->qp.qp_num = q->wqp->qpn;
 	q->qp.state = IBV_QPS_RESET;
-	q->qp.qp_type = IBV_QPT_RC;
+	q->qp.qp_type = attr->qp_type;
+	q->ud = ud;
 	q->sq_sig_all = r.sq_sig_all;
 	q->max_inline = q->wqp->max_inline;
 	pthread_mutex_init(&q->qp.mutex, NULL);
@@ -1536,6 +1576,51 @@ path_to_wn(const struct ibv_qp_attr *a, int mask, struct wn_ctl_modify_qp_req *r
 	p->min_rnr_timer = a->min_rnr_timer;
 }
 
+/*
+ * A UD QP's modify: the attributes a UD QP has (IBTA 11.2.1.2: state, P_Key index, port,
+ * Q_Key, SQ PSN; the current state and SQD notification are accepted and have no effect);
+ * any other is EINVAL, as the kernel's ib_modify_qp_is_ok() answers. warpnicd checks which
+ * each transition requires.
+ */
+static int
+modify_ud_qp(struct wn_vqp *q, struct ibv_qp_attr *attr, int mask)
+{
+	const int ud = IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		       IBV_QP_QKEY | IBV_QP_SQ_PSN | IBV_QP_EN_SQD_ASYNC_NOTIFY;
+	struct wn_ctl_modify_qp_req r;
+	struct wn_ctl_qp_attr out;
+	int ret;
+
+	if ((mask & ~ud) != 0 || ((mask & IBV_QP_SQ_PSN) && attr->sq_psn > 0xffffff))
+		return EINVAL;
+	memset(&r, 0, sizeof(r));
+	if (mask & IBV_QP_STATE) {
+		r.mask |= WN_CTL_QP_STATE;
+		r.qp_state = attr->qp_state;
+	}
+	if (mask & IBV_QP_PKEY_INDEX) {
+		r.mask |= WN_CTL_QP_PKEY_INDEX;
+		r.ud.pkey_index = attr->pkey_index;
+	}
+	if (mask & IBV_QP_PORT) {
+		r.mask |= WN_CTL_QP_PORT;
+		r.ud.port_num = attr->port_num;
+	}
+	if (mask & IBV_QP_QKEY) {
+		r.mask |= WN_CTL_QP_QKEY;
+		r.ud.qkey = attr->qkey;
+	}
+	if (mask & IBV_QP_SQ_PSN) {
+		r.mask |= WN_CTL_QP_SQ_PSN;
+		r.ud.sq_psn = attr->sq_psn;
+	}
+	ret = wn_client_modify_qp(wn_cl_of(q->qp.context), q->wqp, &r, &out);
+	if (ret != 0)
+		return -ret;
+	q->qp.state = (enum ibv_qp_state)out.qp_state;
+	return 0;
+}
+
 int
 ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
@@ -1544,6 +1629,8 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	struct wn_ctl_qp_attr out;
 	int ret;
 
+	if (q->ud)
+		return modify_ud_qp(q, attr, mask);
 	memset(&r, 0, sizeof(r));
 	/*
 	 * An iWARP QP reaches RTS on a connection (LLP stream): the CM's, or the one warpnicd
@@ -1645,6 +1732,16 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_q
 	attr->rnr_retry = a.path.rnr_retry;
 	attr->min_rnr_timer = a.path.min_rnr_timer;
 	qp->state = attr->qp_state;
+	if (q->ud) {
+		/* its own attributes; the posting checks go by the state it is really in */
+		attr->qkey = a.ud.qkey;
+		attr->sq_psn = a.ud.sq_psn;
+		attr->pkey_index = a.ud.pkey_index;
+		attr->path_mtu = 0;
+		attr->qp_access_flags = 0;
+		attr->max_rd_atomic = attr->max_dest_rd_atomic = 0;
+		qp->state = (enum ibv_qp_state)a.qp_state;
+	}
 	if (init != NULL) {
 		memset(init, 0, sizeof(*init));
 		init->qp_context = qp->qp_context;
@@ -1652,7 +1749,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_q
 		init->recv_cq = qp->recv_cq;
 		init->srq = qp->srq;
 		init->cap = attr->cap;
-		init->qp_type = IBV_QPT_RC;
+		init->qp_type = qp->qp_type;
 		init->sq_sig_all = (int)q->sq_sig_all;
 	}
 	return 0;
@@ -1684,47 +1781,166 @@ ibv_destroy_qp(struct ibv_qp *qp)
 	return 0;
 }
 
-/* ------------------------------------------------------------------ not on an RNIC */
+/* ------------------------------------------------------------------ address handles */
 
+/* An IPv4-mapped IPv6 GID (::ffff:a.b.c.d): an IPv4 address (RFC 4291 §2.5.5.2). */
+static bool
+gid_v4(const uint8_t *g)
+{
+	static const uint8_t p[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	return memcmp(g, p, sizeof(p)) == 0;
+}
+
+/*
+ * An address handle for UD Sends: as on RoCE, a global route is required (no LIDs), the GID
+ * at sgid_index must exist and be of the destination's family (IPv4-mapped or IPv6), and the
+ * destination a unicast address (no multicast here). Nothing is resolved now: a destination
+ * nobody answers for loses its datagrams, counted by warpnicd (tx_drop_neigh), as datagrams
+ * to an absent host are lost.
+ */
 struct ibv_ah *
 ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
-	(void)pd;
-	(void)attr;
-	errno = EOPNOTSUPP; /* address handles are for UD QPs; an RNIC has RC only */
-	return NULL;
+	struct wn_ctl_port_attr w;
+	struct wn_vah *a;
+	const uint8_t *d = attr->grh.dgid.raw;
+	int ret;
+
+	if (!attr->is_global || attr->port_num != 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = wn_client_query_port(wn_cl_of(pd->context), 1, &w);
+	if (ret != 0) {
+		errno = -ret;
+		return NULL;
+	}
+	if (attr->grh.sgid_index >= w.n_gids || gid_v4(w.gid[attr->grh.sgid_index]) != gid_v4(d) ||
+	    d[0] == 0xff || (gid_v4(d) && (d[12] & 0xf0) == 0xe0)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (atomic_fetch_add(&wn_vctx_of(pd->context)->n_ah, 1) >= WN_VERBS_MAX_AH) {
+		atomic_fetch_sub(&wn_vctx_of(pd->context)->n_ah, 1);
+		errno = ENOMEM;
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		atomic_fetch_sub(&wn_vctx_of(pd->context)->n_ah, 1);
+		return NULL;
+	}
+	a->ah.context = pd->context;
+	a->ah.pd = pd;
+	a->attr = *attr;
+	return &a->ah;
+}
+
+int
+ibv_destroy_ah(struct ibv_ah *ah)
+{
+	atomic_fetch_sub(&wn_vctx_of(ah->context)->n_ah, 1);
+	free((struct wn_vah *)ah);
+	return 0;
+}
+
+/* The IPv4 header sum (RFC 791 §3.1) over the 20 octets at @p h: 0 when it is right. */
+static uint16_t
+ip4_hdr_sum(const uint8_t *h)
+{
+	uint32_t s = 0;
+
+	for (int i = 0; i < 20; i += 2)
+		s += (uint32_t)h[i] << 8 | h[i + 1];
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/*
+ * The address handle that answers a UD receive, from its completion and GRH, as libibverbs
+ * reads a RoCEv2 GRH: an IPv4 header with a good sum in its last 20 octets, else an IPv6
+ * header. The destination is the sender (its address as a GID, the hop limit and traffic
+ * class it came with); ours is the GID the datagram was sent to.
+ */
+static int
+ah_attr_from_wc(struct ibv_context *ctx, uint8_t port_num, const struct ibv_wc *wc,
+		const struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
+{
+	const uint8_t *g = (const uint8_t *)grh;
+	struct wn_ctl_port_attr w;
+	uint8_t sgid[16];
+	uint32_t i;
+	int ret;
+
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	ah_attr->dlid = wc->slid;
+	ah_attr->sl = wc->sl;
+	ah_attr->src_path_bits = wc->dlid_path_bits;
+	ah_attr->port_num = port_num;
+	if (!(wc->wc_flags & IBV_WC_GRH))
+		return 0; /* no GRH, no global route (which a RoCE device then refuses) */
+	memset(sgid, 0, sizeof(sgid));
+	if ((g[20] >> 4) == 4 && (g[20] & 0xf) == 5 && ip4_hdr_sum(g + 20) == 0) {
+		sgid[10] = sgid[11] = 0xff;
+		memcpy(sgid + 12, g + 20 + 16, 4);                /* its destination: ours */
+		ah_attr->grh.dgid.raw[10] = ah_attr->grh.dgid.raw[11] = 0xff;
+		memcpy(ah_attr->grh.dgid.raw + 12, g + 20 + 12, 4); /* its source */
+		ah_attr->grh.hop_limit = g[20 + 8];
+		ah_attr->grh.traffic_class = g[20 + 1];
+	} else if ((g[0] >> 4) == 6) {
+		uint32_t vtc = (uint32_t)g[0] << 24 | (uint32_t)g[1] << 16 | (uint32_t)g[2] << 8 | g[3];
+
+		memcpy(sgid, g + 24, 16);
+		memcpy(ah_attr->grh.dgid.raw, g + 8, 16);
+		ah_attr->grh.hop_limit = g[7];
+		ah_attr->grh.traffic_class = (uint8_t)(vtc >> 20);
+		ah_attr->grh.flow_label = vtc & 0xfffff;
+	} else {
+		return EPROTONOSUPPORT;
+	}
+	ret = wn_client_query_port(wn_cl_of(ctx), port_num, &w);
+	if (ret != 0)
+		return -ret;
+	for (i = 0; i < w.n_gids && memcmp(w.gid[i], sgid, 16) != 0; i++)
+		;
+	if (i == w.n_gids)
+		return ENOENT; /* sent to an address that is not (any longer) one of ours */
+	ah_attr->is_global = 1;
+	ah_attr->grh.sgid_index = (uint8_t)i;
+	return 0;
+}
+
+/* @return 0, or -1 with errno (its man page's contract). */
+WN_VERBS_EXPORT int
+ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port_num, struct ibv_wc *wc,
+		    struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
+{
+	int ret = ah_attr_from_wc(ctx, port_num, wc, grh, ah_attr);
+
+	if (ret != 0) {
+		errno = ret;
+		return -1;
+	}
+	return 0;
 }
 
 WN_VERBS_EXPORT struct ibv_ah *
 ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
 		      uint8_t port_num)
 {
-	(void)pd;
-	(void)wc;
-	(void)grh;
-	(void)port_num;
-	errno = EOPNOTSUPP;
-	return NULL;
+	struct ibv_ah_attr a;
+	int ret = ah_attr_from_wc(pd->context, port_num, wc, grh, &a);
+
+	if (ret != 0) {
+		errno = ret;
+		return NULL;
+	}
+	return ibv_create_ah(pd, &a);
 }
 
-WN_VERBS_EXPORT int
-ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port_num, struct ibv_wc *wc,
-		    struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
-{
-	(void)ctx;
-	(void)port_num;
-	(void)wc;
-	(void)grh;
-	(void)ah_attr;
-	return EOPNOTSUPP;
-}
-
-int
-ibv_destroy_ah(struct ibv_ah *ah)
-{
-	(void)ah;
-	return EINVAL;
-}
+/* ------------------------------------------------------------------ not on this device */
 
 int
 ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)

@@ -4,6 +4,7 @@
 #define WN_VERBS_PRIV_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <stdbool.h>
@@ -38,8 +39,12 @@ struct wn_vdev {
 
 struct wn_vshare;
 
+/* Address handles a device context may hold (ibv_query_device's max_ah). */
+#define WN_VERBS_MAX_AH 65536
+
 struct wn_vctx {
 	struct wn_client *cl;
+	_Atomic uint32_t n_ah;     /* address handles alive */
 	struct wn_vdev *vdev;
 	struct wn_vshare *share; /* the channels rdma_create_qp makes share one pipe (verbs.c) */
 	int async_fd;
@@ -81,13 +86,21 @@ struct wn_vqp {
 		int64_t space; /* slots free at ibv_wr_start, -1: none started */
 		uint32_t n;    /* WQEs begun */
 		int err;       /* first error of the batch: ibv_wr_complete returns it */
-		struct wn_queue_swqe *cur;
+		struct wn_queue_swqe *cur;  /* the WQE its SGE or inline setter completes */
+		struct wn_queue_swqe *last; /* the WQE begun last (ibv_wr_set_ud_addr's) */
 	} batch;
 	uint32_t sq_sig_all;
 	uint32_t max_inline;
 	bool cm_bound; /* given to an rdma_cm id: its connection may move it to RTS */
 	bool ib_path;  /* moved to RTR with the peer's GID and QP number: warpnicd connects it */
+	bool ud;       /* IBV_QPT_UD: unreliable datagrams (a warpnic extension over UDP) */
 	struct wn_vqp *next, **pprev; /* live QPs */
+};
+
+/* An address handle: what a UD Send copies into its WQE (warpnicd keeps no AH object). */
+struct wn_vah {
+	struct ibv_ah ah;
+	struct ibv_ah_attr attr;
 };
 
 struct wn_vsrq {
@@ -142,6 +155,13 @@ int wn_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 	 IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
 	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV)
+/* ... and a UD QP: Sends, with or without immediate data */
+#define WN_VERBS_QPX_UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+/* a UD Send's destination from its address handle (dp.c) */
+void wn_verbs_fill_ud(struct wn_queue_swqe *w, struct ibv_ah *ah, uint32_t remote_qpn,
+		      uint32_t remote_qkey);
+/* may a Send be posted to this QP now (EINVAL: a UD QP not in RTS or SQD) */
+int wn_verbs_send_state(const struct wn_vqp *q);
 void wn_verbs_qpx_init(struct wn_vqp *q);
 
 /* extended CQ (cqx.c) */

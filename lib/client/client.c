@@ -822,8 +822,14 @@ int
 wn_client_cm_create_id(struct wn_client *c, struct wn_client_cm_channel *ch, uint64_t cookie,
 		       uint32_t *id)
 {
-	struct wn_ctl_cm_create_id_req r = {.channel = ch->handle, .ps = WN_CTL_PS_TCP,
-					    .cookie = cookie};
+	return wn_client_cm_create_id_ps(c, ch, WN_CTL_PS_TCP, cookie, id);
+}
+
+int
+wn_client_cm_create_id_ps(struct wn_client *c, struct wn_client_cm_channel *ch, uint32_t ps,
+			  uint64_t cookie, uint32_t *id)
+{
+	struct wn_ctl_cm_create_id_req r = {.channel = ch->handle, .ps = ps, .cookie = cookie};
 	struct wn_ctl_handle h;
 	int ret = wn_client_call(c, WN_CTL_CM_CREATE_ID, &r, NULL, 0, &h, NULL);
 

@@ -319,6 +319,14 @@ int wn_client_async_read(int fd, struct wn_ctl_async_event *ev);
 int wn_client_cm_create_id(struct wn_client *c, struct wn_client_cm_channel *ch,
 			   uint64_t cookie, uint32_t *id);
 
+/**
+ * Create a CM id of port space @p ps on @p ch: WN_CTL_PS_TCP (connections, as
+ * wn_client_cm_create_id()) or WN_CTL_PS_UDP (UD QPs: CONNECT resolves the passive side's QP
+ * number and Q_Key, given in ESTABLISHED). @return 0 + *id, or -errno (-EINVAL: @p ps).
+ */
+int wn_client_cm_create_id_ps(struct wn_client *c, struct wn_client_cm_channel *ch, uint32_t ps,
+			      uint64_t cookie, uint32_t *id);
+
 /** Destroy a CM id (a connected peer sees DISCONNECTED). @return 0 or -errno. */
 int wn_client_cm_destroy_id(struct wn_client *c, uint32_t id);
 

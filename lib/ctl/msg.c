@@ -261,7 +261,7 @@ create_qp_check(uint16_t op, const void *body, unsigned int nfds)
 	(void)op;
 	(void)nfds;
 	if (r->pd == 0 || r->send_cq == 0 || r->recv_cq == 0 || r->rsvd != 0 ||
-	    r->qp_type != WN_CTL_QPT_RC || r->sq_sig_all > 1)
+	    (r->qp_type != WN_CTL_QPT_RC && r->qp_type != WN_CTL_QPT_UD) || r->sq_sig_all > 1)
 		return -EINVAL;
 	if (r->max_send_wr == 0 || (r->srq == 0 && r->max_recv_wr == 0))
 		return -EINVAL;
@@ -302,6 +302,9 @@ modify_qp_check(uint16_t op, const void *body, unsigned int nfds)
 		return -EINVAL;
 	if ((r->mask & WN_CTL_QP_ACCESS_FLAGS) && (r->access & ~WN_CTL_ACCESS_MASK) != 0)
 		return -EINVAL;
+	/* a PSN has 24 bits (IBTA 9.7.1) */
+	if (r->ud.rsvd != 0 || ((r->mask & WN_CTL_QP_SQ_PSN) && r->ud.sq_psn > 0xffffffu))
+		return -EINVAL;
 	return qp_path_check(r->mask, &r->path);
 }
 
@@ -312,7 +315,8 @@ cm_create_id_check(uint16_t op, const void *body, unsigned int nfds)
 
 	(void)op;
 	(void)nfds;
-	return (r->channel != 0 && r->ps == WN_CTL_PS_TCP) ? 0 : -EINVAL;
+	return (r->channel != 0 && (r->ps == WN_CTL_PS_TCP || r->ps == WN_CTL_PS_UDP)) ? 0 :
+									       -EINVAL;
 }
 
 /* CM_BIND needs a source address, CM_RESOLVE_ADDR a destination; the others may omit them. */
@@ -425,7 +429,7 @@ wn_ctl_event_check(const void *buf, size_t len)
 	    h.op != WN_CTL_CM_EVENT)
 		return -EBADMSG;
 	memcpy(&ev, (const uint8_t *)buf + sizeof(h), sizeof(ev));
-	if (ev.event >= WN_CTL_CM_EV_MAX || ev.id == 0)
+	if (ev.event >= WN_CTL_CM_EV_MAX || ev.id == 0 || ev.qpn > 0xffffffu)
 		return -EINVAL;
 	return conn_param_check(&ev.param);
 }

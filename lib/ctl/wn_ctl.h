@@ -300,7 +300,8 @@ struct wn_ctl_modify_srq_req {
 
 /* ---- QP ---- */
 enum wn_ctl_qp_type {
-	WN_CTL_QPT_RC = 2, /**< IBV_QPT_RC: the only type an RNIC offers */
+	WN_CTL_QPT_RC = 2, /**< IBV_QPT_RC: the type an RNIC offers */
+	WN_CTL_QPT_UD = 4, /**< IBV_QPT_UD: unreliable datagrams, a warpnic extension over UDP */
 };
 struct wn_ctl_create_qp_req {
 	uint32_t pd;
@@ -333,6 +334,9 @@ enum wn_ctl_qp_state {
 /** MODIFY_QP mask bits (IBV_QP_* subset, same values). */
 #define WN_CTL_QP_STATE          (1u << 0)
 #define WN_CTL_QP_ACCESS_FLAGS   (1u << 3)
+#define WN_CTL_QP_PKEY_INDEX     (1u << 4)  /**< UD: @c ud.pkey_index */
+#define WN_CTL_QP_PORT           (1u << 5)  /**< UD: @c ud.port_num */
+#define WN_CTL_QP_QKEY           (1u << 6)  /**< UD: @c ud.qkey */
 #define WN_CTL_QP_AV             (1u << 7)  /**< the peer's address: @c dgid, @c sgid_index */
 #define WN_CTL_QP_PATH_MTU       (1u << 8)
 #define WN_CTL_QP_TIMEOUT        (1u << 9)
@@ -341,10 +345,11 @@ enum wn_ctl_qp_state {
 #define WN_CTL_QP_RQ_PSN         (1u << 12)
 #define WN_CTL_QP_MAX_QP_RD_ATOMIC (1u << 13)
 #define WN_CTL_QP_MIN_RNR_TIMER  (1u << 15)
-#define WN_CTL_QP_SQ_PSN         (1u << 16)
+#define WN_CTL_QP_SQ_PSN         (1u << 16) /**< RC: @c path.sq_psn; UD: @c ud.sq_psn */
 #define WN_CTL_QP_MAX_DEST_RD_ATOMIC (1u << 17)
 #define WN_CTL_QP_DEST_QPN       (1u << 20)
-#define WN_CTL_QP_MASK (WN_CTL_QP_STATE | WN_CTL_QP_ACCESS_FLAGS | WN_CTL_QP_AV | \
+#define WN_CTL_QP_MASK (WN_CTL_QP_STATE | WN_CTL_QP_ACCESS_FLAGS | WN_CTL_QP_PKEY_INDEX | \
+			WN_CTL_QP_PORT | WN_CTL_QP_QKEY | WN_CTL_QP_AV | \
 			WN_CTL_QP_PATH_MTU | WN_CTL_QP_TIMEOUT | WN_CTL_QP_RETRY_CNT | \
 			WN_CTL_QP_RNR_RETRY | WN_CTL_QP_RQ_PSN | WN_CTL_QP_MAX_QP_RD_ATOMIC | \
 			WN_CTL_QP_MIN_RNR_TIMER | WN_CTL_QP_SQ_PSN | \
@@ -376,6 +381,20 @@ struct wn_ctl_qp_path {
 };
 static_assert(sizeof(struct wn_ctl_qp_path) == 36, "wn_ctl_qp_path layout");
 
+/** The attributes a UD QP has, the ones the mask names. */
+#define WN_CTL_QP_UD_MASK (WN_CTL_QP_STATE | WN_CTL_QP_PKEY_INDEX | WN_CTL_QP_PORT | \
+			   WN_CTL_QP_QKEY | WN_CTL_QP_SQ_PSN)
+
+/** A UD QP's own attributes (IBV_QP_QKEY and friends). */
+struct wn_ctl_qp_ud {
+	uint32_t qkey;       /**< datagrams must carry it to be received (IBTA 10.2.5) */
+	uint32_t sq_psn;     /**< < 2^24; kept and reported, not used on the wire */
+	uint16_t pkey_index; /**< 0: the one P_Key (0xffff) */
+	uint8_t port_num;    /**< 1 */
+	uint8_t rsvd;
+};
+static_assert(sizeof(struct wn_ctl_qp_ud) == 12, "wn_ctl_qp_ud layout");
+
 struct wn_ctl_modify_qp_req {
 	uint32_t qp;
 	uint32_t mask;
@@ -383,9 +402,10 @@ struct wn_ctl_modify_qp_req {
 	uint32_t access;
 	uint32_t max_rd_atomic;      /**< ORD */
 	uint32_t max_dest_rd_atomic; /**< IRD */
-	struct wn_ctl_qp_path path;  /**< the IB path attributes the mask names */
+	struct wn_ctl_qp_path path;  /**< the IB path attributes the mask names (RC) */
+	struct wn_ctl_qp_ud ud;      /**< the UD attributes the mask names */
 };
-static_assert(sizeof(struct wn_ctl_modify_qp_req) == 60, "wn_ctl_modify_qp_req layout");
+static_assert(sizeof(struct wn_ctl_modify_qp_req) == 72, "wn_ctl_modify_qp_req layout");
 struct wn_ctl_qp_attr {
 	uint32_t qp_state;
 	uint32_t access;
@@ -399,12 +419,28 @@ struct wn_ctl_qp_attr {
 	uint32_t qpn;
 	uint32_t path_mask;          /**< the WN_CTL_QP_* path attributes ever set */
 	struct wn_ctl_qp_path path;  /**< their values */
+	uint32_t qp_type;            /**< enum wn_ctl_qp_type */
+	struct wn_ctl_qp_ud ud;      /**< UD QPs: their attributes */
 };
-static_assert(sizeof(struct wn_ctl_qp_attr) == 80, "wn_ctl_qp_attr layout");
+static_assert(sizeof(struct wn_ctl_qp_attr) == 96, "wn_ctl_qp_attr layout");
 
 /* ---- CM ---- */
 /** rdma_cm port spaces accepted by CM_CREATE_ID. */
 #define WN_CTL_PS_TCP 0x0106
+/** UD QPs through rdma_cm (SIDR-style resolution between warpnic instances). */
+#define WN_CTL_PS_UDP 0x0111
+/** The Q_Key rdma_cm gives the UD QPs of RDMA_PS_UDP ids (librdmacm's RDMA_UDP_QKEY). */
+#define WN_CTL_UDP_QKEY 0x01234567u
+/** Most private data of a UDP id's CONNECT (a SIDR REQ's, less rdma_cm's header). */
+#define WN_CTL_UDP_REQ_PD_MAX 180
+/** Most private data of a UDP id's ACCEPT or REJECT (a SIDR REP's). */
+#define WN_CTL_UDP_REP_PD_MAX 136
+/**
+ * Octets a UD message's datagram adds to it: an IPv6 header, UDP, and warpnic's UD header
+ * with immediate data (40 + 8 + 20). The port's active MTU (QUERY_PORT) is the largest IB MTU
+ * a message fits in with them: UD messages are bounded by it.
+ */
+#define WN_CTL_UD_OVERHEAD 68
 /** Event types, RDMA_CM_EVENT_* numbering. */
 enum wn_ctl_cm_event_type {
 	WN_CTL_CM_EV_ADDR_RESOLVED = 0,
@@ -434,7 +470,7 @@ static_assert(sizeof(struct wn_ctl_conn_param) == 16 + WN_CTL_PD_MAX, "conn_para
 
 struct wn_ctl_cm_create_id_req {
 	uint32_t channel;
-	uint32_t ps;     /**< WN_CTL_PS_TCP */
+	uint32_t ps;     /**< WN_CTL_PS_TCP or WN_CTL_PS_UDP */
 	uint64_t cookie; /**< client's id context, echoed in events */
 };
 struct wn_ctl_cm_addr_req {
@@ -463,9 +499,11 @@ struct wn_ctl_cm_event {
 	uint64_t cookie; /**< cookie of the id (CONNECT_REQUEST: the listener's) */
 	struct wn_ctl_addr src;
 	struct wn_ctl_addr dst;
+	uint32_t qpn;    /**< UDP ids' ESTABLISHED: the passive side's QP number */
+	uint32_t qkey;   /**< ... and its Q_Key */
 	struct wn_ctl_conn_param param;
 };
-static_assert(sizeof(struct wn_ctl_cm_event) == 24 + 48 + sizeof(struct wn_ctl_conn_param),
+static_assert(sizeof(struct wn_ctl_cm_event) == 24 + 48 + 8 + sizeof(struct wn_ctl_conn_param),
 	      "cm_event layout");
 
 /**

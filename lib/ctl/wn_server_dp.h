@@ -46,7 +46,8 @@ enum wn_server_dp_type {
 	WN_SERVER_DP_SRQ_CREATE,    /**< obj: struct wn_server_dp_srq */
 	WN_SERVER_DP_SRQ_DESTROY,   /**< ack with DONE */
 	WN_SERVER_DP_QP_CREATE,     /**< obj: struct wn_server_dp_qp */
-	WN_SERVER_DP_QP_MODIFY,     /**< obj: struct wn_server_dp_qp, new state in u.qp_state */
+	WN_SERVER_DP_QP_MODIFY,     /**< obj: struct wn_server_dp_qp, new state in u.qp_state
+				     *   (a UD QP: u.ud, on every modify) */
 	WN_SERVER_DP_QP_DESTROY,    /**< ack with DONE */
 	WN_SERVER_DP_CM_LISTEN,     /**< u.cm: id, src */
 	WN_SERVER_DP_CM_CONNECT,    /**< u.cm: id, qp, src, dst, param */
@@ -104,6 +105,7 @@ struct wn_server_dp_qp {
 	uint32_t qpn;
 	uint32_t pd;
 	uint32_t state;    /**< enum wn_ctl_qp_state */
+	uint32_t qp_type;  /**< enum wn_ctl_qp_type */
 	struct wn_server_dp_cq *send_cq;
 	struct wn_server_dp_cq *recv_cq;
 	struct wn_server_dp_srq *srq; /**< NULL: the QP's own RQ */
@@ -121,9 +123,15 @@ struct wn_server_dp_msg {
 	union {
 		uint32_t qp_state;
 		struct {
+			uint32_t state; /**< the same word as @c qp_state */
+			uint32_t qkey;  /**< the QP's Q_Key */
+		} ud;               /**< QP_MODIFY of a UD QP */
+		struct {
 			uint32_t id;
 			uint32_t conn; /**< passive ids: the dataplane's key from CONNECT_REQUEST */
 			uint32_t qp;
+			uint32_t ps;  /**< the id's port space: WN_CTL_PS_TCP (connections) or
+				       *   WN_CTL_PS_UDP (SIDR-style resolution, shard 0) */
 			uint32_t llp; /**< CONNECT/LISTEN: enum wn_ctl_llp of the id's client
 				       *   (WN_CTL_LLP_DEFAULT: the dataplane's choice) */
 			struct wn_ctl_addr src;

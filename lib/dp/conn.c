@@ -601,6 +601,8 @@ cm_destroy(struct wn_dp *dp, struct wn_server_dp_msg *m)
 void
 dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
+	if (dp_ud_cm_msg(dp, m))
+		return; /* rdma_cm's UDP port space (shard 0) */
 	switch (m->type) {
 	case WN_SERVER_DP_CM_LISTEN:
 		cm_listen(dp, m);

@@ -20,6 +20,11 @@ local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 	case WN_SERVER_DP_QP_MODIFY: {
 		struct dp_qp *qp = dp_obj(dp, m->handle, DPO_QP);
 
+		/* a UD QP's state is the program's to set (with its Q_Key) */
+		if (qp != NULL && qp->ud != NULL) {
+			dp_qp_ud_modify(dp, qp, m->u.ud.state, m->u.ud.qkey);
+			break;
+		}
 		/* RTS comes from the connection itself; Error tears it down and flushes */
 		if (qp != NULL && m->u.qp_state == WN_CTL_QPS_ERR) {
 			if (qp->conn != NULL)
@@ -187,11 +192,17 @@ dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		return;
 	}
 	case WN_SERVER_DP_CM_LISTEN:
+		if (m->u.cm.ps == WN_CTL_PS_UDP) {
+			/* rdma_cm's UDP port space lives on shard 0 with the UD QPs (dp_ud.c) */
+			owner_set(dp, m->u.cm.id, 0);
+			forward(dp, 0, m);
+			return;
+		}
 		owner_set(dp, m->u.cm.id, DP_OWNER_LISTEN);
 		broadcast(dp, m);
 		return;
 	case WN_SERVER_DP_CM_CONNECT:
-		to = dp_steer(g, &m->u.cm.src, &m->u.cm.dst);
+		to = m->u.cm.ps == WN_CTL_PS_UDP ? 0 : dp_steer(g, &m->u.cm.src, &m->u.cm.dst);
 		owner_set(dp, m->u.cm.id, to);
 		qp_owner_set(dp, m->u.cm.qp, to);
 		forward(dp, to, m);

@@ -34,6 +34,7 @@
 #include <rte_tailq.h>
 
 #include "wn_cm.h"
+#include "wn_cm_sidr.h"
 #include "wn_dp.h"
 #include "wn_dp_embed.h"
 #include "wn_llp.h"
@@ -46,6 +47,7 @@
 #include "wn_sctp.h"
 #include "wn_server_dp.h"
 #include "wn_tcp.h"
+#include "wn_ud.h"
 
 #define DP_BURST 32
 /* Flushing of QPs in Error, deferred frees and deregistrations run at most this often. */
@@ -124,6 +126,7 @@ struct dp_qp {
 	struct dp_cq *scq, *rcq;
 	struct dp_srq *srq;
 	struct wn_rnic_qp *eng;       /**< created when the connection reaches RDMA mode */
+	struct wn_ud_qp *ud;          /**< a UD QP's engine (dp_ud.c), from its creation */
 	struct dp_conn *conn;
 	struct wn_llp *llp;           /**< the stream the engine sends to (while active) */
 	TAILQ_ENTRY(dp_qp) next;      /**< in dp->active while it has an engine */
@@ -240,6 +243,8 @@ struct wn_dp {
 	uint32_t n_dereg, cap_dereg;
 	uint64_t last_tick;
 	struct dp_embed *emb;         /**< embedded applications' CM events (embed.c), or NULL */
+	struct dp_ud *ud;             /**< shard 0: UD QPs, the UD port, rdma_cm's UDP port
+				       *   space (dp_ud.c); NULL elsewhere */
 	/* idle policy (idle.c), wake-ups of other shards (steer.c, bell.c) */
 	uint64_t last_work;           /**< when wn_dp_poll() last found work */
 	struct wn_queue_bell *bell;   /**< this shard's line of the group's bell page */
@@ -444,10 +449,34 @@ void dp_qps_sweep(struct wn_dp *dp);
 void dp_qps_free(struct wn_dp *dp);
 /** Flush what clients posted to QPs in Error (every tick). */
 void dp_errq_flush(struct wn_dp *dp);
+/** Shard 0: a UD QP's new state and Q_Key (QP_MODIFY's u.ud). */
+void dp_qp_ud_modify(struct wn_dp *dp, struct dp_qp *qp, uint32_t state, uint32_t qkey);
 /** A CQ's notification (its eventfd); @p dp for the counter, or NULL. */
 void dp_cq_notify(struct wn_dp *dp, struct wn_queue_ring *ring);
 /** Free every object (after the loops stopped). */
 void dp_objs_free(struct wn_dp_group *g);
+
+/* dp_ud.c: UD QPs and rdma_cm's UDP port space (shard 0) */
+struct dp_ud;
+/** Shard 0: the UD port bound, the SIDR exchanges, the QP number table. @return 0/-errno. */
+int dp_ud_create(struct wn_dp *dp);
+void dp_ud_free(struct wn_dp *dp);
+/** The largest UD message: the largest IB MTU that fits the MTU with its headers. */
+uint32_t dp_ud_max_msg(const struct wn_dp *dp);
+/** A UD QP's number in the table datagrams find it by. @return 0 or -errno. */
+int dp_ud_qp_add(struct wn_dp *dp, struct dp_qp *qp);
+/** ... and out of it (@p dp NULL: nothing). */
+void dp_ud_qp_del(struct wn_dp *dp, struct dp_qp *qp);
+/** A UD QP's Sends out, up to @p budget (RTS), or its postings flushed (Error). @return how many. */
+unsigned int dp_ud_tx(struct wn_dp *dp, struct dp_qp *qp, unsigned int budget);
+/** A CM message of a UDP id (or a SIDR token): handled, @return true. */
+bool dp_ud_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
+/** The SIDR timers (every tick). */
+void dp_ud_tick(struct wn_dp *dp);
+/** When dp_ud_tick() has work next (UINT64_MAX: never). */
+uint64_t dp_ud_next_timer(const struct wn_dp *dp);
+/** The SIDR counters into @p st. */
+void dp_ud_stats(const struct wn_dp *dp, struct wn_dp_stats *st);
 
 /* bell.c: the shards' doorbells */
 /** The group's bell page and one eventfd per shard. @return 0 or -errno. */

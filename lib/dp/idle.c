@@ -79,6 +79,10 @@ sleep_budget(struct wn_dp *dp, bool rx_wake)
 	if (t <= dp->now)
 		return 0;
 	budget = RTE_MIN(budget, t - dp->now);
+	/* rdma_cm's UDP exchanges: a SIDR REQ sent again, a kept REP dropped (dp_ud.c) */
+	t = dp_ud_next_timer(dp);
+	if (t != UINT64_MAX)
+		budget = RTE_MIN(budget, t <= dp->now ? 1 : t - dp->now);
 	/* the tick's work: QPs in Error flush what clients post, deregistrations wait; a
 	 * stream held for a receive rechecks its SRQ and its time limit */
 	if (!TAILQ_EMPTY(&dp->errq) || dp->n_dereg != 0 || dp->st.rnr_held != 0 ||

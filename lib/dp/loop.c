@@ -141,6 +141,7 @@ tick(struct wn_dp *dp)
 	dp_errq_flush(dp);
 	dp_conns_reap(dp);
 	dp_qps_sweep(dp);
+	dp_ud_tick(dp);
 	dp_dma_tx_reclaim(dp);
 	if (dp->idx == 0) {
 		dp_zc_tick(dp);

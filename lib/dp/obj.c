@@ -58,6 +58,12 @@ cq_of_ring(struct wn_queue_ring *r)
 	return (struct dp_cq *)((uint8_t *)r - offsetof(struct dp_cq, prod));
 }
 
+static struct dp_srq *
+srq_of_ring(struct wn_queue_ring *r)
+{
+	return (struct dp_srq *)((uint8_t *)r - offsetof(struct dp_srq, cons));
+}
+
 /* ---------------------------------------------------------------- QP engines */
 
 void
@@ -266,6 +272,8 @@ mark_slot(void *arg, uint32_t slot)
 		errq_due(dp, qp);
 }
 
+static void ready_park(struct wn_dp *dp, struct dp_qp *qp);
+
 /*
  * Stop polling @p qp if it has nothing to do: no held stream, a stream that takes ULPDUs,
  * fewer ULPDUs sent than the budget, an engine with nothing under way, and an SQ that stays
@@ -277,10 +285,40 @@ park_maybe(struct wn_dp *dp, struct dp_qp *qp, unsigned int sent, bool tx_ready)
 	if (qp->slot == 0 || qp->rx_held || !tx_ready || sent >= DP_BURST ||
 	    !wn_rnic_tx_idle(qp->eng) || !wn_queue_cons_idle_enter(&qp->sq))
 		return;
+	ready_park(dp, qp);
+}
+
+/* Stop polling @p qp (a UD QP or one whose engine is idle). */
+static void
+ready_park(struct wn_dp *dp, struct dp_qp *qp)
+{
 	TAILQ_REMOVE(&dp->ready, qp, rnext);
 	qp->on_ready = false;
 	dp->st.qps_ready--;
 	dp->st.qp_parks++;
+}
+
+/*
+ * A UD QP: its Sends (RTS) or flushes (Error); parked once its rings stay empty (its client
+ * marks it when it posts), at once in the states that send nothing (RESET, INIT, RTR, SQD:
+ * the move to RTS brings it back).
+ */
+static unsigned int
+ud_poll(struct wn_dp *dp, struct dp_qp *qp)
+{
+	enum wn_ud_qp_state st = wn_ud_qp_state(qp->ud);
+	unsigned int n = 0;
+
+	if (st == WN_UD_QPS_RTS || st == WN_UD_QPS_ERROR) {
+		n = dp_ud_tx(dp, qp, DP_BURST);
+		dp->st.qp_polls++;
+		if (n >= DP_BURST || qp->slot == 0 || !wn_queue_cons_idle_enter(&qp->sq) ||
+		    (st == WN_UD_QPS_ERROR && qp->srq == NULL &&
+		     !wn_queue_cons_idle_enter(&qp->rq)))
+			return n;
+	}
+	ready_park(dp, qp);
+	return n;
 }
 
 unsigned int
@@ -293,6 +331,10 @@ dp_qps_poll(struct wn_dp *dp)
 	if (dp->rmap != NULL && dp->slot_qp != NULL)
 		dp->st.qp_marks += wn_queue_ready_take(dp->rmap, mark_slot, dp);
 	RTE_TAILQ_FOREACH_SAFE(qp, &dp->ready, rnext, tmp) {
+		if (qp->ud != NULL) {
+			work += ud_poll(dp, qp);
+			continue;
+		}
 		if (qp->rx_held)
 			work += dp_qp_rx_retry(dp, qp);
 		tx_ready = qp->llp != NULL && wn_llp_tx_ready(qp->llp);
@@ -571,6 +613,11 @@ dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
 	assert(!qp->on_ready);
 	if (qp->eng != NULL)
 		engine_destroy(dp, qp);
+	if (qp->ud != NULL) {
+		dp_ud_qp_del(dp, qp);
+		wn_ud_qp_destroy(qp->ud);
+		qp->ud = NULL;
+	}
 	if (dp != NULL)
 		slot_put(dp, qp);
 	cq_put(dp, qp->scq);
@@ -620,6 +667,90 @@ dp_qp_init(struct dp_qp *qp, struct wn_server_dp_qp *d, struct dp_cq *scq, struc
 	return 0;
 }
 
+/* A UD QP's engine's events (its CQs' notifications and overflows, its SRQ's limit). */
+static void
+ud_event(void *arg, struct wn_ud_qp *uqp, const struct wn_ud_event *ev)
+{
+	struct wn_dp *dp = arg;
+
+	(void)uqp;
+	switch (ev->type) {
+	case WN_UD_EV_CQ_NOTIFY:
+		dp_cq_notify(dp, ev->cq);
+		break;
+	case WN_UD_EV_CQ_OVERFLOW:
+		dp_async_event(dp, cq_of_ring(ev->cq)->handle, WN_CTL_ASYNC_CQ_ERR, 0);
+		break;
+	case WN_UD_EV_SRQ_LIMIT:
+		dp_async_event(dp, srq_of_ring(ev->srq)->handle, WN_CTL_ASYNC_SRQ_LIMIT_REACHED, 0);
+		break;
+	}
+}
+
+/*
+ * A UD QP gets its engine when it is created, in RESET, and lives on shard 0 (dp_ud.c):
+ * active from the start (its client marks its SQ, the sweep looks at it), polled from RTS.
+ */
+static int
+ud_attach(struct wn_dp *dp, struct dp_qp *qp)
+{
+	bool shared = dp->g->n > 1;
+	struct wn_ud_qp_conf uc;
+	int ret;
+
+	memset(&uc, 0, sizeof(uc));
+	uc.qpn = qp->d->qpn;
+	uc.pd = qp->d->pd;
+	uc.mem = dp->c.mem;
+	uc.sq = &qp->sq;
+	uc.rq = qp->srq == NULL ? &qp->rq : NULL;
+	uc.srq = qp->srq != NULL ? &qp->srq->cons : NULL;
+	uc.scq = &qp->scq->prod;
+	uc.rcq = &qp->rcq->prod;
+	uc.scq_lock = shared ? &qp->scq->lock : NULL;
+	uc.rcq_lock = shared ? &qp->rcq->lock : NULL;
+	uc.srq_lock = shared && qp->srq != NULL ? &qp->srq->lock : NULL;
+	uc.sq_sig_all = qp->d->sq_sig_all != 0;
+	uc.max_msg = dp_ud_max_msg(dp);
+	uc.event = ud_event;
+	uc.event_arg = dp;
+	qp->ud = wn_ud_qp_create(&uc);
+	if (qp->ud == NULL)
+		return -1;
+	ret = dp_ud_qp_add(dp, qp);
+	if (ret < 0) {
+		wn_ud_qp_destroy(qp->ud);
+		qp->ud = NULL;
+		errno = -ret;
+		return -1;
+	}
+	qp->owner = 0;
+	TAILQ_INSERT_TAIL(&dp->active, qp, next);
+	qp->active = true;
+	wn_queue_cons_bell_set(&qp->sq, dp->idx + 1u);
+	slot_take(dp, qp);
+	return 0;
+}
+
+void
+dp_qp_ud_modify(struct wn_dp *dp, struct dp_qp *qp, uint32_t state, uint32_t qkey)
+{
+	bool err = state == WN_CTL_QPS_ERR;
+
+	wn_ud_qp_set_qkey(qp->ud, qkey);
+	if (wn_ud_qp_set_state(qp->ud, (enum wn_ud_qp_state)state) != 0)
+		return;
+	/* in Error its receives are flushed too: a receive posted then marks it as a Send does */
+	if (qp->srq == NULL) {
+		wn_queue_cons_ready_set(&qp->rq, err ? qp->slot : 0);
+		wn_queue_cons_bell_set(&qp->rq, err && qp->slot != 0 ? dp->idx + 1u : 0);
+		if (!err)
+			wn_queue_cons_idle_exit(&qp->rq);
+	}
+	if (state == WN_CTL_QPS_RTS || err)
+		dp_qp_ready(dp, qp);
+}
+
 void
 dp_qp_create(struct wn_dp *dp, struct wn_server_dp_qp *d)
 {
@@ -632,6 +763,11 @@ dp_qp_create(struct wn_dp *dp, struct wn_server_dp_qp *d)
 		       d->srq != NULL ? dp_obj(dp, d->srq->handle, DPO_SRQ) : NULL) != 0) {
 		DP_LOG(ERR, "QP %u: bad descriptor\n", d->handle);
 		free(qp);
+		return;
+	}
+	if (d->qp_type == WN_CTL_QPT_UD && ud_attach(dp, qp) != 0) {
+		DP_LOG(ERR, "UD QP %u: %s\n", d->qpn, strerror(errno));
+		dp_qp_free(dp, qp, false);
 		return;
 	}
 	if (obj_add(dp, d->handle, qp) < 0)
@@ -741,6 +877,7 @@ dp_objs_free(struct wn_dp_group *g)
 			continue;
 		if (qp->eng != NULL)
 			engine_destroy(NULL, qp);
+		wn_ud_qp_destroy(qp->ud);
 		objs[i] = NULL;
 		free(qp);
 	}

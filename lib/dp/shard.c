@@ -111,7 +111,7 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	tc.rcvbuf = conf->sockbuf;
 	tc.mtu = conf->mtu;
 	dp->tcp = wn_tcp_ctx_create(&tc);
-	if (dp->tcp == NULL || dp_llp_create(dp) != 0)
+	if (dp->tcp == NULL || dp_llp_create(dp) != 0 || (idx == 0 && dp_ud_create(dp) != 0))
 		return NULL;
 	dp_conns_init(dp);
 	dp->next_token = 1;
@@ -189,6 +189,7 @@ shard_free(struct wn_dp *dp)
 		dp_msgq_free(&dp->fwd_wait[i]);
 	dp_embed_free(dp); /* its listeners are the lower layer's */
 	dp_ib_unlisten(dp);
+	dp_ud_free(dp);
 	dp_llp_free(dp);
 	wn_tcp_ctx_free(dp->tcp);
 	wn_netif_free(dp->nif);

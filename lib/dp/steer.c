@@ -13,6 +13,7 @@
 #include <rte_tcp.h>
 
 #include "dp_priv.h"
+#include "wn_wire_ud.h"
 
 void
 wn_dp_ep_of_ctl(const struct wn_ctl_addr *a, struct wn_llp_ep *e)
@@ -74,10 +75,19 @@ dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
 
 enum { STEER_BCAST = 0xffff };
 
+/* A UDP datagram to the UD port: shard 0's, with every UD QP (dp_ud.c). */
+static bool
+steer_ud(const struct wn_dp *dp, const uint8_t *l4)
+{
+	uint16_t port = dp->c.ud_port != 0 ? dp->c.ud_port : WN_UD_PORT;
+
+	return (uint16_t)(l4[2] << 8 | l4[3]) == port;
+}
+
 /*
  * Which shard a frame belongs to: the owner of its TCP flow (or SCTP association: its
- * ports sit where TCP's do), every shard for ARP and NDP (neighbour tables, DAD), this
- * shard for the rest (ICMP and ICMPv6 echo, fragments).
+ * ports sit where TCP's do), shard 0 for datagrams to the UD port, every shard for ARP and
+ * NDP (neighbour tables, DAD), this shard for the rest (ICMP and ICMPv6 echo, fragments).
  */
 static uint16_t
 steer_frame(const struct wn_dp *dp, const struct rte_mbuf *m)
@@ -96,6 +106,10 @@ steer_frame(const struct wn_dp *dp, const struct rte_mbuf *m)
 		const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eh + 1);
 		uint32_t hl = (ip->version_ihl & 0xf) * 4u;
 
+		if (ip->next_proto_id == IPPROTO_UDP && hl >= 20 &&
+		    rte_pktmbuf_data_len(m) >= sizeof(*eh) + hl + 4 &&
+		    steer_ud(dp, (const uint8_t *)ip + hl))
+			return 0;
 		if ((ip->next_proto_id != IPPROTO_TCP && ip->next_proto_id != IPPROTO_SCTP) ||
 		    hl < 20 ||
 		    (rte_be_to_cpu_16(ip->fragment_offset) &
@@ -117,6 +131,8 @@ steer_frame(const struct wn_dp *dp, const struct rte_mbuf *m)
 
 			return t >= 133 && t <= 137 ? STEER_BCAST : dp->idx;
 		}
+		if (ip6->proto == IPPROTO_UDP && steer_ud(dp, (const uint8_t *)(ip6 + 1)))
+			return 0;
 		if (ip6->proto != IPPROTO_TCP && ip6->proto != IPPROTO_SCTP)
 			return dp->idx;
 		l.addr.family = r.addr.family = WN_AF_INET6;

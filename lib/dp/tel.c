@@ -77,6 +77,7 @@ stats_collect(struct wn_dp *dp)
 	dp->st.copy_staged = ls.copy_staged;
 	dp->st.copy_small = ls.copy_small;
 	dp->st.copy_other = ls.copy_other;
+	dp_ud_stats(dp, &dp->st);
 }
 
 void
@@ -100,6 +101,24 @@ dp_tel_refresh(struct wn_dp *dp)
 			break;
 		dp->tel_qp[n].handle = qp->handle;
 		dp->tel_qp[n].qpn = qp->d->qpn;
+		if (qp->ud != NULL) {
+			/* a UD QP: its verbs state, its messages where an RC QP's ULPDUs go */
+			struct wn_ud_stats us;
+
+			wn_ud_qp_stats(qp->ud, &us);
+			memset(&dp->tel_qp[n].s, 0, sizeof(dp->tel_qp[n].s));
+			dp->tel_qp[n].state = wn_ud_qp_state(qp->ud);
+			dp->tel_qp[n].conn_state = WN_CM_CLOSED;
+			dp->tel_qp[n].llp = "ud";
+			dp->tel_qp[n].s.rx_ulpdu = us.rx_msgs;
+			dp->tel_qp[n].s.tx_ulpdu = us.tx_msgs;
+			dp->tel_qp[n].s.rx_bytes_placed = us.rx_bytes;
+			dp->tel_qp[n].s.tx_payload = us.tx_bytes;
+			dp->tel_qp[n].s.cqe = us.cqe;
+			dp->tel_qp[n].s.wqe_flushed = us.wqe_flushed;
+			n++;
+			continue;
+		}
 		dp->tel_qp[n].state = wn_rnic_qp_state(qp->eng);
 		dp->tel_qp[n].conn_state = qp->conn != NULL ? wn_cm_state(&qp->conn->ep)
 							    : WN_CM_CLOSED;
@@ -224,6 +243,24 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(sctp_errors);
 	ADD(sctp_terms_sent);
 	ADD(sctp_terms_recv);
+	ADD(ud_tx_msgs);
+	ADD(ud_tx_drop);
+	ADD(ud_tx_nombuf);
+	ADD(ud_loopback);
+	ADD(ud_rx_msgs);
+	ADD(ud_rx_noqp);
+	ADD(ud_rx_drop_qkey);
+	ADD(ud_rx_drop_norecv);
+	ADD(ud_rx_drop_state);
+	ADD(ud_rx_bad);
+	ADD(ud_rx_sidr);
+	ADD(sidr_req_tx);
+	ADD(sidr_req_rx);
+	ADD(sidr_rep_tx);
+	ADD(sidr_rep_rx);
+	ADD(sidr_req_retx);
+	ADD(sidr_timeouts);
+	ADD(sidr_unsupported);
 }
 
 /* every wn_tcp_stats field is a uint64_t counter: sum them all */
@@ -346,6 +383,24 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, sctp_errors);
 	TEL_U64(d, s, sctp_terms_sent);
 	TEL_U64(d, s, sctp_terms_recv);
+	TEL_U64(d, s, ud_tx_msgs);
+	TEL_U64(d, s, ud_tx_drop);
+	TEL_U64(d, s, ud_tx_nombuf);
+	TEL_U64(d, s, ud_loopback);
+	TEL_U64(d, s, ud_rx_msgs);
+	TEL_U64(d, s, ud_rx_noqp);
+	TEL_U64(d, s, ud_rx_drop_qkey);
+	TEL_U64(d, s, ud_rx_drop_norecv);
+	TEL_U64(d, s, ud_rx_drop_state);
+	TEL_U64(d, s, ud_rx_bad);
+	TEL_U64(d, s, ud_rx_sidr);
+	TEL_U64(d, s, sidr_req_tx);
+	TEL_U64(d, s, sidr_req_rx);
+	TEL_U64(d, s, sidr_rep_tx);
+	TEL_U64(d, s, sidr_rep_rx);
+	TEL_U64(d, s, sidr_req_retx);
+	TEL_U64(d, s, sidr_timeouts);
+	TEL_U64(d, s, sidr_unsupported);
 }
 
 static int

@@ -155,6 +155,12 @@ struct wn_dp_conf {
 	 */
 	uint16_t ib_port;
 	/**
+	 * The UDP port UD QPs' datagrams and rdma_cm's UDP port space go between warpnic
+	 * instances on (wn_wire_ud.h; 0: WN_UD_PORT, 4793). Every instance of a network must
+	 * use the same one.
+	 */
+	uint16_t ud_port;
+	/**
 	 * Called by shard 0 every iteration and when the port's transmit queue is full (NULL:
 	 * nothing): a port that needs polling to move frames, e.g. the fault injector's face.
 	 */
@@ -244,6 +250,23 @@ struct wn_dp_stats {
 	uint64_t sctp_rx_ulpdus, sctp_tx_ulpdus; /**< DDP segments received and sent */
 	uint64_t sctp_errors;                  /**< session control or DDP-SSN errors */
 	uint64_t sctp_terms_sent, sctp_terms_recv; /**< session Terminates */
+	/* unreliable datagrams (dp_ud.c, shard 0) */
+	uint64_t ud_tx_msgs;         /**< UD messages sent (datagrams built) */
+	uint64_t ud_tx_drop;         /**< ... lost on the way out: no route, no address of the
+				      *   destination's family, or lib/net refused it */
+	uint64_t ud_tx_nombuf;       /**< Sends put off for want of an mbuf (sent later) */
+	uint64_t ud_loopback;        /**< ... to an address of ours: never on the wire */
+	uint64_t ud_rx_msgs;         /**< UD messages placed into a receive */
+	uint64_t ud_rx_noqp;         /**< datagrams for a QP number that is not a UD QP here */
+	uint64_t ud_rx_drop_qkey;    /**< ... whose Q_Key was not their QP's (IBTA 10.2.5) */
+	uint64_t ud_rx_drop_norecv;  /**< ... that found no receive posted */
+	uint64_t ud_rx_drop_state;   /**< ... for a QP not in RTR/RTS/SQD (or a corrupt ring) */
+	uint64_t ud_rx_bad;          /**< datagrams to the UD port that do not decode */
+	uint64_t ud_rx_sidr;         /**< SIDR messages received (rdma_cm's UDP port space) */
+	uint64_t sidr_req_tx, sidr_req_rx, sidr_rep_tx, sidr_rep_rx;
+	uint64_t sidr_req_retx;      /**< SIDR REQs sent again (no REP yet) */
+	uint64_t sidr_timeouts;      /**< connects on UDP ids that got no REP: UNREACHABLE */
+	uint64_t sidr_unsupported;   /**< requests no listener took (REP UNSUPPORTED) */
 };
 
 /**

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* lib/net internals shared by its files (netif.c, neigh.c, rx.c, output.c, l2.c). */
+/* lib/net internals shared by its files (netif.c, neigh.c, rx.c, output.c, l2.c, net_udp.c). */
 #ifndef NET_PRIV_H
 #define NET_PRIV_H
 
@@ -74,6 +74,11 @@ struct wn_netif {
 		wn_net_proto_rx_fn fn;
 		void *arg;
 	} hooks[WN_NETIF_MAX_PROTO_HOOKS]; /**< fn NULL: a free slot */
+	struct {
+		uint16_t port;
+		wn_net_udp_rx_fn fn;
+		void *arg;
+	} udp[WN_NET_UDP_PORTS];           /**< UDP ports bound (net_udp.c); fn NULL: free */
 
 	struct rte_ip_frag_tbl *frag_tbl; /**< NULL: reassembly off */
 	struct rte_ip_frag_death_row dr;
@@ -109,6 +114,7 @@ void neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ethe
 void neigh_delete(struct wn_netif *nif, struct neigh *n);
 
 /* output.c */
+uint16_t net_chain_raw_cksum(const struct rte_mbuf *m, uint32_t off, uint32_t len);
 uint16_t net_tcp_phdr_cksum(const void *l3);
 void net_tx_cksum_complete(struct rte_mbuf *m);
 void net_rx_cksum_complete(struct rte_mbuf *m);

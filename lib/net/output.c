@@ -73,8 +73,8 @@ wn_net_ip_prepend(struct rte_mbuf *m, const struct wn_ip_addr *src,
  * that starts at an odd offset, losing its carries: chains with odd-length segments (zero-copy
  * transmit, lib/tcp) got wrong checksums. Here each partial sum is folded first.
  */
-static uint16_t
-chain_raw_cksum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
+uint16_t
+net_chain_raw_cksum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 {
 	uint32_t sum = 0, done = 0;
 
@@ -102,7 +102,7 @@ chain_raw_cksum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 static uint16_t
 chain_l4_cksum(const struct rte_mbuf *m, uint32_t l3, uint16_t phdr)
 {
-	uint32_t c = (uint32_t)chain_raw_cksum(m, l3, rte_pktmbuf_pkt_len(m) - l3) + phdr;
+	uint32_t c = (uint32_t)net_chain_raw_cksum(m, l3, rte_pktmbuf_pkt_len(m) - l3) + phdr;
 
 	c = ((c & 0xffff0000) >> 16) + (c & 0xffff);
 	c = ((c & 0xffff0000) >> 16) + (c & 0xffff);
@@ -242,7 +242,7 @@ net_rx_cksum_complete(struct rte_mbuf *m)
 		return;
 	th->cksum = 0;
 	{
-		uint32_t c = (uint32_t)chain_raw_cksum(m, l4, need - l4) +
+		uint32_t c = (uint32_t)net_chain_raw_cksum(m, l4, need - l4) +
 			     net_tcp_phdr_cksum(ip);
 
 		c = (c >> 16) + (c & 0xffff);

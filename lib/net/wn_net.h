@@ -203,6 +203,10 @@ struct wn_net_stats {
 	uint64_t dad_looped;       /**< our own DAD probes received back (nonce, RFC 7527) */
 	uint64_t na_conflicts;     /**< advertisements of one of our usable addresses by another
 				    *   node (RFC 4862 §5.4.4: logged, the address kept) */
+	uint64_t rx_udp;           /**< UDP datagrams handed to a bound port (wn_net_udp_bind) */
+	uint64_t rx_drop_udp;      /**< UDP datagrams with a bad length or checksum */
+	uint64_t rx_drop_udp_port; /**< UDP datagrams to a port nothing is bound to */
+	uint64_t tx_udp;           /**< UDP datagrams built (wn_net_udp_prepend) */
 };
 
 struct wn_netif;
@@ -309,6 +313,60 @@ typedef void (*wn_net_proto_rx_fn)(void *arg, struct rte_mbuf *m, uint64_t now);
  * Owning lcore.
  */
 int wn_netif_proto_rx(struct wn_netif *nif, uint8_t proto, wn_net_proto_rx_fn fn, void *arg);
+
+/** Most UDP ports bound on one netif. */
+#define WN_NET_UDP_PORTS 4
+
+/** What the IP and UDP headers of a received datagram said (wn_net_udp_bind). */
+struct wn_net_udp_info {
+	struct wn_ip_addr src;     /**< the sender's address */
+	struct wn_ip_addr dst;     /**< ours */
+	uint16_t sport, dport;     /**< host order */
+	uint8_t ttl;               /**< IPv4 TTL, IPv6 hop limit */
+	uint8_t tclass;            /**< IPv4 type of service, IPv6 traffic class */
+	uint32_t flow;             /**< IPv6 flow label (0 for IPv4) */
+	uint32_t len;              /**< UDP payload octets */
+};
+
+/**
+ * A UDP datagram for a bound port: @p m has its IP header at the data offset, l3_len set
+ * (l4_len = 8: the payload starts at l3_len + 8, @p info->len octets, which may span
+ * segments); the length and checksum are checked. The function owns @p m.
+ */
+typedef void (*wn_net_udp_rx_fn)(void *arg, struct rte_mbuf *m,
+				 const struct wn_net_udp_info *info, uint64_t now);
+
+/**
+ * Deliver UDP datagrams to @p port (host order) to @p fn from inside wn_net_rx_bulk() (IP
+ * protocol 17 through the receive hooks: it takes one of WN_NETIF_MAX_PROTO_HOOKS while a
+ * port is bound). Datagrams to other ports are dropped and counted (rx_drop_udp_port), as
+ * are those whose UDP length or checksum is wrong (rx_drop_udp: RFC 768; RFC 8200 §8.1, an
+ * IPv6 datagram without a checksum). @p fn NULL unbinds.
+ * @return 0, -EEXIST (bound already), -ENOENT (unbinding a port not bound), -ENOSPC
+ *   (WN_NET_UDP_PORTS, or no free receive hook). Owning lcore.
+ */
+int wn_net_udp_bind(struct wn_netif *nif, uint16_t port, wn_net_udp_rx_fn fn, void *arg);
+
+/**
+ * Take one UDP datagram as received (IP header at the data offset, l3_len set: what a
+ * receive hook gets, or a datagram wn_net_udp_prepend() built for one of our own addresses):
+ * checks and delivery as for one received from the port (wn_net_udp_bind). A checksum is
+ * not verified when @p m carries RTE_MBUF_F_RX_L4_CKSUM_GOOD. Consumes @p m. Owning lcore.
+ */
+void wn_net_udp_input(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now);
+
+/**
+ * Make the UDP payload at @p m's data offset an IP datagram from @p src port @p sport to
+ * @p dst port @p dport (host order), with IPv4 type of service or IPv6 traffic class
+ * @p tclass and TTL or hop limit @p ttl (0: 64): UDP header with its checksum (RFC 768, over
+ * chains too; 0xffff for a sum of zero), IP header with its IPv4 header checksum
+ * (wn_net_output() fills them again when it sends: a datagram for one of our own addresses
+ * can go straight to wn_net_udp_input()). Counted in tx_udp when @p nif is not NULL.
+ * @return 0, -EINVAL (families differ, too long) or -ENOSPC (no headroom). Any lcore.
+ */
+int wn_net_udp_prepend(struct wn_netif *nif, struct rte_mbuf *m, const struct wn_ip_addr *src,
+		       uint16_t sport, const struct wn_ip_addr *dst, uint16_t dport,
+		       uint8_t tclass, uint8_t ttl);
 
 /**
  * Receive a burst of frames (@p n frames in @p pkts of netif @p nif at time @p now). ARP, ICMP echo and NDP are consumed (replies are queued for

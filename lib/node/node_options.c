@@ -35,7 +35,7 @@ enum {
 	O_IP = 256, O_GW, O_PORT, O_MTU, O_MBUFS, O_NOOFF, O_PCAP, O_IMPAIR, O_NETDEV,
 	O_IDLEMODE, O_IDLESPIN, O_IDLE, O_CTL, O_CTLMODE, O_CTLGROUP, O_NAME, O_MAXMR, O_MAXMRSZ,
 	O_DAEMON, O_PIDFILE, O_MAXC, O_SOCKBUF, O_STAGED, O_ZC, O_ZCMIN, O_REV, O_MARKERS,
-	O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_RNR, O_IBPORT, O_LLP, O_CONFIG, O_HELP,
+	O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_RNR, O_IBPORT, O_LLP, O_UDPORT, O_CONFIG, O_HELP,
 };
 
 /* One option. @form is the value's form for --help and for error messages (NULL: a flag). */
@@ -162,6 +162,10 @@ static const struct opt opts[] = {
 	SPECIAL("llp", O_LLP, "mpa|sctp", NULL,
 		"lower layer below DDP of connections whose program does not choose\n"
 		"(WARPNIC_LLP): MPA over TCP (default) or DDP over SCTP (RFC 5043)"),
+	NUM("ud-port", O_UDPORT, "PORT", NULL,
+	    "UDP port of UD QPs' datagrams and rdma_cm's UDP port space between warpnic\n"
+	    "instances, the same on every one (a warpnic extension; default 4793)",
+	    1, 65535, dp.ud_port, 1, 0),
 	SPECIAL("config", O_CONFIG, "FILE", "Files",
 		"read options from FILE: one per line, \"name value\" or \"name\", without\n"
 		"the dashes; \"eal ...\" lines add EAL options; '#' starts a comment"),

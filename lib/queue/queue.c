@@ -5,8 +5,9 @@
 
 #include "wn_queue.h"
 
-int
-wn_queue_swqe_validate(const struct wn_queue_ring *r, const struct wn_queue_swqe *w)
+/* Flags, SGE count and inline length against the ring's geometry. */
+static int
+swqe_shape(const struct wn_queue_ring *r, const struct wn_queue_swqe *w)
 {
 	if (w->flags & ~(WN_QUEUE_SEND_FENCE | WN_QUEUE_SEND_SIGNALED | WN_QUEUE_SEND_SOLICITED |
 			 WN_QUEUE_SEND_INLINE))
@@ -17,6 +18,14 @@ wn_queue_swqe_validate(const struct wn_queue_ring *r, const struct wn_queue_swqe
 	} else if (w->num_sge > r->max_sge) {
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int
+wn_queue_swqe_validate(const struct wn_queue_ring *r, const struct wn_queue_swqe *w)
+{
+	if (swqe_shape(r, w) != 0)
+		return -EINVAL;
 	switch (w->opcode) {
 	case WN_QUEUE_WR_RDMA_WRITE:
 	case WN_QUEUE_WR_RDMA_WRITE_WITH_IMM:
@@ -41,6 +50,16 @@ wn_queue_swqe_validate(const struct wn_queue_ring *r, const struct wn_queue_swqe
 	default:
 		return -EOPNOTSUPP; /* an opcode with no iWARP form */
 	}
+}
+
+int
+wn_queue_swqe_validate_ud(const struct wn_queue_ring *r, const struct wn_queue_swqe *w)
+{
+	if (swqe_shape(r, w) != 0)
+		return -EINVAL;
+	if (w->opcode != WN_QUEUE_WR_SEND && w->opcode != WN_QUEUE_WR_SEND_WITH_IMM)
+		return -EOPNOTSUPP; /* the UD service carries Sends only */
+	return w->u.ud.remote_qpn <= 0xffffffu ? 0 : -EINVAL;
 }
 
 int

@@ -228,6 +228,17 @@ struct wn_queue_swqe {
 			uint32_t access;   /**< WN_QUEUE_ACCESS_REMOTE_* */
 			uint32_t rsvd;
 		} bind_mw;
+		/** A UD QP's Send: the address handle's contents, copied in (no AH object). */
+		struct {
+			uint8_t dgid[16];     /**< the destination's GID: IPv4-mapped IPv4, or IPv6 */
+			uint32_t remote_qpn;  /**< < 2^24 */
+			uint32_t remote_qkey; /**< high bit set: the QP's own Q_Key (IBTA 10.2.5) */
+			uint8_t sgid_index;   /**< our GID (address) to send from */
+			uint8_t hop_limit;
+			uint8_t traffic_class;
+			uint8_t rsvd;
+			uint32_t flow_label;
+		} ud;
 		uint8_t raw[40];
 	} u;
 	/* struct wn_queue_sge sge[] or uint8_t inline_data[] at offset 64 */
@@ -311,6 +322,7 @@ wn_queue_wc_opcode(uint8_t wr_opcode)
 }
 
 /** CQE flags: ibv_wc_flags values where one exists. */
+#define WN_QUEUE_WC_F_GRH       (1u << 0) /**< IBV_WC_GRH: a UD receive, 40-octet GRH first */
 #define WN_QUEUE_WC_F_WITH_IMM  (1u << 1) /**< IBV_WC_WITH_IMM: imm_data valid */
 #define WN_QUEUE_WC_F_WITH_INV  (1u << 3) /**< IBV_WC_WITH_INV: invalidated_rkey valid */
 #define WN_QUEUE_WC_F_SOLICITED (1u << 8) /**< the message carried SE (for arm SOLICITED) */
@@ -326,7 +338,10 @@ struct wn_queue_cqe {
 	uint16_t flags;            /**< WN_QUEUE_WC_F_* */
 	uint32_t byte_len;         /**< octets received (RECV) or transferred */
 	uint32_t imm_data;         /**< network byte order, with WITH_IMM */
-	uint32_t invalidated_rkey; /**< with WITH_INV */
+	union {
+		uint32_t invalidated_rkey; /**< with WITH_INV */
+		uint32_t src_qp;           /**< with GRH: the sender's QP (UD receives) */
+	};
 	uint32_t qp_num;
 	uint32_t vendor_err;
 };
@@ -1007,6 +1022,13 @@ wn_queue_status(const struct wn_queue_ring *r)
  *   enum wn_queue_wr_opcode). Any thread.
  */
 int wn_queue_swqe_validate(const struct wn_queue_ring *r, const struct wn_queue_swqe *w);
+
+/**
+ * The same for the SQ of a UD QP: Send and Send with Immediate only (-EOPNOTSUPP for the
+ * rest), the flags and sizes as above, a remote QP number below 2^24.
+ * @return 0, -EINVAL or -EOPNOTSUPP. Any thread.
+ */
+int wn_queue_swqe_validate_ud(const struct wn_queue_ring *r, const struct wn_queue_swqe *w);
 
 /**
  * Check a receive WQE (RQ or SRQ) copied out of a client-written ring.

@@ -159,10 +159,14 @@ chan_queue(struct wn_server *srv, struct obj *ch, const struct cm_event_msg *m)
 		srv->cm_queue_max = ch->u.chan.qlen;
 }
 
-/* Deliver an event about @p id on its channel, in order; a full socket makes it wait. */
+/*
+ * Deliver an event about @p id on its channel, in order; a full socket makes it wait.
+ * @p qpn and @p qkey: a UDP id's ESTABLISHED (the passive QP's), else 0.
+ */
 static void
-cm_event(struct wn_server *srv, struct obj *id, uint32_t type, int status,
-	 uint32_t listen_id, const struct wn_ctl_conn_param *param)
+cm_event_ud(struct wn_server *srv, struct obj *id, uint32_t type, int status,
+	    uint32_t listen_id, const struct wn_ctl_conn_param *param, uint32_t qpn,
+	    uint32_t qkey)
 {
 	struct cm_event_msg m;
 	struct obj *ch = id->u.id.chan;
@@ -177,6 +181,8 @@ cm_event(struct wn_server *srv, struct obj *id, uint32_t type, int status,
 	m.ev.cookie = id->u.id.cookie;
 	m.ev.src = id->u.id.src;
 	m.ev.dst = id->u.id.dst;
+	m.ev.qpn = qpn;
+	m.ev.qkey = qkey;
 	if (param != NULL)
 		m.ev.param = *param;
 	if (ch->u.chan.qhead != NULL) {
@@ -190,6 +196,13 @@ cm_event(struct wn_server *srv, struct obj *id, uint32_t type, int status,
 		chan_queue(srv, ch, &m);
 	else
 		srv->cm_events_dropped++; /* the client closed its end: reclaim follows */
+}
+
+static void
+cm_event(struct wn_server *srv, struct obj *id, uint32_t type, int status,
+	 uint32_t listen_id, const struct wn_ctl_conn_param *param)
+{
+	cm_event_ud(srv, id, type, status, listen_id, param, 0, 0);
 }
 
 /* ---------------------------------------------------------------- ids and addresses */
@@ -219,6 +232,7 @@ srv_h_cm_create_id(struct wn_server *srv, const struct srv_req *rq, struct srv_r
 	id = cmid_new(srv, rq->c, ch, r->cookie);
 	if (id == NULL)
 		return -ENOMEM;
+	id->u.id.ps = r->ps;
 	rs->u.hd.handle = id->handle;
 	return 0;
 }
@@ -304,15 +318,16 @@ srv_ports_free(struct wn_server *srv)
 	srv->ports = NULL;
 }
 
+/* Port @p a->port of port space @p ps (TCP's and UDP's are apart) taken at @p a's address. */
 static bool
-port_in_use(struct wn_server *srv, const struct wn_ctl_addr *a, bool listen_only)
+port_in_use(struct wn_server *srv, const struct wn_ctl_addr *a, uint32_t ps, bool listen_only)
 {
 	struct obj *o;
 
 	if (srv->ports == NULL)
 		return false;
 	for (o = srv->ports[a->port]; o != NULL; o = o->u.id.pnext) {
-		if (listen_only && !o->u.id.listening)
+		if ((listen_only && !o->u.id.listening) || o->u.id.ps != ps)
 			continue;
 		if (addr_is_any(&o->u.id.src) || addr_is_any(a) ||
 		    memcmp(o->u.id.src.addr, a->addr, 16) == 0)
@@ -322,7 +337,7 @@ port_in_use(struct wn_server *srv, const struct wn_ctl_addr *a, bool listen_only
 }
 
 static uint16_t
-ephemeral_port(struct wn_server *srv, const struct wn_ctl_addr *a)
+ephemeral_port(struct wn_server *srv, const struct wn_ctl_addr *a, uint32_t ps)
 {
 	struct wn_ctl_addr t = *a;
 	int n;
@@ -331,7 +346,7 @@ ephemeral_port(struct wn_server *srv, const struct wn_ctl_addr *a)
 		if (srv->next_port < EPHEMERAL_LO || srv->next_port > EPHEMERAL_HI)
 			srv->next_port = EPHEMERAL_LO;
 		t.port = srv->next_port++;
-		if (!port_in_use(srv, &t, false))
+		if (!port_in_use(srv, &t, ps, false))
 			return t.port;
 	}
 	return 0;
@@ -400,9 +415,10 @@ srv_h_cm_bind(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *
 		return -EADDRNOTAVAIL;
 	loopback_to_port(srv, &a);
 	if (a.port == 0)
-		a.port = ephemeral_port(srv, &a);
-	else if (port_in_use(srv, &a, false) || (a.port == srv->conf.ib_port && a.port != 0))
-		return -EADDRINUSE; /* the dataplane listens there for InfiniBand-style QPs */
+		a.port = ephemeral_port(srv, &a, id->u.id.ps);
+	else if (port_in_use(srv, &a, id->u.id.ps, false) ||
+		 (a.port == srv->conf.ib_port && a.port != 0))
+		return -EADDRINUSE; /* in use, or where the dataplane meets InfiniBand-style QPs */
 	if (a.port == 0)
 		return -EADDRINUSE;
 	id->u.id.src = a;
@@ -428,7 +444,7 @@ srv_h_cm_resolve_addr(struct wn_server *srv, const struct srv_req *rq, struct sr
 			a = r->src;
 		else
 			local_src_for(srv, &r->dst, &a);
-		a.port = ephemeral_port(srv, &a);
+		a.port = ephemeral_port(srv, &a, id->u.id.ps);
 		id->u.id.src = a;
 		if (port_link(srv, id) != 0)
 			return -ENOMEM;
@@ -469,12 +485,13 @@ srv_h_cm_listen(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 
 	if (id == NULL || id->u.id.addr != CM_ADDR_BOUND || id->u.id.listening)
 		return -EINVAL;
-	if (port_in_use(srv, &id->u.id.src, true))
+	if (port_in_use(srv, &id->u.id.src, id->u.id.ps, true))
 		return -EADDRINUSE;
 	m = srv_dp_msg(srv, WN_SERVER_DP_CM_LISTEN, id->handle, NULL);
 	if (m == NULL)
 		return srv->to_dp == NULL ? -ENETDOWN : -ENOMEM;
 	m->u.cm.id = id->handle;
+	m->u.cm.ps = id->u.id.ps;
 	m->u.cm.src = id->u.id.src;
 	m->u.cm.llp = id->owner != NULL ? id->owner->llp : WN_CTL_LLP_DEFAULT;
 	if (srv_dp_post(srv, m) != 0)
@@ -487,6 +504,13 @@ srv_h_cm_listen(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 }
 
 /* ---------------------------------------------------------------- connections */
+
+/* An id of rdma_cm's UDP port space: a UD QP, a resolution (SIDR) instead of a connection. */
+static bool
+cm_udp(const struct obj *id)
+{
+	return id->u.id.ps == WN_CTL_PS_UDP;
+}
 
 /* Bind QP @p qph to CM id @p id. */
 static int
@@ -503,6 +527,9 @@ cm_bind_qp(struct wn_server *srv, struct obj *id, uint32_t qph)
 	qp = srv_obj_get(srv, NULL, qph, OBJ_QP);
 	if (qp == NULL || (qp->owner != id->owner &&
 			   (qp->owner->pid == 0 || qp->owner->pid != id->owner->pid)))
+		return -EINVAL;
+	/* a UDP id's QP is a UD QP, a TCP id's an RC QP */
+	if ((qp->u.qp.dp.qp_type == WN_CTL_QPT_UD) != cm_udp(id))
 		return -EINVAL;
 	if (qp->u.qp.cm_id != 0 && qp->u.qp.cm_id != id->handle)
 		return -EINVAL;
@@ -550,6 +577,7 @@ cm_finished(struct wn_server *srv, struct obj *id, uint32_t spare)
 	cm_conn_set(srv, id, CM_CONN_FINISHED);
 }
 
+
 /* The dataplane's CONNECT/ACCEPT/REJECT/DISCONNECT for @p id (@p r: the request, if any). */
 static int
 cm_forward(struct wn_server *srv, uint32_t type, struct obj *id,
@@ -561,6 +589,7 @@ cm_forward(struct wn_server *srv, uint32_t type, struct obj *id,
 		return srv->to_dp == NULL ? -ENETDOWN : -ENOMEM;
 	m->u.cm.id = id->handle;
 	m->u.cm.conn = id->u.id.dp_conn;
+	m->u.cm.ps = id->u.id.ps;
 	m->u.cm.src = id->u.id.src;
 	m->u.cm.dst = id->u.id.dst;
 	m->u.cm.llp = id->owner != NULL ? id->owner->llp : WN_CTL_LLP_DEFAULT;
@@ -588,8 +617,13 @@ static int
 cm_conn_start(struct wn_server *srv, struct obj *id, const struct wn_ctl_cm_conn_req *r,
 	      uint32_t type, enum cm_conn to)
 {
-	int ret = cm_bind_qp(srv, id, r->qp);
+	int ret;
 
+	/* a UDP id's private data travels in a SIDR REQ or REP (IBTA 12.11; wn_wire_ud.h) */
+	if (cm_udp(id) && r->param.pd_len > (type == WN_SERVER_DP_CM_CONNECT ?
+					     WN_CTL_UDP_REQ_PD_MAX : WN_CTL_UDP_REP_PD_MAX))
+		return -EINVAL;
+	ret = cm_bind_qp(srv, id, r->qp);
 	if (ret != 0)
 		return ret;
 	id->u.id.ird = RTE_MIN(r->param.ird, (uint32_t)MAX_RD_ATOM);
@@ -631,7 +665,10 @@ srv_h_cm_accept(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	(void)rs;
 	if (id == NULL || !cm_request_pending(id))
 		return -EINVAL;
-	/* ESTABLISHED comes from the dataplane once the MPA Reply is out */
+	/*
+	 * ESTABLISHED comes from the dataplane once the MPA Reply is out; a UDP id's accept is
+	 * its SIDR REP, and no event follows on the passive side (as with rdma_cm)
+	 */
 	return cm_conn_start(srv, id, r, WN_SERVER_DP_CM_ACCEPT, CM_CONN_ACCEPTED);
 }
 
@@ -642,9 +679,11 @@ srv_h_cm_reject(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	struct obj *id = conn_req_id(srv, rq);
 
 	(void)rs;
-	if (id == NULL || !cm_request_pending(id))
+	if (id == NULL || !cm_request_pending(id) ||
+	    (cm_udp(id) && r->param.pd_len > WN_CTL_UDP_REP_PD_MAX))
 		return -EINVAL;
-	/* the dataplane answers with an MPA Reject carrying the private data (RFC 5044 §7.1.1) */
+	/* the dataplane answers with an MPA Reject carrying the private data (RFC 5044 §7.1.1),
+	 * or a UDP id's SIDR REP with status REJECT */
 	cm_conn_set(srv, id, CM_CONN_FINISHED);
 	return cm_forward(srv, WN_SERVER_DP_CM_REJECT, id, r);
 }
@@ -667,6 +706,11 @@ srv_h_cm_disconnect(struct wn_server *srv, const struct srv_req *rq, struct srv_
 		return -EINVAL;
 	if (id->u.id.conn == CM_CONN_FINISHED || cm_request_pending(id))
 		return 0;
+	if (cm_udp(id)) {
+		/* nothing is connected: its QP goes to Error, as rdma_cm's cma_modify_qp_err() */
+		cm_finished(srv, id, WN_CTL_QPS_ERR);
+		return 0;
+	}
 	ret = cm_forward(srv, WN_SERVER_DP_CM_DISCONNECT, id, NULL);
 	cm_finished(srv, id, WN_CTL_QPS_RESET);
 	return ret;
@@ -689,6 +733,7 @@ srv_cmid_destroy(struct wn_server *srv, struct obj *id)
 		if (m != NULL) {
 			m->u.cm.id = id->handle;
 			m->u.cm.conn = id->u.id.dp_conn;
+			m->u.cm.ps = id->u.id.ps;
 			srv_dp_post(srv, m);
 		}
 	}
@@ -729,6 +774,7 @@ cm_dp_request(struct wn_server *srv, const struct wn_ctl_cm_event *e)
 	}
 	n->u.id.addr = CM_ROUTE_RESOLVED;
 	n->u.id.conn = CM_CONN_REQUESTED;
+	n->u.id.ps = l->u.id.ps;
 	n->u.id.src = e->src;
 	n->u.id.dst = e->dst;
 	n->u.id.listener = l->handle;
@@ -750,7 +796,8 @@ cm_dp_established(struct wn_server *srv, struct obj *id, const struct wn_server_
 	if (id->u.id.conn == CM_CONN_FINISHED)
 		return; /* disconnected meanwhile: the dataplane's DISCONNECTED follows */
 	cm_conn_set(srv, id, CM_CONN_ACCEPTED);
-	if (qp == NULL)
+	/* a UDP id's UD QP has been in RTS since rdma_create_qp: only the peer's QP is new */
+	if (qp == NULL || cm_udp(id))
 		return;
 	if (m->u.cm.param.ird != 0) {
 		qp->u.qp.dp.ird = m->u.cm.param.ird;
@@ -784,10 +831,13 @@ srv_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m)
 	case WN_CTL_CM_EV_REJECTED:
 	case WN_CTL_CM_EV_CONNECT_ERROR:
 	case WN_CTL_CM_EV_UNREACHABLE:
-		cm_finished(srv, id, WN_CTL_QPS_ERR);
+		if (cm_udp(id))
+			cm_conn_set(srv, id, CM_CONN_FINISHED);
+		else
+			cm_finished(srv, id, WN_CTL_QPS_ERR);
 		break;
 	default:
 		break;
 	}
-	cm_event(srv, id, e->event, e->status, 0, &e->param);
+	cm_event_ud(srv, id, e->event, e->status, 0, &e->param, e->qpn, e->qkey);
 }

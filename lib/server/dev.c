@@ -158,7 +158,7 @@ srv_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_r
 static uint32_t
 ib_mtu_enum(uint32_t mtu)
 {
-	/* IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5: largest not above the L3 MTU */
+	/* IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5: largest not above @p mtu (at least 256) */
 	uint32_t e = 1, v = 256;
 
 	while (e < 5 && v * 2 <= mtu) {
@@ -208,7 +208,9 @@ srv_h_query_port(struct wn_server *srv, const struct srv_req *rq, struct srv_res
 		return -EINVAL;
 	a->state = 4; /* ACTIVE */
 	a->mtu_bytes = srv->conf.mtu;
-	a->max_mtu = ib_mtu_enum(srv->conf.mtu);
+	/* the largest UD message with its headers fits the L3 MTU (WN_CTL_UD_OVERHEAD) */
+	a->max_mtu = ib_mtu_enum(srv->conf.mtu > WN_CTL_UD_OVERHEAD ?
+				 srv->conf.mtu - WN_CTL_UD_OVERHEAD : 0);
 	a->active_mtu = a->max_mtu;
 	a->max_msg_sz = 1u << 31;
 	a->speed_mbps = 10000;

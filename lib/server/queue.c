@@ -367,8 +367,9 @@ qp_link(struct obj *qp, struct obj *deps[4], const struct wn_ctl_create_qp_req *
 	d->srq = deps[3] != NULL ? &deps[3]->u.srq.dp : NULL;
 	d->max_inline = r->max_inline_data;
 	d->sq_sig_all = r->sq_sig_all;
-	d->ird = MAX_RD_ATOM;
-	d->ord = MAX_RD_ATOM;
+	d->qp_type = r->qp_type;
+	d->ird = r->qp_type == WN_CTL_QPT_RC ? MAX_RD_ATOM : 0;
+	d->ord = d->ird;
 }
 
 int
@@ -417,6 +418,8 @@ srv_h_create_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	return 0;
 }
 
+static void qp_flush(struct wn_server *srv, struct obj *qp);
+
 static void
 qp_attr(const struct obj *qp, struct wn_ctl_qp_attr *a)
 {
@@ -435,6 +438,8 @@ qp_attr(const struct obj *qp, struct wn_ctl_qp_attr *a)
 	a->qpn = d->qpn;
 	a->path_mask = qp->u.qp.path_mask;
 	a->path = qp->u.qp.path;
+	a->qp_type = d->qp_type;
+	a->ud = qp->u.qp.ud;
 }
 
 int
@@ -574,6 +579,82 @@ qp_ib_tell(struct wn_server *srv, struct obj *qp, const struct wn_ctl_qp_path *p
 	return srv_dp_post(srv, m);
 }
 
+/*
+ * The attributes a UD QP's transition from @p cur to @p to requires and may carry (IBTA
+ * 11.2.1.2, Table 91's UD column): RESET→INIT needs the P_Key index, port and Q_Key; RTR→RTS
+ * the SQ PSN; the Q_Key may change on most moves.
+ */
+static bool
+ud_transition_ok(uint32_t cur, uint32_t to, uint32_t mask)
+{
+	const uint32_t ud = WN_CTL_QP_PKEY_INDEX | WN_CTL_QP_PORT | WN_CTL_QP_QKEY;
+	uint32_t need = 0, may = 0;
+
+	if (!(mask & WN_CTL_QP_STATE)) {
+		to = cur;
+		may = WN_CTL_QP_QKEY; /* no move: the Q_Key of a QP in RTS or SQD */
+		if (cur != WN_CTL_QPS_RTS && cur != WN_CTL_QPS_SQD)
+			return (mask & WN_CTL_QP_UD_MASK) == 0;
+	} else if (to == WN_CTL_QPS_RESET || to == WN_CTL_QPS_ERR) {
+		may = 0;
+	} else if (cur == WN_CTL_QPS_RESET && to == WN_CTL_QPS_INIT) {
+		need = ud;
+	} else if (cur == WN_CTL_QPS_INIT && to == WN_CTL_QPS_INIT) {
+		may = ud;
+	} else if (cur == WN_CTL_QPS_INIT && to == WN_CTL_QPS_RTR) {
+		may = WN_CTL_QP_PKEY_INDEX | WN_CTL_QP_QKEY;
+	} else if (cur == WN_CTL_QPS_RTR && to == WN_CTL_QPS_RTS) {
+		need = WN_CTL_QP_SQ_PSN;
+		may = WN_CTL_QP_QKEY;
+	} else if ((cur == WN_CTL_QPS_RTS || cur == WN_CTL_QPS_SQD) && to == WN_CTL_QPS_RTS) {
+		may = WN_CTL_QP_QKEY;
+	} else if (cur == WN_CTL_QPS_RTS && to == WN_CTL_QPS_SQD) {
+		may = 0;
+	} else if (cur == WN_CTL_QPS_SQD && to == WN_CTL_QPS_SQD) {
+		may = WN_CTL_QP_PKEY_INDEX | WN_CTL_QP_QKEY;
+	} else {
+		return false;
+	}
+	mask &= ~(uint32_t)WN_CTL_QP_STATE;
+	return (mask & need) == need && (mask & ~(need | may)) == 0;
+}
+
+/* MODIFY_QP of a UD QP: its attributes kept, its engine told every time (u.ud). */
+static int
+ud_modify(struct wn_server *srv, struct obj *qp, const struct wn_ctl_modify_qp_req *r)
+{
+	struct wn_ctl_qp_ud *ud = &qp->u.qp.ud;
+	struct wn_server_dp_msg *m;
+	uint32_t to = (r->mask & WN_CTL_QP_STATE) ? r->qp_state : qp->u.qp.dp.state;
+
+	if (!ud_transition_ok(qp->u.qp.dp.state, to, r->mask))
+		return -EINVAL;
+	/* one port, one P_Key (pkey_tbl_len 1) */
+	if (((r->mask & WN_CTL_QP_PORT) && r->ud.port_num != 1) ||
+	    ((r->mask & WN_CTL_QP_PKEY_INDEX) && r->ud.pkey_index != 0))
+		return -EINVAL;
+	if (to == WN_CTL_QPS_RESET)
+		memset(ud, 0, sizeof(*ud));
+	if (r->mask & WN_CTL_QP_QKEY)
+		ud->qkey = r->ud.qkey;
+	if (r->mask & WN_CTL_QP_SQ_PSN)
+		ud->sq_psn = r->ud.sq_psn;
+	if (r->mask & WN_CTL_QP_PORT)
+		ud->port_num = r->ud.port_num;
+	if (r->mask & WN_CTL_QP_PKEY_INDEX)
+		ud->pkey_index = r->ud.pkey_index;
+	qp->u.qp.dp.state = to;
+	if (to == WN_CTL_QPS_ERR)
+		qp_flush(srv, qp);
+	m = srv_dp_msg(srv, WN_SERVER_DP_QP_MODIFY, qp->handle, &qp->u.qp.dp);
+	if (m != NULL) {
+		m->u.ud.state = to;
+		m->u.ud.qkey = ud->qkey;
+		srv_dp_post(srv, m);
+	}
+	return 0;
+}
+
 int
 srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
@@ -586,6 +667,12 @@ srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 
 	if (qp == NULL)
 		return -EINVAL;
+	if (qp->u.qp.dp.qp_type == WN_CTL_QPT_UD) {
+		ret = ud_modify(srv, qp, r);
+		if (ret == 0)
+			qp_attr(qp, &rs->u.qp);
+		return ret;
+	}
 	if (to != WN_CTL_QPS_MAX && to != qp->u.qp.dp.state &&
 	    !qp_transition_ok(qp->u.qp.dp.state, to))
 		return -EINVAL;
@@ -705,6 +792,8 @@ srv_qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state)
 	m = srv_dp_msg(srv, WN_SERVER_DP_QP_MODIFY, qp->handle, &qp->u.qp.dp);
 	if (m != NULL) {
 		m->u.qp_state = state;
+		if (qp->u.qp.dp.qp_type == WN_CTL_QPT_UD)
+			m->u.ud.qkey = qp->u.qp.ud.qkey;
 		srv_dp_post(srv, m);
 	}
 }

@@ -117,6 +117,7 @@ struct obj {
 			uint32_t path_mask;  /* IB path attributes set (WN_CTL_QP_AV, ...) */
 			struct wn_ctl_qp_path path;
 			bool ib;             /* connected InfiniBand-style (RTR with a path) */
+			struct wn_ctl_qp_ud ud; /* UD QPs: Q_Key, SQ PSN, P_Key index, port */
 			struct wn_server_dp_qp dp;
 			struct wn_queue_ring sqc, rqc; /* consumer views, used while no dataplane */
 		} qp;
@@ -130,6 +131,7 @@ struct obj {
 		struct {
 			struct obj *chan;
 			uint64_t cookie;
+			uint32_t ps;       /* WN_CTL_PS_TCP or WN_CTL_PS_UDP */
 			struct wn_ctl_addr src, dst;
 			enum cm_addr addr;
 			enum cm_conn conn;

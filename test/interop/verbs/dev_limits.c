@@ -2,10 +2,10 @@
 /*
  * Every limit ibv_query_device (ibv_devinfo -v) advertises is reachable: each object is
  * created at its advertised maximum, by count (max_pd PDs, max_cq CQs, max_qp QPs, max_srq
- * SRQs, max_mr MRs, max_mw windows, all alive at once) and by size (a CQ of max_cqe entries,
- * a QP with max_qp_wr work requests and max_sge SGEs each way and max_inline_data, an SRQ of
- * max_srq_wr with max_srq_sge, an MR of max_mr_size, IRD/ORD of max_qp_rd_atom), and one
- * beyond a size limit is refused with EINVAL. The daemon is one with no other client.
+ * SRQs, max_mr MRs, max_mw windows, all alive at once; max_ah address handles) and by size
+ * (a CQ of max_cqe entries, a QP with max_qp_wr work requests and max_sge SGEs each way and
+ * max_inline_data, an SRQ of max_srq_wr with max_srq_sge, an MR of max_mr_size, IRD/ORD of
+ * max_qp_rd_atom), and one beyond a size limit is refused with EINVAL. The daemon is one with no other client.
  *   dev_limits
  * Exit status 0 = pass; the failing check is printed otherwise.
  */
@@ -91,6 +91,28 @@ counts(struct ibv_context *ctx)
 	printf("dev_limits: %d PDs, %d CQs, %d QPs, %d SRQs, %d MRs, %d MWs alive at once\n",
 	       da.max_pd, da.max_cq, da.max_qp, da.max_srq, da.max_mr, da.max_mw);
 	free(buf);
+}
+
+/* max_ah address handles (UD QPs' destinations) alive at once; one more is refused. */
+static void
+ahs(struct ibv_context *ctx)
+{
+	struct ibv_ah **ah = calloc((size_t)da.max_ah, sizeof(*ah));
+	struct ibv_ah_attr a = {.is_global = 1, .port_num = 1, .grh = {.hop_limit = 64}};
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	int i;
+
+	CHECK(ah != NULL && pd != NULL && da.max_ah > 0);
+	CHECK(ibv_query_gid(ctx, 1, 0, &a.grh.dgid) == 0);
+	for (i = 0; i < da.max_ah; i++)
+		CHECK((ah[i] = ibv_create_ah(pd, &a)) != NULL);
+	errno = 0;
+	CHECK(ibv_create_ah(pd, &a) == NULL && errno == ENOMEM);
+	for (i = 0; i < da.max_ah; i++)
+		CHECK(ibv_destroy_ah(ah[i]) == 0);
+	CHECK(ibv_dealloc_pd(pd) == 0);
+	printf("dev_limits: %d address handles alive at once\n", da.max_ah);
+	free(ah);
 }
 
 static void
@@ -191,6 +213,7 @@ main(void)
 	CHECK(ctx != NULL);
 	CHECK(ibv_query_device(ctx, &da) == 0);
 	counts(ctx);
+	ahs(ctx);
 	sizes(ctx);
 	CHECK(ibv_close_device(ctx) == 0);
 	ibv_free_device_list(l);

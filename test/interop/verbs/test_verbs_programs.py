@@ -317,27 +317,49 @@ def refused(v, prog, pattern, args):
 
 
 def case_udaddy(v, row):
-    """UD QPs over rdma_cm (RDMA_PS_UDP): the id, the address and the route resolve (as the
-    kernel's rdma_cm does on any device), the UD QP is refused."""
+    """UD QPs over rdma_cm (RDMA_PS_UDP, a warpnic extension): the client's rdma_connect
+    resolves the server's UD QP (its number and Q_Key), its messages go there, and the server
+    answers each through an address handle made from the receive (ibv_create_ah_from_wc)."""
     v.need('udaddy')
     srv = v.start_on('a', ['udaddy', '-b', v.a_ip], 'udaddy_server')
-    v.on('b', ['udaddy', '-s', v.a_ip, '-b', v.b_ip], 'udaddy_client')
-    srv.kill()  # it listens for datagram peers that never come
-    t = v.text('udaddy_client').splitlines()
-    ok_or_fail(v, any(l.startswith('udaddy: connecting') for l in t),
-               'udaddy did not get as far as resolving the address')
-    ok_or_fail(v, any('unable to create QP: Operation not supported' in l for l in t) and
-               any(l.startswith('return status -1') for l in t),
-               'udaddy did not fail creating its UD QP (EOPNOTSUPP)')
+    ok_or_fail(v, v.wait_server(), 'udaddy server is not listening')
+    rc = v.on('b', ['udaddy', '-s', v.a_ip, '-b', v.b_ip], 'udaddy_client')
+    ok_or_fail(v, rc == 0, 'udaddy client exit status %d' % rc)
+    rc = v.wait(srv, 30)
+    ok_or_fail(v, rc == 0, 'udaddy server exit status %s' % rc)
+    for side in ('client', 'server'):
+        t = v.text('udaddy_' + side).splitlines()
+        ok_or_fail(v, any(l.startswith('data transfers complete') for l in t) and
+                   any(l.startswith('return status 0') for l in t),
+                   'udaddy %s did not complete its transfers' % side)
+    # the server's warpnicd answered the client's SIDR REQ and placed its datagrams
+    ok_or_fail(v, v.pair.value('a', '/warpnic/dp/stats', 'sidr_rep_tx') >= 1 and
+               v.pair.value('a', '/warpnic/dp/stats', 'ud_rx_msgs') >= 10,
+               'A did not resolve and receive the UD traffic')
 
 
 def case_mckey(v, row):
-    refused(v, 'mckey', 'unable to create QP: Operation not supported',
+    """A UD QP is made; multicast is not offered (ENOSYS, as the kernel for a device
+    without it)."""
+    refused(v, 'mckey', 'mckey: failure joining: Function not implemented',
             ['-m', '239.7.7.7', '-b', v.a_ip])
 
 
-def case_ibv_ud_pingpong(v, row):
-    refused(v, 'ibv_ud_pingpong', "Couldn't create QP", ['-g', '0', '-d', 'wn_a'])
+def case_ibv_ud_pingpong(v, row, ns):
+    """ibv_ud_pingpong moves its UD QP through INIT (Q_Key), RTR and RTS itself, trades QP
+    numbers and GIDs over TCP, and sends to an address handle built from the peer's GID."""
+    prog = 'ibv_ud_pingpong'
+    v.need(prog, 'ss')
+    args = [prog, '-g', '0', '-s', '1024', '-n', '500']
+    srv = ns.start('a', args, prog + '_server')
+    ok_or_fail(v, ns.listening('a', 18515), '%s server does not listen' % prog)
+    rc = ns.run('b', args + [v.a_ip], prog + '_client')
+    ok_or_fail(v, rc == 0, '%s client exit status %d' % (prog, rc))
+    rc = v.wait(srv, 30)
+    ok_or_fail(v, rc == 0, '%s server exit status %s' % (prog, rc))
+    for side in ('client', 'server'):
+        ok_or_fail(v, '500 iters in' in v.text(prog + '_' + side),
+                   '%s %s did not report its 500 iterations' % (prog, side))
 
 
 def case_ibv_uc_pingpong(v, row):
@@ -471,7 +493,8 @@ def case_rspreload(v, row):
 
 
 NEEDS_NS = {'qperf', 'qperf_rc_bw', 'qperf_rdma_write_bw', 'ibv_rc_pingpong',
-            'ibv_srq_pingpong', 'fi_info', 'fi_pingpong_msg', 'fi_pingpong_rdm'}
+            'ibv_srq_pingpong', 'ibv_ud_pingpong', 'fi_info', 'fi_pingpong_msg',
+            'fi_pingpong_rdm'}
 
 
 @pytest.mark.parametrize('row', [pytest.param(r, id=r.name) for r in table()])

@@ -160,8 +160,10 @@ def test_dev_limits(build, workdir):
     """Every limit the device advertises is reachable (dev_limits.c creates each object at its
     maximum, by count and by size), on a warpnicd of its own with a smaller region table and
     MR size (--max-mrs 1024 --max-mr-size 64: each deregistration waits for the dataplane's
-    grace period and DONE, so the run stays short; the limits are the daemon's, whatever they
-    are set to); then the daemon has reclaimed everything (/warpnic/ctl: no object left)."""
+    grace period and DONE, so the run stays short) and fewer connections (--max-conns 4096:
+    max_qp follows them, max_cq is twice that, and one process maps a ring per CQ and QP, more
+    than vm.max_map_count allows at the default 65,536); the limits are the daemon's, whatever
+    they are set to; then the daemon has reclaimed everything (/warpnic/ctl: no object left)."""
     from wntest import tel
     prog = os.path.join(build, 'test', 'interop', 'dev_limits')
     assert os.access(prog, os.X_OK), '%s not built' % prog
@@ -174,7 +176,8 @@ def test_dev_limits(build, workdir):
                           '256', '--no-pci', '-l', '0', '--file-prefix', prefix, '--vdev',
                           'net_null0,no-rx=1', '--log-level=lib.eal:error', '--', '--ip',
                           '198.18.0.1/24', '--ctl', sock, '--max-mrs', '1024', '--max-mr-size',
-                          '64'], stdout=log, stderr=subprocess.STDOUT, env=env)
+                          '64', '--max-conns', '4096'],
+                         stdout=log, stderr=subprocess.STDOUT, env=env)
     log.close()
     try:
         assert poll(lambda: (os.path.exists(sock) or p.poll() is not None, None), 60, 0.1)[0] \

@@ -238,6 +238,60 @@ test_windows_and_frmr(void **state)
 	free(fbuf);
 }
 
+/*
+ * A UD QP's moves need the attributes InfiniBand requires (IBTA 11.2.1.2: P_Key index, port
+ * and Q_Key into INIT, the SQ PSN into RTS) and take no RC attribute; the Q_Key, SQ PSN and
+ * type come back from QUERY_QP, and RESET forgets them.
+ */
+static void
+ud_states(struct wn_client *c, struct wn_client_qp *ud)
+{
+	struct wn_ctl_modify_qp_req mr;
+	struct wn_ctl_qp_attr qa;
+
+	memset(&mr, 0, sizeof(mr));
+	mr.mask = WN_CTL_QP_STATE | WN_CTL_QP_PORT | WN_CTL_QP_QKEY;
+	mr.qp_state = WN_CTL_QPS_INIT;
+	mr.ud.port_num = 1;
+	mr.ud.qkey = 0x11111111;
+	assert_int_equal(wn_client_modify_qp(c, ud, &mr, NULL), -EINVAL); /* no P_Key index */
+	mr.mask |= WN_CTL_QP_PKEY_INDEX | WN_CTL_QP_ACCESS_FLAGS;
+	assert_int_equal(wn_client_modify_qp(c, ud, &mr, NULL), -EINVAL); /* an RC attribute */
+	mr.mask &= ~WN_CTL_QP_ACCESS_FLAGS;
+	mr.ud.port_num = 2;
+	assert_int_equal(wn_client_modify_qp(c, ud, &mr, NULL), -EINVAL); /* one port */
+	mr.ud.port_num = 1;
+	assert_int_equal(wn_client_modify_qp(c, ud, &mr, &qa), 0);
+	assert_int_equal(qa.qp_state, WN_CTL_QPS_INIT);
+	assert_int_equal(qa.qp_type, WN_CTL_QPT_UD);
+	assert_int_equal(qa.ud.qkey, 0x11111111);
+	assert_int_equal(qa.ud.port_num, 1);
+	mr.mask = WN_CTL_QP_STATE;
+	mr.qp_state = WN_CTL_QPS_RTR;
+	assert_int_equal(wn_client_modify_qp(c, ud, &mr, NULL), 0);
+	mr.qp_state = WN_CTL_QPS_RTS;
+	assert_int_equal(wn_client_modify_qp(c, ud, &mr, NULL), -EINVAL); /* no SQ PSN */
+	mr.mask |= WN_CTL_QP_SQ_PSN | WN_CTL_QP_QKEY;
+	mr.ud.sq_psn = 0x45;
+	mr.ud.qkey = 0x22;
+	assert_int_equal(wn_client_modify_qp(c, ud, &mr, NULL), 0);
+	/* in RTS the Q_Key alone may change */
+	mr.mask = WN_CTL_QP_QKEY;
+	mr.ud.qkey = 0x33;
+	assert_int_equal(wn_client_modify_qp(c, ud, &mr, NULL), 0);
+	mr.mask = WN_CTL_QP_SQ_PSN;
+	assert_int_equal(wn_client_modify_qp(c, ud, &mr, NULL), -EINVAL);
+	assert_int_equal(wn_client_query_qp(c, ud, &qa), 0);
+	assert_int_equal(qa.qp_state, WN_CTL_QPS_RTS);
+	assert_int_equal(qa.ud.qkey, 0x33);
+	assert_int_equal(qa.ud.sq_psn, 0x45);
+	mr.mask = WN_CTL_QP_STATE;
+	mr.qp_state = WN_CTL_QPS_RESET;
+	assert_int_equal(wn_client_modify_qp(c, ud, &mr, &qa), 0);
+	assert_int_equal(qa.ud.qkey, 0);
+	assert_int_equal(qa.ud.sq_psn, 0);
+}
+
 static void
 test_objects_lifetime(void **state)
 {
@@ -246,7 +300,7 @@ test_objects_lifetime(void **state)
 	struct wn_ctl_modify_qp_req mr;
 	struct wn_ctl_qp_attr qa;
 	struct wn_client_cq *cq;
-	struct wn_client_qp *qp;
+	struct wn_client_qp *qp, *ud;
 	struct wn_client_srq *srq;
 	struct wn_client_mr *m;
 	struct wn_client *c;
@@ -283,8 +337,13 @@ test_objects_lifetime(void **state)
 	assert_non_null(qp);
 	assert_true(qp->sq_depth >= 33 && qp->rq_depth >= 17);
 	assert_true(qp->qpn != 0);
-	/* a UD QP is not something an RNIC offers */
-	qr.qp_type = 4;
+	/* a UD QP is (a warpnic extension); a UC QP is not */
+	qr.qp_type = WN_CTL_QPT_UD;
+	ud = wn_client_create_qp(c, &qr);
+	assert_non_null(ud);
+	ud_states(c, ud);
+	assert_int_equal(wn_client_destroy_qp(c, ud), 0);
+	qr.qp_type = 3;
 	assert_null(wn_client_create_qp(c, &qr));
 	assert_int_equal(errno, EINVAL);
 	stats(&st);

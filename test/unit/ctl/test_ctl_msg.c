@@ -22,6 +22,8 @@ struct msg {
 		struct wn_ctl_cm_addr_req addr;
 		struct wn_ctl_cm_conn_req conn;
 		struct wn_ctl_cm_migrate_req mig;
+		struct wn_ctl_cm_create_id_req cid;
+		struct wn_ctl_modify_qp_req mq;
 		struct wn_ctl_hello_req hello;
 		struct wn_ctl_handle hd;
 	} b;
@@ -196,7 +198,9 @@ test_qp_cq_cm(void **state)
 	m.b.qp.max_send_wr = 1;
 	m.b.qp.max_recv_wr = 1;
 	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
-	m.b.qp.qp_type = 4; /* UD */
+	m.b.qp.qp_type = WN_CTL_QPT_UD;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	m.b.qp.qp_type = 3; /* UC */
 	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
 	len = mk(&m, WN_CTL_CM_BIND);
 	m.b.addr.id = 3;
@@ -213,6 +217,24 @@ test_qp_cq_cm(void **state)
 	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
 	m.b.conn.param.pd_len = 0;
 	m.b.conn.param.ird = 0x4000; /* 14-bit field in MPA v2 (RFC 6581 §5) */
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	/* rdma_cm's port spaces: TCP and UDP (UD QPs) */
+	len = mk(&m, WN_CTL_CM_CREATE_ID);
+	m.b.cid.channel = 1;
+	m.b.cid.ps = WN_CTL_PS_UDP;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	m.b.cid.ps = 0x0002; /* IPoIB */
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	/* a UD QP's SQ PSN has 24 bits, its reserved octet is zero */
+	len = mk(&m, WN_CTL_MODIFY_QP);
+	m.b.mq.qp = 1;
+	m.b.mq.mask = WN_CTL_QP_SQ_PSN | WN_CTL_QP_QKEY;
+	m.b.mq.ud.sq_psn = 0xffffff;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	m.b.mq.ud.sq_psn = 0x1000000;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	m.b.mq.ud.sq_psn = 0;
+	m.b.mq.ud.rsvd = 1;
 	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
 	len = mk(&m, WN_CTL_CM_MIGRATE_ID); /* rdma_migrate_id: an id and a channel */
 	m.b.mig.id = 3;
@@ -235,6 +257,11 @@ test_event(void **state)
 	e.ev.id = 1;
 	e.ev.event = WN_CTL_CM_EV_ESTABLISHED;
 	assert_int_equal(wn_ctl_event_check(&e, sizeof(e)), 0);
+	e.ev.qpn = 0xffffff; /* a UDP id's ESTABLISHED: the passive QP */
+	assert_int_equal(wn_ctl_event_check(&e, sizeof(e)), 0);
+	e.ev.qpn = 0x1000000;
+	assert_int_equal(wn_ctl_event_check(&e, sizeof(e)), -EINVAL);
+	e.ev.qpn = 0;
 	e.ev.event = WN_CTL_CM_EV_MAX;
 	assert_int_equal(wn_ctl_event_check(&e, sizeof(e)), -EINVAL);
 	e.ev.event = 0;

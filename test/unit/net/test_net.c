@@ -24,6 +24,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_tcp.h>
+#include <rte_udp.h>
 
 #include "wn_dpdk_compat.h"
 #include "wn_net.h"
@@ -844,6 +845,198 @@ icmp6_cksum(const uint8_t *src, const uint8_t *dst, uint8_t *msg, uint16_t len)
 	return rte_ipv6_udptcp_cksum(&ip6, msg);
 }
 
+/* What a UDP port's function saw (wn_net_udp_bind). */
+static struct {
+	unsigned int calls;
+	struct wn_net_udp_info info;
+	uint32_t l3_len, l4_len;
+	uint8_t data[64];
+} useen;
+
+static void
+udp_rx(void *arg, struct rte_mbuf *m, const struct wn_net_udp_info *info, uint64_t now)
+{
+	assert_ptr_equal(arg, &useen);
+	(void)now;
+	useen.calls++;
+	useen.info = *info;
+	useen.l3_len = m->l3_len;
+	useen.l4_len = m->l4_len;
+	assert_true(info->len <= sizeof(useen.data));
+	assert_int_equal(rte_pktmbuf_pkt_len(m), m->l3_len + 8 + info->len);
+	memcpy(useen.data, rte_pktmbuf_read(m, m->l3_len + 8, info->len, useen.data), info->len);
+	rte_pktmbuf_free(m);
+}
+
+/* A UDP datagram from @p src:4000 to @p dst:@p dport built by wn_net_udp_prepend, as a frame. */
+static struct rte_mbuf *
+udp_frame(const struct wn_ip_addr *src, const struct wn_ip_addr *dst, uint16_t dport,
+	  const void *pl, uint16_t len, bool chain)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool), *f;
+	struct rte_ether_hdr *eh;
+
+	assert_non_null(m);
+	if (chain && len > 1) {
+		/* an odd first piece in one segment, the rest in a second: the sum over chains */
+		struct rte_mbuf *t = rte_pktmbuf_alloc(pool);
+
+		memcpy(rte_pktmbuf_append(m, 1), pl, 1);
+		memcpy(rte_pktmbuf_append(t, (uint16_t)(len - 1)), (const uint8_t *)pl + 1,
+		       len - 1u);
+		assert_int_equal(rte_pktmbuf_chain(m, t), 0);
+	} else if (len > 0) {
+		memcpy(rte_pktmbuf_append(m, len), pl, len);
+	}
+	assert_int_equal(wn_net_udp_prepend(NULL, m, src, 4000, dst, dport, 0x28, 0), 0);
+	/* what the wire carries: one contiguous frame */
+	f = rte_pktmbuf_copy(m, pool, 0, UINT32_MAX);
+	rte_pktmbuf_free(m);
+	assert_non_null(f);
+	if (f->nb_segs > 1)
+		assert_int_equal(rte_pktmbuf_linearize(f), 0);
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(f, sizeof(*eh));
+	eh->dst_addr = our_mac;
+	eh->src_addr = peer_mac;
+	eh->ether_type = rte_cpu_to_be_16(src->family == WN_AF_INET ? RTE_ETHER_TYPE_IPV4 :
+							       RTE_ETHER_TYPE_IPV6);
+	return f;
+}
+
+/*
+ * UDP (RFC 768): datagrams to a bound port reach its function with the IP header's addresses,
+ * TTL and traffic class; the checksum is built right over chains (odd segments) and IPv6,
+ * checked on receipt; unbound ports, bad sums, IPv6 without a sum and a short UDP length are
+ * dropped and counted; the last port unbound drops protocol 17 again.
+ */
+static void
+test_udp(void **state)
+{
+	struct wn_netif *n = mk(0, 16);
+	struct wn_ip_addr me = wn_ip_addr_v4(198, 18, 0, 1), peer = wn_ip_addr_v4(198, 18, 0, 2);
+	struct wn_ip_addr me6, peer6;
+	uint8_t pl[33], out[64];
+	struct rte_mbuf *m;
+	uint8_t *p;
+	(void)state;
+
+	for (unsigned int i = 0; i < sizeof(pl); i++)
+		pl[i] = (uint8_t)(0x30 + i);
+	assert_int_equal(wn_ip_addr_parse("2001:db8::1", &me6, NULL), 0);
+	assert_int_equal(wn_ip_addr_parse("2001:db8::2", &peer6, NULL), 0);
+	/* nothing bound: protocol 17 is not served */
+	m = udp_frame(&peer, &me, 4793, pl, sizeof(pl), false);
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(st(n).rx_drop_ip_proto, 1);
+	assert_int_equal(wn_net_udp_bind(n, 4793, udp_rx, &useen), 0);
+	assert_int_equal(wn_net_udp_bind(n, 4793, udp_rx, &useen), -EEXIST);
+	assert_int_equal(wn_net_udp_bind(n, 9, NULL, NULL), -ENOENT);
+	/* IPv4, single and chained payload */
+	for (int chain = 0; chain < 2; chain++) {
+		m = udp_frame(&peer, &me, 4793, pl, sizeof(pl), chain);
+		assert_int_equal(rx1(n, &m), 0);
+		assert_int_equal(useen.calls, 1u + (unsigned int)chain);
+		assert_true(wn_ip_addr_eq(&useen.info.src, &peer));
+		assert_true(wn_ip_addr_eq(&useen.info.dst, &me));
+		assert_int_equal(useen.info.sport, 4000);
+		assert_int_equal(useen.info.dport, 4793);
+		assert_int_equal(useen.info.ttl, 64);
+		assert_int_equal(useen.info.tclass, 0x28);
+		assert_int_equal(useen.info.len, sizeof(pl));
+		assert_int_equal(useen.l3_len, 20);
+		assert_int_equal(useen.l4_len, 8);
+		assert_memory_equal(useen.data, pl, sizeof(pl));
+	}
+	/* the sum is DPDK's (RFC 768) */
+	m = udp_frame(&peer, &me, 4793, pl, sizeof(pl), true);
+	p = rte_pktmbuf_mtod_offset(m, uint8_t *, 14);
+	{
+		struct rte_udp_hdr *uh = (struct rte_udp_hdr *)(p + 20);
+		uint16_t got = uh->dgram_cksum;
+
+		uh->dgram_cksum = 0;
+		assert_int_equal(got, rte_ipv4_udptcp_cksum((struct rte_ipv4_hdr *)p, uh));
+		assert_int_equal(rte_ipv4_cksum((struct rte_ipv4_hdr *)p), 0);
+		uh->dgram_cksum = got;
+		/* a flipped payload octet: dropped */
+		p[20 + 8 + 3] ^= 0x40;
+	}
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(st(n).rx_drop_udp, 1);
+	/* a UDP length beyond the IP payload: dropped */
+	m = udp_frame(&peer, &me, 4793, pl, sizeof(pl), false);
+	p = rte_pktmbuf_mtod_offset(m, uint8_t *, 14 + 20 + 4);
+	p[1] += 1;
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(st(n).rx_drop_udp, 2);
+	/* IPv4 without a sum (0) is taken */
+	m = udp_frame(&peer, &me, 4793, pl, sizeof(pl), false);
+	p = rte_pktmbuf_mtod_offset(m, uint8_t *, 14 + 20 + 6);
+	p[0] = p[1] = 0;
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(useen.calls, 3);
+	/* another port: dropped */
+	m = udp_frame(&peer, &me, 4794, pl, sizeof(pl), false);
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(st(n).rx_drop_udp_port, 1);
+	/* IPv6: traffic class, a zero-length datagram; no sum is refused (RFC 8200 §8.1) */
+	m = udp_frame(&peer6, &me6, 4793, pl, 0, false);
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(useen.calls, 4);
+	assert_true(wn_ip_addr_eq(&useen.info.src, &peer6));
+	assert_int_equal(useen.info.tclass, 0x28);
+	assert_int_equal(useen.info.len, 0);
+	assert_int_equal(useen.l3_len, 40);
+	m = udp_frame(&peer6, &me6, 4793, pl, 7, true);
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(useen.calls, 5);
+	assert_memory_equal(useen.data, pl, 7);
+	m = udp_frame(&peer6, &me6, 4793, pl, 7, false);
+	p = rte_pktmbuf_mtod_offset(m, uint8_t *, 14 + 40 + 6);
+	p[0] = p[1] = 0;
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(st(n).rx_drop_udp, 3);
+	assert_int_equal(st(n).rx_udp, 5);
+	/* the loopback way: straight into wn_net_udp_input, checksum marked good */
+	m = rte_pktmbuf_alloc(pool);
+	memcpy(rte_pktmbuf_append(m, 5), pl, 5);
+	assert_int_equal(wn_net_udp_prepend(n, m, &me, 1, &me, 4793, 0, 0), 0);
+	assert_int_equal(st(n).tx_udp, 1);
+	m->ol_flags = RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+	wn_net_udp_input(n, m, 1000000);
+	assert_int_equal(useen.calls, 6);
+	assert_int_equal(useen.info.sport, 1);
+	/* families must match */
+	m = rte_pktmbuf_alloc(pool);
+	assert_int_equal(wn_net_udp_prepend(n, m, &me, 1, &me6, 2, 0, 0), -EINVAL);
+	rte_pktmbuf_free(m);
+	/* sent through wn_net_output, the sum survives */
+	assert_int_equal(wn_net_neigh_add(n, &peer, &peer_mac, true, 0), 0);
+	m = rte_pktmbuf_alloc(pool);
+	memcpy(rte_pktmbuf_append(m, 9), pl, 9);
+	assert_int_equal(wn_net_udp_prepend(n, m, &me, 4793, &peer, 4793, 0, 7), 0);
+	assert_int_equal(wn_net_output(n, m, 0), 0);
+	m = tx1(n);
+	assert_non_null(m);
+	p = rte_pktmbuf_mtod_offset(m, uint8_t *, 14);
+	assert_int_equal(rte_ipv4_udptcp_cksum_verify((struct rte_ipv4_hdr *)p,
+						      (struct rte_udp_hdr *)(p + 20)), 0);
+	assert_int_equal(rte_ipv4_cksum((struct rte_ipv4_hdr *)p), 0);
+	assert_int_equal(((struct rte_ipv4_hdr *)p)->time_to_live, 7);
+	assert_memory_equal(rte_pktmbuf_read(m, 14 + 28, 9, out), pl, 9);
+	rte_pktmbuf_free(m);
+	/* the last port unbound: protocol 17 is dropped again */
+	assert_int_equal(wn_net_udp_bind(n, 4793, NULL, NULL), 0);
+	m = udp_frame(&peer, &me, 4793, pl, sizeof(pl), false);
+	assert_int_equal(rx1(n, &m), 0);
+	assert_int_equal(st(n).rx_drop_ip_proto, 2);
+	/* at most WN_NET_UDP_PORTS */
+	for (uint16_t port = 1; port <= WN_NET_UDP_PORTS; port++)
+		assert_int_equal(wn_net_udp_bind(n, port, udp_rx, &useen), 0);
+	assert_int_equal(wn_net_udp_bind(n, 99, udp_rx, &useen), -ENOSPC);
+	wn_netif_free(n);
+}
+
 static void
 test_ipv6_ndp_and_echo(void **state)
 {
@@ -1300,6 +1493,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_icmp_echo_reply),
 		cmocka_unit_test(test_fragments_reassembled_or_dropped),
 		cmocka_unit_test(test_proto_hook),
+		cmocka_unit_test(test_udp),
 		cmocka_unit_test(test_ipv6_ndp_and_echo),
 		cmocka_unit_test(test_ipv6_dad),
 		cmocka_unit_test(test_ipv6_dad_duplicate),
