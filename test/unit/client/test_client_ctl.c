@@ -209,8 +209,14 @@ test_windows_and_frmr(void **state)
 		r.access = WN_CTL_ACCESS_LOCAL_WRITE;
 		r.addr = 4096;
 		r.length = 4096;
+		r.span = 4096;
+		r.n_total = 1;
 		r.n_pieces = 1;
+		r.align_shift = 12;
+		r.piece[0].addr = 4096;
 		r.piece[0].len = 4096;
+		r.piece[0].src = WN_CTL_MR_SRC_FD;
+		r.piece[0].page_shift = 12;
 		fd = memfd_create("frmr", 0);
 		assert_true(fd >= 0);
 		assert_int_equal(ftruncate(fd, 4096), 0);
@@ -218,6 +224,15 @@ test_windows_and_frmr(void **state)
 		r.flags = 2;
 		r.access = 0;
 		assert_int_equal(wn_client_call(c, WN_CTL_REG_MR, &r, &fd, 1, &rr, NULL), -EINVAL);
+		r.flags = WN_CTL_MR_F_FAST_REG; /* well formed: allocated, then deregistered */
+		assert_int_equal(wn_client_call(c, WN_CTL_REG_MR, &r, &fd, 1, &rr, NULL), 0);
+		assert_int_equal(rr.pending, 0);
+		{
+			struct wn_ctl_handle h = {.handle = rr.mr};
+
+			assert_int_equal(wn_client_call(c, WN_CTL_DEREG_MR, &h, NULL, 0, NULL,
+							NULL), 0);
+		}
 		close(fd);
 	}
 	assert_int_equal(wn_client_dereg_mr(c, f), 0);
