@@ -98,6 +98,9 @@ int wn_client_wp_begin(struct wn_client_wp *w, const struct wn_client_vma *v, ui
 /* The writers go on; @p moved: the mappings were replaced (else protections come back). */
 void wn_client_wp_end(struct wn_client_wp *w, bool moved);
 
+/* Copy into the fresh private mapping @p dst without zeroing it first. @return 0 or -errno. */
+int wn_client_uffd_copy(void *dst, const void *src, size_t len);
+
 /* Run @p fn on a thread with a fresh stack and every signal blocked; its return value. */
 int wn_client_aside(int (*fn)(void *), void *arg);
 

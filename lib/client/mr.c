@@ -37,6 +37,9 @@
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26
 #endif
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 
 /* Private memory made shareable: [lo, hi) as it was made, now a mapping of memfd fd. */
 struct wn_client_seg {
@@ -66,6 +69,7 @@ static struct wn_client_seg *seg_list;
  * allocator metadata), which is the point, so AddressSanitizer must not check the reads.
  */
 #ifdef WN_ASAN
+#define COPY_BY_MAPPING true /* AddressSanitizer checks what pwrite() reads, too */
 __attribute__((no_sanitize("address"))) static void
 page_copy(void *dst, const void *src, size_t len)
 {
@@ -77,6 +81,7 @@ page_copy(void *dst, const void *src, size_t len)
 		d[i] = s[i];
 }
 #else
+#define COPY_BY_MAPPING false
 static void
 page_copy(void *dst, const void *src, size_t len)
 {
@@ -107,6 +112,7 @@ min_p(uintptr_t a, uintptr_t b)
 /* What the thread aside needs to move a run; it writes only done and after the window. */
 struct seg_job {
 	uintptr_t lo, hi;
+	uint8_t shift;
 	int fd;
 	const struct wn_client_vma *v;
 	uint32_t n;
@@ -114,36 +120,57 @@ struct seg_job {
 	uint32_t done;
 };
 
+/*
+ * Copy [lo, hi) into the memfd: 4 KiB pages with pwrite(), which fills shmem pages as it
+ * allocates them (no zeroing pass); hugetlbfs has no write(), its pages are copied through
+ * a mapping.
+ */
+static int
+seg_copy_in(const struct seg_job *j)
+{
+	size_t len = j->hi - j->lo, done = 0;
+	uint8_t *tmp;
+
+	if (j->shift != 12 || COPY_BY_MAPPING) {
+		tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, j->fd, 0);
+		if (tmp == MAP_FAILED)
+			return -errno;
+		page_copy(tmp, (const void *)j->lo, len);
+		munmap(tmp, len);
+		return 0;
+	}
+	while (done < len) {
+		ssize_t n = pwrite(j->fd, (const uint8_t *)j->lo + done, len - done, (off_t)done);
+
+		if (n <= 0)
+			return n < 0 && errno != EINTR ? -errno : n == 0 ? -EIO : 0;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
 static int
 seg_fill(void *arg)
 {
 	struct seg_job *j = arg;
-	size_t len = j->hi - j->lo;
 	struct wn_client_wp w;
 	uint32_t i, done = 0;
-	uint8_t *tmp;
 	int ret;
 
-	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, j->fd, 0);
-	if (tmp == MAP_FAILED)
-		return -errno;
 	ret = wn_client_wp_begin(&w, j->v, j->n, j->lo, j->hi, j->uffd_ok);
-	if (ret == 0) {
-		page_copy(tmp, (const void *)j->lo, len);
-		for (i = 0; i < j->n; i++) {
-			uintptr_t lo = max_p(j->v[i].lo, j->lo), hi = min_p(j->v[i].hi, j->hi);
+	if (ret != 0)
+		return ret;
+	ret = seg_copy_in(j);
+	for (i = 0; ret == 0 && i < j->n; i++) {
+		uintptr_t lo = max_p(j->v[i].lo, j->lo), hi = min_p(j->v[i].hi, j->hi);
 
-			if (mmap((void *)lo, hi - lo, vma_prot(&j->v[i]),
-				 MAP_SHARED | MAP_FIXED | MAP_POPULATE, j->fd,
-				 (off_t)(lo - j->lo)) == MAP_FAILED) {
-				ret = -errno;
-				break;
-			}
+		if (mmap((void *)lo, hi - lo, vma_prot(&j->v[i]), MAP_SHARED | MAP_FIXED, j->fd,
+			 (off_t)(lo - j->lo)) == MAP_FAILED)
+			ret = -errno;
+		else
 			done++;
-		}
-		wn_client_wp_end(&w, done == j->n);
 	}
-	munmap(tmp, len);
+	wn_client_wp_end(&w, done == j->n);
 	j->done = done;
 	return ret;
 }
@@ -187,6 +214,7 @@ seg_make(uintptr_t lo, uintptr_t hi, uint8_t shift, const struct wn_client_vma *
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
 	job.fd = s->fd;
+	job.shift = shift;
 	/* userfaultfd protects anonymous memory and hugetlbfs, not a MAP_PRIVATE file */
 	for (i = 0; i < n; i++)
 		if (!v[i].anon && v[i].shift == 12)
@@ -235,7 +263,10 @@ seg_privatize_one(void *arg)
 		munmap(tmp, len);
 		return ret;
 	}
-	page_copy(tmp, (const void *)v->lo, len);
+	/* the source's pages mapped first: UFFDIO_COPY takes a slow path for every other one */
+	madvise((void *)v->lo, len, MADV_POPULATE_READ);
+	if (wn_client_uffd_copy(tmp, (const void *)v->lo, len) != 0)
+		page_copy(tmp, (const void *)v->lo, len);
 	if (vma_prot(v) != (PROT_READ | PROT_WRITE))
 		mprotect(tmp, len, vma_prot(v));
 	if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)v->lo) == MAP_FAILED) {

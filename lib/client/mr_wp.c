@@ -292,6 +292,45 @@ wn_client_wp_end(struct wn_client_wp *w, bool moved)
 	}
 }
 
+/*
+ * Fill the fresh private mapping [dst, dst+len) with a copy of [src, src+len) in one pass:
+ * UFFDIO_COPY allocates each page and copies into it, where a page fault would first zero
+ * it. A user-mode userfaultfd is enough (this thread makes every request itself).
+ */
+int
+wn_client_uffd_copy(void *dst, const void *src, size_t len)
+{
+	struct uffdio_api api = {.api = UFFD_API};
+	struct uffdio_register reg = {.range = {(uintptr_t)dst, len},
+				      .mode = UFFDIO_REGISTER_MODE_MISSING};
+	size_t done = 0;
+	int fd, ret = 0;
+
+	pthread_once(&uffd_once, uffd_probe);
+	fd = uffd_open(UFFD_USER_MODE_ONLY);
+	if (fd < 0)
+		fd = uffd_open(0);
+	if (fd < 0)
+		return -EOPNOTSUPP;
+	if (ioctl(fd, UFFDIO_API, &api) != 0 || ioctl(fd, UFFDIO_REGISTER, &reg) != 0) {
+		close(fd);
+		return -EOPNOTSUPP;
+	}
+	while (done < len) {
+		struct uffdio_copy c = {.dst = (uintptr_t)dst + done, .src = (uintptr_t)src + done,
+					.len = len - done};
+
+		if (ioctl(fd, UFFDIO_COPY, &c) != 0 && c.copy <= 0 && errno != EAGAIN) {
+			ret = -errno;
+			break;
+		}
+		if (c.copy > 0)
+			done += (size_t)c.copy;
+	}
+	close(fd);
+	return ret;
+}
+
 /* ---------------------------------------------------------------- a thread aside */
 
 struct aside {
