@@ -25,27 +25,29 @@
  * (local or remote write, atomics, MW bind), as pinning it fails; read-only memory registers
  * as a source. What the program munmaps while registered stays alive for warpnicd until
  * deregistration. What is left, each for a reason:
- *   - private memory is made shareable at 4 KiB granularity (or its hugepage's), so its
- *     neighbours in those pages go with it (their content is kept); it costs a copy of the
- *     pages at registration and another when the last MR over them goes;
- *   - a system call that writes into private memory while it is being made shareable
- *     waits, except where only mprotect protects it (a MAP_PRIVATE file mapping such as
- *     .data, or no userfaultfd for this process, or a user-mode one only): there it fails
- *     with EFAULT; and writes by a device into pages under direct I/O (O_DIRECT, io_uring
- *     fixed buffers) in that moment land in the old pages and are lost;
- *   - while registered, private memory made shareable is shmem: MADV_DONTNEED and
- *     MADV_FREE on it keep the content (a pinned page is desynchronised by them instead);
- *     its madvise() and mlock() state is that of a fresh mapping;
- *   - fork(): the child gets private copies of such memory, made in the child just after
- *     fork(): writes other threads of the parent make in that moment may show in them
- *     (Linux's copy on fork copies pinned pages during fork()); shared objects stay shared;
- *   - a file of a disk filesystem (ext4, xfs) registers, unlike on a hardware RNIC with
- *     Linux >= 6.5 (EFAULT): warpnicd writes it through the page cache, dirty tracking and
- *     writeback included; the dataplane may wait on that filesystem (a page read back,
- *     blocks allocated) while it places data;
- *   - a shared object truncated (or a hugetlbfs page that finds no free hugepage, a disk
- *     error) under an MR: warpnicd's access gets anonymous memory in its place and counts it
- *     (telemetry mr_sigbus), as a pinned page would be written though the file dropped it.
+ *   - private memory costs a copy at its first registration and another when its last MR
+ *     goes (Linux cannot make anonymous pages shmem), at 4 KiB granularity (or its
+ *     hugepage's): its neighbours in those pages go with it, their content kept;
+ *   - while it is copied, a system call that writes into it waits, except where only
+ *     mprotect protects it (a MAP_PRIVATE file mapping such as .data; no userfaultfd for
+ *     kernel faults in this process): there it fails with EFAULT; a device's write under
+ *     direct I/O (O_DIRECT, io_uring fixed buffers) in that moment lands in the old page;
+ *   - while registered, such memory is shmem: MADV_DONTNEED and MADV_FREE keep its content
+ *     (a pinned page is desynchronised by them instead); its mlock and madvise state is
+ *     that of a fresh mapping;
+ *   - fork(): the child makes its copies private just after fork(): writes other threads
+ *     of the parent make in that moment may show in them (Linux copies pinned pages inside
+ *     fork()); a thread that registered its own stack must not fork; shared objects stay
+ *     shared;
+ *   - a file of a disk filesystem (ext4, xfs) registers, unlike a hardware RNIC's pin on
+ *     Linux >= 6.5 (EFAULT): warpnicd writes it through the page cache (dirty tracking,
+ *     writeback, msync work), and its dataplane may then wait on that filesystem;
+ *   - a shared object truncated under an MR (or a hugetlbfs page with no free hugepage, a
+ *     disk error): warpnicd's access gets anonymous memory in that page's place, counted
+ *     (telemetry mr_sigbus), as a pinned page is written though the file dropped it;
+ *   - a shared mapping this process cannot open itself (unprivileged: SysV, shared
+ *     anonymous memory, a deleted file, a closed memfd) is opened by warpnicd through
+ *     /proc/PID/map_files, which needs it to run as root in this PID namespace.
  */
 #ifndef WN_CLIENT_H
 #define WN_CLIENT_H

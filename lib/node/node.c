@@ -123,6 +123,7 @@ tel_ctl(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "cm_ids", st.cm_ids);
 	rte_tel_data_add_dict_u64(d, "requests", st.requests);
 	rte_tel_data_add_dict_u64(d, "bad_requests", st.bad_requests);
+	rte_tel_data_add_dict_u64(d, "mr_sigbus", st.mr_sigbus);
 	return 0;
 }
 

@@ -16,8 +16,9 @@
  * thread touched the page (a dataplane lcore), reads them without a lock: a slot's end and
  * page shift are published before its start, and its start is cleared first. A fault
  * outside every range goes to the handler that was there before, or kills as SIGBUS does.
- * DPDK installs a handler of its own for a moment while it allocates hugepages; a client page
- * that faults in that moment is not caught.
+ * Whoever installs a SIGBUS handler after ours (DPDK does, for a moment, while it allocates
+ * hugepages) comes after it again when the next range is added; a client page that faults
+ * while another handler is in front is not caught.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -86,23 +87,33 @@ sigbus_handler(int sig, siginfo_t *si, void *uc)
 static int install_err;
 
 static void
-sigbus_install(void)
+slots_alloc(void)
 {
-	struct sigaction sa;
-
 	slots = mmap(NULL, SIGBUS_SLOTS * sizeof(*slots), PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (slots == MAP_FAILED) {
 		slots = NULL;
 		install_err = -ENOMEM;
-		return;
 	}
+}
+
+/*
+ * Our handler in front, chaining to whatever was there: checked for every range, as
+ * something may have installed its own since (with slots_lock held).
+ */
+static int
+sigbus_install(void)
+{
+	struct sigaction sa, cur;
+
+	if (sigaction(SIGBUS, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) != 0 &&
+	    cur.sa_sigaction == sigbus_handler)
+		return 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = sigbus_handler;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGBUS, &sa, &old_act) != 0)
-		install_err = -errno;
+	return sigaction(SIGBUS, &sa, &old_act) == 0 ? 0 : -errno;
 }
 
 int
@@ -110,11 +121,17 @@ srv_sigbus_add(void *start, size_t len, uint32_t shift)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	uint32_t i, n;
+	int ret;
 
-	pthread_once(&once, sigbus_install);
+	pthread_once(&once, slots_alloc);
 	if (install_err != 0)
 		return install_err;
 	pthread_mutex_lock(&slots_lock);
+	ret = sigbus_install();
+	if (ret != 0) {
+		pthread_mutex_unlock(&slots_lock);
+		return ret;
+	}
 	n = atomic_load_explicit(&slots_used, memory_order_relaxed);
 	for (i = 0; i < n; i++)
 		if (atomic_load_explicit(&slots[i].start, memory_order_relaxed) == 0)

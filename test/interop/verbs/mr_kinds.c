@@ -20,6 +20,9 @@
  *       RDMA-Writes and RDMA-Reads a part nobody else writes. No write may be lost.
  *   file PATH LEN SEED                 a file mapped MAP_SHARED: the peer's RDMA Write is in
  *       it (msync; check-file reads it back); the mapping stays the file's
+ *   truncate PATH LEN SEED             a file truncated to nothing under its MR: warpnicd
+ *       survives the peer's Write and Read there (its accesses get anonymous pages, as a
+ *       pinned page stays written after its file dropped it; telemetry mr_sigbus)
  *   shared memfd|shm|anon LEN SEED     a memfd, a POSIX shm object, MAP_SHARED|MAP_ANONYMOUS
  *       memory: a child forked before the registration sees the peer's Write
  *   sysv KEY LEN SEED PART NPARTS      a SysV segment: this process registers it and the peer
@@ -332,6 +335,30 @@ case_file(struct mrp *c, char **a)
 	expect(msync(p, len, MS_SYNC) == 0, "msync");
 	/* the peer reads the file's pages back through the MR */
 	expect(mrp_read(c, p, mr->rkey, 0, len, seed) == 0, "the peer's RDMA Read of it");
+	MRP_CHECK(ibv_dereg_mr(mr) == 0);
+	munmap(p, len);
+	close(fd);
+}
+
+static void
+case_truncate(struct mrp *c, char **a)
+{
+	size_t len = strtoull(a[1], NULL, 0);
+	uint64_t seed = strtoull(a[2], NULL, 0);
+	int fd = open(a[0], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct ibv_mr *mr;
+	void *p;
+
+	MRP_CHECK(fd >= 0 && ftruncate(fd, (off_t)len) == 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	MRP_CHECK(p != MAP_FAILED);
+	memset(p, 1, len);
+	mr = ibv_reg_mr(c->pd, p, len, RW);
+	MRP_CHECK(mr != NULL);
+	MRP_CHECK(ftruncate(fd, 0) == 0);
+	expect(mrp_write(c, p, mr->rkey, 0, len, seed) == 0,
+	       "the peer's RDMA Write into the truncated file's MR completes");
+	expect(mrp_read(c, p, mr->rkey, 0, len, seed) == 0, "... and reads back what it wrote");
 	MRP_CHECK(ibv_dereg_mr(mr) == 0);
 	munmap(p, len);
 	close(fd);
@@ -846,6 +873,7 @@ static const struct {
 	void (*fn)(struct mrp *c, char **a);
 } cases[] = {
 	{"busy", 4, case_busy},     {"file", 3, case_file}, {"shared", 3, case_shared},
+	{"truncate", 3, case_truncate},
 	{"sysv", 5, case_sysv},     {"huge", 4, case_huge}, {"ro", 2, case_ro},
 	{"munmap", 2, case_munmap}, {"rereg", 2, case_rereg}, {"fork", 2, case_fork},
 };

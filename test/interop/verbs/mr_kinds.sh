@@ -5,8 +5,8 @@
 # ends (its loopback): the case's program registers the memory and asks a second program
 # (mr_kinds drive) to RDMA-Write, RDMA-Read and receive Sends there.
 #   mr_kinds.sh BUILD_DIR MR_KINDS MR_DPDK CASE
-# Cases: busy, busy_mprotect, file, shared, sysv, huge2m, huge1g, dpdk, ro, munmap, rereg,
-# fork. Fails when any check of the programs fails (their "FAIL:" lines say which), a program
+# Cases: busy, busy_mprotect, file, truncate, shared, sysv, huge2m, huge1g, dpdk,
+# unprivileged, ro, munmap, rereg, fork. Fails when any check of the programs fails (their "FAIL:" lines say which), a program
 # exits otherwise than 0, or warpnicd dies. busy_mprotect runs the busy writers with the
 # mprotect + SIGSEGV write protection only (WARPNIC_MR_WP=mprotect), without the read()
 # writer (there a system call that writes into the range fails with EFAULT, documented).
@@ -48,6 +48,7 @@ run() { timeout -k 5 300 "$top/scripts/warpnic-run" --ctl "$sock" --shim "$shim_
 # a DPDK program finds the shims by its build's RUNPATH: the shim directory on its
 # LD_LIBRARY_PATH would give the EAL's mlx5 driver the stand-in libmlx5
 run_dpdk() { WARPNIC_CTL=$sock timeout -k 5 300 "$@"; }
+run_nobody() { run setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 
 # pair NAME PORT SERVE_PROGRAM... : the server in the background, the driver against it
 # (PAIR_RUN: how the server runs, default run)
@@ -95,6 +96,14 @@ file)
 		serve "file $(stat -f -c %T "$(dirname "$f")")" 7470 file "$f" 8388608 "$seed"
 		run "$prog" check-file "$f" 8388608 "$seed" || bad "check-file $f"
 	done
+	;;
+truncate)
+	serve truncate 7470 truncate "/dev/shm/wn-mr-file.$$" 4194304 "$seed"
+	tel=/var/run/dpdk/wn-mr-$$/dpdk_telemetry.v2
+	v=$(python3 "$top/scripts/wn-tel.py" "$tel" /warpnic/ctl mr_sigbus) ||
+		bad "no telemetry from warpnicd"
+	echo "warpnicd: $v"
+	[ "${v#mr_sigbus=}" -gt 0 ] 2>/dev/null || bad "warpnicd counted no page replaced ($v)"
 	;;
 shared)
 	for k in memfd shm anon; do
@@ -147,6 +156,18 @@ dpdk)
 	# (one file per hugepage) than one REG_MR message carries
 	PAIR_RUN=run_dpdk pair dpdk 7470 "$dpdk" $ip 7470 41943040 "$seed" -- --no-pci -l 0 \
 		--file-prefix "wn-mr-dpdk-$$" -m 128 --log-level=lib.eal:error
+	;;
+unprivileged)
+	# as nobody: no /proc/self/map_files, a user-mode userfaultfd only; shared anonymous
+	# memory and an unlinked, closed POSIX shm object can then only be opened by warpnicd
+	# (WN_CTL_MR_SRC_PEER), the memfd through the fd the program holds
+	[ "$(id -u)" = 0 ] || { echo "FAIL: needs root to run the programs as nobody"; exit 1; }
+	command -v setpriv >/dev/null || { echo "FAIL: setpriv (util-linux) missing"; exit 1; }
+	chmod 755 "$tmp" && chmod 777 "$sock"
+	for k in anon shm memfd; do
+		PAIR_RUN=run_nobody serve "nobody shared $k" 7470 shared $k 4194304 "$seed"
+	done
+	PAIR_RUN=run_nobody serve "nobody munmap" 7470 munmap 1048576 "$seed"
 	;;
 ro)
 	serve ro 7470 ro 1048576 "$seed"
