@@ -6,8 +6,8 @@
 # (mr_kinds drive) to RDMA-Write, RDMA-Read and receive Sends there.
 #   mr_kinds.sh BUILD_DIR MR_KINDS MR_DPDK CASE
 # Cases: busy, busy_mprotect, file, truncate, shared, sysv, huge2m, huge1g, dpdk,
-# unprivileged, ro, munmap, rereg, fork. Fails when any check of the programs fails (their "FAIL:" lines say which), a program
-# exits otherwise than 0, or warpnicd dies. busy_mprotect runs the busy writers with the
+# unprivileged, ro, munmap, rereg, fork. Fails when any check of the programs fails (their
+# "FAIL:" lines say which), a program exits otherwise than 0, or warpnicd dies. busy_mprotect runs the busy writers with the
 # mprotect + SIGSEGV write protection only (WARPNIC_MR_WP=mprotect), without the read()
 # writer (there a system call that writes into the range fails with EFAULT, documented).
 # huge1g needs a free 1 GiB hugepage on a hugetlbfs with pagesize=1G mounted on
