@@ -101,7 +101,10 @@ void wn_client_wp_end(struct wn_client_wp *w, bool moved);
 /* Copy into the fresh private mapping @p dst without zeroing it first. @return 0 or -errno. */
 int wn_client_uffd_copy(void *dst, const void *src, size_t len);
 
-/* Run @p fn on a thread with a fresh stack and every signal blocked; its return value. */
-int wn_client_aside(int (*fn)(void *), void *arg);
+/*
+ * Run @p fn, which write-protects [lo, hi), with every signal blocked: on this thread, or
+ * on one with a fresh stack when the range holds this thread's stack or TCB. Its value.
+ */
+int wn_client_aside(int (*fn)(void *), void *arg, uintptr_t lo, uintptr_t hi);
 
 #endif /* WN_CLIENT_PRIV_H */

@@ -219,7 +219,7 @@ seg_make(uintptr_t lo, uintptr_t hi, uint8_t shift, const struct wn_client_vma *
 	for (i = 0; i < n; i++)
 		if (!v[i].anon && v[i].shift == 12)
 			job.uffd_ok = false;
-	*err = wn_client_aside(seg_fill, &job);
+	*err = wn_client_aside(seg_fill, &job, lo, hi);
 	if (*err != 0) {
 		if (job.done > 0)
 			seg_free(s, true); /* what moved goes back */
@@ -335,7 +335,7 @@ seg_privatize(struct wn_client_seg *s, bool aside)
 		for (i = 0; i < n; i++) {
 			struct priv_job j = {.v = &v[i], .shift = s->shift, .protect = true};
 
-			wn_client_aside(seg_privatize_one, &j);
+			wn_client_aside(seg_privatize_one, &j, v[i].lo, v[i].hi);
 		}
 		free(v);
 	}

@@ -15,11 +15,12 @@
  * back in front of the program's before each window, and chains to it for every other
  * fault. There a system call that writes into the range fails with EFAULT.
  *
- * The window is opened and closed on a thread of its own (wn_client_aside()): its stack is
- * fresh and every signal blocked, so it never writes into memory it protects (a buffer on
- * the caller's stack, the heap pages around a malloc'd one) and never runs the program's
- * signal handlers. Between wn_client_wp_begin() and wn_client_wp_end() it must not call
- * malloc or anything else that may write the program's memory.
+ * The thread that opens and closes the window must never write into memory it protects, nor
+ * run the program's signal handlers meanwhile (wn_client_aside()): with every signal
+ * blocked it is the caller itself, unless the range holds the caller's stack or thread
+ * control block, where a thread of its own with a fresh stack does it. Between
+ * wn_client_wp_begin() and wn_client_wp_end() it must not call malloc or anything else that
+ * may write the program's memory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -349,17 +350,38 @@ aside_main(void *p)
 }
 
 #define ASIDE_STACK (256u << 10)
+#define HOT_BELOW   (64u << 10) /* what may be written below the stack pointer and the TCB */
+
+static bool
+overlaps(uintptr_t lo, uintptr_t hi, uintptr_t a, uintptr_t b)
+{
+	return lo < b && a < hi;
+}
 
 int
-wn_client_aside(int (*fn)(void *), void *arg)
+wn_client_aside(int (*fn)(void *), void *arg, uintptr_t lo, uintptr_t hi)
 {
 	struct aside a = {.fn = fn, .arg = arg, .ret = -EINTR};
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t tp = (uintptr_t)&errno; /* static TLS, next to the TCB */
 	sigset_t all, old;
 	pthread_attr_t attr;
 	pthread_t t;
 	uint8_t *stack;
 	int ret;
 
+	sigfillset(&all);
+	/*
+	 * This thread's frames from here down and its TCB (errno, static TLS below it, struct
+	 * pthread above) are all it writes; where the range holds neither, it does the work.
+	 */
+	if (!overlaps(lo, hi, sp - HOT_BELOW, sp + 4096) &&
+	    !overlaps(lo, hi, tp - HOT_BELOW, tp + 4096)) {
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		ret = fn(arg);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return ret;
+	}
 	stack = mmap(NULL, ASIDE_STACK, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
@@ -367,7 +389,6 @@ wn_client_aside(int (*fn)(void *), void *arg)
 	mprotect(stack, 4096, PROT_NONE); /* guard page */
 	pthread_attr_init(&attr);
 	pthread_attr_setstack(&attr, stack, ASIDE_STACK);
-	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = -pthread_create(&t, &attr, aside_main, &a);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

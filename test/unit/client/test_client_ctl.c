@@ -642,6 +642,40 @@ test_mr_many_objects(void **state)
 	wn_client_close(c);
 }
 
+/*
+ * A buffer on this thread's own stack: the pages are moved by a thread of their own while
+ * this one, whose frames are there, waits (and writes there as soon as it may).
+ */
+static void
+test_mr_on_stack(void **state)
+{
+	struct wn_client *c = wn_client_open(sock_path);
+	volatile uint8_t sbuf[3 * 4096];
+	struct wn_client_mr *m;
+	uint8_t *sv;
+	uint32_t pd;
+	size_t i;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	for (i = 0; i < sizeof(sbuf); i++)
+		sbuf[i] = (uint8_t)i;
+	m = wn_client_reg_mr(c, pd, (void *)sbuf, sizeof(sbuf), (uintptr_t)sbuf,
+			     WN_CTL_ACCESS_LOCAL_WRITE);
+	assert_non_null(m);
+	sv = wn_server_mr_lookup(srv, m->lkey, NULL);
+	assert_non_null(sv);
+	for (i = 0; i < sizeof(sbuf); i++)
+		assert_int_equal(sv[i], (uint8_t)i);
+	sbuf[7] = 0xee;
+	assert_int_equal(sv[7], 0xee);
+	assert_int_equal(wn_client_dereg_mr(c, m), 0);
+	assert_int_equal(sbuf[7], 0xee);
+	assert_int_equal(wn_client_dealloc_pd(c, pd), 0);
+	wn_client_close(c);
+}
+
 /* Read-only memory is a source only; kernel pages and holes are not memory to register. */
 static void
 test_mr_readonly_and_kernel(void **state)
@@ -1079,6 +1113,7 @@ main(void)
 		cmocka_unit_test(test_mr_sharing),
 		cmocka_unit_test(test_mr_fork),
 		cmocka_unit_test(test_mr_many_objects),
+		cmocka_unit_test(test_mr_on_stack),
 		cmocka_unit_test(test_mr_readonly_and_kernel),
 		cmocka_unit_test(test_mr_truncated),
 		cmocka_unit_test(test_mr_busy_writers),
