@@ -4,7 +4,8 @@
 # one warpnicd, beside a memcpy of the same size in the same run (mr_kinds bench: medians of
 # ROUNDS; every page of the memory written before). Then the same busy writers the
 # verbs_mr_busy test runs, with userfaultfd write protection and with mprotect + SIGSEGV
-# (WARPNIC_MR_WP), alternated: each round's median ibv_reg_mr/ibv_dereg_mr time.
+# (WARPNIC_MR_WP), alternated: each round's median ibv_reg_mr/ibv_dereg_mr time and the CPU
+# time of the registering thread per round (what a loaded machine's scheduler moves least).
 # Reports numbers; fails only when a run fails.
 #
 #   mr_reg_cost.sh BUILD_DIR [SHIM_BUILD_DIR]
@@ -52,7 +53,7 @@ done
 
 [ "$busy" -gt 0 ] || exit 0
 echo "# busy writers (2 MiB, 2 writers): median ibv_reg_mr / ibv_dereg_mr per mode, alternated"
-for r in 1 2 3; do
+for r in 1 2 3 4 5; do
 	for mode in uffd mprotect; do
 		port=$((7490 + r * 2))
 		[ $mode = uffd ] || port=$((port + 1))
