@@ -9,6 +9,9 @@
 #   scripts/setup.sh --deps     packages only (building, running and testing)
 #   scripts/setup.sh --huge     hugepages only
 #   WN_HUGEPAGES=N              number of 2 MiB pages to reserve (default 3072; --run 320)
+#   WN_HUGEPAGES_1G=N           number of 1 GiB pages to reserve (default 1, --run 0: the
+#                               registered memory test of 1 GiB pages; 0 for none), hugetlbfs
+#                               with pagesize=1G on /dev/hugepages-1G
 set -euo pipefail
 
 want_deps=1 want_huge=1 want_tests=1 pages_default=3072
@@ -16,7 +19,7 @@ case "${1:-}" in
 --run) want_tests=0 pages_default=320 ;;
 --deps) want_huge=0 ;;
 --huge) want_deps=0 ;;
--h|--help) sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h|--help) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 "") ;;
 *) echo "setup.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 esac
@@ -104,4 +107,24 @@ if [ "$want_huge" = 1 ]; then
 			echo "setup.sh: could not mount hugetlbfs (tests fall back to --no-huge)" >&2
 	fi
 	echo "setup.sh: hugepages $(cat /proc/sys/vm/nr_hugepages) x 2 MiB, hugetlbfs on /dev/hugepages"
+	# 1 GiB pages need 1 GiB of contiguous memory each: easy at boot, possible later while
+	# memory is not fragmented (compaction); the kernel gives what it can
+	gig=${WN_HUGEPAGES_1G:-$want_tests}
+	n1g=/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages
+	if [ "$gig" -gt 0 ] && [ -e "$n1g" ]; then
+		if [ "$(cat "$n1g")" -lt "$gig" ]; then
+			echo "$gig" | $SUDO tee "$n1g" >/dev/null
+			[ "$(cat "$n1g")" -ge "$gig" ] ||
+				echo "setup.sh: only $(cat "$n1g") of $gig 1 GiB pages could be reserved" \
+					"(memory fragmented: reserve them at boot, hugepagesz=1G hugepages=$gig)" >&2
+		fi
+		if ! grep -q "^[^ ]* /dev/hugepages-1G hugetlbfs" /proc/mounts; then
+			$SUDO mkdir -p /dev/hugepages-1G
+			$SUDO mount -t hugetlbfs -o pagesize=1G nodev /dev/hugepages-1G ||
+				echo "setup.sh: could not mount hugetlbfs with 1 GiB pages" >&2
+		fi
+		echo "setup.sh: hugepages $(cat "$n1g") x 1 GiB, hugetlbfs on /dev/hugepages-1G"
+	elif [ "$gig" -gt 0 ]; then
+		echo "setup.sh: this kernel has no 1 GiB hugepages (the CPU lacks pdpe1gb)" >&2
+	fi
 fi

@@ -180,27 +180,6 @@ ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *
 
 /* ------------------------------------------------------------------ public verbs siw lacks */
 
-/*
- * siw's provider has no rereg_mr: libibverbs checks the arguments (EINVAL,
- * IBV_REREG_MR_ERR_INPUT), then its fallback fails the command (EOPNOTSUPP,
- * IBV_REREG_MR_ERR_CMD). Deregister and register again instead.
- */
-WN_VERBS_EXPORT int
-ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
-	     int access)
-{
-	(void)mr;
-	(void)pd;
-	if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) != 0 ||
-	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (length == 0 || addr == NULL)) ||
-	    (access != 0 && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
-		errno = EINVAL;
-		return IBV_REREG_MR_ERR_INPUT;
-	}
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_CMD;
-}
-
 /* dma-buf memory (a GPU's): not reachable by a software dataplane */
 WN_VERBS_EXPORT struct ibv_mr *
 ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova, int fd,
@@ -279,7 +258,10 @@ ibv_unimport_dm(struct ibv_dm *dm)
 	(void)dm;
 }
 
-/* Registered pages are private again in a forked child (lib/client's atfork handler). */
+/*
+ * A forked child gets a private copy of registered private memory (lib/client's atfork
+ * handler), as Linux's copy on fork gives it of pinned pages: ibv_fork_init() is not needed.
+ */
 WN_VERBS_EXPORT enum ibv_fork_status
 ibv_is_fork_initialized(void)
 {

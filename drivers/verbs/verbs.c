@@ -107,11 +107,31 @@ out:
 	return d;
 }
 
+/* rdma-core's check_env(): set and not "0" */
+static bool
+env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && strcmp(v, "0") != 0;
+}
+
+/* libibverbs' first-use initialisation: RDMAV_FORK_SAFE / IBV_FORK_SAFE call ibv_fork_init() */
+static void
+verbs_init(void)
+{
+	if ((env_on("RDMAV_FORK_SAFE") || env_on("IBV_FORK_SAFE")) && ibv_fork_init() != 0)
+		fprintf(stderr, "libibverbs: Warning: fork()-safety requested but init failed\n");
+}
+
 struct ibv_device **
 (ibv_get_device_list)(int *num_devices)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct ibv_device **l = calloc(2, sizeof(*l));
 	struct wn_vdev *d;
+
+	pthread_once(&once, verbs_init);
 
 	if (l == NULL) {
 		errno = ENOMEM;
@@ -765,7 +785,8 @@ access_from(int access, int *bad)
 		a |= WN_CTL_ACCESS_REMOTE_ATOMIC;
 	if (access & IBV_ACCESS_MW_BIND)
 		a |= WN_CTL_ACCESS_MW_BIND;
-	if (access & (IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB))
+	/* IBV_ACCESS_HUGETLB says hugepages back it: they are welcome, and found anyway */
+	if (access & (IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND))
 		*bad = 1;
 	return a;
 }
@@ -832,6 +853,53 @@ WN_VERBS_EXPORT struct ibv_mr *
 	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
 }
 
+/*
+ * As libibverbs checks the arguments (IBV_REREG_MR_ERR_INPUT) and a provider changes the MR
+ * (IBV_REREG_MR_ERR_CMD, errno set, the MR as it was): registered anew with what changes,
+ * then the old registration goes; the keys change, as they may on any device.
+ */
+WN_VERBS_EXPORT int
+ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+	     int access)
+{
+	struct wn_vmr *m = (struct wn_vmr *)mr;
+	uint32_t a = 0;
+	int bad = 0, ret;
+
+	if (m->frmr || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) != 0 ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (length == 0 || addr == NULL)) ||
+	    (access != 0 && !(flags & IBV_REREG_MR_CHANGE_ACCESS)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && (pd == NULL || pd->context != mr->context))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags == 0)
+		return 0;
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
+		a = access_from(access, &bad);
+		if (bad) {
+			errno = EOPNOTSUPP;
+			return IBV_REREG_MR_ERR_CMD;
+		}
+	}
+	ret = wn_client_rereg_mr(wn_cl_of(mr->context), m->wmr, (uint32_t)flags,
+				 (flags & IBV_REREG_MR_CHANGE_PD) ? pd->handle : 0, addr, length, a);
+	if (ret != 0) {
+		errno = -ret;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	mr->handle = m->wmr->handle;
+	mr->lkey = m->wmr->lkey;
+	mr->rkey = m->wmr->rkey;
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		mr->pd = pd;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr->addr = addr;
+		mr->length = length;
+	}
+	return 0;
+}
+
 int
 ibv_dereg_mr(struct ibv_mr *mr)
 {
@@ -885,26 +953,30 @@ vq_dealloc_mw(struct ibv_mw *mw)
 	return 0;
 }
 
+/* Ranges the program keeps from a child itself, in ibv_fork_init()'s madvise mode. */
 WN_VERBS_EXPORT int
 ibv_dontfork_range(void *base, size_t size)
 {
-	(void)base;
-	(void)size;
-	return 0;
+	return wn_client_fork_range(base, size, true) == 0 ? 0 : -1;
 }
 
 WN_VERBS_EXPORT int
 ibv_dofork_range(void *base, size_t size)
 {
-	(void)base;
-	(void)size;
-	return 0;
+	return wn_client_fork_range(base, size, false) == 0 ? 0 : -1;
 }
 
+/*
+ * As rdma-core on a kernel that copies pinned pages on fork (what warpnic's child gets,
+ * ibv_is_fork_initialized() UNNEEDED): nothing to do, unless RDMAV_USE_MADVISE asks for the
+ * old way, MADV_DONTFORK on every registered page (EINVAL once an MR was registered).
+ */
 WN_VERBS_EXPORT int
 ibv_fork_init(void)
 {
-	return 0;
+	if (!env_on("RDMAV_USE_MADVISE"))
+		return 0;
+	return -wn_client_fork_madvise();
 }
 
 /* ------------------------------------------------------------------ channels and CQs */

@@ -288,14 +288,72 @@ wn_client_dealloc_pd(struct wn_client *c, uint32_t pd)
 	return call_handle(c, WN_CTL_DEALLOC_PD, pd);
 }
 
+/*
+ * Copy pieces [from, from + n) of @p sh into @p dst with each one's fd index among the
+ * message's fds (@p fds, *nfds), an object's fd once per message.
+ */
+static void
+pieces_fill(const struct wn_client_share *sh, uint32_t from, uint32_t n,
+	    struct wn_ctl_mr_piece *dst, int *fds, unsigned int *nfds)
+{
+	uint32_t i, k;
+
+	*nfds = 0;
+	for (i = 0; i < n; i++) {
+		int fd = sh->fd[from + i];
+
+		dst[i] = sh->piece[from + i];
+		if (dst[i].src != WN_CTL_MR_SRC_FD)
+			continue;
+		for (k = 0; k < *nfds && fds[k] != fd; k++)
+			;
+		if (k == *nfds)
+			fds[(*nfds)++] = fd;
+		dst[i].fd_index = (uint8_t)k;
+	}
+}
+
+/* REG_MR, then MR_PIECES until the server has every piece. @return 0 or -errno. */
+static int
+reg_mr_send(struct wn_client *c, struct wn_ctl_reg_mr_req *req,
+	    const struct wn_client_share *sh, struct wn_ctl_reg_mr_resp *resp)
+{
+	int fds[WN_CTL_MAX_FDS];
+	unsigned int nfds;
+	uint32_t done;
+	int ret;
+
+	req->span = sh->span;
+	req->align_shift = sh->align_shift;
+	req->n_total = sh->n;
+	req->n_pieces = sh->n < WN_CTL_MR_MSG_PIECES ? sh->n : WN_CTL_MR_MSG_PIECES;
+	pieces_fill(sh, 0, req->n_pieces, req->piece, fds, &nfds);
+	ret = wn_client_call(c, WN_CTL_REG_MR, req, fds, nfds, resp, NULL);
+	for (done = req->n_pieces; ret == 0 && done < sh->n; done += WN_CTL_MR_MSG_PIECES) {
+		struct wn_ctl_mr_pieces_req mp;
+
+		memset(&mp, 0, sizeof(mp));
+		mp.mr = resp->mr;
+		mp.n_pieces = sh->n - done < WN_CTL_MR_MSG_PIECES ? sh->n - done
+								 : WN_CTL_MR_MSG_PIECES;
+		pieces_fill(sh, done, mp.n_pieces, mp.piece, fds, &nfds);
+		/* the server drops the MR when this fails */
+		ret = wn_client_call(c, WN_CTL_MR_PIECES, &mp, fds, nfds, resp, NULL);
+	}
+	if (ret == 0 && resp->pending != 0)
+		ret = -EPROTO;
+	return ret;
+}
+
 static struct wn_client_mr *
 reg_mr(struct wn_client *c, uint32_t pd, void *addr, size_t length, uint64_t iova,
        uint32_t access, uint32_t flags)
 {
 	struct wn_ctl_reg_mr_req req;
 	struct wn_ctl_reg_mr_resp resp;
-	int fds[WN_CTL_MR_PIECES];
+	struct wn_client_share sh;
 	struct wn_client_mr *mr;
+	bool writable;
 	int ret;
 
 	if (addr == NULL || length == 0 || (access & ~WN_CTL_ACCESS_MASK) != 0) {
@@ -305,6 +363,14 @@ reg_mr(struct wn_client *c, uint32_t pd, void *addr, size_t length, uint64_t iov
 	mr = calloc(1, sizeof(*mr));
 	if (mr == NULL)
 		return NULL;
+	/* as ib_umem_get() pins for writing; a fast-register MR may be given write rights */
+	writable = (access & WN_CTL_ACCESS_WRITABLE) != 0 || (flags & WN_CTL_MR_F_FAST_REG) != 0;
+	ret = wn_client_share(addr, length, writable, &sh);
+	if (ret != 0) {
+		free(mr);
+		errno = -ret;
+		return NULL;
+	}
 	memset(&req, 0, sizeof(req));
 	req.pd = pd;
 	req.access = access;
@@ -312,19 +378,19 @@ reg_mr(struct wn_client *c, uint32_t pd, void *addr, size_t length, uint64_t iov
 	req.length = length;
 	req.iova = iova;
 	req.flags = flags;
-	ret = wn_client_share(addr, length, &req, fds, mr->segs, &mr->n_segs);
+	ret = reg_mr_send(c, &req, &sh, &resp);
+	mr->span_lo = sh.piece[0].addr;
+	mr->span_len = sh.span;
+	wn_client_share_done(&sh);
 	if (ret != 0) {
+		wn_client_unshare(sh.segs, sh.n_segs);
+		free(sh.segs);
 		free(mr);
 		errno = -ret;
 		return NULL;
 	}
-	ret = wn_client_call(c, WN_CTL_REG_MR, &req, fds, req.n_pieces, &resp, NULL);
-	if (ret != 0) {
-		wn_client_unshare(mr->segs, mr->n_segs);
-		free(mr);
-		errno = -ret;
-		return NULL;
-	}
+	mr->segs = sh.segs;
+	mr->n_segs = sh.n_segs;
 	mr->handle = resp.mr;
 	mr->lkey = resp.lkey;
 	mr->rkey = resp.rkey;
@@ -332,6 +398,9 @@ reg_mr(struct wn_client *c, uint32_t pd, void *addr, size_t length, uint64_t iov
 	mr->addr = addr;
 	mr->length = length;
 	mr->iova = iova;
+	mr->pd = pd;
+	mr->flags = flags;
+	wn_client_span_add(mr->span_lo, mr->span_len);
 	return mr;
 }
 
@@ -372,15 +441,67 @@ wn_client_dealloc_mw(struct wn_client *c, uint32_t mw)
 	return call_handle(c, WN_CTL_DEALLOC_MW, mw);
 }
 
-int
-wn_client_dereg_mr(struct wn_client *c, struct wn_client_mr *mr)
+/* Deregister @p mr at the server and drop what it holds here; the struct stays. */
+static int
+mr_release(struct wn_client *c, struct wn_client_mr *mr)
 {
 	int ret = call_handle(c, WN_CTL_DEREG_MR, mr->handle);
 
 	if (ret != 0 && ret != -ECONNRESET && ret != -EPIPE)
 		return ret;
+	wn_client_span_del(mr->span_lo, mr->span_len);
 	wn_client_unshare(mr->segs, mr->n_segs);
-	free(mr);
+	free(mr->segs);
+	mr->segs = NULL;
+	mr->n_segs = 0;
+	return 0;
+}
+
+int
+wn_client_dereg_mr(struct wn_client *c, struct wn_client_mr *mr)
+{
+	int ret = mr_release(c, mr);
+
+	if (ret == 0)
+		free(mr);
+	return ret;
+}
+
+int
+wn_client_rereg_mr(struct wn_client *c, struct wn_client_mr *mr, uint32_t flags, uint32_t pd,
+		   void *addr, size_t length, uint32_t access)
+{
+	struct wn_client_mr *n;
+	uint64_t iova = mr->iova;
+	int ret;
+
+	if ((flags & ~(uint32_t)WN_CLIENT_REREG_MASK) != 0 || flags == 0 ||
+	    (mr->flags & WN_CTL_MR_F_FAST_REG) != 0)
+		return -EINVAL;
+	if (!(flags & WN_CLIENT_REREG_PD))
+		pd = mr->pd;
+	if (!(flags & WN_CLIENT_REREG_ACCESS))
+		access = mr->access;
+	if (flags & WN_CLIENT_REREG_TRANSLATION) {
+		iova = (uintptr_t)addr;
+	} else {
+		addr = mr->addr;
+		length = mr->length;
+	}
+	/*
+	 * The new registration first: where its pages are the old one's nothing is made
+	 * shareable again, and if it fails the old MR is as it was.
+	 */
+	n = reg_mr(c, pd, addr, length, iova, access, 0);
+	if (n == NULL)
+		return -errno;
+	ret = mr_release(c, mr);
+	if (ret != 0) {
+		wn_client_dereg_mr(c, n); /* -EBUSY: windows are bound to the old one */
+		return ret;
+	}
+	*mr = *n;
+	free(n);
 	return 0;
 }
 

@@ -10,22 +10,44 @@
  * Objects returned by the constructors are owned by the caller until destroyed; all of them
  * are reclaimed by warpnicd when the connection closes (wn_client_close() or process exit).
  *
- * Memory registration makes the registered pages shared with warpnicd: the pages covering
- * [addr, addr+len) are copied into a sealed memfd which is then mapped MAP_SHARED|MAP_FIXED
- * at the same virtual address, so the application keeps using the same pointers and the
- * dataplane sees its memory. Caveats (documented for users):
- *   - granularity is the 4 KiB page: neighbours of the buffer in the same pages become
- *     shared too (harmless for their content, which is preserved);
- *   - writes by other threads to those pages while wn_client_reg_mr() copies are lost;
- *   - the range must be ordinary 4 KiB-page memory (malloc, memalign, anonymous or file
- *     mmap, SysV shm); hugetlbfs mappings are rejected (EINVAL); a MAP_SHARED mapping or a
- *     SysV segment stops being shared with its other users once registered (the process
- *     keeps a private shared copy), and shmdt() of a remapped SysV range fails;
- *   - a page already remapped by an earlier registration is reused, not copied again; when
- *     the last MR using a segment is deregistered its pages become private anonymous memory
- *     again (same content, same address), so nothing stays shared longer than registered;
- *   - fork(): a pthread_atfork handler gives the child private copies of every shared
- *     segment (ordinary fork semantics); the child must not use the parent's MRs.
+ * Memory registration hands warpnicd the objects that hold the registered pages, and
+ * warpnicd maps them itself: what it places there, the program and everyone sharing the
+ * object see at once; the program's mapping is not changed. A file mapped MAP_SHARED (of
+ * any filesystem), a memfd, POSIX or SysV shared memory, MAP_SHARED|MAP_ANONYMOUS memory and
+ * hugetlbfs (2 MiB and 1 GiB pages: a DPDK heap, MAP_HUGETLB) go as they are, nothing copied.
+ * Private memory (malloc, the stack, .data/.bss, anonymous or MAP_PRIVATE mappings) is in no
+ * object warpnicd could map: a run of it is copied once into a sealed memfd (hugetlbfs for
+ * hugepages) mapped over it at the same address with the same protections, while writes to
+ * it wait (userfaultfd write protection, or mprotect and a SIGSEGV handler: mr_wp.c), so no
+ * write is lost; the next MR over those pages reuses it, and when the last one goes the pages
+ * become private memory again the same way. Memory that cannot be read, kernel pages and
+ * holes fail with EFAULT; so does read-only memory when the access needs writable memory
+ * (local or remote write, atomics, MW bind), as pinning it fails; read-only memory registers
+ * as a source. What the program munmaps while registered stays alive for warpnicd until
+ * deregistration. What is left, each for a reason:
+ *   - private memory costs a copy at its first registration and another when its last MR
+ *     goes (Linux cannot make anonymous pages shmem), at 4 KiB granularity (or its
+ *     hugepage's): its neighbours in those pages go with it, their content kept;
+ *   - while it is copied, a system call that writes into it waits, except where only
+ *     mprotect protects it (a MAP_PRIVATE file mapping such as .data; no userfaultfd for
+ *     kernel faults in this process): there it fails with EFAULT; a device's write under
+ *     direct I/O (O_DIRECT, io_uring fixed buffers) in that moment lands in the old page;
+ *   - while registered, such memory is shmem: MADV_DONTNEED and MADV_FREE keep its content
+ *     (a pinned page is desynchronised by them instead); its mlock and madvise state is
+ *     that of a fresh mapping;
+ *   - fork(): the child makes its copies private just after fork(): writes other threads
+ *     of the parent make in that moment may show in them (Linux copies pinned pages inside
+ *     fork()); a thread that registered its own stack must not fork; shared objects stay
+ *     shared;
+ *   - a file of a disk filesystem (ext4, xfs) registers, unlike a hardware RNIC's pin on
+ *     Linux >= 6.5 (EFAULT): warpnicd writes it through the page cache (dirty tracking,
+ *     writeback, msync work), and its dataplane may then wait on that filesystem;
+ *   - a shared object truncated under an MR (or a hugetlbfs page with no free hugepage, a
+ *     disk error): warpnicd's access gets anonymous memory in that page's place, counted
+ *     (telemetry mr_sigbus), as a pinned page is written though the file dropped it;
+ *   - a shared mapping this process cannot open itself (unprivileged: SysV, shared
+ *     anonymous memory, a deleted file, a closed memfd) is opened by warpnicd through
+ *     /proc/PID/map_files, which needs it to run as root in this PID namespace.
  */
 #ifndef WN_CLIENT_H
 #define WN_CLIENT_H
@@ -53,8 +75,11 @@ struct wn_client_mr {
 	void *addr;
 	uint64_t length;
 	uint64_t iova;
+	uint32_t pd;
+	uint32_t flags;             /**< WN_CTL_MR_F_* */
+	uint64_t span_lo, span_len; /**< private: the pages (hugepages) it covers */
 	uint32_t n_segs;
-	struct wn_client_seg *segs[WN_CTL_MR_PIECES]; /**< private: shared segments used */
+	struct wn_client_seg **segs; /**< private: private memory made shareable, used */
 };
 
 /** A completion queue and its shared ring (this process is the CQ's consumer). */
@@ -150,13 +175,15 @@ int wn_client_alloc_pd(struct wn_client *c, uint32_t *pd);
 int wn_client_dealloc_pd(struct wn_client *c, uint32_t pd);
 
 /**
- * Register [addr, addr+length) (see the file comment for the remapping it performs).
+ * Register [addr, addr+length) (the file comment says what it does to the memory).
  * @param iova
  *   Address remote peers use for the first byte (usually addr).
  * @param access
  *   WN_CTL_ACCESS_* bits.
- * @return the MR, or NULL with errno: EINVAL (bad range/access, hugetlb memory),
- *   EFAULT (range not mapped), ENOMEM, or the server's error. Any thread.
+ * @return the MR, or NULL with errno: EINVAL (bad range/access), EFAULT (a hole, memory that
+ *   cannot be read, read-only memory for an access that writes), ENOMEM (also: no free
+ *   hugepage to copy private hugepages into), E2BIG (more than WN_CTL_MR_PIECES_MAX objects),
+ *   or the server's error. Any thread.
  */
 struct wn_client_mr *wn_client_reg_mr(struct wn_client *c, uint32_t pd, void *addr,
 				      size_t length, uint64_t iova, uint32_t access);
@@ -187,6 +214,39 @@ int wn_client_dealloc_mw(struct wn_client *c, uint32_t mw);
 
 /** Deregister and free @p mr. @return 0, -EBUSY (windows bound to it), -errno. Any thread. */
 int wn_client_dereg_mr(struct wn_client *c, struct wn_client_mr *mr);
+
+/** wn_client_rereg_mr() flags, IBV_REREG_MR_CHANGE_* values. */
+#define WN_CLIENT_REREG_TRANSLATION (1u << 0)
+#define WN_CLIENT_REREG_PD          (1u << 1)
+#define WN_CLIENT_REREG_ACCESS      (1u << 2)
+#define WN_CLIENT_REREG_MASK        0x7u
+
+/**
+ * Change what @p mr is (ibv_rereg_mr): its range (@p addr, @p length; the iova becomes
+ * @p addr), PD or access, as @p flags says; the others stay. It is registered anew (the keys
+ * change) and the old registration goes; pages both cover are not made shareable again.
+ * @return 0, or -errno as wn_client_reg_mr() or -EBUSY (windows are bound to @p mr), with
+ *   @p mr unchanged. Not for fast-register MRs (-EINVAL). Any thread.
+ */
+int wn_client_rereg_mr(struct wn_client *c, struct wn_client_mr *mr, uint32_t flags,
+		       uint32_t pd, void *addr, size_t length, uint32_t access);
+
+/**
+ * rdma-core's fork support for kernels without copy on fork (ibv_fork_init() with
+ * RDMAV_USE_MADVISE): from now on every registered page is MADV_DONTFORK (a child has no
+ * mapping there) until no MR covers it. Without it, a child gets a private copy of
+ * registered private memory (copy on fork). Process-wide.
+ * @return 0, or -EINVAL when an MR was registered before (as rdma-core). Any thread.
+ */
+int wn_client_fork_madvise(void);
+
+/**
+ * ibv_dontfork_range() / ibv_dofork_range(): in wn_client_fork_madvise()'s mode, keep the
+ * pages of [base, base+size) from a child (@p keep_from_child) or give them back (the same
+ * range as kept); otherwise nothing, but wn_client_fork_madvise() is too late from now on.
+ * @return 0. Any thread.
+ */
+int wn_client_fork_range(void *base, size_t size, bool keep_from_child);
 
 /**
  * Create a CQ of at least @p cqe entries.

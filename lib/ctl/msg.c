@@ -20,7 +20,7 @@ static const struct wn_ctl_op_info op_table[WN_CTL_OP_MAX] = {
 	OP(WN_CTL_ALLOC_PD, "alloc_pd", 0, sizeof(struct wn_ctl_handle), 0, 0),
 	OP(WN_CTL_DEALLOC_PD, "dealloc_pd", sizeof(struct wn_ctl_handle), 0, 0, 0),
 	OP(WN_CTL_REG_MR, "reg_mr", sizeof(struct wn_ctl_reg_mr_req),
-	   sizeof(struct wn_ctl_reg_mr_resp), WN_CTL_MR_PIECES, 0),
+	   sizeof(struct wn_ctl_reg_mr_resp), WN_CTL_MR_MSG_PIECES, 0),
 	OP(WN_CTL_DEREG_MR, "dereg_mr", sizeof(struct wn_ctl_handle), 0, 0, 0),
 	OP(WN_CTL_CREATE_CQ, "create_cq", sizeof(struct wn_ctl_create_cq_req),
 	   sizeof(struct wn_ctl_ring_resp), 1, 1),
@@ -61,6 +61,8 @@ static const struct wn_ctl_op_info op_table[WN_CTL_OP_MAX] = {
 	OP(WN_CTL_BELL, "bell", sizeof(struct wn_ctl_bell_req), sizeof(struct wn_ctl_bell_resp), 0,
 	   1),
 	OP(WN_CTL_ASYNC_CHANNEL, "async_channel", 0, 0, 0, 1),
+	OP(WN_CTL_MR_PIECES, "mr_pieces", sizeof(struct wn_ctl_mr_pieces_req),
+	   sizeof(struct wn_ctl_reg_mr_resp), WN_CTL_MR_MSG_PIECES, 0),
 };
 
 const struct wn_ctl_op_info *
@@ -113,12 +115,63 @@ conn_param_check(const struct wn_ctl_conn_param *p)
 }
 
 static int
-reg_mr_check(const struct wn_ctl_reg_mr_req *r, unsigned int nfds)
+page_shift_ok(uint32_t shift)
 {
-	uint64_t first, end, total = 0;
+	return shift == 12 || shift == 21 || shift == 30;
+}
+
+/*
+ * The pieces of one message: each aligned to its page size (at most @p align_shift), a
+ * multiple of it, following the one before in the client's address space (from @p addr),
+ * its source known, its fd among the @p nfds the message brought; the slots after them
+ * zero. @p total gets the octets they cover.
+ */
+static int
+pieces_check(const struct wn_ctl_mr_piece *piece, uint32_t n, uint32_t align_shift,
+	     uint64_t addr, unsigned int nfds, uint64_t *total)
+{
+	static const struct wn_ctl_mr_piece zero;
 	uint32_t i;
 
-	if (r->n_pieces == 0 || r->n_pieces > WN_CTL_MR_PIECES || nfds != r->n_pieces)
+	*total = 0;
+	if (n == 0 || n > WN_CTL_MR_MSG_PIECES)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		const struct wn_ctl_mr_piece *p = &piece[i];
+		uint64_t mask;
+
+		if (!page_shift_ok(p->page_shift) || p->page_shift > align_shift)
+			return -EINVAL;
+		mask = ((uint64_t)1 << p->page_shift) - 1;
+		if (p->addr != addr || (p->addr & mask) != 0 || p->len == 0 ||
+		    (p->len & mask) != 0 || (p->offset & mask) != 0 ||
+		    p->addr > UINT64_MAX - p->len || p->offset > INT64_MAX - p->len)
+			return -EINVAL;
+		if (p->rsvd0 != 0 || p->rsvd != 0)
+			return -EINVAL;
+		if (p->src == WN_CTL_MR_SRC_FD) {
+			if (p->fd_index >= nfds)
+				return -EINVAL;
+		} else if (p->src != WN_CTL_MR_SRC_PEER || p->fd_index != 0) {
+			return -EINVAL;
+		}
+		addr += p->len;
+		*total += p->len;
+	}
+	for (; i < WN_CTL_MR_MSG_PIECES; i++)
+		if (memcmp(&piece[i], &zero, sizeof(zero)) != 0)
+			return -EINVAL;
+	return 0;
+}
+
+static int
+reg_mr_check(const struct wn_ctl_reg_mr_req *r, unsigned int nfds)
+{
+	uint64_t first, total;
+	int ret;
+
+	if (r->n_total == 0 || r->n_total > WN_CTL_MR_PIECES_MAX || r->n_pieces > r->n_total ||
+	    nfds > r->n_pieces || !page_shift_ok(r->align_shift))
 		return -EINVAL;
 	if (r->length == 0 || r->addr + r->length < r->addr ||
 	    (r->flags & ~WN_CTL_MR_F_FAST_REG) != 0 || (r->access & ~WN_CTL_ACCESS_MASK) != 0)
@@ -130,24 +183,21 @@ reg_mr_check(const struct wn_ctl_reg_mr_req *r, unsigned int nfds)
 	if ((r->access & (WN_CTL_ACCESS_REMOTE_WRITE | WN_CTL_ACCESS_REMOTE_ATOMIC)) != 0 &&
 	    (r->access & WN_CTL_ACCESS_LOCAL_WRITE) == 0)
 		return -EINVAL;
-	first = r->addr & ~(uint64_t)(WN_CTL_PAGE_SIZE - 1);
-	end = r->addr + r->length;
-	if (end > UINT64_MAX - WN_CTL_PAGE_SIZE)
+	/* the span starts at the page of the first octet and ends at the page of the last */
+	first = r->piece[0].addr;
+	if (first > r->addr || r->addr - first >= ((uint64_t)1 << r->align_shift) ||
+	    r->span == 0 || (r->span & (WN_CTL_PAGE_SIZE - 1)) != 0 ||
+	    first > UINT64_MAX - r->span || first + r->span < r->addr + r->length ||
+	    first + r->span - (r->addr + r->length) >= ((uint64_t)1 << r->align_shift))
 		return -EINVAL;
-	end = (end + WN_CTL_PAGE_SIZE - 1) & ~(uint64_t)(WN_CTL_PAGE_SIZE - 1);
-	for (i = 0; i < r->n_pieces; i++) {
-		const struct wn_ctl_mr_piece *p = &r->piece[i];
-
-		if (p->len == 0 || (p->len % WN_CTL_PAGE_SIZE) != 0 ||
-		    (p->fd_offset % WN_CTL_PAGE_SIZE) != 0 || p->len > end - first - total ||
-		    p->fd_offset > INT64_MAX - p->len)
-			return -EINVAL;
-		total += p->len;
-	}
-	for (; i < WN_CTL_MR_PIECES; i++)
-		if (r->piece[i].len != 0 || r->piece[i].fd_offset != 0)
-			return -EINVAL;
-	return total == end - first ? 0 : -EINVAL;
+	ret = pieces_check(r->piece, r->n_pieces, r->align_shift, first, nfds, &total);
+	if (ret != 0)
+		return ret;
+	/* the pieces still to come need a page each at least */
+	if (total > r->span || (r->n_pieces == r->n_total && total != r->span) ||
+	    (r->span - total) / WN_CTL_PAGE_SIZE < r->n_total - r->n_pieces)
+		return -EINVAL;
+	return 0;
 }
 
 /*
@@ -192,6 +242,19 @@ reg_mr_req_check(uint16_t op, const void *body, unsigned int nfds)
 {
 	(void)op;
 	return reg_mr_check(body, nfds);
+}
+
+/* MR_PIECES: where they start is the server's to check (the MR's next address). */
+static int
+mr_pieces_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_mr_pieces_req *r = body;
+	uint64_t total;
+
+	(void)op;
+	if (r->mr == 0 || nfds > r->n_pieces)
+		return -EINVAL;
+	return pieces_check(r->piece, r->n_pieces, 30, r->piece[0].addr, nfds, &total);
 }
 
 static int
@@ -375,6 +438,7 @@ static check_fn *const check_of[WN_CTL_OP_MAX] = {
 	[WN_CTL_DEALLOC_MW] = handle_check,
 	[WN_CTL_CM_MIGRATE_ID] = migrate_check,
 	[WN_CTL_BELL] = bell_check,
+	[WN_CTL_MR_PIECES] = mr_pieces_check,
 };
 
 static int

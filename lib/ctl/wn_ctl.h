@@ -42,8 +42,9 @@ extern "C" {
 #define WN_CTL_VERSION 2           /**< bumped on any incompatible layout change */
 
 #define WN_CTL_MSG_MAX     1024 /**< largest datagram either side sends or accepts */
-#define WN_CTL_MAX_FDS     8    /**< most SCM_RIGHTS fds in one message */
-#define WN_CTL_MR_PIECES   8    /**< most shared segments one MR may span */
+#define WN_CTL_MAX_FDS     16   /**< most SCM_RIGHTS fds in one message */
+#define WN_CTL_MR_MSG_PIECES 16 /**< most MR pieces one REG_MR or MR_PIECES message carries */
+#define WN_CTL_MR_PIECES_MAX 4096 /**< most pieces one MR may have */
 #define WN_CTL_MAX_GIDS    8    /**< GIDs (port addresses) reported per port */
 #define WN_CTL_PD_MAX      512  /**< CM private data bound (RFC 5044 §7.1.1 limit) */
 #define WN_CTL_NAME_LEN    32
@@ -86,6 +87,7 @@ enum wn_ctl_op {
 	WN_CTL_BELL,
 	WN_CTL_ASYNC_CHANNEL, /**< the client's async event socket (response: 1 fd) */
 	WN_CTL_ASYNC_EVENT,   /**< server → client only, on the async event socket */
+	WN_CTL_MR_PIECES,    /**< the rest of an MR's pieces (struct wn_ctl_mr_pieces_req) */
 	WN_CTL_OP_MAX
 };
 
@@ -195,7 +197,18 @@ struct wn_ctl_handle {
 	uint32_t rsvd;
 };
 
-/* ---- REG_MR: fds = n_pieces shared segments, in order ---- */
+/*
+ * ---- REG_MR and MR_PIECES: the memory of an MR as the objects that hold it ----
+ *
+ * A piece is a run of the client's pages and the object behind them, which warpnicd maps
+ * itself (MAP_SHARED): the pages stay the client's own, nothing is copied. The pieces of an
+ * MR follow each other in the client's address space, each starting where the one before
+ * ended, from the page that holds the MR's first octet to the page that holds its last; each
+ * is aligned to its own page size and a multiple of it (a hugetlbfs piece may so start before
+ * the MR or end after it). REG_MR carries the first WN_CTL_MR_MSG_PIECES pieces; when an MR has
+ * more (a DPDK heap: a file per hugepage), MR_PIECES messages carry the rest, in order, and the
+ * response to the message that completes it has the keys.
+ */
 /** IBV_ACCESS_* compatible access bits accepted by REG_MR. */
 #define WN_CTL_ACCESS_LOCAL_WRITE  (1u << 0)
 #define WN_CTL_ACCESS_REMOTE_WRITE (1u << 1)
@@ -203,21 +216,50 @@ struct wn_ctl_handle {
 #define WN_CTL_ACCESS_REMOTE_ATOMIC (1u << 3)
 #define WN_CTL_ACCESS_MW_BIND      (1u << 4) /**< memory windows may be bound to the MR */
 #define WN_CTL_ACCESS_MASK         0x1fu
+/**
+ * The access bits that need writable memory, as Linux's ib_access_writable() counts them: a
+ * window bound to the MR may grant write access.
+ */
+#define WN_CTL_ACCESS_WRITABLE (WN_CTL_ACCESS_LOCAL_WRITE | WN_CTL_ACCESS_REMOTE_WRITE | \
+				WN_CTL_ACCESS_REMOTE_ATOMIC | WN_CTL_ACCESS_MW_BIND)
+
+/** Where warpnicd finds a piece's object. */
+enum wn_ctl_mr_src {
+	/** the message's fd number fd_index: a regular file (memfd, tmpfs or POSIX shm,
+	 *  hugetlbfs, SysV shm, a file of a disk filesystem), opened read-write when the MR
+	 *  needs writable memory */
+	WN_CTL_MR_SRC_FD = 1,
+	/** the client's own shared mapping at addr, which it may not open itself
+	 *  (/proc/self/map_files needs CAP_CHECKPOINT_RESTORE): warpnicd opens it through
+	 *  /proc/PID/map_files after checking it in the client's /proc/PID/maps (shared, writable
+	 *  if the MR needs it, at offset) */
+	WN_CTL_MR_SRC_PEER = 2,
+};
 
 struct wn_ctl_mr_piece {
-	uint64_t fd_offset; /**< page multiple */
-	uint64_t len;       /**< page multiple, > 0 */
+	uint64_t addr;       /**< client address of the first octet, a page multiple */
+	uint64_t len;        /**< octets, a page multiple, > 0 */
+	uint64_t offset;     /**< where the piece starts in its object, a page multiple */
+	uint8_t src;         /**< enum wn_ctl_mr_src */
+	uint8_t page_shift;  /**< 12 (4 KiB pages), 21 (2 MiB) or 30 (1 GiB hugetlbfs pages) */
+	uint8_t fd_index;    /**< WN_CTL_MR_SRC_FD: which fd of the message; else 0 */
+	uint8_t rsvd0;
+	uint32_t rsvd;
 };
+static_assert(sizeof(struct wn_ctl_mr_piece) == 32, "wn_ctl_mr_piece layout");
+
 struct wn_ctl_reg_mr_req {
 	uint32_t pd;
 	uint32_t access;   /**< WN_CTL_ACCESS_* */
 	uint64_t addr;     /**< client virtual address of the first byte */
 	uint64_t length;   /**< > 0 */
 	uint64_t iova;     /**< address remote peers use (ibv_reg_mr_iova2) */
-	/** 1..WN_CTL_MR_PIECES; the pieces cover the pages of [addr, addr+length) in order */
-	uint32_t n_pieces;
+	uint64_t span;     /**< octets from piece[0].addr to the end of the MR's last piece */
 	uint32_t flags;    /**< WN_CTL_MR_F_* */
-	struct wn_ctl_mr_piece piece[WN_CTL_MR_PIECES];
+	uint32_t n_total;  /**< pieces of the whole MR: 1..WN_CTL_MR_PIECES_MAX */
+	uint32_t n_pieces; /**< pieces in this message: 1..WN_CTL_MR_MSG_PIECES, at most n_total */
+	uint32_t align_shift; /**< the largest page_shift among all the MR's pieces */
+	struct wn_ctl_mr_piece piece[WN_CTL_MR_MSG_PIECES];
 };
 /**
  * flags: allocate a fast-register MR (RFC 5042 §4.2) over [addr, addr+length) as its
@@ -225,12 +267,24 @@ struct wn_ctl_reg_mr_req {
  * it a key, range and rights; access and iova must be 0. Deregistered with DEREG_MR.
  */
 #define WN_CTL_MR_F_FAST_REG (1u << 0)
-static_assert(sizeof(struct wn_ctl_reg_mr_req) == 168, "wn_ctl_reg_mr_req layout");
+static_assert(sizeof(struct wn_ctl_reg_mr_req) == 56 + 32 * WN_CTL_MR_MSG_PIECES,
+	      "wn_ctl_reg_mr_req layout");
+
+/** MR_PIECES: the next pieces of an MR whose REG_MR did not carry them all. */
+struct wn_ctl_mr_pieces_req {
+	uint32_t mr;       /**< the handle REG_MR answered */
+	uint32_t n_pieces; /**< 1..WN_CTL_MR_MSG_PIECES */
+	struct wn_ctl_mr_piece piece[WN_CTL_MR_MSG_PIECES];
+};
+static_assert(sizeof(struct wn_ctl_mr_pieces_req) == 8 + 32 * WN_CTL_MR_MSG_PIECES,
+	      "wn_ctl_mr_pieces_req layout");
+
+/** Response of REG_MR and MR_PIECES. */
 struct wn_ctl_reg_mr_resp {
 	uint32_t mr;
-	uint32_t lkey;
+	uint32_t lkey;    /**< 0 while pieces are missing */
 	uint32_t rkey;
-	uint32_t rsvd;
+	uint32_t pending; /**< pieces still to come in MR_PIECES messages; 0: registered */
 };
 
 /* ---- ALLOC_MW (DEALLOC_MW takes a struct wn_ctl_handle) ---- */

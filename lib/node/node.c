@@ -127,6 +127,7 @@ tel_ctl(const char *cmd, const char *params, struct rte_tel_data *d)
 	wn_tel_dict_u64(d, "cm_events_waited", st.cm_events_waited);
 	wn_tel_dict_u64(d, "cm_events_dropped", st.cm_events_dropped);
 	wn_tel_dict_u64(d, "cm_queue_max", st.cm_queue_max);
+	wn_tel_dict_u64(d, "mr_sigbus", st.mr_sigbus);
 	return 0;
 }
 

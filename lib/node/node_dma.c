@@ -8,7 +8,7 @@
  * rte_extmem_register() and rte_dev_dma_map() (VFIO programs the IOMMU, which also pins the
  * pages) when the EAL uses IOVA as VA, so that an attached buffer's IOVA is its address.
  * Under IOVA as PA (uio_pci_generic, vfio without an IOMMU) the device would read physical
- * addresses of client pages that nothing pins in place (4 KiB pages of a memfd may move):
+ * addresses of client pages that nothing pins in place (shmem and file pages may move):
  * regions are not mapped and zero-copy is off, the FPDUs copied as before.
  *
  * The control thread maps a region when lib/server registers it (before the client learns
@@ -37,7 +37,7 @@
 #include "node_priv.h"
 #include "wn_dpdk_compat.h"
 
-#define DMA_PAGE 4096u /* client regions are memfd pages (WN_CTL_PAGE_SIZE) */
+#define DMA_PAGE 4096u /* divides every client page size (4 KiB, 2 MiB, 1 GiB hugetlbfs) */
 #define DMA_TEL_REGIONS 64 /* regions /warpnic/dp/dma lists */
 
 struct dma_region {

@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Protection domains, memory regions, memory windows and fast-register MRs: the client's
- * shared pages mapped once here, their STags in lib/mem's table (RFC 5040 §2.1 "STag").
+ * Protection domains, memory regions, memory windows and fast-register MRs: the objects that
+ * hold the client's pages mapped once here, their STags in lib/mem's table (RFC 5040 §2.1
+ * "STag").
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "srv_priv.h"
 #include "wn_mem.h"
@@ -39,142 +46,233 @@ srv_pd_destroy(struct wn_server *srv, struct obj *pd)
 	return 0;
 }
 
-/* Every piece must be a memfd sealed against shrinking and large enough. */
+/*
+ * The MR's memory: the objects that hold the client's pages (a memfd, a file of tmpfs, POSIX
+ * or SysV shm, hugetlbfs or a disk filesystem), each mapped here MAP_SHARED, the pieces one
+ * after the other as they follow each other in the client, in a span aligned as the client's
+ * is, so hugepages land on hugepage boundaries. The pages stay the client's: what the
+ * dataplane writes, the client and everyone sharing the object see.
+ */
+
+/* The object of a piece the client could not open itself: its mapping, checked here. */
 static int
-mr_pieces_check(const struct wn_ctl_reg_mr_req *r, const int *fds)
+peer_open(pid_t pid, const struct wn_ctl_mr_piece *p, bool writable, int *fdp)
 {
-	uint32_t i;
+	char path[64], line[512], perms[8];
+	unsigned int maj, min;
+	uint64_t lo = 0, hi = 0, off = 0, ino = 0;
+	bool found = false;
+	struct stat st;
+	FILE *f;
+	int fd;
 
-	for (i = 0; i < r->n_pieces; i++) {
-		struct stat st;
-		int seals = fcntl(fds[i], F_GET_SEALS);
-
-		if (fstat(fds[i], &st) != 0 || !S_ISREG(st.st_mode))
-			return -EINVAL;
-		if (seals < 0 || (seals & F_SEAL_SHRINK) == 0)
-			return -EPERM;
-		if ((uint64_t)st.st_size < r->piece[i].fd_offset + r->piece[i].len)
-			return -EINVAL;
+	if (pid <= 0)
+		return -EPERM;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -errno;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64, &lo, &hi,
+			   perms, &off, &maj, &min, &ino) != 7)
+			continue;
+		if (p->addr >= lo && p->addr < hi) {
+			found = true;
+			break;
+		}
 	}
+	fclose(f);
+	/* one shared mapping holds the whole piece, at its offset, with the access it needs */
+	if (!found || p->addr + p->len > hi || perms[0] != 'r' || perms[3] != 's' ||
+	    (writable && perms[1] != 'w') || off > UINT64_MAX - (p->addr - lo) ||
+	    off + (p->addr - lo) != p->offset)
+		return -EFAULT;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, lo, hi);
+	fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT ? -EFAULT : -errno;
+	if (fstat(fd, &st) != 0 || st.st_ino != ino || major(st.st_dev) != maj ||
+	    minor(st.st_dev) != min) {
+		close(fd);
+		return -EFAULT; /* the client mapped something else there meanwhile */
+	}
+	*fdp = fd;
 	return 0;
 }
 
 /*
- * Map the pieces of a client MR contiguously. Each piece must be a memfd sealed against
- * shrinking, so a client can never make our accesses fault (SIGBUS) by truncating it.
+ * Map piece @p p of object @p fd at @p at and fault it in, as pinning would: a page the
+ * object cannot give (beyond its end, no free hugepage) fails the registration now rather
+ * than the dataplane's access later. Shared memory is faulted in for writing when the MR
+ * writes; a disk file only for reading, so that its pages are not all made dirty.
  */
 static int
-mr_map(const struct wn_ctl_reg_mr_req *r, const int *fds, void **mapp, size_t *lenp)
+piece_map(uint8_t *at, const struct wn_ctl_mr_piece *p, int fd, bool writable)
 {
-	size_t total = 0, off = 0;
-	uint8_t *base;
-	uint32_t i;
-	int ret = mr_pieces_check(r, fds);
+	struct statfs sfs;
+	struct stat st;
+	bool huge, shm;
+	int advice;
 
-	if (ret != 0)
-		return ret;
-	for (i = 0; i < r->n_pieces; i++)
-		total += r->piece[i].len;
-	base = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (base == MAP_FAILED)
+	if (fstat(fd, &st) != 0 || fstatfs(fd, &sfs) != 0)
 		return -errno;
-	for (i = 0; i < r->n_pieces; i++) {
-		void *p = mmap(base + off, r->piece[i].len, PROT_READ | PROT_WRITE,
-			       MAP_SHARED | MAP_FIXED, fds[i], (off_t)r->piece[i].fd_offset);
-
-		if (p == MAP_FAILED) {
-			int err = errno;
-
-			munmap(base, total);
-			return -err;
-		}
-		off += r->piece[i].len;
-	}
-	*mapp = base;
-	*lenp = total;
+	if (!S_ISREG(st.st_mode))
+		return -EFAULT; /* a device's memory is not the program's pages */
+	huge = sfs.f_type == HUGETLBFS_MAGIC;
+	shm = huge || sfs.f_type == TMPFS_MAGIC;
+	if (huge ? (uint64_t)sfs.f_bsize != (uint64_t)1 << p->page_shift : p->page_shift != 12)
+		return -EINVAL;
+	if ((uint64_t)st.st_size < p->offset + p->len)
+		return -EFAULT;
+	if (mmap(at, p->len, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED | MAP_FIXED, fd,
+		 (off_t)p->offset) == MAP_FAILED)
+		return -errno;
+	advice = writable && shm ? MADV_POPULATE_WRITE : MADV_POPULATE_READ;
+	if (madvise(at, p->len, advice) != 0 && errno != EINVAL)
+		return -errno;
 	return 0;
+}
+
+/* A run of pieces of one page size is complete: guard it against SIGBUS. */
+static int
+mr_guard_run(struct obj *mr, uint64_t end)
+{
+	int *g, slot;
+
+	if (end == mr->u.mr.run_off)
+		return 0;
+	g = realloc(mr->u.mr.guards, (mr->u.mr.n_guards + 1) * sizeof(*g));
+	if (g == NULL)
+		return -ENOMEM;
+	mr->u.mr.guards = g;
+	slot = srv_sigbus_add((uint8_t *)mr->u.mr.map + mr->u.mr.run_off, end - mr->u.mr.run_off,
+			      mr->u.mr.run_shift);
+	if (slot < 0)
+		return slot;
+	g[mr->u.mr.n_guards++] = slot;
+	mr->u.mr.run_off = end;
+	return 0;
+}
+
+/* Map the next @p n pieces of @p mr (they must start at mr->u.mr.next). */
+static int
+mr_pieces_add(struct client *c, struct obj *mr, const struct wn_ctl_mr_piece *piece,
+	      uint32_t n, const int *fds)
+{
+	uint32_t i;
+	int ret;
+
+	if (n > mr->u.mr.pending || piece[0].addr != mr->u.mr.next)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		const struct wn_ctl_mr_piece *p = &piece[i];
+		uint64_t off = p->addr - mr->u.mr.first;
+		int fd;
+
+		if (off + p->len > mr->u.mr.map_len ||
+		    (i + 1 == mr->u.mr.pending && off + p->len != mr->u.mr.map_len))
+			return -EINVAL;
+		if (p->page_shift != mr->u.mr.run_shift) {
+			ret = mr_guard_run(mr, off);
+			if (ret != 0)
+				return ret;
+			mr->u.mr.run_shift = p->page_shift;
+		}
+		if (p->src == WN_CTL_MR_SRC_PEER) {
+			ret = peer_open(c->pid, p, mr->u.mr.writable, &fd);
+			if (ret != 0)
+				return ret;
+		} else {
+			fd = fds[p->fd_index];
+		}
+		ret = piece_map((uint8_t *)mr->u.mr.map + off, p, fd, mr->u.mr.writable);
+		if (p->src == WN_CTL_MR_SRC_PEER)
+			close(fd);
+		if (ret != 0)
+			return ret;
+	}
+	mr->u.mr.next = piece[n - 1].addr + piece[n - 1].len;
+	mr->u.mr.pending -= n;
+	return mr->u.mr.pending == 0 ? mr_guard_run(mr, mr->u.mr.map_len) : 0;
+}
+
+/*
+ * Reserve the span: @p len octets at an address congruent to the client's @p first modulo
+ * 2^@p shift, so every piece sits on its own page size's boundaries as in the client.
+ */
+static void *
+span_reserve(uint64_t first, size_t len, uint32_t shift)
+{
+	size_t align = (size_t)1 << shift;
+	uint8_t *raw, *base;
+
+	if (len > SIZE_MAX - align)
+		return NULL;
+	raw = mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		   -1, 0);
+	if (raw == MAP_FAILED)
+		return NULL;
+	base = raw + ((first - (uintptr_t)raw) & (align - 1));
+	if (base > raw)
+		munmap(raw, (size_t)(base - raw));
+	if (raw + len + align > base + len)
+		munmap(base + len, (size_t)(raw + len + align - (base + len)));
+	/* client memory has no business in warpnicd's core dumps */
+	madvise(base, len, MADV_DONTDUMP);
+	return base;
 }
 
 /* The lib/mem entry of a new MR: registered, or a fast-register MR with an invalid STag. */
 static int
-mr_stag_alloc(struct wn_server *srv, const struct wn_ctl_reg_mr_req *r, struct obj *pd,
-	      struct obj *mr)
+mr_stag_alloc(struct wn_server *srv, struct obj *mr, uint64_t length, uint64_t iova)
 {
 	struct wn_server_dp_mr *d = &mr->u.mr.dp;
+	struct obj *pd = mr->u.mr.pd;
 
 	/* STag = 24-bit table index + 8-bit key (RFC 5040 §2.1 "STag"), from lib/mem */
-	if (r->flags & WN_CTL_MR_F_FAST_REG)
-		return wn_mem_frmr_alloc(srv->mem, pd->u.pd.num, d->base, r->length,
-					 srv->next_key++, &d->stag);
-	return wn_mem_mr_reg(srv->mem, pd->u.pd.num, d->base, r->length, r->iova, r->access,
+	if (mr->u.mr.flags & WN_CTL_MR_F_FAST_REG)
+		return wn_mem_frmr_alloc(srv->mem, pd->u.pd.num, d->base, length, srv->next_key++,
+					 &d->stag);
+	return wn_mem_mr_reg(srv->mem, pd->u.pd.num, d->base, length, iova, mr->u.mr.access,
 			     srv->next_key++, &d->stag);
 }
 
-/*
- * The shared mapping of the one piece of @p r (a memfd the client made for a segment): an
- * existing one that covers it, else the whole file mapped now. NULL when the piece cannot
- * share (errno set by a failed mmap; ENOENT: map it on its own).
- */
-static struct srv_seg_map *
-seg_map_get(struct wn_server *srv, const struct wn_ctl_reg_mr_req *r, int fd)
+/* Every piece is mapped: give the MR its STag and tell the dataplane. */
+static int
+mr_complete(struct wn_server *srv, struct obj *mr)
 {
-	struct srv_seg_map *m;
-	struct stat st;
-	void *p;
+	struct wn_server_dp_mr *d = &mr->u.mr.dp;
+	int ret;
 
-	if (fstat(fd, &st) != 0)
-		return NULL;
-	for (m = srv->segs; m != NULL; m = m->next)
-		if (m->dev == st.st_dev && m->ino == st.st_ino &&
-		    r->piece[0].fd_offset + r->piece[0].len <= m->len) {
-			m->refs++;
-			return m;
-		}
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return NULL;
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		free(m);
-		return NULL;
-	}
-	m->dev = st.st_dev;
-	m->ino = st.st_ino;
-	m->base = p;
-	m->len = (size_t)st.st_size;
-	m->refs = 1;
-	m->next = srv->segs;
-	srv->segs = m;
-	return m;
+	d->base = (uint8_t *)mr->u.mr.map + (mr->u.mr.addr - mr->u.mr.first);
+	ret = mr_stag_alloc(srv, mr, d->length, d->iova);
+	if (ret != 0)
+		return ret;
+	if (srv->conf.mr_map != NULL) /* e.g. DMA-mapped for a NIC, before the client sends */
+		srv->conf.mr_map(srv->conf.mr_map_arg, d->stag, mr->u.mr.map, mr->u.mr.map_len);
+	mr->u.mr.hooked = true;
+	srv_dp_tell(srv, WN_SERVER_DP_MR_REG, mr->handle, d);
+	return 0;
 }
 
 static void
-seg_map_put(struct wn_server *srv, struct srv_seg_map *m)
+mr_resp(const struct obj *mr, struct srv_resp *rs)
 {
-	struct srv_seg_map **pp;
-
-	if (--m->refs > 0)
-		return;
-	for (pp = &srv->segs; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == m) {
-			*pp = m->next;
-			break;
-		}
-	munmap(m->base, m->len);
-	free(m);
+	rs->u.mr.mr = mr->handle;
+	rs->u.mr.pending = mr->u.mr.pending;
+	if (mr->u.mr.pending == 0) {
+		rs->u.mr.lkey = mr->u.mr.dp.stag;
+		rs->u.mr.rkey = mr->u.mr.dp.stag;
+	}
 }
 
-void
-srv_mr_unmap(struct wn_server *srv, struct obj *mr)
+/* An MR that never reached the dataplane (pieces missing, or a failed registration). */
+static void
+mr_drop(struct wn_server *srv, struct obj *mr)
 {
-	if (mr->u.mr.seg != NULL) {
-		seg_map_put(srv, mr->u.mr.seg);
-		return;
-	}
-	if (srv->conf.mr_unmap != NULL)
-		srv->conf.mr_unmap(srv->conf.mr_map_arg, mr->u.mr.dp.stag, mr->u.mr.map,
-				   mr->u.mr.map_len);
-	munmap(mr->u.mr.map, mr->u.mr.map_len);
+	mr->u.mr.pd->refs--;
+	srv_mr_release(srv, mr);
+	srv_obj_free(srv, mr);
 }
 
 int
@@ -182,62 +280,65 @@ srv_h_reg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *r
 {
 	const struct wn_ctl_reg_mr_req *r = rq->body;
 	struct obj *pd = srv_obj_get(srv, rq->c, r->pd, OBJ_PD), *mr;
-	struct srv_seg_map *seg = NULL;
-	void *map = NULL;
-	size_t len = 0;
 	int ret;
 
 	if (pd == NULL || r->length > srv->max_mr_size)
 		return -EINVAL;
-	/*
-	 * One piece, and no DMA mapping per MR for a NIC (each needs its own region): share the
-	 * segment's mapping. Otherwise the pieces are mapped contiguously for this MR alone.
-	 */
-	if (r->n_pieces == 1 && srv->conf.mr_map == NULL) {
-		ret = mr_pieces_check(r, rq->fds);
-		if (ret != 0)
-			return ret;
-		seg = seg_map_get(srv, r, rq->fds[0]);
-		if (seg == NULL)
-			return -errno;
-		map = seg->base + r->piece[0].fd_offset;
-		len = r->piece[0].len;
-	} else {
-		ret = mr_map(r, rq->fds, &map, &len);
-		if (ret != 0)
-			return ret;
-	}
 	mr = srv_obj_new(srv, rq->c, OBJ_MR);
-	ret = mr == NULL ? -ENOMEM : 0;
-	if (ret == 0) {
-		mr->u.mr.dp.base = (uint8_t *)map + (r->addr & (WN_CTL_PAGE_SIZE - 1));
-		ret = mr_stag_alloc(srv, r, pd, mr);
-		if (ret != 0)
-			srv_obj_free(srv, mr);
+	if (mr == NULL)
+		return -ENOMEM;
+	mr->u.mr.map = span_reserve(r->piece[0].addr, r->span, r->align_shift);
+	if (mr->u.mr.map == NULL) {
+		srv_obj_free(srv, mr);
+		return -ENOMEM;
 	}
-	if (ret != 0) {
-		if (seg != NULL)
-			seg_map_put(srv, seg);
-		else
-			munmap(map, len);
-		return ret;
-	}
-	mr->u.mr.map = map;
-	mr->u.mr.map_len = len;
-	mr->u.mr.seg = seg;
 	pd->refs++;
 	mr->u.mr.pd = pd;
+	mr->u.mr.map_len = r->span;
+	mr->u.mr.first = r->piece[0].addr;
+	mr->u.mr.next = r->piece[0].addr;
+	mr->u.mr.pending = r->n_total;
+	mr->u.mr.flags = r->flags;
+	mr->u.mr.addr = r->addr;
+	mr->u.mr.access = r->access;
+	/* as ib_umem_get() pins for writing: a fast-register MR may be given write rights */
+	mr->u.mr.writable = (r->access & WN_CTL_ACCESS_WRITABLE) != 0 ||
+			    (r->flags & WN_CTL_MR_F_FAST_REG) != 0;
+	mr->u.mr.run_shift = r->piece[0].page_shift;
 	mr->u.mr.dp.handle = mr->handle;
 	mr->u.mr.dp.pd = pd->u.pd.num;
 	mr->u.mr.dp.access = r->access;
 	mr->u.mr.dp.iova = r->iova;
 	mr->u.mr.dp.length = r->length;
-	if (srv->conf.mr_map != NULL) /* e.g. DMA-mapped for a NIC, before the client sends */
-		srv->conf.mr_map(srv->conf.mr_map_arg, mr->u.mr.dp.stag, map, len);
-	srv_dp_tell(srv, WN_SERVER_DP_MR_REG, mr->handle, &mr->u.mr.dp);
-	rs->u.mr.mr = mr->handle;
-	rs->u.mr.lkey = mr->u.mr.dp.stag;
-	rs->u.mr.rkey = mr->u.mr.dp.stag;
+	ret = mr_pieces_add(rq->c, mr, r->piece, r->n_pieces, rq->fds);
+	if (ret == 0 && mr->u.mr.pending == 0)
+		ret = mr_complete(srv, mr);
+	if (ret != 0) {
+		mr_drop(srv, mr);
+		return ret;
+	}
+	mr_resp(mr, rs);
+	return 0;
+}
+
+/* The next pieces of an MR; a failure drops the MR (its handle is gone). */
+int
+srv_h_mr_pieces(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	const struct wn_ctl_mr_pieces_req *r = rq->body;
+	struct obj *mr = srv_obj_get(srv, rq->c, r->mr, OBJ_MR);
+	int ret;
+
+	if (mr == NULL || mr->u.mr.pending == 0)
+		return -EINVAL;
+	ret = mr_pieces_add(rq->c, mr, r->piece, r->n_pieces, rq->fds);
+	if (ret == 0 && mr->u.mr.pending == 0)
+		ret = mr_complete(srv, mr);
+	if (ret != 0) {
+		mr_drop(srv, mr);
+		return ret;
+	}
+	mr_resp(mr, rs);
 	return 0;
 }
 
@@ -287,8 +388,14 @@ stag_destroy(struct wn_server *srv, uint32_t stag)
 int
 srv_mr_destroy(struct wn_server *srv, struct obj *mr)
 {
+	int ret;
+
+	if (mr->u.mr.pending != 0) {
+		mr_drop(srv, mr); /* never registered: nothing of it reached the dataplane */
+		return 0;
+	}
 	/* invalid for every lookup, and no lcore still inside it (QSBR grace period) */
-	int ret = stag_destroy(srv, mr->u.mr.dp.stag);
+	ret = stag_destroy(srv, mr->u.mr.dp.stag);
 
 	if (ret == -EBUSY)
 		return ret; /* windows are still bound to it */
@@ -322,7 +429,8 @@ wn_server_mr_lookup(struct wn_server *srv, uint32_t stag, uint64_t *len)
 	for (i = 0; i < srv->cap; i++) {
 		struct obj *o = srv->tab[i];
 
-		if (o != NULL && !o->zombie && o->type == OBJ_MR && o->u.mr.dp.stag == stag) {
+		if (o != NULL && !o->zombie && o->type == OBJ_MR && o->u.mr.pending == 0 &&
+		    o->u.mr.dp.stag == stag) {
 			p = o->u.mr.dp.base;
 			if (len != NULL)
 				*len = o->u.mr.dp.length;

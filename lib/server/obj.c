@@ -120,6 +120,25 @@ srv_obj_free(struct wn_server *srv, struct obj *o)
 	free(o);
 }
 
+/* An MR's span goes: its guards first, then the NIC's mapping, then the pages. */
+void
+srv_mr_release(struct wn_server *srv, struct obj *mr)
+{
+	uint32_t i;
+
+	for (i = 0; i < mr->u.mr.n_guards; i++)
+		srv_sigbus_del(mr->u.mr.guards[i]);
+	free(mr->u.mr.guards);
+	mr->u.mr.guards = NULL;
+	mr->u.mr.n_guards = 0;
+	if (mr->u.mr.hooked && srv->conf.mr_unmap != NULL)
+		srv->conf.mr_unmap(srv->conf.mr_map_arg, mr->u.mr.dp.stag, mr->u.mr.map,
+				   mr->u.mr.map_len);
+	if (mr->u.mr.map != NULL)
+		munmap(mr->u.mr.map, mr->u.mr.map_len);
+	mr->u.mr.map = NULL;
+}
+
 /* Free the memory of an object nobody (client, table, dataplane) references any more. */
 static void
 obj_release(struct wn_server *srv, struct obj *o)
@@ -129,7 +148,7 @@ obj_release(struct wn_server *srv, struct obj *o)
 		munmap(o->u.qp.dp.ring, o->u.qp.dp.ring_size);
 		break;
 	case OBJ_MR:
-		srv_mr_unmap(srv, o);
+		srv_mr_release(srv, o);
 		break;
 	case OBJ_CQ:
 		srv_notify_put(srv, o->u.cq.dp.notify_fd);

@@ -196,6 +196,7 @@ static const struct {
 	[WN_CTL_CM_MIGRATE_ID] = {sizeof(struct wn_ctl_cm_migrate_req), srv_h_cm_migrate_id},
 	[WN_CTL_BELL] = {sizeof(struct wn_ctl_bell_req), srv_h_bell},
 	[WN_CTL_ASYNC_CHANNEL] = {0, srv_h_async_channel},
+	[WN_CTL_MR_PIECES] = {sizeof(struct wn_ctl_mr_pieces_req), srv_h_mr_pieces},
 };
 
 static void
@@ -635,6 +636,7 @@ wn_server_stats(struct wn_server *srv, struct wn_server_stats *st)
 	st->cm_events_waited = srv->cm_events_waited;
 	st->cm_events_dropped = srv->cm_events_dropped;
 	st->cm_queue_max = srv->cm_queue_max;
+	st->mr_sigbus = srv_sigbus_hits();
 	pthread_mutex_unlock(&srv->lock);
 }
 

@@ -10,6 +10,7 @@
  *   mr.c      PDs, MRs, memory windows, fast-register MRs (lib/mem)
  *   queue.c   CQs, SRQs, QPs and their rings (lib/queue); flushing without a dataplane
  *   obj.c     handle table, object lifetimes, zombies waiting for the dataplane's DONE
+ *   mr_sigbus.c  the SIGBUS guard over mapped client memory
  *   msg.c     messages to the dataplane; the log type
  *   ring.c    ring sizes and initialisation (ring.h)
  *
@@ -93,9 +94,20 @@ struct obj {
 		struct {
 			struct obj *pd;
 			struct wn_server_dp_mr dp;
-			void *map;
+			void *map;        /* the pieces, one after the other (a span) */
 			size_t map_len;
-			struct srv_seg_map *seg; /* map is a shared segment's (mr.c), else its own */
+			uint64_t first;   /* client address of the first piece */
+			uint64_t next;    /* ... and of the one MR_PIECES brings next */
+			uint32_t pending; /* pieces still to come (0: registered) */
+			uint32_t flags;   /* REG_MR's: the registration when complete */
+			uint64_t addr;
+			uint32_t access;
+			bool writable;    /* mapped PROT_WRITE */
+			bool hooked;      /* given to conf.mr_map */
+			uint64_t run_off; /* where the run of pieces of one page size began */
+			uint32_t run_shift;
+			uint32_t n_guards;
+			int *guards;      /* SIGBUS guard slots (mr_sigbus.c), one per run */
 		} mr;
 		struct {
 			struct obj *pd;
@@ -165,15 +177,6 @@ struct client {
  * pages in segments (lib/client mr.c), so mappings stay one per segment, not one per MR
  * (vm.max_map_count bounds a process's mappings, 65530 by default).
  */
-struct srv_seg_map {
-	struct srv_seg_map *next;
-	dev_t dev;
-	ino_t ino;
-	uint8_t *base;
-	size_t len;
-	uint32_t refs;
-};
-
 struct wn_server {
 	struct wn_server_conf conf;
 	char dev_name[WN_CTL_NAME_LEN];
@@ -218,7 +221,6 @@ struct wn_server {
 	 * queue, and those whose reader was gone (cm.c) */
 	uint64_t cm_events, cm_events_waited, cm_events_dropped;
 	uint32_t cm_queue_max;
-	struct srv_seg_map *segs; /* mr.c */
 	uint64_t max_mr_size;     /* octets: conf.max_mr_mb, else physical memory */
 };
 
@@ -272,6 +274,7 @@ void srv_obj_retire(struct wn_server *srv, struct obj *o, uint32_t dp_type, void
 void srv_zombie_done(struct wn_server *srv, uint32_t handle);
 void srv_zombies_free(struct wn_server *srv);
 void srv_tab_free(struct wn_server *srv);
+void srv_mr_release(struct wn_server *srv, struct obj *mr);
 
 /* ---- dev.c */
 int srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
@@ -284,10 +287,16 @@ void srv_async_dp_event(struct wn_server *srv, const struct wn_server_dp_msg *m)
 /* ---- mr.c */
 int srv_h_alloc_pd(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int srv_h_reg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_mr_pieces(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int srv_h_alloc_mw(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int srv_pd_destroy(struct wn_server *srv, struct obj *pd);
 int srv_mr_destroy(struct wn_server *srv, struct obj *mr);
 int srv_mw_destroy(struct wn_server *srv, struct obj *mw);
+
+/* ---- mr_sigbus.c: a range of client memory mapped here; its slot, or -errno */
+int srv_sigbus_add(void *start, size_t len, uint32_t shift);
+void srv_sigbus_del(int slot);
+uint64_t srv_sigbus_hits(void);
 
 /* ---- queue.c */
 int srv_h_create_cq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);

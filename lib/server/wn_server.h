@@ -89,6 +89,9 @@ struct wn_server_stats {
 	 */
 	uint64_t cm_events, cm_events_waited, cm_events_dropped;
 	uint32_t cm_queue_max;
+	/** pages of client objects that failed under warpnicd's access (truncated files, no
+	 *  free hugepage, I/O errors) and were replaced by anonymous memory, since start */
+	uint64_t mr_sigbus;
 };
 
 /**

@@ -2,7 +2,8 @@
 /*
  * The shims' entry points that a software iWARP RNIC cannot serve fail cleanly when called,
  * with the answer libibverbs/librdmacm give on Linux siw (abi.sh checks that they exist):
- * the rest of libibverbs' public ABI (rereg, dma-buf, imports, fork status, rates), the old
+ * the rest of libibverbs' public ABI (rereg's argument checks, dma-buf, imports, fork status,
+ * rates), the old
  * IBVERBS_1.0 entries and the provider interface IBVERBS_PRIVATE_34 (reached with dlvsym, as
  * a program or provider linked against those versions binds them), multicast and ECE on an
  * rdma_cm id, rdma_migrate_id, rdma_get_devices. Runs against a warpnicd without dataplane:
@@ -54,13 +55,17 @@ verbs_calls(struct ibv_context *ctx)
 	CHECK(pd != NULL);
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	CHECK(mr != NULL);
-	/* siw's provider has no rereg: argument errors first, then the command fails */
+	/* rereg checks its arguments as libibverbs does (verbs_mr_rereg tests what it does) */
 	errno = 0;
 	CHECK(ibv_rereg_mr(mr, 0x100, NULL, NULL, 0, 0) == IBV_REREG_MR_ERR_INPUT &&
 	      errno == EINVAL);
 	errno = 0;
+	CHECK(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, NULL, 0, 0) ==
+		      IBV_REREG_MR_ERR_INPUT && errno == EINVAL);
+	errno = 0;
 	CHECK(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
-			   IBV_ACCESS_LOCAL_WRITE) == IBV_REREG_MR_ERR_CMD && errno == EOPNOTSUPP);
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND) == IBV_REREG_MR_ERR_CMD &&
+	      errno == EOPNOTSUPP);
 	errno = 0;
 	CHECK(ibv_reg_dmabuf_mr(pd, 0, 4096, 0, 0, IBV_ACCESS_LOCAL_WRITE) == NULL &&
 	      errno == EOPNOTSUPP);

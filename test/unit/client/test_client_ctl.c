@@ -2,10 +2,15 @@
 /*
  * lib/client against a real control server (lib/server) without a dataplane: device queries,
  * PD/MR/CQ/QP/SRQ lifetimes, MR sharing (malloc, memalign, mmap, SysV shm) seen byte for byte
- * from the server's mapping, CM addresses (connections need a dataplane: test_client_dp),
- * malformed requests, and reclaim of a SIGKILLed client's objects.
+ * from the server's mapping, MRs of many objects (MR_PIECES), read-only and kernel memory,
+ * the server's SIGBUS guard over a truncated object, writers that lose nothing while their
+ * buffer is registered over and over, CM addresses (connections need a dataplane:
+ * test_client_dp), malformed requests, and reclaim of a SIGKILLed client's objects.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -18,6 +23,7 @@
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
@@ -209,8 +215,14 @@ test_windows_and_frmr(void **state)
 		r.access = WN_CTL_ACCESS_LOCAL_WRITE;
 		r.addr = 4096;
 		r.length = 4096;
+		r.span = 4096;
+		r.n_total = 1;
 		r.n_pieces = 1;
+		r.align_shift = 12;
+		r.piece[0].addr = 4096;
 		r.piece[0].len = 4096;
+		r.piece[0].src = WN_CTL_MR_SRC_FD;
+		r.piece[0].page_shift = 12;
 		fd = memfd_create("frmr", 0);
 		assert_true(fd >= 0);
 		assert_int_equal(ftruncate(fd, 4096), 0);
@@ -218,6 +230,15 @@ test_windows_and_frmr(void **state)
 		r.flags = 2;
 		r.access = 0;
 		assert_int_equal(wn_client_call(c, WN_CTL_REG_MR, &r, &fd, 1, &rr, NULL), -EINVAL);
+		r.flags = WN_CTL_MR_F_FAST_REG; /* well formed: allocated, then deregistered */
+		assert_int_equal(wn_client_call(c, WN_CTL_REG_MR, &r, &fd, 1, &rr, NULL), 0);
+		assert_int_equal(rr.pending, 0);
+		{
+			struct wn_ctl_handle h = {.handle = rr.mr};
+
+			assert_int_equal(wn_client_call(c, WN_CTL_DEREG_MR, &h, NULL, 0, NULL,
+							NULL), 0);
+		}
 		close(fd);
 	}
 	assert_int_equal(wn_client_dereg_mr(c, f), 0);
@@ -698,6 +719,229 @@ test_cq_clean(void **state)
 	wn_client_close(c);
 }
 
+/*
+ * 40 memfds mapped one after the other: 40 pieces, more than REG_MR carries (MR_PIECES
+ * brings the rest); the server maps each object, the client's mappings stay theirs.
+ */
+static void
+test_mr_many_objects(void **state)
+{
+	struct wn_client *c = wn_client_open(sock_path);
+	struct wn_client_mr *m;
+	uint8_t *base, *sv;
+	uint64_t len;
+	uint32_t pd;
+	int i;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	base = mmap(NULL, 40 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(base != MAP_FAILED);
+	for (i = 0; i < 40; i++) {
+		int fd = memfd_create("piece", MFD_CLOEXEC);
+
+		assert_true(fd >= 0);
+		assert_int_equal(ftruncate(fd, 4096), 0);
+		assert_true(mmap(base + i * 4096, 4096, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_FIXED, fd, 0) == base + i * 4096);
+		close(fd); /* found through the mapping */
+		memset(base + i * 4096, i, 4096);
+	}
+	m = wn_client_reg_mr(c, pd, base + 100, 40 * 4096 - 200, (uintptr_t)base + 100,
+			     WN_CTL_ACCESS_LOCAL_WRITE | WN_CTL_ACCESS_REMOTE_WRITE);
+	assert_non_null(m);
+	sv = wn_server_mr_lookup(srv, m->rkey, &len);
+	assert_non_null(sv);
+	assert_int_equal(len, 40 * 4096 - 200);
+	for (i = 0; i < 40; i++) {
+		assert_int_equal(sv[i * 4096 + 50], i == 0 ? 0 : i); /* sv starts at base + 100 */
+		sv[i * 4096 + 50] = (uint8_t)(0x80 | i);
+		assert_int_equal(base[100 + i * 4096 + 50], 0x80 | i);
+	}
+	assert_int_equal(wn_client_dereg_mr(c, m), 0);
+	assert_int_equal(base[100 + 39 * 4096 + 50], 0x80 | 39);
+	munmap(base, 40 * 4096);
+	assert_int_equal(wn_client_dealloc_pd(c, pd), 0);
+	wn_client_close(c);
+}
+
+/*
+ * A buffer on this thread's own stack: the pages are moved by a thread of their own while
+ * this one, whose frames are there, waits (and writes there as soon as it may).
+ */
+static void
+test_mr_on_stack(void **state)
+{
+	struct wn_client *c = wn_client_open(sock_path);
+	volatile uint8_t sbuf[3 * 4096];
+	struct wn_client_mr *m;
+	uint8_t *sv;
+	uint32_t pd;
+	size_t i;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	for (i = 0; i < sizeof(sbuf); i++)
+		sbuf[i] = (uint8_t)i;
+	m = wn_client_reg_mr(c, pd, (void *)sbuf, sizeof(sbuf), (uintptr_t)sbuf,
+			     WN_CTL_ACCESS_LOCAL_WRITE);
+	assert_non_null(m);
+	sv = wn_server_mr_lookup(srv, m->lkey, NULL);
+	assert_non_null(sv);
+	for (i = 0; i < sizeof(sbuf); i++)
+		assert_int_equal(sv[i], (uint8_t)i);
+	sbuf[7] = 0xee;
+	assert_int_equal(sv[7], 0xee);
+	assert_int_equal(wn_client_dereg_mr(c, m), 0);
+	assert_int_equal(sbuf[7], 0xee);
+	assert_int_equal(wn_client_dealloc_pd(c, pd), 0);
+	wn_client_close(c);
+}
+
+/* Read-only memory is a source only; kernel pages and holes are not memory to register. */
+static void
+test_mr_readonly_and_kernel(void **state)
+{
+	struct wn_client *c = wn_client_open(sock_path);
+	struct wn_client_mr *m;
+	uint8_t *ro, *sv;
+	uint32_t pd;
+	void *vdso = (void *)getauxval(AT_SYSINFO_EHDR);
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	ro = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(ro != MAP_FAILED);
+	memset(ro, 0x3c, 8192);
+	assert_int_equal(mprotect(ro, 8192, PROT_READ), 0);
+	/* every access that writes needs writable memory, as ib_access_writable() says */
+	assert_null(wn_client_reg_mr(c, pd, ro, 8192, (uintptr_t)ro, WN_CTL_ACCESS_LOCAL_WRITE));
+	assert_int_equal(errno, EFAULT);
+	assert_null(wn_client_reg_mr(c, pd, ro, 8192, (uintptr_t)ro, WN_CTL_ACCESS_MW_BIND));
+	assert_int_equal(errno, EFAULT);
+	m = wn_client_reg_mr(c, pd, ro, 8192, (uintptr_t)ro, WN_CTL_ACCESS_REMOTE_READ);
+	assert_non_null(m);
+	sv = wn_server_mr_lookup(srv, m->rkey, NULL);
+	assert_non_null(sv);
+	assert_int_equal(sv[8191], 0x3c);
+	assert_int_equal(wn_client_dereg_mr(c, m), 0);
+	if (vdso != NULL) {
+		assert_null(wn_client_reg_mr(c, pd, vdso, 4096, (uintptr_t)vdso, 0));
+		assert_int_equal(errno, EFAULT);
+	}
+	munmap(ro, 8192);
+	assert_int_equal(wn_client_dealloc_pd(c, pd), 0);
+	wn_client_close(c);
+}
+
+/*
+ * A shared object its owner truncates under the MR: the server's access to it faults
+ * (SIGBUS) and gets an anonymous page instead, counted; nothing dies.
+ */
+static void
+test_mr_truncated(void **state)
+{
+	struct wn_client *c = wn_client_open(sock_path);
+	struct wn_server_stats st0, st;
+	struct wn_client_mr *m;
+	volatile uint8_t *sv;
+	uint8_t *p;
+	uint32_t pd;
+	int fd = memfd_create("truncated", MFD_CLOEXEC);
+
+	(void)state;
+	assert_non_null(c);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 3 * 4096), 0);
+	p = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	memset(p, 7, 3 * 4096);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	m = wn_client_reg_mr(c, pd, p, 3 * 4096, (uintptr_t)p, WN_CTL_ACCESS_LOCAL_WRITE);
+	assert_non_null(m);
+	sv = wn_server_mr_lookup(srv, m->lkey, NULL);
+	assert_non_null(sv);
+	assert_int_equal(sv[5000], 7);
+	stats(&st0);
+	assert_int_equal(ftruncate(fd, 4096), 0); /* the last two pages are gone from the file */
+	assert_int_equal(sv[100], 7);
+	assert_int_equal(sv[5000], 0);             /* a fresh page in place of the lost one */
+	sv[2 * 4096 + 1] = 9;
+	assert_int_equal(sv[2 * 4096 + 1], 9);
+	stats(&st);
+	assert_int_equal(st.mr_sigbus, st0.mr_sigbus + 2);
+	assert_int_equal(wn_client_dereg_mr(c, m), 0);
+	munmap(p, 3 * 4096);
+	close(fd);
+	assert_int_equal(wn_client_dealloc_pd(c, pd), 0);
+	wn_client_close(c);
+}
+
+struct busy_arg {
+	uint64_t *w;
+	size_t n;
+	atomic_int *stop;
+	unsigned long lost, writes;
+};
+
+static void *
+busy_writer(void *p)
+{
+	struct busy_arg *a = p;
+	uint64_t pass;
+	size_t i;
+
+	for (pass = 1; !atomic_load(a->stop); pass++)
+		for (i = 0; i < a->n; i++) {
+			a->lost += a->w[i] != pass - 1;
+			a->w[i] = pass;
+			a->writes++;
+		}
+	return NULL;
+}
+
+/* Two threads write all the time into a buffer registered and deregistered 200 times. */
+static void
+test_mr_busy_writers(void **state)
+{
+	struct wn_client *c = wn_client_open(sock_path);
+	struct busy_arg a[2];
+	atomic_int stop = 0;
+	pthread_t t[2];
+	uint64_t *buf;
+	uint32_t pd;
+	int i;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	buf = calloc(1, 1 << 20);
+	assert_non_null(buf);
+	for (i = 0; i < 2; i++) {
+		a[i] = (struct busy_arg){.w = buf + i * (1 << 16), .n = 1 << 16, .stop = &stop};
+		assert_int_equal(pthread_create(&t[i], NULL, busy_writer, &a[i]), 0);
+	}
+	for (i = 0; i < 200; i++) {
+		struct wn_client_mr *m = wn_client_reg_mr(c, pd, buf, 1 << 20, (uintptr_t)buf,
+							  WN_CTL_ACCESS_LOCAL_WRITE);
+
+		assert_non_null(m);
+		assert_int_equal(wn_client_dereg_mr(c, m), 0);
+	}
+	atomic_store(&stop, 1);
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(a[i].lost, 0);
+		assert_true(a[i].writes > 0);
+	}
+	free(buf);
+	assert_int_equal(wn_client_dealloc_pd(c, pd), 0);
+	wn_client_close(c);
+}
+
 /* fork() while a malloc'd buffer is registered: the child gets a private copy. */
 static void
 test_mr_fork(void **state)
@@ -992,6 +1236,11 @@ main(void)
 		cmocka_unit_test(test_windows_and_frmr),
 		cmocka_unit_test(test_mr_sharing),
 		cmocka_unit_test(test_mr_fork),
+		cmocka_unit_test(test_mr_many_objects),
+		cmocka_unit_test(test_mr_on_stack),
+		cmocka_unit_test(test_mr_readonly_and_kernel),
+		cmocka_unit_test(test_mr_truncated),
+		cmocka_unit_test(test_mr_busy_writers),
 		cmocka_unit_test(test_flush_on_error),
 		cmocka_unit_test(test_ib_path),
 		cmocka_unit_test(test_cq_clean),

@@ -16,6 +16,7 @@ struct msg {
 	struct wn_ctl_hdr h;
 	union {
 		struct wn_ctl_reg_mr_req mr;
+		struct wn_ctl_mr_pieces_req mp;
 		struct wn_ctl_create_cq_req cq;
 		struct wn_ctl_create_qp_req qp;
 		struct wn_ctl_modify_qp_req mqp;
@@ -97,6 +98,30 @@ test_llp_names(void **state)
 	assert_string_equal(wn_ctl_llp_name(7), "unknown");
 }
 
+/* Two 4 KiB pieces of one fd for the 8000 octets at 0x10000 + 100. */
+static size_t
+mk_reg_mr(struct msg *m)
+{
+	size_t len = mk(m, WN_CTL_REG_MR);
+
+	m->b.mr.pd = 1;
+	m->b.mr.addr = 0x10000 + 100;
+	m->b.mr.length = 8000; /* pages 0x10000..0x12000 */
+	m->b.mr.span = 8192;
+	m->b.mr.n_total = 2;
+	m->b.mr.n_pieces = 2;
+	m->b.mr.align_shift = 12;
+	m->b.mr.piece[0].addr = 0x10000;
+	m->b.mr.piece[0].len = 4096;
+	m->b.mr.piece[0].src = WN_CTL_MR_SRC_FD;
+	m->b.mr.piece[0].page_shift = 12;
+	m->b.mr.piece[1] = m->b.mr.piece[0];
+	m->b.mr.piece[1].addr = 0x11000;
+	m->b.mr.piece[1].offset = 8192;
+	m->b.mr.access = WN_CTL_ACCESS_LOCAL_WRITE | WN_CTL_ACCESS_REMOTE_WRITE;
+	return len;
+}
+
 static void
 test_reg_mr(void **state)
 {
@@ -104,27 +129,129 @@ test_reg_mr(void **state)
 	size_t len;
 
 	(void)state;
+	len = mk_reg_mr(&m);
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), 0);
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);  /* fd index 0 not there */
+	assert_int_equal(wn_ctl_req_check(&m, len, 3), -EINVAL);  /* more fds than pieces */
+	m.b.mr.piece[1].fd_index = 1;
+	assert_int_equal(wn_ctl_req_check(&m, len, 2), 0);
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	len = mk_reg_mr(&m);
+	m.b.mr.piece[1].len = 8192;                               /* pieces exceed the span */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	len = mk_reg_mr(&m);
+	m.b.mr.piece[1].offset = 100;                             /* unaligned offset */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	len = mk_reg_mr(&m);
+	m.b.mr.piece[1].addr = 0x12000;                           /* a hole between pieces */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	len = mk_reg_mr(&m);
+	m.b.mr.piece[1].src = 3;                                  /* unknown source */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	m.b.mr.piece[1].src = WN_CTL_MR_SRC_PEER;                 /* warpnicd opens it */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), 0);
+	m.b.mr.piece[1].fd_index = 1;                             /* ... with no fd */
+	assert_int_equal(wn_ctl_req_check(&m, len, 2), -EINVAL);
+	len = mk_reg_mr(&m);
+	m.b.mr.piece[2].len = 4096;                               /* a slot after the last */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	len = mk_reg_mr(&m);
+	m.b.mr.piece[0].rsvd = 1;
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	len = mk_reg_mr(&m);
+	m.b.mr.span = 12288;                                      /* ends a page after the MR */
+	m.b.mr.n_total = 3;
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	len = mk_reg_mr(&m);
+	m.b.mr.piece[0].addr = 0xf000;                            /* starts a page before it */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	len = mk_reg_mr(&m);
+	m.b.mr.n_total = 5;                                       /* more to come */
+	m.b.mr.span = 16384;
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);  /* but the MR ends earlier */
+	m.b.mr.span = 8192;
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);  /* no room for them */
+	len = mk_reg_mr(&m);
+	m.b.mr.access = WN_CTL_ACCESS_REMOTE_WRITE;               /* needs local write */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	len = mk_reg_mr(&m);
+	m.b.mr.addr = UINT64_MAX - 10;                            /* wraps */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+}
+
+/*
+ * A 2 MiB hugetlbfs page holding a 100-octet MR: the piece starts before the MR and ends
+ * after it; then 40 such pages, the first 16 in REG_MR and the rest in MR_PIECES.
+ */
+static void
+test_reg_mr_huge(void **state)
+{
+	const uint64_t huge = 2u << 20, base = 0x7f0000000000ull;
+	struct msg m;
+	size_t len;
+	uint32_t i;
+
+	(void)state;
 	len = mk(&m, WN_CTL_REG_MR);
 	m.b.mr.pd = 1;
-	m.b.mr.addr = 0x10000 + 100;
-	m.b.mr.length = 8000; /* pages 0x10000..0x12000 + 8100 -> 2 pages */
-	m.b.mr.n_pieces = 2;
-	m.b.mr.piece[0].len = 4096;
-	m.b.mr.piece[1].len = 4096;
-	m.b.mr.piece[1].fd_offset = 8192;
-	m.b.mr.access = WN_CTL_ACCESS_LOCAL_WRITE | WN_CTL_ACCESS_REMOTE_WRITE;
+	m.b.mr.addr = base + 5000;
+	m.b.mr.length = 100;
+	m.b.mr.span = huge;
+	m.b.mr.n_total = 1;
+	m.b.mr.n_pieces = 1;
+	m.b.mr.align_shift = 21;
+	m.b.mr.piece[0].addr = base;
+	m.b.mr.piece[0].len = huge;
+	m.b.mr.piece[0].src = WN_CTL_MR_SRC_FD;
+	m.b.mr.piece[0].page_shift = 21;
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), 0);
+	m.b.mr.align_shift = 12;                       /* smaller than a piece's page */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	m.b.mr.align_shift = 21;
+	m.b.mr.piece[0].offset = 4096;                 /* not a hugepage of the file */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	m.b.mr.piece[0].offset = huge;
+	m.b.mr.piece[0].page_shift = 16;               /* no such page size */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+
+	len = mk(&m, WN_CTL_REG_MR);
+	m.b.mr.pd = 1;
+	m.b.mr.addr = base;
+	m.b.mr.length = 40 * huge;
+	m.b.mr.span = 40 * huge;
+	m.b.mr.n_total = 40;
+	m.b.mr.n_pieces = WN_CTL_MR_MSG_PIECES;
+	m.b.mr.align_shift = 21;
+	for (i = 0; i < WN_CTL_MR_MSG_PIECES; i++) {
+		m.b.mr.piece[i].addr = base + i * huge;
+		m.b.mr.piece[i].len = huge;
+		m.b.mr.piece[i].src = WN_CTL_MR_SRC_FD;
+		m.b.mr.piece[i].page_shift = 21;
+		m.b.mr.piece[i].fd_index = (uint8_t)i;
+	}
+	assert_int_equal(wn_ctl_req_check(&m, len, WN_CTL_MR_MSG_PIECES), 0);
+	m.b.mr.n_total = WN_CTL_MR_PIECES_MAX + 1;
+	assert_int_equal(wn_ctl_req_check(&m, len, WN_CTL_MR_MSG_PIECES), -EINVAL);
+
+	len = mk(&m, WN_CTL_MR_PIECES);
+	m.b.mp.mr = 7;
+	m.b.mp.n_pieces = 2;
+	for (i = 0; i < 2; i++) {
+		m.b.mp.piece[i].addr = base + (16 + i) * huge;
+		m.b.mp.piece[i].len = huge;
+		m.b.mp.piece[i].src = WN_CTL_MR_SRC_FD;
+		m.b.mp.piece[i].page_shift = 21;
+		m.b.mp.piece[i].fd_index = (uint8_t)i;
+	}
 	assert_int_equal(wn_ctl_req_check(&m, len, 2), 0);
-	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL); /* fd count != pieces */
-	m.b.mr.piece[1].len = 8192;                              /* pieces exceed the span */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL); /* piece 1's fd is missing */
+	m.b.mp.piece[1].addr += huge;                              /* not after piece 0 */
 	assert_int_equal(wn_ctl_req_check(&m, len, 2), -EINVAL);
-	m.b.mr.piece[1].len = 4096;
-	m.b.mr.piece[1].fd_offset = 100;                         /* unaligned offset */
+	m.b.mp.piece[1].addr -= huge;
+	m.b.mp.n_pieces = 0;
 	assert_int_equal(wn_ctl_req_check(&m, len, 2), -EINVAL);
-	m.b.mr.piece[1].fd_offset = 0;
-	m.b.mr.access = WN_CTL_ACCESS_REMOTE_WRITE;              /* needs local write */
-	assert_int_equal(wn_ctl_req_check(&m, len, 2), -EINVAL);
-	m.b.mr.access = 0;
-	m.b.mr.addr = UINT64_MAX - 10;                           /* wraps */
+	m.b.mp.n_pieces = 2;
+	m.b.mp.mr = 0;
 	assert_int_equal(wn_ctl_req_check(&m, len, 2), -EINVAL);
 }
 
@@ -322,6 +449,7 @@ main(void)
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_llp_names),
 		cmocka_unit_test(test_reg_mr),
+		cmocka_unit_test(test_reg_mr_huge),
 		cmocka_unit_test(test_qp_cq_cm),
 		cmocka_unit_test(test_modify_qp_path),
 		cmocka_unit_test(test_event),
