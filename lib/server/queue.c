@@ -450,6 +450,11 @@ srv_h_query_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp 
 
 	if (qp == NULL)
 		return -EINVAL;
+	/*
+	 * A QP the dataplane moved to Error flushed its WQEs after it said so: a client that saw
+	 * a flushed completion finds the state it implies.
+	 */
+	srv_dp_drain(srv);
 	qp_attr(qp, &rs->u.qp);
 	return 0;
 }

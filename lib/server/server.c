@@ -34,15 +34,14 @@
 
 /* ---------------------------------------------------------------- dataplane */
 
-static void
-dp_readable(struct wn_server *srv)
+/* Act on every message the dataplane has sent (srv->lock held). */
+void
+srv_dp_drain(struct wn_server *srv)
 {
 	struct wn_server_dp_msg *m;
-	uint64_t v;
 
-	if (read(srv->dp_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (srv->to_ctl == NULL)
 		return;
-	pthread_mutex_lock(&srv->lock);
 	while (rte_ring_dequeue(srv->to_ctl, (void **)&m) == 0) {
 		if (m->type == WN_SERVER_DP_DONE)
 			srv_zombie_done(srv, m->handle);
@@ -54,6 +53,17 @@ dp_readable(struct wn_server *srv)
 			srv_qp_dp_error(srv, m->handle);
 		free(m);
 	}
+}
+
+static void
+dp_readable(struct wn_server *srv)
+{
+	uint64_t v;
+
+	if (read(srv->dp_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	srv_dp_drain(srv);
 	pthread_mutex_unlock(&srv->lock);
 }
 

@@ -307,6 +307,7 @@ int srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_
 int srv_h_query_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 void srv_qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state);
 void srv_qp_dp_error(struct wn_server *srv, uint32_t handle);
+void srv_dp_drain(struct wn_server *srv);
 int srv_cq_destroy(struct wn_server *srv, struct obj *cq);
 /** A CQ's notification descriptor is no longer used by it (closed with its last user). */
 void srv_notify_put(struct wn_server *srv, int fd);
