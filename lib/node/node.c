@@ -33,8 +33,6 @@
 #include "wn_node.h"
 #include "wn_port.h"
 
-RTE_LOG_REGISTER_DEFAULT(wn_node_logtype, NOTICE);
-
 #define CTL_RING_SIZE 4096
 /* Regions of a run-to-completion dataplane's own lib/mem table (no --mem-entries). */
 #define RTC_MEM_ENTRIES 65536
