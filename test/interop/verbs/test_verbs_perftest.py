@@ -256,8 +256,10 @@ ROWS = [Row(t, 'perftest', tool=t, iters=n) for t, n in (
 ] + [Row('sctp_' + t, 'perftest', llp=SCTP, tool=t, iters=10) for t in (
     'ib_write_bw', 'ib_read_bw', 'ib_send_bw', 'ib_write_lat', 'ib_read_lat', 'ib_send_lat')
 ] + [
-    # 10 000 spoofed SYNs at A's rping listener over af_packet
-    Row('synflood', 'synflood', pair=AF_PACKET, syns=10000),
+    # 10 000 spoofed SYNs at A's rping listener over af_packet; A holds 2048 connections
+    # (a SYN backlog of 512) so that the flood overflows it
+    Row('synflood', 'synflood', pair=AF_PACKET + ('--a-opt', '--max-conns', '--a-opt', '2048'),
+        syns=10000),
 ]
 
 
