@@ -104,10 +104,13 @@ peer_open(pid_t pid, const struct wn_ctl_mr_piece *p, bool writable, int *fdp)
  * Map piece @p p of object @p fd at @p at and fault it in, as pinning would: a page the
  * object cannot give (beyond its end, no free hugepage) fails the registration now rather
  * than the dataplane's access later. Shared memory is faulted in for writing when the MR
- * writes; a disk file only for reading, so that its pages are not all made dirty.
+ * writes; a disk file only for reading, so that its pages are not all made dirty. With
+ * @p dma (a NIC DMA-maps every region: VFIO pins its pages for writing, whatever the MR's
+ * rights) a piece whose descriptor allows it is mapped writable too; lib/mem's checks still
+ * decide what the peer may write.
  */
 static int
-piece_map(uint8_t *at, const struct wn_ctl_mr_piece *p, int fd, bool writable)
+piece_map(uint8_t *at, const struct wn_ctl_mr_piece *p, int fd, bool writable, bool dma)
 {
 	struct statfs sfs;
 	struct stat st;
@@ -116,6 +119,8 @@ piece_map(uint8_t *at, const struct wn_ctl_mr_piece *p, int fd, bool writable)
 
 	if (fstat(fd, &st) != 0 || fstatfs(fd, &sfs) != 0)
 		return -errno;
+	if (dma && !writable && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR)
+		writable = true;
 	if (!S_ISREG(st.st_mode))
 		return -EFAULT; /* a device's memory is not the program's pages */
 	huge = sfs.f_type == HUGETLBFS_MAGIC;
@@ -185,7 +190,8 @@ mr_pieces_add(struct client *c, struct obj *mr, const struct wn_ctl_mr_piece *pi
 		} else {
 			fd = fds[p->fd_index];
 		}
-		ret = piece_map((uint8_t *)mr->u.mr.map + off, p, fd, mr->u.mr.writable);
+		ret = piece_map((uint8_t *)mr->u.mr.map + off, p, fd, mr->u.mr.writable,
+				mr->u.mr.dma);
 		if (p->src == WN_CTL_MR_SRC_PEER)
 			close(fd);
 		if (ret != 0)
@@ -302,6 +308,7 @@ srv_h_reg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *r
 	mr->u.mr.addr = r->addr;
 	mr->u.mr.access = r->access;
 	/* as ib_umem_get() pins for writing: a fast-register MR may be given write rights */
+	mr->u.mr.dma = srv->conf.mr_map != NULL;
 	mr->u.mr.writable = (r->access & WN_CTL_ACCESS_WRITABLE) != 0 ||
 			    (r->flags & WN_CTL_MR_F_FAST_REG) != 0;
 	mr->u.mr.run_shift = r->piece[0].page_shift;

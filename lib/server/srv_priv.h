@@ -103,6 +103,7 @@ struct obj {
 			uint64_t addr;
 			uint32_t access;
 			bool writable;    /* mapped PROT_WRITE */
+			bool dma;         /* a NIC DMA-maps it (conf.mr_map) */
 			bool hooked;      /* given to conf.mr_map */
 			uint64_t run_off; /* where the run of pieces of one page size began */
 			uint32_t run_shift;
