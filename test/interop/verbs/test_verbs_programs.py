@@ -23,8 +23,8 @@ import time
 import pytest
 
 from wntest import proc
-from wntest.verbs import STEP, Verbs
 from wntest.check import poll
+from wntest.verbs import STEP, Verbs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -332,10 +332,11 @@ def case_udaddy(v, row):
         ok_or_fail(v, any(l.startswith('data transfers complete') for l in t) and
                    any(l.startswith('return status 0') for l in t),
                    'udaddy %s did not complete its transfers' % side)
-    # the server's warpnicd answered the client's SIDR REQ and placed its datagrams
-    ok_or_fail(v, v.pair.value('a', '/warpnic/dp/stats', 'sidr_rep_tx') >= 1 and
-               v.pair.value('a', '/warpnic/dp/stats', 'ud_rx_msgs') >= 10,
-               'A did not resolve and receive the UD traffic')
+    # the server's warpnicd answered the client's SIDR REQ and placed its datagrams (the
+    # telemetry snapshots follow the shard: polled)
+    ok, _ = poll(lambda: (v.pair.value('a', '/warpnic/dp/stats', 'sidr_rep_tx') >= 1 and
+                          v.pair.value('a', '/warpnic/dp/stats', 'ud_rx_msgs') >= 10, None))
+    ok_or_fail(v, ok, 'A did not resolve and receive the UD traffic')
 
 
 def case_mckey(v, row):
