@@ -46,7 +46,7 @@ class Verbs:
         self.last = not getattr(request.node, 'wn_next_same_pair', False)
         self.pair = None
         self.bg = []
-        self.listens = 0
+        self.listens = {}   # lcore -> listeners installed before the last server started
 
     def key(self):
         return ('verbs', self.ip, tuple(self.pair_opts), self.daemon_llp)
@@ -84,7 +84,6 @@ class Verbs:
         except PairError as e:
             self.fail(str(e))
         self.pair.begin_case()
-        self.listens = self.stat('a', 'listens')
 
     def stat(self, node, key, cmd='/warpnic/dp/stats'):
         try:
@@ -119,6 +118,8 @@ class Verbs:
         return proc.run(self.pair, node, args, self.out(name), secs, self.env)
 
     def start_on(self, node, args, name):
+        if node == 'a':
+            self.listens = self._listens_fresh()
         p = proc.start(self.pair, node, args, self.out(name), self.env)
         self.bg.append(p)
         return p
@@ -130,25 +131,43 @@ class Verbs:
         except Exception:  # subprocess.TimeoutExpired
             return None
 
-    def wait_server(self, secs=10):
-        """A server on A listens: A's dataplane installed one more listener on every lcore
-        than at the last call (/warpnic/dp/stats listens counts one per lcore)."""
-        lc = 1
-        try:
-            lc = self.pair.tel('a', '/warpnic/dp/stats').get('lcores', 1) or 1
-        except (OSError, ValueError):
-            pass
+    def _listens(self):
+        """Listeners each of A's lcores installed so far, and its loop count (from the
+        snapshot it last published), by lcore."""
+        d = self.pair.tel('a', '/warpnic/dp/lcores')
+        return {k: (x['listens'], x['loops']) for k, x in d.items() if isinstance(x, dict)}
 
+    def _listens_fresh(self, secs=10):
+        """The listeners of A's lcores from snapshots published after this call: the base a
+        server started next is judged against (wait_server). A base from the previous
+        wait_server would miss a program that listened again after it returned (perftest's
+        -R server listens for its exchange, then again for its QPs), and the next server would
+        be taken as listening at once."""
+        try:
+            first = self._listens()
+        except (OSError, ValueError, KeyError) as e:
+            self.fail('no /warpnic/dp/lcores from a: %s' % e)
+
+        def fresh():
+            try:
+                cur = self._listens()
+            except (OSError, ValueError, KeyError):
+                return False, {}
+            return all(k in cur and cur[k][1] != v[1] for k, v in first.items()), cur
+        cur = poll(fresh, secs, 0.05)[1] or first
+        return {k: v[0] for k, v in cur.items()}
+
+    def wait_server(self, secs=10):
+        """A server on A listens: every lcore of A's dataplane installed one more listener
+        than before the server started (start_on)."""
         def up():
             try:
-                n = self.pair.tel('a', '/warpnic/dp/stats')['listens']
+                cur = self._listens()
             except (OSError, ValueError, KeyError):
-                return False, 0
-            return n >= self.listens + lc, n
-        ok, n = poll(up, secs, 0.1)
-        if ok:
-            self.listens = n
-        return ok
+                return False, None
+            return bool(cur) and all(n > self.listens.get(k, 0)
+                                     for k, (n, _) in cur.items()), None
+        return poll(up, secs, 0.1)[0]
 
     # ---------------------------------------------------------------- checks
 

@@ -156,6 +156,7 @@ on_b() { timeout -k 5 "$STEP_TIMEOUT" "$RUN" --ctl "$B_CTL" --shim "$SHIM" "$@";
 bg_a() {
 	local name=$1
 	shift
+	listens_base
 	timeout -k 5 $((STEP_TIMEOUT + 20)) "$RUN" --ctl "$A_CTL" --shim "$SHIM" "$@" \
 		>"$T/$name.out" 2>&1 &
 	BG_PID=$!
@@ -203,18 +204,51 @@ tel_field() {
 	echo "${v#*=}"
 }
 
-# wait_server SECS: a server program on A listens: A's dataplane installed one more listener
-# on every lcore than at the last call (/warpnic/dp/stats listens counts one per lcore)
-LISTENS_SEEN=0
+# lcore_listens JSON BASE: with BASE a JSON object (lcore: listeners), the exit status says
+# whether every lcore of A in JSON (a /warpnic/dp/lcores reply) installed more listeners than
+# BASE gives it; with BASE "-", prints each lcore's listeners as such an object
+lcore_listens() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+cur = {k: v['listens'] for k, v in json.loads(sys.argv[1]).items() if isinstance(v, dict)}
+if sys.argv[2] == '-':
+    print(json.dumps(cur))
+    sys.exit(0)
+base = json.loads(sys.argv[2])
+sys.exit(0 if cur and all(n > base.get(k, 0) for k, n in cur.items()) else 1)
+PY
+}
+
+# listens_base: the listeners A's lcores installed so far, from snapshots each published after
+# this call (their loop counts moved), kept for wait_server; bg_a takes it before it starts a
+# program. A base left by the previous wait_server would miss a program that listened again
+# after it returned (perftest's -R server listens for its exchange, then for its QPs), and
+# the next server would be taken as listening at once.
+LISTENS_BASE='{}'
+listens_base() {
+	local first cur i
+	first=$(tel a /warpnic/dp/lcores) || return 0
+	cur=$first
+	for ((i = 0; i < 100; i++)); do
+		cur=$(tel a /warpnic/dp/lcores) || cur=$first
+		python3 - "$first" "$cur" <<'PY' && break
+import json, sys
+a, b = (json.loads(x) for x in sys.argv[1:3])
+sys.exit(0 if all(k in b and b[k]['loops'] != v['loops']
+                  for k, v in a.items() if isinstance(v, dict)) else 1)
+PY
+		sleep 0.05
+	done
+	LISTENS_BASE=$(lcore_listens "$cur" -)
+}
+
+# wait_server SECS: a server program on A listens: every lcore of A's dataplane installed one
+# more listener than before bg_a started it (listens_base)
 wait_server() {
-	local i n lc
-	lc=$(tel_field a /warpnic/dp/stats lcores 2>/dev/null) || lc=1
+	local i cur
 	for ((i = 0; i < $1 * 10; i++)); do
-		n=$(tel_field a /warpnic/dp/stats listens 2>/dev/null) || n=0
-		if [ "${n:-0}" -ge $((LISTENS_SEEN + ${lc:-1})) ]; then
-			LISTENS_SEEN=$n
+		cur=$(tel a /warpnic/dp/lcores 2>/dev/null) && lcore_listens "$cur" "$LISTENS_BASE" &&
 			return 0
-		fi
 		sleep 0.1
 	done
 	return 1
