@@ -856,7 +856,7 @@ WN_VERBS_EXPORT struct ibv_mr *
 /*
  * As libibverbs checks the arguments (IBV_REREG_MR_ERR_INPUT) and a provider changes the MR
  * (IBV_REREG_MR_ERR_CMD, errno set, the MR as it was): registered anew with what changes,
- * then the old registration goes; the keys change, as they may on any device.
+ * the new registration takes the old one's keys (as mlx5 keeps them), the old one goes.
  */
 WN_VERBS_EXPORT int
 ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
