@@ -856,7 +856,7 @@ WN_VERBS_EXPORT struct ibv_mr *
 /*
  * As libibverbs checks the arguments (IBV_REREG_MR_ERR_INPUT) and a provider changes the MR
  * (IBV_REREG_MR_ERR_CMD, errno set, the MR as it was): registered anew with what changes,
- * then the old registration goes; the keys change, as they may on any device.
+ * the new registration takes the old one's keys (as mlx5 keeps them), the old one goes.
  */
 WN_VERBS_EXPORT int
 ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
@@ -1693,16 +1693,29 @@ modify_ud_qp(struct wn_vqp *q, struct ibv_qp_attr *attr, int mask)
 	return 0;
 }
 
-int
-ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+/*
+ * Completions of @p qp not yet polled go, as mlx4's and mlx5's destroy_qp and modify_qp to
+ * RESET clean them: programs written for those (libfabric 1.17's rxm closes a connection's
+ * QP, then drains the CQ and reposts a receive to the QP for each receive it finds;
+ * rdma-core's tests restart a QP from ERR through RESET and poll on) must not see a QP that
+ * no longer exists, or a restarted QP's flushed work.
+ */
+static void
+qp_cq_clean(struct ibv_qp *qp)
+{
+	(void)wn_client_cq_clean(((struct wn_vcq *)qp->send_cq)->wcq, qp->qp_num);
+	if (qp->recv_cq != qp->send_cq)
+		(void)wn_client_cq_clean(((struct wn_vcq *)qp->recv_cq)->wcq, qp->qp_num);
+}
+
+static int
+modify_rc_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	struct wn_vqp *q = (struct wn_vqp *)qp;
 	struct wn_ctl_modify_qp_req r;
 	struct wn_ctl_qp_attr out;
 	int ret;
 
-	if (q->ud)
-		return modify_ud_qp(q, attr, mask);
 	memset(&r, 0, sizeof(r));
 	/*
 	 * An iWARP QP reaches RTS on a connection (LLP stream): the CM's, or the one warpnicd
@@ -1755,6 +1768,18 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	else if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
 		q->ib_path = false;
 	return 0;
+}
+
+int
+ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct wn_vqp *q = (struct wn_vqp *)qp;
+	int ret = q->ud ? modify_ud_qp(q, attr, mask) : modify_rc_qp(qp, attr, mask);
+
+	if (ret == 0 && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET &&
+	    qp->send_cq != NULL)
+		qp_cq_clean(qp);
+	return ret;
 }
 
 int
@@ -1835,15 +1860,7 @@ ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (ret != 0)
 		return -ret;
-	/*
-	 * Its completions not yet polled go with it, as mlx4's and mlx5's destroy_qp clean
-	 * them: programs written for those (libfabric 1.17's rxm closes a connection's QP, then
-	 * drains the CQ and reposts a receive to the QP for each receive it finds) must not see
-	 * a QP that no longer exists.
-	 */
-	(void)wn_client_cq_clean(((struct wn_vcq *)qp->send_cq)->wcq, qp->qp_num);
-	if (qp->recv_cq != qp->send_cq)
-		(void)wn_client_cq_clean(((struct wn_vcq *)qp->recv_cq)->wcq, qp->qp_num);
+	qp_cq_clean(qp); /* its completions not yet polled go with it */
 	pthread_mutex_lock(&qp_lock);
 	LIVE_REMOVE(q);
 	pthread_mutex_unlock(&qp_lock);

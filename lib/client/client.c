@@ -441,36 +441,35 @@ wn_client_dealloc_mw(struct wn_client *c, uint32_t mw)
 	return call_handle(c, WN_CTL_DEALLOC_MW, mw);
 }
 
-/* Deregister @p mr at the server and drop what it holds here; the struct stays. */
-static int
-mr_release(struct wn_client *c, struct wn_client_mr *mr)
+/* Drop what a deregistered @p mr holds here; the struct stays. */
+static void
+mr_drop_local(struct wn_client_mr *mr)
 {
-	int ret = call_handle(c, WN_CTL_DEREG_MR, mr->handle);
-
-	if (ret != 0 && ret != -ECONNRESET && ret != -EPIPE)
-		return ret;
 	wn_client_span_del(mr->span_lo, mr->span_len);
 	wn_client_unshare(mr->segs, mr->n_segs);
 	free(mr->segs);
 	mr->segs = NULL;
 	mr->n_segs = 0;
-	return 0;
 }
 
 int
 wn_client_dereg_mr(struct wn_client *c, struct wn_client_mr *mr)
 {
-	int ret = mr_release(c, mr);
+	int ret = call_handle(c, WN_CTL_DEREG_MR, mr->handle);
 
-	if (ret == 0)
-		free(mr);
-	return ret;
+	if (ret != 0 && ret != -ECONNRESET && ret != -EPIPE)
+		return ret;
+	mr_drop_local(mr);
+	free(mr);
+	return 0;
 }
 
 int
 wn_client_rereg_mr(struct wn_client *c, struct wn_client_mr *mr, uint32_t flags, uint32_t pd,
 		   void *addr, size_t length, uint32_t access)
 {
+	struct wn_ctl_rereg_mr_req req;
+	struct wn_ctl_reg_mr_resp resp;
 	struct wn_client_mr *n;
 	uint64_t iova = mr->iova;
 	int ret;
@@ -489,17 +488,24 @@ wn_client_rereg_mr(struct wn_client *c, struct wn_client_mr *mr, uint32_t flags,
 		length = mr->length;
 	}
 	/*
-	 * The new registration first: where its pages are the old one's nothing is made
-	 * shareable again, and if it fails the old MR is as it was.
+	 * The new registration first (its STag reaches nothing): where its pages are the old
+	 * one's nothing is made shareable again, and if it fails the old MR is as it was. Then
+	 * it takes the old one's STag and the old one goes, in one request.
 	 */
-	n = reg_mr(c, pd, addr, length, iova, access, 0);
+	n = reg_mr(c, pd, addr, length, iova, access, WN_CTL_MR_F_REREG);
 	if (n == NULL)
 		return -errno;
-	ret = mr_release(c, mr);
+	req.mr = n->handle;
+	req.old = mr->handle;
+	ret = wn_client_call(c, WN_CTL_REREG_MR, &req, NULL, 0, &resp, NULL);
 	if (ret != 0) {
 		wn_client_dereg_mr(c, n); /* -EBUSY: windows are bound to the old one */
 		return ret;
 	}
+	mr_drop_local(mr);
+	n->lkey = resp.lkey;
+	n->rkey = resp.rkey;
+	n->flags = 0;
 	*mr = *n;
 	free(n);
 	return 0;

@@ -223,8 +223,9 @@ int wn_client_dereg_mr(struct wn_client *c, struct wn_client_mr *mr);
 
 /**
  * Change what @p mr is (ibv_rereg_mr): its range (@p addr, @p length; the iova becomes
- * @p addr), PD or access, as @p flags says; the others stay. It is registered anew (the keys
- * change) and the old registration goes; pages both cover are not made shareable again.
+ * @p addr), PD or access, as @p flags says; the others stay. It is registered anew, the new
+ * registration takes the old one's keys (a peer's rkey reaches the new memory at once) and
+ * the old registration goes; pages both cover are not made shareable again.
  * @return 0, or -errno as wn_client_reg_mr() or -EBUSY (windows are bound to @p mr), with
  *   @p mr unchanged. Not for fast-register MRs (-EINVAL). Any thread.
  */

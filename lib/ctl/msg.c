@@ -63,6 +63,8 @@ static const struct wn_ctl_op_info op_table[WN_CTL_OP_MAX] = {
 	OP(WN_CTL_ASYNC_CHANNEL, "async_channel", 0, 0, 0, 1),
 	OP(WN_CTL_MR_PIECES, "mr_pieces", sizeof(struct wn_ctl_mr_pieces_req),
 	   sizeof(struct wn_ctl_reg_mr_resp), WN_CTL_MR_MSG_PIECES, 0),
+	OP(WN_CTL_REREG_MR, "rereg_mr", sizeof(struct wn_ctl_rereg_mr_req),
+	   sizeof(struct wn_ctl_reg_mr_resp), 0, 0),
 };
 
 const struct wn_ctl_op_info *
@@ -174,7 +176,9 @@ reg_mr_check(const struct wn_ctl_reg_mr_req *r, unsigned int nfds)
 	    nfds > r->n_pieces || !page_shift_ok(r->align_shift))
 		return -EINVAL;
 	if (r->length == 0 || r->addr + r->length < r->addr ||
-	    (r->flags & ~WN_CTL_MR_F_FAST_REG) != 0 || (r->access & ~WN_CTL_ACCESS_MASK) != 0)
+	    (r->flags & ~(WN_CTL_MR_F_FAST_REG | WN_CTL_MR_F_REREG)) != 0 ||
+	    r->flags == (WN_CTL_MR_F_FAST_REG | WN_CTL_MR_F_REREG) ||
+	    (r->access & ~WN_CTL_ACCESS_MASK) != 0)
 		return -EINVAL;
 	/* a fast-register MR gets its rights and TO from the FAST_REG WQE */
 	if ((r->flags & WN_CTL_MR_F_FAST_REG) != 0 && (r->access != 0 || r->iova != 0))
@@ -235,6 +239,17 @@ handle_check(uint16_t op, const void *body, unsigned int nfds)
 	(void)op;
 	(void)nfds;
 	return (h->handle != 0 && h->rsvd == 0) ? 0 : -EINVAL;
+}
+
+/* REREG_MR: two MRs, not one twice (that they are MRs is the server's to check). */
+static int
+rereg_mr_check(uint16_t op, const void *body, unsigned int nfds)
+{
+	const struct wn_ctl_rereg_mr_req *r = body;
+
+	(void)op;
+	(void)nfds;
+	return (r->mr != 0 && r->old != 0 && r->mr != r->old) ? 0 : -EINVAL;
 }
 
 static int
@@ -439,6 +454,7 @@ static check_fn *const check_of[WN_CTL_OP_MAX] = {
 	[WN_CTL_CM_MIGRATE_ID] = migrate_check,
 	[WN_CTL_BELL] = bell_check,
 	[WN_CTL_MR_PIECES] = mr_pieces_check,
+	[WN_CTL_REREG_MR] = rereg_mr_check,
 };
 
 static int

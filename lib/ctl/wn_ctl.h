@@ -88,6 +88,7 @@ enum wn_ctl_op {
 	WN_CTL_ASYNC_CHANNEL, /**< the client's async event socket (response: 1 fd) */
 	WN_CTL_ASYNC_EVENT,   /**< server → client only, on the async event socket */
 	WN_CTL_MR_PIECES,    /**< the rest of an MR's pieces (struct wn_ctl_mr_pieces_req) */
+	WN_CTL_REREG_MR,     /**< an MR takes another's STag (struct wn_ctl_rereg_mr_req) */
 	WN_CTL_OP_MAX
 };
 
@@ -267,6 +268,11 @@ struct wn_ctl_reg_mr_req {
  * it a key, range and rights; access and iova must be 0. Deregistered with DEREG_MR.
  */
 #define WN_CTL_MR_F_FAST_REG (1u << 0)
+/**
+ * flags: the new registration of an ibv_rereg_mr: its STag stays invalid (nothing reaches
+ * its memory through it) until REREG_MR gives it the old MR's STag. Not with FAST_REG.
+ */
+#define WN_CTL_MR_F_REREG    (1u << 1)
 static_assert(sizeof(struct wn_ctl_reg_mr_req) == 56 + 32 * WN_CTL_MR_MSG_PIECES,
 	      "wn_ctl_reg_mr_req layout");
 
@@ -285,6 +291,17 @@ struct wn_ctl_reg_mr_resp {
 	uint32_t lkey;    /**< 0 while pieces are missing */
 	uint32_t rkey;
 	uint32_t pending; /**< pieces still to come in MR_PIECES messages; 0: registered */
+};
+
+/**
+ * REREG_MR (ibv_rereg_mr keeping the keys): MR @p mr, registered with what changes, takes the
+ * STag of MR @p old, which is deregistered; the response (struct wn_ctl_reg_mr_resp) carries
+ * @p old's keys. On failure both MRs are as they were: -EINVAL (not two registered MRs of the
+ * client, a fast-register MR), -EBUSY (windows are bound to @p old).
+ */
+struct wn_ctl_rereg_mr_req {
+	uint32_t mr;  /**< the new registration's handle */
+	uint32_t old; /**< the handle of the MR whose STag it takes */
 };
 
 /* ---- ALLOC_MW (DEALLOC_MW takes a struct wn_ctl_handle) ---- */

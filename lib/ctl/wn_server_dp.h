@@ -79,6 +79,12 @@ struct wn_server_dp_mr {
 	uint64_t iova;     /**< remote address of the first byte */
 	uint64_t length;
 	uint8_t *base;     /**< control thread's mapping of the first byte */
+	/**
+	 * Another STag whose zero-copy pins may reference this memory (0: none): an
+	 * ibv_rereg_mr gave this region's STag to the new registration, lookups that began
+	 * before found this memory through it. Deregistration waits for its pins too.
+	 */
+	uint32_t stag_pins;
 };
 
 /** A CQ: ring memory shared with the client, notification fd (-1: none). */

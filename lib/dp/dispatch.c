@@ -148,10 +148,13 @@ dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m)
 	switch (m->type) {
 	case WN_SERVER_DP_MR_REG:
 		break; /* regions live in the shared lib/mem table */
-	case WN_SERVER_DP_MR_DEREG:
+	case WN_SERVER_DP_MR_DEREG: {
+		const struct wn_server_dp_mr *mr = m->obj;
+
 		/* lib/mem's grace period already passed; zero-copy mbufs may still hold pages */
-		dp_zc_dereg(dp, m->handle, ((const struct wn_server_dp_mr *)m->obj)->stag);
+		dp_zc_dereg(dp, m->handle, mr->stag, mr->stag_pins);
 		break;
+	}
 	case WN_SERVER_DP_CQ_CREATE:
 		dp_cq_create(dp, m->obj);
 		break;

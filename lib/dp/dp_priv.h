@@ -239,7 +239,7 @@ struct wn_dp {
 	uint64_t now;
 	struct wn_dp_stats st;
 	/* zero-copy transmit: MR deregistrations waiting for pins (llp.c) */
-	struct { uint32_t handle, stag; } *dereg; /**< shard 0: DONEs waiting for unpinning */
+	struct { uint32_t handle, stag, stag2; } *dereg; /**< shard 0: DONEs waiting for unpinning */
 	uint32_t n_dereg, cap_dereg;
 	uint64_t last_tick;
 	struct dp_embed *emb;         /**< embedded applications' CM events (embed.c), or NULL */
@@ -379,8 +379,11 @@ void dp_llp_unlisten(struct wn_dp *dp, struct dp_listen *l);
 unsigned int dp_llp_poll(struct wn_dp *dp);
 /** SCTP's packets out (TCP's go with lib/tcp's). @return packets. */
 unsigned int dp_llp_tx(struct wn_dp *dp);
-/** Shard 0: an MR deregistration; DONE once nothing references its memory. */
-void dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag);
+/**
+ * Shard 0: an MR deregistration; DONE once nothing references its memory: no pin on @p stag's
+ * index nor on @p stag2's (0: none; the STag an ibv_rereg_mr took from it).
+ */
+void dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag, uint32_t stag2);
 /** Shard 0: deregistrations whose pins went. Every tick. */
 void dp_zc_tick(struct wn_dp *dp);
 

@@ -190,10 +190,18 @@ dp_llp_tx(struct wn_dp *dp)
 
 /* ---------------------------------------------------------------- deregistration */
 
-void
-dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag)
+/* Pins that may still reference the memory of a deregistered MR. */
+static bool
+zc_pinned(struct wn_dp *dp, uint32_t stag, uint32_t stag2)
 {
-	if (wn_mem_pinned(dp->c.mem, stag) == 0) {
+	return wn_mem_pinned(dp->c.mem, stag) != 0 ||
+	       (stag2 != 0 && wn_mem_pinned(dp->c.mem, stag2) != 0);
+}
+
+void
+dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag, uint32_t stag2)
+{
+	if (!zc_pinned(dp, stag, stag2)) {
 		dp_ctl_done(dp, handle);
 		return;
 	}
@@ -212,6 +220,7 @@ dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag)
 	}
 	dp->dereg[dp->n_dereg].handle = handle;
 	dp->dereg[dp->n_dereg].stag = stag;
+	dp->dereg[dp->n_dereg].stag2 = stag2;
 	dp->n_dereg++;
 	dp->st.mr_dereg_deferred++;
 }
@@ -222,7 +231,7 @@ dp_zc_tick(struct wn_dp *dp)
 	uint32_t i = 0;
 
 	while (i < dp->n_dereg) {
-		if (wn_mem_pinned(dp->c.mem, dp->dereg[i].stag) != 0) {
+		if (zc_pinned(dp, dp->dereg[i].stag, dp->dereg[i].stag2)) {
 			i++;
 			continue;
 		}

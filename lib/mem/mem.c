@@ -250,9 +250,9 @@ access_ok(uint32_t access)
 	return true;
 }
 
-int
-wn_mem_mr_reg(struct wn_mem_table *t, uint32_t pd, void *host, uint64_t length, uint64_t iova,
-	      uint32_t access, uint8_t key, uint32_t *stag)
+static int
+mr_new(struct wn_mem_table *t, uint32_t pd, void *host, uint64_t length, uint64_t iova,
+       uint32_t access, uint8_t key, uint32_t *stag, bool valid)
 {
 	uint64_t base = (access & WN_MEM_ACCESS_ZERO_BASED) ? 0 : iova;
 	struct entry *e;
@@ -268,9 +268,23 @@ wn_mem_mr_reg(struct wn_mem_table *t, uint32_t pd, void *host, uint64_t length, 
 	e->base = base;
 	e->len = length;
 	e->host = host;
-	e->valid = 1;
+	e->valid = valid;
 	rte_seqlock_write_unlock(&e->lock);
 	return 0;
+}
+
+int
+wn_mem_mr_reg(struct wn_mem_table *t, uint32_t pd, void *host, uint64_t length, uint64_t iova,
+	      uint32_t access, uint8_t key, uint32_t *stag)
+{
+	return mr_new(t, pd, host, length, iova, access, key, stag, true);
+}
+
+int
+wn_mem_mr_reserve(struct wn_mem_table *t, uint32_t pd, void *host, uint64_t length,
+		  uint64_t iova, uint32_t access, uint8_t key, uint32_t *stag)
+{
+	return mr_new(t, pd, host, length, iova, access, key, stag, false);
 }
 
 int
@@ -360,6 +374,56 @@ wn_mem_destroy(struct wn_mem_table *t, uint32_t stag)
 	t->pd_ref[pd]--;
 	t->free_idx[t->n_free++] = idx;
 	return 0;
+}
+
+int
+wn_mem_mr_swap(struct wn_mem_table *t, uint32_t a, uint32_t b)
+{
+	uint32_t ia = wn_mem_stag_index(a), ib = wn_mem_stag_index(b);
+	struct entry *ea, *eb, *lo, *hi;
+	uint32_t pd, access;
+	uint64_t base, len;
+	uint8_t *host;
+	int ret = 0;
+
+	if (t == NULL || ia == 0 || ia >= t->capacity || ib == 0 || ib >= t->capacity)
+		return -ENOENT;
+	if (ia == ib)
+		return -EINVAL;
+	ea = &t->e[ia];
+	eb = &t->e[ib];
+	/* in index order: nothing else holds two MR entries' locks (a bind: window, then MR) */
+	lo = ia < ib ? ea : eb;
+	hi = ia < ib ? eb : ea;
+	rte_seqlock_write_lock(&lo->lock);
+	rte_seqlock_write_lock(&hi->lock);
+	if (ea->type == WN_MEM_T_FREE || ea->key != wn_mem_stag_key(a) ||
+	    eb->type == WN_MEM_T_FREE || eb->key != wn_mem_stag_key(b))
+		ret = -ENOENT;
+	else if (ea->type != WN_MEM_T_MR || eb->type != WN_MEM_T_MR || !ea->valid)
+		ret = -EINVAL;
+	else if (ea->bound != 0 || eb->bound != 0)
+		ret = -EBUSY;
+	if (ret == 0) {
+		pd = ea->pd;
+		access = ea->access;
+		base = ea->base;
+		len = ea->len;
+		host = ea->host;
+		ea->pd = eb->pd;
+		ea->access = eb->access;
+		ea->base = eb->base;
+		ea->len = eb->len;
+		ea->host = eb->host;
+		eb->pd = pd;
+		eb->access = access;
+		eb->base = base;
+		eb->len = len;
+		eb->host = host;
+	}
+	rte_seqlock_write_unlock(&hi->lock);
+	rte_seqlock_write_unlock(&lo->lock);
+	return ret;
 }
 
 /* The checks shared by every lookup, on a consistent snapshot. */

@@ -189,6 +189,14 @@ int wn_mem_mr_reg(struct wn_mem_table *t, uint32_t pd, void *host, uint64_t leng
 		  uint64_t iova, uint32_t access, uint8_t key, uint32_t *stag);
 
 /**
+ * wn_mem_mr_reg() of a region that stays invalid (no lookup succeeds) until wn_mem_mr_swap()
+ * gives its contents to a valid MR: the new registration of an ibv_rereg_mr.
+ * @return as wn_mem_mr_reg(). Control thread.
+ */
+int wn_mem_mr_reserve(struct wn_mem_table *t, uint32_t pd, void *host, uint64_t length,
+		      uint64_t iova, uint32_t access, uint8_t key, uint32_t *stag);
+
+/**
  * Allocate a fast-register MR over @p max_len octets of backing memory at @p host; it stays
  * invalid until wn_mem_fast_reg() (RFC 5042 §4.2 "fast-register").
  * @return 0, -EINVAL, -ENOENT (PD), -ENOSPC. Control thread.
@@ -210,6 +218,20 @@ int wn_mem_mw_alloc(struct wn_mem_table *t, uint32_t pd, int type, uint8_t key,
  * @return 0, -ENOENT (no such STag), -EBUSY (an MR with windows still bound). Control thread.
  */
 int wn_mem_destroy(struct wn_mem_table *t, uint32_t stag);
+
+/**
+ * Swap what two MRs describe (ibv_rereg_mr keeping the keys): valid MR @p a's STag reaches
+ * @p b's PD, rights, range and memory and @p b's STag @p a's, with @p b's validity (a
+ * wn_mem_mr_reserve() region: invalid); each index keeps its key and windows. Both entries
+ * change under their write locks at once, so a lookup sees one region or the other, never a
+ * mix. No grace period here: a lookup of @p a that began before may still hold @p a's old
+ * memory, and zero-copy pins taken through @p a before may reference it. The caller destroys
+ * @p b next (wn_mem_destroy()'s grace period covers those lookups of @p a too) and keeps its
+ * memory mapped until neither index is pinned.
+ * @return 0, -ENOENT (no such STag), -EINVAL (not two MRs, @p a invalid, the same index),
+ *   -EBUSY (windows bound to either). Nothing changes on failure. Control thread.
+ */
+int wn_mem_mr_swap(struct wn_mem_table *t, uint32_t a, uint32_t b);
 
 /**
  * Pin the memory of @p stag's index for zero-copy transmit (a reference an mbuf or TCP's

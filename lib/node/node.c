@@ -593,6 +593,7 @@ server_up(void)
 	if (wn_node_dma_needed(app.dma)) { /* mapped, or listed as copied with the reason */
 		p->ctl.mr_map = wn_node_dma_mr_map;
 		p->ctl.mr_unmap = wn_node_dma_mr_unmap;
+		p->ctl.mr_move = wn_node_dma_mr_move;
 		p->ctl.mr_map_arg = app.dma;
 	}
 	app.srv = wn_server_create(&p->ctl);

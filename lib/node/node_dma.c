@@ -299,6 +299,27 @@ wn_node_dma_mr_map(void *arg, uint32_t stag, void *map, size_t len)
 }
 
 void
+wn_node_dma_mr_move(void *arg, uint32_t stag, void *map)
+{
+	struct wn_node_dma *d = arg;
+	uint32_t i = wn_mem_stag_index(stag), gen = 0, k;
+
+	if (d == NULL || !d->v.needed)
+		return;
+	pthread_mutex_lock(&d->lock);
+	for (k = 0; map != NULL && k < d->n_reg; k++) {
+		if (d->reg[k].map == map) {
+			d->reg[k].stag = stag;
+			gen = d->reg[k].gen;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (d->v.usable && i < d->v.cap)
+		__atomic_store_n(&d->v.gen[i], gen, __ATOMIC_RELEASE);
+}
+
+void
 wn_node_dma_mr_unmap(void *arg, uint32_t stag, void *map, size_t len)
 {
 	struct wn_node_dma *d = arg;

@@ -64,9 +64,13 @@ void wn_node_dma_stats(struct wn_node_dma *d, struct wn_node_dma_stats *st);
 void wn_node_dma_closing(struct wn_node_dma *d);
 /** Free (after the server is destroyed). NULL: no-op. */
 void wn_node_dma_free(struct wn_node_dma *d);
-/** lib/server's wn_server_conf mr_map / mr_unmap (arg: the wn_node_dma). Control thread. */
+/**
+ * lib/server's wn_server_conf mr_map / mr_unmap / mr_move (arg: the wn_node_dma). Control
+ * thread.
+ */
 void wn_node_dma_mr_map(void *arg, uint32_t stag, void *map, size_t len);
 void wn_node_dma_mr_unmap(void *arg, uint32_t stag, void *map, size_t len);
+void wn_node_dma_mr_move(void *arg, uint32_t stag, void *map);
 /** Register "/warpnic/dp/dma" (the last wn_node_dma_create's). */
 void wn_node_dma_telemetry_register(void);
 

@@ -239,6 +239,9 @@ mr_stag_alloc(struct wn_server *srv, struct obj *mr, uint64_t length, uint64_t i
 	if (mr->u.mr.flags & WN_CTL_MR_F_FAST_REG)
 		return wn_mem_frmr_alloc(srv->mem, pd->u.pd.num, d->base, length, srv->next_key++,
 					 &d->stag);
+	if (mr->u.mr.flags & WN_CTL_MR_F_REREG) /* nothing reaches it before REREG_MR */
+		return wn_mem_mr_reserve(srv->mem, pd->u.pd.num, d->base, length, iova,
+					 mr->u.mr.access, srv->next_key++, &d->stag);
 	return wn_mem_mr_reg(srv->mem, pd->u.pd.num, d->base, length, iova, mr->u.mr.access,
 			     srv->next_key++, &d->stag);
 }
@@ -345,6 +348,64 @@ srv_h_mr_pieces(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 		mr_drop(srv, mr);
 		return ret;
 	}
+	mr_resp(mr, rs);
+	return 0;
+}
+
+/* The device's view of @p stag's index (conf.mr_move): @p mr's mapping, or none (NULL). */
+static void
+mr_move(struct wn_server *srv, uint32_t stag, const struct obj *mr)
+{
+	if (srv->conf.mr_move != NULL)
+		srv->conf.mr_move(srv->conf.mr_map_arg, stag,
+				  mr != NULL && mr->u.mr.hooked ? mr->u.mr.map : NULL);
+}
+
+/*
+ * REREG_MR: @p mr, registered anew (WN_CTL_MR_F_REREG: its own STag reaches nothing), takes
+ * the STag of @p old. lib/mem swaps the two entries under their seqlocks: the old STag reaches
+ * the new memory at once, the new STag the old memory (invalid). The old MR then goes as any
+ * deregistration under the new STag (lib/mem's grace period; its pages unmapped after the
+ * dataplane's DONE), its DONE also waiting for the pins taken through the old STag, which may
+ * reference its pages. The device's view of both indexes is none while the entries change,
+ * and the old STag's says the new mapping only after that grace period: a lookup from before
+ * the swap holds the old pages and checks the index before it pins them.
+ */
+int
+srv_h_rereg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+{
+	const struct wn_ctl_rereg_mr_req *r = rq->body;
+	struct obj *mr = srv_obj_get(srv, rq->c, r->mr, OBJ_MR);
+	struct obj *old = srv_obj_get(srv, rq->c, r->old, OBJ_MR);
+	uint32_t keep, give;
+	int ret;
+
+	if (mr == NULL || old == NULL || mr == old || mr->u.mr.pending != 0 ||
+	    old->u.mr.pending != 0 || mr->u.mr.flags != WN_CTL_MR_F_REREG ||
+	    old->u.mr.flags != 0)
+		return -EINVAL;
+	keep = old->u.mr.dp.stag;
+	give = mr->u.mr.dp.stag;
+	mr_move(srv, keep, NULL);
+	mr_move(srv, give, NULL);
+	ret = wn_mem_mr_swap(srv->mem, keep, give);
+	if (ret != 0) {
+		mr_move(srv, keep, old);
+		mr_move(srv, give, mr);
+		return ret; /* -EBUSY: windows are bound to the old MR */
+	}
+	mr_move(srv, give, old); /* invalid, and going */
+	mr->u.mr.dp.stag = keep;
+	mr->u.mr.flags = 0;
+	old->u.mr.dp.stag = give;
+	old->u.mr.dp.stag_pins = keep;
+	/* nothing binds a window to an STag nobody could look up: this cannot be -EBUSY */
+	ret = srv_mr_destroy(srv, old);
+	if (ret == 0)
+		mr_move(srv, keep, mr);
+	else /* no grace period: the new region stays copied, never sent in place */
+		SRV_LOG(WARNING, "client %u: the old region of a rereg stays: %d", rq->c->id,
+			ret);
 	mr_resp(mr, rs);
 	return 0;
 }

@@ -207,6 +207,7 @@ static const struct {
 	[WN_CTL_BELL] = {sizeof(struct wn_ctl_bell_req), srv_h_bell},
 	[WN_CTL_ASYNC_CHANNEL] = {0, srv_h_async_channel},
 	[WN_CTL_MR_PIECES] = {sizeof(struct wn_ctl_mr_pieces_req), srv_h_mr_pieces},
+	[WN_CTL_REREG_MR] = {sizeof(struct wn_ctl_rereg_mr_req), srv_h_rereg_mr},
 };
 
 static void

@@ -289,6 +289,7 @@ void srv_async_dp_event(struct wn_server *srv, const struct wn_server_dp_msg *m)
 int srv_h_alloc_pd(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int srv_h_reg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int srv_h_mr_pieces(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int srv_h_rereg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int srv_h_alloc_mw(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int srv_pd_destroy(struct wn_server *srv, struct obj *pd);
 int srv_mr_destroy(struct wn_server *srv, struct obj *mr);

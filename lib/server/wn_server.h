@@ -66,6 +66,13 @@ struct wn_server_conf {
 	 */
 	void (*mr_map)(void *arg, uint32_t stag, void *map, size_t len);
 	void (*mr_unmap)(void *arg, uint32_t stag, void *map, size_t len);
+	/**
+	 * Optional: an ibv_rereg_mr moves regions between STags. mr_move(@p stag, NULL) before
+	 * the move (that index reaches nothing the device may read), mr_move(@p stag, @p map)
+	 * once no lookup from before the move can still check the index (the region mapped at
+	 * @p map is reached through @p stag's index now).
+	 */
+	void (*mr_move)(void *arg, uint32_t stag, void *map);
 	void *mr_map_arg;
 	/**
 	 * The port the dataplane's InfiniBand-style connections meet on (its listener on every

@@ -227,8 +227,10 @@ test_windows_and_frmr(void **state)
 		assert_true(fd >= 0);
 		assert_int_equal(ftruncate(fd, 4096), 0);
 		assert_int_equal(wn_client_call(c, WN_CTL_REG_MR, &r, &fd, 1, &rr, NULL), -EINVAL);
-		r.flags = 2;
+		r.flags = 4;
 		r.access = 0;
+		assert_int_equal(wn_client_call(c, WN_CTL_REG_MR, &r, &fd, 1, &rr, NULL), -EINVAL);
+		r.flags = WN_CTL_MR_F_FAST_REG | WN_CTL_MR_F_REREG;
 		assert_int_equal(wn_client_call(c, WN_CTL_REG_MR, &r, &fd, 1, &rr, NULL), -EINVAL);
 		r.flags = WN_CTL_MR_F_FAST_REG; /* well formed: allocated, then deregistered */
 		assert_int_equal(wn_client_call(c, WN_CTL_REG_MR, &r, &fd, 1, &rr, NULL), 0);
@@ -443,6 +445,113 @@ check_shared(struct wn_client *c, uint32_t pd, uint8_t *buf, size_t len, uint8_t
 	/* after dereg the app's memory is still its own and intact */
 	assert_int_equal(buf[len / 2], 0xa5);
 	assert_null(wn_server_mr_lookup(srv, m == NULL ? 0 : 0xffffffffu, NULL));
+}
+
+/*
+ * ibv_rereg_mr keeps the keys: the STag reaches the new range, rights and PD at once and the
+ * old range through it no more; the new registration's own STag never reaches anything; a
+ * bound window or a malformed REREG_MR fails with both MRs as they were.
+ */
+static void
+test_mr_rereg(void **state)
+{
+	struct wn_server_stats st0, st;
+	struct wn_mem_table *mt = wn_server_mem(srv);
+	struct wn_ctl_rereg_mr_req rq;
+	struct wn_ctl_reg_mr_resp rr;
+	struct wn_client_mr *m, *n;
+	struct wn_mem_info info;
+	struct wn_client *c;
+	uint32_t pd, pd2, mw, k, key, pdn, pdn2;
+	uint8_t *a, *b, *host;
+
+	(void)state;
+	stats(&st0);
+	c = wn_client_open(sock_path);
+	assert_non_null(c);
+	assert_int_equal(wn_client_alloc_pd(c, &pd), 0);
+	assert_int_equal(wn_client_alloc_pd(c, &pd2), 0);
+	a = aligned_alloc(4096, 8192);
+	b = aligned_alloc(4096, 4096);
+	assert_true(a != NULL && b != NULL);
+	m = wn_client_reg_mr(c, pd, a, 8192, (uintptr_t)a,
+			     WN_CTL_ACCESS_LOCAL_WRITE | WN_CTL_ACCESS_REMOTE_WRITE |
+				     WN_CTL_ACCESS_MW_BIND);
+	assert_non_null(m);
+	key = m->rkey;
+	assert_int_equal(wn_mem_info(mt, key, &info), 0);
+	pdn = info.pd;
+
+	/* translation: the same keys reach the second buffer, and the first no more */
+	assert_int_equal(wn_client_rereg_mr(c, m, WN_CLIENT_REREG_TRANSLATION, 0, b, 4096, 0), 0);
+	assert_int_equal(m->rkey, key);
+	assert_int_equal(m->lkey, key);
+	assert_int_equal(wn_mem_check(mt, key, (uintptr_t)b + 8, 8, WN_MEM_ACCESS_REMOTE_WRITE,
+				      pdn, 1, &host), WN_MEM_OK);
+	host[0] = 0x77;
+	assert_int_equal(b[8], 0x77);
+	assert_int_equal(wn_mem_check(mt, key, (uintptr_t)a, 8, WN_MEM_ACCESS_REMOTE_WRITE, pdn, 1,
+				      NULL), WN_MEM_E_BOUNDS);
+	/* access and PD: the same keys, the new rights and PD */
+	assert_int_equal(wn_client_rereg_mr(c, m, WN_CLIENT_REREG_ACCESS | WN_CLIENT_REREG_PD, pd2,
+					    NULL, 0, WN_CTL_ACCESS_REMOTE_READ), 0);
+	assert_int_equal(m->rkey, key);
+	assert_int_equal(wn_mem_info(mt, key, &info), 0);
+	pdn2 = info.pd;
+	assert_true(pdn2 != pdn && info.valid && info.length == 4096);
+	assert_int_equal(wn_mem_check(mt, key, (uintptr_t)b, 8, WN_MEM_ACCESS_REMOTE_READ, pdn2, 1,
+				      NULL), WN_MEM_OK);
+	assert_int_equal(wn_mem_check(mt, key, (uintptr_t)b, 8, WN_MEM_ACCESS_REMOTE_WRITE, pdn2,
+				      1, NULL), WN_MEM_E_ACCESS);
+	assert_int_equal(wn_mem_check(mt, key, (uintptr_t)b, 8, WN_MEM_ACCESS_REMOTE_READ, pdn, 1,
+				      NULL), WN_MEM_E_NOT_ASSOC);
+	stats(&st);
+	assert_int_equal(st.mrs, st0.mrs + 1); /* the old registrations went */
+
+	/* a bound window: -EBUSY, the MR as it was */
+	assert_int_equal(wn_client_rereg_mr(c, m, WN_CLIENT_REREG_ACCESS | WN_CLIENT_REREG_PD, pd,
+					    NULL, 0,
+					    WN_CTL_ACCESS_LOCAL_WRITE | WN_CTL_ACCESS_MW_BIND), 0);
+	assert_int_equal(wn_client_alloc_mw(c, pd, 1, &mw, &k), 0);
+	assert_int_equal(wn_mem_mw_bind(mt, k, key, pdn, 7, (uintptr_t)b, 64,
+					WN_MEM_ACCESS_REMOTE_READ), WN_MEM_OK);
+	assert_int_equal(wn_client_rereg_mr(c, m, WN_CLIENT_REREG_TRANSLATION, 0, a, 8192, 0),
+			 -EBUSY);
+	assert_int_equal(m->rkey, key);
+	assert_int_equal(wn_mem_check(mt, key, (uintptr_t)b, 8, WN_MEM_ACCESS_LOCAL_WRITE, pdn, 1,
+				      NULL), WN_MEM_OK);
+	stats(&st);
+	assert_int_equal(st.mrs, st0.mrs + 1);
+	assert_int_equal(wn_mem_mw_bind(mt, k, 0, pdn, 7, 0, 0, 0), WN_MEM_OK);
+
+	/* REREG_MR by hand: a registration not made for it, or twice the same MR, is refused */
+	n = wn_client_reg_mr(c, pd, a, 4096, (uintptr_t)a, WN_CTL_ACCESS_LOCAL_WRITE);
+	assert_non_null(n);
+	rq.mr = n->handle;
+	rq.old = m->handle;
+	assert_int_equal(wn_client_call(c, WN_CTL_REREG_MR, &rq, NULL, 0, &rr, NULL), -EINVAL);
+	rq.old = n->handle;
+	assert_int_equal(wn_client_call(c, WN_CTL_REREG_MR, &rq, NULL, 0, &rr, NULL), -EINVAL);
+	rq.mr = m->handle;
+	rq.old = n->handle + 0x10000;
+	assert_int_equal(wn_client_call(c, WN_CTL_REREG_MR, &rq, NULL, 0, &rr, NULL), -EINVAL);
+	assert_int_equal(wn_mem_check(mt, n->lkey, (uintptr_t)a, 8, WN_MEM_ACCESS_LOCAL_WRITE, pdn,
+				      1, NULL), WN_MEM_OK);
+	assert_int_equal(wn_mem_check(mt, key, (uintptr_t)b, 8, WN_MEM_ACCESS_LOCAL_WRITE, pdn, 1,
+				      NULL), WN_MEM_OK);
+
+	assert_int_equal(wn_client_dealloc_mw(c, mw), 0);
+	assert_int_equal(wn_client_dereg_mr(c, n), 0);
+	assert_int_equal(wn_client_dereg_mr(c, m), 0);
+	assert_int_equal(wn_mem_check(mt, key, (uintptr_t)b, 8, WN_MEM_ACCESS_LOCAL_WRITE, pdn, 1,
+				      NULL), WN_MEM_E_INVALID_STAG);
+	assert_int_equal(wn_client_dealloc_pd(c, pd2), 0);
+	assert_int_equal(wn_client_dealloc_pd(c, pd), 0);
+	stats(&st);
+	assert_int_equal(st.mrs, st0.mrs);
+	wn_client_close(c);
+	free(a);
+	free(b);
 }
 
 static void
@@ -1234,6 +1343,7 @@ main(void)
 		cmocka_unit_test(test_no_daemon),
 		cmocka_unit_test(test_objects_lifetime),
 		cmocka_unit_test(test_windows_and_frmr),
+		cmocka_unit_test(test_mr_rereg),
 		cmocka_unit_test(test_mr_sharing),
 		cmocka_unit_test(test_mr_fork),
 		cmocka_unit_test(test_mr_many_objects),

@@ -17,6 +17,7 @@ struct msg {
 	union {
 		struct wn_ctl_reg_mr_req mr;
 		struct wn_ctl_mr_pieces_req mp;
+		struct wn_ctl_rereg_mr_req rr;
 		struct wn_ctl_create_cq_req cq;
 		struct wn_ctl_create_qp_req qp;
 		struct wn_ctl_modify_qp_req mqp;
@@ -177,6 +178,28 @@ test_reg_mr(void **state)
 	len = mk_reg_mr(&m);
 	m.b.mr.addr = UINT64_MAX - 10;                            /* wraps */
 	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	len = mk_reg_mr(&m);
+	m.b.mr.flags = WN_CTL_MR_F_REREG;                         /* an ibv_rereg_mr's */
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), 0);
+	m.b.mr.flags = WN_CTL_MR_F_REREG | WN_CTL_MR_F_FAST_REG;
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	m.b.mr.flags = 1u << 2;
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+
+	/* REREG_MR: two MRs, not one twice, no fd */
+	len = mk(&m, WN_CTL_REREG_MR);
+	m.b.rr.mr = 0x10002;
+	m.b.rr.old = 0x10001;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), 0);
+	assert_int_equal(wn_ctl_req_check(&m, len, 1), -EINVAL);
+	assert_int_equal(wn_ctl_req_check(&m, len - 1, 0), -EBADMSG);
+	m.b.rr.old = m.b.rr.mr;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	m.b.rr.old = 0;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
+	m.b.rr.old = 0x10001;
+	m.b.rr.mr = 0;
+	assert_int_equal(wn_ctl_req_check(&m, len, 0), -EINVAL);
 }
 
 /*

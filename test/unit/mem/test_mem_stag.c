@@ -427,6 +427,72 @@ test_memory_windows(void **state)
 	assert_int_equal(wn_mem_destroy(f->t, mr), 0);
 }
 
+/*
+ * ibv_rereg_mr keeping the keys: a reserved region reaches nothing until the swap, then the
+ * old STag reaches it (PD, rights, range, memory) and the reserved STag the old region,
+ * still invalid; windows bound to either make the swap fail with nothing changed.
+ */
+static void
+test_mr_swap(void **state)
+{
+	struct fx *f = *state;
+	uint32_t old, n, frmr, mw, other;
+	struct wn_mem_info info;
+	uint8_t *h;
+
+	assert_int_equal(wn_mem_mr_reg(f->t, f->pd, buf, 1024, 0x10000,
+				       RW | WN_MEM_ACCESS_MW_BIND, 1, &old), 0);
+	assert_int_equal(wn_mem_mr_reserve(f->t, f->pd2, buf + 2048, 512, 0x50000,
+					   WN_MEM_ACCESS_REMOTE_READ, 2, &n), 0);
+	assert_int_equal(wn_mem_check(f->t, n, 0x50000, 8, WN_MEM_ACCESS_REMOTE_READ, f->pd2, 1,
+				      NULL), WN_MEM_E_INVALID_STAG);
+	assert_int_equal(wn_mem_pin(f->t, n), -EINVAL);
+	/* bad arguments: nothing changes */
+	assert_int_equal(wn_mem_mr_swap(f->t, old, old), -EINVAL);
+	assert_int_equal(wn_mem_mr_swap(f->t, old ^ 1, n), -ENOENT);
+	assert_int_equal(wn_mem_mr_swap(f->t, old, 0), -ENOENT);
+	assert_int_equal(wn_mem_mr_swap(f->t, n, old), -EINVAL); /* the one kept must be valid */
+	assert_int_equal(wn_mem_frmr_alloc(f->t, f->pd, buf, 1024, 3, &frmr), 0);
+	assert_int_equal(wn_mem_mr_swap(f->t, old, frmr), -EINVAL);
+	/* a bound window: -EBUSY, the old region as it was */
+	assert_int_equal(wn_mem_mw_alloc(f->t, f->pd, 1, 4, &mw), 0);
+	assert_int_equal(wn_mem_mw_bind(f->t, mw, old, f->pd, 1, 0x10000, 64,
+					WN_MEM_ACCESS_REMOTE_READ), WN_MEM_OK);
+	assert_int_equal(wn_mem_mr_swap(f->t, old, n), -EBUSY);
+	assert_int_equal(wn_mem_check(f->t, old, 0x10008, 8, WN_MEM_ACCESS_REMOTE_WRITE, f->pd, 1,
+				      &h), WN_MEM_OK);
+	assert_ptr_equal(h, buf + 8);
+	assert_int_equal(wn_mem_mw_bind(f->t, mw, old, f->pd, 1, 0, 0, 0), WN_MEM_OK);
+	/* the swap: the old STag, its key and index, reaches the new region at once */
+	assert_int_equal(wn_mem_mr_swap(f->t, old, n), 0);
+	assert_int_equal(wn_mem_check(f->t, old, 0x50008, 8, WN_MEM_ACCESS_REMOTE_READ, f->pd2, 1,
+				      &h), WN_MEM_OK);
+	assert_ptr_equal(h, buf + 2048 + 8);
+	assert_int_equal(wn_mem_check(f->t, old, 0x10008, 8, WN_MEM_ACCESS_REMOTE_READ, f->pd2, 1,
+				      NULL), WN_MEM_E_BOUNDS);
+	assert_int_equal(wn_mem_check(f->t, old, 0x50008, 8, WN_MEM_ACCESS_REMOTE_WRITE, f->pd2, 1,
+				      NULL), WN_MEM_E_ACCESS);
+	assert_int_equal(wn_mem_check(f->t, old, 0x50008, 8, WN_MEM_ACCESS_REMOTE_READ, f->pd, 1,
+				      NULL), WN_MEM_E_NOT_ASSOC);
+	assert_int_equal(wn_mem_check(f->t, n, 0x10008, 8, WN_MEM_ACCESS_REMOTE_WRITE, f->pd, 1,
+				      NULL), WN_MEM_E_INVALID_STAG);
+	assert_int_equal(wn_mem_info(f->t, n, &info), 0);
+	assert_true(!info.valid && info.host == buf && info.pd == f->pd && info.length == 1024);
+	assert_int_equal(wn_mem_info(f->t, old, &info), 0);
+	assert_true(info.valid && info.key == 1 && info.host == buf + 2048);
+	/* the old region goes under the reserved STag; the PDs' users still add up */
+	assert_int_equal(wn_mem_destroy(f->t, n), 0);
+	assert_int_equal(wn_mem_pd_free(f->t, f->pd2), -EBUSY);
+	assert_int_equal(wn_mem_destroy(f->t, old), 0);
+	assert_int_equal(wn_mem_destroy(f->t, frmr), 0);
+	assert_int_equal(wn_mem_destroy(f->t, mw), 0);
+	assert_int_equal(wn_mem_pd_free(f->t, f->pd2), 0);
+	assert_int_equal(wn_mem_mr_reg(f->t, f->pd, buf, 64, 0, RW, 5, &other), 0);
+	assert_int_equal(wn_mem_pd_free(f->t, f->pd), -EBUSY);
+	assert_int_equal(wn_mem_destroy(f->t, other), 0);
+	assert_int_equal(wn_mem_pd_free(f->t, f->pd), 0);
+}
+
 /* ---- RCU: wn_mem_destroy() must not return while a reader may hold a pointer ---- */
 
 struct rcu_fx {
@@ -578,6 +644,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bounds_and_wrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fast_register_and_invalidate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_windows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mr_swap, setup, teardown),
 		cmocka_unit_test(test_rcu_grace_period),
 		cmocka_unit_test(test_seqlock_no_torn_reads),
 	};

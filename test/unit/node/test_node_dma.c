@@ -218,6 +218,48 @@ test_index_reuse(void **state)
 	wn_node_dma_free(d);
 }
 
+/*
+ * ibv_rereg_mr swaps two regions' STags (lib/server mr.c): neither index says mapped while
+ * the entries change, then each says what its region is, and each region's unmapping still
+ * clears its own index only.
+ */
+static void
+test_move(void **state)
+{
+	struct wn_node_dma *d = new_dma();
+
+	(void)state;
+	wn_node_dma_mr_map(d, stag(7, 1), mem_a, sizeof(mem_a));   /* the old region */
+	dev.fail_next = -ENOMEM;
+	wn_node_dma_mr_map(d, stag(8, 2), mem_b, sizeof(mem_b));   /* the new one: copied */
+	assert_true(region_ok(d, stag(7, 1)));
+	wn_node_dma_mr_move(d, stag(7, 1), NULL);
+	wn_node_dma_mr_move(d, stag(8, 2), NULL);
+	assert_false(region_ok(d, stag(7, 1)));
+	/* swapped: index 7 reaches the unmapped new region, index 8 the mapped old one */
+	wn_node_dma_mr_move(d, stag(7, 1), mem_b);
+	wn_node_dma_mr_move(d, stag(8, 2), mem_a);
+	assert_false(region_ok(d, stag(7, 1)));
+	assert_true(region_ok(d, stag(8, 2)));
+	wn_node_dma_mr_unmap(d, stag(8, 2), mem_a, sizeof(mem_a));
+	assert_false(region_ok(d, stag(8, 2)));
+	assert_int_equal(dev.unmaps, 1);
+	/* and the other way: a mapped new region moves to the old index */
+	wn_node_dma_mr_map(d, stag(9, 3), mem_a, sizeof(mem_a));
+	wn_node_dma_mr_move(d, stag(7, 1), NULL);
+	wn_node_dma_mr_move(d, stag(9, 3), NULL);
+	wn_node_dma_mr_move(d, stag(7, 1), mem_a);
+	wn_node_dma_mr_move(d, stag(9, 3), mem_b);
+	assert_true(region_ok(d, stag(7, 1)));
+	assert_false(region_ok(d, stag(9, 3)));
+	wn_node_dma_mr_unmap(d, stag(9, 3), mem_b, sizeof(mem_b));
+	assert_true(region_ok(d, stag(7, 1)));
+	wn_node_dma_mr_unmap(d, stag(7, 1), mem_a, sizeof(mem_a));
+	assert_false(region_ok(d, stag(7, 1)));
+	assert_int_equal(dev.n, 0);
+	wn_node_dma_free(d);
+}
+
 /* Teardown: the NIC may still hold frames; the mappings go with the device, not before. */
 static void
 test_closing(void **state)
@@ -244,6 +286,7 @@ main(void)
 		cmocka_unit_test(test_map_unmap),
 		cmocka_unit_test(test_map_failure),
 		cmocka_unit_test(test_index_reuse),
+		cmocka_unit_test(test_move),
 		cmocka_unit_test(test_closing),
 	};
 
