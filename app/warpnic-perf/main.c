@@ -142,7 +142,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: mode %s failed: %s\n", argv[0], m->name, strerror(-rc));
 out:
 	if (eal_up)
-		wn_port_shutdown(); /* ports and EAL, as far as net_memif allows */
+		wn_net_port_shutdown(); /* ports and EAL, as far as net_memif allows */
 	free(eal_argv);
 	free(app_argv);
 	return rc < 0 ? 1 : 0;

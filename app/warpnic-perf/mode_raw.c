@@ -127,7 +127,7 @@ raw_port_setup(struct raw_ctx *c)
 	pc.nb_queues = 1;
 	pc.nb_desc = RAW_NB_DESC;
 	pc.pool = c->pool;
-	rc = wn_port_setup(&pc, &tx_capa, &rx_capa);
+	rc = wn_net_port_setup(&pc, &tx_capa, &rx_capa);
 	if (rc != 0) {
 		fprintf(stderr, "raw: port %u set-up: %s\n", c->port, strerror(-rc));
 		return rc;
@@ -743,7 +743,7 @@ raw_run(const struct wn_perf_params *p, bool lat)
 	if (rc == 0)
 		rc = wn_perf_report_emit(&rep, p);
 out:
-	/* the port stays up: wn_port_shutdown() at exit knows what net_memif tolerates */
+	/* the port stays up: wn_net_port_shutdown() at exit knows what net_memif tolerates */
 	free(c.pat);
 	return rc;
 }

@@ -91,7 +91,7 @@ run_framer(uint8_t *out, size_t cap, const uint8_t *ulpdu, uint32_t size, uint64
 	double t0 = wn_perf_now();
 
 	for (uint64_t i = 0; i < iters; i++) {
-		int w = wn_mpa_fpdu_build(out, cap, iov, 2, seq, st);
+		int w = wn_wire_mpa_fpdu_build(out, cap, iov, 2, seq, st);
 		if (w < 0) {
 			*err = w;
 			return NAN;
@@ -107,7 +107,7 @@ struct place_ctx {
 	uint64_t bad;
 };
 
-/* The dataplane's receive path: whole ULPDUs gathered by wn_mpa_gather_ops. */
+/* The dataplane's receive path: whole ULPDUs gathered by wn_wire_mpa_gather_ops. */
 static int
 place_done(void *arg, const uint8_t *ulpdu, uint16_t len, enum wn_mpa_err verdict)
 {
@@ -135,14 +135,14 @@ run_gather(const uint8_t *ulpdu, uint32_t size, uint64_t iters, const struct wn_
 	double t0 = wn_perf_now();
 
 	for (uint64_t i = 0; i < iters; i++) {
-		int n = wn_mpa_fpdu_gather(sg, sizeof(sg) / sizeof(sg[0]), scratch,
+		int n = wn_wire_mpa_fpdu_gather(sg, sizeof(sg) / sizeof(sg[0]), scratch,
 					   sizeof(scratch), iov, 2, seq, st);
 		if (n < 0) {
 			*err = n;
 			return NAN;
 		}
 		COMPILER_BARRIER(sg);
-		seq += (uint32_t)wn_mpa_fpdu_wire_len(seq, st->seq_start, st->markers, size);
+		seq += (uint32_t)wn_wire_mpa_fpdu_wire_len(seq, st->seq_start, st->markers, size);
 	}
 	return gbps(size * iters, wn_perf_now() - t0);
 }
@@ -152,7 +152,7 @@ run_deframer(uint8_t *dst, const uint8_t *ulpdu, uint32_t size, uint64_t iters,
 	     const struct wn_mpa_stream *st, int *err)
 {
 	struct iovec iov = {(void *)(uintptr_t)ulpdu, size};
-	size_t per = wn_mpa_fpdu_wire_len(0, 0, st->markers, size) + WN_MPA_MARKER_SIZE;
+	size_t per = wn_wire_mpa_fpdu_wire_len(0, 0, st->markers, size) + WN_MPA_MARKER_SIZE;
 	uint64_t k = WIRE_BW_STREAM_BYTES / per;
 	size_t cap, len = 0;
 	uint8_t *stream;
@@ -168,7 +168,7 @@ run_deframer(uint8_t *dst, const uint8_t *ulpdu, uint32_t size, uint64_t iters,
 		return NAN;
 	}
 	for (uint64_t i = 0; i < k; i++) {
-		int w = wn_mpa_fpdu_build(stream + len, cap - len, &iov, 1,
+		int w = wn_wire_mpa_fpdu_build(stream + len, cap - len, &iov, 1,
 					  st->seq_start + (uint32_t)len, st);
 		if (w < 0) {
 			free(stream);
@@ -187,10 +187,10 @@ run_deframer(uint8_t *dst, const uint8_t *ulpdu, uint32_t size, uint64_t iters,
 	double t0 = wn_perf_now();
 
 	for (uint64_t p = 0; p < passes; p++) {
-		wn_mpa_deframer_init(&d, &cfg, &wn_mpa_gather_ops, &g);
+		wn_wire_mpa_deframer_init(&d, &cfg, &wn_wire_mpa_gather_ops, &g);
 		for (size_t off = 0; off < len; off += WIRE_BW_CHUNK) {
 			size_t n = len - off < WIRE_BW_CHUNK ? len - off : WIRE_BW_CHUNK;
-			int rc = wn_mpa_deframer_input(&d, stream + off, n, NULL);
+			int rc = wn_wire_mpa_deframer_input(&d, stream + off, n, NULL);
 			if (rc < 0) {
 				*err = rc;
 				free(stream);
@@ -221,7 +221,7 @@ static int
 wire_bw_case(struct wn_perf_report *rep, uint32_t size, uint64_t iters)
 {
 	static const bool onoff[] = {true, false};
-	size_t cap = wn_mpa_fpdu_wire_len(0, 0, true, size) + 2 * WN_MPA_MARKER_SIZE;
+	size_t cap = wn_wire_mpa_fpdu_wire_len(0, 0, true, size) + 2 * WN_MPA_MARKER_SIZE;
 	uint8_t *src = malloc(size), *dst = malloc(size), *out = malloc(cap);
 	uint32_t sink = 0;
 	int err = 0;

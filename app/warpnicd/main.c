@@ -172,6 +172,6 @@ main(int argc, char **argv)
 			unlink(p.pidfile);
 	}
 	wn_node_conf_free(&p);
-	wn_port_shutdown();
+	wn_net_port_shutdown();
 	return status;
 }

@@ -90,7 +90,7 @@ port_setup(struct tcpapp *app, uint64_t *tx_capa, uint64_t *rx_capa)
 		.pool = app->pool,
 	};
 
-	return wn_port_setup(&pc, tx_capa, rx_capa);
+	return wn_net_port_setup(&pc, tx_capa, rx_capa);
 }
 
 static int
@@ -111,16 +111,16 @@ stack_setup(struct tcpapp *app, uint64_t tx_capa, uint64_t rx_capa, uint64_t now
 	nc.neigh_entries = 1024;
 	nc.cksum = app->p.cksum;
 	rte_eth_macaddr_get(app->port_id, &nc.mac);
-	app->nif = wn_netif_create(&nc);
+	app->nif = wn_net_if_create(&nc);
 	if (app->nif == NULL)
 		return -errno;
 	for (i = 0; i < app->p.nb_addr; i++) {
-		ret = wn_netif_addr_add(app->nif, &app->p.addr[i], app->p.prefix[i]);
+		ret = wn_net_if_addr_add(app->nif, &app->p.addr[i], app->p.prefix[i]);
 		if (ret < 0)
 			return ret;
 	}
 	if (app->p.has_gw) {
-		ret = wn_netif_gateway_set(app->nif, &app->p.gw);
+		ret = wn_net_if_gateway_set(app->nif, &app->p.gw);
 		if (ret < 0)
 			return ret;
 	}
@@ -147,14 +147,15 @@ pcap_setup(struct tcpapp *app)
 {
 	if (app->p.pcap == NULL)
 		return 0;
-	app->pcap = wn_pcap_open(app->p.pcap, (app->p.mtu ? app->p.mtu : 1500) + 64u, "wn-tcpapp");
+	app->pcap =
+		wn_net_pcap_open(app->p.pcap, (app->p.mtu ? app->p.mtu : 1500) + 64u, "wn-tcpapp");
 	return app->pcap != NULL ? 0 : -errno;
 }
 
 static void
 capture(struct tcpapp *app, struct rte_mbuf **pkts, uint16_t n, enum rte_pcapng_direction dir)
 {
-	wn_pcap_capture(app->pcap, app->port_id, 0, pkts, n, dir);
+	wn_net_pcap_capture(app->pcap, app->port_id, 0, pkts, n, dir);
 }
 
 static void
@@ -330,16 +331,16 @@ main(int argc, char **argv)
 	}
 	if (app.p.park && !quit)
 		park(&app);
-	wn_pcap_close(app.pcap);
+	wn_net_pcap_close(app.pcap);
 	for (i = 0; i < (int)app.nb_slots; i++)
 		if (app.conns[i].sha != NULL)
 			EVP_MD_CTX_free(app.conns[i].sha);
 	wn_tcp_ctx_free(app.tcp);
-	wn_netif_free(app.nif);
+	wn_net_if_free(app.nif);
 	free(app.conns);
 	free(app.buf);
 	if (wn_impair_is_face(app.port_id))
 		wn_impair_destroy(app.port_id);
-	wn_port_shutdown();
+	wn_net_port_shutdown();
 	return status;
 }

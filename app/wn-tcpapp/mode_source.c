@@ -109,7 +109,7 @@ source_start(struct tcpapp *app, uint64_t now)
 
 	(void)now;
 	memset(&local, 0, sizeof(local));
-	ret = wn_netif_src_addr(app->nif, &app->p.remote.addr, &local.addr);
+	ret = wn_net_if_src_addr(app->nif, &app->p.remote.addr, &local.addr);
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < app->p.conns; i++) {

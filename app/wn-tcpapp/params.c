@@ -155,13 +155,13 @@ tcpapp_params_parse(struct tcpapp_params *p, int argc, char **argv)
 			break;
 		case OPT_IP:
 			if (p->nb_addr == TCPAPP_MAX_ADDRS ||
-			    wn_ip_addr_parse(optarg, &p->addr[p->nb_addr],
+			    wn_net_addr_parse(optarg, &p->addr[p->nb_addr],
 					     &p->prefix[p->nb_addr]) < 0)
 				return bad("ip", optarg);
 			p->nb_addr++;
 			break;
 		case OPT_GW:
-			if (wn_ip_addr_parse(optarg, &p->gw, NULL) < 0)
+			if (wn_net_addr_parse(optarg, &p->gw, NULL) < 0)
 				return bad("gw", optarg);
 			p->has_gw = true;
 			break;

@@ -89,7 +89,7 @@ tcpapp_parse_endpoint(const char *s, struct wn_tcp_endpoint *ep)
 	port = strtoul(colon + 1, &end, 10);
 	if (errno != 0 || *end != '\0' || port == 0 || port > 65535)
 		return -EINVAL;
-	if (strchr(host, '/') != NULL || wn_ip_addr_parse(host, &ep->addr, NULL) < 0)
+	if (strchr(host, '/') != NULL || wn_net_addr_parse(host, &ep->addr, NULL) < 0)
 		return -EINVAL;
 	ep->port = (uint16_t)port;
 	return 0;

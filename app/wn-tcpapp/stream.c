@@ -68,7 +68,7 @@ tcpapp_fmt_ep(const struct wn_tcp_endpoint *ep, char *buf, size_t len)
 {
 	char a[64];
 
-	wn_ip_addr_fmt(&ep->addr, a, sizeof(a));
+	wn_net_addr_fmt(&ep->addr, a, sizeof(a));
 	if (ep->addr.family == WN_AF_INET6)
 		snprintf(buf, len, "[%s]:%u", a, ep->port);
 	else

@@ -11,7 +11,7 @@
 
 struct wn_client_seg;
 
-/* ---- mr.c: the objects behind a range, for REG_MR */
+/* ---- client_mr.c: the objects behind a range, for REG_MR */
 
 /*
  * The pieces of [addr, addr+len) (wn_ctl.h "REG_MR and MR_PIECES"): n pieces in order from

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lib/dp: the shards' doorbells (lib/queue's "Lcore doorbells"): the group's bell page, which
- * clients map read-only (wn_dp_bells()), and one eventfd per shard, rung (dp_wake()) only
+ * clients map read-only (wn_dp_bells()), and one eventfd per shard, rung (wn_dp_wake()) only
  * while the shard announced that it sleeps; after the page, in the same memfd, each shard's
  * ready map (lib/queue's "Ready maps"), which clients map read-write: where they mark the
- * SQs the shard parked. What a shard sleeps on is idle.c's; the ready QPs are obj.c's.
+ * SQs the shard parked. What a shard sleeps on is idle.c's; the ready QPs are dp_obj.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include "dp_priv.h"
 
 int
-dp_bells_create(struct wn_dp_group *g)
+wn_dp_bells_create(struct wn_dp_group *g)
 {
 	uint16_t i;
 
@@ -43,7 +43,7 @@ dp_bells_create(struct wn_dp_group *g)
 }
 
 void
-dp_bells_free(struct wn_dp_group *g)
+wn_dp_bells_free(struct wn_dp_group *g)
 {
 	uint16_t i;
 
@@ -66,7 +66,7 @@ wn_dp_bells(struct wn_dp_group *g, int *page_fd, struct wn_queue_bell **page, in
 }
 
 void
-dp_wake(struct wn_dp_group *g, uint16_t idx)
+wn_dp_wake(struct wn_dp_group *g, uint16_t idx)
 {
 	uint64_t one = 1;
 
@@ -76,13 +76,13 @@ dp_wake(struct wn_dp_group *g, uint16_t idx)
 }
 
 void
-dp_wake_handoffs(struct wn_dp *dp)
+wn_dp_wake_handoffs(struct wn_dp *dp)
 {
 	uint32_t m = dp->wake_mask;
 
 	dp->wake_mask = 0;
 	while (m != 0) {
-		dp_wake(dp->g, (uint16_t)__builtin_ctz(m));
+		wn_dp_wake(dp->g, (uint16_t)__builtin_ctz(m));
 		m &= m - 1;
 	}
 }

@@ -23,7 +23,7 @@
 /* ---------------------------------------------------------------- addresses */
 
 void
-dp_ctl_addr_of(const struct wn_llp_ep *e, struct wn_ctl_addr *a)
+wn_dp_ctl_addr_of(const struct wn_llp_ep *e, struct wn_ctl_addr *a)
 {
 	memset(a, 0, sizeof(*a));
 	if (e->addr.family == WN_AF_INET6) {
@@ -81,7 +81,7 @@ conn_of(struct wn_cm_ep *ep)
 }
 
 struct dp_conn *
-dp_conn_new(struct wn_dp *dp)
+wn_dp_conn_new(struct wn_dp *dp)
 {
 	struct dp_conn *c = calloc(1, sizeof(*c));
 
@@ -103,7 +103,7 @@ conn_free(struct wn_dp *dp, struct dp_conn *c)
 }
 
 void
-dp_conn_reap_mark(struct wn_dp *dp, struct dp_conn *c)
+wn_dp_conn_reap_mark(struct wn_dp *dp, struct dp_conn *c)
 {
 	if (c->on_reap || c->held || wn_cm_state(&c->ep) != WN_CM_CLOSED)
 		return;
@@ -137,7 +137,7 @@ op_event(struct wn_cm_ep *ep, const struct wn_cm_event *e)
 	if (wn_cm_is_ib(ep)) {
 		/* no CM id: the end of the connection is the QP's move to Error */
 		if (e->type != WN_CM_EV_ESTABLISHED && c->ib_qp != 0)
-			dp_qp_error(c->dp, c->ib_qp);
+			wn_dp_qp_error(c->dp, c->ib_qp);
 		return 0;
 	}
 	if (c->event != NULL)
@@ -160,16 +160,18 @@ op_event(struct wn_cm_ep *ep, const struct wn_cm_event *e)
 			return -ENOSPC; /* CM table full */
 		}
 		ev.listen_id = c->listen_id;
-		/* dp_cm_event() puts the key in ev.id; the control thread allocates the id */
-		dp_cm_event(c->dp, c->token, &ev);
+		/*
+		 * wn_dp_cm_event_post() puts the key in ev.id; the control thread allocates the id
+		 */
+		wn_dp_cm_event_post(c->dp, c->token, &ev);
 		return 0;
 	case WN_CM_EV_ESTABLISHED:
-		dp_cm_event_neg(c->dp, c->id, &ev, e->ird, e->ord);
+		wn_dp_cm_event_post_neg(c->dp, c->id, &ev, e->ird, e->ord);
 		return 0;
 	default:
 		/* a request the ULP never saw, or an id already destroyed: nobody to tell */
 		if (c->id != 0)
-			dp_cm_event(c->dp, c->id, &ev);
+			wn_dp_cm_event_post(c->dp, c->id, &ev);
 		return 0;
 	}
 }
@@ -204,7 +206,7 @@ qp_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
 	(void)eng;
 	switch (ev->type) {
 	case WN_RNIC_EV_CQ_NOTIFY:
-		dp_cq_notify(dp, ev->cq);
+		wn_dp_cq_notify(dp, ev->cq);
 		break;
 	case WN_RNIC_EV_TERM_SENT:
 	case WN_RNIC_EV_TERM_RECV:
@@ -219,7 +221,7 @@ qp_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
 			dp->st.term_recv_last = cause;
 		}
 		if (dp != NULL && !qp->local)
-			dp_async_event(dp, qp->handle, qp_async_of(ev), cause);
+			wn_dp_async_event(dp, qp->handle, qp_async_of(ev), cause);
 		/* RFC 5040 §6.3: the stream closes behind the Terminate; the QP is flushed then */
 		if (c != NULL)
 			wn_cm_terminated(&c->ep);
@@ -227,13 +229,13 @@ qp_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
 	case WN_RNIC_EV_CQ_OVERFLOW:
 		/* a CQE was lost: the CQ is in error (IBV_EVENT_CQ_ERR) */
 		if (dp != NULL && !qp->local)
-			dp_async_event(dp, ev->cq == &qp->scq->prod ? qp->scq->handle :
+			wn_dp_async_event(dp, ev->cq == &qp->scq->prod ? qp->scq->handle :
 					   qp->rcq->handle, WN_CTL_ASYNC_CQ_ERR, 0);
 		break;
 	case WN_RNIC_EV_SRQ_LIMIT:
 		/* an armed limit crossed (ibv_modify_srq IBV_SRQ_LIMIT), disarmed by the engine */
 		if (dp != NULL && !qp->local && qp->srq != NULL)
-			dp_async_event(dp, qp->srq->handle, WN_CTL_ASYNC_SRQ_LIMIT_REACHED, 0);
+			wn_dp_async_event(dp, qp->srq->handle, WN_CTL_ASYNC_SRQ_LIMIT_REACHED, 0);
 		break;
 	default:
 		break;
@@ -249,7 +251,7 @@ op_qp_start(struct wn_cm_ep *ep, struct wn_llp *llp, const struct wn_llp_params 
 
 	if (c->qp == NULL)
 		return -ENODEV; /* no QP bound to the connection */
-	ret = dp_qp_engine(c->dp, c->qp, c, llp, p, rtr_recv, qp_event);
+	ret = wn_dp_qp_engine(c->dp, c->qp, c, llp, p, rtr_recv, qp_event);
 	if (ret == 0)
 		ret = wn_rnic_qp_start(c->qp->eng);
 	return ret;
@@ -276,7 +278,7 @@ op_qp_terminate(struct wn_cm_ep *ep, uint8_t layer, uint8_t etype, uint8_t code)
 		return -ENODEV;
 	ret = wn_rnic_terminate(c->qp->eng, layer, etype, code);
 	if (ret == 0)
-		dp_qp_ready(c->dp, c->qp); /* the Terminate leaves when the QP is polled */
+		wn_dp_qp_ready(c->dp, c->qp); /* the Terminate leaves when the QP is polled */
 	return ret;
 }
 
@@ -288,7 +290,7 @@ op_qp_detach(struct wn_cm_ep *ep)
 
 	c->qp = NULL;
 	if (qp != NULL && qp->conn == c)
-		dp_qp_disconnect(c->dp, qp);
+		wn_dp_qp_disconnect(c->dp, qp);
 	else if (qp != NULL && qp->conn == NULL)
 		qp->conn = NULL;
 }
@@ -310,13 +312,13 @@ op_ulpdu(void *arg, const uint8_t *ulpdu, size_t len)
 
 	if (c->qp == NULL || c->qp->eng == NULL)
 		return 0;
-	/* a Send without a receive posted (rnr_hold_us): the stream holds it, see obj.c */
+	/* a Send without a receive posted (rnr_hold_us): the stream holds it, see dp_obj.c */
 	if (wn_rnic_rx(c->qp->eng, ulpdu, len) == -EAGAIN) {
-		dp_qp_rx_hold(c->dp, c->qp);
+		wn_dp_qp_rx_hold(c->dp, c->qp);
 		return -EAGAIN;
 	}
 	/* a Read to answer, a Read Response or Terminate to act on: poll the QP */
-	dp_qp_ready(c->dp, c->qp);
+	wn_dp_qp_ready(c->dp, c->qp);
 	return 0;
 }
 
@@ -344,7 +346,7 @@ op_tx_release(void *arg, uint32_t wqe)
 
 	if (c->qp != NULL && c->qp->eng != NULL) {
 		wn_rnic_tx_release(c->qp->eng, wqe);
-		dp_qp_ready(c->dp, c->qp); /* its completion may be due */
+		wn_dp_qp_ready(c->dp, c->qp); /* its completion may be due */
 	}
 }
 
@@ -357,7 +359,7 @@ op_closed(struct wn_cm_ep *ep)
 	cm_del(c->dp, c->token);
 	c->id = 0;
 	c->token = 0;
-	dp_conn_reap_mark(c->dp, c); /* its stream was released: lib/mpa frees it */
+	wn_dp_conn_reap_mark(c->dp, c); /* its stream was released: lib/mpa frees it */
 }
 
 /* InfiniBand-style: the QP has send work that waits for its connection. */
@@ -376,7 +378,7 @@ op_qp_retry_exceeded(struct wn_cm_ep *ep)
 	struct dp_conn *c = conn_of(ep);
 
 	if (c->qp != NULL && c->qp->conn == c)
-		dp_qp_fail(c->dp, c->qp, WN_QUEUE_WC_RETRY_EXC_ERR);
+		wn_dp_qp_fail(c->dp, c->qp, WN_QUEUE_WC_RETRY_EXC_ERR);
 }
 
 /* InfiniBand-style: the peer's QP went; ours keeps its queues (no flush). */
@@ -386,7 +388,7 @@ op_qp_park(struct wn_cm_ep *ep)
 	struct dp_conn *c = conn_of(ep);
 
 	if (c->qp != NULL && c->qp->conn == c)
-		dp_qp_park(c->dp, c->qp);
+		wn_dp_qp_park(c->dp, c->qp);
 }
 
 static const struct wn_cm_ops cm_ops = {
@@ -406,13 +408,13 @@ static const struct wn_cm_ops cm_ops = {
 };
 
 void
-dp_conns_init(struct wn_dp *dp)
+wn_dp_conns_init(struct wn_dp *dp)
 {
 	wn_cm_init(&dp->cm, &cm_ops);
 }
 
 void
-dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort)
+wn_dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort)
 {
 	(void)dp;
 	c->qp = NULL;
@@ -422,10 +424,10 @@ dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort)
 /* ---------------------------------------------------------------- listeners */
 
 int
-dp_conn_incoming(void *arg, struct wn_llp *llp)
+wn_dp_conn_incoming(void *arg, struct wn_llp *llp)
 {
 	struct dp_listen *l = arg;
-	struct dp_conn *c = dp_conn_new(l->dp);
+	struct dp_conn *c = wn_dp_conn_new(l->dp);
 	struct wn_llp_info in;
 
 	if (c == NULL)
@@ -435,8 +437,8 @@ dp_conn_incoming(void *arg, struct wn_llp *llp)
 	c->event = l->event;
 	c->elisten = l->embedded ? l : NULL;
 	wn_llp_info(llp, &in);
-	dp_ctl_addr_of(&in.local, &c->src);
-	dp_ctl_addr_of(&in.remote, &c->dst);
+	wn_dp_ctl_addr_of(&in.local, &c->src);
+	wn_dp_ctl_addr_of(&in.remote, &c->dst);
 	/* the responder's IRD/ORD come with the accept; the request is judged then */
 	wn_cm_incoming(&l->dp->cm, &c->ep, llp);
 	return 0;
@@ -457,9 +459,9 @@ cm_listen(struct wn_dp *dp, struct wn_server_dp_msg *m)
 	l->src = m->u.cm.src;
 	l->dp = dp;
 	wn_dp_ep_of_ctl(&m->u.cm.src, &ep);
-	if (dp_llp_listen(dp, l, &ep) < 0 || cm_add(dp, l->id, l) < 0) {
+	if (wn_dp_llp_listen(dp, l, &ep) < 0 || cm_add(dp, l->id, l) < 0) {
 		DP_LOG(ERR, "listen on port %u: %s\n", ep.port, strerror(errno));
-		dp_llp_unlisten(dp, l);
+		wn_dp_llp_unlisten(dp, l);
 		free(l);
 		return;
 	}
@@ -469,7 +471,7 @@ cm_listen(struct wn_dp *dp, struct wn_server_dp_msg *m)
 static void
 cm_connect(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
-	struct dp_conn *c = dp_conn_new(dp);
+	struct dp_conn *c = wn_dp_conn_new(dp);
 	struct wn_cm_connect cc;
 	struct wn_ctl_cm_event ev;
 
@@ -479,13 +481,13 @@ cm_connect(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		ev.dst = m->u.cm.dst;
 		ev.event = WN_CTL_CM_EV_CONNECT_ERROR;
 		ev.status = -ENOMEM;
-		dp_cm_event(dp, m->u.cm.id, &ev);
+		wn_dp_cm_event_post(dp, m->u.cm.id, &ev);
 		return;
 	}
 	c->id = m->u.cm.id;
 	c->src = m->u.cm.src;
 	c->dst = m->u.cm.dst;
-	c->qp = m->u.cm.qp != 0 ? dp_obj(dp, m->u.cm.qp, DPO_QP) : NULL;
+	c->qp = m->u.cm.qp != 0 ? wn_dp_obj(dp, m->u.cm.qp, DPO_QP) : NULL;
 	if (c->qp != NULL && c->qp->conn != NULL)
 		c->qp = NULL; /* already carrying a connection */
 	memset(&cc, 0, sizeof(cc));
@@ -503,11 +505,11 @@ cm_connect(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		ev.status = -ENOSPC;
 		/* never started (lib/cm has not seen it): nothing to close */
 		conn_free(dp, c);
-		dp_cm_event(dp, m->u.cm.id, &ev);
+		wn_dp_cm_event_post(dp, m->u.cm.id, &ev);
 		return;
 	}
 	/* a failure is reported (CONNECT_ERROR) and the connection CLOSED from inside */
-	(void)wn_cm_connect(&dp->cm, &c->ep, dp->llp[dp_llp_pick(dp, m->u.cm.llp)], &cc);
+	(void)wn_cm_connect(&dp->cm, &c->ep, dp->llp[wn_dp_llp_pick(dp, m->u.cm.llp)], &cc);
 }
 
 static struct dp_conn *
@@ -532,7 +534,7 @@ cm_accept(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		memset(&ev, 0, sizeof(ev));
 		ev.event = WN_CTL_CM_EV_DISCONNECTED;
 		ev.status = -ECONNRESET;
-		dp_cm_event(dp, m->u.cm.id, &ev);
+		wn_dp_cm_event_post(dp, m->u.cm.id, &ev);
 		return;
 	}
 	cm_del(dp, c->token);
@@ -543,7 +545,7 @@ cm_accept(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		wn_cm_destroy(&c->ep);
 		return;
 	}
-	c->qp = m->u.cm.qp != 0 ? dp_obj(dp, m->u.cm.qp, DPO_QP) : NULL;
+	c->qp = m->u.cm.qp != 0 ? wn_dp_obj(dp, m->u.cm.qp, DPO_QP) : NULL;
 	if (c->qp != NULL && c->qp->conn != NULL)
 		c->qp = NULL;
 	caps.ird = (uint16_t)RTE_MIN(m->u.cm.param.ird, 0x3fffu);
@@ -584,7 +586,7 @@ cm_destroy(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		struct dp_listen *l = o;
 
 		cm_del(dp, l->id);
-		dp_llp_unlisten(dp, l);
+		wn_dp_llp_unlisten(dp, l);
 		free(l);
 		return;
 	}
@@ -599,9 +601,9 @@ cm_destroy(struct wn_dp *dp, struct wn_server_dp_msg *m)
 }
 
 void
-dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
+wn_dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
-	if (dp_ud_cm_msg(dp, m))
+	if (wn_dp_ud_cm_msg(dp, m))
 		return; /* rdma_cm's UDP port space (shard 0) */
 	switch (m->type) {
 	case WN_SERVER_DP_CM_LISTEN:
@@ -635,14 +637,14 @@ static int
 ib_incoming(void *arg, struct wn_llp *llp)
 {
 	struct wn_dp *dp = arg;
-	struct dp_conn *c = dp_conn_new(dp);
+	struct dp_conn *c = wn_dp_conn_new(dp);
 	struct wn_llp_info in;
 
 	if (c == NULL)
 		return -ENOMEM;
 	wn_llp_info(llp, &in);
-	dp_ctl_addr_of(&in.local, &c->src);
-	dp_ctl_addr_of(&in.remote, &c->dst);
+	wn_dp_ctl_addr_of(&in.local, &c->src);
+	wn_dp_ctl_addr_of(&in.remote, &c->dst);
 	wn_cm_ib_incoming(&dp->cm, &c->ep, llp);
 	return 0;
 }
@@ -656,7 +658,7 @@ static const struct {
 };
 
 int
-dp_ib_listen(struct wn_dp *dp)
+wn_dp_ib_listen(struct wn_dp *dp)
 {
 	struct wn_llp_ep ep = {.port = dp->c.ib_port};
 
@@ -672,7 +674,7 @@ dp_ib_listen(struct wn_dp *dp)
 
 			DP_LOG(ERR, "InfiniBand-style listener on port %u: %s\n", ep.port,
 			       strerror(err));
-			dp_ib_unlisten(dp);
+			wn_dp_ib_unlisten(dp);
 			return -err;
 		}
 	}
@@ -680,7 +682,7 @@ dp_ib_listen(struct wn_dp *dp)
 }
 
 void
-dp_ib_unlisten(struct wn_dp *dp)
+wn_dp_ib_unlisten(struct wn_dp *dp)
 {
 	for (unsigned int i = 0; i < DP_IB_LISTENERS; i++) {
 		if (dp->ib_listen[i] != NULL)
@@ -701,10 +703,10 @@ qp_ib_rtr(struct wn_dp *dp, struct dp_qp *qp, const struct wn_server_dp_msg *m)
 		       qp->d->qpn);
 		return;
 	}
-	c = dp_conn_new(dp);
+	c = wn_dp_conn_new(dp);
 	if (c == NULL) {
-		dp_qp_error(dp, qp->handle);
-		dp_qp_disconnect(dp, qp);
+		wn_dp_qp_error(dp, qp->handle);
+		wn_dp_qp_disconnect(dp, qp);
 		return;
 	}
 	c->qp = qp;
@@ -721,19 +723,19 @@ qp_ib_rtr(struct wn_dp *dp, struct dp_qp *qp, const struct wn_server_dp_msg *m)
 	ib.caps.ird = (uint16_t)RTE_MIN(RTE_MAX(m->u.ib.ird, 1u), 0x3fffu);
 	ib.caps.ord = (uint16_t)RTE_MIN(RTE_MAX(m->u.ib.ord, 1u), 0x3fffu);
 	qp->conn = c;
-	if (wn_cm_ib_start(&dp->cm, &c->ep, dp->llp[dp_llp_pick(dp, m->u.ib.llp)], &ib) != 0) {
+	if (wn_cm_ib_start(&dp->cm, &c->ep, dp->llp[wn_dp_llp_pick(dp, m->u.ib.llp)], &ib) != 0) {
 		DP_LOG(NOTICE, "QP %u: InfiniBand-style connection to itself refused\n", ib.qpn);
 		qp->conn = NULL;
 		conn_free(dp, c);
-		dp_qp_error(dp, qp->handle);
-		dp_qp_disconnect(dp, qp);
+		wn_dp_qp_error(dp, qp->handle);
+		wn_dp_qp_disconnect(dp, qp);
 	}
 }
 
 void
-dp_qp_ib(struct wn_dp *dp, struct wn_server_dp_msg *m)
+wn_dp_qp_ib(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
-	struct dp_qp *qp = dp_obj(dp, m->handle, DPO_QP);
+	struct dp_qp *qp = wn_dp_obj(dp, m->handle, DPO_QP);
 
 	if (qp == NULL)
 		return;
@@ -746,7 +748,7 @@ dp_qp_ib(struct wn_dp *dp, struct wn_server_dp_msg *m)
 /* ---------------------------------------------------------------- periodic */
 
 void
-dp_conns_reap(struct wn_dp *dp)
+wn_dp_conns_reap(struct wn_dp *dp)
 {
 	struct dp_conn *c;
 
@@ -755,7 +757,7 @@ dp_conns_reap(struct wn_dp *dp)
 }
 
 void
-dp_conns_free(struct wn_dp *dp)
+wn_dp_conns_free(struct wn_dp *dp)
 {
 	struct dp_conn *c;
 
@@ -767,7 +769,7 @@ dp_conns_free(struct wn_dp *dp)
 	while (rte_hash_iterate(dp->cm_tab, &key, &o, &it) >= 0) {
 		if (*(enum dp_obj_kind *)o != DPO_LISTEN)
 			continue;
-		dp_llp_unlisten(dp, o);
+		wn_dp_llp_unlisten(dp, o);
 		free(o);
 	}
 	rte_hash_reset(dp->cm_tab);

@@ -3,7 +3,7 @@
  * lib/dp: the control thread's messages. Shard 0 takes them from the to_dp ring: objects
  * (created in the table shared by the shards), MR deregistrations, and what concerns a QP
  * or a connection, which it forwards to the shard that owns it (fixed when it forwards the
- * CONNECT or ACCEPT); listens go to every shard. Each shard then runs its own (dp_local_msg).
+ * CONNECT or ACCEPT); listens go to every shard. Each shard then runs its own (wn_dp_local_msg).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,18 +18,18 @@ local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 	dp->st.ctl_msgs++;
 	switch (m->type) {
 	case WN_SERVER_DP_QP_MODIFY: {
-		struct dp_qp *qp = dp_obj(dp, m->handle, DPO_QP);
+		struct dp_qp *qp = wn_dp_obj(dp, m->handle, DPO_QP);
 
 		/* a UD QP's state is the program's to set (with its Q_Key) */
 		if (qp != NULL && qp->ud != NULL) {
-			dp_qp_ud_modify(dp, qp, m->u.ud.state, m->u.ud.qkey);
+			wn_dp_qp_ud_modify(dp, qp, m->u.ud.state, m->u.ud.qkey);
 			break;
 		}
 		/* RTS comes from the connection itself; Error tears it down and flushes */
 		if (qp != NULL && m->u.qp_state == WN_CTL_QPS_ERR) {
 			if (qp->conn != NULL)
-				dp_conn_qp_gone(dp, qp->conn, false);
-			dp_qp_disconnect(dp, qp);
+				wn_dp_conn_qp_gone(dp, qp->conn, false);
+			wn_dp_qp_disconnect(dp, qp);
 		} else if (qp != NULL && m->u.qp_state == WN_CTL_QPS_RESET &&
 			   (qp->conn != NULL ? wn_cm_is_ib(&qp->conn->ep) : qp->eng != NULL)) {
 			/*
@@ -39,33 +39,33 @@ local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 			 */
 			if (qp->conn != NULL) {
 				qp->conn->ib_qp = 0; /* its end is no Error to report */
-				dp_conn_qp_gone(dp, qp->conn, false);
+				wn_dp_conn_qp_gone(dp, qp->conn, false);
 			}
-			dp_qp_reset(dp, qp);
+			wn_dp_qp_reset(dp, qp);
 		}
 		break;
 	}
 	case WN_SERVER_DP_QP_IB:
-		dp_qp_ib(dp, m);
+		wn_dp_qp_ib(dp, m);
 		break;
 	case WN_SERVER_DP_QP_DESTROY: {
 		/* shard 0 took it out of the table and put the QP in m->obj */
 		struct dp_qp *qp = m->obj;
 
 		if (qp->conn != NULL)
-			dp_conn_qp_gone(dp, qp->conn, true);
-		dp_qp_destroy(dp, qp);
+			wn_dp_conn_qp_gone(dp, qp->conn, true);
+		wn_dp_obj_qp_destroy(dp, qp);
 		break;
 	}
 	default:
-		dp_cm_msg(dp, m);
+		wn_dp_cm_msg(dp, m);
 		break;
 	}
 	free(m);
 }
 
 void
-dp_local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
+wn_dp_local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	local_msg(dp, m);
 }
@@ -84,14 +84,14 @@ forward(struct wn_dp *dp, uint16_t to, struct wn_server_dp_msg *m)
 		return;
 	}
 	/* a full ring: the message waits in order (dp_msgq), flushed by every poll */
-	if (dp_msgq_post(dp, &dp->fwd_wait[to], g->shard[to]->ctl, m) < 0) {
+	if (wn_dp_msgq_post(dp, &dp->fwd_wait[to], g->shard[to]->ctl, m) < 0) {
 		DP_LOG(ERR, "shard %u control ring full, no memory: message %u dropped\n", to,
 		       m->type);
 		dp->st.ctl_drop++;
 		free(m);
 		return;
 	}
-	dp_wake(g, to);
+	wn_dp_wake(g, to);
 }
 
 static void
@@ -133,14 +133,14 @@ owner_get(struct wn_dp *dp, uint32_t id, uint32_t conn)
 static void
 qp_owner_set(struct wn_dp *dp, uint32_t handle, uint16_t shard)
 {
-	struct dp_qp *qp = handle != 0 ? dp_obj(dp, handle, DPO_QP) : NULL;
+	struct dp_qp *qp = handle != 0 ? wn_dp_obj(dp, handle, DPO_QP) : NULL;
 
 	if (qp != NULL)
 		qp->owner = shard;
 }
 
 void
-dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m)
+wn_dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	struct wn_dp_group *g = dp->g;
 	uint16_t to;
@@ -152,26 +152,26 @@ dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		const struct wn_server_dp_mr *mr = m->obj;
 
 		/* lib/mem's grace period already passed; zero-copy mbufs may still hold pages */
-		dp_zc_dereg(dp, m->handle, mr->stag, mr->stag_pins);
+		wn_dp_zc_dereg(dp, m->handle, mr->stag, mr->stag_pins);
 		break;
 	}
 	case WN_SERVER_DP_CQ_CREATE:
-		dp_cq_create(dp, m->obj);
+		wn_dp_obj_cq_create(dp, m->obj);
 		break;
 	case WN_SERVER_DP_SRQ_CREATE:
-		dp_srq_create(dp, m->obj);
+		wn_dp_srq_create(dp, m->obj);
 		break;
 	case WN_SERVER_DP_QP_CREATE:
-		dp_qp_create(dp, m->obj);
+		wn_dp_obj_qp_create(dp, m->obj);
 		break;
 	case WN_SERVER_DP_CQ_DESTROY:
-		dp_queue_destroy(dp, m->handle, DPO_CQ);
+		wn_dp_queue_destroy(dp, m->handle, DPO_CQ);
 		break;
 	case WN_SERVER_DP_SRQ_DESTROY:
-		dp_queue_destroy(dp, m->handle, DPO_SRQ);
+		wn_dp_queue_destroy(dp, m->handle, DPO_SRQ);
 		break;
 	case WN_SERVER_DP_QP_MODIFY: {
-		struct dp_qp *qp = dp_obj(dp, m->handle, DPO_QP);
+		struct dp_qp *qp = wn_dp_obj(dp, m->handle, DPO_QP);
 
 		if (qp == NULL)
 			break;
@@ -179,15 +179,15 @@ dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		return;
 	}
 	case WN_SERVER_DP_QP_IB:
-		/* InfiniBand-style connections live on shard 0 (steer.c) */
+		/* InfiniBand-style connections live on shard 0 (dp_steer.c) */
 		qp_owner_set(dp, m->handle, 0);
 		forward(dp, 0, m);
 		return;
 	case WN_SERVER_DP_QP_DESTROY: {
-		struct dp_qp *qp = dp_qp_unlink(dp, m->handle);
+		struct dp_qp *qp = wn_dp_qp_unlink(dp, m->handle);
 
 		if (qp == NULL) {
-			dp_ctl_done(dp, m->handle);
+			wn_dp_ctl_done(dp, m->handle);
 			break;
 		}
 		m->obj = qp;
@@ -205,7 +205,7 @@ dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		broadcast(dp, m);
 		return;
 	case WN_SERVER_DP_CM_CONNECT:
-		to = m->u.cm.ps == WN_CTL_PS_UDP ? 0 : dp_steer(g, &m->u.cm.src, &m->u.cm.dst);
+		to = m->u.cm.ps == WN_CTL_PS_UDP ? 0 : wn_dp_steer(g, &m->u.cm.src, &m->u.cm.dst);
 		owner_set(dp, m->u.cm.id, to);
 		qp_owner_set(dp, m->u.cm.qp, to);
 		forward(dp, to, m);

@@ -3,14 +3,14 @@
  * lib/dp's private structures (wn_dp.h has the public API). A shard owns one port queue, its
  * own TCP/IP stack (lib/net, lib/tcp), its lower layers (MPA/TCP, lib/mpa; DDP over SCTP,
  * lib/sctp), its connections
- * (lib/cm endpoints, conn.c) and the QP engines of those connections (lib/rnic, obj.c).
+ * (lib/cm endpoints, conn.c) and the QP engines of those connections (lib/rnic, dp_obj.c).
  *
- * Files: shard.c (creation), steer.c (software flow steering, handoff, loopback), idle.c (the
+ * Files: shard.c (creation), dp_steer.c (software flow steering, handoff, loopback), idle.c (the
  * run loop and what an idle shard sleeps on), loop.c (one iteration, start and stop, the
  * port's transmit), bell.c (the shards' doorbells), dispatch.c (the control thread's messages:
- * shard 0 takes them and forwards them to the owning shard), obj.c (CQ/SRQ/QP objects and
- * their engines), conn.c (lib/cm's owner: keys, CM messages and events), msg.c (messages to
- * the control thread: DONE and CM events), llp.c (the lower layers, zero-copy's region pins
+ * shard 0 takes them and forwards them to the owning shard), dp_obj.c (CQ/SRQ/QP objects and
+ * their engines), conn.c (lib/cm's owner: keys, CM messages and events), dp_msg.c (messages to
+ * the control thread: DONE and CM events), dp_llp.c (the lower layers, zero-copy's region pins
  * and the MR deregistrations that wait for them, a NIC's sent mbufs), embed.c (RDMA for an
  * application in the shard's loop, wn_dp_embed.h), tel.c (telemetry). The daemon around the
  * engine (options, port, control server, DMA mapping) is lib/node.
@@ -132,7 +132,7 @@ struct dp_qp {
 	TAILQ_ENTRY(dp_qp) next;      /**< in dp->active while it has an engine */
 	bool active;
 	/*
-	 * Ready polling (obj.c): an active QP is polled while on dp->ready; one found idle is
+	 * Ready polling (dp_obj.c): an active QP is polled while on dp->ready; one found idle is
 	 * parked (its SQ's cons_idle set) and comes back when its client marks it in the
 	 * shard's ready map (slot), its stream delivers or releases something, or the sweep
 	 * finds it. Local QPs (embedded applications write their rings directly) never park.
@@ -193,7 +193,7 @@ struct dp_conn {
 };
 
 /**
- * Messages a full ring could not take, oldest first (msg.c): they go before anything newer
+ * Messages a full ring could not take, oldest first (dp_msg.c): they go before anything newer
  * to the same ring, and the queue grows rather than dropping one.
  */
 struct dp_msgq {
@@ -221,7 +221,7 @@ struct wn_dp {
 	/** The lower layers: MPA/TCP over this shard's TCP (lib/mpa), DDP over SCTP (lib/sctp) */
 	struct wn_llp_proto *llp[DP_LLP_N];
 	struct dp_qp_list active;
-	struct dp_qp_list ready;      /**< active QPs to poll (obj.c) */
+	struct dp_qp_list ready;      /**< active QPs to poll (dp_obj.c) */
 	struct wn_queue_ready_map *rmap; /**< its ready map (bell.c) */
 	struct dp_qp **slot_qp;       /**< ready map slot -> QP */
 	uint32_t *slot_free;          /**< free slots (a stack) */
@@ -238,14 +238,14 @@ struct wn_dp {
 	uint32_t next_token;
 	uint64_t now;
 	struct wn_dp_stats st;
-	/* zero-copy transmit: MR deregistrations waiting for pins (llp.c) */
+	/* zero-copy transmit: MR deregistrations waiting for pins (dp_llp.c) */
 	struct { uint32_t handle, stag, stag2; } *dereg; /**< shard 0: DONEs waiting for unpinning */
 	uint32_t n_dereg, cap_dereg;
 	uint64_t last_tick;
 	struct dp_embed *emb;         /**< embedded applications' CM events (embed.c), or NULL */
 	struct dp_ud *ud;             /**< shard 0: UD QPs, the UD port, rdma_cm's UDP port
 				       *   space (dp_ud.c); NULL elsewhere */
-	/* idle policy (idle.c), wake-ups of other shards (steer.c, bell.c) */
+	/* idle policy (idle.c), wake-ups of other shards (dp_steer.c, bell.c) */
 	uint64_t last_work;           /**< when wn_dp_poll() last found work */
 	struct wn_queue_bell *bell;   /**< this shard's line of the group's bell page */
 	int epfd;                     /**< its bell's eventfd and the port's Rx wake-up */
@@ -314,20 +314,20 @@ struct wn_dp_group {
 
 /* dispatch.c: the control thread's messages */
 /** Shard 0: a message from the control thread (handled, or forwarded to a shard). */
-void dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m);
+void wn_dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m);
 /** A control message dispatched to this shard. */
-void dp_local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
+void wn_dp_local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
 
-/* steer.c: software steering, loopback */
+/* dp_steer.c: software steering, loopback */
 /** Keep this shard's frames at the front of @p pkts, hand the others over. @return kept. */
-uint16_t dp_steer_burst(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n);
+uint16_t wn_dp_steer_burst(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n);
 /**
  * Segments to one of our own addresses go back into TCP input (or another shard's ring).
  * @return the packets left for the port, compacted at the front of @p pkts.
  */
-uint16_t dp_loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n);
+uint16_t wn_dp_loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n);
 /** Shard that owns the connection (local, remote) (wn_tcp_flow_steer). */
-uint16_t dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
+uint16_t wn_dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
 		  const struct wn_ctl_addr *remote);
 /** Shard index encoded in a passive connection's token. */
 static inline uint16_t
@@ -338,205 +338,205 @@ dp_token_shard(uint32_t token)
 
 /* conn.c: lib/cm's owner */
 /** lib/cm of this shard. */
-void dp_conns_init(struct wn_dp *dp);
+void wn_dp_conns_init(struct wn_dp *dp);
 /** A new connection in the shard's list (zeroed). @return it, or NULL (ENOMEM). */
-struct dp_conn *dp_conn_new(struct wn_dp *dp);
+struct dp_conn *wn_dp_conn_new(struct wn_dp *dp);
 /** A listener's incoming upcall (wn_llp_incoming_fn; @p arg: struct dp_listen). */
-int dp_conn_incoming(void *arg, struct wn_llp *llp);
+int wn_dp_conn_incoming(void *arg, struct wn_llp *llp);
 /** A lower-layer endpoint as a control-protocol address. */
-void dp_ctl_addr_of(const struct wn_llp_ep *e, struct wn_ctl_addr *a);
+void wn_dp_ctl_addr_of(const struct wn_llp_ep *e, struct wn_ctl_addr *a);
 /** CM messages from the control thread. */
-void dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
+void wn_dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
 /** Detach a connection whose QP the ULP destroys (@p abort) or moves to Error. */
-void dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort);
+void wn_dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort);
 /** A connection that may be freed now (CLOSED, not held) goes on the reap list. */
-void dp_conn_reap_mark(struct wn_dp *dp, struct dp_conn *c);
+void wn_dp_conn_reap_mark(struct wn_dp *dp, struct dp_conn *c);
 /** Free connections whose stream is gone (the reap list). */
-void dp_conns_reap(struct wn_dp *dp);
+void wn_dp_conns_reap(struct wn_dp *dp);
 /** Free every connection (shutdown). */
-void dp_conns_free(struct wn_dp *dp);
+void wn_dp_conns_free(struct wn_dp *dp);
 /** Shard 0: the InfiniBand-style listener (wn_dp_conf.ib_port). @return 0 or -errno. */
-int dp_ib_listen(struct wn_dp *dp);
-void dp_ib_unlisten(struct wn_dp *dp);
+int wn_dp_ib_listen(struct wn_dp *dp);
+void wn_dp_ib_unlisten(struct wn_dp *dp);
 /** Shard 0: a QP's InfiniBand-style connection starts (RTR) or its retry budget (RTS). */
-void dp_qp_ib(struct wn_dp *dp, struct wn_server_dp_msg *m);
+void wn_dp_qp_ib(struct wn_dp *dp, struct wn_server_dp_msg *m);
 
-/* llp.c: the lower layer, zero-copy pins, MR deregistrations */
+/* dp_llp.c: the lower layer, zero-copy pins, MR deregistrations */
 /**
  * This shard's lower layers: MPA/TCP, zero-copy if configured and possible, and DDP over
  * SCTP with its receive hook on the shard's interface. @return 0/-errno.
  */
-int dp_llp_create(struct wn_dp *dp);
+int wn_dp_llp_create(struct wn_dp *dp);
 /** Free them. */
-void dp_llp_free(struct wn_dp *dp);
+void wn_dp_llp_free(struct wn_dp *dp);
 /** The lower layer a connection of a client that asked for @p ctl_llp (wn_ctl_llp) uses. */
-enum dp_llp dp_llp_pick(const struct wn_dp *dp, uint32_t ctl_llp);
-/** Listen on @p ep on every lower layer (upcalls to dp_conn_incoming). @return 0/-errno. */
-int dp_llp_listen(struct wn_dp *dp, struct dp_listen *l, const struct wn_llp_ep *ep);
+enum dp_llp wn_dp_llp_pick(const struct wn_dp *dp, uint32_t ctl_llp);
+/** Listen on @p ep on every lower layer (upcalls to wn_dp_conn_incoming). @return 0/-errno. */
+int wn_dp_llp_listen(struct wn_dp *dp, struct dp_listen *l, const struct wn_llp_ep *ep);
 /** Stop listening on every lower layer. */
-void dp_llp_unlisten(struct wn_dp *dp, struct dp_listen *l);
+void wn_dp_llp_unlisten(struct wn_dp *dp, struct dp_listen *l);
 /** The lower layers' timers. @return work done. */
-unsigned int dp_llp_poll(struct wn_dp *dp);
+unsigned int wn_dp_llp_poll(struct wn_dp *dp);
 /** SCTP's packets out (TCP's go with lib/tcp's). @return packets. */
-unsigned int dp_llp_tx(struct wn_dp *dp);
+unsigned int wn_dp_llp_tx(struct wn_dp *dp);
 /**
  * Shard 0: an MR deregistration; DONE once nothing references its memory: no pin on @p stag's
  * index nor on @p stag2's (0: none; the STag an ibv_rereg_mr took from it).
  */
-void dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag, uint32_t stag2);
+void wn_dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag, uint32_t stag2);
 /** Shard 0: deregistrations whose pins went. Every tick. */
-void dp_zc_tick(struct wn_dp *dp);
+void wn_dp_zc_tick(struct wn_dp *dp);
 
 /** @return true when zero-copy FPDUs of this shard wait for mbufs the tick can free (a NIC). */
-bool dp_dma_tx_pending(struct wn_dp *dp);
+bool wn_dp_dma_tx_pending(struct wn_dp *dp);
 /** Free the mbufs the NIC has sent on this shard's queue (zero-copy region pins). */
-void dp_dma_tx_reclaim(struct wn_dp *dp);
+void wn_dp_dma_tx_reclaim(struct wn_dp *dp);
 
-/* obj.c: CQs, SRQs, QPs and their engines */
+/* dp_obj.c: CQs, SRQs, QPs and their engines */
 /** Look up an object by handle. */
-void *dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind);
+void *wn_dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind);
 /** Fill @p cq for descriptor @p d (one reference: the creator's). @return 0 or -EINVAL. */
-int dp_cq_init(struct dp_cq *cq, struct wn_server_dp_cq *d);
+int wn_dp_cq_init(struct dp_cq *cq, struct wn_server_dp_cq *d);
 /** Fill @p qp for descriptor @p d with its queues (referenced). @return 0 or -EINVAL. */
-int dp_qp_init(struct dp_qp *qp, struct wn_server_dp_qp *d, struct dp_cq *scq, struct dp_cq *rcq,
+int wn_dp_qp_init(struct dp_qp *qp, struct wn_server_dp_qp *d, struct dp_cq *scq, struct dp_cq *rcq,
 	       struct dp_srq *srq);
 /**
  * Tear a QP down on its owner shard (engine, queue references) and free it; @p ack: DONE to
  * the control thread.
  */
-void dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack);
+void wn_dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack);
 /** Shard 0: objects announced by the control thread. */
-void dp_cq_create(struct wn_dp *dp, struct wn_server_dp_cq *d);
-void dp_srq_create(struct wn_dp *dp, struct wn_server_dp_srq *d);
-void dp_qp_create(struct wn_dp *dp, struct wn_server_dp_qp *d);
+void wn_dp_obj_cq_create(struct wn_dp *dp, struct wn_server_dp_cq *d);
+void wn_dp_srq_create(struct wn_dp *dp, struct wn_server_dp_srq *d);
+void wn_dp_obj_qp_create(struct wn_dp *dp, struct wn_server_dp_qp *d);
 /** Shard 0: a CQ or SRQ leaves the table; its last QP frees it and acknowledges. */
-void dp_queue_destroy(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind);
+void wn_dp_queue_destroy(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind);
 /** Shard 0: take a QP out of the table for its owner to destroy. @return it, or NULL. */
-struct dp_qp *dp_qp_unlink(struct wn_dp *dp, uint32_t handle);
+struct dp_qp *wn_dp_qp_unlink(struct wn_dp *dp, uint32_t handle);
 /** Destroy a QP taken out of the table (its connection detached) and acknowledge. */
-void dp_qp_destroy(struct wn_dp *dp, struct dp_qp *qp);
+void wn_dp_obj_qp_destroy(struct wn_dp *dp, struct dp_qp *qp);
 /**
  * Create the QP's engine for a connection in RDMA mode on stream @p llp with the negotiated
  * @p p; @p event gets the engine's events. @return 0 or -errno.
  */
-int dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn_llp *llp,
+int wn_dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn_llp *llp,
 		 const struct wn_llp_params *p, uint8_t rtr_recv, wn_rnic_event_fn event);
 /** The QP's connection is gone: flush (engine or rings) and detach. */
-void dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp);
+void wn_dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp);
 /**
- * The QP's connection never came (InfiniBand-style retry exhaustion): as dp_qp_disconnect(),
+ * The QP's connection never came (InfiniBand-style retry exhaustion): as wn_dp_qp_disconnect(),
  * its first send work request completing with @p status (WN_QUEUE_WC_RETRY_EXC_ERR).
  */
-void dp_qp_fail(struct wn_dp *dp, struct dp_qp *qp, uint8_t status);
+void wn_dp_qp_fail(struct wn_dp *dp, struct dp_qp *qp, uint8_t status);
 /**
  * The QP's InfiniBand-style connection ended without a Terminate: its engine stops (no more
  * sending, the stream is not its any more) and keeps its queues, unflushed.
  */
-void dp_qp_park(struct wn_dp *dp, struct dp_qp *qp);
+void wn_dp_qp_park(struct wn_dp *dp, struct dp_qp *qp);
 /**
  * The ULP moved the QP to RESET: its engine goes, what its rings hold is dropped without
  * completions, and it may be connected again.
  */
-void dp_qp_reset(struct wn_dp *dp, struct dp_qp *qp);
+void wn_dp_qp_reset(struct wn_dp *dp, struct dp_qp *qp);
 /** The QP's engine refused a Send for want of a receive: its stream holds it (rnr_hold_us). */
-void dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp);
+void wn_dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp);
 /** A held stream: offer its Send again once a receive is posted, or give up. @return work. */
-unsigned int dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp);
+unsigned int wn_dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp);
 /** Poll @p qp from the next iteration on (it has work, or may have). */
-void dp_qp_ready(struct wn_dp *dp, struct dp_qp *qp);
+void wn_dp_qp_ready(struct wn_dp *dp, struct dp_qp *qp);
 /** Poll the ready QPs (the SQs their clients marked, and those with work). @return work. */
-unsigned int dp_qps_poll(struct wn_dp *dp);
+unsigned int wn_dp_qps_poll(struct wn_dp *dp);
 /** Every tick: look at some parked QPs (a mark a client failed to make). */
-void dp_qps_sweep(struct wn_dp *dp);
+void wn_dp_qps_sweep(struct wn_dp *dp);
 /** Free the shard's ready slots. */
-void dp_qps_free(struct wn_dp *dp);
+void wn_dp_qps_free(struct wn_dp *dp);
 /** Flush what clients posted to QPs in Error (every tick). */
-void dp_errq_flush(struct wn_dp *dp);
+void wn_dp_errq_flush(struct wn_dp *dp);
 /** Shard 0: a UD QP's new state and Q_Key (QP_MODIFY's u.ud). */
-void dp_qp_ud_modify(struct wn_dp *dp, struct dp_qp *qp, uint32_t state, uint32_t qkey);
+void wn_dp_qp_ud_modify(struct wn_dp *dp, struct dp_qp *qp, uint32_t state, uint32_t qkey);
 /** A CQ's notification (its eventfd); @p dp for the counter, or NULL. */
-void dp_cq_notify(struct wn_dp *dp, struct wn_queue_ring *ring);
+void wn_dp_cq_notify(struct wn_dp *dp, struct wn_queue_ring *ring);
 /** Free every object (after the loops stopped). */
-void dp_objs_free(struct wn_dp_group *g);
+void wn_dp_objs_free(struct wn_dp_group *g);
 
 /* dp_ud.c: UD QPs and rdma_cm's UDP port space (shard 0) */
 struct dp_ud;
 /** Shard 0: the UD port bound, the SIDR exchanges, the QP number table. @return 0/-errno. */
-int dp_ud_create(struct wn_dp *dp);
-void dp_ud_free(struct wn_dp *dp);
+int wn_dp_ud_create(struct wn_dp *dp);
+void wn_dp_ud_free(struct wn_dp *dp);
 /** The largest UD message: the largest IB MTU that fits the MTU with its headers. */
-uint32_t dp_ud_max_msg(const struct wn_dp *dp);
+uint32_t wn_dp_ud_max_msg(const struct wn_dp *dp);
 /** A UD QP's number in the table datagrams find it by. @return 0 or -errno. */
-int dp_ud_qp_add(struct wn_dp *dp, struct dp_qp *qp);
+int wn_dp_ud_qp_add(struct wn_dp *dp, struct dp_qp *qp);
 /** ... and out of it (@p dp NULL: nothing). */
-void dp_ud_qp_del(struct wn_dp *dp, struct dp_qp *qp);
+void wn_dp_ud_qp_del(struct wn_dp *dp, struct dp_qp *qp);
 /** A UD QP's Sends out, up to @p budget (RTS), or its postings flushed (Error). @return how many. */
-unsigned int dp_ud_tx(struct wn_dp *dp, struct dp_qp *qp, unsigned int budget);
+unsigned int wn_dp_ud_tx(struct wn_dp *dp, struct dp_qp *qp, unsigned int budget);
 /** A CM message of a UDP id (or a SIDR token): handled, @return true. */
-bool dp_ud_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
+bool wn_dp_ud_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
 /** The SIDR timers (every tick). */
-void dp_ud_tick(struct wn_dp *dp);
-/** When dp_ud_tick() has work next (UINT64_MAX: never). */
-uint64_t dp_ud_next_timer(const struct wn_dp *dp);
+void wn_dp_ud_tick(struct wn_dp *dp);
+/** When wn_dp_ud_tick() has work next (UINT64_MAX: never). */
+uint64_t wn_dp_ud_next_timer(const struct wn_dp *dp);
 /** The SIDR counters into @p st. */
-void dp_ud_stats(const struct wn_dp *dp, struct wn_dp_stats *st);
+void wn_dp_ud_stats(const struct wn_dp *dp, struct wn_dp_stats *st);
 
 /* bell.c: the shards' doorbells */
 /** The group's bell page and one eventfd per shard. @return 0 or -errno. */
-int dp_bells_create(struct wn_dp_group *g);
-void dp_bells_free(struct wn_dp_group *g);
+int wn_dp_bells_create(struct wn_dp_group *g);
+void wn_dp_bells_free(struct wn_dp_group *g);
 /** Wake shard @p idx if it sleeps, after giving it work (lib/queue's bell rule). */
-void dp_wake(struct wn_dp_group *g, uint16_t idx);
-/** Wake the shards dp_steer_burst() handed frames to (wake_mask). */
-void dp_wake_handoffs(struct wn_dp *dp);
+void wn_dp_wake(struct wn_dp_group *g, uint16_t idx);
+/** Wake the shards wn_dp_steer_burst() handed frames to (wake_mask). */
+void wn_dp_wake_handoffs(struct wn_dp *dp);
 
 /* idle.c: the run loop's wake-up sources */
 /** The shard's epoll set: its bell, its port queue's Rx wake-up. @return 0 or -errno. */
-int dp_idle_start(struct wn_dp *dp);
-void dp_idle_stop(struct wn_dp *dp);
+int wn_dp_idle_start(struct wn_dp *dp);
+void wn_dp_idle_stop(struct wn_dp *dp);
 /**
  * Sleep until a wake-up source fires or the budget runs out (announce, poll once more,
  * wait). @return false if it did not sleep (work, or a timer due).
  */
-bool dp_idle_sleep(struct wn_dp *dp);
+bool wn_dp_idle_sleep(struct wn_dp *dp);
 
-/* msg.c: messages to the control thread; rings that wait rather than drop */
+/* dp_msg.c: messages to the control thread; rings that wait rather than drop */
 /**
  * Put @p m on @p r behind what @p q holds (@p q keeps it while @p r is full). @return 1 when
  * it went on the ring now, 0 when it waits, -ENOMEM (not queued: the caller frees it).
  */
-int dp_msgq_post(struct wn_dp *dp, struct dp_msgq *q, struct rte_ring *r, void *m);
+int wn_dp_msgq_post(struct wn_dp *dp, struct dp_msgq *q, struct rte_ring *r, void *m);
 /** Move what @p q holds onto @p r while it has room. @return messages moved. */
-unsigned int dp_msgq_flush(struct dp_msgq *q, struct rte_ring *r);
+unsigned int wn_dp_msgq_flush(struct dp_msgq *q, struct rte_ring *r);
 /** Free what @p q holds (with free()). */
-void dp_msgq_free(struct dp_msgq *q);
+void wn_dp_msgq_free(struct dp_msgq *q);
 /** Messages that waited for the control thread's ring. @return messages moved. */
-unsigned int dp_ctl_flush(struct wn_dp *dp);
+unsigned int wn_dp_ctl_flush(struct wn_dp *dp);
 /** @return true when messages of this shard wait for room in a ring. */
-bool dp_msgs_waiting(const struct wn_dp *dp);
+bool wn_dp_msgs_waiting(const struct wn_dp *dp);
 /** Send a CM event for CM id @p id to the control thread. */
-void dp_cm_event(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev);
+void wn_dp_cm_event_post(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev);
 /** The same with the IRD/ORD MPA negotiated (ESTABLISHED). */
-void dp_cm_event_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev,
+void wn_dp_cm_event_post_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev,
 		     uint32_t ird, uint32_t ord);
 /** Tell the control thread an object is released. */
-void dp_ctl_done(struct wn_dp *dp, uint32_t handle);
+void wn_dp_ctl_done(struct wn_dp *dp, uint32_t handle);
 /**
  * An async event (enum wn_ctl_async_type) about the QP, SRQ or CQ @p handle for the client
  * that owns it (WN_SERVER_DP_ASYNC_EVENT); @p vendor_err: a QP event's Terminate cause.
  */
-void dp_async_event(struct wn_dp *dp, uint32_t handle, uint32_t event, uint32_t vendor_err);
+void wn_dp_async_event(struct wn_dp *dp, uint32_t handle, uint32_t event, uint32_t vendor_err);
 /** QP @p handle went to Error by itself (its InfiniBand-style connection ended or never came). */
-void dp_qp_error(struct wn_dp *dp, uint32_t handle);
+void wn_dp_qp_error(struct wn_dp *dp, uint32_t handle);
 
 /* embed.c: objects and connections of an application on the shard's lcore */
 /** Free the shard's embedded state (queued events). */
-void dp_embed_free(struct wn_dp *dp);
+void wn_dp_embed_free(struct wn_dp *dp);
 
 /* tel.c */
 /** Refresh the shard's telemetry snapshot (its lcore). */
-void dp_tel_refresh(struct wn_dp *dp);
+void wn_dp_tel_refresh(struct wn_dp *dp);
 /** Telemetry no longer reads @p g. */
-void dp_tel_unregister(struct wn_dp_group *g);
+void wn_dp_tel_unregister(struct wn_dp_group *g);
 
 #endif /* WN_DP_PRIV_H */

@@ -3,7 +3,7 @@
  * lib/dp: unreliable datagrams (UD QPs, lib/ud) and rdma_cm's UDP port space (SIDR
  * exchanges, lib/cm's wn_cm_sidr.h), a warpnic extension over UDP (wn_wire_ud.h). Both live
  * on shard 0: every UD QP is created and polled there, and every datagram to the UD port is
- * steered there (steer.c). A UD Send becomes one UDP datagram from the UD port to the UD
+ * steered there (dp_steer.c). A UD Send becomes one UDP datagram from the UD port to the UD
  * port; one for an address of ours goes straight back into the receive path. A datagram
  * received finds its QP by the destination QP number; a SIDR message goes to the exchanges.
  */
@@ -89,7 +89,7 @@ src_for(struct wn_dp *dp, uint8_t sgid_index, const struct wn_ip_addr *dst, stru
 		*src = dp->c.addrs[sgid_index];
 		return 0;
 	}
-	return wn_netif_src_addr(dp->nif, dst, src);
+	return wn_net_if_src_addr(dp->nif, dst, src);
 }
 
 /* ---------------------------------------------------------------- output */
@@ -139,7 +139,7 @@ ud_output(struct wn_dp *dp, struct rte_mbuf *m, const struct wn_ip_addr *src,
 		dp->st.ud_tx_drop++;
 		return 0;
 	}
-	if (wn_netif_is_local(dp->nif, dst)) {
+	if (wn_net_if_is_local(dp->nif, dst)) {
 		/* as the kernel's loopback: never on the wire, its checksum never verified */
 		m->ol_flags = RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 		dp->st.ud_loopback++;
@@ -169,7 +169,7 @@ ud_send(void *arg, struct wn_ud_qp *uqp, const struct wn_ud_send *s)
 		dp->st.ud_tx_drop++;
 		return 0;
 	}
-	n = wn_ud_encode(&s->hdr, hdr, sizeof(hdr));
+	n = wn_wire_ud_encode(&s->hdr, hdr, sizeof(hdr));
 	m = rte_pktmbuf_alloc(dp->c.pool);
 	if (m == NULL || n < 0) {
 		rte_pktmbuf_free(m);
@@ -190,7 +190,7 @@ nombuf:
 }
 
 unsigned int
-dp_ud_tx(struct wn_dp *dp, struct dp_qp *qp, unsigned int budget)
+wn_dp_ud_tx(struct wn_dp *dp, struct dp_qp *qp, unsigned int budget)
 {
 	if (wn_ud_qp_state(qp->ud) == WN_UD_QPS_ERROR)
 		return wn_ud_qp_flush(qp->ud);
@@ -205,7 +205,7 @@ sidr_send(void *arg, const struct wn_ip_addr *local, const struct wn_ip_addr *pe
 	struct wn_dp *dp = arg;
 	uint8_t b[WN_UD_HDR_LEN + WN_UD_SIDR_REQ_LEN + WN_UD_SIDR_REQ_PD_MAX];
 	struct rte_mbuf *m = rte_pktmbuf_alloc(dp->c.pool);
-	int n = wn_ud_encode(msg, b, sizeof(b));
+	int n = wn_wire_ud_encode(msg, b, sizeof(b));
 
 	/* a lost SIDR message is a lost datagram: the REQ is sent again, the REP with it */
 	if (m == NULL || n < 0 || append(dp, m, b, (uint32_t)n) != 0) {
@@ -236,7 +236,7 @@ rx_data(struct wn_dp *dp, struct rte_mbuf *m, const struct wn_ud_msg *msg, uint3
 	}
 	qp = v;
 	/* the GRH RoCEv2 gives: the IPv6 header, or the IPv4 header in its last 20 octets */
-	if (wn_ud_grh_from_ip(rte_pktmbuf_mtod(m, const uint8_t *), m->l3_len, grh) != 0) {
+	if (wn_wire_ud_grh_from_ip(rte_pktmbuf_mtod(m, const uint8_t *), m->l3_len, grh) != 0) {
 		dp->st.ud_rx_bad++;
 		return;
 	}
@@ -299,14 +299,14 @@ ud_rx(void *arg, struct rte_mbuf *m, const struct wn_net_udp_info *info, uint64_
 	/* SIDR messages whole; of a longer DATA message its header (and immediate data) */
 	peek = info->len <= sizeof(b) ? info->len : WN_UD_HDR_LEN + WN_UD_IMM_LEN;
 	p = rte_pktmbuf_read(m, off, peek, b);
-	if (p == NULL || wn_ud_decode(p, peek, &msg) != WN_UD_OK ||
+	if (p == NULL || wn_wire_ud_decode(p, peek, &msg) != WN_UD_OK ||
 	    (msg.type != WN_UD_DATA && peek != info->len)) {
 		dp->st.ud_rx_bad++;
 		rte_pktmbuf_free(m);
 		return;
 	}
 	if (msg.type == WN_UD_DATA) {
-		uint32_t hs = (uint32_t)wn_ud_hdr_size(&msg);
+		uint32_t hs = (uint32_t)wn_wire_ud_hdr_size(&msg);
 
 		rx_data(dp, m, &msg, off + hs, info->len - hs);
 	} else {
@@ -360,7 +360,7 @@ sidr_request(void *arg, uint32_t token, const struct wn_ip_addr *local,
 	if (req->pd_len != 0)
 		memcpy(ev.param.pd, req->pd, req->pd_len);
 	/* the control thread allocates the passive id, named by the token from now on */
-	dp_cm_event(dp, token, &ev);
+	wn_dp_cm_event_post(dp, token, &ev);
 	return 0;
 }
 
@@ -385,7 +385,7 @@ sidr_done(void *arg, uint32_t id, int status, const struct wn_ud_msg *rep)
 		ev.param.pd_len = rep->pd_len;
 		memcpy(ev.param.pd, rep->pd, rep->pd_len);
 	}
-	dp_cm_event(dp, id, &ev);
+	wn_dp_cm_event_post(dp, id, &ev);
 }
 
 static const struct wn_cm_sidr_ops sidr_ops = {
@@ -433,14 +433,14 @@ udp_connect(struct wn_dp *dp, const struct wn_server_dp_msg *m)
 	memset(&ev, 0, sizeof(ev));
 	ev.event = WN_CTL_CM_EV_UNREACHABLE;
 	ev.status = rc;
-	dp_cm_event(dp, m->u.cm.id, &ev);
+	wn_dp_cm_event_post(dp, m->u.cm.id, &ev);
 }
 
 /* rdma_accept on a UDP id: the SIDR REP names its QP (a UD QP of ours) and Q_Key. */
 static void
 udp_accept(struct wn_dp *dp, const struct wn_server_dp_msg *m)
 {
-	struct dp_qp *qp = m->u.cm.qp != 0 ? dp_obj(dp, m->u.cm.qp, DPO_QP) : NULL;
+	struct dp_qp *qp = m->u.cm.qp != 0 ? wn_dp_obj(dp, m->u.cm.qp, DPO_QP) : NULL;
 	const uint8_t *pd = m->u.cm.param.pd;
 	uint16_t len = (uint16_t)m->u.cm.param.pd_len;
 
@@ -468,7 +468,7 @@ udp_destroy(struct wn_dp *dp, const struct wn_server_dp_msg *m)
 }
 
 bool
-dp_ud_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
+wn_dp_ud_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	if (dp->ud == NULL ||
 	    (m->u.cm.ps != WN_CTL_PS_UDP && !wn_cm_sidr_is_token(m->u.cm.conn)))
@@ -501,7 +501,7 @@ dp_ud_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 /* ---------------------------------------------------------------- QPs, life */
 
 uint32_t
-dp_ud_max_msg(const struct wn_dp *dp)
+wn_dp_ud_max_msg(const struct wn_dp *dp)
 {
 	uint32_t mtu = dp->c.mtu != 0 ? dp->c.mtu : 1500, msg = WN_UD_MSG_MAX;
 
@@ -512,7 +512,7 @@ dp_ud_max_msg(const struct wn_dp *dp)
 }
 
 int
-dp_ud_qp_add(struct wn_dp *dp, struct dp_qp *qp)
+wn_dp_ud_qp_add(struct wn_dp *dp, struct dp_qp *qp)
 {
 	if (dp->ud == NULL)
 		return -ENOTSUP;
@@ -520,27 +520,27 @@ dp_ud_qp_add(struct wn_dp *dp, struct dp_qp *qp)
 }
 
 void
-dp_ud_qp_del(struct wn_dp *dp, struct dp_qp *qp)
+wn_dp_ud_qp_del(struct wn_dp *dp, struct dp_qp *qp)
 {
 	if (dp != NULL && dp->ud != NULL)
 		(void)rte_hash_del_key(dp->ud->qpns, &qp->d->qpn);
 }
 
 void
-dp_ud_tick(struct wn_dp *dp)
+wn_dp_ud_tick(struct wn_dp *dp)
 {
 	if (dp->ud != NULL && wn_cm_sidr_count(dp->ud->sidr) != 0)
 		wn_cm_sidr_poll(dp->ud->sidr, dp->now);
 }
 
 uint64_t
-dp_ud_next_timer(const struct wn_dp *dp)
+wn_dp_ud_next_timer(const struct wn_dp *dp)
 {
 	return dp->ud != NULL ? wn_cm_sidr_next(dp->ud->sidr) : UINT64_MAX;
 }
 
 void
-dp_ud_stats(const struct wn_dp *dp, struct wn_dp_stats *st)
+wn_dp_ud_stats(const struct wn_dp *dp, struct wn_dp_stats *st)
 {
 	struct wn_cm_sidr_stats s;
 
@@ -557,7 +557,7 @@ dp_ud_stats(const struct wn_dp *dp, struct wn_dp_stats *st)
 }
 
 int
-dp_ud_create(struct wn_dp *dp)
+wn_dp_ud_create(struct wn_dp *dp)
 {
 	struct wn_cm_sidr_conf sc = {.ops = &sidr_ops, .arg = dp};
 	struct rte_hash_parameters hp = {
@@ -575,7 +575,7 @@ dp_ud_create(struct wn_dp *dp)
 		return -ENOMEM;
 	dp->ud = ud;
 	ud->port = dp->c.ud_port != 0 ? dp->c.ud_port : WN_UD_PORT;
-	ud->max_msg = dp_ud_max_msg(dp);
+	ud->max_msg = wn_dp_ud_max_msg(dp);
 	snprintf(name, sizeof(name), "wn_dp%u_udqp", dp->g->seq);
 	hp.name = name;
 	ud->qpns = rte_hash_create(&hp);
@@ -589,7 +589,7 @@ dp_ud_create(struct wn_dp *dp)
 }
 
 void
-dp_ud_free(struct wn_dp *dp)
+wn_dp_ud_free(struct wn_dp *dp)
 {
 	struct dp_ud *ud = dp->ud;
 

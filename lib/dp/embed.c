@@ -25,7 +25,7 @@
 #define EMBED_PORT_HI 60999u
 
 struct wn_dp_listener {
-	struct dp_listen l;           /* first: dp_conn_incoming()'s argument */
+	struct dp_listen l;           /* first: wn_dp_conn_incoming()'s argument */
 	TAILQ_ENTRY(wn_dp_listener) next;
 };
 
@@ -47,7 +47,7 @@ struct wn_dp_cq {
 };
 
 struct wn_dp_qp {
-	struct dp_qp q;               /* first: freed by dp_qp_free() */
+	struct dp_qp q;               /* first: freed by wn_dp_qp_free() */
 	struct wn_server_dp_qp d;
 	struct wn_queue_ring sq, rq;  /* the application's (producer) views */
 	struct wn_dp *dp;
@@ -178,7 +178,7 @@ wn_dp_cq_create(struct wn_dp *dp, uint32_t depth)
 	cq->d.ring = cq->ring;
 	cq->d.ring_size = size;
 	cq->d.notify_fd = -1;
-	if (dp_cq_init(&cq->q, &cq->d) != 0 ||
+	if (wn_dp_cq_init(&cq->q, &cq->d) != 0 ||
 	    wn_queue_cons_attach(&cq->cons, cq->ring, size, WN_QUEUE_KIND_CQ) != 0)
 		goto fail;
 	cq->q.local = true;
@@ -277,7 +277,7 @@ wn_dp_qp_create(struct wn_dp *dp, const struct wn_dp_qp_attr *a)
 	if (wn_queue_prod_attach(&qp->sq, qp->ring, off, WN_QUEUE_KIND_SQ) != 0 ||
 	    wn_queue_prod_attach(&qp->rq, (uint8_t *)qp->ring + off, size - off,
 				 WN_QUEUE_KIND_RQ) != 0 ||
-	    dp_qp_init(&qp->q, &qp->d, &a->send_cq->q, &a->recv_cq->q, NULL) != 0)
+	    wn_dp_qp_init(&qp->q, &qp->d, &a->send_cq->q, &a->recv_cq->q, NULL) != 0)
 		goto fail;
 	qp->q.local = true;
 	qp->q.owner = dp->idx;
@@ -387,9 +387,10 @@ wn_dp_qp_destroy(struct wn_dp_qp *qp)
 	dp = qp->dp;
 	c = conn_of_qp(dp, &qp->q);
 	if (c != NULL)
-		dp_conn_qp_gone(dp, c, true); /* the stream closes (lib/cm: gracefully from RTS) */
+		wn_dp_conn_qp_gone(dp, c,
+				   true); /* the stream closes (lib/cm: gracefully from RTS) */
 	ring = qp->ring;
-	dp_qp_free(dp, &qp->q, false); /* frees qp */
+	wn_dp_qp_free(dp, &qp->q, false); /* frees qp */
 	free(ring);
 	return 0;
 }
@@ -501,8 +502,8 @@ wn_dp_listen(struct wn_dp *dp, const struct wn_llp_ep *local, void *user)
 	l->l.user = user;
 	l->l.embedded = true;
 	l->l.event = embed_event;
-	dp_ctl_addr_of(local, &l->l.src);
-	if (dp_llp_listen(dp, &l->l, local) < 0) {
+	wn_dp_ctl_addr_of(local, &l->l.src);
+	if (wn_dp_llp_listen(dp, &l->l, local) < 0) {
 		int err = errno;
 
 		free(l);
@@ -523,7 +524,7 @@ wn_dp_unlisten(struct wn_dp_listener *l)
 		return;
 	dp = l->l.dp;
 	TAILQ_REMOVE(&dp->emb->listeners, l, next);
-	dp_llp_unlisten(dp, &l->l);
+	wn_dp_llp_unlisten(dp, &l->l);
 	TAILQ_FOREACH(c, &dp->conns, next)
 		if (c->elisten == &l->l)
 			c->elisten = NULL;
@@ -539,14 +540,14 @@ steered_port(struct wn_dp *dp, struct dp_embed *em, struct wn_llp_ep *local,
 
 	if (local->port != 0 || dp->g->n == 1)
 		return 0;
-	dp_ctl_addr_of(remote, &r);
+	wn_dp_ctl_addr_of(remote, &r);
 	for (uint32_t tries = 0; tries < 64u * DP_MAX_SHARDS; tries++) {
 		uint16_t p = em->next_port;
 
 		em->next_port = p >= EMBED_PORT_HI ? (uint16_t)EMBED_PORT_LO : (uint16_t)(p + 1);
 		local->port = p;
-		dp_ctl_addr_of(local, &l);
-		if (dp_steer(dp->g, &l, &r) == dp->idx)
+		wn_dp_ctl_addr_of(local, &l);
+		if (wn_dp_steer(dp->g, &l, &r) == dp->idx)
 			return 0;
 	}
 	local->port = 0;
@@ -591,7 +592,7 @@ wn_dp_connect(struct wn_dp *dp, struct wn_dp_qp *qp, const struct wn_llp_ep *loc
 	cc.local = *local;
 	cc.remote = *remote;
 	if (addr_is_any(&cc.local.addr) &&
-	    wn_netif_src_addr(dp->nif, &remote->addr, &cc.local.addr) != 0) {
+	    wn_net_if_src_addr(dp->nif, &remote->addr, &cc.local.addr) != 0) {
 		errno = ENETUNREACH;
 		return NULL;
 	}
@@ -602,7 +603,7 @@ wn_dp_connect(struct wn_dp *dp, struct wn_dp_qp *qp, const struct wn_llp_ep *loc
 	caps_of(p, &cc.caps);
 	cc.pd = p != NULL ? p->pd : NULL;
 	cc.pd_len = p != NULL ? p->pd_len : 0;
-	c = dp_conn_new(dp);
+	c = wn_dp_conn_new(dp);
 	if (c == NULL)
 		return NULL;
 	c->embedded = true;
@@ -610,15 +611,15 @@ wn_dp_connect(struct wn_dp *dp, struct wn_dp_qp *qp, const struct wn_llp_ep *loc
 	c->held = true;
 	c->user = user;
 	c->qp = &qp->q;
-	dp_ctl_addr_of(&cc.local, &c->src);
-	dp_ctl_addr_of(remote, &c->dst);
-	rc = wn_cm_connect(&dp->cm, &c->ep, dp->llp[dp_llp_pick(dp, WN_CTL_LLP_DEFAULT)], &cc);
+	wn_dp_ctl_addr_of(&cc.local, &c->src);
+	wn_dp_ctl_addr_of(remote, &c->dst);
+	rc = wn_cm_connect(&dp->cm, &c->ep, dp->llp[wn_dp_llp_pick(dp, WN_CTL_LLP_DEFAULT)], &cc);
 	if (rc != 0) {
 		/* CONNECT_ERROR was queued from inside; the caller gets the errno instead */
 		events_purge(dp, c);
 		c->held = false;
 		c->qp = NULL;
-		dp_conn_reap_mark(dp, c);
+		wn_dp_conn_reap_mark(dp, c);
 		errno = -rc;
 		return NULL;
 	}
@@ -668,7 +669,7 @@ wn_dp_conn_destroy(struct wn_dp_conn *h)
 		wn_cm_destroy(&c->ep);
 	c->held = false; /* freed once its stream is gone */
 	c->user = NULL;
-	dp_conn_reap_mark(c->dp, c);
+	wn_dp_conn_reap_mark(c->dp, c);
 }
 
 void
@@ -713,7 +714,7 @@ wn_dp_quiet(struct wn_dp *dp)
 }
 
 void
-dp_embed_free(struct wn_dp *dp)
+wn_dp_embed_free(struct wn_dp *dp)
 {
 	struct wn_dp_listener *l;
 

@@ -35,7 +35,7 @@
 static char ev_bell, ev_rx;
 
 int
-dp_idle_start(struct wn_dp *dp)
+wn_dp_idle_start(struct wn_dp *dp)
 {
 	struct wn_dp_group *g = dp->g;
 
@@ -50,7 +50,7 @@ dp_idle_start(struct wn_dp *dp)
 	if (rte_epoll_ctl(dp->epfd, EPOLL_CTL_ADD, g->bell_efd[dp->idx], &dp->bell_ev) != 0)
 		return -EIO;
 	/* none: the shard naps (af_packet, the fault injector's face, ...) */
-	dp->wake = wn_port_wake_open(dp->c.port_id, dp->idx, dp->epfd, &ev_rx);
+	dp->wake = wn_net_port_wake_open(dp->c.port_id, dp->idx, dp->epfd, &ev_rx);
 	DP_LOG(INFO, "shard %u: idle %s, Rx wake-up %s\n", dp->idx,
 	       dp->c.idle == WN_DP_IDLE_POLL || dp->c.idle_us == 0 ? "poll" : "sleep",
 	       dp->wake != NULL ? "yes" : "no (naps)");
@@ -58,9 +58,9 @@ dp_idle_start(struct wn_dp *dp)
 }
 
 void
-dp_idle_stop(struct wn_dp *dp)
+wn_dp_idle_stop(struct wn_dp *dp)
 {
-	wn_port_wake_close(dp->wake);
+	wn_net_port_wake_close(dp->wake);
 	dp->wake = NULL;
 	if (dp->epfd >= 0) {
 		(void)rte_epoll_ctl(dp->epfd, EPOLL_CTL_DEL, dp->g->bell_efd[dp->idx], &dp->bell_ev);
@@ -80,14 +80,14 @@ sleep_budget(struct wn_dp *dp, bool rx_wake)
 		return 0;
 	budget = RTE_MIN(budget, t - dp->now);
 	/* rdma_cm's UDP exchanges: a SIDR REQ sent again, a kept REP dropped (dp_ud.c) */
-	t = dp_ud_next_timer(dp);
+	t = wn_dp_ud_next_timer(dp);
 	if (t != UINT64_MAX)
 		budget = RTE_MIN(budget, t <= dp->now ? 1 : t - dp->now);
 	/* the tick's work: QPs in Error flush what clients post, deregistrations wait; a
 	 * stream held for a receive rechecks its SRQ and its time limit */
 	if (!TAILQ_EMPTY(&dp->errq) || dp->n_dereg != 0 || dp->st.rnr_held != 0 ||
-	    dp_dma_tx_pending(dp) || /* ... and a NIC's sent mbufs are freed (zero-copy pins) */
-	    dp_msgs_waiting(dp)) /* ... messages wait for room in a full ring */
+	    wn_dp_dma_tx_pending(dp) || /* ... and a NIC's sent mbufs are freed (zero-copy pins) */
+	    wn_dp_msgs_waiting(dp)) /* ... messages wait for room in a full ring */
 		budget = RTE_MIN(budget, (uint64_t)DP_TICK_US);
 	/* lib/cm: an InfiniBand-style attempt due, a QP's retry budget that runs */
 	t = wn_cm_next_timer(&dp->cm);
@@ -140,15 +140,15 @@ static void
 rx_disarm(struct wn_dp *dp)
 {
 	if (dp_link_up(dp))
-		wn_port_wake_disarm(dp->wake);
+		wn_net_port_wake_disarm(dp->wake);
 	else
-		wn_port_wake_forget(dp->wake);
+		wn_net_port_wake_forget(dp->wake);
 }
 
 bool
-dp_idle_sleep(struct wn_dp *dp)
+wn_dp_idle_sleep(struct wn_dp *dp)
 {
-	bool rx_wake = dp->wake != NULL && dp_link_up(dp) && wn_port_wake_arm(dp->wake) == 0;
+	bool rx_wake = dp->wake != NULL && dp_link_up(dp) && wn_net_port_wake_arm(dp->wake) == 0;
 	uint64_t us = sleep_budget(dp, rx_wake);
 
 	if (us == 0) {
@@ -191,14 +191,14 @@ wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit)
 	if (ret != 0)
 		return ret;
 	/* also when polling: its transmit wakes a memif peer that sleeps */
-	ret = dp_idle_start(dp);
+	ret = wn_dp_idle_start(dp);
 	while (ret == 0 && !*quit) {
 		if (wn_dp_poll(dp) != 0)
 			dp->last_work = dp->now;
 		else if (!poll_only && dp->now - dp->last_work >= dp->c.idle_spin_us)
-			(void)dp_idle_sleep(dp);
+			(void)wn_dp_idle_sleep(dp);
 	}
-	dp_idle_stop(dp);
+	wn_dp_idle_stop(dp);
 	wn_dp_stop(dp);
 	return ret;
 }

@@ -26,11 +26,11 @@ port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 		return;
 	}
 
-	wn_pcap_capture(dp->c.pcap, dp->c.port_id, dp->idx, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
+	wn_net_pcap_capture(dp->c.pcap, dp->c.port_id, dp->idx, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
 	for (tries = 0; sent < n && tries < 64; tries++) {
-		/* a memif peer that sleeps gets its interrupt (wn_port_wake_tx_burst) */
+		/* a memif peer that sleeps gets its interrupt (wn_net_port_wake_tx_burst) */
 		sent += dp->wake != NULL ?
-			wn_port_wake_tx_burst(dp->wake, pkts + sent, n - sent) :
+			wn_net_port_wake_tx_burst(dp->wake, pkts + sent, n - sent) :
 			rte_eth_tx_burst(dp->c.port_id, dp->idx, pkts + sent, n - sent);
 		if (sent < n && dp->idx == 0 && dp->c.port_poll != NULL)
 			(void)dp->c.port_poll(); /* e.g. a fault injector's face drains only when polled */
@@ -54,10 +54,10 @@ poll_rx(struct wn_dp *dp)
 	if (n > 0) {
 		work += n;
 		dp->st.rx_pkts += n;
-		wn_pcap_capture(dp->c.pcap, dp->c.port_id, dp->idx, pkts, n,
+		wn_net_pcap_capture(dp->c.pcap, dp->c.port_id, dp->idx, pkts, n,
 				RTE_PCAPNG_DIRECTION_IN);
 		if (dp->g->n > 1)
-			n = dp_steer_burst(dp, pkts, n);
+			n = wn_dp_steer_burst(dp, pkts, n);
 	}
 	if (dp->g->n > 1) {
 		k = (uint16_t)rte_ring_sc_dequeue_burst(dp->handoff, (void **)pkts + n, DP_BURST,
@@ -83,21 +83,21 @@ poll_ctl(struct wn_dp *dp)
 
 	/* messages that waited for room in a full ring go first */
 	if (dp->ctl_wait.len > 0)
-		(void)dp_ctl_flush(dp);
+		(void)wn_dp_ctl_flush(dp);
 	if (dp->idx == 0) {
 		if (dp->c.to_dp == NULL)
 			return 0; /* no control thread (embedded applications only) */
 		for (i = 1; i < dp->g->n; i++)
 			if (dp->fwd_wait[i].len > 0 &&
-			    dp_msgq_flush(&dp->fwd_wait[i], dp->g->shard[i]->ctl) > 0)
-				dp_wake(dp->g, (uint16_t)i);
+			    wn_dp_msgq_flush(&dp->fwd_wait[i], dp->g->shard[i]->ctl) > 0)
+				wn_dp_wake(dp->g, (uint16_t)i);
 		n = rte_ring_dequeue_burst(dp->c.to_dp, msgs, DP_BURST, NULL);
 		for (i = 0; i < n; i++)
-			dp_dispatch(dp, msgs[i]);
+			wn_dp_dispatch(dp, msgs[i]);
 	} else {
 		n = rte_ring_dequeue_burst(dp->ctl, msgs, DP_BURST, NULL);
 		for (i = 0; i < n; i++)
-			dp_local_msg(dp, msgs[i]);
+			wn_dp_local_msg(dp, msgs[i]);
 	}
 	return n;
 }
@@ -113,10 +113,10 @@ poll_tx(struct wn_dp *dp)
 	wn_tcp_process(dp->tcp, dp->now);
 	while ((n = wn_tcp_tx_bulk(dp->tcp, pkts, DP_BURST)) > 0) {
 		work += n;
-		n = dp_loopback(dp, pkts, n);
+		n = wn_dp_loopback(dp, pkts, n);
 		wn_net_output_bulk(dp->nif, pkts, n, dp->now);
 	}
-	work += dp_llp_tx(dp);
+	work += wn_dp_llp_tx(dp);
 	if (dp_link_up(dp) != dp->link_seen) {
 		/* the link came (back) up: announce our addresses, run DAD of tentative ones */
 		dp->link_seen = !dp->link_seen;
@@ -138,13 +138,13 @@ tick(struct wn_dp *dp)
 	dp->last_tick = dp->now;
 	/* InfiniBand-style connections' attempts and retry budgets (lib/cm) */
 	wn_cm_poll(&dp->cm, dp->now);
-	dp_errq_flush(dp);
-	dp_conns_reap(dp);
-	dp_qps_sweep(dp);
-	dp_ud_tick(dp);
-	dp_dma_tx_reclaim(dp);
+	wn_dp_errq_flush(dp);
+	wn_dp_conns_reap(dp);
+	wn_dp_qps_sweep(dp);
+	wn_dp_ud_tick(dp);
+	wn_dp_dma_tx_reclaim(dp);
 	if (dp->idx == 0) {
-		dp_zc_tick(dp);
+		wn_dp_zc_tick(dp);
 		dp->st.mr_dereg_waiting = dp->n_dereg;
 	}
 }
@@ -162,9 +162,9 @@ wn_dp_poll_rx(struct wn_dp *dp)
 	work += poll_ctl(dp);
 	work += poll_rx(dp);
 	if (dp->wake_mask != 0)
-		dp_wake_handoffs(dp);
+		wn_dp_wake_handoffs(dp);
 	/* lower-layer timers; zero-copy FPDUs ACKed and in no mbuf: unpin, complete */
-	work += dp_llp_poll(dp);
+	work += wn_dp_llp_poll(dp);
 	return work;
 }
 
@@ -173,17 +173,17 @@ wn_dp_poll_tx(struct wn_dp *dp)
 {
 	unsigned int work = 0;
 
-	/* the QPs with work or marked by their clients, not every QP (obj.c) */
-	work += dp_qps_poll(dp);
+	/* the QPs with work or marked by their clients, not every QP (dp_obj.c) */
+	work += wn_dp_qps_poll(dp);
 	work += poll_tx(dp);
 	if (dp->wake_mask != 0)
-		dp_wake_handoffs(dp); /* frames looped back to another shard */
+		wn_dp_wake_handoffs(dp); /* frames looped back to another shard */
 	tick(dp);
 	if (dp->c.qs != NULL)
 		rte_rcu_qsbr_quiescent(dp->c.qs, dp->idx);
 	if (dp->now - dp->tel_at >= DP_TEL_PERIOD_US) {
 		dp->tel_at = dp->now;
-		dp_tel_refresh(dp);
+		wn_dp_tel_refresh(dp);
 	}
 	return work;
 }
@@ -228,8 +228,8 @@ wn_dp_stop(struct wn_dp *dp)
 	struct rte_mbuf *pkts[DP_BURST];
 	uint16_t n;
 
-	dp_conns_free(dp);
-	dp_embed_free(dp);
+	wn_dp_conns_free(dp);
+	wn_dp_embed_free(dp);
 	/* the last FINs/RSTs */
 	dp->now = wn_net_now_us();
 	wn_tcp_process(dp->tcp, dp->now);

@@ -87,17 +87,17 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	nc.rx_offload_capa = conf->rx_offload_capa;
 	nc.cksum = conf->cksum;
 	nc.neigh_entries = 1024;
-	/* every shard sees every ARP and NDP frame (steer.c); shard 0 answers them */
+	/* every shard sees every ARP and NDP frame (dp_steer.c); shard 0 answers them */
 	nc.secondary = idx > 0;
 	nc.dad_seed = g->dad_seed;
 	rte_eth_macaddr_get(conf->port_id, &nc.mac);
-	dp->nif = wn_netif_create(&nc);
+	dp->nif = wn_net_if_create(&nc);
 	if (dp->nif == NULL)
 		return NULL;
 	for (i = 0; i < conf->n_addrs; i++)
-		if (wn_netif_addr_add(dp->nif, &conf->addrs[i], conf->prefix[i]) < 0)
+		if (wn_net_if_addr_add(dp->nif, &conf->addrs[i], conf->prefix[i]) < 0)
 			return NULL;
-	if (conf->has_gw && wn_netif_gateway_set(dp->nif, &conf->gw) < 0)
+	if (conf->has_gw && wn_net_if_gateway_set(dp->nif, &conf->gw) < 0)
 		return NULL;
 
 	memset(&tc, 0, sizeof(tc));
@@ -111,11 +111,11 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	tc.rcvbuf = conf->sockbuf;
 	tc.mtu = conf->mtu;
 	dp->tcp = wn_tcp_ctx_create(&tc);
-	if (dp->tcp == NULL || dp_llp_create(dp) != 0 || (idx == 0 && dp_ud_create(dp) != 0))
+	if (dp->tcp == NULL || wn_dp_llp_create(dp) != 0 || (idx == 0 && wn_dp_ud_create(dp) != 0))
 		return NULL;
-	dp_conns_init(dp);
+	wn_dp_conns_init(dp);
 	dp->next_token = 1;
-	if (idx == 0 && dp_ib_listen(dp) != 0)
+	if (idx == 0 && wn_dp_ib_listen(dp) != 0)
 		return NULL;
 	return dp;
 }
@@ -142,7 +142,7 @@ wn_dp_create(const struct wn_dp_conf *conf, uint16_t n_shards)
 	g->bell_fd = -1;
 	for (i = 0; i < DP_MAX_SHARDS; i++)
 		g->bell_efd[i] = -1;
-	errno = -dp_bells_create(g);
+	errno = -wn_dp_bells_create(g);
 	if (errno != 0)
 		goto fail;
 	/*
@@ -183,16 +183,16 @@ shard_free(struct wn_dp *dp)
 			free(m);
 	rte_ring_free(dp->handoff);
 	rte_ring_free(dp->ctl);
-	dp_msgq_free(&dp->ctl_wait);
-	dp_qps_free(dp);
+	wn_dp_msgq_free(&dp->ctl_wait);
+	wn_dp_qps_free(dp);
 	for (uint16_t i = 0; i < DP_MAX_SHARDS; i++)
-		dp_msgq_free(&dp->fwd_wait[i]);
-	dp_embed_free(dp); /* its listeners are the lower layer's */
-	dp_ib_unlisten(dp);
-	dp_ud_free(dp);
-	dp_llp_free(dp);
+		wn_dp_msgq_free(&dp->fwd_wait[i]);
+	wn_dp_embed_free(dp); /* its listeners are the lower layer's */
+	wn_dp_ib_unlisten(dp);
+	wn_dp_ud_free(dp);
+	wn_dp_llp_free(dp);
 	wn_tcp_ctx_free(dp->tcp);
-	wn_netif_free(dp->nif);
+	wn_net_if_free(dp->nif);
 	rte_hash_free(dp->cm_tab);
 	pthread_mutex_destroy(&dp->tel_lock);
 	free(dp->dereg);
@@ -204,12 +204,12 @@ wn_dp_free(struct wn_dp_group *g)
 {
 	if (g == NULL)
 		return;
-	dp_tel_unregister(g);
-	dp_objs_free(g);
+	wn_dp_tel_unregister(g);
+	wn_dp_objs_free(g);
 	for (uint16_t i = 0; i < DP_MAX_SHARDS; i++)
 		shard_free(g->shard[i]);
 	rte_hash_free(g->objs);
 	rte_hash_free(g->cm_owner);
-	dp_bells_free(g);
+	wn_dp_bells_free(g);
 	free(g);
 }

@@ -77,11 +77,11 @@ stats_collect(struct wn_dp *dp)
 	dp->st.copy_staged = ls.copy_staged;
 	dp->st.copy_small = ls.copy_small;
 	dp->st.copy_other = ls.copy_other;
-	dp_ud_stats(dp, &dp->st);
+	wn_dp_ud_stats(dp, &dp->st);
 }
 
 void
-dp_tel_refresh(struct wn_dp *dp)
+wn_dp_tel_refresh(struct wn_dp *dp)
 {
 	struct dp_conn *c;
 	struct dp_qp *qp;
@@ -91,7 +91,7 @@ dp_tel_refresh(struct wn_dp *dp)
 	stats_collect(dp);
 	dp->tel_dp = dp->st;
 	wn_net_stats_get(dp->nif, &dp->tel_net);
-	dp->tel_naddr = RTE_MIN(wn_netif_addrs(dp->nif, dp->tel_addr, RTE_DIM(dp->tel_addr)),
+	dp->tel_naddr = RTE_MIN(wn_net_if_addrs(dp->nif, dp->tel_addr, RTE_DIM(dp->tel_addr)),
 				(unsigned int)RTE_DIM(dp->tel_addr));
 	dp->tel_nneigh = wn_net_neigh_list(dp->nif, dp->tel_neigh, DP_TEL_NEIGH);
 	wn_tcp_stats_get(dp->tcp, &dp->tel_tcp);
@@ -635,7 +635,7 @@ fmt_ep(const struct wn_ip_addr *a, uint16_t port, char *buf, size_t len)
 {
 	char s[48];
 
-	wn_ip_addr_fmt(a, s, sizeof(s));
+	wn_net_addr_fmt(a, s, sizeof(s));
 	snprintf(buf, len, a->family == WN_AF_INET6 ? "[%s]:%u" : "%s:%u", s, port);
 }
 
@@ -679,8 +679,8 @@ tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
 		for (unsigned int k = 0; i == 0 && k < dp->tel_naddr; k++) {
 			const struct wn_netif_addr_info *ai = &dp->tel_addr[k];
 
-			snprintf(b, sizeof(b), "%s/%u %s", wn_ip_addr_fmt(&ai->addr, a, sizeof(a)),
-				 ai->prefix, wn_netif_addr_state_str(ai->state));
+			snprintf(b, sizeof(b), "%s/%u %s", wn_net_addr_fmt(&ai->addr, a, sizeof(a)),
+				 ai->prefix, wn_net_if_addr_state_str(ai->state));
 			rte_tel_data_add_array_string(addrs, b);
 			tentative += ai->state == WN_ADDR_TENTATIVE;
 			duplicate += ai->state == WN_ADDR_DUPLICATE;
@@ -702,7 +702,7 @@ tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
 			snprintf(mac, sizeof(mac), "incomplete");
 		else
 			rte_ether_format_addr(mac, sizeof(mac), &all[k].mac);
-		snprintf(b, sizeof(b), "%s %s", wn_ip_addr_fmt(&all[k].addr, a, sizeof(a)), mac);
+		snprintf(b, sizeof(b), "%s %s", wn_net_addr_fmt(&all[k].addr, a, sizeof(a)), mac);
 		rte_tel_data_add_array_string(nb, b);
 	}
 	rte_tel_data_start_dict(d);
@@ -851,7 +851,7 @@ tel_conns(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 void
-dp_tel_unregister(struct wn_dp_group *g)
+wn_dp_tel_unregister(struct wn_dp_group *g)
 {
 	if (tel_g == g)
 		tel_g = NULL;

@@ -115,7 +115,7 @@ wn_mpa_conn_free(struct wn_mpa_conn *c)
 static int
 queue_frame(struct wn_mpa_conn *c, const struct wn_mpa_frame *f)
 {
-	int n = wn_mpa_frame_encode(f, c->tx_buf, sizeof(c->tx_buf));
+	int n = wn_wire_mpa_frame_encode(f, c->tx_buf, sizeof(c->tx_buf));
 
 	if (n < 0)
 		return n;
@@ -247,7 +247,7 @@ enter_full(struct wn_mpa_conn *c)
 	};
 	bool cb = c->cfg.rx_ops != NULL && c->cfg.rx_ops->hdr_len != NULL;
 
-	wn_mpa_deframer_init(&c->rx, &dc, cb ? &fwd_ops : &fwd_ops_fixed, c);
+	wn_wire_mpa_deframer_init(&c->rx, &dc, cb ? &fwd_ops : &fwd_ops_fixed, c);
 	c->tx_next = c->params.tx.seq_start;
 	c->state = WN_MPA_CONN_FULL;
 	c->deadline = UINT64_MAX;
@@ -319,7 +319,7 @@ on_reply(struct wn_mpa_conn *c)
 	}
 
 	struct wn_mpa_params *p = &c->params;
-	enum wn_mpa_err e = wn_mpa_negotiate_initiator(&c->cfg.caps, rep, &p->neg);
+	enum wn_mpa_err e = wn_wire_mpa_negotiate_initiator(&c->cfg.caps, rep, &p->neg);
 
 	/* RFC 5044 §7.1.1 M: per direction; C: CRC unless both frames say C=0. */
 	p->tx.markers = rep->markers;
@@ -340,7 +340,7 @@ on_reply(struct wn_mpa_conn *c)
 		 */
 		struct wn_mpa_event err = {.type = WN_MPA_EV_ERROR, .err = e, .frame = rep,
 					   .params = p, .send_terminate = true,
-					   .reason = wn_mpa_err_str(e)};
+					   .reason = wn_wire_mpa_err_str(e)};
 
 		c->error = e;
 		emit(c, &err);
@@ -360,12 +360,12 @@ startup_input(struct wn_mpa_conn *c, const uint8_t *buf, size_t len, size_t *use
 	size_t flen = 0;
 
 	*used = gather_frame(c, buf, len);
-	st = wn_mpa_frame_decode(c->rx_buf, c->rx_have, &c->cfg.rules, &c->peer, &flen);
+	st = wn_wire_mpa_frame_decode(c->rx_buf, c->rx_have, &c->cfg.rules, &c->peer, &flen);
 	if (st == WN_MPA_FRAME_NEED_MORE)
 		return 0;
 	if (st != WN_MPA_FRAME_OK)
 		/* RFC 5044 §7.1.2 / §8 code 4: close the TCP connection at once. */
-		return fail(c, WN_MPA_ERR_BAD_FRAME, st, false, wn_mpa_frame_status_str(st));
+		return fail(c, WN_MPA_ERR_BAD_FRAME, st, false, wn_wire_mpa_frame_status_str(st));
 	return c->cfg.initiator ? on_reply(c) : on_request(c);
 }
 
@@ -432,10 +432,10 @@ wn_mpa_conn_input(struct wn_mpa_conn *c, const uint8_t *buf, size_t len, uint64_
 	case WN_MPA_CONN_FULL:
 		if (c->error != WN_MPA_ERR_NONE)
 			return -ENOTCONN;
-		rc = wn_mpa_deframer_input(&c->rx, buf, len, &used);
+		rc = wn_wire_mpa_deframer_input(&c->rx, buf, len, &used);
 		if ((rc == -EBADMSG || rc == -EPROTO) && c->state != WN_MPA_CONN_ERROR) {
 			enum wn_mpa_err e = wn_mpa_deframer_error(&c->rx);
-			rc = fail(c, e, WN_MPA_FRAME_OK, false, wn_mpa_err_str(e));
+			rc = fail(c, e, WN_MPA_FRAME_OK, false, wn_wire_mpa_err_str(e));
 		}
 		break;
 	default:
@@ -482,7 +482,7 @@ wn_mpa_conn_accept(struct wn_mpa_conn *c, const struct wn_mpa_caps *caps, const 
 	if (check_timer(c, now) < 0)
 		return -ETIMEDOUT;
 
-	e = wn_mpa_negotiate_responder(&c->cfg.caps, req, &p->neg);
+	e = wn_wire_mpa_negotiate_responder(&c->cfg.caps, req, &p->neg);
 	struct wn_mpa_frame rep = {
 		.type = WN_MPA_FRAME_REPLY,
 		.markers = c->cfg.markers,
@@ -509,7 +509,7 @@ wn_mpa_conn_accept(struct wn_mpa_conn *c, const struct wn_mpa_caps *caps, const 
 		 * RTR (7). After a Reject both sides leave MPA (RFC 5044 §7.1.2).
 		 */
 		struct wn_mpa_event ev = {.type = WN_MPA_EV_ERROR, .err = e, .frame = req,
-					  .reason = wn_mpa_err_str(e)};
+					  .reason = wn_wire_mpa_err_str(e)};
 
 		c->state = WN_MPA_CONN_REJECTED;
 		c->error = e;
@@ -603,7 +603,7 @@ wn_mpa_conn_frame(struct wn_mpa_conn *c, const struct iovec *iov, unsigned int i
 		return -ENOTCONN;
 	if (!wn_mpa_conn_tx_allowed(c))
 		return -EAGAIN;
-	w = wn_mpa_fpdu_build(out, cap, iov, iovcnt, c->tx_next, &c->params.tx);
+	w = wn_wire_mpa_fpdu_build(out, cap, iov, iovcnt, c->tx_next, &c->params.tx);
 	if (w > 0)
 		c->tx_next += (uint32_t)w;
 	return w;

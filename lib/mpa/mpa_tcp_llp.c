@@ -82,7 +82,7 @@ stream_free(struct mpa_stream *s)
 }
 
 static int
-tcp_established(struct wn_tcp_conn *tc, void *arg)
+wn_tcp_established(struct wn_tcp_conn *tc, void *arg)
 {
 	struct mpa_stream *s = arg;
 
@@ -149,7 +149,7 @@ tcp_closed(struct wn_tcp_conn *tc, void *arg, enum wn_tcp_close_reason why)
 }
 
 static const struct wn_tcp_cb stream_cb = {
-	.established = tcp_established,
+	.established = wn_tcp_established,
 	.recv = wn_mpa_rx_recv,
 	.recv_seg = wn_mpa_rx_seg,
 	.recv_ooo = wn_mpa_ooo_recv,

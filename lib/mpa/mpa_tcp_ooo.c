@@ -55,6 +55,6 @@ wn_mpa_ooo_recv(struct wn_tcp_conn *tc, void *arg, uint32_t seq, const uint8_t *
 	dc.check_markers = true;
 	dc.hdr_len = 2;
 	/* a CRC or Marker error is the in-order pass's to report; nothing to do here */
-	(void)wn_mpa_segment_fpdus(seq, data, len, &dc, false, &wn_mpa_gather_ops, &s->ooo, NULL,
-				   NULL);
+	(void)wn_wire_mpa_segment_fpdus(seq, data, len, &dc, false, &wn_wire_mpa_gather_ops,
+					&s->ooo, NULL, NULL);
 }

@@ -2,7 +2,7 @@
 /*
  * MPA over TCP: in-order receive. Whole FPDUs are taken where they lie, in the received
  * segment (wn_tcp_cb recv_seg) or in TCP's receive buffer, their CRC checked over those
- * octets and each ULPDU handed up from there (wn_mpa_fpdu_view()); the MPA connection's
+ * octets and each ULPDU handed up from there (wn_wire_mpa_fpdu_view()); the MPA connection's
  * deframer takes the rest (startup frames, the first FPDU, an FPDU in error or cut up beyond
  * what a view describes). A ULPDU the owner cannot take yet is held (WN_LLP_F_RX_HOLD).
  */
@@ -12,7 +12,7 @@
 
 #include "mpa_tcp_priv.h"
 
-/* A whole ULPDU whose CRC was checked (wn_mpa_gather_ops): up to the ULP. */
+/* A whole ULPDU whose CRC was checked (wn_wire_mpa_gather_ops): up to the ULP. */
 int
 wn_mpa_rx_ulpdu(void *arg, const uint8_t *ulpdu, uint16_t len, enum wn_mpa_err verdict)
 {
@@ -41,7 +41,7 @@ wn_mpa_rx_ulpdu(void *arg, const uint8_t *ulpdu, uint16_t len, enum wn_mpa_err v
  * rxbuf (WN_LLP_F_RX_HOLD). @return 0, or -EAGAIN (held: stop).
  */
 static int
-rx_deliver(struct mpa_stream *s, const struct wn_mpa_fpdu_view *f)
+rx_deliver(struct mpa_stream *s, const struct wn_wire_mpa_fpdu_view *f)
 {
 	const uint8_t *u = f->n == 1 ? f->v[0].iov_base : s->rxbuf;
 
@@ -79,12 +79,12 @@ static size_t
 rx_inplace(struct mpa_stream *s, struct iovec *in, unsigned int n, enum rx_stop *why)
 {
 	struct wn_mpa_deframer_cfg cfg = wn_mpa_conn_rx_cfg(&s->mpa);
-	struct wn_mpa_fpdu_view f;
+	struct wn_wire_mpa_fpdu_view f;
 	size_t taken = 0;
 
 	*why = RX_PAUSED;
 	while (s->tcp != NULL && !s->rx_held && wn_mpa_conn_rx_inplace(&s->mpa)) {
-		int rc = wn_mpa_fpdu_view(in, n, wn_mpa_conn_rx_seq(&s->mpa), &cfg, &f);
+		int rc = wn_wire_mpa_fpdu_view(in, n, wn_mpa_conn_rx_seq(&s->mpa), &cfg, &f);
 		size_t k;
 
 		if (rc == 0) {

@@ -27,7 +27,7 @@ peer_of(const struct wn_mpa_frame *f, struct wn_llp_peer *pe)
 uint32_t
 wn_mpa_stream_mulpdu(const struct mpa_stream *s)
 {
-	uint32_t m = wn_mpa_mulpdu(wn_tcp_emss(s->tcp), s->mpa.params.tx.markers);
+	uint32_t m = wn_wire_mpa_mulpdu(wn_tcp_emss(s->tcp), s->mpa.params.tx.markers);
 
 	return RTE_MIN(RTE_MAX(m, (uint32_t)WN_MULPDU_MIN), (uint32_t)WN_MULPDU_MAX);
 }
@@ -117,7 +117,7 @@ ev_error(struct mpa_stream *s, const struct wn_mpa_event *mev)
 		.term_etype = WN_TERM_LLP_MPA,
 		.crc = mev->err == WN_MPA_ERR_CRC,
 		.insufficient_ird = s->l.active && mev->err == WN_MPA_ERR_INSUFFICIENT_IRD,
-		.reason = mev->reason != NULL ? mev->reason : wn_mpa_err_str(mev->err),
+		.reason = mev->reason != NULL ? mev->reason : wn_wire_mpa_err_str(mev->err),
 	};
 	struct wn_llp_peer pe;
 
@@ -205,7 +205,7 @@ wn_mpa_stream_start(struct mpa_stream *s)
 	cfg.timeout_us = pc->timeout_us;
 	s->gather.done = wn_mpa_rx_ulpdu;
 	s->gather.arg = s;
-	cfg.rx_ops = &wn_mpa_gather_ops;
+	cfg.rx_ops = &wn_wire_mpa_gather_ops;
 	cfg.rx_arg = &s->gather;
 	cfg.rx_hdr_len = 2;
 	cfg.check_markers = true;

@@ -19,7 +19,7 @@ tx_copy(struct mpa_stream *s, const struct wn_llp_ulpdu *u)
 	size_t need;
 	int w;
 
-	need = wn_mpa_fpdu_wire_len(s->mpa.tx_next, mp->tx.seq_start, mp->tx.markers, u->len);
+	need = wn_wire_mpa_fpdu_wire_len(s->mpa.tx_next, mp->tx.seq_start, mp->tx.markers, u->len);
 	if (need > wn_tcp_send_space(s->tcp) || need > s->txcap)
 		return -EAGAIN;
 	iov[0].iov_base = (void *)(uintptr_t)u->hdr;
@@ -89,7 +89,7 @@ wn_mpa_tx_send(struct wn_llp *l, const struct wn_llp_ulpdu *u)
 		if (!attach && u->msg_len < p->c.ref_min)
 			goto copy;
 		/* no room for it: say so before a token is taken */
-		if (wn_mpa_fpdu_wire_len(s->mpa.tx_next, mp->tx.seq_start, mp->tx.markers,
+		if (wn_wire_mpa_fpdu_wire_len(s->mpa.tx_next, mp->tx.seq_start, mp->tx.markers,
 					 u->len) > wn_tcp_send_space(s->tcp)) {
 			p->base.st.tx_again++;
 			return -EAGAIN;

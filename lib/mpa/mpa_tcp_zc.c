@@ -221,10 +221,10 @@ describe_plain(struct mpa_stream *s, const struct wn_llp_ulpdu *u, bool attach, 
 	memset(tail, 0, pad + WN_MPA_CRC_SIZE);
 	if (crc) {
 		/* RFC 5044 §4.4: everything but the CRC field; the payload read where it lives */
-		reg = wn_crc32c_update(reg, scratch, (size_t)(tail - scratch));
+		reg = wn_wire_crc32c_update(reg, scratch, (size_t)(tail - scratch));
 		for (unsigned int i = 0; i < u->n_iov; i++)
-			reg = wn_crc32c_update(reg, u->iov[i].base, u->iov[i].len);
-		reg = wn_crc32c_update(reg, tail, pad);
+			reg = wn_wire_crc32c_update(reg, u->iov[i].base, u->iov[i].len);
+		reg = wn_wire_crc32c_update(reg, tail, pad);
 		wn_crc32c_put_wire(tail + pad, wn_crc32c_final(reg));
 	}
 	parts[n++] = (struct wn_tcp_part){ .base = tail, .len = pad + WN_MPA_CRC_SIZE,
@@ -258,7 +258,7 @@ zc_describe(struct mpa_stream *s, const struct wn_llp_ulpdu *u, bool attach,
 		in[i + 1].iov_base = (void *)(uintptr_t)u->iov[i].base;
 		in[i + 1].iov_len = u->iov[i].len;
 	}
-	n = wn_mpa_fpdu_gather(sg, ZC_SG_MAX, scratch, WN_MPA_GATHER_SCRATCH, in,
+	n = wn_wire_mpa_fpdu_gather(sg, ZC_SG_MAX, scratch, WN_MPA_GATHER_SCRATCH, in,
 			       u->n_iov + 1u, s->mpa.tx_next, &st);
 	*wire = *ext = 0;
 	for (int k = 0; k < n; k++) {

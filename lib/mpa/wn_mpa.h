@@ -263,7 +263,7 @@ bool wn_mpa_conn_tx_allowed(const struct wn_mpa_conn *c);
 
 /**
  * Full Operation receive in place: may the caller take whole FPDUs where they lie
- * (wn_mpa_fpdu_view() over the ordered octets, from wn_mpa_conn_rx_seq() on) instead of
+ * (wn_wire_mpa_fpdu_view() over the ordered octets, from wn_mpa_conn_rx_seq() on) instead of
  * feeding them to wn_mpa_conn_input()? True between two FPDUs of a healthy receive half,
  * once its first FPDU went through wn_mpa_conn_input() (the RTR check and the responder's
  * fencing, RFC 6581 §9.2, RFC 5044 §7.1.2). An FPDU whose view is not WN_MPA_ERR_NONE is
@@ -302,7 +302,7 @@ wn_mpa_conn_rx_taken(struct wn_mpa_conn *c, uint32_t wire_len)
  * Build the next FPDU of this connection from @p iov with the negotiated
  * Markers/CRC at the next transmit sequence number, and advance it.
  * @return wire length, -EAGAIN (not allowed yet, or startup octets still
- *   pending), -ENOTCONN (not in Full Operation), or wn_mpa_fpdu_build()'s
+ *   pending), -ENOTCONN (not in Full Operation), or wn_wire_mpa_fpdu_build()'s
  *   errors.
  */
 int wn_mpa_conn_frame(struct wn_mpa_conn *c, const struct iovec *iov, unsigned int iovcnt,

@@ -13,7 +13,7 @@
  *    keeps it on retransmission (RFC 5044 Appendix A); received FPDUs deframed (CRC,
  *    Markers) and each ULPDU handed up whole once its CRC is verified (RFC 5044 §4.4, §8);
  *  - transmit: each ULPDU is one FPDU (PAD, Markers, CRC32c) appended to TCP as one record.
- *    A payload of registered memory is described by wn_mpa_fpdu_gather() and referenced
+ *    A payload of registered memory is described by wn_wire_mpa_fpdu_gather() and referenced
  *    where it lives, not copied into TCP: by default (ref_tx) TCP copies it once into each
  *    segment that carries it and computes the CRC32c over that copy (WN_TCP_REC_COPY,
  *    WN_TCP_REC_CRC32C); with zero-copy on, a message of at least zero_copy_min octets is

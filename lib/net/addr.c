@@ -12,7 +12,7 @@
 #include "wn_net.h"
 
 int
-wn_ip_addr_parse(const char *s, struct wn_ip_addr *addr, uint8_t *prefix)
+wn_net_addr_parse(const char *s, struct wn_ip_addr *addr, uint8_t *prefix)
 {
 	char buf[64];
 	const char *slash;
@@ -52,7 +52,7 @@ wn_ip_addr_parse(const char *s, struct wn_ip_addr *addr, uint8_t *prefix)
 }
 
 const char *
-wn_ip_addr_fmt(const struct wn_ip_addr *a, char *buf, size_t len)
+wn_net_addr_fmt(const struct wn_ip_addr *a, char *buf, size_t len)
 {
 	if (len == 0)
 		return buf;
@@ -70,7 +70,7 @@ wn_ip_addr_fmt(const struct wn_ip_addr *a, char *buf, size_t len)
 
 /* Any address of the netif, whatever its state. */
 struct netif_addr *
-netif_addr_find(struct wn_netif *nif, const struct wn_ip_addr *addr)
+wn_net_if_addr_find(struct wn_netif *nif, const struct wn_ip_addr *addr)
 {
 	for (unsigned int i = 0; i < nif->nb_addrs; i++)
 		if (wn_ip_addr_eq(&nif->addrs[i].addr, addr))
@@ -80,7 +80,7 @@ netif_addr_find(struct wn_netif *nif, const struct wn_ip_addr *addr)
 
 /* Store an address (no checks but room): IPv6 ones tentative unless DAD is off. */
 int
-netif_addr_append(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix)
+wn_net_if_addr_append(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix)
 {
 	struct netif_addr *na;
 

@@ -90,7 +90,7 @@ static void
 dad_probe(struct wn_netif *nif, struct netif_addr *na, uint64_t now)
 {
 	if (!nif->conf.secondary)
-		(void)ndp_send_dad(nif, &na->addr, na->nonce);
+		(void)wn_net_ndp_send_dad(nif, &na->addr, na->nonce);
 	na->dad_left--;
 	na->dad_next = now + nif->conf.neigh_retrans_us;
 }
@@ -105,7 +105,7 @@ dad_begin(struct wn_netif *nif, struct netif_addr *na, uint64_t now)
 }
 
 void
-dad_start(struct wn_netif *nif, uint64_t now)
+wn_net_dad_start(struct wn_netif *nif, uint64_t now)
 {
 	bool any6;
 
@@ -115,7 +115,7 @@ dad_start(struct wn_netif *nif, uint64_t now)
 			struct wn_ip_addr ll;
 
 			ll_make(nif, 0, &ll);
-			if (netif_addr_append(nif, &ll, 64) == 0)
+			if (wn_net_if_addr_append(nif, &ll, 64) == 0)
 				nif->addrs[nif->nb_addrs - 1].auto_ll = true;
 		}
 	}
@@ -126,7 +126,7 @@ dad_start(struct wn_netif *nif, uint64_t now)
 }
 
 void
-dad_process(struct wn_netif *nif, uint64_t now)
+wn_net_dad_process(struct wn_netif *nif, uint64_t now)
 {
 	for (unsigned int i = 0; i < nif->nb_addrs; i++) {
 		struct netif_addr *na = &nif->addrs[i];
@@ -143,12 +143,12 @@ dad_process(struct wn_netif *nif, uint64_t now)
 		na->dad_next = 0;
 		nif->last_nh = NULL;
 		NET_LOG(INFO, "%s: duplicate address detection passed",
-			wn_ip_addr_fmt(&na->addr, buf, sizeof(buf)));
+			wn_net_addr_fmt(&na->addr, buf, sizeof(buf)));
 		if (!nif->conf.secondary) {
 			struct wn_ip_addr all;
 
-			ip6_all_nodes(&all);
-			if (ndp_send_na(nif, &na->addr, &all, NULL, false) == 0)
+			wn_net_ip6_all_nodes(&all);
+			if (wn_net_ndp_send_na(nif, &na->addr, &all, NULL, false) == 0)
 				nif->st.tx_garp++;
 		}
 	}
@@ -161,7 +161,7 @@ dad_failed(struct wn_netif *nif, struct netif_addr *na, uint64_t now)
 	char buf[48];
 
 	nif->st.dad_duplicates++;
-	wn_ip_addr_fmt(&na->addr, buf, sizeof(buf));
+	wn_net_addr_fmt(&na->addr, buf, sizeof(buf));
 	if (na->auto_ll && na->dad_count < IDGEN_RETRIES) {
 		na->dad_count++;
 		ll_make(nif, na->dad_count, &na->addr);
@@ -183,7 +183,7 @@ dad_failed(struct wn_netif *nif, struct netif_addr *na, uint64_t now)
  * address the caller defends.
  */
 void
-dad_ns_input(struct wn_netif *nif, struct netif_addr *na, const uint8_t *nonce, uint64_t now)
+wn_net_dad_ns_input(struct wn_netif *nif, struct netif_addr *na, const uint8_t *nonce, uint64_t now)
 {
 	if (na->state != WN_ADDR_TENTATIVE)
 		return;
@@ -196,7 +196,7 @@ dad_ns_input(struct wn_netif *nif, struct netif_addr *na, const uint8_t *nonce, 
 
 /* An advertisement of one of our addresses by another node (RFC 4862 §5.4.4). */
 void
-dad_na_input(struct wn_netif *nif, struct netif_addr *na, uint64_t now)
+wn_net_dad_na_input(struct wn_netif *nif, struct netif_addr *na, uint64_t now)
 {
 	char buf[48];
 
@@ -208,5 +208,5 @@ dad_na_input(struct wn_netif *nif, struct netif_addr *na, uint64_t now)
 		return;
 	nif->st.na_conflicts++;
 	NET_LOG(WARNING, "%s: another node advertises this address of ours",
-		wn_ip_addr_fmt(&na->addr, buf, sizeof(buf)));
+		wn_net_addr_fmt(&na->addr, buf, sizeof(buf)));
 }

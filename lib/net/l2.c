@@ -17,7 +17,7 @@
 #define ICMP6_NA 136
 
 int
-netif_txq_push(struct wn_netif *nif, struct rte_mbuf *m)
+wn_net_if_txq_push(struct wn_netif *nif, struct rte_mbuf *m)
 {
 	if (nif->txq_len == nif->conf.tx_queue_len) {
 		nif->st.tx_drop_queue++;
@@ -44,7 +44,7 @@ wn_net_tx_bulk(struct wn_netif *nif, struct rte_mbuf **pkts, uint16_t n)
 }
 
 int
-net_send_l2(struct wn_netif *nif, struct rte_mbuf *m, const struct rte_ether_addr *dst,
+wn_net_send_l2(struct wn_netif *nif, struct rte_mbuf *m, const struct rte_ether_addr *dst,
 	    uint16_t ethertype)
 {
 	struct rte_ether_hdr *eh;
@@ -59,11 +59,11 @@ net_send_l2(struct wn_netif *nif, struct rte_mbuf *m, const struct rte_ether_add
 	rte_ether_addr_copy(&nif->conf.mac, &eh->src_addr);
 	eh->ether_type = rte_cpu_to_be_16(ethertype);
 	m->l2_len = sizeof(*eh);
-	return netif_txq_push(nif, m);
+	return wn_net_if_txq_push(nif, m);
 }
 
 int
-arp_send(struct wn_netif *nif, uint16_t op, const struct rte_ether_addr *tha, rte_be32_t sip,
+wn_net_arp_send(struct wn_netif *nif, uint16_t op, const struct rte_ether_addr *tha, rte_be32_t sip,
 	 rte_be32_t tip, const struct rte_ether_addr *dst_mac)
 {
 	static const struct rte_ether_addr bcast = {
@@ -97,7 +97,7 @@ arp_send(struct wn_netif *nif, uint16_t op, const struct rte_ether_addr *tha, rt
 		nif->st.tx_arp_req += sip != tip;
 	else
 		nif->st.tx_arp_reply++;
-	return net_send_l2(nif, m, dst_mac != NULL ? dst_mac : &bcast, RTE_ETHER_TYPE_ARP);
+	return wn_net_send_l2(nif, m, dst_mac != NULL ? dst_mac : &bcast, RTE_ETHER_TYPE_ARP);
 }
 
 static void
@@ -140,7 +140,7 @@ icmp6_send(struct wn_netif *nif, struct rte_mbuf *m, const struct wn_ip_addr *sr
 		ip6_multicast_mac(dst->v6, &mac);
 		dst_mac = &mac;
 	}
-	return net_send_l2(nif, m, dst_mac, RTE_ETHER_TYPE_IPV6);
+	return wn_net_send_l2(nif, m, dst_mac, RTE_ETHER_TYPE_IPV6);
 }
 
 /* An NDP message of 32 octets (NS or NA with one link-layer address option), zeroed. */
@@ -201,7 +201,7 @@ ns_send(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_a
 }
 
 int
-ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt)
+wn_net_ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt)
 {
 	return ns_send(nif, src, tgt, 1 /* source link-layer address */,
 		       nif->conf.mac.addr_bytes, &nif->st.tx_arp_req);
@@ -214,7 +214,7 @@ ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_
  * probe is told from another node's.
  */
 int
-ndp_send_dad(struct wn_netif *nif, const struct wn_ip_addr *tgt, const uint8_t nonce[6])
+wn_net_ndp_send_dad(struct wn_netif *nif, const struct wn_ip_addr *tgt, const uint8_t nonce[6])
 {
 	static const struct wn_ip_addr any = { .family = WN_AF_INET6 };
 	return ns_send(nif, &any, tgt, 14 /* Nonce */, nonce, &nif->st.dad_probes);
@@ -222,7 +222,7 @@ ndp_send_dad(struct wn_netif *nif, const struct wn_ip_addr *tgt, const uint8_t n
 
 /* ff02::1, the link-local all-nodes group (RFC 4291 §2.7.1). */
 void
-ip6_all_nodes(struct wn_ip_addr *a)
+wn_net_ip6_all_nodes(struct wn_ip_addr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->family = WN_AF_INET6;
@@ -232,7 +232,7 @@ ip6_all_nodes(struct wn_ip_addr *a)
 }
 
 int
-ndp_send_na(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *dst,
+wn_net_ndp_send_na(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *dst,
 	    const struct rte_ether_addr *dst_mac, bool solicited)
 {
 	uint8_t *p;

@@ -2,7 +2,7 @@
 /*
  * The neighbour table (ARP RFC 826, NDP RFC 4861 §7.3.2 states): entries in an rte_hash by
  * address, frames queued while an entry is INCOMPLETE and sent when it resolves. Expiry and
- * solicitation are the interface's (netif.c: wn_net_process, neigh_solicit).
+ * solicitation are the interface's (netif.c: wn_net_process, wn_net_neigh_solicit).
  */
 #include <errno.h>
 #include <string.h>
@@ -24,7 +24,7 @@ neigh_key(const struct wn_ip_addr *addr, struct wn_ip_addr *key)
 }
 
 struct neigh *
-neigh_find(const struct wn_netif *nif, const struct wn_ip_addr *addr)
+wn_net_neigh_find(const struct wn_netif *nif, const struct wn_ip_addr *addr)
 {
 	struct wn_ip_addr key;
 	int pos;
@@ -37,7 +37,7 @@ neigh_find(const struct wn_netif *nif, const struct wn_ip_addr *addr)
 }
 
 struct neigh *
-neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr)
+wn_net_neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr)
 {
 	struct wn_ip_addr key;
 	struct neigh *n;
@@ -64,7 +64,7 @@ neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr)
 }
 
 void
-neigh_delete(struct wn_netif *nif, struct neigh *n)
+wn_net_neigh_delete(struct wn_netif *nif, struct neigh *n)
 {
 	if (n->qlen != 0) {
 		nif->st.tx_drop_neigh += n->qlen;
@@ -77,7 +77,7 @@ neigh_delete(struct wn_netif *nif, struct neigh *n)
 }
 
 void
-neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ether_addr *mac,
+wn_net_neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ether_addr *mac,
 	       uint64_t now)
 {
 	uint16_t et;
@@ -89,7 +89,7 @@ neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ether_add
 	}
 	et = n->addr.family == WN_AF_INET ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6;
 	for (uint16_t i = 0; i < n->qlen; i++)
-		net_send_l2(nif, n->q[i], &n->mac, et);
+		wn_net_send_l2(nif, n->q[i], &n->mac, et);
 	n->qlen = 0;
 }
 
@@ -102,14 +102,14 @@ wn_net_neigh_add(struct wn_netif *nif, const struct wn_ip_addr *addr,
 	if (addr == NULL || mac == NULL ||
 	    (addr->family != WN_AF_INET && addr->family != WN_AF_INET6))
 		return -EINVAL;
-	n = neigh_find(nif, addr);
+	n = wn_net_neigh_find(nif, addr);
 	if (n == NULL)
-		n = neigh_create(nif, addr);
+		n = wn_net_neigh_create(nif, addr);
 	if (n == NULL)
 		return -ENOSPC;
 	if (permanent)
 		n->state = NEIGH_PERMANENT;
-	neigh_resolved(nif, n, mac, now);
+	wn_net_neigh_resolved(nif, n, mac, now);
 	return 0;
 }
 
@@ -117,7 +117,7 @@ int
 wn_net_neigh_lookup(const struct wn_netif *nif, const struct wn_ip_addr *addr,
 		    struct rte_ether_addr *mac)
 {
-	const struct neigh *n = neigh_find(nif, addr);
+	const struct neigh *n = wn_net_neigh_find(nif, addr);
 
 	if (n == NULL)
 		return -ENOENT;

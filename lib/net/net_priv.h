@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* lib/net internals shared by its files (netif.c, neigh.c, rx.c, output.c, l2.c, net_udp.c). */
+/* lib/net internals shared by its files (netif.c, neigh.c, net_rx.c, net_output.c, l2.c,
+ * net_udp.c). */
 #ifndef NET_PRIV_H
 #define NET_PRIV_H
 
@@ -91,11 +92,12 @@ struct wn_netif {
 };
 
 /* netif.c */
-bool net_port_local(uint16_t port_id);
-struct netif_addr *netif_addr_find(struct wn_netif *nif, const struct wn_ip_addr *addr);
-int netif_addr_append(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix);
-const struct netif_addr *netif_addr_for(const struct wn_netif *nif, const struct wn_ip_addr *dst);
-void neigh_solicit(struct wn_netif *nif, struct neigh *n);
+bool wn_net_port_local(uint16_t port_id);
+struct netif_addr *wn_net_if_addr_find(struct wn_netif *nif, const struct wn_ip_addr *addr);
+int wn_net_if_addr_append(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix);
+const struct netif_addr *wn_net_if_addr_for(const struct wn_netif *nif,
+					    const struct wn_ip_addr *dst);
+void wn_net_neigh_solicit(struct wn_netif *nif, struct neigh *n);
 
 /* neigh.c */
 /* Arm entry @p n's expiry at @p when. */
@@ -107,35 +109,37 @@ neigh_expire_at(struct wn_netif *nif, struct neigh *n, uint64_t when)
 		nif->neigh_due = when;
 }
 
-struct neigh *neigh_find(const struct wn_netif *nif, const struct wn_ip_addr *addr);
-struct neigh *neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr);
-void neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ether_addr *mac,
+struct neigh *wn_net_neigh_find(const struct wn_netif *nif, const struct wn_ip_addr *addr);
+struct neigh *wn_net_neigh_create(struct wn_netif *nif, const struct wn_ip_addr *addr);
+void wn_net_neigh_resolved(struct wn_netif *nif, struct neigh *n, const struct rte_ether_addr *mac,
 		    uint64_t now);
-void neigh_delete(struct wn_netif *nif, struct neigh *n);
+void wn_net_neigh_delete(struct wn_netif *nif, struct neigh *n);
 
-/* output.c */
-uint16_t net_chain_raw_cksum(const struct rte_mbuf *m, uint32_t off, uint32_t len);
-uint16_t net_tcp_phdr_cksum(const void *l3);
-void net_tx_cksum_complete(struct rte_mbuf *m);
-void net_rx_cksum_complete(struct rte_mbuf *m);
+/* net_output.c */
+uint16_t wn_net_chain_raw_cksum(const struct rte_mbuf *m, uint32_t off, uint32_t len);
+uint16_t wn_net_tcp_phdr_cksum(const void *l3);
+void wn_net_tx_cksum_complete(struct rte_mbuf *m);
+void wn_net_rx_cksum_complete(struct rte_mbuf *m);
 
 /* l2.c */
-int netif_txq_push(struct wn_netif *nif, struct rte_mbuf *m);
-int net_send_l2(struct wn_netif *nif, struct rte_mbuf *m, const struct rte_ether_addr *dst,
+int wn_net_if_txq_push(struct wn_netif *nif, struct rte_mbuf *m);
+int wn_net_send_l2(struct wn_netif *nif, struct rte_mbuf *m, const struct rte_ether_addr *dst,
 		uint16_t ethertype);
-int arp_send(struct wn_netif *nif, uint16_t op, const struct rte_ether_addr *tha,
+int wn_net_arp_send(struct wn_netif *nif, uint16_t op, const struct rte_ether_addr *tha,
 	     rte_be32_t sip, rte_be32_t tip, const struct rte_ether_addr *dst_mac);
-int ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *tgt);
-int ndp_send_na(struct wn_netif *nif, const struct wn_ip_addr *src, const struct wn_ip_addr *dst,
-		const struct rte_ether_addr *dst_mac, bool solicited);
-int ndp_send_dad(struct wn_netif *nif, const struct wn_ip_addr *tgt, const uint8_t nonce[6]);
-void ip6_all_nodes(struct wn_ip_addr *a);
+int wn_net_ndp_send_ns(struct wn_netif *nif, const struct wn_ip_addr *src,
+		       const struct wn_ip_addr *tgt);
+int wn_net_ndp_send_na(struct wn_netif *nif, const struct wn_ip_addr *src,
+		       const struct wn_ip_addr *dst, const struct rte_ether_addr *dst_mac,
+		       bool solicited);
+int wn_net_ndp_send_dad(struct wn_netif *nif, const struct wn_ip_addr *tgt, const uint8_t nonce[6]);
+void wn_net_ip6_all_nodes(struct wn_ip_addr *a);
 
 /* dad.c: IPv6 address autoconfiguration (RFC 4862): the link-local address and DAD */
-void dad_start(struct wn_netif *nif, uint64_t now);
-void dad_process(struct wn_netif *nif, uint64_t now);
-void dad_ns_input(struct wn_netif *nif, struct netif_addr *a, const uint8_t *nonce,
+void wn_net_dad_start(struct wn_netif *nif, uint64_t now);
+void wn_net_dad_process(struct wn_netif *nif, uint64_t now);
+void wn_net_dad_ns_input(struct wn_netif *nif, struct netif_addr *a, const uint8_t *nonce,
 		  uint64_t now);
-void dad_na_input(struct wn_netif *nif, struct netif_addr *a, uint64_t now);
+void wn_net_dad_na_input(struct wn_netif *nif, struct netif_addr *a, uint64_t now);
 
 #endif /* NET_PRIV_H */

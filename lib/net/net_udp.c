@@ -42,7 +42,7 @@ static uint16_t
 udp_sum(const struct rte_mbuf *m, uint32_t l3_len, uint32_t ulen)
 {
 	uint32_t c = udp_phdr_sum(rte_pktmbuf_mtod(m, const uint8_t *), ulen) +
-		     net_chain_raw_cksum(m, l3_len, ulen);
+		     wn_net_chain_raw_cksum(m, l3_len, ulen);
 
 	c = (c >> 16) + (c & 0xffff);
 	c = (c >> 16) + (c & 0xffff);
@@ -153,13 +153,13 @@ wn_net_udp_bind(struct wn_netif *nif, uint16_t port, wn_net_udp_rx_fn fn, void *
 		nif->udp[slot].fn = NULL;
 		/* the last port unbound: protocol 17 is dropped again (rx_drop_ip_proto) */
 		if (bound == 1)
-			(void)wn_netif_proto_rx(nif, IPPROTO_UDP, NULL, NULL);
+			(void)wn_net_if_proto_rx(nif, IPPROTO_UDP, NULL, NULL);
 		return 0;
 	}
 	if (slot == WN_NET_UDP_PORTS)
 		return -ENOSPC;
 	if (bound == 0) {
-		ret = wn_netif_proto_rx(nif, IPPROTO_UDP, udp_hook, nif);
+		ret = wn_net_if_proto_rx(nif, IPPROTO_UDP, udp_hook, nif);
 		if (ret != 0)
 			return ret;
 	}

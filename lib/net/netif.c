@@ -68,12 +68,12 @@ tx_tcp_cksum_offload(const struct wn_netif_conf *conf)
 
 /*
  * WN_NET_CKSUM_AUTO: links between processes of one host that cannot corrupt a frame take
- * WN_NET_CKSUM_LOCAL (net_port_local()). net_memif is shared memory (its frames are copied
+ * WN_NET_CKSUM_LOCAL (wn_net_port_local()). net_memif is shared memory (its frames are copied
  * by the CPU, never cross a wire); af_packet, tap, PCI NICs and an impairer's face keep full
  * checksums.
  */
 bool
-net_port_local(uint16_t port_id)
+wn_net_port_local(uint16_t port_id)
 {
 	static const char *const local[] = { "net_memif" };
 
@@ -85,7 +85,7 @@ local_cksum(const struct wn_netif_conf *conf)
 {
 	if (conf->cksum != WN_NET_CKSUM_AUTO)
 		return conf->cksum == WN_NET_CKSUM_LOCAL;
-	return net_port_local(conf->port_id);
+	return wn_net_port_local(conf->port_id);
 }
 
 static void
@@ -112,7 +112,7 @@ conf_defaults(struct wn_netif_conf *c)
 }
 
 struct wn_netif *
-wn_netif_create(const struct wn_netif_conf *conf)
+wn_net_if_create(const struct wn_netif_conf *conf)
 {
 	static unsigned int seq;
 	struct wn_netif *nif;
@@ -167,13 +167,13 @@ wn_netif_create(const struct wn_netif_conf *conf)
 	}
 	return nif;
 nomem:
-	wn_netif_free(nif);
+	wn_net_if_free(nif);
 	rte_errno = errno = ENOMEM;
 	return NULL;
 }
 
 void
-wn_netif_free(struct wn_netif *nif)
+wn_net_if_free(struct wn_netif *nif)
 {
 	if (nif == NULL)
 		return;
@@ -219,22 +219,22 @@ prefix_match(const struct wn_ip_addr *a, const struct wn_ip_addr *b, uint8_t pre
 }
 
 int
-wn_netif_addr_add(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix)
+wn_net_if_addr_add(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix)
 {
 	if (addr == NULL || (addr->family != WN_AF_INET && addr->family != WN_AF_INET6))
 		return -EINVAL;
 	if (prefix > (addr->family == WN_AF_INET ? 32 : 128))
 		return -EINVAL;
-	if (netif_addr_find(nif, addr) != NULL)
+	if (wn_net_if_addr_find(nif, addr) != NULL)
 		return -EEXIST;
 	/* the last slot is kept for the link-local address wn_net_start() forms */
 	if (nif->nb_addrs >= WN_NETIF_MAX_ADDRS)
 		return -ENOSPC;
-	return netif_addr_append(nif, addr, prefix);
+	return wn_net_if_addr_append(nif, addr, prefix);
 }
 
 unsigned int
-wn_netif_addrs(const struct wn_netif *nif, struct wn_netif_addr_info *out, unsigned int max)
+wn_net_if_addrs(const struct wn_netif *nif, struct wn_netif_addr_info *out, unsigned int max)
 {
 	for (unsigned int i = 0; i < nif->nb_addrs && i < max; i++) {
 		out[i].addr = nif->addrs[i].addr;
@@ -246,7 +246,7 @@ wn_netif_addrs(const struct wn_netif *nif, struct wn_netif_addr_info *out, unsig
 }
 
 const char *
-wn_netif_addr_state_str(uint8_t state)
+wn_net_if_addr_state_str(uint8_t state)
 {
 	switch (state) {
 	case WN_ADDR_PREFERRED:
@@ -261,7 +261,7 @@ wn_netif_addr_state_str(uint8_t state)
 }
 
 int
-wn_netif_gateway_set(struct wn_netif *nif, const struct wn_ip_addr *gw)
+wn_net_if_gateway_set(struct wn_netif *nif, const struct wn_ip_addr *gw)
 {
 	if (gw == NULL)
 		return -EINVAL;
@@ -276,7 +276,7 @@ wn_netif_gateway_set(struct wn_netif *nif, const struct wn_ip_addr *gw)
 }
 
 bool
-wn_netif_is_local(const struct wn_netif *nif, const struct wn_ip_addr *addr)
+wn_net_if_is_local(const struct wn_netif *nif, const struct wn_ip_addr *addr)
 {
 	for (unsigned int i = 0; i < nif->nb_addrs; i++)
 		if (wn_ip_addr_eq(&nif->addrs[i].addr, addr))
@@ -286,7 +286,7 @@ wn_netif_is_local(const struct wn_netif *nif, const struct wn_ip_addr *addr)
 
 /* The usable address whose subnet holds @p dst, else the first usable of the family. */
 const struct netif_addr *
-netif_addr_for(const struct wn_netif *nif, const struct wn_ip_addr *dst)
+wn_net_if_addr_for(const struct wn_netif *nif, const struct wn_ip_addr *dst)
 {
 	const struct netif_addr *any = NULL;
 
@@ -304,10 +304,10 @@ netif_addr_for(const struct wn_netif *nif, const struct wn_ip_addr *dst)
 }
 
 int
-wn_netif_src_addr(const struct wn_netif *nif, const struct wn_ip_addr *dst,
+wn_net_if_src_addr(const struct wn_netif *nif, const struct wn_ip_addr *dst,
 		  struct wn_ip_addr *src)
 {
-	const struct netif_addr *a = netif_addr_for(nif, dst);
+	const struct netif_addr *a = wn_net_if_addr_for(nif, dst);
 
 	if (a == NULL)
 		return -ENETUNREACH;
@@ -316,13 +316,13 @@ wn_netif_src_addr(const struct wn_netif *nif, const struct wn_ip_addr *dst,
 }
 
 uint16_t
-wn_netif_mtu(const struct wn_netif *nif)
+wn_net_if_mtu(const struct wn_netif *nif)
 {
 	return nif->conf.mtu;
 }
 
 const struct rte_ether_addr *
-wn_netif_mac(const struct wn_netif *nif)
+wn_net_if_mac(const struct wn_netif *nif)
 {
 	return &nif->conf.mac;
 }
@@ -336,16 +336,16 @@ wn_net_stats_get(const struct wn_netif *nif, struct wn_net_stats *st)
 /* ---- neighbour expiry and solicitation (the table: neigh.c) ---- */
 
 void
-neigh_solicit(struct wn_netif *nif, struct neigh *n)
+wn_net_neigh_solicit(struct wn_netif *nif, struct neigh *n)
 {
-	const struct netif_addr *src = netif_addr_for(nif, &n->addr);
+	const struct netif_addr *src = wn_net_if_addr_for(nif, &n->addr);
 
 	if (src == NULL)
 		return;
 	if (n->addr.family == WN_AF_INET)
-		arp_send(nif, RTE_ARP_OP_REQUEST, NULL, src->addr.v4, n->addr.v4, NULL);
+		wn_net_arp_send(nif, RTE_ARP_OP_REQUEST, NULL, src->addr.v4, n->addr.v4, NULL);
 	else
-		ndp_send_ns(nif, &src->addr, &n->addr);
+		wn_net_ndp_send_ns(nif, &src->addr, &n->addr);
 }
 
 void
@@ -355,7 +355,7 @@ wn_net_process(struct wn_netif *nif, uint64_t now)
 	 * lifetimes need no scan more often than every NEIGH_SCAN_US */
 	if (now < nif->next_neigh_scan)
 		return;
-	dad_process(nif, now);
+	wn_net_dad_process(nif, now);
 	if (nif->frag_tbl != NULL) {
 		rte_ip_frag_table_del_expired_entries(nif->frag_tbl, &nif->dr, now);
 		rte_ip_frag_free_death_row(&nif->dr, 0);
@@ -372,14 +372,14 @@ wn_net_process(struct wn_netif *nif, uint64_t now)
 		if (now < n->expire) {
 			nif->neigh_due = RTE_MIN(nif->neigh_due, n->expire);
 		} else if (n->state == NEIGH_REACHABLE) {
-			neigh_delete(nif, n);
+			wn_net_neigh_delete(nif, n);
 		} else if (n->probes >= nif->conf.neigh_max_probes) {
 			/* Resolution failed: drop what waited (counted in delete). */
-			neigh_delete(nif, n);
+			wn_net_neigh_delete(nif, n);
 		} else {
 			n->probes++;
 			neigh_expire_at(nif, n, now + nif->conf.neigh_retrans_us);
-			neigh_solicit(nif, n);
+			wn_net_neigh_solicit(nif, n);
 		}
 	}
 }
@@ -389,7 +389,7 @@ wn_net_start(struct wn_netif *nif, uint64_t now)
 {
 	int rc = 0;
 
-	dad_start(nif, now); /* forms the link-local address on the first call */
+	wn_net_dad_start(nif, now); /* forms the link-local address on the first call */
 	if (nif->conf.secondary)
 		return 0;
 	for (unsigned int i = 0; i < nif->nb_addrs; i++) {
@@ -400,12 +400,12 @@ wn_net_start(struct wn_netif *nif, uint64_t now)
 			continue; /* announced when its DAD ends (dad.c) */
 		if (a->family == WN_AF_INET) {
 			/* RFC 5227 §3: ARP Announcement, sender = target = our address. */
-			r = arp_send(nif, RTE_ARP_OP_REQUEST, NULL, a->v4, a->v4, NULL);
+			r = wn_net_arp_send(nif, RTE_ARP_OP_REQUEST, NULL, a->v4, a->v4, NULL);
 		} else {
 			struct wn_ip_addr all;
 
-			ip6_all_nodes(&all);
-			r = ndp_send_na(nif, a, &all, NULL, false);
+			wn_net_ip6_all_nodes(&all);
+			r = wn_net_ndp_send_na(nif, a, &all, NULL, false);
 		}
 		if (r == 0)
 			nif->st.tx_garp++;

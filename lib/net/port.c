@@ -25,7 +25,7 @@
 #define PCAP_BURST 32
 
 int
-wn_port_configure(const struct wn_port_conf *c, uint64_t *tx_capa, uint64_t *rx_capa)
+wn_net_port_configure(const struct wn_port_conf *c, uint64_t *tx_capa, uint64_t *rx_capa)
 {
 	const uint64_t want_tx = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
 				 RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
@@ -90,7 +90,7 @@ wn_port_configure(const struct wn_port_conf *c, uint64_t *tx_capa, uint64_t *rx_
 }
 
 int
-wn_port_start(uint16_t port_id)
+wn_net_port_start(uint16_t port_id)
 {
 	int ret = rte_eth_dev_start(port_id);
 
@@ -101,15 +101,15 @@ wn_port_start(uint16_t port_id)
 }
 
 int
-wn_port_setup(const struct wn_port_conf *c, uint64_t *tx_capa, uint64_t *rx_capa)
+wn_net_port_setup(const struct wn_port_conf *c, uint64_t *tx_capa, uint64_t *rx_capa)
 {
-	int ret = wn_port_configure(c, tx_capa, rx_capa);
+	int ret = wn_net_port_configure(c, tx_capa, rx_capa);
 
-	return ret < 0 ? ret : wn_port_start(c->port_id);
+	return ret < 0 ? ret : wn_net_port_start(c->port_id);
 }
 
 bool
-wn_port_reconnects_by_restart(uint16_t port_id)
+wn_net_port_reconnects_by_restart(uint16_t port_id)
 {
 	struct rte_eth_dev_info info;
 	const struct rte_devargs *da;
@@ -123,7 +123,7 @@ wn_port_reconnects_by_restart(uint16_t port_id)
 }
 
 void
-wn_port_shutdown(void)
+wn_net_port_shutdown(void)
 {
 	struct rte_eth_dev_info info;
 	uint16_t pid;
@@ -149,7 +149,7 @@ struct wn_pcap {
 };
 
 struct wn_pcap *
-wn_pcap_open(const char *path, uint32_t snaplen, const char *app)
+wn_net_pcap_open(const char *path, uint32_t snaplen, const char *app)
 {
 	static unsigned int seq;
 	char name[RTE_MEMPOOL_NAMESIZE];
@@ -226,15 +226,15 @@ pcap_cksums(uint16_t port_id, struct rte_mbuf **pkts, uint16_t n, enum rte_pcapn
 
 	if (dir == RTE_PCAPNG_DIRECTION_OUT) {
 		for (i = 0; i < n; i++)
-			net_tx_cksum_complete(pkts[i]);
-	} else if (net_port_local(port_id)) {
+			wn_net_tx_cksum_complete(pkts[i]);
+	} else if (wn_net_port_local(port_id)) {
 		for (i = 0; i < n; i++)
-			net_rx_cksum_complete(pkts[i]);
+			wn_net_rx_cksum_complete(pkts[i]);
 	}
 }
 
 void
-wn_pcap_capture(struct wn_pcap *p, uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts,
+wn_net_pcap_capture(struct wn_pcap *p, uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts,
 		uint16_t n, enum rte_pcapng_direction dir)
 {
 	struct rte_mbuf *cp[PCAP_BURST];
@@ -263,14 +263,14 @@ wn_pcap_capture(struct wn_pcap *p, uint16_t port_id, uint16_t queue, struct rte_
 }
 
 void
-wn_pcap_stats(const struct wn_pcap *p, uint64_t *written, uint64_t *dropped)
+wn_net_pcap_stats(const struct wn_pcap *p, uint64_t *written, uint64_t *dropped)
 {
 	*written = p != NULL ? p->written : 0;
 	*dropped = p != NULL ? p->dropped : 0;
 }
 
 void
-wn_pcap_close(struct wn_pcap *p)
+wn_net_pcap_close(struct wn_pcap *p)
 {
 	if (p == NULL)
 		return;
@@ -280,7 +280,7 @@ wn_pcap_close(struct wn_pcap *p)
 }
 
 bool
-wn_port_copies(uint16_t port_id)
+wn_net_port_copies(uint16_t port_id)
 {
 	static const char *const ok[] = { "net_memif", "net_af_packet", "net_tap", "net_ring",
 					  "net_pcap", "net_null" };

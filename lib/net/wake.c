@@ -25,7 +25,7 @@
  *
  * The memif sender (the peer's PMD) stores the ring's head and then reads the flag without a
  * fence, so a receiver that unmasks at that moment could miss the eventfd write: senders that
- * use wn_port_wake_tx_burst() check the flag again after a fence; other peers are covered by
+ * use wn_net_port_wake_tx_burst() check the flag again after a fence; other peers are covered by
  * the sleeping lcore's longest sleep.
  */
 #include <errno.h>
@@ -197,7 +197,7 @@ drain(int fd, void *arg)
 }
 
 struct wn_port_wake *
-wn_port_wake_open(uint16_t port_id, uint16_t queue, int epfd, void *data)
+wn_net_port_wake_open(uint16_t port_id, uint16_t queue, int epfd, void *data)
 {
 	struct wn_port_wake *w;
 
@@ -224,11 +224,11 @@ wn_port_wake_open(uint16_t port_id, uint16_t queue, int epfd, void *data)
 }
 
 void
-wn_port_wake_close(struct wn_port_wake *w)
+wn_net_port_wake_close(struct wn_port_wake *w)
 {
 	if (w == NULL)
 		return;
-	wn_port_wake_disarm(w);
+	wn_net_port_wake_disarm(w);
 	if (w->kind == WAKE_ETHDEV)
 		(void)rte_eth_dev_rx_intr_ctl_q(w->port, w->queue, w->epfd, RTE_INTR_EVENT_DEL,
 						w->data);
@@ -270,7 +270,7 @@ memif_attach(struct wn_port_wake *w)
 }
 
 int
-wn_port_wake_arm(struct wn_port_wake *w)
+wn_net_port_wake_arm(struct wn_port_wake *w)
 {
 	struct memif_ring *ring;
 	int ret;
@@ -294,7 +294,7 @@ wn_port_wake_arm(struct wn_port_wake *w)
 }
 
 void
-wn_port_wake_disarm(struct wn_port_wake *w)
+wn_net_port_wake_disarm(struct wn_port_wake *w)
 {
 	struct memif_ring *ring;
 	int fd = -1;
@@ -322,7 +322,7 @@ wn_port_wake_disarm(struct wn_port_wake *w)
 }
 
 void
-wn_port_wake_forget(struct wn_port_wake *w)
+wn_net_port_wake_forget(struct wn_port_wake *w)
 {
 	w->armed = false;
 	if (w->kind == WAKE_MEMIF)
@@ -330,7 +330,7 @@ wn_port_wake_forget(struct wn_port_wake *w)
 }
 
 uint16_t
-wn_port_wake_tx_burst(struct wn_port_wake *w, struct rte_mbuf **pkts, uint16_t n)
+wn_net_port_wake_tx_burst(struct wn_port_wake *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct memif_ring *ring;
 	uint16_t before, sent;

@@ -85,10 +85,10 @@ wn_ip_addr_eq(const struct wn_ip_addr *a, const struct wn_ip_addr *b)
  * @return 0, or -EINVAL. @p prefix (may be NULL) gets the prefix length or the full length.
  * Thread safety: pure; any thread.
  */
-int wn_ip_addr_parse(const char *s, struct wn_ip_addr *addr, uint8_t *prefix);
+int wn_net_addr_parse(const char *s, struct wn_ip_addr *addr, uint8_t *prefix);
 
 /** Format @p a into @p buf (at least 48 octets). @return @p buf. Any thread. */
-const char *wn_ip_addr_fmt(const struct wn_ip_addr *a, char *buf, size_t len);
+const char *wn_net_addr_fmt(const struct wn_ip_addr *a, char *buf, size_t len);
 
 /**
  * TCP checksums on a port without checksum offload (a port's real offloads are used in
@@ -137,7 +137,7 @@ struct wn_netif_conf {
 	/**
 	 * Duplicate Address Detection probes per IPv6 address (RFC 4862 §5.1
 	 * DupAddrDetectTransmits; 0: 1; WN_NETIF_NO_DAD: none, an address is usable once
-	 * added). An IPv6 address is tentative from wn_netif_addr_add() until its DAD ends
+	 * added). An IPv6 address is tentative from wn_net_if_addr_add() until its DAD ends
 	 * neigh_retrans_us after the last probe, which wn_net_start() begins.
 	 */
 	uint8_t dad_transmits;
@@ -171,7 +171,7 @@ struct wn_netif_conf {
 struct wn_net_stats {
 	uint64_t rx_pkts;          /**< frames given to wn_net_rx_bulk */
 	uint64_t rx_l4;            /**< TCP packets handed up */
-	uint64_t rx_proto;         /**< packets handed to a protocol hook (wn_netif_proto_rx) */
+	uint64_t rx_proto;         /**< packets handed to a protocol hook (wn_net_if_proto_rx) */
 	uint64_t rx_drop_short;    /**< truncated Ethernet/IP/ARP/ICMP headers */
 	uint64_t rx_drop_mac;      /**< not for our MAC, broadcast or IPv6 multicast */
 	uint64_t rx_drop_ethertype; /**< unknown ethertype */
@@ -217,10 +217,10 @@ struct wn_netif;
  * @return the netif, or NULL with rte_errno/errno EINVAL (bad conf) or ENOMEM.
  * Thread safety: any thread; the netif is then used by one lcore only.
  */
-struct wn_netif *wn_netif_create(const struct wn_netif_conf *conf);
+struct wn_netif *wn_net_if_create(const struct wn_netif_conf *conf);
 
 /** Free a netif and every mbuf it holds. NULL is a no-op. Owning lcore only. */
-void wn_netif_free(struct wn_netif *nif);
+void wn_net_if_free(struct wn_netif *nif);
 
 /**
  * Add a local address with its prefix length (on-link subnet).
@@ -230,16 +230,16 @@ void wn_netif_free(struct wn_netif *nif);
  * @return 0, -EINVAL (bad family/prefix), -ENOSPC (WN_NETIF_MAX_ADDRS), -EEXIST.
  * Thread safety: owning lcore.
  */
-int wn_netif_addr_add(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix);
+int wn_net_if_addr_add(struct wn_netif *nif, const struct wn_ip_addr *addr, uint8_t prefix);
 
 /** Set the default gateway of the address's family. @return 0 or -EINVAL. Owning lcore. */
-int wn_netif_gateway_set(struct wn_netif *nif, const struct wn_ip_addr *gw);
+int wn_net_if_gateway_set(struct wn_netif *nif, const struct wn_ip_addr *gw);
 
 /**
  * @return true when @p addr is one of the netif's usable addresses (not an IPv6 address
  * still tentative or found duplicate). Owning lcore.
  */
-bool wn_netif_is_local(const struct wn_netif *nif, const struct wn_ip_addr *addr);
+bool wn_net_if_is_local(const struct wn_netif *nif, const struct wn_ip_addr *addr);
 
 /** The state of an address (RFC 4862 §5.4); IPv4 addresses are always usable. */
 enum wn_netif_addr_state {
@@ -248,7 +248,7 @@ enum wn_netif_addr_state {
 	WN_ADDR_DUPLICATE,     /**< IPv6: another node on the link has it: never used */
 };
 
-/** One address of a netif (wn_netif_addrs). */
+/** One address of a netif (wn_net_if_addrs). */
 struct wn_netif_addr_info {
 	struct wn_ip_addr addr;
 	uint8_t prefix;
@@ -261,24 +261,24 @@ struct wn_netif_addr_info {
  * link-local address wn_net_start() forms comes last).
  * @return how many the netif has. Owning lcore.
  */
-unsigned int wn_netif_addrs(const struct wn_netif *nif, struct wn_netif_addr_info *out,
+unsigned int wn_net_if_addrs(const struct wn_netif *nif, struct wn_netif_addr_info *out,
 			    unsigned int max);
 
 /** @return a printable name of an enum wn_netif_addr_state value. Any thread. */
-const char *wn_netif_addr_state_str(uint8_t state);
+const char *wn_net_if_addr_state_str(uint8_t state);
 
 /**
  * Pick the source address for reaching @p dst (same family, on-link subnet preferred).
  * @return 0, or -ENETUNREACH. Owning lcore.
  */
-int wn_netif_src_addr(const struct wn_netif *nif, const struct wn_ip_addr *dst,
+int wn_net_if_src_addr(const struct wn_netif *nif, const struct wn_ip_addr *dst,
 		      struct wn_ip_addr *src);
 
 /** @return the L3 MTU. Any thread (read-only after create). */
-uint16_t wn_netif_mtu(const struct wn_netif *nif);
+uint16_t wn_net_if_mtu(const struct wn_netif *nif);
 
 /** @return our MAC. Any thread (read-only after create). */
-const struct rte_ether_addr *wn_netif_mac(const struct wn_netif *nif);
+const struct rte_ether_addr *wn_net_if_mac(const struct wn_netif *nif);
 
 /**
  * The interface is up (call it at start once the link is up, and again whenever the link
@@ -297,7 +297,7 @@ int wn_net_start(struct wn_netif *nif, uint64_t now);
 #define WN_NETIF_MAX_PROTO_HOOKS 4
 
 /**
- * A receive hook (wn_netif_proto_rx): one IPv4 or IPv6 packet of the hooked protocol,
+ * A receive hook (wn_net_if_proto_rx): one IPv4 or IPv6 packet of the hooked protocol,
  * addressed to us, with the IP header at the data offset, l2_len = 0, l3_len set and
  * packet_type RTE_PTYPE_L3_IPV4/6. The hook owns @p m.
  */
@@ -312,7 +312,7 @@ typedef void (*wn_net_proto_rx_fn)(void *arg, struct rte_mbuf *m, uint64_t now);
  * @return 0, -EINVAL (a protocol lib/net serves) or -ENOSPC (WN_NETIF_MAX_PROTO_HOOKS).
  * Owning lcore.
  */
-int wn_netif_proto_rx(struct wn_netif *nif, uint8_t proto, wn_net_proto_rx_fn fn, void *arg);
+int wn_net_if_proto_rx(struct wn_netif *nif, uint8_t proto, wn_net_proto_rx_fn fn, void *arg);
 
 /** Most UDP ports bound on one netif. */
 #define WN_NET_UDP_PORTS 4
@@ -371,7 +371,7 @@ int wn_net_udp_prepend(struct wn_netif *nif, struct rte_mbuf *m, const struct wn
 /**
  * Receive a burst of frames (@p n frames in @p pkts of netif @p nif at time @p now). ARP, ICMP echo and NDP are consumed (replies are queued for
  * wn_net_tx_bulk), bad frames are freed and counted, IPv4 fragments are reassembled.
- * Packets of a hooked protocol (wn_netif_proto_rx) go to their hook.
+ * Packets of a hooked protocol (wn_net_if_proto_rx) go to their hook.
  * TCP packets are compacted at the front of @p pkts with the data offset at the IP
  * header, l2_len = 0, l3_len set and packet_type RTE_PTYPE_L3_IPV4/6 | RTE_PTYPE_L4_TCP.
  * @return how many packets remain in @p pkts (all TCP). Owning lcore.

@@ -3,7 +3,7 @@
  * @file
  * Ethernet port bring-up and packet capture shared by warpnicd and wn-tcpapp.
  *
- * wn_port_setup() configures one RX and one TX queue per lcore that polls the port,
+ * wn_net_port_setup() configures one RX and one TX queue per lcore that polls the port,
  * enables the checksum offloads the port has (the stack falls back to rte_net software
  * checksums for the rest), sets the MTU and starts the port.
  * wn_pcap_*() write what a port receives and sends to a pcapng file with rte_pcapng, so
@@ -38,7 +38,7 @@ struct wn_port_conf {
 	bool multi_segs;           /**< enable RTE_ETH_TX_OFFLOAD_MULTI_SEGS if the port has it
 				    *   (reported in tx_capa: mbuf chains may be sent) */
 	bool rx_intr;              /**< ask for Rx queue interrupts (intr_conf.rxq) where the
-				    *   port takes them, for wn_port_wake_open() */
+				    *   port takes them, for wn_net_port_wake_open() */
 	struct rte_mempool *pool;  /**< RX mbufs */
 };
 
@@ -65,23 +65,23 @@ wn_port_driver_is(uint16_t port_id, const char *const names[], unsigned int n)
  * addresses on (memif, af_packet, tap, ring, pcap, null): client memory may be sent in place
  * without a DMA mapping. False for a port that reads frames by DMA (a PCI NIC). Any lcore.
  */
-bool wn_port_copies(uint16_t port_id);
+bool wn_net_port_copies(uint16_t port_id);
 
 /**
- * Configure and start a port: wn_port_configure(), then wn_port_start().
+ * Configure and start a port: wn_net_port_configure(), then wn_net_port_start().
  * @param conf     the configuration.
  * @param tx_capa  out: TX offloads enabled (for wn_netif_conf).
  * @param rx_capa  out: RX offloads enabled.
  * @return 0 or a negative errno from ethdev. An MTU the port refuses is reported on stderr
  *   and not fatal. Main lcore.
  */
-int wn_port_setup(const struct wn_port_conf *conf, uint64_t *tx_capa, uint64_t *rx_capa);
+int wn_net_port_setup(const struct wn_port_conf *conf, uint64_t *tx_capa, uint64_t *rx_capa);
 
 /**
  * Configure a port (offloads, queues, MTU) without starting it.
- * @return as wn_port_setup(). Main lcore.
+ * @return as wn_net_port_setup(). Main lcore.
  */
-int wn_port_configure(const struct wn_port_conf *conf, uint64_t *tx_capa, uint64_t *rx_capa);
+int wn_net_port_configure(const struct wn_port_conf *conf, uint64_t *tx_capa, uint64_t *rx_capa);
 
 /**
  * Start a configured port (and let every frame in: promiscuous). A port whose peer is not
@@ -90,14 +90,14 @@ int wn_port_configure(const struct wn_port_conf *conf, uint64_t *tx_capa, uint64
  * @return 0 or the negative errno of rte_eth_dev_start(). Control thread; nothing may
  *   poll the port meanwhile.
  */
-int wn_port_start(uint16_t port_id);
+int wn_net_port_start(uint16_t port_id);
 
 /**
  * @return whether a lost link of @p port_id comes back only by stopping and starting the
  *   port again: a net_memif client (DPDK 22.11's PMD connects when started and does not
  *   reconnect after its server went away). Any thread.
  */
-bool wn_port_reconnects_by_restart(uint16_t port_id);
+bool wn_net_port_reconnects_by_restart(uint16_t port_id);
 
 /**
  * Shut EAL down at exit: stop and close every port, then rte_eal_cleanup(). Not done when a
@@ -105,7 +105,7 @@ bool wn_port_reconnects_by_restart(uint16_t port_id);
  * concurrently with stop/close/cleanup and crashes (SIGSEGV in eal-intr-thread); the
  * process exit releases the same resources. Main lcore, after the loops stopped.
  */
-void wn_port_shutdown(void);
+void wn_net_port_shutdown(void);
 
 /**
  * Wake-up sources of one port queue for an lcore that sleeps when idle: the ethdev Rx
@@ -119,15 +119,15 @@ struct wn_port_wake;
  * Register the Rx wake-up of queue @p queue of @p port_id (started) in the epoll instance
  * @p epfd with rte_epoll_ctl(): its events carry a struct rte_epoll_event whose epdata.data
  * is @p data and whose epdata.cb_fun consumes the event (call it, as rte_epoll_wait() does).
- * The interrupt stays masked until wn_port_wake_arm().
+ * The interrupt stays masked until wn_net_port_wake_arm().
  * @return the wake-up, or NULL with errno ENOTSUP (the port has none: nap instead), ENOMEM.
  *   The queue's lcore.
  */
-struct wn_port_wake *wn_port_wake_open(uint16_t port_id, uint16_t queue, int epfd,
+struct wn_port_wake *wn_net_port_wake_open(uint16_t port_id, uint16_t queue, int epfd,
 				       void *data);
 
 /** Unregister and free @p w (NULL: no-op). The queue's lcore. */
-void wn_port_wake_close(struct wn_port_wake *w);
+void wn_net_port_wake_close(struct wn_port_wake *w);
 
 /**
  * Before sleeping: unmask the queue's Rx interrupt. The caller then fences, polls the queue
@@ -135,23 +135,23 @@ void wn_port_wake_close(struct wn_port_wake *w);
  * after this call). @return 0, or -EAGAIN: no wake-up now (memif link down): nap instead.
  * The queue's lcore.
  */
-int wn_port_wake_arm(struct wn_port_wake *w);
+int wn_net_port_wake_arm(struct wn_port_wake *w);
 
 /** After sleeping (or finding work): mask the interrupt and consume its event. Its lcore. */
-void wn_port_wake_disarm(struct wn_port_wake *w);
+void wn_net_port_wake_disarm(struct wn_port_wake *w);
 
 /**
- * Like wn_port_wake_disarm() without touching the port (its owner stopped it or is about
+ * Like wn_net_port_wake_disarm() without touching the port (its owner stopped it or is about
  * to): the wake-up is taken as masked and its event source as gone. The queue's lcore.
  */
-void wn_port_wake_forget(struct wn_port_wake *w);
+void wn_net_port_wake_forget(struct wn_port_wake *w);
 
 /**
  * rte_eth_tx_burst() on the queue of @p w that also wakes a memif peer which unmasked its
  * Rx interrupt while the PMD looked (the PMD reads the peer's mask without a fence).
  * @return packets sent. The queue's lcore.
  */
-uint16_t wn_port_wake_tx_burst(struct wn_port_wake *w, struct rte_mbuf **pkts, uint16_t n);
+uint16_t wn_net_port_wake_tx_burst(struct wn_port_wake *w, struct rte_mbuf **pkts, uint16_t n);
 
 /** A pcapng capture. */
 struct wn_pcap;
@@ -162,7 +162,7 @@ struct wn_pcap;
  * @param app  application name recorded in the section header.
  * @return the capture, or NULL with errno set. Main lcore.
  */
-struct wn_pcap *wn_pcap_open(const char *path, uint32_t snaplen, const char *app);
+struct wn_pcap *wn_net_pcap_open(const char *path, uint32_t snaplen, const char *app);
 
 /**
  * Record @p n packets of @p port_id queue @p queue in direction @p dir (copies). The file
@@ -171,14 +171,14 @@ struct wn_pcap *wn_pcap_open(const char *path, uint32_t snaplen, const char *app
  * into the packet and the flags cleared, and on a local link (net_memif) a received TCP
  * segment carrying only its pseudo-header sum gets its full sum. NULL @p p: no-op. Any lcore.
  */
-void wn_pcap_capture(struct wn_pcap *p, uint16_t port_id, uint16_t queue,
+void wn_net_pcap_capture(struct wn_pcap *p, uint16_t port_id, uint16_t queue,
 		     struct rte_mbuf **pkts, uint16_t n, enum rte_pcapng_direction dir);
 
 /** Packets recorded and packets that could not be copied. */
-void wn_pcap_stats(const struct wn_pcap *p, uint64_t *written, uint64_t *dropped);
+void wn_net_pcap_stats(const struct wn_pcap *p, uint64_t *written, uint64_t *dropped);
 
 /** Flush and close (NULL: no-op). */
-void wn_pcap_close(struct wn_pcap *p);
+void wn_net_pcap_close(struct wn_pcap *p);
 
 #ifdef __cplusplus
 }

@@ -226,7 +226,7 @@ link_try_start(void)
 		app.start_wait--;
 		return;
 	}
-	ret = wn_port_start(app.port);
+	ret = wn_net_port_start(app.port);
 	if (ret == 0) {
 		app.port_started = true;
 		app.start_backoff = 0;
@@ -297,7 +297,7 @@ link_watch(void *arg)
 	return NULL;
 }
 
-/* Everything start() created, in reverse; the ports stay for wn_port_shutdown(). */
+/* Everything start() created, in reverse; the ports stay for wn_net_port_shutdown(). */
 static void
 teardown(void)
 {
@@ -317,12 +317,12 @@ teardown(void)
 	ctl_srv = NULL;
 	wn_dp_free(app.dp);
 	/* the NIC may still hold frames that point into regions: their DMA mappings stay
-	 * until the port closes (wn_port_shutdown) */
+	 * until the port closes (wn_net_port_shutdown) */
 	wn_node_dma_closing(app.dma);
 	wn_server_destroy(app.srv);
 	wn_node_dma_free(app.dma);
 	wn_mem_table_free(app.mem);
-	wn_pcap_close(p->dp.pcap);
+	wn_net_pcap_close(p->dp.pcap);
 	if (app.efd >= 0)
 		close(app.efd);
 	rte_ring_free(p->dp.to_dp);
@@ -331,7 +331,7 @@ teardown(void)
 	rte_free(app.qs);
 	if (app.port_set && rte_eth_dev_is_valid_port(app.port) && is_face(p, app.port))
 		p->wrap->destroy(app.port);
-	/* the mbuf pool stays: the port's queues hold its mbufs until wn_port_shutdown() */
+	/* the mbuf pool stays: the port's queues hold its mbufs until wn_net_port_shutdown() */
 	wn_node_conf_free(p);
 	memset(&app, 0, sizeof(app));
 	app.efd = -1;
@@ -535,15 +535,15 @@ port_up(void)
 	pc.multi_segs = p->dp.zero_copy_tx;
 	pc.rx_intr = true; /* idle lcores sleep on them (--idle sleep) */
 	pc.pool = p->dp.pool;
-	ret = wn_port_configure(&pc, &p->dp.tx_offload_capa, &p->dp.rx_offload_capa);
+	ret = wn_net_port_configure(&pc, &p->dp.tx_offload_capa, &p->dp.rx_offload_capa);
 	if (ret == 0)
 		fence_port(port_under(p, app.port));
-	if (ret == 0 && wn_port_reconnects_by_restart(app.port)) {
+	if (ret == 0 && wn_net_port_reconnects_by_restart(app.port)) {
 		/* like a NIC without a cable: up with the link down when the peer is absent */
 		p->dp.link = &app.link;
 		link_try_start();
 	} else if (ret == 0) {
-		ret = wn_port_start(app.port);
+		ret = wn_net_port_start(app.port);
 	}
 	if (ret < 0) {
 		fprintf(stderr, "warpnicd: port %u set-up: %s\n", app.port, strerror(-ret));
@@ -560,7 +560,7 @@ port_up(void)
 	if (rte_eth_macaddr_get(app.port, &mac) == 0)
 		memcpy(p->ctl.mac, mac.addr_bytes, 6);
 	if (p->pcap != NULL) {
-		p->dp.pcap = wn_pcap_open(p->pcap, p->dp.mtu + 64u, "warpnicd");
+		p->dp.pcap = wn_net_pcap_open(p->pcap, p->dp.mtu + 64u, "warpnicd");
 		if (p->dp.pcap == NULL) {
 			fprintf(stderr, "warpnicd: --pcap %s: %s\n", p->pcap, strerror(errno));
 			return -errno;

@@ -108,7 +108,7 @@ port_assess(struct wn_node_dma *d, bool zero_copy)
 	struct rte_eth_dev_info info;
 	const char *bus;
 
-	if (wn_port_copies(d->v.port)) {
+	if (wn_net_port_copies(d->v.port)) {
 		d->v.needed = false;
 		return;
 	}

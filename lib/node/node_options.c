@@ -270,7 +270,7 @@ parse_ip(struct wn_node_conf *p, const char *arg)
 	if (c->n_addrs == WN_SERVER_MAX_ADDRS || p->dp.n_addrs == WN_NETIF_MAX_ADDRS)
 		return -ENOSPC;
 	/* the prefix is not optional: a silent /32 or /128 makes every neighbour unreachable */
-	if (strchr(arg, '/') == NULL || wn_ip_addr_parse(arg, &ip, &prefix) != 0)
+	if (strchr(arg, '/') == NULL || wn_net_addr_parse(arg, &ip, &prefix) != 0)
 		return -EINVAL;
 	a = &c->addrs[c->n_addrs++];
 	memset(a, 0, sizeof(*a));
@@ -357,7 +357,7 @@ apply_special(struct wn_node_conf *p, int o, const char *arg, int depth)
 		return parse_ip(p, arg);
 	case O_GW:
 		p->dp.has_gw = true;
-		return wn_ip_addr_parse(arg, &p->dp.gw, NULL);
+		return wn_net_addr_parse(arg, &p->dp.gw, NULL);
 	case O_CTL:
 		if (arg[0] == '\0' || strlen(arg) >= sizeof(p->ctl_path))
 			return -EINVAL;

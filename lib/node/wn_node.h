@@ -188,7 +188,7 @@ int wn_node_wait_idle(unsigned int timeout_ms);
 
 /**
  * Stop the shards and the control thread and free everything wn_node_start() created
- * (the ports stay for wn_port_shutdown()). No-op when not started.
+ * (the ports stay for wn_net_port_shutdown()). No-op when not started.
  * @return 0, or -errno of the first worker shard that failed. Main lcore.
  */
 int wn_node_stop(void);

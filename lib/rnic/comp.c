@@ -13,25 +13,25 @@
 #include "rnic_priv.h"
 
 void
-rnic_event(struct wn_rnic_qp *qp, const struct wn_rnic_event *ev)
+wn_rnic_event_post(struct wn_rnic_qp *qp, const struct wn_rnic_event *ev)
 {
 	if (qp->c.event != NULL)
 		qp->c.event(qp->c.event_arg, qp, ev);
 }
 
 void
-rnic_set_state(struct wn_rnic_qp *qp, enum wn_rnic_qp_state s)
+wn_rnic_set_state(struct wn_rnic_qp *qp, enum wn_rnic_qp_state s)
 {
 	struct wn_rnic_event ev = { .type = WN_RNIC_EV_STATE, .state = s };
 
 	if (qp->state == s)
 		return;
 	qp->state = s;
-	rnic_event(qp, &ev);
+	wn_rnic_event_post(qp, &ev);
 }
 
 int
-rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_queue_cqe *e,
+wn_rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_queue_cqe *e,
 	      bool solicited)
 {
 	struct wn_rnic_event ev = { .cq = cq };
@@ -48,10 +48,10 @@ rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_q
 		/* CQ overrun: the verbs contract is broken; report and stop the QP */
 		wn_queue_status_set(cq, WN_QUEUE_ST_OVERFLOW);
 		ev.type = WN_RNIC_EV_CQ_OVERFLOW;
-		rnic_event(qp, &ev);
+		wn_rnic_event_post(qp, &ev);
 		if (qp->state != WN_RNIC_QPS_ERROR)
-			rnic_queue_term(qp, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0, NULL,
-					0);
+			wn_rnic_queue_term(qp, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0,
+					   NULL, 0);
 		return -ENOSPC;
 	}
 	memcpy(wn_queue_prod_slot(cq, 0), e, sizeof(*e));
@@ -65,14 +65,14 @@ rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_q
 		qp->st.wqe_flushed++;
 	if (notify) {
 		ev.type = WN_RNIC_EV_CQ_NOTIFY;
-		rnic_event(qp, &ev);
+		wn_rnic_event_post(qp, &ev);
 	}
 	return 0;
 }
 
 /* Report finished send WQEs in SQ order and give their slots back to the client. */
 void
-rnic_complete_sq(struct wn_rnic_qp *qp)
+wn_rnic_complete_sq(struct wn_rnic_qp *qp)
 {
 	struct wn_queue_ring *sq = qp->c.sq;
 
@@ -98,17 +98,17 @@ rnic_complete_sq(struct wn_rnic_qp *qp)
 		/*
 		 * The slot goes back before the completion is visible: a client that polls the
 		 * CQE may post into that slot at once (verbs: a completed WR's slot is free).
-		 * A full CQ is fatal for the QP (rnic_post_cqe), so nothing is retried.
+		 * A full CQ is fatal for the QP (wn_rnic_post_cqe), so nothing is retried.
 		 */
 		p->done = 0;
 		wn_queue_cons_release(sq, 1);
 		if (cqe)
-			(void)rnic_post_cqe(qp, qp->c.scq, &e, false);
+			(void)wn_rnic_post_cqe(qp, qp->c.scq, &e, false);
 	}
 }
 
 void
-rnic_queue_term(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t code,
+wn_rnic_queue_term(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t code,
 		const uint8_t *bad, size_t bad_len)
 {
 	struct wn_term_cause cause = { .layer = layer, .etype = etype, .code = code };
@@ -120,12 +120,13 @@ rnic_queue_term(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t cod
 		return;
 	RNIC_LOG(DEBUG, "qp %u: Terminate layer %u etype %u code 0x%02x", qp->c.qpn, layer, etype,
 		 code);
-	wn_rdmap_term_from_cause(&t, cause, bad, bad_len);
-	n = wn_rdmap_term_build(qp->term.hdr, sizeof(qp->term.hdr), qp->msn_tx[WN_DDP_QN_TERM], &t);
+	wn_wire_rdmap_term_from_cause(&t, cause, bad, bad_len);
+	n = wn_wire_rdmap_term_build(qp->term.hdr, sizeof(qp->term.hdr), qp->msn_tx[WN_DDP_QN_TERM],
+				     &t);
 	if (n < 0) {
 		/* cannot happen with a cause from the tables; send the bare cause */
-		wn_rdmap_term_from_cause(&t, cause, NULL, 0);
-		n = wn_rdmap_term_build(qp->term.hdr, sizeof(qp->term.hdr),
+		wn_wire_rdmap_term_from_cause(&t, cause, NULL, 0);
+		n = wn_wire_rdmap_term_build(qp->term.hdr, sizeof(qp->term.hdr),
 					qp->msn_tx[WN_DDP_QN_TERM], &t);
 	}
 	qp->term.hdr_len = (uint16_t)n;
@@ -133,12 +134,12 @@ rnic_queue_term(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t cod
 	qp->term.n_iov = 0;
 	qp->term_cause = (struct wn_mem_term){ layer, etype, code };
 	qp->term_pending = true;
-	rnic_set_state(qp, WN_RNIC_QPS_TERMINATE);
+	wn_rnic_set_state(qp, WN_RNIC_QPS_TERMINATE);
 }
 
 /* Take the next receive WQE for a new QN 0 message. @return 0, -ENOBUFS, -EPROTO. */
 int
-rnic_take_rwqe(struct wn_rnic_qp *qp)
+wn_rnic_take_rwqe(struct wn_rnic_qp *qp)
 {
 	struct wn_queue_ring *r = qp->c.rq != NULL ? qp->c.rq : qp->c.srq;
 	rte_spinlock_t *lock = r == qp->c.srq ? qp->c.srq_lock : NULL;
@@ -173,7 +174,7 @@ rnic_take_rwqe(struct wn_rnic_qp *qp)
 	if (limit) {
 		struct wn_rnic_event ev = { .type = WN_RNIC_EV_SRQ_LIMIT, .srq = r };
 
-		rnic_event(qp, &ev);
+		wn_rnic_event_post(qp, &ev);
 	}
 	qp->rq.active = true;
 	qp->rq.wr_id = h.wr_id;

@@ -46,7 +46,7 @@ wn_rnic_qp_create(const struct wn_rnic_qp_conf *conf)
 	qp->sq_fetch = conf->sq->head;
 	qp->rtr_pending = conf->rtr_recv;
 	qp->rx_first = true;
-	rnic_rx_table_init(qp);
+	wn_rnic_rx_table_init(qp);
 	return qp;
 nomem:
 	wn_rnic_qp_destroy(qp);
@@ -76,7 +76,7 @@ wn_rnic_qp_start(struct wn_rnic_qp *qp)
 {
 	if (qp->state != WN_RNIC_QPS_IDLE)
 		return -EINVAL;
-	rnic_set_state(qp, WN_RNIC_QPS_RTS);
+	wn_rnic_set_state(qp, WN_RNIC_QPS_RTS);
 	return 0;
 }
 
@@ -85,7 +85,7 @@ wn_rnic_qp_close(struct wn_rnic_qp *qp)
 {
 	if (qp->state != WN_RNIC_QPS_RTS)
 		return -EINVAL;
-	rnic_set_state(qp, WN_RNIC_QPS_CLOSING);
+	wn_rnic_set_state(qp, WN_RNIC_QPS_CLOSING);
 	return 0;
 }
 
@@ -116,7 +116,7 @@ wn_rnic_terminate(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t c
 {
 	if (qp == NULL || qp->state == WN_RNIC_QPS_IDLE || qp->state == WN_RNIC_QPS_ERROR)
 		return -EINVAL;
-	rnic_queue_term(qp, layer, etype, code, NULL, 0);
+	wn_rnic_queue_term(qp, layer, etype, code, NULL, 0);
 	return 0;
 }
 
@@ -128,7 +128,7 @@ flush_recv(struct wn_rnic_qp *qp, uint64_t wr_id)
 		.qp_num = qp->c.qpn,
 	};
 
-	rnic_post_cqe(qp, qp->c.rcq, &e, false);
+	wn_rnic_post_cqe(qp, qp->c.rcq, &e, false);
 }
 
 /*
@@ -160,7 +160,7 @@ flush_new(struct wn_rnic_qp *qp)
 		qp->sq_fetch = sq->head;
 		avail--;
 		n++;
-		if (rnic_post_cqe(qp, qp->c.scq, &e, false) != 0)
+		if (wn_rnic_post_cqe(qp, qp->c.scq, &e, false) != 0)
 			break;
 	}
 	if (qp->c.rq != NULL) {
@@ -185,7 +185,7 @@ wn_rnic_qp_disconnect(struct wn_rnic_qp *qp)
 	if (qp->state == WN_RNIC_QPS_ERROR)
 		return;
 	qp->term_pending = false;
-	rnic_set_state(qp, WN_RNIC_QPS_ERROR);
+	wn_rnic_set_state(qp, WN_RNIC_QPS_ERROR);
 	/*
 	 * Started WQEs that never finished are flushed; finished ones keep their status. With
 	 * InfiniBand RC completions, a finished one the peer has not acknowledged is flushed
@@ -206,7 +206,7 @@ wn_rnic_qp_disconnect(struct wn_rnic_qp *qp)
 	qp->cur_active = false;
 	qp->ord_head = qp->ord_tail;
 	qp->ird_head = qp->ird_tail;
-	rnic_complete_sq(qp);
+	wn_rnic_complete_sq(qp);
 	if (qp->rq.active) {
 		qp->rq.active = false;
 		flush_recv(qp, qp->rq.wr_id);

@@ -121,17 +121,17 @@ struct wn_rnic_qp {
 	struct wn_mem_cached rx_rq_mem; /* ... and the last receive's */
 };
 
-/* comp.c: what rx.c and tx.c share (qp.c, the life cycle, sits above) */
-void rnic_set_state(struct wn_rnic_qp *qp, enum wn_rnic_qp_state s);
-int rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_queue_cqe *e,
+/* comp.c: what rnic_rx.c and tx.c share (qp.c, the life cycle, sits above) */
+void wn_rnic_set_state(struct wn_rnic_qp *qp, enum wn_rnic_qp_state s);
+int wn_rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct wn_queue_cqe *e,
 		  bool solicited);
-void rnic_complete_sq(struct wn_rnic_qp *qp);
+void wn_rnic_complete_sq(struct wn_rnic_qp *qp);
 /* tx.c: send the pending Terminate now; @return 1 when it went (or none was pending), 0 */
-int rnic_send_term(struct wn_rnic_qp *qp);
-void rnic_event(struct wn_rnic_qp *qp, const struct wn_rnic_event *ev);
-void rnic_queue_term(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t code,
+int wn_rnic_send_term(struct wn_rnic_qp *qp);
+void wn_rnic_event_post(struct wn_rnic_qp *qp, const struct wn_rnic_event *ev);
+void wn_rnic_queue_term(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t code,
 		     const uint8_t *bad, size_t bad_len);
-int rnic_take_rwqe(struct wn_rnic_qp *qp);
+int wn_rnic_take_rwqe(struct wn_rnic_qp *qp);
 
 static inline uint32_t
 rnic_vendor_err(uint8_t layer, uint8_t etype, uint8_t code)
@@ -151,7 +151,7 @@ rnic_ird_count(const struct wn_rnic_qp *qp)
 	return qp->ird_tail - qp->ird_head;
 }
 
-/* rx.c */
-void rnic_rx_table_init(struct wn_rnic_qp *qp);
+/* rnic_rx.c */
+void wn_rnic_rx_table_init(struct wn_rnic_qp *qp);
 
 #endif /* RNIC_PRIV_H */

@@ -46,12 +46,12 @@ wn_rnic_tx_release(struct wn_rnic_qp *qp, uint32_t wqe)
 	if (p->holds == 0)
 		return;
 	if (--p->holds == 0)
-		rnic_complete_sq(qp);
+		wn_rnic_complete_sq(qp);
 }
 
 /* @return 1 when the pending Terminate went out (or none was pending), 0 to retry. */
 int
-rnic_send_term(struct wn_rnic_qp *qp)
+wn_rnic_send_term(struct wn_rnic_qp *qp)
 {
 	struct wn_rnic_event ev = { .type = WN_RNIC_EV_TERM_SENT };
 
@@ -62,7 +62,7 @@ rnic_send_term(struct wn_rnic_qp *qp)
 	qp->msn_tx[WN_DDP_QN_TERM]++;
 	qp->st.terminates_sent++;
 	ev.term = qp->term_cause;
-	rnic_event(qp, &ev);
+	wn_rnic_event_post(qp, &ev);
 	return 1;
 }
 
@@ -85,7 +85,7 @@ local_error(struct wn_rnic_qp *qp, uint32_t idx, uint8_t status)
 	qp->tx_owner = TXO_NONE;
 	/* RFC 5040 §7.1: a local error found while generating a message sends the Terminate
 	 * instead of it, with no headers (Fig. 10: local catastrophic carries nothing) */
-	rnic_queue_term(qp, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0, NULL, 0);
+	wn_rnic_queue_term(qp, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0, NULL, 0);
 }
 
 /* Gather [off, off + len) of the current WQE's payload into @p u (lkeys checked again). */
@@ -335,7 +335,8 @@ sq_emit_immediate(struct wn_rnic_qp *qp, const struct wn_queue_swqe *w, struct w
 
 	if (lead)
 		data |= (uint64_t)WN_RNIC_IMM_SEND_FOLLOWS << 32;
-	n = wn_rdmap_immediate_build(u->hdr, sizeof(u->hdr), op, qp->msn_tx[WN_DDP_QN_SEND], data);
+	n = wn_wire_rdmap_immediate_build(u->hdr, sizeof(u->hdr), op, qp->msn_tx[WN_DDP_QN_SEND],
+					  data);
 	if (emit_hdr(qp, u, n) != 0)
 		return 0;
 	qp->msn_tx[WN_DDP_QN_SEND]++;
@@ -358,7 +359,8 @@ sq_emit_read(struct wn_rnic_qp *qp, const struct wn_queue_swqe *w, struct wn_llp
 		.src_stag = w->u.rdma.rkey, .src_to = w->u.rdma.remote_addr,
 	};
 	struct ord_ent *o = &qp->ord[qp->ord_tail % qp->c.ord];
-	int n = wn_rdmap_read_req_build(u->hdr, sizeof(u->hdr), qp->msn_tx[WN_DDP_QN_RREQ], &rr);
+	int n = wn_wire_rdmap_read_req_build(u->hdr, sizeof(u->hdr), qp->msn_tx[WN_DDP_QN_RREQ],
+					     &rr);
 
 	if (emit_hdr(qp, u, n) != 0)
 		return 0;
@@ -386,7 +388,7 @@ sq_emit_atomic(struct wn_rnic_qp *qp, const struct wn_queue_swqe *w, struct wn_l
 		.compare_mask = UINT64_MAX,
 	};
 	struct ord_ent *o = &qp->ord[qp->ord_tail % qp->c.ord];
-	int n = wn_rdmap_atomic_req_build(u->hdr, sizeof(u->hdr), qp->msn_tx[WN_DDP_QN_RREQ],
+	int n = wn_wire_rdmap_atomic_req_build(u->hdr, sizeof(u->hdr), qp->msn_tx[WN_DDP_QN_RREQ],
 					  &ar);
 
 	if (emit_hdr(qp, u, n) != 0)
@@ -418,11 +420,11 @@ sq_emit_data(struct wn_rnic_qp *qp, const struct wn_queue_swqe *w, struct wn_llp
 		return 0;
 	}
 	if (tagged)
-		n = wn_rdmap_write_build(u->hdr, sizeof(u->hdr), w->u.rdma.rkey,
+		n = wn_wire_rdmap_write_build(u->hdr, sizeof(u->hdr), w->u.rdma.rkey,
 					 w->u.rdma.remote_addr + qp->cur_off, last);
 	else
 		/* RFC 5040 §4.1: the Invalidate STag is zero in every other Send */
-		n = wn_rdmap_send_build(u->hdr, sizeof(u->hdr), send_opcode(w),
+		n = wn_wire_rdmap_send_build(u->hdr, sizeof(u->hdr), send_opcode(w),
 					w->opcode == WN_QUEUE_WR_SEND_WITH_INV ?
 					w->ex.invalidate_rkey : 0,
 					qp->msn_tx[WN_DDP_QN_SEND], qp->cur_off, last);
@@ -550,15 +552,15 @@ resp_emit(struct wn_rnic_qp *qp)
 					      WN_MEM_ACCESS_REMOTE_ATOMIC, qp->c.pd, qp->c.qpn,
 					      WN_MEM_LAYER_RDMAP, &term);
 			if (host == NULL) {
-				rnic_queue_term(qp, term.layer, term.etype, term.code, NULL, 0);
+				wn_rnic_queue_term(qp, term.layer, term.etype, term.code, NULL, 0);
 				return 0;
 			}
 			e->orig = atomic_exec(host, &e->ar);
 			e->executed = 1;
 		}
 		as.orig = e->orig;
-		n = wn_rdmap_atomic_resp_build(u.hdr, sizeof(u.hdr), qp->msn_tx[WN_DDP_QN_ARESP],
-					       &as);
+		n = wn_wire_rdmap_atomic_resp_build(u.hdr, sizeof(u.hdr),
+						    qp->msn_tx[WN_DDP_QN_ARESP], &as);
 		u.hdr_len = (uint16_t)n;
 		u.len = (uint32_t)n;
 		u.n_iov = 0;
@@ -581,7 +583,7 @@ resp_emit(struct wn_rnic_qp *qp)
 				      WN_MEM_ACCESS_REMOTE_READ, qp->c.pd, qp->c.qpn,
 				      WN_MEM_LAYER_RDMAP, &term);
 		if (host == NULL) {
-			rnic_queue_term(qp, term.layer, term.etype, term.code, NULL, 0);
+			wn_rnic_queue_term(qp, term.layer, term.etype, term.code, NULL, 0);
 			return 0;
 		}
 		u.iov[0].base = host;
@@ -591,7 +593,7 @@ resp_emit(struct wn_rnic_qp *qp)
 		u.src = WN_LLP_SRC_RESP;
 		u.msg_len = e->rr.size;
 	}
-	n = wn_rdmap_read_resp_build(u.hdr, sizeof(u.hdr), e->rr.sink_stag,
+	n = wn_wire_rdmap_read_resp_build(u.hdr, sizeof(u.hdr), e->rr.sink_stag,
 				     e->rr.sink_to + e->sent, last);
 	u.hdr_len = (uint16_t)n;
 	u.len = (uint32_t)n + seg;
@@ -616,7 +618,7 @@ wn_rnic_tx_poll(struct wn_rnic_qp *qp, unsigned int budget)
 		int rc;
 
 		if (qp->term_pending) {
-			n += (unsigned int)rnic_send_term(qp);
+			n += (unsigned int)wn_rnic_send_term(qp);
 			break; /* RFC 5040 §5.4: nothing after the Terminate */
 		}
 		if (qp->state != WN_RNIC_QPS_RTS && qp->state != WN_RNIC_QPS_CLOSING)
@@ -643,9 +645,9 @@ wn_rnic_tx_poll(struct wn_rnic_qp *qp, unsigned int budget)
 			break;
 		n++;
 	}
-	rnic_complete_sq(qp);
+	wn_rnic_complete_sq(qp);
 	if (qp->term_pending && n < budget)
-		n += (unsigned int)rnic_send_term(qp);
+		n += (unsigned int)wn_rnic_send_term(qp);
 	return n;
 }
 
@@ -675,19 +677,20 @@ wn_rnic_send_rtr(struct wn_rnic_qp *qp, uint32_t type)
 		return -EINVAL;
 	switch (type) {
 	case WN_RNIC_RTR_SEND:
-		n = wn_rdmap_send_build(u.hdr, sizeof(u.hdr), WN_RDMAP_SEND, 0,
+		n = wn_wire_rdmap_send_build(u.hdr, sizeof(u.hdr), WN_RDMAP_SEND, 0,
 					qp->msn_tx[WN_DDP_QN_SEND], 0, true);
 		break;
 	case WN_RNIC_RTR_WRITE:
 		/* zero-length tagged: STag and TO are not checked (RFC 5041 §5.2) */
-		n = wn_rdmap_write_build(u.hdr, sizeof(u.hdr), 0, 0, true);
+		n = wn_wire_rdmap_write_build(u.hdr, sizeof(u.hdr), 0, 0, true);
 		break;
 	case WN_RNIC_RTR_READ: {
 		struct wn_rdmap_read_req rr = { 0 };
 
 		if (rnic_ord_count(qp) >= qp->c.ord)
 			return -EBUSY;
-		n = wn_rdmap_read_req_build(u.hdr, sizeof(u.hdr), qp->msn_tx[WN_DDP_QN_RREQ], &rr);
+		n = wn_wire_rdmap_read_req_build(u.hdr, sizeof(u.hdr), qp->msn_tx[WN_DDP_QN_RREQ],
+						 &rr);
 		break;
 	}
 	default:

@@ -85,7 +85,7 @@ static int
 cm_wait(struct wn_rpcrdma_clnt *c, enum rdma_cm_event_type want, struct rdma_cm_event **out,
 	int timeout_ms)
 {
-	uint64_t end = rpcrdma_now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = wn_rpcrdma_now_ms() + (uint64_t)timeout_ms;
 	struct rdma_cm_event *ev;
 	int fd = c->ech->fd;
 
@@ -113,11 +113,11 @@ cm_wait(struct wn_rpcrdma_clnt *c, enum rdma_cm_event_type want, struct rdma_cm_
 		}
 		if (errno != EAGAIN)
 			return -errno;
-		uint64_t now = rpcrdma_now_ms();
+		uint64_t now = wn_rpcrdma_now_ms();
 
 		if (now >= end)
 			return -ETIMEDOUT;
-		rpcrdma_wait_fds(&fd, 1, (int)(end - now));
+		wn_rpcrdma_wait_fds(&fd, 1, (int)(end - now));
 	}
 }
 
@@ -164,7 +164,7 @@ clnt_connect(struct wn_rpcrdma_clnt *c, const char *host)
 	ret = resolve(host, c->o.port, &sa);
 	if (ret != 0)
 		return ret;
-	c->ech = rpcrdma_event_channel();
+	c->ech = wn_rpcrdma_event_channel();
 	if (c->ech == NULL)
 		return errno != 0 ? -errno : -ENODEV;
 	if (rdma_create_id(c->ech, &c->id, c, RDMA_PS_TCP) != 0)
@@ -179,7 +179,7 @@ clnt_connect(struct wn_rpcrdma_clnt *c, const char *host)
 	ret = cm_wait(c, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, 10000);
 	if (ret != 0)
 		return ret;
-	ret = rpcrdma_dom_init(&c->dom, c->id->verbs, c->o.reg, pool_size_for(&c->o));
+	ret = wn_rpcrdma_dom_init(&c->dom, c->id->verbs, c->o.reg, pool_size_for(&c->o));
 	if (ret != 0)
 		return ret;
 	c->dom_ok = true;
@@ -187,7 +187,7 @@ clnt_connect(struct wn_rpcrdma_clnt *c, const char *host)
 	 * requests; replies need one receive each, plus slack for an unexpected message */
 	sq = c->o.credits * RPCRDMA_CALL_WRS;
 	rq = c->o.credits + 2;
-	ret = rpcrdma_conn_setup(&c->conn, &c->dom, c->id, sq, rq, c->o.inline_recv, on_wc, c);
+	ret = wn_rpcrdma_conn_setup(&c->conn, &c->dom, c->id, sq, rq, c->o.inline_recv, on_wc, c);
 	if (ret != 0)
 		return ret;
 	c->conn_ok = true;
@@ -202,7 +202,7 @@ clnt_connect(struct wn_rpcrdma_clnt *c, const char *host)
 	c->conn.remote_inv = !c->o.no_remote_inv && !c->o.no_private_data &&
 			     c->dom.reg == WN_RPCRDMA_REG_MW;
 	if (!c->o.no_private_data) {
-		rpcrdma_cp_make(&c->o, c->conn.remote_inv, pd);
+		wn_rpcrdma_cp_make(&c->o, c->conn.remote_inv, pd);
 		cp.private_data = pd;
 		cp.private_data_len = sizeof(pd);
 	}
@@ -240,7 +240,7 @@ clnt_connect(struct wn_rpcrdma_clnt *c, const char *host)
 	RLOG(INFO, "connected to %s: inline call %u reply %u, peer private data %s, ORD %u",
 	     host, c->call_inline, c->reply_inline, c->conn.peer_cp ? "yes" : "no", c->conn.ord);
 	if (c->o.settle_ms != 0)
-		rpcrdma_wait_fds(NULL, 0, (int)c->o.settle_ms);
+		wn_rpcrdma_wait_fds(NULL, 0, (int)c->o.settle_ms);
 	return 0;
 }
 
@@ -259,8 +259,8 @@ slots_init(struct wn_rpcrdma_clnt *c)
 		s->bwr = (struct rpcrdma_wr){.kind = RPCRDMA_WR_BIND, .owner = s};
 		s->iwr = (struct rpcrdma_wr){.kind = RPCRDMA_WR_INV, .owner = s};
 		s->rwr = (struct rpcrdma_wr){.kind = RPCRDMA_WR_READ, .owner = s};
-		s->hdr = rpcrdma_pool_alloc(&c->dom.pool, RPCRDMA_HDR_MAX);
-		s->inl = rpcrdma_pool_alloc(&c->dom.pool, c->call_inline);
+		s->hdr = wn_rpcrdma_pool_alloc(&c->dom.pool, RPCRDMA_HDR_MAX);
+		s->inl = wn_rpcrdma_pool_alloc(&c->dom.pool, c->call_inline);
 		if (s->hdr == NULL || s->inl == NULL)
 			return -ENOMEM;
 	}
@@ -287,7 +287,7 @@ wn_rpcrdma_clnt_create(const char *host, const struct wn_rpcrdma_opts *o)
 		c->o.timeout_ms = 30000;
 	c->granted = 1;
 	if (getrandom(&c->next_xid, sizeof(c->next_xid), GRND_NONBLOCK) != sizeof(c->next_xid))
-		c->next_xid = (uint32_t)rpcrdma_now_ms() * 2654435761u;
+		c->next_xid = (uint32_t)wn_rpcrdma_now_ms() * 2654435761u;
 	ret = clnt_connect(c, host);
 	if (ret == 0)
 		ret = slots_init(c);
@@ -329,7 +329,7 @@ conn_lost(struct wn_rpcrdma_clnt *c)
 	if (!c->conn.dead)
 		RLOG(INFO, "connection lost: %u calls fail", c->started);
 	c->conn.dead = true;
-	rpcrdma_conn_teardown(&c->conn);
+	wn_rpcrdma_conn_teardown(&c->conn);
 	c->conn_ok = false;
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct slot *s = &c->slots[i];
@@ -365,15 +365,15 @@ wn_rpcrdma_clnt_destroy(struct wn_rpcrdma_clnt *c)
 	conn_lost(c);
 	if (c->slots != NULL) {
 		for (uint32_t i = 0; i < c->nslots; i++) {
-			rpcrdma_pool_free(&c->dom.pool, c->slots[i].hdr);
-			rpcrdma_pool_free(&c->dom.pool, c->slots[i].inl);
+			wn_rpcrdma_pool_free(&c->dom.pool, c->slots[i].hdr);
+			wn_rpcrdma_pool_free(&c->dom.pool, c->slots[i].inl);
 		}
 		free(c->slots);
 	}
 	if (c->id != NULL)
 		rdma_destroy_id(c->id);
 	if (c->dom_ok)
-		rpcrdma_dom_fini(&c->dom);
+		wn_rpcrdma_dom_fini(&c->dom);
 	if (c->ech != NULL)
 		rdma_destroy_event_channel(c->ech);
 	free(c);
@@ -382,7 +382,7 @@ wn_rpcrdma_clnt_destroy(struct wn_rpcrdma_clnt *c)
 int
 wn_rpcrdma_clnt_reg(struct wn_rpcrdma_clnt *c, void *addr, size_t len)
 {
-	return rpcrdma_dom_reg(&c->dom, addr, len);
+	return wn_rpcrdma_dom_reg(&c->dom, addr, len);
 }
 
 int
@@ -390,7 +390,7 @@ wn_rpcrdma_clnt_dereg(struct wn_rpcrdma_clnt *c, void *addr)
 {
 	if (c->started != 0)
 		return -EBUSY; /* a call may have its chunks in it */
-	return rpcrdma_dom_dereg(&c->dom, addr);
+	return wn_rpcrdma_dom_dereg(&c->dom, addr);
 }
 
 uint32_t
@@ -420,7 +420,7 @@ slot_buf(struct wn_rpcrdma_clnt *c, struct slot *s, size_t len)
 
 	if (s->nbufs == sizeof(s->bufs) / sizeof(s->bufs[0]))
 		return NULL;
-	p = rpcrdma_pool_alloc(&c->dom.pool, len);
+	p = wn_rpcrdma_pool_alloc(&c->dom.pool, len);
 	if (p != NULL)
 		s->bufs[s->nbufs++] = p;
 	return p;
@@ -430,7 +430,7 @@ static void
 slot_free_bufs(struct wn_rpcrdma_clnt *c, struct slot *s)
 {
 	for (uint32_t i = 0; i < s->nbufs; i++)
-		rpcrdma_pool_free(&c->dom.pool, s->bufs[i]);
+		wn_rpcrdma_pool_free(&c->dom.pool, s->bufs[i]);
 	s->nbufs = 0;
 }
 
@@ -455,7 +455,7 @@ encode_call(struct wn_rpcrdma_clnt *c, struct wn_rpcrdma_call *call, uint32_t xi
 	else
 		m.rm_call.cb_cred = _null_auth;
 	m.rm_call.cb_verf = _null_auth;
-	rpcrdma_xenc_init(&x, e, buf, cap, ddp_min, items, RPCRDMA_CALL_ITEMS);
+	wn_rpcrdma_xenc_init(&x, e, buf, cap, ddp_min, items, RPCRDMA_CALL_ITEMS);
 	return xdr_callmsg(&x, &m) &&
 	       rpcrdma_xdr_or_void(call->xargs)(&x, (void *)(uintptr_t)call->args);
 }
@@ -475,7 +475,7 @@ slot_expose(struct wn_rpcrdma_clnt *c, struct slot *s, uint8_t *p, uint32_t len,
 	struct rpcrdma_mw *mw;
 	int ret;
 
-	ret = rpcrdma_conn_expose(&c->conn, p, len, access, seg, &mw, &s->bwr);
+	ret = wn_rpcrdma_conn_expose(&c->conn, p, len, access, seg, &mw, &s->bwr);
 	if (ret != 0)
 		return ret;
 	if (mw != NULL) {
@@ -492,7 +492,7 @@ placeable(struct wn_rpcrdma_clnt *c, struct slot *s, uint8_t *p, uint32_t len, b
 {
 	uint8_t *b;
 
-	if (rpcrdma_dom_mr(&c->dom, p, len) != NULL)
+	if (wn_rpcrdma_dom_mr(&c->dom, p, len) != NULL)
 		return p;
 	b = slot_buf(c, s, len);
 	if (b == NULL)
@@ -625,7 +625,7 @@ issue(struct wn_rpcrdma_clnt *c, struct slot *s, struct wn_rpcrdma_call *call)
 	n = wn_rpcrdma_encode(h, s->hdr, RPCRDMA_HDR_MAX - 64);
 	if (n < 0)
 		return n;
-	ret = rpcrdma_conn_send(&c->conn, s->hdr, (uint32_t)n, payload, long_call ? 0 : plen, 0,
+	ret = wn_rpcrdma_conn_send(&c->conn, s->hdr, (uint32_t)n, payload, long_call ? 0 : plen, 0,
 				&s->swr);
 	if (ret != 0)
 		return ret;
@@ -745,7 +745,7 @@ wn_rpcrdma_clnt_start(struct wn_rpcrdma_clnt *c, struct wn_rpcrdma_call *call)
 	call->ddp_bytes = 0;
 	call->slot_ = NULL;
 	call->next_ = NULL;
-	call->deadline_ = rpcrdma_now_ms() + (call->timeout_ms != 0 ? call->timeout_ms
+	call->deadline_ = wn_rpcrdma_now_ms() + (call->timeout_ms != 0 ? call->timeout_ms
 								  : c->o.timeout_ms);
 	if (c->backlog_tail != NULL)
 		c->backlog_tail->next_ = call;
@@ -767,7 +767,7 @@ slot_try_release(struct wn_rpcrdma_clnt *c, struct slot *s)
 		return;
 	slot_free_bufs(c, s);
 	for (uint32_t i = 0; i < s->nmws; i++)
-		rpcrdma_conn_mw_put(&c->conn, s->mws[i]);
+		wn_rpcrdma_conn_mw_put(&c->conn, s->mws[i]);
 	s->nmws = 0;
 	s->busy = false;
 	c->active--;
@@ -823,9 +823,9 @@ decode_reply(struct wn_rpcrdma_clnt *c, struct slot *s)
 						  .ptr = s->land[i]};
 	if (s->offer.write)
 		wch[nw++] = (struct rpcrdma_xins){.len = pl->placed, .ptr = s->wbuf};
-	rpcrdma_xdec_init(&x, &d, buf, len, rch, nr, wch, nw);
+	wn_rpcrdma_xdec_init(&x, &d, buf, len, rch, nr, wch, nw);
 	if (s->rh.proc == WN_RPCRDMA_MSGP) {
-		rpcrdma_xdec_msgp(&d, s->rh.align, s->rh.thresh, s->rh.hdr_len);
+		wn_rpcrdma_xdec_msgp(&d, s->rh.align, s->rh.thresh, s->rh.hdr_len);
 		call->how |= WN_RPCRDMA_HOW_MSGP;
 	}
 	memset(&m, 0, sizeof(m));
@@ -836,7 +836,7 @@ decode_reply(struct wn_rpcrdma_clnt *c, struct slot *s)
 		st = RPC_CANTDECODERES;
 	} else {
 		st = reply_stat(&m);
-		if (st == RPC_SUCCESS && !rpcrdma_xdec_done(&d))
+		if (st == RPC_SUCCESS && !wn_rpcrdma_xdec_done(&d))
 			st = RPC_CANTDECODERES;
 	}
 	c->st.bytes_copied += d.copied;
@@ -869,7 +869,7 @@ finish(struct wn_rpcrdma_clnt *c, struct slot *s)
 		deliver(c, s, RPC_CANTSEND); /* RDMA_ERROR */
 	}
 	if (s->held != NULL) {
-		rpcrdma_conn_repost(&c->conn, s->held);
+		wn_rpcrdma_conn_repost(&c->conn, s->held);
 		s->held = NULL;
 	}
 	slot_try_release(c, s);
@@ -886,7 +886,7 @@ invalidate_all(struct wn_rpcrdma_clnt *c, struct slot *s)
 			s->inv_rkey = 0; /* the server's Send With Invalidate did it */
 			continue;
 		}
-		if (rpcrdma_conn_invalidate(&c->conn, s->mws[i], &s->iwr) != 0) {
+		if (wn_rpcrdma_conn_invalidate(&c->conn, s->mws[i], &s->iwr) != 0) {
 			/* RFC 8166 §4.5.4: cannot protect the memory: close the connection */
 			conn_lost(c);
 			return;
@@ -906,8 +906,8 @@ post_reads(struct wn_rpcrdma_clnt *c, struct slot *s)
 		const struct wn_rpcrdma_seg *seg = &s->rh.reads[ch->first + s->rd_next_seg].seg;
 
 		if (seg->length > 0) {
-			if (rpcrdma_conn_read(&c->conn, s->land[s->rd_next_chunk] + s->rd_off, seg,
-					      &s->rwr) != 0) {
+			if (wn_rpcrdma_conn_read(&c->conn, s->land[s->rd_next_chunk] + s->rd_off,
+						 seg, &s->rwr) != 0) {
 				conn_lost(c);
 				return;
 			}
@@ -935,7 +935,7 @@ send_done_msg(struct wn_rpcrdma_clnt *c, struct slot *s)
 	int n = wn_rpcrdma_encode(&h, b, 64);
 
 	/* RFC 5666 §3.5: the client tells the server it may free the long reply's buffer */
-	if (n < 0 || rpcrdma_conn_send(&c->conn, b, (uint32_t)n, NULL, 0, 0, &s->swr) != 0) {
+	if (n < 0 || wn_rpcrdma_conn_send(&c->conn, b, (uint32_t)n, NULL, 0, 0, &s->swr) != 0) {
 		conn_lost(c);
 		return;
 	}
@@ -949,7 +949,7 @@ on_reply(struct wn_rpcrdma_clnt *c, struct slot *s, struct rpcrdma_rbuf *rb, uin
 	s->replied = true;
 	if (s->call == NULL || s->timed_out) {
 		/* late reply of a timed-out call: its credit comes back now */
-		rpcrdma_conn_repost(&c->conn, rb);
+		wn_rpcrdma_conn_repost(&c->conn, rb);
 		slot_try_release(c, s);
 		return;
 	}
@@ -1005,7 +1005,7 @@ discard(struct wn_rpcrdma_clnt *c, struct slot *s, struct rpcrdma_rbuf *rb)
 	c->st.discarded++;
 	if (s != NULL)
 		s->answered = true;
-	rpcrdma_conn_repost(&c->conn, rb);
+	wn_rpcrdma_conn_repost(&c->conn, rb);
 }
 
 static void
@@ -1025,7 +1025,7 @@ on_recv(struct wn_rpcrdma_clnt *c, struct rpcrdma_rbuf *rb, const struct ibv_wc 
 		return;
 	}
 	if (h->proc != WN_RPCRDMA_ERROR &&
-	    rpcrdma_proto_reply_check(h, &s->offer, c->o.max_msg, &s->plan) != 0) {
+	    wn_rpcrdma_proto_reply_check(h, &s->offer, c->o.max_msg, &s->plan) != 0) {
 		RLOG(INFO, "reply %#x does not match its call's chunks: discarded", h->xid);
 		discard(c, s, rb);
 		return;
@@ -1175,8 +1175,8 @@ progress(struct wn_rpcrdma_clnt *c)
 	cm_events(c);
 	if (!c->conn_ok)
 		return;
-	rpcrdma_dom_events(&c->dom, NULL);
-	if (rpcrdma_conn_drain(&c->conn) < 0)
+	wn_rpcrdma_dom_events(&c->dom, NULL);
+	if (wn_rpcrdma_conn_drain(&c->conn) < 0)
 		conn_lost(c);
 	try_issue(c);
 }
@@ -1184,14 +1184,14 @@ progress(struct wn_rpcrdma_clnt *c)
 int
 wn_rpcrdma_clnt_poll(struct wn_rpcrdma_clnt *c, int timeout_ms)
 {
-	uint64_t start = rpcrdma_now_ms(), end, now;
+	uint64_t start = wn_rpcrdma_now_ms(), end, now;
 	int fds[2];
 
 	c->completed = 0;
 	end = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms;
 	for (;;) {
 		progress(c);
-		now = rpcrdma_now_ms();
+		now = wn_rpcrdma_now_ms();
 		timeouts(c, now);
 		if (c->completed > 0 || now >= end)
 			break;
@@ -1200,8 +1200,8 @@ wn_rpcrdma_clnt_poll(struct wn_rpcrdma_clnt *c, int timeout_ms)
 		if (c->o.busy_poll_us != 0) {
 			uint64_t spin_end = now + (c->o.busy_poll_us + 999) / 1000;
 
-			while (c->completed == 0 && rpcrdma_now_ms() < spin_end && c->conn_ok) {
-				if (rpcrdma_conn_drain(&c->conn) < 0)
+			while (c->completed == 0 && wn_rpcrdma_now_ms() < spin_end && c->conn_ok) {
+				if (wn_rpcrdma_conn_drain(&c->conn) < 0)
 					conn_lost(c);
 				try_issue(c);
 			}
@@ -1212,10 +1212,10 @@ wn_rpcrdma_clnt_poll(struct wn_rpcrdma_clnt *c, int timeout_ms)
 
 		if (wake > end)
 			wake = end;
-		now = rpcrdma_now_ms();
+		now = wn_rpcrdma_now_ms();
 		fds[0] = c->ech->fd;
 		fds[1] = c->dom.ch->fd;
-		rpcrdma_wait_fds(fds, c->conn_ok ? 2 : 1,
+		wn_rpcrdma_wait_fds(fds, c->conn_ok ? 2 : 1,
 				 wake == UINT64_MAX ? -1 : (int)(wake > now ? wake - now : 0));
 	}
 	return c->completed;

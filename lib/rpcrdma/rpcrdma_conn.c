@@ -22,7 +22,7 @@
 static int log_level = -1;
 
 int
-rpcrdma_log_level(void)
+wn_rpcrdma_log_level(void)
 {
 	if (log_level < 0) {
 		const char *e = getenv("WN_RPCRDMA_LOG");
@@ -41,7 +41,7 @@ rpcrdma_log_level(void)
 }
 
 void
-rpcrdma_log(int level, const char *fmt, ...)
+wn_rpcrdma_log(int level, const char *fmt, ...)
 {
 	static const char *const names[] = {"ERR", "WARN", "INFO", "DEBUG"};
 	va_list ap;
@@ -54,7 +54,7 @@ rpcrdma_log(int level, const char *fmt, ...)
 }
 
 uint64_t
-rpcrdma_now_ms(void)
+wn_rpcrdma_now_ms(void)
 {
 	struct timespec ts;
 
@@ -63,7 +63,7 @@ rpcrdma_now_ms(void)
 }
 
 int
-rpcrdma_nonblock(int fd)
+wn_rpcrdma_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 
@@ -71,12 +71,12 @@ rpcrdma_nonblock(int fd)
 }
 
 struct rdma_event_channel *
-rpcrdma_event_channel(void)
+wn_rpcrdma_event_channel(void)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	int ret;
 
-	if (ch != NULL && (ret = rpcrdma_nonblock(ch->fd)) != 0) {
+	if (ch != NULL && (ret = wn_rpcrdma_nonblock(ch->fd)) != 0) {
 		rdma_destroy_event_channel(ch);
 		errno = -ret;
 		return NULL;
@@ -85,7 +85,7 @@ rpcrdma_event_channel(void)
 }
 
 int
-rpcrdma_wait_fds(const int *fds, int n, int timeout_ms)
+wn_rpcrdma_wait_fds(const int *fds, int n, int timeout_ms)
 {
 	struct pollfd p[4];
 
@@ -98,7 +98,7 @@ rpcrdma_wait_fds(const int *fds, int n, int timeout_ms)
 }
 
 bool_t
-rpcrdma_xdr_none(XDR *x, void *p)
+wn_rpcrdma_xdr_none(XDR *x, void *p)
 {
 	(void)x;
 	(void)p;
@@ -119,7 +119,7 @@ wn_rpcrdma_opts_default(struct wn_rpcrdma_opts *o)
 }
 
 void
-rpcrdma_cp_make(const struct wn_rpcrdma_opts *o, bool remote_inv, uint8_t *out)
+wn_rpcrdma_cp_make(const struct wn_rpcrdma_opts *o, bool remote_inv, uint8_t *out)
 {
 	struct wn_rpcrdma_cp cp = {
 		.version = WN_RPCRDMA_CP_VERSION,
@@ -177,7 +177,7 @@ region_add(struct rpcrdma_dom *d, struct rpcrdma_region *r, void *addr, size_t l
 }
 
 int
-rpcrdma_dom_init(struct rpcrdma_dom *d, struct ibv_context *ctx, enum wn_rpcrdma_reg_mode reg,
+wn_rpcrdma_dom_init(struct rpcrdma_dom *d, struct ibv_context *ctx, enum wn_rpcrdma_reg_mode reg,
 		 size_t pool_size)
 {
 	int ret;
@@ -200,7 +200,7 @@ rpcrdma_dom_init(struct rpcrdma_dom *d, struct ibv_context *ctx, enum wn_rpcrdma
 		ret = errno != 0 ? -errno : -ENOMEM;
 		goto fail;
 	}
-	ret = rpcrdma_nonblock(d->ch->fd);
+	ret = wn_rpcrdma_nonblock(d->ch->fd);
 	if (ret != 0)
 		goto fail;
 	pool_size = (pool_size + 0xfffff) & ~(size_t)0xfffff;
@@ -211,7 +211,7 @@ rpcrdma_dom_init(struct rpcrdma_dom *d, struct ibv_context *ctx, enum wn_rpcrdma
 		goto fail;
 	}
 	d->arena_len = pool_size;
-	ret = rpcrdma_pool_init(&d->pool, d->arena, pool_size, 10);
+	ret = wn_rpcrdma_pool_init(&d->pool, d->arena, pool_size, 10);
 	if (ret != 0)
 		goto fail;
 	ret = region_add(d, &d->arena_reg, d->arena, pool_size);
@@ -222,12 +222,12 @@ rpcrdma_dom_init(struct rpcrdma_dom *d, struct ibv_context *ctx, enum wn_rpcrdma
 	     pool_size >> 10);
 	return 0;
 fail:
-	rpcrdma_dom_fini(d);
+	wn_rpcrdma_dom_fini(d);
 	return ret;
 }
 
 void
-rpcrdma_dom_fini(struct rpcrdma_dom *d)
+wn_rpcrdma_dom_fini(struct rpcrdma_dom *d)
 {
 	struct rpcrdma_region *r = d->regions, *n;
 
@@ -239,7 +239,7 @@ rpcrdma_dom_fini(struct rpcrdma_dom *d)
 	}
 	d->regions = NULL;
 	if (d->pool.nblocks != 0)
-		rpcrdma_pool_fini(&d->pool);
+		wn_rpcrdma_pool_fini(&d->pool);
 	if (d->arena != NULL)
 		munmap(d->arena, d->arena_len);
 	if (d->ch != NULL)
@@ -250,7 +250,7 @@ rpcrdma_dom_fini(struct rpcrdma_dom *d)
 }
 
 int
-rpcrdma_dom_reg(struct rpcrdma_dom *d, void *addr, size_t len)
+wn_rpcrdma_dom_reg(struct rpcrdma_dom *d, void *addr, size_t len)
 {
 	const uint8_t *a = addr;
 	struct rpcrdma_region *r;
@@ -271,7 +271,7 @@ rpcrdma_dom_reg(struct rpcrdma_dom *d, void *addr, size_t len)
 }
 
 int
-rpcrdma_dom_dereg(struct rpcrdma_dom *d, void *addr)
+wn_rpcrdma_dom_dereg(struct rpcrdma_dom *d, void *addr)
 {
 	struct rpcrdma_region **pp, *r;
 
@@ -286,7 +286,7 @@ rpcrdma_dom_dereg(struct rpcrdma_dom *d, void *addr)
 }
 
 struct ibv_mr *
-rpcrdma_dom_mr(const struct rpcrdma_dom *d, const void *p, size_t len)
+wn_rpcrdma_dom_mr(const struct rpcrdma_dom *d, const void *p, size_t len)
 {
 	const uint8_t *a = p;
 
@@ -299,7 +299,7 @@ rpcrdma_dom_mr(const struct rpcrdma_dom *d, const void *p, size_t len)
 /* ---- connection ------------------------------------------------------------------------------- */
 
 int
-rpcrdma_conn_setup(struct rpcrdma_conn *c, struct rpcrdma_dom *d, struct rdma_cm_id *id,
+wn_rpcrdma_conn_setup(struct rpcrdma_conn *c, struct rpcrdma_dom *d, struct rdma_cm_id *id,
 		   uint32_t sq, uint32_t rq, uint32_t recv_size, rpcrdma_wc_fn on_wc, void *owner)
 {
 	struct ibv_qp_init_attr qa;
@@ -342,24 +342,24 @@ rpcrdma_conn_setup(struct rpcrdma_conn *c, struct rpcrdma_dom *d, struct rdma_cm
 	for (uint32_t i = 0; i < rq; i++) {
 		c->rbufs[i].wr.kind = RPCRDMA_WR_RECV;
 		c->rbufs[i].wr.owner = &c->rbufs[i];
-		c->rbufs[i].buf = rpcrdma_pool_alloc(&d->pool, recv_size);
+		c->rbufs[i].buf = wn_rpcrdma_pool_alloc(&d->pool, recv_size);
 		if (c->rbufs[i].buf == NULL) {
 			ret = -ENOMEM;
 			goto fail;
 		}
-		ret = rpcrdma_conn_repost(c, &c->rbufs[i]);
+		ret = wn_rpcrdma_conn_repost(c, &c->rbufs[i]);
 		if (ret != 0)
 			goto fail;
 	}
-	rpcrdma_conn_arm(c);
+	wn_rpcrdma_conn_arm(c);
 	return 0;
 fail:
-	rpcrdma_conn_teardown(c);
+	wn_rpcrdma_conn_teardown(c);
 	return ret;
 }
 
 int
-rpcrdma_dom_events(struct rpcrdma_dom *d, struct ibv_cq *dying)
+wn_rpcrdma_dom_events(struct rpcrdma_dom *d, struct ibv_cq *dying)
 {
 	struct ibv_cq *cq;
 	void *ctx;
@@ -375,7 +375,7 @@ rpcrdma_dom_events(struct rpcrdma_dom *d, struct ibv_cq *dying)
 			continue; /* a destroyed CQ's: its memory is gone */
 		ibv_ack_cq_events(cq, 1);
 		if (cq != dying)
-			rpcrdma_conn_arm(c);
+			wn_rpcrdma_conn_arm(c);
 	}
 	return n;
 }
@@ -393,7 +393,7 @@ dom_unlink(struct rpcrdma_conn *c)
 }
 
 void
-rpcrdma_conn_teardown(struct rpcrdma_conn *c)
+wn_rpcrdma_conn_teardown(struct rpcrdma_conn *c)
 {
 	struct ibv_wc wc[16];
 
@@ -403,13 +403,13 @@ rpcrdma_conn_teardown(struct rpcrdma_conn *c)
 	}
 	if (c->cq != NULL) {
 		/* every event of the CQ must be acknowledged before it is destroyed */
-		rpcrdma_dom_events(c->dom, c->cq);
+		wn_rpcrdma_dom_events(c->dom, c->cq);
 		while (ibv_poll_cq(c->cq, 16, wc) > 0)
 			;
 		dom_unlink(c);
 		ibv_destroy_cq(c->cq);
 		c->cq = NULL;
-		rpcrdma_dom_events(c->dom, NULL); /* drops any that came in meanwhile */
+		wn_rpcrdma_dom_events(c->dom, NULL); /* drops any that came in meanwhile */
 	}
 	for (uint32_t i = 0; i < c->nmw; i++) {
 		ibv_dealloc_mw(c->mw_all[i]->mw);
@@ -419,14 +419,14 @@ rpcrdma_conn_teardown(struct rpcrdma_conn *c)
 	c->mw_free = NULL;
 	if (c->rbufs != NULL) {
 		for (uint32_t i = 0; i < c->rq_size; i++)
-			rpcrdma_pool_free(&c->dom->pool, c->rbufs[i].buf);
+			wn_rpcrdma_pool_free(&c->dom->pool, c->rbufs[i].buf);
 		free(c->rbufs);
 		c->rbufs = NULL;
 	}
 }
 
 int
-rpcrdma_conn_repost(struct rpcrdma_conn *c, struct rpcrdma_rbuf *rb)
+wn_rpcrdma_conn_repost(struct rpcrdma_conn *c, struct rpcrdma_rbuf *rb)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)rb->buf,
@@ -447,14 +447,14 @@ rpcrdma_conn_repost(struct rpcrdma_conn *c, struct rpcrdma_rbuf *rb)
 }
 
 void
-rpcrdma_conn_arm(struct rpcrdma_conn *c)
+wn_rpcrdma_conn_arm(struct rpcrdma_conn *c)
 {
 	if (c->cq != NULL)
 		ibv_req_notify_cq(c->cq, 0);
 }
 
 int
-rpcrdma_conn_drain(struct rpcrdma_conn *c)
+wn_rpcrdma_conn_drain(struct rpcrdma_conn *c)
 {
 	struct ibv_wc wc[32];
 	int n = 0, total = 0;
@@ -521,17 +521,17 @@ mw_get(struct rpcrdma_conn *c)
 }
 
 void
-rpcrdma_conn_mw_put(struct rpcrdma_conn *c, struct rpcrdma_mw *mw)
+wn_rpcrdma_conn_mw_put(struct rpcrdma_conn *c, struct rpcrdma_mw *mw)
 {
 	mw->next = c->mw_free;
 	c->mw_free = mw;
 }
 
 int
-rpcrdma_conn_expose(struct rpcrdma_conn *c, void *p, uint32_t len, int access,
+wn_rpcrdma_conn_expose(struct rpcrdma_conn *c, void *p, uint32_t len, int access,
 		    struct wn_rpcrdma_seg *seg, struct rpcrdma_mw **mw, struct rpcrdma_wr *wr)
 {
-	struct ibv_mr *mr = rpcrdma_dom_mr(c->dom, p, len);
+	struct ibv_mr *mr = wn_rpcrdma_dom_mr(c->dom, p, len);
 	struct ibv_send_wr bw;
 	struct rpcrdma_mw *m;
 	int ret;
@@ -560,7 +560,7 @@ rpcrdma_conn_expose(struct rpcrdma_conn *c, void *p, uint32_t len, int access,
 	bw.bind_mw.bind_info.mw_access_flags = (unsigned int)access;
 	ret = post_send(c, &bw);
 	if (ret != 0) {
-		rpcrdma_conn_mw_put(c, m);
+		wn_rpcrdma_conn_mw_put(c, m);
 		return ret;
 	}
 	m->rkey = bw.bind_mw.rkey;
@@ -571,7 +571,7 @@ rpcrdma_conn_expose(struct rpcrdma_conn *c, void *p, uint32_t len, int access,
 }
 
 int
-rpcrdma_conn_invalidate(struct rpcrdma_conn *c, struct rpcrdma_mw *mw, struct rpcrdma_wr *wr)
+wn_rpcrdma_conn_invalidate(struct rpcrdma_conn *c, struct rpcrdma_mw *mw, struct rpcrdma_wr *wr)
 {
 	struct ibv_send_wr iw;
 
@@ -584,8 +584,8 @@ rpcrdma_conn_invalidate(struct rpcrdma_conn *c, struct rpcrdma_mw *mw, struct rp
 }
 
 int
-rpcrdma_conn_send(struct rpcrdma_conn *c, const uint8_t *hdr, uint32_t hdr_len, const uint8_t *pl,
-		  uint32_t pl_len, uint32_t inv_rkey, struct rpcrdma_wr *wr)
+wn_rpcrdma_conn_send(struct rpcrdma_conn *c, const uint8_t *hdr, uint32_t hdr_len,
+		     const uint8_t *pl, uint32_t pl_len, uint32_t inv_rkey, struct rpcrdma_wr *wr)
 {
 	uint32_t lkey = c->dom->arena_reg.mr->lkey;
 	struct ibv_sge sge[2] = {
@@ -613,7 +613,7 @@ static int
 post_rdma(struct rpcrdma_conn *c, enum ibv_wr_opcode op, void *local, uint32_t len,
 	  uint32_t rkey, uint64_t raddr, struct rpcrdma_wr *wr)
 {
-	struct ibv_mr *mr = rpcrdma_dom_mr(c->dom, local, len);
+	struct ibv_mr *mr = wn_rpcrdma_dom_mr(c->dom, local, len);
 	struct ibv_sge sge = {.addr = (uintptr_t)local, .length = len};
 	struct ibv_send_wr rw;
 
@@ -632,7 +632,7 @@ post_rdma(struct rpcrdma_conn *c, enum ibv_wr_opcode op, void *local, uint32_t l
 }
 
 int
-rpcrdma_conn_read(struct rpcrdma_conn *c, void *dst, const struct wn_rpcrdma_seg *seg,
+wn_rpcrdma_conn_read(struct rpcrdma_conn *c, void *dst, const struct wn_rpcrdma_seg *seg,
 		  struct rpcrdma_wr *wr)
 {
 	int ret = post_rdma(c, IBV_WR_RDMA_READ, dst, seg->length, seg->handle, seg->offset, wr);
@@ -643,7 +643,7 @@ rpcrdma_conn_read(struct rpcrdma_conn *c, void *dst, const struct wn_rpcrdma_seg
 }
 
 int
-rpcrdma_conn_write(struct rpcrdma_conn *c, const void *src, uint32_t len, uint32_t rkey,
+wn_rpcrdma_conn_write(struct rpcrdma_conn *c, const void *src, uint32_t len, uint32_t rkey,
 		   uint64_t raddr, struct rpcrdma_wr *wr)
 {
 	return post_rdma(c, IBV_WR_RDMA_WRITE, (void *)(uintptr_t)src, len, rkey, raddr, wr);

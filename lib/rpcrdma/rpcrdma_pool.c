@@ -35,7 +35,7 @@ list_del(struct rpcrdma_pool *p, uint32_t order, int32_t b)
 }
 
 int
-rpcrdma_pool_init(struct rpcrdma_pool *p, void *base, size_t size, unsigned int shift)
+wn_rpcrdma_pool_init(struct rpcrdma_pool *p, void *base, size_t size, unsigned int shift)
 {
 	uint32_t b = 0;
 
@@ -50,7 +50,7 @@ rpcrdma_pool_init(struct rpcrdma_pool *p, void *base, size_t size, unsigned int 
 	p->prev = calloc(p->nblocks, sizeof(*p->prev));
 	p->state = calloc(p->nblocks, 1);
 	if (p->next == NULL || p->prev == NULL || p->state == NULL) {
-		rpcrdma_pool_fini(p);
+		wn_rpcrdma_pool_fini(p);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < RPCRDMA_POOL_ORDERS; i++)
@@ -69,7 +69,7 @@ rpcrdma_pool_init(struct rpcrdma_pool *p, void *base, size_t size, unsigned int 
 }
 
 void
-rpcrdma_pool_fini(struct rpcrdma_pool *p)
+wn_rpcrdma_pool_fini(struct rpcrdma_pool *p)
 {
 	free(p->next);
 	free(p->prev);
@@ -80,7 +80,7 @@ rpcrdma_pool_fini(struct rpcrdma_pool *p)
 }
 
 void *
-rpcrdma_pool_alloc(struct rpcrdma_pool *p, size_t len)
+wn_rpcrdma_pool_alloc(struct rpcrdma_pool *p, size_t len)
 {
 	uint32_t want = 0, order;
 	int32_t b;
@@ -107,7 +107,7 @@ rpcrdma_pool_alloc(struct rpcrdma_pool *p, size_t len)
 }
 
 void
-rpcrdma_pool_free(struct rpcrdma_pool *p, void *ptr)
+wn_rpcrdma_pool_free(struct rpcrdma_pool *p, void *ptr)
 {
 	uint32_t order;
 	int32_t b;
@@ -133,7 +133,7 @@ rpcrdma_pool_free(struct rpcrdma_pool *p, void *ptr)
 }
 
 int
-rpcrdma_pool_owns(const struct rpcrdma_pool *p, const void *ptr, size_t len)
+wn_rpcrdma_pool_owns(const struct rpcrdma_pool *p, const void *ptr, size_t len)
 {
 	const uint8_t *q = ptr;
 	size_t size = (size_t)p->nblocks << p->shift;

@@ -29,18 +29,18 @@ struct rpcrdma_pool {
  * Manage [@p base, @p base + @p size) in blocks of 1 << @p shift octets (@p base aligned to
  * that). @return 0, -EINVAL (bad geometry), -ENOMEM.
  */
-int rpcrdma_pool_init(struct rpcrdma_pool *p, void *base, size_t size, unsigned int shift);
+int wn_rpcrdma_pool_init(struct rpcrdma_pool *p, void *base, size_t size, unsigned int shift);
 
 /** Release the bookkeeping (not the region). */
-void rpcrdma_pool_fini(struct rpcrdma_pool *p);
+void wn_rpcrdma_pool_fini(struct rpcrdma_pool *p);
 
 /** @return a block of at least @p len octets (aligned to its size), or NULL. */
-void *rpcrdma_pool_alloc(struct rpcrdma_pool *p, size_t len);
+void *wn_rpcrdma_pool_alloc(struct rpcrdma_pool *p, size_t len);
 
-/** Give back a block from rpcrdma_pool_alloc() (NULL: nothing). */
-void rpcrdma_pool_free(struct rpcrdma_pool *p, void *ptr);
+/** Give back a block from wn_rpcrdma_pool_alloc() (NULL: nothing). */
+void wn_rpcrdma_pool_free(struct rpcrdma_pool *p, void *ptr);
 
 /** @return true when @p ptr .. @p ptr + @p len lies in the pool's region. */
-int rpcrdma_pool_owns(const struct rpcrdma_pool *p, const void *ptr, size_t len);
+int wn_rpcrdma_pool_owns(const struct rpcrdma_pool *p, const void *ptr, size_t len);
 
 #endif /* RPCRDMA_POOL_H */

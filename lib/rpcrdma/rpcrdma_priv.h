@@ -23,16 +23,16 @@
 
 enum { RPCRDMA_LOG_ERR, RPCRDMA_LOG_WARN, RPCRDMA_LOG_INFO, RPCRDMA_LOG_DEBUG };
 
-void rpcrdma_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int rpcrdma_log_level(void);
-#define RLOG(lvl, ...)                                                                            \
-	do {                                                                                      \
-		if (RPCRDMA_LOG_##lvl <= rpcrdma_log_level())                                    \
-			rpcrdma_log(RPCRDMA_LOG_##lvl, __VA_ARGS__);                             \
+void wn_rpcrdma_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int wn_rpcrdma_log_level(void);
+#define RLOG(lvl, ...)                                                                             \
+	do {                                                                                       \
+		if (RPCRDMA_LOG_##lvl <= wn_rpcrdma_log_level())                                   \
+			wn_rpcrdma_log(RPCRDMA_LOG_##lvl, __VA_ARGS__);                            \
 	} while (0)
 
 /** Monotonic milliseconds. */
-uint64_t rpcrdma_now_ms(void);
+uint64_t wn_rpcrdma_now_ms(void);
 
 /* ---- limits ---------------------------------------------------------------------------------- */
 
@@ -69,14 +69,14 @@ struct rpcrdma_dom {
 	struct rpcrdma_conn *conns;	/**< connections whose CQ notifies on @c ch */
 };
 
-int rpcrdma_dom_init(struct rpcrdma_dom *d, struct ibv_context *ctx, enum wn_rpcrdma_reg_mode reg,
-		     size_t pool_size);
-void rpcrdma_dom_fini(struct rpcrdma_dom *d);
-int rpcrdma_dom_reg(struct rpcrdma_dom *d, void *addr, size_t len);
+int wn_rpcrdma_dom_init(struct rpcrdma_dom *d, struct ibv_context *ctx,
+			enum wn_rpcrdma_reg_mode reg, size_t pool_size);
+void wn_rpcrdma_dom_fini(struct rpcrdma_dom *d);
+int wn_rpcrdma_dom_reg(struct rpcrdma_dom *d, void *addr, size_t len);
 /** @return 0, -ENOENT (@p addr does not start an application registration). */
-int rpcrdma_dom_dereg(struct rpcrdma_dom *d, void *addr);
+int wn_rpcrdma_dom_dereg(struct rpcrdma_dom *d, void *addr);
 /** @return the registration holding all of [p, p + len), or NULL. */
-struct ibv_mr *rpcrdma_dom_mr(const struct rpcrdma_dom *d, const void *p, size_t len);
+struct ibv_mr *wn_rpcrdma_dom_mr(const struct rpcrdma_dom *d, const void *p, size_t len);
 
 /* ---- work request contexts (wr_id points at one) --------------------------------------------- */
 
@@ -141,17 +141,17 @@ struct rpcrdma_conn {
  * Create the CQ and QP on @p id (sized from @p sq/@p rq), the receive buffers (@p recv_size
  * each, from the pool) and post them. @return 0 or -errno.
  */
-int rpcrdma_conn_setup(struct rpcrdma_conn *c, struct rpcrdma_dom *d, struct rdma_cm_id *id,
+int wn_rpcrdma_conn_setup(struct rpcrdma_conn *c, struct rpcrdma_dom *d, struct rdma_cm_id *id,
 		       uint32_t sq, uint32_t rq, uint32_t recv_size, rpcrdma_wc_fn on_wc,
 		       void *owner);
 /** Destroy the QP, CQ, windows and buffers (the id is the caller's). */
-void rpcrdma_conn_teardown(struct rpcrdma_conn *c);
+void wn_rpcrdma_conn_teardown(struct rpcrdma_conn *c);
 /** Post @p rb again. @return 0 or -errno. */
-int rpcrdma_conn_repost(struct rpcrdma_conn *c, struct rpcrdma_rbuf *rb);
+int wn_rpcrdma_conn_repost(struct rpcrdma_conn *c, struct rpcrdma_rbuf *rb);
 /** Run on_wc for every completion queued. @return completions seen, -EIO on a poll error. */
-int rpcrdma_conn_drain(struct rpcrdma_conn *c);
+int wn_rpcrdma_conn_drain(struct rpcrdma_conn *c);
 /** Re-arm the CQ's notification (after a channel event). */
-void rpcrdma_conn_arm(struct rpcrdma_conn *c);
+void wn_rpcrdma_conn_arm(struct rpcrdma_conn *c);
 
 /**
  * Consume the domain channel's pending CQ events: acknowledge each and re-arm its CQ. An
@@ -160,7 +160,7 @@ void rpcrdma_conn_arm(struct rpcrdma_conn *c);
  * before, where the kernel purges them) is dropped without touching the CQ.
  * @return events seen.
  */
-int rpcrdma_dom_events(struct rpcrdma_dom *d, struct ibv_cq *dying);
+int wn_rpcrdma_dom_events(struct rpcrdma_dom *d, struct ibv_cq *dying);
 
 /**
  * Expose [@p p, @p p + @p len) to the peer with @p access (IBV_ACCESS_REMOTE_READ/WRITE):
@@ -168,23 +168,24 @@ int rpcrdma_dom_events(struct rpcrdma_dom *d, struct ibv_cq *dying);
  * registration. @return 0 with @p seg filled and *@p mw the window (NULL in pool mode);
  * -EFAULT (not registered), -errno.
  */
-int rpcrdma_conn_expose(struct rpcrdma_conn *c, void *p, uint32_t len, int access,
+int wn_rpcrdma_conn_expose(struct rpcrdma_conn *c, void *p, uint32_t len, int access,
 			struct wn_rpcrdma_seg *seg, struct rpcrdma_mw **mw, struct rpcrdma_wr *wr);
 /** Post a local invalidation of @p mw (completion to on_wc with @p wr). @return 0 or -errno. */
-int rpcrdma_conn_invalidate(struct rpcrdma_conn *c, struct rpcrdma_mw *mw, struct rpcrdma_wr *wr);
+int wn_rpcrdma_conn_invalidate(struct rpcrdma_conn *c, struct rpcrdma_mw *mw,
+			       struct rpcrdma_wr *wr);
 /** Give @p mw back (after its invalidation completed or the peer invalidated it). */
-void rpcrdma_conn_mw_put(struct rpcrdma_conn *c, struct rpcrdma_mw *mw);
+void wn_rpcrdma_conn_mw_put(struct rpcrdma_conn *c, struct rpcrdma_mw *mw);
 
 /**
  * Post a Send of @p hdr (@p hdr_len) followed by @p pl (@p pl_len, may be 0), both in the
  * pool; Send With Invalidate of @p inv_rkey when it is not 0. @return 0 or -errno.
  */
-int rpcrdma_conn_send(struct rpcrdma_conn *c, const uint8_t *hdr, uint32_t hdr_len,
+int wn_rpcrdma_conn_send(struct rpcrdma_conn *c, const uint8_t *hdr, uint32_t hdr_len,
 		      const uint8_t *pl, uint32_t pl_len, uint32_t inv_rkey, struct rpcrdma_wr *wr);
 /** Post an RDMA Read of @p seg into @p dst (registered) / an RDMA Write of @p src to it. */
-int rpcrdma_conn_read(struct rpcrdma_conn *c, void *dst, const struct wn_rpcrdma_seg *seg,
+int wn_rpcrdma_conn_read(struct rpcrdma_conn *c, void *dst, const struct wn_rpcrdma_seg *seg,
 		      struct rpcrdma_wr *wr);
-int rpcrdma_conn_write(struct rpcrdma_conn *c, const void *src, uint32_t len, uint32_t rkey,
+int wn_rpcrdma_conn_write(struct rpcrdma_conn *c, const void *src, uint32_t len, uint32_t rkey,
 		       uint64_t raddr, struct rpcrdma_wr *wr);
 
 /* ---- RFC 8797 private data and connection parameters ----------------------------------------- */
@@ -193,27 +194,27 @@ int rpcrdma_conn_write(struct rpcrdma_conn *c, const void *src, uint32_t len, ui
  * Our private data from @p o; @p remote_inv: offer remote invalidation (a client whose
  * chunks are memory windows: invalidating a pool registration would end the connection).
  */
-void rpcrdma_cp_make(const struct wn_rpcrdma_opts *o, bool remote_inv, uint8_t *out);
+void wn_rpcrdma_cp_make(const struct wn_rpcrdma_opts *o, bool remote_inv, uint8_t *out);
 
 /* ---- shared RPC helpers ---------------------------------------------------------------------- */
 
 /** An XDR routine for no data (libtirpc's xdr_void takes no arguments). */
-bool_t rpcrdma_xdr_none(XDR *x, void *p);
+bool_t wn_rpcrdma_xdr_none(XDR *x, void *p);
 
-/** XDR routine or rpcrdma_xdr_none. */
+/** XDR routine or wn_rpcrdma_xdr_none. */
 static inline xdrproc_t
 rpcrdma_xdr_or_void(xdrproc_t p)
 {
-	return p != NULL ? p : (xdrproc_t)rpcrdma_xdr_none;
+	return p != NULL ? p : (xdrproc_t)wn_rpcrdma_xdr_none;
 }
 
 /** @return 0 after setting O_NONBLOCK on @p fd, or -errno. */
-int rpcrdma_nonblock(int fd);
+int wn_rpcrdma_nonblock(int fd);
 
 /** @return a new rdma_cm event channel whose fd does not block, or NULL with errno. */
-struct rdma_event_channel *rpcrdma_event_channel(void);
+struct rdma_event_channel *wn_rpcrdma_event_channel(void);
 
 /** Wait on @p fds for @p timeout_ms (poll(2) semantics). @return poll's result. */
-int rpcrdma_wait_fds(const int *fds, int n, int timeout_ms);
+int wn_rpcrdma_wait_fds(const int *fds, int n, int timeout_ms);
 
 #endif /* RPCRDMA_PRIV_H */

@@ -9,8 +9,8 @@
 #include "rpcrdma_proto.h"
 
 int
-rpcrdma_proto_read_chunks(const struct wn_rpcrdma_hdr *h, uint32_t max, struct rpcrdma_rchunk *out,
-			  uint32_t cap)
+wn_rpcrdma_proto_read_chunks(const struct wn_rpcrdma_hdr *h, uint32_t max,
+			     struct rpcrdma_rchunk *out, uint32_t cap)
 {
 	uint64_t total = 0;
 	uint32_t n = 0;
@@ -51,7 +51,7 @@ inv_key(uint32_t *key, bool *mixed, uint32_t handle)
 }
 
 int
-rpcrdma_proto_call_plan(const struct wn_rpcrdma_hdr *h, uint32_t len, uint32_t max,
+wn_rpcrdma_proto_call_plan(const struct wn_rpcrdma_hdr *h, uint32_t len, uint32_t max,
 			struct rpcrdma_call_plan *plan)
 {
 	uint64_t cap;
@@ -61,7 +61,7 @@ rpcrdma_proto_call_plan(const struct wn_rpcrdma_hdr *h, uint32_t len, uint32_t m
 	memset(plan, 0, sizeof(*plan));
 	if (len < WN_RPCRDMA_MIN_MSG_LEN)
 		return RPCRDMA_PLAN_DISCARD;
-	n = rpcrdma_proto_read_chunks(h, max, plan->rch, WN_RPCRDMA_MAX_READ_SEGS);
+	n = wn_rpcrdma_proto_read_chunks(h, max, plan->rch, WN_RPCRDMA_MAX_READ_SEGS);
 	if (n < 0)
 		return WN_RPCRDMA_ERR_CHUNK;
 	plan->nrch = (uint32_t)n;
@@ -119,7 +119,7 @@ seg_ok(const struct wn_rpcrdma_chunk *c, const struct wn_rpcrdma_seg *offered, u
 }
 
 int
-rpcrdma_proto_reply_check(const struct wn_rpcrdma_hdr *h, const struct rpcrdma_offer *o,
+wn_rpcrdma_proto_reply_check(const struct wn_rpcrdma_hdr *h, const struct rpcrdma_offer *o,
 			  uint32_t max, struct rpcrdma_reply_plan *plan)
 {
 	uint32_t used = 0;
@@ -136,7 +136,7 @@ rpcrdma_proto_reply_check(const struct wn_rpcrdma_hdr *h, const struct rpcrdma_o
 		if (!o->reply || !seg_ok(&h->reply, &o->rseg, &used))
 			return -1;
 	}
-	n = rpcrdma_proto_read_chunks(h, max, plan->rch, WN_RPCRDMA_MAX_READ_SEGS);
+	n = wn_rpcrdma_proto_read_chunks(h, max, plan->rch, WN_RPCRDMA_MAX_READ_SEGS);
 	if (n < 0)
 		return -1;
 	plan->nrch = (uint32_t)n;

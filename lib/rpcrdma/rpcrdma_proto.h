@@ -26,10 +26,10 @@ struct rpcrdma_rchunk {
  * position order (a position-zero chunk first); at most @p max octets in all, and each
  * chunk at most @p max. @return chunks, or -1 when a rule is broken.
  */
-int rpcrdma_proto_read_chunks(const struct wn_rpcrdma_hdr *h, uint32_t max,
+int wn_rpcrdma_proto_read_chunks(const struct wn_rpcrdma_hdr *h, uint32_t max,
 			      struct rpcrdma_rchunk *out, uint32_t cap);
 
-/** What a server does with one call (rpcrdma_proto_call_plan()). */
+/** What a server does with one call (wn_rpcrdma_proto_call_plan()). */
 struct rpcrdma_call_plan {
 	uint32_t nrch; /**< read chunks (position zero first, if any) */
 	struct rpcrdma_rchunk rch[WN_RPCRDMA_MAX_READ_SEGS];
@@ -41,7 +41,7 @@ struct rpcrdma_call_plan {
 	uint32_t inv_rkey; /**< the one handle every chunk uses (for Send With Invalidate), or 0 */
 };
 
-/** rpcrdma_proto_call_plan() outcomes besides 0. */
+/** wn_rpcrdma_proto_call_plan() outcomes besides 0. */
 enum {
 	RPCRDMA_PLAN_DISCARD = -1, /**< silently discard (RFC 8166 §4.5: shorter than 28 octets) */
 };
@@ -53,7 +53,7 @@ enum {
  *   without a position-zero chunk, a broken read list, an empty write chunk segment list
  *   over its limit, too much data), or RPCRDMA_PLAN_DISCARD.
  */
-int rpcrdma_proto_call_plan(const struct wn_rpcrdma_hdr *h, uint32_t len, uint32_t max,
+int wn_rpcrdma_proto_call_plan(const struct wn_rpcrdma_hdr *h, uint32_t len, uint32_t max,
 			    struct rpcrdma_call_plan *plan);
 
 /** What a client call offered (one segment per chunk). */
@@ -64,7 +64,7 @@ struct rpcrdma_offer {
 	struct wn_rpcrdma_seg rseg;
 };
 
-/** How a reply carries its Payload stream (rpcrdma_proto_reply_check()). */
+/** How a reply carries its Payload stream (wn_rpcrdma_proto_reply_check()). */
 struct rpcrdma_reply_plan {
 	uint32_t placed;    /**< octets the server wrote into the write chunk */
 	uint32_t reply_len; /**< RDMA_NOMSG: octets written into the reply chunk; 0 otherwise */
@@ -81,7 +81,7 @@ struct rpcrdma_reply_plan {
  * position-zero read chunk; read chunks (RFC 5666 long replies) at most @p max octets.
  * @return 0 with @p plan filled, or -1: discard the reply (RFC 8166 §4.5).
  */
-int rpcrdma_proto_reply_check(const struct wn_rpcrdma_hdr *h, const struct rpcrdma_offer *o,
+int wn_rpcrdma_proto_reply_check(const struct wn_rpcrdma_hdr *h, const struct rpcrdma_offer *o,
 			      uint32_t max, struct rpcrdma_reply_plan *plan);
 
 #endif /* RPCRDMA_PROTO_H */

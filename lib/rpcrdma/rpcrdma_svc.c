@@ -127,7 +127,7 @@ req_buf(struct wn_rpcrdma_req *rq, size_t len)
 
 	if (rq->nbufs == sizeof(rq->bufs) / sizeof(rq->bufs[0]))
 		return NULL;
-	p = rpcrdma_pool_alloc(&rq->sc->svc->dom.pool, len);
+	p = wn_rpcrdma_pool_alloc(&rq->sc->svc->dom.pool, len);
 	if (p != NULL)
 		rq->bufs[rq->nbufs++] = p;
 	return p;
@@ -137,7 +137,7 @@ static void
 req_free_bufs(struct wn_rpcrdma_req *rq)
 {
 	for (uint32_t i = 0; i < rq->nbufs; i++)
-		rpcrdma_pool_free(&rq->sc->svc->dom.pool, rq->bufs[i]);
+		wn_rpcrdma_pool_free(&rq->sc->svc->dom.pool, rq->bufs[i]);
 	rq->nbufs = 0;
 }
 
@@ -174,9 +174,9 @@ req_release(struct wn_rpcrdma_req *rq)
 	req_free_res(rq);
 	req_free_bufs(rq);
 	if (rq->rb != NULL && sc->conn_ok)
-		rpcrdma_conn_repost(&sc->conn, rq->rb);
+		wn_rpcrdma_conn_repost(&sc->conn, rq->rb);
 	if (rq->mw != NULL && sc->conn_ok)
-		rpcrdma_conn_mw_put(&sc->conn, rq->mw);
+		wn_rpcrdma_conn_mw_put(&sc->conn, rq->mw);
 	sc->sq_avail += rq->resv;
 	for (pp = &sc->all; *pp != NULL; pp = &(*pp)->all_next)
 		if (*pp == rq) {
@@ -233,13 +233,13 @@ send_error(struct wn_rpcrdma_req *rq, uint32_t vers, uint32_t err)
 	RLOG(INFO, "call %#x: RDMA_ERROR %s", rq->h.xid,
 	     err == WN_RPCRDMA_ERR_VERS ? "ERR_VERS" : "ERR_CHUNK");
 	if (rq->rb != NULL) {
-		rpcrdma_conn_repost(&sc->conn, rq->rb);
+		wn_rpcrdma_conn_repost(&sc->conn, rq->rb);
 		rq->rb = NULL;
 	}
 	n = b == NULL ? -ENOMEM
 		      : wn_rpcrdma_error_build_vers(b, 64, rq->h.xid, vers, sc->granted, err);
 	req_uncount(rq);
-	if (n < 0 || rpcrdma_conn_send(&sc->conn, b, (uint32_t)n, NULL, 0, 0, &rq->wr) != 0) {
+	if (n < 0 || wn_rpcrdma_conn_send(&sc->conn, b, (uint32_t)n, NULL, 0, 0, &rq->wr) != 0) {
 		/* RFC 8166 §4.5.4: no way to answer: close the connection */
 		sconn_close(sc, "cannot send RDMA_ERROR");
 		req_release(rq);
@@ -265,7 +265,8 @@ write_chunk(struct wn_rpcrdma_req *rq, const uint8_t *src, uint32_t len,
 		sg->length = k; /* RFC 8166 §3.4.6: the length actually written */
 		if (k == 0)
 			continue;
-		ret = rpcrdma_conn_write(&sc->conn, src + off, k, sg->handle, sg->offset, &rq->wr);
+		ret = wn_rpcrdma_conn_write(&sc->conn, src + off, k, sg->handle, sg->offset,
+					    &rq->wr);
 		if (ret != 0)
 			return ret;
 		rq->wr_out++;
@@ -281,7 +282,7 @@ registered(struct wn_rpcrdma_req *rq, const uint8_t *p, uint32_t len)
 {
 	uint8_t *b;
 
-	if (rpcrdma_dom_mr(&rq->sc->svc->dom, p, len) != NULL)
+	if (wn_rpcrdma_dom_mr(&rq->sc->svc->dom, p, len) != NULL)
 		return p;
 	b = req_buf(rq, len);
 	if (b != NULL) {
@@ -309,7 +310,7 @@ encode_reply(struct wn_rpcrdma_req *rq, struct rpc_msg *m, uint8_t *buf, uint32_
 {
 	XDR x;
 
-	rpcrdma_xenc_init(&x, e, buf, cap, nitems > 0 ? 1 : 0, items, nitems);
+	wn_rpcrdma_xenc_init(&x, e, buf, cap, nitems > 0 ? 1 : 0, items, nitems);
 	(void)rq;
 	return xdr_replymsg(&x, m);
 }
@@ -391,7 +392,7 @@ send_reply(struct wn_rpcrdma_req *rq, struct rpc_msg *m)
 	if (by_read) {
 		h->nreads = 1;
 		h->reads[0].position = 0;
-		ret = rpcrdma_conn_expose(&sc->conn, payload, plen, IBV_ACCESS_REMOTE_READ,
+		ret = wn_rpcrdma_conn_expose(&sc->conn, payload, plen, IBV_ACCESS_REMOTE_READ,
 					  &h->reads[0].seg, &rq->mw, &rq->wr);
 		if (ret != 0)
 			goto fatal;
@@ -409,7 +410,7 @@ send_reply(struct wn_rpcrdma_req *rq, struct rpc_msg *m)
 	if (sc->conn.remote_inv && !s->o.no_remote_inv)
 		inv = rq->plan.inv_rkey;
 	req_uncount(rq);
-	if (rpcrdma_conn_send(&sc->conn, hdr, (uint32_t)n, payload, nomsg ? 0 : plen, inv,
+	if (wn_rpcrdma_conn_send(&sc->conn, hdr, (uint32_t)n, payload, nomsg ? 0 : plen, inv,
 			      &rq->wr) != 0)
 		goto fatal;
 	if (inv != 0)
@@ -417,7 +418,7 @@ send_reply(struct wn_rpcrdma_req *rq, struct rpc_msg *m)
 	rq->wr_out++;
 	rq->state = by_read ? RQ_AWAIT_DONE : RQ_SENDING;
 	if (by_read)
-		rq->done_deadline = rpcrdma_now_ms() + DONE_TIMEOUT_MS;
+		rq->done_deadline = wn_rpcrdma_now_ms() + DONE_TIMEOUT_MS;
 	return;
 err_chunk:
 	/* RFC 8166 §4.5.3: no RPC-level reply is possible for this XID */
@@ -481,9 +482,9 @@ dispatch(struct wn_rpcrdma_req *rq)
 	for (uint32_t i = pl->p0 ? 1 : 0; i < pl->nrch; i++)
 		rch[nr++] = (struct rpcrdma_xins){.pos = pl->rch[i].pos, .len = pl->rch[i].len,
 						  .ptr = rq->land[i]};
-	rpcrdma_xdec_init(&x, &d, buf, len, rch, nr, NULL, 0);
+	wn_rpcrdma_xdec_init(&x, &d, buf, len, rch, nr, NULL, 0);
 	if (rq->h.proc == WN_RPCRDMA_MSGP)
-		rpcrdma_xdec_msgp(&d, rq->h.align, rq->h.thresh, rq->h.hdr_len);
+		wn_rpcrdma_xdec_msgp(&d, rq->h.align, rq->h.thresh, rq->h.hdr_len);
 	memset(&m, 0, sizeof(m));
 	m.rm_call.cb_cred.oa_base = rq->credbuf;
 	m.rm_call.cb_verf.oa_base = verf;
@@ -532,11 +533,11 @@ dispatch(struct wn_rpcrdma_req *rq)
 		r.acpted_rply.ar_stat = SYSTEM_ERR;
 		goto reply;
 	}
-	args_ok = rpcrdma_xdr_or_void(rq->proc->xargs)(&x, args) && rpcrdma_xdec_done(&d);
+	args_ok = rpcrdma_xdr_or_void(rq->proc->xargs)(&x, args) && wn_rpcrdma_xdec_done(&d);
 	s->st.bytes_copied += d.copied;
 	/* the arguments are decoded: the receive buffer and landing buffers can go (RFC 8166
 	 * §3.3.1: receive resources are back before the reply is sent) */
-	rpcrdma_conn_repost(&sc->conn, rq->rb);
+	wn_rpcrdma_conn_repost(&sc->conn, rq->rb);
 	rq->rb = NULL;
 	req_free_bufs(rq);
 	if (!args_ok) {
@@ -550,7 +551,7 @@ dispatch(struct wn_rpcrdma_req *rq)
 reply:
 	free(args);
 	if (rq->rb != NULL) {
-		rpcrdma_conn_repost(&sc->conn, rq->rb);
+		wn_rpcrdma_conn_repost(&sc->conn, rq->rb);
 		rq->rb = NULL;
 	}
 	req_free_bufs(rq);
@@ -570,8 +571,8 @@ post_reads(struct sconn *sc)
 		const struct wn_rpcrdma_seg *seg = &rq->h.reads[ch->first + rq->rd_seg].seg;
 
 		if (seg->length > 0) {
-			if (rpcrdma_conn_read(&sc->conn, rq->land[rq->rd_chunk] + rq->rd_off, seg,
-					      &rq->wr) != 0) {
+			if (wn_rpcrdma_conn_read(&sc->conn, rq->land[rq->rd_chunk] + rq->rd_off,
+						 seg, &rq->wr) != 0) {
 				sconn_close(sc, "cannot post an RDMA Read");
 				return;
 			}
@@ -677,7 +678,7 @@ done_release(struct wn_rpcrdma_req *rq)
 	sc->await_done--;
 	if (rq->mw != NULL) {
 		rq->state = RQ_INVAL;
-		if (rpcrdma_conn_invalidate(&sc->conn, rq->mw, &rq->wr) != 0) {
+		if (wn_rpcrdma_conn_invalidate(&sc->conn, rq->mw, &rq->wr) != 0) {
 			sconn_close(sc, "cannot invalidate a long reply");
 			return;
 		}
@@ -702,7 +703,7 @@ on_recv(struct sconn *sc, struct rpcrdma_rbuf *rb, uint32_t len)
 	st = len >= WN_RPCRDMA_FIXED_LEN ? wn_rpcrdma_decode(rb->buf, len, h) : WN_RPCRDMA_SHORT;
 	if (st == WN_RPCRDMA_OK && h->proc == WN_RPCRDMA_DONE) {
 		rq = find_done(sc, h->xid);
-		rpcrdma_conn_repost(&sc->conn, rb);
+		wn_rpcrdma_conn_repost(&sc->conn, rb);
 		if (rq != NULL)
 			done_release(rq);
 		else
@@ -713,19 +714,19 @@ on_recv(struct sconn *sc, struct rpcrdma_rbuf *rb, uint32_t len)
 	 * responder discards RDMA_ERROR */
 	if (len < WN_RPCRDMA_MIN_MSG_LEN || (st == WN_RPCRDMA_OK && h->proc == WN_RPCRDMA_ERROR)) {
 		sc->svc->st.discarded++;
-		rpcrdma_conn_repost(&sc->conn, rb);
+		wn_rpcrdma_conn_repost(&sc->conn, rb);
 		return;
 	}
 	/* every other message is a call and costs a credit (RFC 8166 §3.3.1) */
 	if (sc->active >= sc->granted) {
-		rpcrdma_conn_repost(&sc->conn, rb);
+		wn_rpcrdma_conn_repost(&sc->conn, rb);
 		sc->svc->st.disconnects++;
 		sconn_close(sc, "credit overrun");
 		return;
 	}
 	rq = req_new(sc);
 	if (rq == NULL) {
-		rpcrdma_conn_repost(&sc->conn, rb);
+		wn_rpcrdma_conn_repost(&sc->conn, rb);
 		sconn_close(sc, "out of memory");
 		return;
 	}
@@ -742,7 +743,7 @@ on_recv(struct sconn *sc, struct rpcrdma_rbuf *rb, uint32_t len)
 		send_error(rq, h->vers, wn_rpcrdma_status_errcode(st));
 		return;
 	}
-	ret = rpcrdma_proto_call_plan(h, len, sc->svc->o.max_msg, &rq->plan);
+	ret = wn_rpcrdma_proto_call_plan(h, len, sc->svc->o.max_msg, &rq->plan);
 	if (ret != 0) {
 		send_error(rq, h->vers, WN_RPCRDMA_ERR_CHUNK);
 		return;
@@ -801,7 +802,7 @@ sconn_free(struct sconn *sc)
 
 	sc->closing = true;
 	if (sc->conn_ok) {
-		rpcrdma_conn_teardown(&sc->conn);
+		wn_rpcrdma_conn_teardown(&sc->conn);
 		sc->conn_ok = false;
 	}
 	while (sc->all != NULL) {
@@ -846,7 +847,7 @@ dom_ready(struct wn_rpcrdma_svc *s, struct ibv_context *ctx)
 	if (pool == 0)
 		pool = (size_t)s->o.credits * 4 * (s->o.inline_recv + s->o.inline_send) +
 		       (size_t)16 * 2 * s->o.max_msg;
-	ret = rpcrdma_dom_init(&s->dom, ctx, s->o.reg, pool);
+	ret = wn_rpcrdma_dom_init(&s->dom, ctx, s->o.reg, pool);
 	if (ret != 0)
 		return ret;
 	s->dom_ok = true;
@@ -855,7 +856,7 @@ dom_ready(struct wn_rpcrdma_svc *s, struct ibv_context *ctx)
 		struct pending_reg *p = s->pending;
 
 		s->pending = p->next;
-		ret = rpcrdma_dom_reg(&s->dom, p->addr, p->len);
+		ret = wn_rpcrdma_dom_reg(&s->dom, p->addr, p->len);
 		if (ret != 0)
 			RLOG(WARN, "registering %zu octets at %p: %s", p->len, p->addr,
 			     strerror(-ret));
@@ -890,7 +891,7 @@ on_connect_request(struct wn_rpcrdma_svc *s, struct rdma_cm_event *ev, bool *des
 	 * for every credit, the RDMA_DONEs of long replies and slack */
 	sq = s->o.credits * 8 < 256 ? 256 : s->o.credits * 8;
 	rq = 2 * s->o.credits + 2;
-	ret = rpcrdma_conn_setup(&sc->conn, &s->dom, id, sq, rq, s->o.inline_recv, on_wc, sc);
+	ret = wn_rpcrdma_conn_setup(&sc->conn, &s->dom, id, sq, rq, s->o.inline_recv, on_wc, sc);
 	if (ret != 0) {
 		RLOG(WARN, "connect request rejected: %s", strerror(-ret));
 		free(sc);
@@ -911,7 +912,7 @@ on_connect_request(struct wn_rpcrdma_svc *s, struct rdma_cm_event *ev, bool *des
 	sc->conn.remote_inv = (peer.flags & WN_RPCRDMA_CP_F_REMOTE_INV) && !s->o.no_remote_inv;
 	memset(&cp, 0, sizeof(cp));
 	if (!s->o.no_private_data) {
-		rpcrdma_cp_make(&s->o, false, pd);
+		wn_rpcrdma_cp_make(&s->o, false, pd);
 		cp.private_data = pd;
 		cp.private_data_len = sizeof(pd);
 	}
@@ -1008,7 +1009,7 @@ wn_rpcrdma_svc_create(const char *addr, const struct wn_rpcrdma_opts *o)
 	if (s == NULL)
 		return NULL;
 	s->o = *o;
-	s->ech = rpcrdma_event_channel();
+	s->ech = wn_rpcrdma_event_channel();
 	if (s->ech == NULL)
 		goto fail;
 	if (rdma_create_id(s->ech, &s->listen, s, RDMA_PS_TCP) != 0 ||
@@ -1045,7 +1046,7 @@ wn_rpcrdma_svc_destroy(struct wn_rpcrdma_svc *s)
 	if (s->listen != NULL)
 		rdma_destroy_id(s->listen);
 	if (s->dom_ok)
-		rpcrdma_dom_fini(&s->dom);
+		wn_rpcrdma_dom_fini(&s->dom);
 	while (s->pending != NULL) {
 		struct pending_reg *p = s->pending;
 
@@ -1084,7 +1085,7 @@ wn_rpcrdma_svc_reg(struct wn_rpcrdma_svc *s, void *addr, size_t len)
 	struct pending_reg *p;
 
 	if (s->dom_ok)
-		return rpcrdma_dom_reg(&s->dom, addr, len);
+		return wn_rpcrdma_dom_reg(&s->dom, addr, len);
 	if (addr == NULL || len == 0)
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
@@ -1114,7 +1115,7 @@ wn_rpcrdma_svc_dereg(struct wn_rpcrdma_svc *s, void *addr)
 	for (struct sconn *sc = s->conns; sc != NULL; sc = sc->next)
 		if (sc->all != NULL)
 			return -EBUSY; /* a reply may be RDMA-Written from it */
-	return rpcrdma_dom_dereg(&s->dom, addr);
+	return wn_rpcrdma_dom_dereg(&s->dom, addr);
 }
 
 static void
@@ -1135,10 +1136,10 @@ progress(struct wn_rpcrdma_svc *s)
 	cm_events(s);
 	if (!s->dom_ok)
 		return;
-	rpcrdma_dom_events(&s->dom, NULL);
+	wn_rpcrdma_dom_events(&s->dom, NULL);
 	for (struct sconn *sc = s->conns, *next; sc != NULL; sc = next) {
 		next = sc->next;
-		if (sc->conn_ok && rpcrdma_conn_drain(&sc->conn) < 0)
+		if (sc->conn_ok && wn_rpcrdma_conn_drain(&sc->conn) < 0)
 			sconn_close(sc, "CQ poll failed");
 	}
 }
@@ -1146,23 +1147,23 @@ progress(struct wn_rpcrdma_svc *s)
 int
 wn_rpcrdma_svc_poll(struct wn_rpcrdma_svc *s, int timeout_ms)
 {
-	uint64_t now = rpcrdma_now_ms(), end = timeout_ms < 0 ? UINT64_MAX : now + timeout_ms;
+	uint64_t now = wn_rpcrdma_now_ms(), end = timeout_ms < 0 ? UINT64_MAX : now + timeout_ms;
 	int fds[2];
 
 	s->dispatched = 0;
 	for (;;) {
 		progress(s);
-		now = rpcrdma_now_ms();
+		now = wn_rpcrdma_now_ms();
 		done_timeouts(s, now);
 		if (s->dispatched > 0 || now >= end)
 			break;
 		if (s->o.busy_poll_us != 0) {
 			uint64_t spin_end = now + (s->o.busy_poll_us + 999) / 1000;
 
-			while (s->dispatched == 0 && rpcrdma_now_ms() < spin_end)
+			while (s->dispatched == 0 && wn_rpcrdma_now_ms() < spin_end)
 				for (struct sconn *sc = s->conns; sc != NULL; sc = sc->next)
 					if (sc->conn_ok)
-						rpcrdma_conn_drain(&sc->conn);
+						wn_rpcrdma_conn_drain(&sc->conn);
 			if (s->dispatched > 0)
 				break;
 		}
@@ -1170,7 +1171,7 @@ wn_rpcrdma_svc_poll(struct wn_rpcrdma_svc *s, int timeout_ms)
 		fds[1] = s->dom_ok ? s->dom.ch->fd : -1;
 		uint64_t wait = end - now;
 
-		rpcrdma_wait_fds(fds, s->dom_ok ? 2 : 1,
+		wn_rpcrdma_wait_fds(fds, s->dom_ok ? 2 : 1,
 				 end == UINT64_MAX ? 1000 : (int)(wait > 1000 ? 1000 : wait));
 	}
 	return s->dispatched;

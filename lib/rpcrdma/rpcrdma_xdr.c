@@ -145,7 +145,7 @@ static const struct xdr_ops enc_ops = {
 };
 
 void
-rpcrdma_xenc_init(XDR *x, struct rpcrdma_xenc *e, uint8_t *buf, uint32_t cap,
+wn_rpcrdma_xenc_init(XDR *x, struct rpcrdma_xenc *e, uint8_t *buf, uint32_t cap,
 		  uint32_t ddp_min, struct rpcrdma_xitem *items, uint32_t max_items)
 {
 	memset(e, 0, sizeof(*e));
@@ -322,7 +322,7 @@ static const struct xdr_ops dec_ops = {
 };
 
 void
-rpcrdma_xdec_init(XDR *x, struct rpcrdma_xdec *d, const uint8_t *buf, uint32_t len,
+wn_rpcrdma_xdec_init(XDR *x, struct rpcrdma_xdec *d, const uint8_t *buf, uint32_t len,
 		  const struct rpcrdma_xins *rch, uint32_t nrch, const struct rpcrdma_xins *wch,
 		  uint32_t nwch)
 {
@@ -340,7 +340,7 @@ rpcrdma_xdec_init(XDR *x, struct rpcrdma_xdec *d, const uint8_t *buf, uint32_t l
 }
 
 void
-rpcrdma_xdec_msgp(struct rpcrdma_xdec *d, uint32_t align, uint32_t thresh, uint32_t base)
+wn_rpcrdma_xdec_msgp(struct rpcrdma_xdec *d, uint32_t align, uint32_t thresh, uint32_t base)
 {
 	d->align = align;
 	d->thresh = thresh;
@@ -348,7 +348,7 @@ rpcrdma_xdec_msgp(struct rpcrdma_xdec *d, uint32_t align, uint32_t thresh, uint3
 }
 
 bool
-rpcrdma_xdec_done(const struct rpcrdma_xdec *d)
+wn_rpcrdma_xdec_done(const struct rpcrdma_xdec *d)
 {
 	uint32_t i;
 

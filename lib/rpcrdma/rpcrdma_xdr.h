@@ -50,7 +50,7 @@ struct rpcrdma_xenc {
  * Make @p x an encoding stream over @p e. @p buf may be NULL (counting: nothing is written,
  * @c off and @c upos still advance and @c overflow stays false).
  */
-void rpcrdma_xenc_init(XDR *x, struct rpcrdma_xenc *e, uint8_t *buf, uint32_t cap,
+void wn_rpcrdma_xenc_init(XDR *x, struct rpcrdma_xenc *e, uint8_t *buf, uint32_t cap,
 		       uint32_t ddp_min, struct rpcrdma_xitem *items, uint32_t max_items);
 
 /** A chunk the decoder puts back into the Payload stream. */
@@ -90,12 +90,12 @@ struct rpcrdma_xdec {
  * Make @p x a decoding stream over the reduced Payload stream @p buf/@p len with read
  * chunks @p rch (ascending @c pos) and write chunks @p wch. The arrays must outlive @p x.
  */
-void rpcrdma_xdec_init(XDR *x, struct rpcrdma_xdec *d, const uint8_t *buf, uint32_t len,
+void wn_rpcrdma_xdec_init(XDR *x, struct rpcrdma_xdec *d, const uint8_t *buf, uint32_t len,
 		       const struct rpcrdma_xins *rch, uint32_t nrch,
 		       const struct rpcrdma_xins *wch, uint32_t nwch);
 
 /** Set RDMA_MSGP padding rules on a decoder (@p base: octets of header before the stream). */
-void rpcrdma_xdec_msgp(struct rpcrdma_xdec *d, uint32_t align, uint32_t thresh, uint32_t base);
+void wn_rpcrdma_xdec_msgp(struct rpcrdma_xdec *d, uint32_t align, uint32_t thresh, uint32_t base);
 
 /**
  * @return true when a decoder consumed every read chunk and every non-empty write chunk
@@ -103,6 +103,6 @@ void rpcrdma_xdec_msgp(struct rpcrdma_xdec *d, uint32_t align, uint32_t thresh, 
  *   it came with: GARBAGE_ARGS / RPC_CANTDECODERES). Octets left in the reduced stream are
  *   allowed, as on other RPC transports.
  */
-bool rpcrdma_xdec_done(const struct rpcrdma_xdec *d);
+bool wn_rpcrdma_xdec_done(const struct rpcrdma_xdec *d);
 
 #endif /* RPCRDMA_XDR_H */

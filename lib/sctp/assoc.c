@@ -44,14 +44,14 @@ upcall(struct socket *so, void *arg, int flags)
 	(void)so;
 	(void)flags;
 	atomic_store_explicit(&a->ready, true, memory_order_release);
-	if (sctp_cur == a->p && !a->on_ready) {
+	if (wn_sctp_cur == a->p && !a->on_ready) {
 		a->on_ready = true;
 		TAILQ_INSERT_TAIL(&a->p->ready, a, rnext);
 	}
 }
 
 struct sctp_assoc *
-sctp_assoc_new(struct sctp_proto *p, struct socket *so, struct sctp_path *path, uint16_t lport,
+wn_sctp_assoc_new(struct sctp_proto *p, struct socket *so, struct sctp_path *path, uint16_t lport,
 	       uint16_t rport, bool active)
 {
 	struct sctp_assoc *a = calloc(1, sizeof(*a));
@@ -89,7 +89,7 @@ sock_close(struct sctp_assoc *a, bool abort)
 	usrsctp_set_upcall(a->so, NULL, NULL);
 	if (abort)
 		(void)usrsctp_setsockopt(a->so, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	sctp_cur = a->p;
+	wn_sctp_cur = a->p;
 	usrsctp_close(a->so); /* with linger 0: an ABORT goes out */
 	a->so = NULL;
 	a->deadline = a->p->now + ASSOC_GRACE_US;
@@ -112,7 +112,7 @@ assoc_end(struct sctp_assoc *a, enum wn_llp_close why, bool abort)
 }
 
 void
-sctp_assoc_abort(struct sctp_assoc *a, enum wn_llp_close why)
+wn_sctp_assoc_abort(struct sctp_assoc *a, enum wn_llp_close why)
 {
 	assoc_end(a, why, true);
 }
@@ -126,7 +126,7 @@ stream_live(const struct sctp_stream *s)
 }
 
 void
-sctp_assoc_maybe_shutdown(struct sctp_assoc *a)
+wn_sctp_assoc_maybe_shutdown(struct sctp_assoc *a)
 {
 	if (a->gone || a->shutting)
 		return;
@@ -134,14 +134,14 @@ sctp_assoc_maybe_shutdown(struct sctp_assoc *a)
 		if (a->slot[i] != NULL && stream_live(a->slot[i]))
 			return;
 	a->shutting = true;
-	sctp_cur = a->p;
+	wn_sctp_cur = a->p;
 	/* RFC 4960 §9.2: SHUTDOWN once everything queued is acknowledged */
 	if (!a->up || usrsctp_shutdown(a->so, SHUT_WR) != 0)
 		assoc_end(a, WN_LLP_CLOSE_RESET, true);
 }
 
 void
-sctp_assoc_put(struct sctp_assoc *a)
+wn_sctp_assoc_put(struct sctp_assoc *a)
 {
 	if (a->refs != 0 || a->so != NULL || a->on_ready)
 		return;
@@ -278,7 +278,7 @@ chunk(struct sctp_assoc *a, uint16_t sid, uint32_t ppid, const uint8_t *buf, siz
 }
 
 void
-sctp_assoc_drain(struct sctp_assoc *a)
+wn_sctp_assoc_drain(struct sctp_assoc *a)
 {
 	struct sctp_proto *p = a->p;
 	bool partial = false;
@@ -291,7 +291,7 @@ sctp_assoc_drain(struct sctp_assoc *a)
 		int flags = 0;
 		ssize_t n;
 
-		sctp_cur = p;
+		wn_sctp_cur = p;
 		n = usrsctp_recvv(a->so, p->rxbuf, RX_MAX, NULL, NULL, &ri, &il, &it, &flags);
 		if (n < 0) {
 			if (errno != EWOULDBLOCK && errno != EAGAIN)
@@ -343,17 +343,17 @@ wn_sctp_input(void *arg, struct rte_mbuf *m, uint64_t now)
 {
 	struct sctp_proto *p = arg;
 	uint16_t dport = 0;
-	int rc = sctp_pkt_input(p, m, now, &dport);
+	int rc = wn_sctp_pkt_input(p, m, now, &dport);
 
 	if (rc < 0)
 		return;
 	if (rc == 1)
-		sctp_accept_port(p, dport);
-	(void)sctp_ready_run(p);
+		wn_sctp_accept_port(p, dport);
+	(void)wn_sctp_ready_run(p);
 }
 
 unsigned int
-sctp_ready_run(struct sctp_proto *p)
+wn_sctp_ready_run(struct sctp_proto *p)
 {
 	struct sctp_assoc *a;
 	unsigned int n = 0;
@@ -361,7 +361,7 @@ sctp_ready_run(struct sctp_proto *p)
 	while ((a = TAILQ_FIRST(&p->ready)) != NULL) {
 		TAILQ_REMOVE(&p->ready, a, rnext);
 		a->on_ready = false;
-		sctp_assoc_drain(a);
+		wn_sctp_assoc_drain(a);
 		n++;
 	}
 	return n;
@@ -370,7 +370,7 @@ sctp_ready_run(struct sctp_proto *p)
 /* ---------------------------------------------------------------- listening */
 
 struct sctp_lsock *
-sctp_lsock_get(struct sctp_proto *p, uint16_t port)
+wn_sctp_lsock_get(struct sctp_proto *p, uint16_t port)
 {
 	struct sockaddr_conn sa;
 	struct sctp_lsock *ls;
@@ -387,10 +387,10 @@ sctp_lsock_get(struct sctp_proto *p, uint16_t port)
 			goto out;
 		}
 		ls->port = port;
-		sctp_cur = p;
+		wn_sctp_cur = p;
 		ls->so = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
-		sctp_sconn(&sa, NULL, port); /* any path: the instance that owns it decides */
-		if (ls->so == NULL || (err = -sctp_socket_setup(p, ls->so, 20)) != 0 ||
+		wn_sctp_sconn(&sa, NULL, port); /* any path: the instance that owns it decides */
+		if (ls->so == NULL || (err = -wn_sctp_socket_setup(p, ls->so, 20)) != 0 ||
 		    usrsctp_bind(ls->so, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
 		    usrsctp_listen(ls->so, 128) != 0) {
 			err = err != 0 ? err : errno;
@@ -411,7 +411,7 @@ out:
 }
 
 void
-sctp_lsock_put(struct sctp_lsock *ls)
+wn_sctp_lsock_put(struct sctp_lsock *ls)
 {
 	pthread_mutex_lock(&lsock_lock);
 	if (--ls->refs == 0) {
@@ -443,15 +443,15 @@ adopt(struct sctp_proto *p, struct socket *so, struct sctp_path *path, uint16_t 
 		return;
 	}
 	(void)usrsctp_set_non_blocking(so, 1);
-	a = sctp_assoc_new(p, so, path, lport, rport, false);
+	a = wn_sctp_assoc_new(p, so, path, lport, rport, false);
 	if (a == NULL)
 		return;
 	a->ls = l;
-	sctp_assoc_drain(a);
+	wn_sctp_assoc_drain(a);
 }
 
 void
-sctp_accept_port(struct sctp_proto *p, uint16_t port)
+wn_sctp_accept_port(struct sctp_proto *p, uint16_t port)
 {
 	struct adopt got[16];
 	struct sctp_lsock *ls;
@@ -466,7 +466,7 @@ sctp_accept_port(struct sctp_proto *p, uint16_t port)
 		socklen_t sl = sizeof(sa);
 		struct socket *so;
 
-		sctp_cur = p;
+		wn_sctp_cur = p;
 		so = usrsctp_accept(ls->so, (struct sockaddr *)&sa, &sl);
 		if (so == NULL)
 			break;
@@ -497,7 +497,7 @@ sctp_accept_port(struct sctp_proto *p, uint16_t port)
 }
 
 unsigned int
-sctp_adopt_poll(struct sctp_proto *p)
+wn_sctp_adopt_poll(struct sctp_proto *p)
 {
 	void *ad;
 	unsigned int n = 0;
@@ -515,13 +515,13 @@ sctp_adopt_poll(struct sctp_proto *p)
 /* ---------------------------------------------------------------- periodic */
 
 void
-sctp_assoc_tick(struct sctp_proto *p)
+wn_sctp_assoc_tick(struct sctp_proto *p)
 {
 	struct sctp_assoc *a, *tmp;
 
 	RTE_TAILQ_FOREACH_SAFE(a, &p->assocs, next, tmp) {
 		if (atomic_load_explicit(&a->ready, memory_order_acquire) && !a->gone)
-			sctp_assoc_drain(a); /* marked by usrsctp on another thread */
+			wn_sctp_assoc_drain(a); /* marked by usrsctp on another thread */
 		if (!a->gone && !a->active && !a->checked_session && p->now >= a->deadline) {
 			/* accepted, and no session started in time */
 			bool any = false;
@@ -534,12 +534,12 @@ sctp_assoc_tick(struct sctp_proto *p)
 				assoc_end(a, WN_LLP_CLOSE_TIMEOUT, true);
 		}
 		if (a->gone && a->so == NULL && p->now >= a->deadline)
-			sctp_assoc_put(a);
+			wn_sctp_assoc_put(a);
 	}
 }
 
 void
-sctp_assocs_free(struct sctp_proto *p)
+wn_sctp_assocs_free(struct sctp_proto *p)
 {
 	struct sctp_assoc *a;
 	struct sctp_listener *l;
@@ -553,7 +553,7 @@ sctp_assocs_free(struct sctp_proto *p)
 		sock_close(a, true);
 	while ((l = TAILQ_FIRST(&p->listeners)) != NULL) {
 		TAILQ_REMOVE(&p->listeners, l, next);
-		sctp_lsock_put(l->ls);
+		wn_sctp_lsock_put(l->ls);
 		free(l);
 	}
 }

@@ -20,7 +20,7 @@
 
 RTE_LOG_REGISTER_DEFAULT(wn_sctp_logtype, NOTICE);
 
-__thread struct sctp_proto *sctp_cur;
+__thread struct sctp_proto *wn_sctp_cur;
 
 /* usrsctp's timers: one driver for the process, the first poll of each millisecond. */
 static _Atomic uint64_t timers_ms;
@@ -32,7 +32,7 @@ static _Atomic bool rx_seen;
 static _Atomic unsigned int rx_polls;
 
 /*
- * Most polls in a row the timers wait for the input queued before them (sctp_timers): a
+ * Most polls in a row the timers wait for the input queued before them (wn_sctp_timers): a
  * port's receive ring read one burst (32 packets) per loop, twice over.
  */
 #define TIMER_DEFER_POLLS 64
@@ -149,7 +149,7 @@ ip_addrs(const struct rte_mbuf *m, struct wn_ip_addr *local, struct wn_ip_addr *
 }
 
 int
-sctp_pkt_input(struct sctp_proto *p, struct rte_mbuf *m, uint64_t now, uint16_t *dport)
+wn_sctp_pkt_input(struct sctp_proto *p, struct rte_mbuf *m, uint64_t now, uint16_t *dport)
 {
 	struct wn_ip_addr local, remote;
 	struct sctp_path *path;
@@ -176,12 +176,12 @@ sctp_pkt_input(struct sctp_proto *p, struct rte_mbuf *m, uint64_t now, uint16_t 
 		p->base.st.crc_errors++;
 		goto bad;
 	}
-	path = sctp_path_get(p, &local, &remote);
+	path = wn_sctp_path_get(p, &local, &remote);
 	if (path == NULL)
 		goto bad;
 	*dport = (uint16_t)(pkt[2] << 8 | pkt[3]);
 	cookie = pkt[SCTP_HDR_LEN] == 10; /* COOKIE ECHO: an association may come up */
-	sctp_cur = p;
+	wn_sctp_cur = p;
 	usrsctp_conninput(path, pkt, len, 0);
 	rte_pktmbuf_free(m);
 	return cookie ? 1 : 0;
@@ -194,7 +194,7 @@ bad:
 /* ---------------------------------------------------------------- paths */
 
 struct sctp_path *
-sctp_path_get(struct sctp_proto *p, const struct wn_ip_addr *local,
+wn_sctp_path_get(struct sctp_proto *p, const struct wn_ip_addr *local,
 	      const struct wn_ip_addr *remote)
 {
 	struct sctp_path *path;
@@ -214,14 +214,14 @@ sctp_path_get(struct sctp_proto *p, const struct wn_ip_addr *local,
 }
 
 uint32_t
-sctp_path_ip_hdr(const struct sctp_path *path)
+wn_sctp_path_ip_hdr(const struct sctp_path *path)
 {
 	return path->local.family == WN_AF_INET6 ? sizeof(struct rte_ipv6_hdr) :
 						    sizeof(struct rte_ipv4_hdr);
 }
 
 void
-sctp_paths_free(struct sctp_proto *p)
+wn_sctp_paths_free(struct sctp_proto *p)
 {
 	struct sctp_path *path;
 
@@ -233,7 +233,7 @@ sctp_paths_free(struct sctp_proto *p)
 }
 
 void
-sctp_sconn(struct sockaddr_conn *sa, struct sctp_path *path, uint16_t port)
+wn_sctp_sconn(struct sockaddr_conn *sa, struct sctp_path *path, uint16_t port)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sconn_family = AF_CONN;
@@ -244,7 +244,7 @@ sctp_sconn(struct sockaddr_conn *sa, struct sctp_path *path, uint16_t port)
 /* ---------------------------------------------------------------- the stack */
 
 int
-sctp_global_init(void)
+wn_sctp_global_init(void)
 {
 	pthread_mutex_lock(&init_lock);
 	if (!started) {
@@ -281,7 +281,7 @@ sctp_global_init(void)
 }
 
 int
-sctp_socket_setup(struct sctp_proto *p, struct socket *so, uint32_t ip_hdr)
+wn_sctp_socket_setup(struct sctp_proto *p, struct socket *so, uint32_t ip_hdr)
 {
 	static const uint16_t events[] = {
 		SCTP_ASSOC_CHANGE, SCTP_ADAPTATION_INDICATION, SCTP_SHUTDOWN_EVENT,
@@ -354,7 +354,7 @@ wn_sctp_stack_stats_get(struct wn_sctp_stack_stats *st)
 }
 
 void
-sctp_timers(uint64_t now)
+wn_sctp_timers(uint64_t now)
 {
 	uint64_t ms = now / 1000, last = atomic_load(&timers_ms);
 

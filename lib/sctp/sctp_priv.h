@@ -145,68 +145,68 @@ struct sctp_proto {
 
 /* ---- pkt.c ---- */
 /** The instance running on this thread (set while it calls into usrsctp). */
-extern __thread struct sctp_proto *sctp_cur;
+extern __thread struct sctp_proto *wn_sctp_cur;
 /** Start usrsctp once per process. @return 0 or -errno. */
-int sctp_global_init(void);
+int wn_sctp_global_init(void);
 /** The path between @p local and @p remote, created on first use. NULL: no memory. */
-struct sctp_path *sctp_path_get(struct sctp_proto *p, const struct wn_ip_addr *local,
+struct sctp_path *wn_sctp_path_get(struct sctp_proto *p, const struct wn_ip_addr *local,
 				const struct wn_ip_addr *remote);
 /** The IP header length of @p path's family. */
-uint32_t sctp_path_ip_hdr(const struct sctp_path *path);
+uint32_t wn_sctp_path_ip_hdr(const struct sctp_path *path);
 /** usrsctp's timers, from whichever instance polls first each millisecond. */
-void sctp_timers(uint64_t now);
+void wn_sctp_timers(uint64_t now);
 /**
  * One SCTP packet in (@p m freed): CRC32c checked, then usrsctp_conninput on its path.
  * @return -1 when dropped (counted), 1 when it was a COOKIE ECHO to port *@p dport (an
  * association may have come up on a listening socket), else 0.
  */
-int sctp_pkt_input(struct sctp_proto *p, struct rte_mbuf *m, uint64_t now, uint16_t *dport);
+int wn_sctp_pkt_input(struct sctp_proto *p, struct rte_mbuf *m, uint64_t now, uint16_t *dport);
 /** Free the instance's paths (after its sockets). */
-void sctp_paths_free(struct sctp_proto *p);
+void wn_sctp_paths_free(struct sctp_proto *p);
 /** Set the options every socket of ours has (before bind/listen). @return 0 or -errno. */
-int sctp_socket_setup(struct sctp_proto *p, struct socket *so, uint32_t ip_hdr);
+int wn_sctp_socket_setup(struct sctp_proto *p, struct socket *so, uint32_t ip_hdr);
 /** An AF_CONN address for usrsctp: @p path (NULL: any) and @p port (host order). */
-void sctp_sconn(struct sockaddr_conn *sa, struct sctp_path *path, uint16_t port);
+void wn_sctp_sconn(struct sockaddr_conn *sa, struct sctp_path *path, uint16_t port);
 
 /* ---- assoc.c ---- */
 /** A new association over @p so. NULL: no memory (the socket is aborted). */
-struct sctp_assoc *sctp_assoc_new(struct sctp_proto *p, struct socket *so,
+struct sctp_assoc *wn_sctp_assoc_new(struct sctp_proto *p, struct socket *so,
 				  struct sctp_path *path, uint16_t lport, uint16_t rport,
 				  bool active);
 /** Read what @p a has (notifications, chunks) and act on it. */
-void sctp_assoc_drain(struct sctp_assoc *a);
+void wn_sctp_assoc_drain(struct sctp_assoc *a);
 /** Drain every association marked ready. @return work done. */
-unsigned int sctp_ready_run(struct sctp_proto *p);
+unsigned int wn_sctp_ready_run(struct sctp_proto *p);
 /** Accept what the listening sockets of port @p port have. */
-void sctp_accept_port(struct sctp_proto *p, uint16_t port);
+void wn_sctp_accept_port(struct sctp_proto *p, uint16_t port);
 /** Sockets accepted for @p p by another lcore. @return work done. */
-unsigned int sctp_adopt_poll(struct sctp_proto *p);
+unsigned int wn_sctp_adopt_poll(struct sctp_proto *p);
 /** Every millisecond: associations marked by other threads, deadlines, frees. */
-void sctp_assoc_tick(struct sctp_proto *p);
+void wn_sctp_assoc_tick(struct sctp_proto *p);
 /** Shut @p a down (SHUTDOWN) when none of its sessions is alive any more. */
-void sctp_assoc_maybe_shutdown(struct sctp_assoc *a);
+void wn_sctp_assoc_maybe_shutdown(struct sctp_assoc *a);
 /** Abort @p a (ABORT), end its sessions (CLOSED, reset). */
-void sctp_assoc_abort(struct sctp_assoc *a, enum wn_llp_close why);
+void wn_sctp_assoc_abort(struct sctp_assoc *a, enum wn_llp_close why);
 /** Free an association whose socket is closed and that no stream points to. */
-void sctp_assoc_put(struct sctp_assoc *a);
+void wn_sctp_assoc_put(struct sctp_assoc *a);
 /** Free every association and listener (instance free). */
-void sctp_assocs_free(struct sctp_proto *p);
+void wn_sctp_assocs_free(struct sctp_proto *p);
 /** Listening sockets (process-wide, by port). */
-struct sctp_lsock *sctp_lsock_get(struct sctp_proto *p, uint16_t port);
-void sctp_lsock_put(struct sctp_lsock *ls);
+struct sctp_lsock *wn_sctp_lsock_get(struct sctp_proto *p, uint16_t port);
+void wn_sctp_lsock_put(struct sctp_lsock *ls);
 
 /* ---- stream.c ---- */
 /** A stream for session id @p sid of @p a (passive ones: before their Initiate). */
-struct sctp_stream *sctp_stream_new(struct sctp_assoc *a, uint16_t sid, bool active);
+struct sctp_stream *wn_sctp_stream_new(struct sctp_assoc *a, uint16_t sid, bool active);
 /** The association came up (and indicated DDP): an active stream sends its Initiate. */
-void sctp_stream_start(struct sctp_stream *s);
+void wn_sctp_stream_start(struct sctp_stream *s);
 /** The association is gone: CLOSED (@p why). */
-void sctp_stream_gone(struct sctp_stream *s, enum wn_llp_close why);
+void wn_sctp_stream_gone(struct sctp_stream *s, enum wn_llp_close why);
 /** The peer shut the association down: no more chunks will arrive (EOF). */
-void sctp_stream_eof(struct sctp_stream *s);
+void wn_sctp_stream_eof(struct sctp_stream *s);
 /** Free streams that are released and over. */
-void sctp_streams_reap(struct sctp_proto *p);
+void wn_sctp_streams_reap(struct sctp_proto *p);
 /** Recompute @p s's tx_ready. */
-void sctp_stream_ready(struct sctp_stream *s);
+void wn_sctp_stream_ready(struct sctp_stream *s);
 
 #endif /* WN_SCTP_PRIV_H */

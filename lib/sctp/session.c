@@ -62,7 +62,7 @@ ctl_send(struct wn_sctp_sess *s, struct wn_sctp_ctl *c)
 	int n, rc;
 
 	c->ssn = s->tx_ssn++;
-	n = wn_sctp_ctl_encode(c, s->ctl, sizeof(s->ctl));
+	n = wn_wire_sctp_ctl_encode(c, s->ctl, sizeof(s->ctl));
 	if (n < 0)
 		return; /* bounded by the callers: cannot happen */
 	rc = s->cfg.ops->send(s->cfg.arg, WN_SCTP_PPID_CTL, s->ctl, (size_t)n);
@@ -198,7 +198,7 @@ on_initiate(struct wn_sctp_sess *s, const struct wn_sctp_ctl *c)
 	if (c->func != WN_SCTP_INITIATE && c->func != WN_SCTP_ENH_INITIATE)
 		return fail(s, WN_MPA_ERR_BAD_FRAME, "the first session control is not an Initiate");
 	s->peer_enhanced = c->func == WN_SCTP_ENH_INITIATE;
-	wn_sctp_ctl_to_mpa(c, &s->init);
+	wn_wire_sctp_ctl_to_mpa(c, &s->init);
 	s->init.pd = NULL; /* valid during this call only */
 	s->init.pd_len = 0;
 	s->state = WN_SCTP_SESS_REQ_RCVD;
@@ -239,8 +239,8 @@ on_reply(struct wn_sctp_sess *s, const struct wn_sctp_ctl *c)
 	/* RFC 6581 §10 as for MPA: an enhanced answer only to an enhanced Initiate */
 	if (c->func == WN_SCTP_ENH_ACCEPT && !s->cfg.enhanced)
 		return fail(s, WN_MPA_ERR_BAD_FRAME, "enhanced Accept to a plain Initiate");
-	wn_sctp_ctl_to_mpa(c, &rep);
-	e = wn_mpa_negotiate_initiator(&s->cfg.caps, &rep, &neg);
+	wn_wire_sctp_ctl_to_mpa(c, &rep);
+	e = wn_wire_mpa_negotiate_initiator(&s->cfg.caps, &rep, &neg);
 	params_set(s, &neg, rep.enhanced);
 	if (e != WN_MPA_ERR_NONE) {
 		/* RFC 6581 §9: the responder's terms do not fit ours: end the session */
@@ -248,7 +248,7 @@ on_reply(struct wn_sctp_sess *s, const struct wn_sctp_ctl *c)
 		ev.err = (uint8_t)e;
 		ev.insufficient_ird = e == WN_MPA_ERR_INSUFFICIENT_IRD;
 		ev.peer = &pe;
-		ev.reason = wn_mpa_err_str(e);
+		ev.reason = wn_wire_mpa_err_str(e);
 		s->why = ev.reason;
 		s->state = WN_SCTP_SESS_DONE;
 		s->deadline = 0;
@@ -274,7 +274,7 @@ wn_sctp_sess_accept(struct wn_sctp_sess *s, uint16_t ird, uint16_t ord, const ui
 	    ord > WN_MPA_IRD_ORD_MAX || pd_len > WN_SCTP_PD_MAX - WN_MPA_ENH_LEN ||
 	    (pd_len != 0 && pd == NULL))
 		return -EINVAL;
-	e = wn_mpa_negotiate_responder(&caps, &s->init, &neg);
+	e = wn_wire_mpa_negotiate_responder(&caps, &s->init, &neg);
 	c.p2p = neg.p2p;
 	c.rtr = neg.rtr;
 	c.ird = neg.reply_ird;
@@ -282,7 +282,7 @@ wn_sctp_sess_accept(struct wn_sctp_sess *s, uint16_t ird, uint16_t ord, const ui
 	if (e != WN_MPA_ERR_NONE) {
 		/* RFC 6581 §7: an Enhanced Reject for what the plain protocol would accept */
 		struct wn_llp_event ev = {.type = WN_LLP_EV_ERROR, .err = (uint8_t)e,
-					  .reject_sent = true, .reason = wn_mpa_err_str(e)};
+					  .reject_sent = true, .reason = wn_wire_mpa_err_str(e)};
 
 		c.func = WN_SCTP_ENH_REJECT;
 		ctl_send(s, &c);
@@ -372,9 +372,9 @@ process(struct wn_sctp_sess *s, uint32_t ppid, const uint8_t *buf, size_t len)
 		s->cfg.ops->ulpdu(s->cfg.arg, buf + WN_SCTP_SSN_LEN, len - WN_SCTP_SSN_LEN);
 		return 0;
 	}
-	cs = wn_sctp_ctl_decode(buf, len, &c);
+	cs = wn_wire_sctp_ctl_decode(buf, len, &c);
 	if (cs != WN_SCTP_CTL_OK)
-		return fail(s, WN_MPA_ERR_BAD_FRAME, wn_sctp_ctl_status_str(cs));
+		return fail(s, WN_MPA_ERR_BAD_FRAME, wn_wire_sctp_ctl_status_str(cs));
 	switch (s->state) {
 	case WN_SCTP_SESS_WAIT_INIT:
 		return on_initiate(s, &c);

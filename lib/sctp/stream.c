@@ -41,7 +41,7 @@ up_event(struct sctp_stream *s, struct wn_llp_event *ev)
 }
 
 void
-sctp_stream_ready(struct sctp_stream *s)
+wn_sctp_stream_ready(struct sctp_stream *s)
 {
 	s->l.tx_ready = s->a != NULL && !s->a->gone && !s->a->blocked && !s->closed &&
 			wn_sctp_sess_tx_ok(&s->sess);
@@ -75,14 +75,14 @@ sess_send(void *arg, uint32_t ppid, const uint8_t *msg, size_t len)
 
 	if (a == NULL || a->so == NULL || a->gone || a->shutting)
 		return -EPIPE;
-	sctp_cur = s->p;
+	wn_sctp_cur = s->p;
 	if (usrsctp_sendv(a->so, msg, len, NULL, 0, &si, sizeof(si), SCTP_SENDV_SNDINFO, 0) < 0) {
 		if (errno != EWOULDBLOCK && errno != EAGAIN)
 			return -errno;
 		a->blocked = true; /* until usrsctp says it is writable again */
 		for (uint16_t i = 0; i < a->n_streams; i++)
 			if (a->slot[i] != NULL)
-				sctp_stream_ready(a->slot[i]);
+				wn_sctp_stream_ready(a->slot[i]);
 		return -EAGAIN;
 	}
 	if (ppid == WN_SCTP_PPID_CTL && len == WN_SCTP_CTL_HDR_LEN && msg[3] == WN_SCTP_TERMINATE)
@@ -99,7 +99,7 @@ orphan_end(struct sctp_stream *s)
 	s->released = true;
 	detach(s);
 	if (s->a != NULL)
-		sctp_assoc_maybe_shutdown(s->a);
+		wn_sctp_assoc_maybe_shutdown(s->a);
 }
 
 static void
@@ -134,7 +134,7 @@ sess_event(void *arg, const struct wn_llp_event *cev)
 	default:
 		break;
 	}
-	sctp_stream_ready(s);
+	wn_sctp_stream_ready(s);
 	up_event(s, &ev);
 }
 
@@ -165,7 +165,7 @@ ep_of(struct wn_llp_ep *e, const struct wn_ip_addr *addr, uint16_t port)
 }
 
 struct sctp_stream *
-sctp_stream_new(struct sctp_assoc *a, uint16_t sid, bool active)
+wn_sctp_stream_new(struct sctp_assoc *a, uint16_t sid, bool active)
 {
 	struct sctp_proto *p = a->p;
 	struct sctp_stream *s = calloc(1, sizeof(*s));
@@ -178,7 +178,7 @@ sctp_stream_new(struct sctp_assoc *a, uint16_t sid, bool active)
 	s->p = p;
 	s->a = a;
 	s->sid = sid;
-	s->mulpdu = wn_sctp_mulpdu(p->c.mtu, sctp_path_ip_hdr(a->path));
+	s->mulpdu = wn_wire_sctp_mulpdu(p->c.mtu, wn_sctp_path_ip_hdr(a->path));
 	s->txbuf = malloc(s->mulpdu + WN_SCTP_SSN_LEN);
 	ep_of(&s->local, &a->path->local, a->lport);
 	ep_of(&s->remote, &a->path->remote, a->rport);
@@ -202,7 +202,7 @@ sctp_stream_new(struct sctp_assoc *a, uint16_t sid, bool active)
 }
 
 void
-sctp_stream_start(struct sctp_stream *s)
+wn_sctp_stream_start(struct sctp_stream *s)
 {
 	struct sctp_proto *p = s->p;
 	struct wn_sctp_sess_cfg cfg = s->sess.cfg;
@@ -217,11 +217,11 @@ sctp_stream_start(struct sctp_stream *s)
 	cfg.pd_len = s->req.pd_len;
 	if (wn_sctp_sess_init(&s->sess, &cfg, p->now) != 0 ||
 	    wn_sctp_sess_start(&s->sess, p->now) != 0)
-		sctp_assoc_abort(s->a, WN_LLP_CLOSE_RESET);
+		wn_sctp_assoc_abort(s->a, WN_LLP_CLOSE_RESET);
 }
 
 void
-sctp_stream_gone(struct sctp_stream *s, enum wn_llp_close why)
+wn_sctp_stream_gone(struct sctp_stream *s, enum wn_llp_close why)
 {
 	struct wn_llp_event ev = {.type = WN_LLP_EV_CLOSED, .why = why};
 
@@ -230,14 +230,14 @@ sctp_stream_gone(struct sctp_stream *s, enum wn_llp_close why)
 	s->closed = true;
 	s->why = why;
 	detach(s);
-	sctp_stream_ready(s);
+	wn_sctp_stream_ready(s);
 	if (!s->l.active && !s->incoming_done)
 		s->released = true; /* nobody ever owned it */
 	up_event(s, &ev);
 }
 
 void
-sctp_stream_eof(struct sctp_stream *s)
+wn_sctp_stream_eof(struct sctp_stream *s)
 {
 	wn_sctp_sess_eof(&s->sess);
 }
@@ -253,7 +253,7 @@ stream_free(struct sctp_stream *s)
 	wn_sctp_sess_fini(&s->sess);
 	if (a != NULL) {
 		a->refs--;
-		sctp_assoc_put(a);
+		wn_sctp_assoc_put(a);
 	}
 	free(s->txbuf);
 	free(s);
@@ -261,7 +261,7 @@ stream_free(struct sctp_stream *s)
 
 /* Every millisecond: control messages that waited, deadlines, sessions over, frees. */
 void
-sctp_streams_reap(struct sctp_proto *p)
+wn_sctp_streams_reap(struct sctp_proto *p)
 {
 	struct sctp_stream *s, *tmp;
 
@@ -269,9 +269,9 @@ sctp_streams_reap(struct sctp_proto *p)
 		struct sctp_assoc *a = s->a;
 
 		if (!s->closed && a != NULL && !a->gone) {
-			sctp_cur = p;
+			wn_sctp_cur = p;
 			wn_sctp_sess_poll(&s->sess, p->now);
-			sctp_stream_ready(s);
+			wn_sctp_stream_ready(s);
 			if (s->sess.sent_term && s->linger == 0)
 				s->linger = p->now + LINGER_US; /* below */
 			if (wn_sctp_sess_done(&s->sess) ||
@@ -284,9 +284,9 @@ sctp_streams_reap(struct sctp_proto *p)
 				 * (or after the linger, when the peer's Terminate does not come) */
 				if (others && (wn_sctp_sess_done(&s->sess) ||
 					       p->now >= s->linger))
-					sctp_stream_gone(s, WN_LLP_CLOSE_NORMAL);
+					wn_sctp_stream_gone(s, WN_LLP_CLOSE_NORMAL);
 				else if (!others)
-					sctp_assoc_maybe_shutdown(a);
+					wn_sctp_assoc_maybe_shutdown(a);
 			}
 		}
 		if (s->released && s->closed)
@@ -312,18 +312,18 @@ op_connect(struct wn_llp_proto *bp, const struct wn_llp_connect *c)
 		errno = EINVAL;
 		return NULL;
 	}
-	path = sctp_path_get(p, &c->local.addr, &c->remote.addr);
+	path = wn_sctp_path_get(p, &c->local.addr, &c->remote.addr);
 	if (path == NULL)
 		return NULL;
-	sctp_cur = p;
+	wn_sctp_cur = p;
 	so = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
 	if (so == NULL)
 		return NULL;
-	err = -sctp_socket_setup(p, so, sctp_path_ip_hdr(path));
-	sctp_sconn(&sa, path, c->local.port);
+	err = -wn_sctp_socket_setup(p, so, wn_sctp_path_ip_hdr(path));
+	wn_sctp_sconn(&sa, path, c->local.port);
 	if (err == 0 && usrsctp_bind(so, (struct sockaddr *)&sa, sizeof(sa)) != 0)
 		err = errno;
-	sctp_sconn(&sa, path, c->remote.port);
+	wn_sctp_sconn(&sa, path, c->remote.port);
 	if (err == 0 && usrsctp_connect(so, (struct sockaddr *)&sa, sizeof(sa)) != 0 &&
 	    errno != EINPROGRESS)
 		err = errno;
@@ -332,14 +332,14 @@ op_connect(struct wn_llp_proto *bp, const struct wn_llp_connect *c)
 		errno = err;
 		return NULL;
 	}
-	a = sctp_assoc_new(p, so, path, c->local.port, c->remote.port, true);
+	a = wn_sctp_assoc_new(p, so, path, c->local.port, c->remote.port, true);
 	if (a == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	s = sctp_stream_new(a, 0, true);
+	s = wn_sctp_stream_new(a, 0, true);
 	if (s == NULL) {
-		sctp_assoc_abort(a, WN_LLP_CLOSE_RESET);
+		wn_sctp_assoc_abort(a, WN_LLP_CLOSE_RESET);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -362,7 +362,7 @@ op_listen(struct wn_llp_proto *bp, const struct wn_llp_ep *ep, wn_llp_incoming_f
 	l = calloc(1, sizeof(*l));
 	if (l == NULL)
 		return NULL;
-	l->ls = sctp_lsock_get(p, ep->port);
+	l->ls = wn_sctp_lsock_get(p, ep->port);
 	if (l->ls == NULL) {
 		int err = errno;
 
@@ -390,7 +390,7 @@ op_unlisten(struct wn_llp_listener *bl)
 		if (a->ls == l)
 			a->ls = NULL; /* streams already handed over stay */
 	TAILQ_REMOVE(&l->p->listeners, l, next);
-	sctp_lsock_put(l->ls);
+	wn_sctp_lsock_put(l->ls);
 	free(l);
 }
 
@@ -401,15 +401,15 @@ op_poll(struct wn_llp_proto *bp, uint64_t now)
 	unsigned int n;
 
 	p->now = now;
-	sctp_cur = p;
-	sctp_timers(now);
-	n = sctp_adopt_poll(p);
-	n += sctp_ready_run(p);
+	wn_sctp_cur = p;
+	wn_sctp_timers(now);
+	n = wn_sctp_adopt_poll(p);
+	n += wn_sctp_ready_run(p);
 	if (now - p->last_tick >= SCTP_TICK_US) {
 		p->last_tick = now;
-		sctp_assoc_tick(p);
-		sctp_streams_reap(p);
-		n += sctp_ready_run(p);
+		wn_sctp_assoc_tick(p);
+		wn_sctp_streams_reap(p);
+		n += wn_sctp_ready_run(p);
 	}
 	return n;
 }
@@ -422,7 +422,7 @@ op_accept(struct wn_llp *l, const struct wn_llp_caps *caps, const uint8_t *pd, u
 	struct sctp_stream *s = stream_of(l);
 	uint16_t ird = caps != NULL ? caps->ird : 0, ord = caps != NULL ? caps->ord : 0;
 
-	sctp_cur = s->p;
+	wn_sctp_cur = s->p;
 	return wn_sctp_sess_accept(&s->sess, RTE_MIN(ird, (uint16_t)WN_MPA_IRD_ORD_MAX),
 				   RTE_MIN(ord, (uint16_t)WN_MPA_IRD_ORD_MAX), pd, pd_len);
 }
@@ -432,7 +432,7 @@ op_reject(struct wn_llp *l, const uint8_t *pd, uint16_t pd_len)
 {
 	struct sctp_stream *s = stream_of(l);
 
-	sctp_cur = s->p;
+	wn_sctp_cur = s->p;
 	return wn_sctp_sess_reject(&s->sess, pd, pd_len);
 }
 
@@ -472,12 +472,12 @@ op_close(struct wn_llp *l)
 	if (a == NULL || a->gone || s->closed)
 		return 0;
 	if (!a->up) {
-		sctp_assoc_abort(a, WN_LLP_CLOSE_RESET); /* nothing said yet: nothing to close */
+		wn_sctp_assoc_abort(a, WN_LLP_CLOSE_RESET); /* nothing said yet: nothing to close */
 		return 0;
 	}
-	sctp_cur = s->p;
+	wn_sctp_cur = s->p;
 	(void)wn_sctp_sess_terminate(&s->sess);
-	sctp_assoc_maybe_shutdown(a);
+	wn_sctp_assoc_maybe_shutdown(a);
 	return 0;
 }
 
@@ -494,12 +494,12 @@ op_abort(struct wn_llp *l)
 	for (uint16_t i = 0; i < a->n_streams; i++)
 		others |= a->slot[i] != NULL && a->slot[i] != s;
 	if (!others) {
-		sctp_assoc_abort(a, WN_LLP_CLOSE_RESET); /* SCTP ABORT; CLOSED from inside */
+		wn_sctp_assoc_abort(a, WN_LLP_CLOSE_RESET); /* SCTP ABORT; CLOSED from inside */
 		return;
 	}
-	sctp_cur = s->p;
+	wn_sctp_cur = s->p;
 	(void)wn_sctp_sess_terminate(&s->sess);
-	sctp_stream_gone(s, WN_LLP_CLOSE_RESET);
+	wn_sctp_stream_gone(s, WN_LLP_CLOSE_RESET);
 }
 
 static void
@@ -575,11 +575,11 @@ static const struct wn_llp_ops sctp_ops = {
 
 /* What the associations tell the streams (sctp_priv.h). */
 static const struct sctp_stream_up stream_up = {
-	.new_stream = sctp_stream_new,
-	.start = sctp_stream_start,
-	.gone = sctp_stream_gone,
-	.eof = sctp_stream_eof,
-	.ready = sctp_stream_ready,
+	.new_stream = wn_sctp_stream_new,
+	.start = wn_sctp_stream_start,
+	.gone = wn_sctp_stream_gone,
+	.eof = wn_sctp_stream_eof,
+	.ready = wn_sctp_stream_ready,
 };
 
 struct wn_llp_proto *
@@ -593,7 +593,7 @@ wn_sctp_create(const struct wn_sctp_conf *conf)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (sctp_global_init() != 0)
+	if (wn_sctp_global_init() != 0)
 		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
@@ -646,10 +646,10 @@ wn_sctp_free(struct wn_llp_proto *bp)
 
 	if (p == NULL)
 		return;
-	sctp_cur = p;
+	wn_sctp_cur = p;
 	TAILQ_FOREACH(s, &p->streams, next)
 		s->released = true; /* no upcalls from here on */
-	sctp_assocs_free(p);
+	wn_sctp_assocs_free(p);
 	while ((s = TAILQ_FIRST(&p->streams)) != NULL) {
 		s->closed = true;
 		stream_free(s);
@@ -657,16 +657,16 @@ wn_sctp_free(struct wn_llp_proto *bp)
 	while ((a = TAILQ_FIRST(&p->assocs)) != NULL) {
 		a->refs = 0;
 		a->on_ready = false;
-		sctp_assoc_put(a);
+		wn_sctp_assoc_put(a);
 	}
-	sctp_paths_free(p);
+	wn_sctp_paths_free(p);
 	while (rte_ring_dequeue(p->txq, &m) == 0)
 		rte_pktmbuf_free(m);
 	rte_ring_free(p->txq);
 	rte_ring_free(p->adopt);
 	free(p->rxbuf);
 	free(p);
-	sctp_cur = NULL;
+	wn_sctp_cur = NULL;
 }
 
 void
@@ -685,5 +685,5 @@ void *
 wn_sctp_path(struct wn_llp_proto *bp, const struct wn_ip_addr *local,
 	     const struct wn_ip_addr *remote)
 {
-	return sctp_path_get((struct sctp_proto *)bp, local, remote);
+	return wn_sctp_path_get((struct sctp_proto *)bp, local, remote);
 }

@@ -8,7 +8,7 @@
  *
  * SCTP itself is usrsctp (Debian's libusrsctp, 0.9.5) in its no-threads mode with the AF_CONN
  * lower layer: this library is the "connection" below it. Received IP datagrams of protocol
- * 132 go in through wn_sctp_input() (a lib/net receive hook, wn_netif_proto_rx), their CRC32c
+ * 132 go in through wn_sctp_input() (a lib/net receive hook, wn_net_if_proto_rx), their CRC32c
  * checked here (isa-l), and SCTP's packets come out as IP datagrams through wn_sctp_tx_bulk()
  * for the owner to send (wn_net_output_bulk), as lib/tcp's segments do; usrsctp's timers run
  * from wn_llp_poll(), after the SCTP input queued before them (a poll that follows input

@@ -12,7 +12,7 @@
 #include "wn_mem.h"
 
 int
-srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_hello_req *r = rq->body;
 
@@ -26,7 +26,7 @@ srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs
 
 /* An lcore doorbell for the client (wn_ctl.h WN_CTL_BELL): a duplicate of the page or eventfd. */
 int
-srv_h_bell(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_bell(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_bell_req *r = rq->body;
 	int fd;
@@ -48,7 +48,7 @@ srv_h_bell(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
  * receive-only; one per client.
  */
 int
-srv_h_async_channel(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_async_channel(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	int sv[2];
 
@@ -69,7 +69,7 @@ srv_h_async_channel(struct wn_server *srv, const struct srv_req *rq, struct srv_
  * its async socket. An object gone meanwhile, or a client without the socket: dropped.
  */
 void
-srv_async_dp_event(struct wn_server *srv, const struct wn_server_dp_msg *m)
+wn_server_async_dp_event(struct wn_server *srv, const struct wn_server_dp_msg *m)
 {
 	struct {
 		struct wn_ctl_hdr h;
@@ -90,7 +90,7 @@ srv_async_dp_event(struct wn_server *srv, const struct wn_server_dp_msg *m)
 		t = OBJ_QP;
 		break;
 	}
-	o = srv_obj_get(srv, NULL, m->handle, t);
+	o = wn_server_obj_get(srv, NULL, m->handle, t);
 	if (o == NULL || (c = o->owner) == NULL || c->async_fd < 0)
 		return;
 	memset(&a, 0, sizeof(a));
@@ -120,7 +120,7 @@ node_guid(const struct wn_server *srv)
 }
 
 int
-srv_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	struct wn_ctl_device_attr *a = &rs->u.dev;
 	uint32_t llp = rq->c->llp != WN_CTL_LLP_DEFAULT ? rq->c->llp : srv->conf.llp;
@@ -199,7 +199,7 @@ port_gids(const struct wn_server *srv, struct wn_ctl_port_attr *a)
 }
 
 int
-srv_h_query_port(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_query_port(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_port_req *r = rq->body;
 	struct wn_ctl_port_attr *a = &rs->u.port;

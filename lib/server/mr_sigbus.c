@@ -117,7 +117,7 @@ sigbus_install(void)
 }
 
 int
-srv_sigbus_add(void *start, size_t len, uint32_t shift)
+wn_server_sigbus_add(void *start, size_t len, uint32_t shift)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	uint32_t i, n;
@@ -150,7 +150,7 @@ srv_sigbus_add(void *start, size_t len, uint32_t shift)
 }
 
 void
-srv_sigbus_del(int slot)
+wn_server_sigbus_del(int slot)
 {
 	if (slot < 0 || slots == NULL)
 		return;
@@ -161,7 +161,7 @@ srv_sigbus_del(int slot)
 }
 
 uint64_t
-srv_sigbus_hits(void)
+wn_server_sigbus_hits(void)
 {
 	return atomic_load_explicit(&hits, memory_order_relaxed);
 }

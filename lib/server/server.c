@@ -3,9 +3,9 @@
  * The control server: unix SOCK_SEQPACKET server of the control protocol (wn_ctl.h). Its
  * socket and epoll loop, clients (reclaim on EOF), and dispatch: requests through the op
  * table, destruction through one function per object type, the dataplane's answers (DONE, CM
- * events) to obj.c and cm.c, and the attachment of its rings (wn_server_dp.h). The objects
- * themselves: obj.c, dev.c, mr.c, queue.c, cm.c; messages to the dataplane: msg.c
- * (srv_priv.h). Nothing below calls back into this file.
+ * events) to server_obj.c and server_cm.c, and the attachment of its rings (wn_server_dp.h). The
+ * objects themselves: server_obj.c, dev.c, server_mr.c, server_queue.c, server_cm.c; messages to
+ * the dataplane: server_msg.c (srv_priv.h). Nothing below calls back into this file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +36,7 @@
 
 /* Act on every message the dataplane has sent (srv->lock held). */
 void
-srv_dp_drain(struct wn_server *srv)
+wn_server_dp_drain(struct wn_server *srv)
 {
 	struct wn_server_dp_msg *m;
 
@@ -44,13 +44,13 @@ srv_dp_drain(struct wn_server *srv)
 		return;
 	while (rte_ring_dequeue(srv->to_ctl, (void **)&m) == 0) {
 		if (m->type == WN_SERVER_DP_DONE)
-			srv_zombie_done(srv, m->handle);
+			wn_server_zombie_done(srv, m->handle);
 		else if (m->type == WN_SERVER_DP_CM_EVENT)
-			srv_cm_dp_event(srv, m);
+			wn_server_cm_dp_event(srv, m);
 		else if (m->type == WN_SERVER_DP_ASYNC_EVENT)
-			srv_async_dp_event(srv, m);
+			wn_server_async_dp_event(srv, m);
 		else if (m->type == WN_SERVER_DP_QP_ERROR)
-			srv_qp_dp_error(srv, m->handle);
+			wn_server_qp_dp_error(srv, m->handle);
 		free(m);
 	}
 }
@@ -63,7 +63,7 @@ dp_readable(struct wn_server *srv)
 	if (read(srv->dp_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
 	pthread_mutex_lock(&srv->lock);
-	srv_dp_drain(srv);
+	wn_server_dp_drain(srv);
 	pthread_mutex_unlock(&srv->lock);
 }
 
@@ -102,7 +102,7 @@ wn_server_dp_bells(struct wn_server *srv, int page_fd, const struct wn_queue_bel
 void
 wn_server_dp_detach(struct wn_server *srv)
 {
-	srv_dp_wait_free(srv);
+	wn_server_dp_wait_free(srv);
 	if (srv->to_dp != NULL)
 		(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, srv->dp_efd, NULL);
 	srv->to_dp = NULL;
@@ -116,14 +116,14 @@ wn_server_dp_detach(struct wn_server *srv)
 
 /* How each type goes (0, or -EBUSY when something still needs it). */
 static int (*const destroy_of[OBJ_NTYPES])(struct wn_server *srv, struct obj *o) = {
-	[OBJ_PD] = srv_pd_destroy,
-	[OBJ_MR] = srv_mr_destroy,
-	[OBJ_MW] = srv_mw_destroy,
-	[OBJ_CQ] = srv_cq_destroy,
-	[OBJ_SRQ] = srv_srq_destroy,
-	[OBJ_QP] = srv_qp_destroy,
-	[OBJ_CHAN] = srv_chan_destroy,
-	[OBJ_CMID] = srv_cmid_destroy,
+	[OBJ_PD] = wn_server_pd_destroy,
+	[OBJ_MR] = wn_server_mr_destroy,
+	[OBJ_MW] = wn_server_mw_destroy,
+	[OBJ_CQ] = wn_server_cq_destroy,
+	[OBJ_SRQ] = wn_server_srq_destroy,
+	[OBJ_QP] = wn_server_qp_destroy,
+	[OBJ_CHAN] = wn_server_chan_destroy,
+	[OBJ_CMID] = wn_server_cmid_destroy,
 };
 
 /* Destroy everything @p c owns, dependents first (socket EOF or client death). */
@@ -156,7 +156,7 @@ h_destroy(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 		[WN_CTL_CM_DESTROY_ID] = OBJ_CMID, [WN_CTL_DEALLOC_MW] = OBJ_MW,
 	};
 	const struct wn_ctl_handle *r = rq->body;
-	struct obj *o = srv_obj_get(srv, rq->c, r->handle, type_of[rq->h->op]);
+	struct obj *o = wn_server_obj_get(srv, rq->c, r->handle, type_of[rq->h->op]);
 
 	(void)rs;
 	if (o == NULL)
@@ -173,41 +173,42 @@ static const struct {
 	uint16_t req_len;
 	int (*fn)(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 } ops[WN_CTL_OP_MAX] = {
-	[WN_CTL_HELLO] = {sizeof(struct wn_ctl_hello_req), srv_h_hello},
-	[WN_CTL_QUERY_DEVICE] = {0, srv_h_query_device},
-	[WN_CTL_QUERY_PORT] = {sizeof(struct wn_ctl_port_req), srv_h_query_port},
-	[WN_CTL_ALLOC_PD] = {0, srv_h_alloc_pd},
+	[WN_CTL_HELLO] = {sizeof(struct wn_ctl_hello_req), wn_server_h_hello},
+	[WN_CTL_QUERY_DEVICE] = {0, wn_server_h_query_device},
+	[WN_CTL_QUERY_PORT] = {sizeof(struct wn_ctl_port_req), wn_server_h_query_port},
+	[WN_CTL_ALLOC_PD] = {0, wn_server_h_alloc_pd},
 	[WN_CTL_DEALLOC_PD] = {sizeof(struct wn_ctl_handle), h_destroy},
-	[WN_CTL_REG_MR] = {sizeof(struct wn_ctl_reg_mr_req), srv_h_reg_mr},
+	[WN_CTL_REG_MR] = {sizeof(struct wn_ctl_reg_mr_req), wn_server_h_reg_mr},
 	[WN_CTL_DEREG_MR] = {sizeof(struct wn_ctl_handle), h_destroy},
-	[WN_CTL_CREATE_CQ] = {sizeof(struct wn_ctl_create_cq_req), srv_h_create_cq},
+	[WN_CTL_CREATE_CQ] = {sizeof(struct wn_ctl_create_cq_req), wn_server_h_create_cq},
 	[WN_CTL_DESTROY_CQ] = {sizeof(struct wn_ctl_handle), h_destroy},
-	[WN_CTL_CREATE_SRQ] = {sizeof(struct wn_ctl_create_srq_req), srv_h_create_srq},
-	[WN_CTL_MODIFY_SRQ] = {sizeof(struct wn_ctl_modify_srq_req), srv_h_modify_srq},
+	[WN_CTL_CREATE_SRQ] = {sizeof(struct wn_ctl_create_srq_req), wn_server_h_create_srq},
+	[WN_CTL_MODIFY_SRQ] = {sizeof(struct wn_ctl_modify_srq_req), wn_server_h_modify_srq},
 	[WN_CTL_DESTROY_SRQ] = {sizeof(struct wn_ctl_handle), h_destroy},
-	[WN_CTL_CREATE_QP] = {sizeof(struct wn_ctl_create_qp_req), srv_h_create_qp},
-	[WN_CTL_MODIFY_QP] = {sizeof(struct wn_ctl_modify_qp_req), srv_h_modify_qp},
-	[WN_CTL_QUERY_QP] = {sizeof(struct wn_ctl_handle), srv_h_query_qp},
+	[WN_CTL_CREATE_QP] = {sizeof(struct wn_ctl_create_qp_req), wn_server_h_create_qp},
+	[WN_CTL_MODIFY_QP] = {sizeof(struct wn_ctl_modify_qp_req), wn_server_h_modify_qp},
+	[WN_CTL_QUERY_QP] = {sizeof(struct wn_ctl_handle), wn_server_h_query_qp},
 	[WN_CTL_DESTROY_QP] = {sizeof(struct wn_ctl_handle), h_destroy},
-	[WN_CTL_CM_CREATE_CHANNEL] = {0, srv_h_cm_create_channel},
+	[WN_CTL_CM_CREATE_CHANNEL] = {0, wn_server_h_cm_create_channel},
 	[WN_CTL_CM_DESTROY_CHANNEL] = {sizeof(struct wn_ctl_handle), h_destroy},
-	[WN_CTL_CM_CREATE_ID] = {sizeof(struct wn_ctl_cm_create_id_req), srv_h_cm_create_id},
+	[WN_CTL_CM_CREATE_ID] = {sizeof(struct wn_ctl_cm_create_id_req), wn_server_h_cm_create_id},
 	[WN_CTL_CM_DESTROY_ID] = {sizeof(struct wn_ctl_handle), h_destroy},
-	[WN_CTL_CM_BIND] = {sizeof(struct wn_ctl_cm_addr_req), srv_h_cm_bind},
-	[WN_CTL_CM_RESOLVE_ADDR] = {sizeof(struct wn_ctl_cm_addr_req), srv_h_cm_resolve_addr},
-	[WN_CTL_CM_RESOLVE_ROUTE] = {sizeof(struct wn_ctl_cm_addr_req), srv_h_cm_resolve_route},
-	[WN_CTL_CM_LISTEN] = {sizeof(struct wn_ctl_cm_addr_req), srv_h_cm_listen},
-	[WN_CTL_CM_CONNECT] = {sizeof(struct wn_ctl_cm_conn_req), srv_h_cm_connect},
-	[WN_CTL_CM_ACCEPT] = {sizeof(struct wn_ctl_cm_conn_req), srv_h_cm_accept},
-	[WN_CTL_CM_REJECT] = {sizeof(struct wn_ctl_cm_conn_req), srv_h_cm_reject},
-	[WN_CTL_CM_DISCONNECT] = {sizeof(struct wn_ctl_handle), srv_h_cm_disconnect},
-	[WN_CTL_ALLOC_MW] = {sizeof(struct wn_ctl_alloc_mw_req), srv_h_alloc_mw},
+	[WN_CTL_CM_BIND] = {sizeof(struct wn_ctl_cm_addr_req), wn_server_h_cm_bind},
+	[WN_CTL_CM_RESOLVE_ADDR] = {sizeof(struct wn_ctl_cm_addr_req), wn_server_h_cm_resolve_addr},
+	[WN_CTL_CM_RESOLVE_ROUTE] = {sizeof(struct wn_ctl_cm_addr_req),
+				     wn_server_h_cm_resolve_route},
+	[WN_CTL_CM_LISTEN] = {sizeof(struct wn_ctl_cm_addr_req), wn_server_h_cm_listen},
+	[WN_CTL_CM_CONNECT] = {sizeof(struct wn_ctl_cm_conn_req), wn_server_h_cm_connect},
+	[WN_CTL_CM_ACCEPT] = {sizeof(struct wn_ctl_cm_conn_req), wn_server_h_cm_accept},
+	[WN_CTL_CM_REJECT] = {sizeof(struct wn_ctl_cm_conn_req), wn_server_h_cm_reject},
+	[WN_CTL_CM_DISCONNECT] = {sizeof(struct wn_ctl_handle), wn_server_h_cm_disconnect},
+	[WN_CTL_ALLOC_MW] = {sizeof(struct wn_ctl_alloc_mw_req), wn_server_h_alloc_mw},
 	[WN_CTL_DEALLOC_MW] = {sizeof(struct wn_ctl_handle), h_destroy},
-	[WN_CTL_CM_MIGRATE_ID] = {sizeof(struct wn_ctl_cm_migrate_req), srv_h_cm_migrate_id},
-	[WN_CTL_BELL] = {sizeof(struct wn_ctl_bell_req), srv_h_bell},
-	[WN_CTL_ASYNC_CHANNEL] = {0, srv_h_async_channel},
-	[WN_CTL_MR_PIECES] = {sizeof(struct wn_ctl_mr_pieces_req), srv_h_mr_pieces},
-	[WN_CTL_REREG_MR] = {sizeof(struct wn_ctl_rereg_mr_req), srv_h_rereg_mr},
+	[WN_CTL_CM_MIGRATE_ID] = {sizeof(struct wn_ctl_cm_migrate_req), wn_server_h_cm_migrate_id},
+	[WN_CTL_BELL] = {sizeof(struct wn_ctl_bell_req), wn_server_h_bell},
+	[WN_CTL_ASYNC_CHANNEL] = {0, wn_server_h_async_channel},
+	[WN_CTL_MR_PIECES] = {sizeof(struct wn_ctl_mr_pieces_req), wn_server_h_mr_pieces},
+	[WN_CTL_REREG_MR] = {sizeof(struct wn_ctl_rereg_mr_req), wn_server_h_rereg_mr},
 };
 
 static void
@@ -378,7 +379,7 @@ wn_server_poll(struct wn_server *srv, int timeout_ms)
 	int n, i;
 
 	pthread_mutex_lock(&srv->lock);
-	waiting = srv_dp_flush(srv);
+	waiting = wn_server_dp_flush(srv);
 	pthread_mutex_unlock(&srv->lock);
 	/* messages wait for room in the dataplane's ring: look again soon */
 	if (waiting && (timeout_ms < 0 || timeout_ms > 1))
@@ -396,7 +397,7 @@ wn_server_poll(struct wn_server *srv, int timeout_ms)
 			dp_readable(srv);
 		} else if ((evs[i].data.u64 & 0xf) == SRV_EP_CHAN) {
 			pthread_mutex_lock(&srv->lock);
-			srv_chan_writable(srv, (uint32_t)(evs[i].data.u64 >> 32));
+			wn_server_chan_writable(srv, (uint32_t)(evs[i].data.u64 >> 32));
 			pthread_mutex_unlock(&srv->lock);
 		} else {
 			client_readable(srv, evs[i].data.ptr);
@@ -610,9 +611,9 @@ wn_server_destroy(struct wn_server *srv)
 	while (srv->clients != NULL)
 		client_close(srv, srv->clients);
 	/* the dataplane is gone by now: nothing can still reference retired objects */
-	srv_zombies_free(srv);
-	srv_dp_wait_free(srv);
-	srv_notify_free(srv);
+	wn_server_zombies_free(srv);
+	wn_server_dp_wait_free(srv);
+	wn_server_notify_free(srv);
 	if (srv->lfd >= 0) {
 		/* the path, unless another daemon has bound it since (after it was removed) */
 		if (srv->conf.path != NULL && wn_server_sock_owner(srv->conf.path) == getpid())
@@ -621,8 +622,8 @@ wn_server_destroy(struct wn_server *srv)
 	}
 	close(srv->epfd);
 	wn_mem_table_free(srv->mem);
-	srv_tab_free(srv);
-	srv_ports_free(srv);
+	wn_server_tab_free(srv);
+	wn_server_ports_free(srv);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 }
@@ -647,7 +648,7 @@ wn_server_stats(struct wn_server *srv, struct wn_server_stats *st)
 	st->cm_events_waited = srv->cm_events_waited;
 	st->cm_events_dropped = srv->cm_events_dropped;
 	st->cm_queue_max = srv->cm_queue_max;
-	st->mr_sigbus = srv_sigbus_hits();
+	st->mr_sigbus = wn_server_sigbus_hits();
 	pthread_mutex_unlock(&srv->lock);
 }
 

@@ -6,12 +6,12 @@
  *   server.c  socket, epoll, clients; dispatch: requests (the op table), destruction by type
  *             (DESTROY requests, reclaim on EOF), the dataplane's answers; attaching its rings
  *   dev.c     HELLO, QUERY_DEVICE, QUERY_PORT, BELL
- *   cm.c      CM channels and ids
- *   mr.c      PDs, MRs, memory windows, fast-register MRs (lib/mem)
- *   queue.c   CQs, SRQs, QPs and their rings (lib/queue); flushing without a dataplane
- *   obj.c     handle table, object lifetimes, zombies waiting for the dataplane's DONE
+ *   server_cm.c      CM channels and ids
+ *   server_mr.c      PDs, MRs, memory windows, fast-register MRs (lib/mem)
+ *   server_queue.c   CQs, SRQs, QPs and their rings (lib/queue); flushing without a dataplane
+ *   server_obj.c     handle table, object lifetimes, zombies waiting for the dataplane's DONE
  *   mr_sigbus.c  the SIGBUS guard over mapped client memory
- *   msg.c     messages to the dataplane; the log type
+ *   server_msg.c     messages to the dataplane; the log type
  *   ring.c    ring sizes and initialisation (ring.h)
  *
  * Everything here runs on the server's thread with srv->lock held (see wn_server.h).
@@ -37,7 +37,7 @@ extern int wn_server_logtype;
 	rte_log(RTE_LOG_##level, wn_server_logtype, "warpnicd ctl: " fmt "\n", ##__VA_ARGS__)
 
 /*
- * epoll data of a CM channel whose socket is full (cm.c): its handle in the high half, this
+ * epoll data of a CM channel whose socket is full (server_cm.c): its handle in the high half, this
  * tag in the low bits (server.c's clients are aligned pointers, its other entries 1 and 2).
  */
 #define SRV_EP_CHAN  ((uint64_t)3)
@@ -137,7 +137,7 @@ struct obj {
 		struct {
 			int fd; /* server end of the event socketpair */
 			uint32_t seq;
-			/* events its full socket could not take yet, oldest first (cm.c) */
+			/* events its full socket could not take yet, oldest first (server_cm.c) */
 			struct chan_ev *qhead, **qtail;
 			uint32_t qlen;
 		} chan;
@@ -155,7 +155,7 @@ struct obj {
 			uint32_t qp;       /* bound QP (0: none) */
 			uint32_t ird, ord; /* asked for in CONNECT/ACCEPT (RFC 6581 §5) */
 			uint32_t dp_conn;  /* passive ids: the dataplane's connection key */
-			/* ids with a local address (not a listener's): by port (cm.c) */
+			/* ids with a local address (not a listener's): by port (server_cm.c) */
 			struct obj *pnext, **pprev;
 		} id;
 	} u;
@@ -175,7 +175,7 @@ struct client {
 
 /*
  * A client memfd mapped once for every MR of one piece inside it: the client keeps an MR's
- * pages in segments (lib/client mr.c), so mappings stay one per segment, not one per MR
+ * pages in segments (lib/client server_mr.c), so mappings stay one per segment, not one per MR
  * (vm.max_map_count bounds a process's mappings, 65530 by default).
  */
 struct wn_server {
@@ -202,7 +202,7 @@ struct wn_server {
 	uint8_t next_key;
 	uint16_t next_port;
 	struct rte_ring *to_dp, *to_ctl;
-	/* messages a full to_dp could not take, oldest first (msg.c) */
+	/* messages a full to_dp could not take, oldest first (server_msg.c) */
 	struct wn_server_dp_msg **dp_wait;
 	uint32_t dp_wait_head, dp_wait_len, dp_wait_cap;
 	uint64_t dp_waited;
@@ -214,12 +214,12 @@ struct wn_server {
 	uint32_t n_bells;
 	uint32_t n_zombies;
 	struct wn_mem_table *mem;
-	struct obj **ports; /* 65,536 lists of the ids bound to each port (cm.c) */
-	/* CQ notification descriptors, one per pipe however many CQs use it (queue.c) */
+	struct obj **ports; /* 65,536 lists of the ids bound to each port (server_cm.c) */
+	/* CQ notification descriptors, one per pipe however many CQs use it (server_queue.c) */
 	struct srv_notify *notify;
 	uint32_t notify_cap, notify_n;
 	/* CM events: delivered, made to wait for their channel's socket, the longest wait
-	 * queue, and those whose reader was gone (cm.c) */
+	 * queue, and those whose reader was gone (server_cm.c) */
 	uint64_t cm_events, cm_events_waited, cm_events_dropped;
 	uint32_t cm_queue_max;
 	uint64_t max_mr_size;     /* octets: conf.max_mr_mb, else physical memory */
@@ -256,84 +256,87 @@ struct srv_resp {
  * -errno, the response's status. Destruction (srv_*_destroy): one per type, in server.c's
  * table.
  */
-/* ---- msg.c: messages to the dataplane (NULL: none attached, or no memory) */
-struct wn_server_dp_msg *srv_dp_msg(struct wn_server *srv, uint32_t type, uint32_t handle,
+/* ---- server_msg.c: messages to the dataplane (NULL: none attached, or no memory) */
+struct wn_server_dp_msg *wn_server_dp_msg_new(struct wn_server *srv, uint32_t type, uint32_t handle,
 				    void *obj);
-int srv_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m);
+int wn_server_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m);
 void srv_mr_unmap(struct wn_server *srv, struct obj *mr);
-int srv_dp_tell(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj);
+int wn_server_dp_tell(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj);
 /** Move what waits for room in to_dp onto it. @return true while some still waits. */
-bool srv_dp_flush(struct wn_server *srv);
+bool wn_server_dp_flush(struct wn_server *srv);
 /** Free what still waits (the dataplane is detached). */
-void srv_dp_wait_free(struct wn_server *srv);
+void wn_server_dp_wait_free(struct wn_server *srv);
 
-/* ---- obj.c */
-struct obj *srv_obj_get(struct wn_server *srv, struct client *c, uint32_t h, enum obj_type t);
-struct obj *srv_obj_new(struct wn_server *srv, struct client *owner, enum obj_type t);
-void srv_obj_free(struct wn_server *srv, struct obj *o);
-void srv_obj_retire(struct wn_server *srv, struct obj *o, uint32_t dp_type, void *desc);
-void srv_zombie_done(struct wn_server *srv, uint32_t handle);
-void srv_zombies_free(struct wn_server *srv);
-void srv_tab_free(struct wn_server *srv);
-void srv_mr_release(struct wn_server *srv, struct obj *mr);
+/* ---- server_obj.c */
+struct obj *wn_server_obj_get(struct wn_server *srv, struct client *c, uint32_t h, enum obj_type t);
+struct obj *wn_server_obj_new(struct wn_server *srv, struct client *owner, enum obj_type t);
+void wn_server_obj_free(struct wn_server *srv, struct obj *o);
+void wn_server_obj_retire(struct wn_server *srv, struct obj *o, uint32_t dp_type, void *desc);
+void wn_server_zombie_done(struct wn_server *srv, uint32_t handle);
+void wn_server_zombies_free(struct wn_server *srv);
+void wn_server_tab_free(struct wn_server *srv);
+void wn_server_mr_release(struct wn_server *srv, struct obj *mr);
 
 /* ---- dev.c */
-int srv_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_query_port(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_bell(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_async_channel(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-void srv_async_dp_event(struct wn_server *srv, const struct wn_server_dp_msg *m);
+int wn_server_h_hello(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_query_device(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_query_port(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_bell(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_async_channel(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+void wn_server_async_dp_event(struct wn_server *srv, const struct wn_server_dp_msg *m);
 
-/* ---- mr.c */
-int srv_h_alloc_pd(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_reg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_mr_pieces(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_rereg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_alloc_mw(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_pd_destroy(struct wn_server *srv, struct obj *pd);
-int srv_mr_destroy(struct wn_server *srv, struct obj *mr);
-int srv_mw_destroy(struct wn_server *srv, struct obj *mw);
+/* ---- server_mr.c */
+int wn_server_h_alloc_pd(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_reg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_mr_pieces(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_rereg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_alloc_mw(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_pd_destroy(struct wn_server *srv, struct obj *pd);
+int wn_server_mr_destroy(struct wn_server *srv, struct obj *mr);
+int wn_server_mw_destroy(struct wn_server *srv, struct obj *mw);
 
 /* ---- mr_sigbus.c: a range of client memory mapped here; its slot, or -errno */
-int srv_sigbus_add(void *start, size_t len, uint32_t shift);
-void srv_sigbus_del(int slot);
-uint64_t srv_sigbus_hits(void);
+int wn_server_sigbus_add(void *start, size_t len, uint32_t shift);
+void wn_server_sigbus_del(int slot);
+uint64_t wn_server_sigbus_hits(void);
 
-/* ---- queue.c */
-int srv_h_create_cq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_create_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_modify_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_create_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_query_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-void srv_qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state);
-void srv_qp_dp_error(struct wn_server *srv, uint32_t handle);
-void srv_dp_drain(struct wn_server *srv);
-int srv_cq_destroy(struct wn_server *srv, struct obj *cq);
+/* ---- server_queue.c */
+int wn_server_h_create_cq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_create_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_modify_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_create_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_query_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+void wn_server_qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state);
+void wn_server_qp_dp_error(struct wn_server *srv, uint32_t handle);
+void wn_server_dp_drain(struct wn_server *srv);
+int wn_server_cq_destroy(struct wn_server *srv, struct obj *cq);
 /** A CQ's notification descriptor is no longer used by it (closed with its last user). */
-void srv_notify_put(struct wn_server *srv, int fd);
+void wn_server_notify_put(struct wn_server *srv, int fd);
 /** Close every notification descriptor (the server goes). */
-void srv_notify_free(struct wn_server *srv);
-int srv_srq_destroy(struct wn_server *srv, struct obj *srq);
-int srv_qp_destroy(struct wn_server *srv, struct obj *qp);
+void wn_server_notify_free(struct wn_server *srv);
+int wn_server_srq_destroy(struct wn_server *srv, struct obj *srq);
+int wn_server_qp_destroy(struct wn_server *srv, struct obj *qp);
 
-/* ---- cm.c */
-int srv_h_cm_create_channel(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_cm_create_id(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_cm_migrate_id(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_cm_bind(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_cm_resolve_addr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_cm_resolve_route(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_cm_listen(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_cm_connect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_cm_accept(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_cm_reject(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-int srv_h_cm_disconnect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
-void srv_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m);
-int srv_chan_destroy(struct wn_server *srv, struct obj *ch);
-void srv_chan_writable(struct wn_server *srv, uint32_t handle);
-int srv_cmid_destroy(struct wn_server *srv, struct obj *id);
-void srv_ports_free(struct wn_server *srv);
+/* ---- server_cm.c */
+int wn_server_h_cm_create_channel(struct wn_server *srv, const struct srv_req *rq,
+				  struct srv_resp *rs);
+int wn_server_h_cm_create_id(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_cm_migrate_id(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_cm_bind(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_cm_resolve_addr(struct wn_server *srv, const struct srv_req *rq,
+				struct srv_resp *rs);
+int wn_server_h_cm_resolve_route(struct wn_server *srv, const struct srv_req *rq,
+				 struct srv_resp *rs);
+int wn_server_h_cm_listen(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_cm_connect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_cm_accept(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_cm_reject(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+int wn_server_h_cm_disconnect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
+void wn_server_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m);
+int wn_server_chan_destroy(struct wn_server *srv, struct obj *ch);
+void wn_server_chan_writable(struct wn_server *srv, uint32_t handle);
+int wn_server_cmid_destroy(struct wn_server *srv, struct obj *id);
+void wn_server_ports_free(struct wn_server *srv);
 
 #endif /* SRV_PRIV_H */

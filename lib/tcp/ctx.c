@@ -133,7 +133,7 @@ nomem:
 static void
 conn_release(struct wn_tcp_conn *c)
 {
-	tcp_ext_release_all(c);
+	wn_tcp_ext_release_all(c);
 	free(c->rec_sh);
 	free(c->rec_fl);
 	free(c->xp);
@@ -227,19 +227,19 @@ wscale_for(uint32_t buf)
 }
 
 uint8_t
-tcp_rcv_wscale(const struct wn_tcp_ctx *ctx)
+wn_tcp_rcv_wscale(const struct wn_tcp_ctx *ctx)
 {
 	return (ctx->conf.flags & WN_TCP_F_WSCALE) ? wscale_for(ctx->conf.rcvbuf) : 0;
 }
 
 uint16_t
-tcp_rcv_mss(const struct wn_tcp_ctx *ctx, uint8_t family)
+wn_tcp_rcv_mss(const struct wn_tcp_ctx *ctx, uint8_t family)
 {
 	return (uint16_t)(ctx->conf.mtu - (family == WN_AF_INET ? 40 : 60));
 }
 
 struct wn_tcp_conn *
-tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+wn_tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	       const struct wn_tcp_endpoint *r)
 {
 	struct wn_tcp_conn *c = TAILQ_FIRST(&ctx->free_conns);
@@ -257,7 +257,7 @@ tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	c->local = *l;
 	c->remote = *r;
 	tcp_key_make(&c->key, l, r);
-	/* buffers come with the data (tcp_sbuf_reserve, tcp_rbuf_reserve, rec_ready) */
+	/* buffers come with the data (tcp_sbuf_reserve, wn_tcp_rbuf_reserve, rec_ready) */
 	c->smax = ctx->conf.sndbuf;
 	c->rmax = ctx->conf.rcvbuf;
 	pos = rte_hash_add_key_data(ctx->hash, &c->key, c);
@@ -269,10 +269,10 @@ tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	}
 	c->flags |= CF_HASHED;
 	c->rto = ctx->conf.rto_init_us;   /* RFC 6298 §2.1 */
-	c->rcv.mss = tcp_rcv_mss(ctx, l->addr.family);
-	c->rcv.wscale = tcp_rcv_wscale(ctx);
+	c->rcv.mss = wn_tcp_rcv_mss(ctx, l->addr.family);
+	c->rcv.wscale = wn_tcp_rcv_wscale(ctx);
 	c->snd.mss = l->addr.family == WN_AF_INET ? TCP_DEFAULT_MSS4 : TCP_DEFAULT_MSS6;
-	c->ts_offset = tcp_ts_offset(ctx, l, r);
+	c->ts_offset = wn_tcp_ts_offset(ctx, l, r);
 	c->ssthresh = UINT32_MAX; /* RFC 5681 §3.1: arbitrarily high */
 	c->dupthresh = TCP_DUPTHRESH;
 	c->ka_idle = ctx->conf.keepalive_idle_us;
@@ -284,7 +284,7 @@ tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 }
 
 void
-tcp_mark_pending(struct wn_tcp_conn *c)
+wn_tcp_mark_pending(struct wn_tcp_conn *c)
 {
 	if (c->flags & (CF_PENDING | CF_DEAD))
 		return;
@@ -293,7 +293,7 @@ tcp_mark_pending(struct wn_tcp_conn *c)
 }
 
 void
-tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
+wn_tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 
@@ -307,7 +307,7 @@ tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
 		ctx->syn_rcvd--;
 		c->flags &= ~CF_SYN_RCVD_COUNTED;
 	}
-	tcp_wheel_remove(c);
+	wn_tcp_wheel_remove(c);
 	c->t_rto = c->t_delack = c->t_persist = c->t_tw = c->t_tlp = c->t_ka = 0;
 	if (c->flags & CF_PENDING) {
 		TAILQ_REMOVE(&ctx->pending, c, pend_link);
@@ -320,7 +320,7 @@ tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
 	c->state = WN_TCP_CLOSED;
 	c->flags |= CF_DEAD;
 	/* nothing is sent any more: external record memory goes back now, before the event */
-	tcp_ext_release_all(c);
+	wn_tcp_ext_release_all(c);
 	ctx->live--;
 	if (why == WN_TCP_CLOSE_TIMEOUT)
 		ctx->st.conns_timeout++;
@@ -336,7 +336,7 @@ tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
  * at the next wn_tcp_process(), after whatever its segment delivers (the EOF).
  */
 void
-tcp_tw_enter(struct wn_tcp_conn *c)
+wn_tcp_tw_enter(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 
@@ -381,7 +381,7 @@ static void
 tw_recycle(struct wn_tcp_conn *c)
 {
 	c->ctx->st.tw_recycled++;
-	tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
+	wn_tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
 }
 
 /*
@@ -390,7 +390,7 @@ tw_recycle(struct wn_tcp_conn *c)
  * limit.
  */
 bool
-tcp_conn_room(struct wn_tcp_ctx *ctx)
+wn_tcp_conn_room(struct wn_tcp_ctx *ctx)
 {
 	if (ctx->live < ctx->conf.max_conns)
 		return true;
@@ -401,7 +401,7 @@ tcp_conn_room(struct wn_tcp_ctx *ctx)
 }
 
 void
-tcp_established(struct wn_tcp_conn *c)
+wn_tcp_established(struct wn_tcp_conn *c)
 {
 	uint32_t emss;
 
@@ -426,7 +426,7 @@ tcp_established(struct wn_tcp_conn *c)
 			wn_tcp_abort(c);
 	}
 	if (!(c->flags & CF_DEAD))
-		tcp_mark_pending(c);
+		wn_tcp_mark_pending(c);
 }
 
 static void
@@ -437,7 +437,7 @@ flush_pending(struct wn_tcp_ctx *ctx)
 	while ((c = TAILQ_FIRST(&ctx->pending)) != NULL) {
 		TAILQ_REMOVE(&ctx->pending, c, pend_link);
 		c->flags &= ~CF_PENDING;
-		tcp_output(c);
+		wn_tcp_output(c);
 	}
 }
 
@@ -447,7 +447,7 @@ run_timers(struct wn_tcp_conn *c, uint64_t now)
 	if (c->t_tw != 0 && c->t_tw <= now) {
 		c->t_tw = 0;
 		/* RFC 9293 §3.10.8 TIME-WAIT timeout, or a peer that never sent its FIN */
-		tcp_conn_closed(c, c->state == WN_TCP_FIN_WAIT_2 ? WN_TCP_CLOSE_TIMEOUT
+		wn_tcp_conn_closed(c, c->state == WN_TCP_FIN_WAIT_2 ? WN_TCP_CLOSE_TIMEOUT
 								 : WN_TCP_CLOSE_NORMAL);
 		return;
 	}
@@ -455,17 +455,17 @@ run_timers(struct wn_tcp_conn *c, uint64_t now)
 		c->t_delack = 0;
 		c->ctx->st.delack_fired++;
 		c->flags |= CF_ACK_NOW;
-		tcp_mark_pending(c);
+		wn_tcp_mark_pending(c);
 	}
 	if (c->t_tlp != 0 && c->t_tlp <= now) {
 		c->t_tlp = 0;
 		if (c->t_rto == 0 || c->t_rto > now)
-			tcp_tlp_fire(c);
+			wn_tcp_tlp_fire(c);
 	}
 	if (c->t_rto != 0 && c->t_rto <= now) {
 		c->t_rto = 0;
-		if (tcp_rto_fire(c)) {
-			tcp_conn_closed(c, WN_TCP_CLOSE_TIMEOUT);
+		if (wn_tcp_rto_fire(c)) {
+			wn_tcp_conn_closed(c, WN_TCP_CLOSE_TIMEOUT);
 			return;
 		}
 		if (c->flags & CF_DEAD)
@@ -473,12 +473,12 @@ run_timers(struct wn_tcp_conn *c, uint64_t now)
 	}
 	if (c->t_persist != 0 && c->t_persist <= now) {
 		c->t_persist = 0;
-		tcp_persist_fire(c);
+		wn_tcp_persist_fire(c);
 	}
 	if (c->t_ka != 0 && c->t_ka <= now) {
 		c->t_ka = 0;
-		if (tcp_keepalive_fire(c))
-			tcp_conn_closed(c, WN_TCP_CLOSE_TIMEOUT);
+		if (wn_tcp_keepalive_fire(c))
+			wn_tcp_conn_closed(c, WN_TCP_CLOSE_TIMEOUT);
 	}
 }
 
@@ -514,7 +514,7 @@ wn_tcp_process(struct wn_tcp_ctx *ctx, uint64_t now)
 	while ((c = TAILQ_FIRST(&exp)) != NULL) {
 		TAILQ_REMOVE(&exp, c, wheel_link);
 		run_timers(c, now);
-		tcp_timer_update(c);
+		wn_tcp_timer_update(c);
 	}
 	flush_pending(ctx);
 	tw_detach_new(ctx);
@@ -528,7 +528,7 @@ wn_tcp_next_timer(const struct wn_tcp_ctx *ctx)
 
 	if (!TAILQ_EMPTY(&ctx->pending))
 		return ctx->now;
-	/* a timer in slot s fires once now reaches its tick (tcp_timer_update rounds up) */
+	/* a timer in slot s fires once now reaches its tick (wn_tcp_timer_update rounds up) */
 	for (i = 0; i < TCP_WHEEL_SLOTS; i++)
 		if (!TAILQ_EMPTY(&ctx->wheel[(ctx->wheel_tick + i) % TCP_WHEEL_SLOTS]))
 			return (ctx->wheel_tick + i) * TCP_TICK_US;
@@ -610,7 +610,7 @@ addr_is_any(const struct wn_ip_addr *a)
 }
 
 struct wn_tcp_listener *
-tcp_listener_find(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l)
+wn_tcp_listener_find(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l)
 {
 	struct wn_tcp_listener *wild = NULL;
 
@@ -642,7 +642,7 @@ wn_tcp_connect_iss(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *local,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!tcp_conn_room(ctx)) {
+	if (!wn_tcp_conn_room(ctx)) {
 		errno = ENOSPC;
 		return NULL;
 	}
@@ -678,7 +678,7 @@ wn_tcp_connect_iss(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *local,
 			tw_recycle(old);
 		}
 	}
-	c = tcp_conn_alloc(ctx, &l, remote);
+	c = wn_tcp_conn_alloc(ctx, &l, remote);
 	if (c == NULL)
 		return NULL;
 	c->cb = cb;
@@ -689,7 +689,7 @@ wn_tcp_connect_iss(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *local,
 	c->snd.nxt = iss;
 	c->snd.max = iss;
 	c->sbase = iss + 1;
-	tcp_mark_pending(c);
+	wn_tcp_mark_pending(c);
 	return c;
 }
 
@@ -702,7 +702,7 @@ wn_tcp_connect(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *local,
 		return NULL;
 	}
 	return wn_tcp_connect_iss(ctx, local, remote, cb, arg,
-				  tcp_isn(ctx, local, remote, ctx->now));
+				  wn_tcp_isn(ctx, local, remote, ctx->now));
 }
 
 /* ---- per-connection API ---- */
@@ -724,7 +724,7 @@ wn_tcp_set_keepalive(struct wn_tcp_conn *c, uint64_t idle_us, uint32_t intvl_us,
 	c->ka_probes = probes;
 	if (c->last_rx == 0)
 		c->last_rx = c->ctx->now;
-	tcp_keepalive_arm(c);
+	wn_tcp_keepalive_arm(c);
 	return 0;
 }
 
@@ -824,7 +824,7 @@ sbuf_reserve(struct wn_tcp_conn *c, uint32_t len)
  * (out-of-order data included). @return 0 or -ENOMEM.
  */
 int
-tcp_rbuf_reserve(struct wn_tcp_conn *c, uint32_t need)
+wn_tcp_rbuf_reserve(struct wn_tcp_conn *c, uint32_t need)
 {
 	return ring_grow(c->ctx, &c->rbuf, &c->rcap, &c->rhead, c->rcap, need, c->rmax);
 }
@@ -885,7 +885,7 @@ wn_tcp_send(struct wn_tcp_conn *c, const void *buf, uint32_t len)
 	if (sbuf_reserve(c, n) != 0)
 		return -ENOMEM;
 	sbuf_put(c, buf, n);
-	tcp_mark_pending(c);
+	wn_tcp_mark_pending(c);
 	return (int)n;
 }
 
@@ -921,7 +921,7 @@ wn_tcp_send_recordv(struct wn_tcp_conn *c, const struct iovec *iov, unsigned int
 	c->rec_len++;
 	for (unsigned int i = 0; i < iovcnt; i++)
 		sbuf_put(c, iov[i].iov_base, (uint32_t)iov[i].iov_len);
-	tcp_mark_pending(c);
+	wn_tcp_mark_pending(c);
 	return 0;
 }
 
@@ -1016,7 +1016,7 @@ wn_tcp_send_record_ref(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 	}
 	if (next != 0)
 		c->ctx->st.ext_records++;
-	tcp_mark_pending(c);
+	wn_tcp_mark_pending(c);
 	return 0;
 }
 
@@ -1081,7 +1081,7 @@ wn_tcp_recv_consume(struct wn_tcp_conn *c, uint32_t len)
 		return -EINVAL;
 	if (len == 0)
 		return 0;
-	before = tcp_rcv_window(c);
+	before = wn_tcp_rcv_window(c);
 	c->rhead = (c->rhead + len) % c->rcap;
 	c->rlen -= len;
 	/* emptied: start again at the front, so a connection that never holds much keeps
@@ -1091,12 +1091,12 @@ wn_tcp_recv_consume(struct wn_tcp_conn *c, uint32_t len)
 	/* Receiver SWS avoidance (RFC 9293 §3.8.6.2.2): announce once the window grew by
 	 * min(rcvbuf/2, MSS) or opened from zero. */
 	if (!(c->flags & CF_DEAD) && c->state >= WN_TCP_ESTABLISHED) {
-		uint32_t after = tcp_rcv_window(c);
+		uint32_t after = wn_tcp_rcv_window(c);
 		uint32_t thresh = RTE_MIN(c->rmax / 2, (uint32_t)c->rcv.mss);
 
 		if (before < thresh || after - before >= thresh || after >= before + 2 * c->rcv.mss) {
 			c->flags |= CF_WND_UPDATE;
-			tcp_mark_pending(c);
+			wn_tcp_mark_pending(c);
 		}
 	}
 	return 0;
@@ -1125,7 +1125,7 @@ wn_tcp_close(struct wn_tcp_conn *c)
 	switch (c->state) {
 	case WN_TCP_SYN_SENT:
 		/* RFC 9293 §3.10.4: delete the TCB. */
-		tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
+		wn_tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
 		return 0;
 	case WN_TCP_SYN_RCVD:
 		break; /* FIN once established */
@@ -1140,7 +1140,7 @@ wn_tcp_close(struct wn_tcp_conn *c)
 	}
 	c->flags |= CF_FIN_PENDING;
 	c->snd.fin_seq = wn_tcp_next_seq(c);
-	tcp_mark_pending(c);
+	wn_tcp_mark_pending(c);
 	return 0;
 }
 
@@ -1151,8 +1151,8 @@ wn_tcp_abort(struct wn_tcp_conn *c)
 		return;
 	/* RFC 9293 §3.10.5: RST in SYN-RECEIVED and synchronized states. */
 	if (c->state != WN_TCP_SYN_SENT && c->state != WN_TCP_TIME_WAIT)
-		tcp_send_rst(c);
-	tcp_conn_closed(c, WN_TCP_CLOSE_ABORT);
+		wn_tcp_send_rst(c);
+	wn_tcp_conn_closed(c, WN_TCP_CLOSE_ABORT);
 }
 
 enum wn_tcp_state
@@ -1175,7 +1175,7 @@ wn_tcp_conn_info(const struct wn_tcp_conn *c, struct wn_tcp_info *i)
 	i->snd_max = c->snd.max;
 	i->snd_wnd = c->snd.wnd;
 	i->rcv_nxt = c->rcv.nxt;
-	i->rcv_wnd = tcp_rcv_window(c);
+	i->rcv_wnd = wn_tcp_rcv_window(c);
 	i->snd_wscale = c->snd.wscale;
 	i->rcv_wscale = c->rcv.wscale;
 	i->ts_ok = c->ts_ok;
@@ -1190,7 +1190,7 @@ wn_tcp_conn_info(const struct wn_tcp_conn *c, struct wn_tcp_info *i)
 	i->backoff = c->backoff;
 	i->in_recovery = c->in_recovery;
 	i->dupthresh = c->dupthresh;
-	i->sacked_bytes = sb_sacked_bytes(c);
+	i->sacked_bytes = wn_tcp_sb_sacked_bytes(c);
 	i->sack_blocks = c->nsb;
 	i->ooo_intervals = c->nooo;
 	i->snd_alloc = c->scap;

@@ -107,7 +107,7 @@ cksum_rx_flag(const struct rte_mbuf *m)
  * The common segment: IPv4 that lib/net checked (header, length, our address) and whose TCP
  * checksum it found good, the headers in the first mbuf, options none or timestamps alone in
  * RFC 7323 Appendix A's layout. @return 0 when it was one (@p s filled), -1 when
- * tcp_parse() must look at it in full.
+ * wn_tcp_parse() must look at it in full.
  */
 static inline int
 parse_fast(struct rte_mbuf *m, struct tcp_seg *s)
@@ -157,7 +157,7 @@ parse_fast(struct rte_mbuf *m, struct tcp_seg *s)
 }
 
 int
-tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s)
+wn_tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s)
 {
 	uint8_t ipbuf[sizeof(struct rte_ipv6_hdr)], thbuf[TCP_HDR_LEN], obuf[TCP_MAX_OPTLEN];
 	const struct rte_tcp_hdr *th;
@@ -313,7 +313,7 @@ rtt_from_ack(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	if ((c->flags & CF_SYNCOOKIE) && c->state == WN_TCP_SYN_RCVD)
 		return;
 	if (c->ts_ok && s->has_ts && s->tsecr != 0) {
-		uint32_t ms = tcp_ts_now(c) - s->tsecr;
+		uint32_t ms = wn_tcp_ts_now(c) - s->tsecr;
 
 		if (ms < 60000) /* RFC 7323 §4.1: RTTM from the echoed timestamp */
 			rtt_sample(c, ms * 1000);
@@ -352,15 +352,15 @@ enter_time_wait(struct wn_tcp_conn *c)
 	c->t_tw = c->ctx->now + 2ull * c->ctx->conf.msl_us; /* RFC 9293 §3.10.7.4 */
 	if (c->t_tw == 0)
 		c->t_tw = 1;
-	tcp_timer_update(c);
-	tcp_tw_enter(c);
+	wn_tcp_timer_update(c);
+	wn_tcp_tw_enter(c);
 }
 
 static void
 set_ack_now(struct wn_tcp_conn *c)
 {
 	c->flags |= CF_ACK_NOW;
-	tcp_mark_pending(c);
+	wn_tcp_mark_pending(c);
 }
 
 /* ---- SYN cookies (RFC 4987 §3.6) ---- */
@@ -398,21 +398,21 @@ send_cookie(struct wn_tcp_ctx *ctx, const struct tcp_seg *s)
 		idx++;
 	if (ts) {
 		if ((f & WN_TCP_F_WSCALE) && s->has_ws) {
-			ws = tcp_rcv_wscale(ctx);
+			ws = wn_tcp_rcv_wscale(ctx);
 			opts = s->ws;
 		}
 		sackp = (f & WN_TCP_F_SACK) && s->has_sackp;
 		if (sackp)
 			opts |= COOKIE_TS_SACK;
 		/* a clock value not above the current one, its low bits replaced */
-		now_ts = (uint32_t)(ctx->now / 1000) + tcp_ts_offset(ctx, &s->dst, &s->src);
+		now_ts = (uint32_t)(ctx->now / 1000) + wn_tcp_ts_offset(ctx, &s->dst, &s->src);
 		tsval = (now_ts & ~((1u << TCP_COOKIE_TS_BITS) - 1)) | opts;
 		if (SEQ_GT(tsval, now_ts))
 			tsval -= 1u << TCP_COOKIE_TS_BITS;
 	}
-	iss = tcp_cookie_make(ctx, &s->dst, &s->src, s->seq, idx, ctx->now);
-	tcp_send_synack_cookie(ctx, s, iss, tcp_rcv_mss(ctx, s->dst.addr.family), ws, sackp, ts,
-			       tsval);
+	iss = wn_tcp_cookie_make(ctx, &s->dst, &s->src, s->seq, idx, ctx->now);
+	wn_tcp_send_synack_cookie(ctx, s, iss, wn_tcp_rcv_mss(ctx, s->dst.addr.family), ws, sackp,
+				  ts, tsval);
 	ctx->cookie_sent_at = ctx->now != 0 ? ctx->now : 1;
 }
 
@@ -426,7 +426,7 @@ static int
 cookie_ack(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp_seg *s)
 {
 	uint32_t f = ctx->conf.flags, opts = COOKIE_TS_NO_WS;
-	int64_t idx = tcp_cookie_check(ctx, &s->dst, &s->src, s->seq - 1, s->ack - 1, ctx->now);
+	int64_t idx = wn_tcp_cookie_check(ctx, &s->dst, &s->src, s->seq - 1, s->ack - 1, ctx->now);
 	bool ts = (f & WN_TCP_F_TIMESTAMPS) && s->has_ts;
 	struct wn_tcp_conn *c;
 
@@ -434,11 +434,11 @@ cookie_ack(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp_s
 		return -1;
 	if (ts)
 		opts = s->tsecr & ((1u << TCP_COOKIE_TS_BITS) - 1);
-	if (!tcp_conn_room(ctx)) {
+	if (!wn_tcp_conn_room(ctx)) {
 		ctx->st.rx_drop_conn_limit++;
 		return 0;
 	}
-	c = tcp_conn_alloc(ctx, &s->dst, &s->src);
+	c = wn_tcp_conn_alloc(ctx, &s->dst, &s->src);
 	if (c == NULL) {
 		ctx->st.rx_drop_conn_limit++;
 		return 0;
@@ -506,7 +506,7 @@ listen_input(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp
 				return 0;
 			}
 		}
-		tcp_send_rst_for(ctx, s);
+		wn_tcp_send_rst_for(ctx, s);
 		ctx->st.rx_drop_noconn++;
 		return 0;
 	}
@@ -514,7 +514,7 @@ listen_input(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp
 		ctx->st.rx_drop_badflags++;
 		return 0;
 	}
-	if (!tcp_conn_room(ctx)) {
+	if (!wn_tcp_conn_room(ctx)) {
 		ctx->st.rx_drop_conn_limit++;
 		return 0;
 	}
@@ -524,7 +524,7 @@ listen_input(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp
 			send_cookie(ctx, s);
 		return 0;
 	}
-	c = tcp_conn_alloc(ctx, &s->dst, &s->src);
+	c = wn_tcp_conn_alloc(ctx, &s->dst, &s->src);
 	if (c == NULL) {
 		ctx->st.rx_drop_conn_limit++;
 		return 0;
@@ -542,13 +542,13 @@ listen_input(struct wn_tcp_ctx *ctx, struct wn_tcp_listener *l, const struct tcp
 	c->snd.wnd = s->wnd; /* RFC 7323 §2.2: not scaled in a SYN */
 	c->snd.max_wnd = c->snd.wnd;
 	c->snd.wl1 = s->seq;
-	c->snd.iss = tcp_isn(ctx, &s->dst, &s->src, ctx->now);
+	c->snd.iss = wn_tcp_isn(ctx, &s->dst, &s->src, ctx->now);
 	c->snd.una = c->snd.nxt = c->snd.max = c->snd.iss;
 	c->snd.wl2 = c->snd.iss;
 	c->recover = c->snd.iss;
 	c->high_rxt = c->snd.iss;
 	c->sbase = c->snd.iss + 1;
-	tcp_mark_pending(c); /* SYN-ACK on the next output */
+	wn_tcp_mark_pending(c); /* SYN-ACK on the next output */
 	return 1;
 }
 
@@ -563,7 +563,7 @@ syn_sent_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	if (s->flags & TH_ACK) {
 		if (SEQ_LEQ(s->ack, c->snd.iss) || SEQ_GT(s->ack, c->snd.max)) {
 			if (!(s->flags & TH_RST))
-				tcp_send_rst_for(ctx, s);
+				wn_tcp_send_rst_for(ctx, s);
 			ctx->st.rx_drop_ack++;
 			return;
 		}
@@ -573,7 +573,7 @@ syn_sent_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		/* RFC 5961 §3.2 / RFC 9293: only an RST acknowledging our SYN is believed. */
 		if (ack_ok) {
 			ctx->st.rx_rst++;
-			tcp_conn_closed(c, WN_TCP_CLOSE_REFUSED);
+			wn_tcp_conn_closed(c, WN_TCP_CLOSE_REFUSED);
 		} else {
 			ctx->st.rx_drop_badflags++;
 		}
@@ -598,11 +598,11 @@ syn_sent_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		rtt_from_ack(c, s);
 		c->t_rto = 0;
 		c->flags |= CF_ACK_NOW;
-		tcp_established(c);
+		wn_tcp_established(c);
 		if (!(c->flags & CF_DEAD)) {
 			c->retries = 0;
 			c->backoff = 0;
-			tcp_timer_update(c);
+			wn_tcp_timer_update(c);
 		}
 		/* Data on a SYN-ACK is not taken; the peer retransmits it. */
 		return;
@@ -610,7 +610,7 @@ syn_sent_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	/* Simultaneous open (RFC 9293 Figure 8): SYN-RECEIVED, send SYN,ACK. */
 	c->state = WN_TCP_SYN_RCVD;
 	c->flags |= CF_SYN_AGAIN;
-	tcp_mark_pending(c);
+	wn_tcp_mark_pending(c);
 }
 
 /* ---- ACK processing ---- */
@@ -646,13 +646,13 @@ new_ack(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		eifel_check(c, s);
 	rtt_from_ack(c, s);
 	c->snd.una = s->ack;
-	tcp_sbuf_acked(c);
+	wn_tcp_sbuf_acked(c);
 	data_acked = before - c->slen;
 	if (SEQ_LT(c->snd.nxt, c->snd.una))
 		c->snd.nxt = c->snd.una;
 	if (SEQ_LT(c->high_rxt, c->snd.una))
 		c->high_rxt = c->snd.una;
-	sb_trim(c);
+	wn_tcp_sb_trim(c);
 	c->backoff = 0;
 	c->retries = 0;
 	if (c->in_recovery) {
@@ -666,15 +666,15 @@ new_ack(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			 * already happened (RFC 6582 §3.2 step 5 applied to SACK recovery; with
 			 * a small window, RFC 6675 IsLost() would otherwise wait for an RTO). */
 			if (SEQ_LEQ(c->high_rxt, c->snd.una))
-				tcp_retransmit_una(c);
+				wn_tcp_retransmit_una(c);
 		} else {
 			/* RFC 6582 §3.2 step 5: partial ACK, retransmit and deflate */
 			uint32_t smss = tcp_smss(c);
 
-			tcp_retransmit_una(c);
+			wn_tcp_retransmit_una(c);
 			c->cwnd = c->cwnd > acked ? c->cwnd - acked : 0;
 			c->cwnd += smss;
-			tcp_set_rto_timer(c);
+			wn_tcp_set_rto_timer(c);
 		}
 	} else {
 		c->dupacks = 0;
@@ -684,9 +684,9 @@ new_ack(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	if (c->snd.una == c->snd.max)
 		c->t_rto = 0;
 	else
-		tcp_set_rto_timer(c);
-	tcp_tlp_arm(c); /* RFC 8985 §7.2: restart the PTO on an ACK of new data */
-	tcp_mark_pending(c);
+		wn_tcp_set_rto_timer(c);
+	wn_tcp_tlp_arm(c); /* RFC 8985 §7.2: restart the PTO on an ACK of new data */
+	wn_tcp_mark_pending(c);
 	if (data_acked > 0 && c->cb != NULL && c->cb->sent != NULL)
 		c->cb->sent(c, c->arg, data_acked);
 }
@@ -717,9 +717,9 @@ enter_recovery(struct wn_tcp_conn *c)
 	if (!c->sack_ok)
 		c->cwnd = c->ssthresh + TCP_DUPTHRESH * tcp_smss(c);
 	c->high_rxt = c->snd.una;
-	tcp_retransmit_una(c);
-	tcp_tlp_arm(c);
-	tcp_mark_pending(c);
+	wn_tcp_retransmit_una(c);
+	wn_tcp_tlp_arm(c);
+	wn_tcp_mark_pending(c);
 }
 
 static void
@@ -732,12 +732,12 @@ dup_ack(struct wn_tcp_conn *c)
 	if (c->in_recovery) {
 		if (!c->sack_ok)
 			c->cwnd += tcp_smss(c); /* RFC 6582 §3.2 step 4 (RFC 5681 §3.2 step 5) */
-		tcp_mark_pending(c);
+		wn_tcp_mark_pending(c);
 		return;
 	}
 	/* RFC 6675 §5 steps (1)-(3): DupThresh duplicates, or IsLost(HighACK + 1). */
-	if (c->dupacks < c->dupthresh && !(c->sack_ok && sb_is_lost(c, c->snd.una))) {
-		tcp_mark_pending(c); /* Limited Transmit (RFC 3042) may send */
+	if (c->dupacks < c->dupthresh && !(c->sack_ok && wn_tcp_sb_is_lost(c, c->snd.una))) {
+		wn_tcp_mark_pending(c); /* Limited Transmit (RFC 3042) may send */
 		return;
 	}
 	enter_recovery(c);
@@ -776,7 +776,7 @@ sack_loss_check(struct wn_tcp_conn *c)
 	if (!c->in_recovery) {
 		/* RFC 8985 §7.4.1 (RACK's view of a probe): the probe, sent after everything
 		 * outstanding, was SACKed, so SND.UNA's segment sent before it is lost. */
-		if (c->nsb > 0 && (sb_is_lost(c, c->snd.una) ||
+		if (c->nsb > 0 && (wn_tcp_sb_is_lost(c, c->snd.una) ||
 				   (c->tlp_out && SEQ_GEQ(c->sb[c->nsb - 1].end, c->tlp_high))))
 			enter_recovery(c);
 		return;
@@ -789,8 +789,8 @@ sack_loss_check(struct wn_tcp_conn *c)
 		c->rxt_mark = c->snd.max;
 	}
 	if (!c->tlp_out)
-		tcp_tlp_arm(c); /* the peer is alive: the probe waits for silence */
-	tcp_mark_pending(c);
+		wn_tcp_tlp_arm(c); /* the peer is alive: the probe waits for silence */
+	wn_tcp_mark_pending(c);
 }
 
 /*
@@ -823,7 +823,7 @@ dsack_undo(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		c->dupacks = 0;
 		c->recover = c->snd.una; /* a real hole left may start a new recovery */
 	}
-	tcp_mark_pending(c);
+	wn_tcp_mark_pending(c);
 }
 
 /* RFC 2883 §4: a D-SACK block lies below the ACK or inside the block after it. */
@@ -865,7 +865,7 @@ tlp_ack(struct wn_tcp_conn *c, const struct tcp_seg *s, bool advanced, uint32_t 
 		c->tlp_out = false;
 	}
 	if (!c->tlp_out)
-		tcp_tlp_arm(c);
+		wn_tcp_tlp_arm(c);
 }
 
 static bool
@@ -884,7 +884,7 @@ ack_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 
 	if (c->state == WN_TCP_SYN_RCVD) {
 		if (!SEQ_LT(c->snd.una, s->ack) || SEQ_GT(s->ack, c->snd.max)) {
-			tcp_send_rst_for(ctx, s); /* <SEQ=SEG.ACK><CTL=RST> */
+			wn_tcp_send_rst_for(ctx, s); /* <SEQ=SEG.ACK><CTL=RST> */
 			ctx->st.rx_drop_ack++;
 			return false;
 		}
@@ -895,23 +895,23 @@ ack_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		c->snd.wl1 = s->seq;
 		c->snd.wl2 = s->ack;
 		c->t_rto = 0;
-		tcp_established(c);
+		wn_tcp_established(c);
 		if (c->flags & CF_DEAD)
 			return false;
 		c->retries = 0;
 		c->backoff = 0;
-		tcp_timer_update(c);
+		wn_tcp_timer_update(c);
 		return true;
 	}
 	/* RFC 5961 §5.2: acceptable ACKs lie in [SND.UNA - MAX.SND.WND, SND.NXT]. */
 	if (SEQ_GT(s->ack, c->snd.max) ||
 	    SEQ_LT(s->ack, c->snd.una - RTE_MAX(c->snd.max_wnd, 65535u))) {
 		ctx->st.rx_drop_ack++;
-		tcp_send_challenge_ack(c);
+		wn_tcp_send_challenge_ack(c);
 		return false;
 	}
 	if (c->sack_ok && s->nsack > 0)
-		sacked_new = sb_update(c, s);
+		sacked_new = wn_tcp_sb_update(c, s);
 	advanced = SEQ_GT(s->ack, c->snd.una);
 	if (advanced) {
 		new_ack(c, s);
@@ -929,7 +929,7 @@ ack_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	if (SEQ_LT(c->snd.wl1, s->seq) ||
 	    (c->snd.wl1 == s->seq && SEQ_LEQ(c->snd.wl2, s->ack))) {
 		if (wnd > c->snd.wnd)
-			tcp_mark_pending(c);
+			wn_tcp_mark_pending(c);
 		c->snd.wnd = wnd;
 		c->snd.max_wnd = RTE_MAX(c->snd.max_wnd, wnd);
 		c->snd.wl1 = s->seq;
@@ -941,7 +941,7 @@ ack_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			c->state = WN_TCP_FIN_WAIT_2;
 			/* the ULP is done with it: do not wait forever for the peer's FIN */
 			c->t_tw = c->ctx->now + c->ctx->conf.fin_wait2_us;
-			tcp_timer_update(c);
+			wn_tcp_timer_update(c);
 		}
 		break;
 	case WN_TCP_CLOSING:
@@ -950,7 +950,7 @@ ack_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		break;
 	case WN_TCP_LAST_ACK:
 		if (our_fin_acked(c)) {
-			tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
+			wn_tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
 			return false;
 		}
 		break;
@@ -986,16 +986,16 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 
 		if (d >= len) {
 			ctx->st.rx_dup_data++;
-			dsack_note(c, seq, seq + len);
+			wn_tcp_dsack_note(c, seq, seq + len);
 			set_ack_now(c);
 			return;
 		}
-		dsack_note(c, seq, c->rcv.nxt); /* RFC 2883 §4.1.1: the duplicated part */
+		wn_tcp_dsack_note(c, seq, c->rcv.nxt); /* RFC 2883 §4.1.1: the duplicated part */
 		seq += d;
 		off += d;
 		len -= d;
 	}
-	rwnd = tcp_rcv_window(c);
+	rwnd = wn_tcp_rcv_window(c);
 	if (SEQ_GT(seq + len, c->rcv.nxt + rwnd)) {
 		uint32_t keep = SEQ_GT(c->rcv.nxt + rwnd, seq) ? c->rcv.nxt + rwnd - seq : 0;
 
@@ -1006,14 +1006,14 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		set_ack_now(c);
 		return;
 	}
-	if (seq != c->rcv.nxt && ooo_covers(c, seq, seq + len)) {
+	if (seq != c->rcv.nxt && wn_tcp_ooo_covers(c, seq, seq + len)) {
 		/* RFC 2883 §4.1.2: out of order and received before; no data to keep */
 		ctx->st.rx_dup_data++;
-		dsack_note(c, seq, seq + len);
-		tcp_send_ack(c);
+		wn_tcp_dsack_note(c, seq, seq + len);
+		wn_tcp_send_ack(c);
 		return;
 	}
-	if (seq != c->rcv.nxt && ooo_add(c, seq, seq + len) != 0) {
+	if (seq != c->rcv.nxt && wn_tcp_ooo_add(c, seq, seq + len) != 0) {
 		ctx->st.rx_drop_ooo_full++;
 		set_ack_now(c);
 		return;
@@ -1039,7 +1039,7 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		}
 	}
 	/* the receive buffer grows with the data it holds (up to the window's base) */
-	if (tcp_rbuf_reserve(c, c->rlen + (seq - c->rcv.nxt) + len) != 0) {
+	if (wn_tcp_rbuf_reserve(c, c->rlen + (seq - c->rcv.nxt) + len) != 0) {
 		ctx->st.rx_drop_rcvbuf++;
 		set_ack_now(c);
 		return;
@@ -1053,7 +1053,7 @@ data_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		/* RFC 5681 §4.2: every out-of-order segment gets its own immediate duplicate
 		 * ACK (with SACK), even inside a burst, so the sender can count them. */
 		ctx->st.rx_ooo++;
-		tcp_send_ack(c);
+		wn_tcp_send_ack(c);
 		if (first == len && c->cb != NULL && c->cb->recv_ooo != NULL)
 			c->cb->recv_ooo(c, c->arg, seq, c->rbuf + pos, len);
 		return;
@@ -1090,7 +1090,7 @@ rcv_ack_policy(struct wn_tcp_conn *c, const struct tcp_seg *s)
 		set_ack_now(c);
 	} else if (c->t_delack == 0) {
 		c->t_delack = ctx->now + ctx->conf.delack_us;
-		tcp_timer_update(c);
+		wn_tcp_timer_update(c);
 	}
 }
 
@@ -1129,7 +1129,7 @@ fin_input(struct wn_tcp_conn *c)
 static bool
 seq_acceptable(const struct wn_tcp_conn *c, const struct tcp_seg *s, uint32_t seglen)
 {
-	uint32_t w = tcp_rcv_window(c), nxt = c->rcv.nxt;
+	uint32_t w = wn_tcp_rcv_window(c), nxt = c->rcv.nxt;
 
 	/* RFC 9293 §3.10.7.4 table; a zero window still takes the ACK at RCV.NXT. */
 	if (seglen == 0)
@@ -1160,7 +1160,7 @@ conn_input_fast(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	    c->dupacks != 0 || c->tlp_out || c->rto_eifel || c->nsb != 0 ||
 	    (c->flags & CF_FIN_RCVD) ||
 	    SEQ_LT(s->ack, c->snd.una) || SEQ_GT(s->ack, c->snd.max) ||
-	    s->len > tcp_rcv_window(c) || (s->ack == c->snd.una && s->len == 0))
+	    s->len > wn_tcp_rcv_window(c) || (s->ack == c->snd.una && s->len == 0))
 		return false;
 	/* RFC 7323 §4.3 */
 	if (c->ts_ok && SEQ_LEQ(s->seq, c->rcv.last_ack_sent))
@@ -1202,7 +1202,7 @@ conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	if (c->state == WN_TCP_SYN_RCVD && (s->flags & TH_SYN) && !(s->flags & (TH_ACK | TH_RST)) &&
 	    s->seq == c->rcv.irs) {
 		c->flags |= CF_SYN_AGAIN;
-		tcp_mark_pending(c);
+		wn_tcp_mark_pending(c);
 		return;
 	}
 	/* Simultaneous open: the peer's SYN,ACK acknowledging our SYN completes it. */
@@ -1224,7 +1224,7 @@ conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			 * reordering for a loss (RFC 2883 §4.1.1: tell it with a D-SACK) */
 			ctx->st.rx_dup_data++;
 			if (s->len > 0)
-				dsack_note(c, s->seq, s->seq + s->len);
+				wn_tcp_dsack_note(c, s->seq, s->seq + s->len);
 		} else
 			ctx->st.rx_drop_unacceptable++;
 		if (!(s->flags & TH_RST))
@@ -1234,22 +1234,22 @@ conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 	if (s->flags & TH_RST) {
 		/* RFC 5961 §3.2: exact match resets, otherwise a challenge ACK. */
 		if (s->seq != c->rcv.nxt) {
-			tcp_send_challenge_ack(c);
+			wn_tcp_send_challenge_ack(c);
 			return;
 		}
 		ctx->st.rx_rst++;
 		if (c->state == WN_TCP_SYN_RCVD && !(c->flags & CF_PASSIVE))
-			tcp_conn_closed(c, WN_TCP_CLOSE_REFUSED);
+			wn_tcp_conn_closed(c, WN_TCP_CLOSE_REFUSED);
 		else if (c->state == WN_TCP_CLOSING || c->state == WN_TCP_LAST_ACK ||
 			 c->state == WN_TCP_TIME_WAIT)
-			tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
+			wn_tcp_conn_closed(c, WN_TCP_CLOSE_NORMAL);
 		else
-			tcp_conn_closed(c, WN_TCP_CLOSE_RESET);
+			wn_tcp_conn_closed(c, WN_TCP_CLOSE_RESET);
 		return;
 	}
 	if (s->flags & TH_SYN) {
 		/* RFC 5961 §4.2: any SYN in a synchronized state gets a challenge ACK. */
-		tcp_send_challenge_ack(c);
+		wn_tcp_send_challenge_ack(c);
 		return;
 	}
 	if (!(s->flags & TH_ACK)) {
@@ -1290,7 +1290,7 @@ conn_input(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			enter_time_wait(c);
 			set_ack_now(c);
 		} else if (!(c->flags & CF_FIN_RCVD) &&
-			   SEQ_LEQ(fseq, c->rcv.nxt + tcp_rcv_window(c))) {
+			   SEQ_LEQ(fseq, c->rcv.nxt + wn_tcp_rcv_window(c))) {
 			c->flags |= CF_FIN_RCVD;
 			c->rcv.fin_seq = fseq;
 		}
@@ -1320,14 +1320,14 @@ rx_one(struct wn_tcp_ctx *ctx, struct tcp_seg *s, struct wn_tcp_conn *c)
 		/* any segment shows the peer alive (keepalive) */
 		c->last_rx = ctx->now;
 		if (c->ka_idle != 0 && !(c->flags & CF_DEAD) && (c->t_ka == 0 || c->ka_sent != 0))
-			tcp_keepalive_arm(c);
+			wn_tcp_keepalive_arm(c);
 		return 1;
 	}
-	l = tcp_listener_find(ctx, &s->dst);
+	l = wn_tcp_listener_find(ctx, &s->dst);
 	if (l != NULL)
 		return (uint16_t)listen_input(ctx, l, s);
 	ctx->st.rx_drop_noconn++;
-	tcp_send_rst_for(ctx, s);
+	wn_tcp_send_rst_for(ctx, s);
 	return 0;
 }
 
@@ -1359,7 +1359,7 @@ wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n, uint6
 
 		for (uint16_t j = 0; j < cnt; j++) {
 			ctx->st.rx_segs++;
-			if (tcp_parse(ctx, pkts[base + j], &segs[nk]) != 0)
+			if (wn_tcp_parse(ctx, pkts[base + j], &segs[nk]) != 0)
 				continue;
 			/* the last segment's connection, or a lookup for the chunk's misses */
 			conn[nk] = NULL;

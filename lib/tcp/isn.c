@@ -81,7 +81,7 @@ tuple_prf(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 }
 
 uint32_t
-tcp_isn(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+wn_tcp_isn(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	const struct wn_tcp_endpoint *r, uint64_t now)
 {
 	/* RFC 6528 §3: M is a timer ticking every 4 microseconds. */
@@ -89,7 +89,7 @@ tcp_isn(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 }
 
 uint32_t
-tcp_ts_offset(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+wn_tcp_ts_offset(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 	      const struct wn_tcp_endpoint *r)
 {
 	return (uint32_t)tuple_prf(ctx, l, r, 1);
@@ -109,7 +109,7 @@ cookie_count(uint64_t now)
 }
 
 uint32_t
-tcp_cookie_make(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+wn_tcp_cookie_make(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 		const struct wn_tcp_endpoint *r, uint32_t peer_isn, uint32_t data, uint64_t now)
 {
 	uint32_t count = cookie_count(now);
@@ -119,7 +119,7 @@ tcp_cookie_make(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 }
 
 int64_t
-tcp_cookie_check(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+wn_tcp_cookie_check(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 		 const struct wn_tcp_endpoint *r, uint32_t peer_isn, uint32_t cookie, uint64_t now)
 {
 	uint32_t count = cookie_count(now), diff;

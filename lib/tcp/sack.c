@@ -36,7 +36,7 @@ sb_insert(struct wn_tcp_conn *c, uint32_t s, uint32_t e)
 }
 
 void
-sb_trim(struct wn_tcp_conn *c)
+wn_tcp_sb_trim(struct wn_tcp_conn *c)
 {
 	unsigned int k = 0;
 
@@ -58,9 +58,9 @@ sb_trim(struct wn_tcp_conn *c)
  * definition of an RFC 6675 duplicate acknowledgment).
  */
 uint32_t
-sb_update(struct wn_tcp_conn *c, const struct tcp_seg *s)
+wn_tcp_sb_update(struct wn_tcp_conn *c, const struct tcp_seg *s)
 {
-	uint32_t before = sb_sacked_bytes(c), after;
+	uint32_t before = wn_tcp_sb_sacked_bytes(c), after;
 
 	for (unsigned int i = 0; i < s->nsack; i++) {
 		uint32_t a = s->sack[i].start, b = s->sack[i].end;
@@ -71,13 +71,13 @@ sb_update(struct wn_tcp_conn *c, const struct tcp_seg *s)
 			continue;
 		sb_insert(c, a, b);
 	}
-	after = sb_sacked_bytes(c);
+	after = wn_tcp_sb_sacked_bytes(c);
 	/* a full scoreboard forgets its highest ranges: that is no news */
 	return after > before ? after - before : 0;
 }
 
 uint32_t
-sb_sacked_bytes(const struct wn_tcp_conn *c)
+wn_tcp_sb_sacked_bytes(const struct wn_tcp_conn *c)
 {
 	uint32_t n = 0;
 
@@ -92,7 +92,7 @@ sb_sacked_bytes(const struct wn_tcp_conn *c)
  * after reordering was seen (input.c dsack_undo()).
  */
 bool
-sb_is_lost(const struct wn_tcp_conn *c, uint32_t seq)
+wn_tcp_sb_is_lost(const struct wn_tcp_conn *c, uint32_t seq)
 {
 	uint32_t bytes = 0, blocks = 0;
 
@@ -112,7 +112,7 @@ sb_is_lost(const struct wn_tcp_conn *c, uint32_t seq)
  * octets already retransmitted (below HighRxt). Computed hole by hole.
  */
 uint32_t
-sb_pipe(const struct wn_tcp_conn *c)
+wn_tcp_sb_pipe(const struct wn_tcp_conn *c)
 {
 	uint32_t pipe = 0, a = c->snd.una;
 
@@ -120,7 +120,7 @@ sb_pipe(const struct wn_tcp_conn *c)
 		uint32_t b = i < c->nsb ? c->sb[i].start : c->snd.max;
 
 		if (SEQ_LT(a, b)) {
-			if (i < c->nsb && sb_is_lost(c, a)) {
+			if (i < c->nsb && wn_tcp_sb_is_lost(c, a)) {
 				if (SEQ_GT(c->high_rxt, a))
 					pipe += SEQ_MIN(c->high_rxt, b) - a;
 			} else {
@@ -135,7 +135,7 @@ sb_pipe(const struct wn_tcp_conn *c)
 
 /* RFC 6675 §4 NextSeg rule 1: the first lost, unSACKed hole at or above @p from. */
 bool
-sb_next_lost(const struct wn_tcp_conn *c, uint32_t from, struct seq_range *hole)
+wn_tcp_sb_next_lost(const struct wn_tcp_conn *c, uint32_t from, struct seq_range *hole)
 {
 	uint32_t a = c->snd.una;
 
@@ -143,7 +143,7 @@ sb_next_lost(const struct wn_tcp_conn *c, uint32_t from, struct seq_range *hole)
 		uint32_t b = c->sb[i].start;
 		uint32_t s = SEQ_MAX(a, from);
 
-		if (SEQ_LT(s, b) && sb_is_lost(c, s)) {
+		if (SEQ_LT(s, b) && wn_tcp_sb_is_lost(c, s)) {
 			hole->start = s;
 			hole->end = b;
 			return true;
@@ -157,7 +157,7 @@ sb_next_lost(const struct wn_tcp_conn *c, uint32_t from, struct seq_range *hole)
 
 /* @return 0, or -1 when the segment would need more than conf.ooo_max intervals. */
 int
-ooo_add(struct wn_tcp_conn *c, uint32_t s, uint32_t e)
+wn_tcp_ooo_add(struct wn_tcp_conn *c, uint32_t s, uint32_t e)
 {
 	struct seq_range tmp[TCP_OOO_MAX + 1];
 	unsigned int n = 0, i = 0, at;
@@ -189,7 +189,7 @@ ooo_add(struct wn_tcp_conn *c, uint32_t s, uint32_t e)
  * next ACK (RFC 2883 §4.1.2).
  */
 bool
-ooo_covers(struct wn_tcp_conn *c, uint32_t start, uint32_t end)
+wn_tcp_ooo_covers(struct wn_tcp_conn *c, uint32_t start, uint32_t end)
 {
 	for (unsigned int i = 0; i < c->nooo; i++)
 		if (SEQ_LEQ(c->ooo[i].start, start) && SEQ_LEQ(end, c->ooo[i].end)) {
@@ -206,7 +206,7 @@ ooo_covers(struct wn_tcp_conn *c, uint32_t start, uint32_t end)
  * the latest duplicate is kept: RFC 2883 §4 reports each one once, in the next ACK.
  */
 void
-dsack_note(struct wn_tcp_conn *c, uint32_t start, uint32_t end)
+wn_tcp_dsack_note(struct wn_tcp_conn *c, uint32_t start, uint32_t end)
 {
 	if (!c->sack_ok || !SEQ_LT(start, end))
 		return;
@@ -219,7 +219,7 @@ dsack_note(struct wn_tcp_conn *c, uint32_t start, uint32_t end)
  * holding the most recently received segment, then the rest (RFC 2018 §4).
  */
 unsigned int
-rcv_sack_blocks(const struct wn_tcp_conn *c, struct seq_range *out, unsigned int max)
+wn_tcp_rcv_sack_blocks(const struct wn_tcp_conn *c, struct seq_range *out, unsigned int max)
 {
 	unsigned int n = 0;
 

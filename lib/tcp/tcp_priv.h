@@ -330,76 +330,76 @@ tcp_emss(const struct wn_tcp_conn *c)
 }
 
 /* ctx.c */
-struct wn_tcp_conn *tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+struct wn_tcp_conn *wn_tcp_conn_alloc(struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 				   const struct wn_tcp_endpoint *r);
-void tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why);
-void tcp_mark_pending(struct wn_tcp_conn *c);
-void tcp_established(struct wn_tcp_conn *c);
-void tcp_tw_enter(struct wn_tcp_conn *c);
-int tcp_rbuf_reserve(struct wn_tcp_conn *c, uint32_t need);
-bool tcp_conn_room(struct wn_tcp_ctx *ctx);
-uint8_t tcp_rcv_wscale(const struct wn_tcp_ctx *ctx);
-uint16_t tcp_rcv_mss(const struct wn_tcp_ctx *ctx, uint8_t family);
+void wn_tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why);
+void wn_tcp_mark_pending(struct wn_tcp_conn *c);
+void wn_tcp_established(struct wn_tcp_conn *c);
+void wn_tcp_tw_enter(struct wn_tcp_conn *c);
+int wn_tcp_rbuf_reserve(struct wn_tcp_conn *c, uint32_t need);
+bool wn_tcp_conn_room(struct wn_tcp_ctx *ctx);
+uint8_t wn_tcp_rcv_wscale(const struct wn_tcp_ctx *ctx);
+uint16_t wn_tcp_rcv_mss(const struct wn_tcp_ctx *ctx, uint8_t family);
 
 /* isn.c */
-uint32_t tcp_isn(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+uint32_t wn_tcp_isn(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 		 const struct wn_tcp_endpoint *r, uint64_t now);
-uint32_t tcp_ts_offset(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+uint32_t wn_tcp_ts_offset(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 		       const struct wn_tcp_endpoint *r);
-uint32_t tcp_cookie_make(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+uint32_t wn_tcp_cookie_make(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 			 const struct wn_tcp_endpoint *r, uint32_t peer_isn, uint32_t data,
 			 uint64_t now);
-int64_t tcp_cookie_check(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
+int64_t wn_tcp_cookie_check(const struct wn_tcp_ctx *ctx, const struct wn_tcp_endpoint *l,
 			 const struct wn_tcp_endpoint *r, uint32_t peer_isn, uint32_t cookie,
 			 uint64_t now);
 
 /* input.c */
-int tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s);
-struct wn_tcp_listener *tcp_listener_find(struct wn_tcp_ctx *ctx,
+int wn_tcp_parse(struct wn_tcp_ctx *ctx, struct rte_mbuf *m, struct tcp_seg *s);
+struct wn_tcp_listener *wn_tcp_listener_find(struct wn_tcp_ctx *ctx,
 					  const struct wn_tcp_endpoint *l);
 
 /* timer.c: the timer wheel */
-void tcp_timer_update(struct wn_tcp_conn *c);
-void tcp_wheel_remove(struct wn_tcp_conn *c);
+void wn_tcp_timer_update(struct wn_tcp_conn *c);
+void wn_tcp_wheel_remove(struct wn_tcp_conn *c);
 
-/* output.c; the *_fire timers return true when the connection gave up (the caller closes it,
+/* tcp_output.c; the *_fire timers return true when the connection gave up (the caller closes it,
  * WN_TCP_CLOSE_TIMEOUT) */
-void tcp_output(struct wn_tcp_conn *c);
-void tcp_send_ack(struct wn_tcp_conn *c);
-void tcp_send_challenge_ack(struct wn_tcp_conn *c);
-void tcp_send_rst_for(struct wn_tcp_ctx *ctx, const struct tcp_seg *s);
-void tcp_send_synack_cookie(struct wn_tcp_ctx *ctx, const struct tcp_seg *s, uint32_t iss,
+void wn_tcp_output(struct wn_tcp_conn *c);
+void wn_tcp_send_ack(struct wn_tcp_conn *c);
+void wn_tcp_send_challenge_ack(struct wn_tcp_conn *c);
+void wn_tcp_send_rst_for(struct wn_tcp_ctx *ctx, const struct tcp_seg *s);
+void wn_tcp_send_synack_cookie(struct wn_tcp_ctx *ctx, const struct tcp_seg *s, uint32_t iss,
 			    uint16_t mss, int wscale, bool sackp, bool ts, uint32_t tsval);
-void tcp_send_rst(struct wn_tcp_conn *c);
-void tcp_send_syn(struct wn_tcp_conn *c);
-bool tcp_rto_fire(struct wn_tcp_conn *c);
-void tcp_persist_fire(struct wn_tcp_conn *c);
-bool tcp_keepalive_fire(struct wn_tcp_conn *c);
-void tcp_keepalive_arm(struct wn_tcp_conn *c);
-void tcp_retransmit_una(struct wn_tcp_conn *c);
-void tcp_set_rto_timer(struct wn_tcp_conn *c);
-void tcp_tlp_arm(struct wn_tcp_conn *c);
-void tcp_tlp_fire(struct wn_tcp_conn *c);
-void tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m);
-uint32_t tcp_rcv_window(const struct wn_tcp_conn *c);
-uint32_t tcp_flight(const struct wn_tcp_conn *c);
-uint32_t tcp_seg_len(struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
+void wn_tcp_send_rst(struct wn_tcp_conn *c);
+void wn_tcp_send_syn(struct wn_tcp_conn *c);
+bool wn_tcp_rto_fire(struct wn_tcp_conn *c);
+void wn_tcp_persist_fire(struct wn_tcp_conn *c);
+bool wn_tcp_keepalive_fire(struct wn_tcp_conn *c);
+void wn_tcp_keepalive_arm(struct wn_tcp_conn *c);
+void wn_tcp_retransmit_una(struct wn_tcp_conn *c);
+void wn_tcp_set_rto_timer(struct wn_tcp_conn *c);
+void wn_tcp_tlp_arm(struct wn_tcp_conn *c);
+void wn_tcp_tlp_fire(struct wn_tcp_conn *c);
+void wn_tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m);
+uint32_t wn_tcp_rcv_window(const struct wn_tcp_conn *c);
+uint32_t wn_tcp_flight(const struct wn_tcp_conn *c);
+uint32_t wn_tcp_seg_len(struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
 		     bool *split);
-void tcp_sbuf_acked(struct wn_tcp_conn *c);
-void tcp_ext_release_all(struct wn_tcp_conn *c);
-uint32_t tcp_ts_now(const struct wn_tcp_conn *c);
+void wn_tcp_sbuf_acked(struct wn_tcp_conn *c);
+void wn_tcp_ext_release_all(struct wn_tcp_conn *c);
+uint32_t wn_tcp_ts_now(const struct wn_tcp_conn *c);
 
 /* sack.c */
-uint32_t sb_update(struct wn_tcp_conn *c, const struct tcp_seg *s);
-void sb_trim(struct wn_tcp_conn *c);
-uint32_t sb_sacked_bytes(const struct wn_tcp_conn *c);
-uint32_t sb_pipe(const struct wn_tcp_conn *c);
-bool sb_next_lost(const struct wn_tcp_conn *c, uint32_t from, struct seq_range *hole);
-bool sb_is_lost(const struct wn_tcp_conn *c, uint32_t seq);
-int ooo_add(struct wn_tcp_conn *c, uint32_t start, uint32_t end);
-bool ooo_covers(struct wn_tcp_conn *c, uint32_t start, uint32_t end);
-void dsack_note(struct wn_tcp_conn *c, uint32_t start, uint32_t end);
-unsigned int rcv_sack_blocks(const struct wn_tcp_conn *c, struct seq_range *out,
+uint32_t wn_tcp_sb_update(struct wn_tcp_conn *c, const struct tcp_seg *s);
+void wn_tcp_sb_trim(struct wn_tcp_conn *c);
+uint32_t wn_tcp_sb_sacked_bytes(const struct wn_tcp_conn *c);
+uint32_t wn_tcp_sb_pipe(const struct wn_tcp_conn *c);
+bool wn_tcp_sb_next_lost(const struct wn_tcp_conn *c, uint32_t from, struct seq_range *hole);
+bool wn_tcp_sb_is_lost(const struct wn_tcp_conn *c, uint32_t seq);
+int wn_tcp_ooo_add(struct wn_tcp_conn *c, uint32_t start, uint32_t end);
+bool wn_tcp_ooo_covers(struct wn_tcp_conn *c, uint32_t start, uint32_t end);
+void wn_tcp_dsack_note(struct wn_tcp_conn *c, uint32_t start, uint32_t end);
+unsigned int wn_tcp_rcv_sack_blocks(const struct wn_tcp_conn *c, struct seq_range *out,
 			     unsigned int max);
 
 /* congestion-control helpers for the ops */

@@ -10,7 +10,7 @@
 #include "tcp_priv.h"
 
 void
-tcp_wheel_remove(struct wn_tcp_conn *c)
+wn_tcp_wheel_remove(struct wn_tcp_conn *c)
 {
 	if (c->flags & CF_IN_WHEEL) {
 		TAILQ_REMOVE(&c->ctx->wheel[c->slot], c, wheel_link);
@@ -19,7 +19,7 @@ tcp_wheel_remove(struct wn_tcp_conn *c)
 }
 
 void
-tcp_timer_update(struct wn_tcp_conn *c)
+wn_tcp_timer_update(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 	uint64_t d = UINT64_MAX;
@@ -33,7 +33,7 @@ tcp_timer_update(struct wn_tcp_conn *c)
 		if (t[i] != 0 && t[i] < d)
 			d = t[i];
 	if (d == UINT64_MAX) {
-		tcp_wheel_remove(c);
+		wn_tcp_wheel_remove(c);
 		c->deadline = 0;
 		return;
 	}
@@ -47,7 +47,7 @@ tcp_timer_update(struct wn_tcp_conn *c)
 	c->deadline = d;
 	if ((c->flags & CF_IN_WHEEL) && c->slot == slot)
 		return;
-	tcp_wheel_remove(c);
+	wn_tcp_wheel_remove(c);
 	c->slot = slot;
 	TAILQ_INSERT_TAIL(&ctx->wheel[slot], c, wheel_link);
 	c->flags |= CF_IN_WHEEL;

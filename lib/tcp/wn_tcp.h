@@ -370,7 +370,7 @@ int wn_tcp_unlisten(struct wn_tcp_listener *l);
 
 /**
  * Open a connection (SYN sent on the next wn_tcp_tx_bulk). @p local port 0 picks an
- * ephemeral port; @p local address must be set (see wn_netif_src_addr).
+ * ephemeral port; @p local address must be set (see wn_net_if_src_addr).
  * @param ctx     the context.
  * @param local   local endpoint.
  * @param remote  remote endpoint (same family, port != 0).

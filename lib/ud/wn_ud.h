@@ -13,7 +13,7 @@
  *
  * Receive: wn_ud_rx() takes one arrived message: a Q_Key other than the QP's drops it, as
  * does a QP before RTR or without a receive posted (each counted); otherwise the receive
- * WQE gets the 40-octet GRH the owner built (wn_ud_grh_from_ip()) and then the message, and
+ * WQE gets the 40-octet GRH the owner built (wn_wire_ud_grh_from_ip()) and then the message, and
  * completes with IBV_WC_GRH, the sender's QP number and any immediate data.
  *
  * Errors: a Send longer than @c max_msg completes with IBV_WC_LOC_LEN_ERR, one whose lkey

@@ -6,7 +6,7 @@
 #include "wn_wire_crc.h"
 
 uint32_t
-wn_crc32c_update(uint32_t crc, const void *buf, size_t len)
+wn_wire_crc32c_update(uint32_t crc, const void *buf, size_t len)
 {
 	/* isa-l's crc32_iscsi takes and returns the raw register (no inversion). */
 	while (len > INT32_MAX) {

@@ -70,7 +70,7 @@ static const struct {
 };
 
 struct wn_term_cause
-wn_ddp_reason_cause(enum wn_ddp_reason r)
+wn_wire_ddp_reason_cause(enum wn_ddp_reason r)
 {
 	struct wn_term_cause none = {0};
 
@@ -80,7 +80,7 @@ wn_ddp_reason_cause(enum wn_ddp_reason r)
 }
 
 const char *
-wn_ddp_reason_str(enum wn_ddp_reason r)
+wn_wire_ddp_reason_str(enum wn_ddp_reason r)
 {
 	if ((unsigned int)r >= WN_DDP_R_COUNT)
 		return "unknown";
@@ -149,7 +149,7 @@ parse_rdmap(const uint8_t *u, size_t len, const struct wn_rdmap_op *op, struct w
 		break;
 	case WN_RDMAP_TERMINATE:
 		/* strict verdict kept in seg->u.term.status; the ULP gets it anyway */
-		(void)wn_rdmap_term_parse(p, body, &seg->u.term);
+		(void)wn_wire_rdmap_term_parse(p, body, &seg->u.term);
 		break;
 	case WN_RDMAP_IMMEDIATE:
 	case WN_RDMAP_IMMEDIATE_SE:
@@ -176,7 +176,7 @@ parse_rdmap(const uint8_t *u, size_t len, const struct wn_rdmap_op *op, struct w
 }
 
 int
-wn_ddp_parse(const uint8_t *u, size_t len, unsigned int flags, struct wn_ddp_seg *seg,
+wn_wire_ddp_parse(const uint8_t *u, size_t len, unsigned int flags, struct wn_ddp_seg *seg,
 	     struct wn_ddp_error *err)
 {
 	if (seg == NULL || (u == NULL && len != 0))
@@ -221,7 +221,7 @@ wn_ddp_parse(const uint8_t *u, size_t len, unsigned int flags, struct wn_ddp_seg
 	/* RFC 5040 §7.2 items 2-3 */
 	if (seg->rv != WN_RDMAP_VERSION)
 		return reject(err, WN_DDP_R_RDMAP_VERSION, tagged, true);
-	const struct wn_rdmap_op *op = &wn_rdmap_ops[seg->h.opcode];
+	const struct wn_rdmap_op *op = &wn_wire_rdmap_ops[seg->h.opcode];
 	if (!op->valid || (op->rfc7306 && !(flags & WN_DDP_F_RFC7306)))
 		return reject(err, WN_DDP_R_OPCODE, tagged, true);
 	if (op->tagged != tagged)
@@ -258,7 +258,8 @@ wn_ddp_parse(const uint8_t *u, size_t len, unsigned int flags, struct wn_ddp_seg
 }
 
 int
-wn_ddp_seg_iter_init(struct wn_ddp_seg_iter *it, uint32_t msg_len, uint32_t mulpdu, bool tagged)
+wn_wire_ddp_seg_iter_init(struct wn_ddp_seg_iter *it, uint32_t msg_len, uint32_t mulpdu,
+			  bool tagged)
 {
 	uint32_t hl = tagged ? WN_DDP_TAGGED_HDR_LEN : WN_DDP_UNTAGGED_HDR_LEN;
 
@@ -272,7 +273,7 @@ wn_ddp_seg_iter_init(struct wn_ddp_seg_iter *it, uint32_t msg_len, uint32_t mulp
 }
 
 bool
-wn_ddp_seg_iter_next(struct wn_ddp_seg_iter *it, struct wn_ddp_span *s)
+wn_wire_ddp_seg_iter_next(struct wn_ddp_seg_iter *it, struct wn_ddp_span *s)
 {
 	if (it->done)
 		return false;
@@ -286,7 +287,7 @@ wn_ddp_seg_iter_next(struct wn_ddp_seg_iter *it, struct wn_ddp_span *s)
 }
 
 uint32_t
-wn_ddp_seg_count(uint32_t msg_len, uint32_t mulpdu, bool tagged)
+wn_wire_ddp_seg_count(uint32_t msg_len, uint32_t mulpdu, bool tagged)
 {
 	uint32_t hl = tagged ? WN_DDP_TAGGED_HDR_LEN : WN_DDP_UNTAGGED_HDR_LEN;
 

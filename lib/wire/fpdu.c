@@ -69,7 +69,7 @@ static inline uint32_t
 crc_update(uint32_t crc, const uint8_t *p, size_t n)
 {
 	if (n > 8)
-		return wn_crc32c_update(crc, p, n);
+		return wn_wire_crc32c_update(crc, p, n);
 	while (n-- > 0)
 		crc = crc32c_tab[(crc ^ *p++) & 0xFFu] ^ (crc >> 8);
 	return crc;
@@ -89,7 +89,7 @@ get_be16(const uint8_t *p)
 }
 
 uint32_t
-wn_mpa_mulpdu(uint32_t emss, bool markers)
+wn_wire_mpa_mulpdu(uint32_t emss, bool markers)
 {
 	int64_t m = (int64_t)emss - 6 - (int64_t)(emss % 4);
 
@@ -104,7 +104,7 @@ wn_mpa_mulpdu(uint32_t emss, bool markers)
 }
 
 size_t
-wn_mpa_fpdu_wire_len(uint32_t seq, uint32_t seq_start, bool markers, size_t ulpdu_len)
+wn_wire_mpa_fpdu_wire_len(uint32_t seq, uint32_t seq_start, bool markers, size_t ulpdu_len)
 {
 	size_t n = WN_MPA_ULPDU_LEN_SIZE + ulpdu_len + wn_mpa_pad_len(ulpdu_len) + WN_MPA_CRC_SIZE;
 	size_t k0;
@@ -198,7 +198,7 @@ ulpdu_check(const struct iovec *iov, unsigned int iovcnt, uint32_t seq,
 }
 
 int
-wn_mpa_fpdu_build(uint8_t *out, size_t cap, const struct iovec *iov, unsigned int iovcnt,
+wn_wire_mpa_fpdu_build(uint8_t *out, size_t cap, const struct iovec *iov, unsigned int iovcnt,
 		  uint32_t seq, const struct wn_mpa_stream *st)
 {
 	struct tx t = {.p = out, .seq = seq, .st = st};
@@ -211,7 +211,7 @@ wn_mpa_fpdu_build(uint8_t *out, size_t cap, const struct iovec *iov, unsigned in
 	rc = ulpdu_check(iov, iovcnt, seq, st, &ulpdu_len);
 	if (rc != 0)
 		return rc;
-	wire = wn_mpa_fpdu_wire_len(seq, st->seq_start, st->markers, ulpdu_len);
+	wire = wn_wire_mpa_fpdu_wire_len(seq, st->seq_start, st->markers, ulpdu_len);
 	if (cap < wire)
 		return -ENOSPC;
 
@@ -238,7 +238,7 @@ wn_mpa_fpdu_build(uint8_t *out, size_t cap, const struct iovec *iov, unsigned in
 	return (int)(t.p - out);
 }
 
-/* Gather-list builder state for wn_mpa_fpdu_gather(). */
+/* Gather-list builder state for wn_wire_mpa_fpdu_gather(). */
 struct sg {
 	struct iovec *out;
 	unsigned int max, n;
@@ -334,7 +334,7 @@ sg_put(struct sg *g, const uint8_t *src, size_t n)
 }
 
 int
-wn_mpa_fpdu_gather(struct iovec *out, unsigned int max_out, uint8_t *scratch,
+wn_wire_mpa_fpdu_gather(struct iovec *out, unsigned int max_out, uint8_t *scratch,
 		   size_t scratch_len, const struct iovec *iov, unsigned int iovcnt, uint32_t seq,
 		   const struct wn_mpa_stream *st)
 {
@@ -368,15 +368,15 @@ wn_mpa_fpdu_gather(struct iovec *out, unsigned int max_out, uint8_t *scratch,
 	wn_crc32c_put_wire(p, st->crc ? wn_crc32c_final(g.crc) : 0);
 	sg_piece(&g, p, WN_MPA_CRC_SIZE, false);
 	/* the octets gathered are the FPDU's wire length, Markers included */
-	assert(g.err != 0 || g.seq - seq == wn_mpa_fpdu_wire_len(seq, st->seq_start, st->markers,
-								   ulpdu_len));
+	assert(g.err != 0 || g.seq - seq == wn_wire_mpa_fpdu_wire_len(seq, st->seq_start,
+								      st->markers, ulpdu_len));
 	return g.err != 0 ? g.err : (int)g.n;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 
 int
-wn_mpa_deframer_init(struct wn_mpa_deframer *d, const struct wn_mpa_deframer_cfg *cfg,
+wn_wire_mpa_deframer_init(struct wn_mpa_deframer *d, const struct wn_mpa_deframer_cfg *cfg,
 		     const struct wn_mpa_rx_ops *ops, void *arg)
 {
 	if (d == NULL || cfg == NULL || ops == NULL || ops->header == NULL ||
@@ -585,7 +585,7 @@ static const rx_handler rx_handlers[] = {
 };
 
 int
-wn_mpa_deframer_input(struct wn_mpa_deframer *d, const uint8_t *buf, size_t len,
+wn_wire_mpa_deframer_input(struct wn_mpa_deframer *d, const uint8_t *buf, size_t len,
 		      size_t *consumed)
 {
 	const bool markers = d->cfg.stream.markers;
@@ -666,7 +666,7 @@ collect_end(void *arg, const struct wn_mpa_rx_hdr *h, enum wn_mpa_err verdict)
 	return c->deliver(c->arg, c->buf, h->ulpdu_len);
 }
 
-const struct wn_mpa_rx_ops wn_mpa_collect_ops = {
+const struct wn_mpa_rx_ops wn_wire_mpa_collect_ops = {
 	.hdr_len = NULL,
 	.header = collect_header,
 	.payload = collect_payload,
@@ -676,7 +676,7 @@ const struct wn_mpa_rx_ops wn_mpa_collect_ops = {
 /* ------------------------------------------------------------------------------------------ */
 
 unsigned int
-wn_mpa_marker_locate(uint32_t seg_seq, const uint8_t *buf, size_t len, uint32_t seq_start,
+wn_wire_mpa_marker_locate(uint32_t seg_seq, const uint8_t *buf, size_t len, uint32_t seq_start,
 		     struct wn_mpa_marker_hit *hits, unsigned int max)
 {
 	size_t k = (WN_MPA_MARKER_INTERVAL - marker_off(seg_seq, seq_start)) & MARKER_MASK;
@@ -725,7 +725,7 @@ seg_len_at(uint32_t seg_seq, const uint8_t *buf, size_t len, uint32_t start,
 }
 
 int
-wn_mpa_segment_fpdus(uint32_t seg_seq, const uint8_t *buf, size_t len,
+wn_wire_mpa_segment_fpdus(uint32_t seg_seq, const uint8_t *buf, size_t len,
 		     const struct wn_mpa_deframer_cfg *cfg, bool aligned,
 		     const struct wn_mpa_rx_ops *ops, void *arg, uint32_t *first, uint32_t *end)
 {
@@ -744,8 +744,9 @@ wn_mpa_segment_fpdus(uint32_t seg_seq, const uint8_t *buf, size_t len,
 		for (size_t k = (WN_MPA_MARKER_INTERVAL - marker_off(seg_seq, st->seq_start)) &
 				MARKER_MASK;
 		     k + WN_MPA_MARKER_SIZE <= len && !found; k += WN_MPA_MARKER_INTERVAL) {
-			if (wn_mpa_marker_locate(seg_seq + (uint32_t)k, buf + k, WN_MPA_MARKER_SIZE,
-						 st->seq_start, &hit, 1) != 1)
+			if (wn_wire_mpa_marker_locate(seg_seq + (uint32_t)k, buf + k,
+						      WN_MPA_MARKER_SIZE, st->seq_start, &hit,
+						      1) != 1)
 				continue;
 			uint32_t s = hit.fpduptr == 0 ? hit.marker_seq
 						      : fpdu_start_of(hit.fpdu_seq, st);
@@ -765,7 +766,7 @@ wn_mpa_segment_fpdus(uint32_t seg_seq, const uint8_t *buf, size_t len,
 	/* Walk complete FPDUs by ULPDU_Length. */
 	pos = start;
 	while (seg_len_at(seg_seq, buf, len, pos, st, &ul)) {
-		size_t w = wn_mpa_fpdu_wire_len(pos, st->seq_start, st->markers, ul);
+		size_t w = wn_wire_mpa_fpdu_wire_len(pos, st->seq_start, st->markers, ul);
 		if ((size_t)(pos - seg_seq) + w > len)
 			break;
 		pos += (uint32_t)w;
@@ -783,11 +784,11 @@ wn_mpa_segment_fpdus(uint32_t seg_seq, const uint8_t *buf, size_t len,
 	int rc;
 
 	dc.seq = start;
-	rc = wn_mpa_deframer_init(&d, &dc, ops, arg);
+	rc = wn_wire_mpa_deframer_init(&d, &dc, ops, arg);
 	if (rc < 0)
 		return rc;
 	size_t used = 0;
-	rc = wn_mpa_deframer_input(&d, buf + (start - seg_seq), pos - start, &used);
+	rc = wn_wire_mpa_deframer_input(&d, buf + (start - seg_seq), pos - start, &used);
 	if (rc < 0)
 		return rc;
 	return n; /* every FPDU walked was complete: the deframer ended on a boundary */
@@ -866,7 +867,7 @@ vcur_crc(struct vcur *c, size_t k, uint32_t crc)
 
 /* Append the next @p k octets at @p c to the view's pieces, moving on. @return 0 or -E2BIG. */
 static inline int
-vcur_take(struct vcur *c, size_t k, struct wn_mpa_fpdu_view *f)
+vcur_take(struct vcur *c, size_t k, struct wn_wire_mpa_fpdu_view *f)
 {
 	while (k > 0) {
 		const uint8_t *p;
@@ -905,8 +906,8 @@ view_marker_ok(struct vcur *c, uint32_t mseq, uint32_t fpdu_seq, bool leading)
 }
 
 int
-wn_mpa_fpdu_view(const struct iovec *in, unsigned int n_in, uint32_t seq,
-		 const struct wn_mpa_deframer_cfg *cfg, struct wn_mpa_fpdu_view *f)
+wn_wire_mpa_fpdu_view(const struct iovec *in, unsigned int n_in, uint32_t seq,
+		 const struct wn_mpa_deframer_cfg *cfg, struct wn_wire_mpa_fpdu_view *f)
 {
 	const struct wn_mpa_stream *st;
 	struct vcur c = {.in = in, .n = n_in}, k;
@@ -950,7 +951,7 @@ wn_mpa_fpdu_view(const struct iovec *in, unsigned int n_in, uint32_t seq,
 	vcur_read(&k, b, WN_MPA_ULPDU_LEN_SIZE);
 	f->ulpdu_len = get_be16(b);
 	f->fpdu_seq = seq + (uint32_t)lead;
-	f->wire_len = (uint32_t)wn_mpa_fpdu_wire_len(seq, st->seq_start, st->markers,
+	f->wire_len = (uint32_t)wn_wire_mpa_fpdu_wire_len(seq, st->seq_start, st->markers,
 						      f->ulpdu_len);
 	if (have < f->wire_len)
 		return 0;
@@ -1047,7 +1048,7 @@ gather_end(void *arg, const struct wn_mpa_rx_hdr *h, enum wn_mpa_err verdict)
 	return g->done != NULL ? g->done(g->arg, g->buf, h->ulpdu_len, verdict) : 0;
 }
 
-const struct wn_mpa_rx_ops wn_mpa_gather_ops = {
+const struct wn_mpa_rx_ops wn_wire_mpa_gather_ops = {
 	.header = gather_header,
 	.payload = gather_payload,
 	.end = gather_end,

@@ -12,7 +12,7 @@ static const uint8_t key_req[WN_MPA_KEY_LEN] = WN_MPA_KEY_REQ;
 static const uint8_t key_rep[WN_MPA_KEY_LEN] = WN_MPA_KEY_REP;
 
 const char *
-wn_mpa_err_str(enum wn_mpa_err err)
+wn_wire_mpa_err_str(enum wn_mpa_err err)
 {
 	static const char *const names[] = {
 		[WN_MPA_ERR_NONE] = "none",
@@ -31,7 +31,7 @@ wn_mpa_err_str(enum wn_mpa_err err)
 }
 
 const char *
-wn_mpa_frame_status_str(enum wn_mpa_frame_status st)
+wn_wire_mpa_frame_status_str(enum wn_mpa_frame_status st)
 {
 	static const char *const names[WN_MPA_FRAME_STATUS_COUNT] = {
 		[WN_MPA_FRAME_OK] = "ok",
@@ -69,7 +69,7 @@ key_match(const uint8_t *buf, size_t have)
 }
 
 void
-wn_mpa_enh_unpack(const uint8_t *p, struct wn_mpa_frame *f)
+wn_wire_mpa_enh_unpack(const uint8_t *p, struct wn_mpa_frame *f)
 {
 	uint32_t w = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 
@@ -89,7 +89,7 @@ wn_mpa_enh_unpack(const uint8_t *p, struct wn_mpa_frame *f)
 }
 
 void
-wn_mpa_enh_pack(const struct wn_mpa_frame *f, uint8_t *p)
+wn_wire_mpa_enh_pack(const struct wn_mpa_frame *f, uint8_t *p)
 {
 	uint32_t w = (uint32_t)f->ird << WN_MPA_ENH_IRD_SHIFT | f->ord;
 
@@ -110,7 +110,7 @@ wn_mpa_enh_pack(const struct wn_mpa_frame *f, uint8_t *p)
 }
 
 enum wn_mpa_frame_status
-wn_mpa_frame_decode(const uint8_t *buf, size_t len, const struct wn_mpa_frame_rules *rules,
+wn_wire_mpa_frame_decode(const uint8_t *buf, size_t len, const struct wn_mpa_frame_rules *rules,
 		    struct wn_mpa_frame *f, size_t *consumed)
 {
 	static const struct wn_mpa_frame_rules defaults = WN_MPA_FRAME_RULES_DEFAULT;
@@ -162,7 +162,7 @@ wn_mpa_frame_decode(const uint8_t *buf, size_t len, const struct wn_mpa_frame_ru
 	f->ord = WN_MPA_IRD_ORD_NONEG;
 	const uint8_t *pd = buf + WN_MPA_FRAME_HDR_LEN;
 	if (s) {
-		wn_mpa_enh_unpack(pd, f);
+		wn_wire_mpa_enh_unpack(pd, f);
 		pd += WN_MPA_ENH_LEN;
 		pd_len -= WN_MPA_ENH_LEN;
 	}
@@ -174,7 +174,7 @@ wn_mpa_frame_decode(const uint8_t *buf, size_t len, const struct wn_mpa_frame_ru
 }
 
 int
-wn_mpa_frame_encode(const struct wn_mpa_frame *f, uint8_t *out, size_t cap)
+wn_wire_mpa_frame_encode(const struct wn_mpa_frame *f, uint8_t *out, size_t cap)
 {
 	size_t total_pd, len;
 	uint8_t flags = 0;
@@ -208,7 +208,7 @@ wn_mpa_frame_encode(const struct wn_mpa_frame *f, uint8_t *out, size_t cap)
 	out[19] = (uint8_t)total_pd;
 	uint8_t *pd = out + WN_MPA_FRAME_HDR_LEN;
 	if (f->enhanced) {
-		wn_mpa_enh_pack(f, pd);
+		wn_wire_mpa_enh_pack(f, pd);
 		pd += WN_MPA_ENH_LEN;
 	}
 	if (f->pd_len != 0)
@@ -230,7 +230,7 @@ caps_valid(const struct wn_mpa_caps *c)
 }
 
 enum wn_mpa_err
-wn_mpa_negotiate_responder(const struct wn_mpa_caps *local, const struct wn_mpa_frame *req,
+wn_wire_mpa_negotiate_responder(const struct wn_mpa_caps *local, const struct wn_mpa_frame *req,
 			   struct wn_mpa_neg *out)
 {
 	if (out == NULL)
@@ -297,7 +297,7 @@ wn_mpa_negotiate_responder(const struct wn_mpa_caps *local, const struct wn_mpa_
 }
 
 enum wn_mpa_err
-wn_mpa_negotiate_initiator(const struct wn_mpa_caps *local, const struct wn_mpa_frame *rep,
+wn_wire_mpa_negotiate_initiator(const struct wn_mpa_caps *local, const struct wn_mpa_frame *rep,
 			   struct wn_mpa_neg *out)
 {
 	if (out == NULL)

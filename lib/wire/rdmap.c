@@ -38,7 +38,7 @@
 		.name = (nm), .ctrl_rdmap = RV_BITS | (opc)                                        \
 	}
 
-const struct wn_rdmap_op wn_rdmap_ops[WN_RDMAP_OPCODE_COUNT] = {
+const struct wn_rdmap_op wn_wire_rdmap_ops[WN_RDMAP_OPCODE_COUNT] = {
 	[WN_RDMAP_WRITE] = OP_DATA("RDMA Write", true, 0, false, false, WN_RDMAP_WRITE),
 	[WN_RDMAP_READ_REQ] = OP_FIXED("RDMA Read Request", WN_DDP_QN_RREQ,
 				       WN_RDMAP_READ_REQ_HDR_LEN, false, false, WN_RDMAP_READ_REQ),
@@ -79,24 +79,24 @@ const struct wn_rdmap_op wn_rdmap_ops[WN_RDMAP_OPCODE_COUNT] = {
 };
 
 void
-wn_rdmap_op_table_init(struct wn_rdmap_op *tbl)
+wn_wire_rdmap_op_table_init(struct wn_rdmap_op *tbl)
 {
 	if (tbl != NULL)
-		memcpy(tbl, wn_rdmap_ops, sizeof(wn_rdmap_ops));
+		memcpy(tbl, wn_wire_rdmap_ops, sizeof(wn_wire_rdmap_ops));
 }
 
 const char *
-wn_rdmap_opcode_str(uint8_t op)
+wn_wire_rdmap_opcode_str(uint8_t op)
 {
-	return wn_rdmap_ops[op & WN_RDMAP_CTRL_OP_MASK].name;
+	return wn_wire_rdmap_ops[op & WN_RDMAP_CTRL_OP_MASK].name;
 }
 
 int
-wn_ddp_hdr_build(uint8_t *out, size_t cap, const struct wn_ddp_hdr *h)
+wn_wire_ddp_hdr_build(uint8_t *out, size_t cap, const struct wn_ddp_hdr *h)
 {
 	if (out == NULL || h == NULL)
 		return -EINVAL;
-	const struct wn_rdmap_op *op = &wn_rdmap_ops[h->opcode & WN_RDMAP_CTRL_OP_MASK];
+	const struct wn_rdmap_op *op = &wn_wire_rdmap_ops[h->opcode & WN_RDMAP_CTRL_OP_MASK];
 	if (h->opcode >= WN_RDMAP_OPCODE_COUNT || !op->valid)
 		return -EINVAL;
 	if (cap < op->ddp_hdr_len)
@@ -119,24 +119,25 @@ wn_ddp_hdr_build(uint8_t *out, size_t cap, const struct wn_ddp_hdr *h)
 }
 
 int
-wn_rdmap_write_build(uint8_t *out, size_t cap, uint32_t stag, uint64_t to, bool last)
+wn_wire_rdmap_write_build(uint8_t *out, size_t cap, uint32_t stag, uint64_t to, bool last)
 {
 	struct wn_ddp_hdr h = {.opcode = WN_RDMAP_WRITE, .last = last, .stag = stag, .to = to};
 
-	return wn_ddp_hdr_build(out, cap, &h);
+	return wn_wire_ddp_hdr_build(out, cap, &h);
 }
 
 int
-wn_rdmap_read_resp_build(uint8_t *out, size_t cap, uint32_t sink_stag, uint64_t sink_to, bool last)
+wn_wire_rdmap_read_resp_build(uint8_t *out, size_t cap, uint32_t sink_stag, uint64_t sink_to,
+			      bool last)
 {
 	struct wn_ddp_hdr h = {
 		.opcode = WN_RDMAP_READ_RESP, .last = last, .stag = sink_stag, .to = sink_to};
 
-	return wn_ddp_hdr_build(out, cap, &h);
+	return wn_wire_ddp_hdr_build(out, cap, &h);
 }
 
 int
-wn_rdmap_send_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t inv_stag, uint32_t msn,
+wn_wire_rdmap_send_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t inv_stag, uint32_t msn,
 		    uint32_t mo, bool last)
 {
 	struct wn_ddp_hdr h = {
@@ -144,7 +145,7 @@ wn_rdmap_send_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t inv_stag,
 
 	if (opcode < WN_RDMAP_SEND || opcode > WN_RDMAP_SEND_SE_INV)
 		return -EINVAL;
-	return wn_ddp_hdr_build(out, cap, &h);
+	return wn_wire_ddp_hdr_build(out, cap, &h);
 }
 
 /* Untagged, L=1, MO=0 header of a single-segment message; @return 18 or -errno. */
@@ -153,13 +154,14 @@ single_hdr(uint8_t *out, size_t cap, uint8_t opcode, uint32_t msn)
 {
 	struct wn_ddp_hdr h = {.opcode = opcode, .last = true, .msn = msn};
 
-	if (cap < wn_rdmap_ops[opcode].min_ulpdu)
+	if (cap < wn_wire_rdmap_ops[opcode].min_ulpdu)
 		return -ENOSPC;
-	return wn_ddp_hdr_build(out, cap, &h);
+	return wn_wire_ddp_hdr_build(out, cap, &h);
 }
 
 int
-wn_rdmap_read_req_build(uint8_t *out, size_t cap, uint32_t msn, const struct wn_rdmap_read_req *rr)
+wn_wire_rdmap_read_req_build(uint8_t *out, size_t cap, uint32_t msn,
+			     const struct wn_rdmap_read_req *rr)
 {
 	if (rr == NULL)
 		return -EINVAL;
@@ -176,7 +178,7 @@ wn_rdmap_read_req_build(uint8_t *out, size_t cap, uint32_t msn, const struct wn_
 }
 
 int
-wn_rdmap_immediate_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t msn, uint64_t data)
+wn_wire_rdmap_immediate_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t msn, uint64_t data)
 {
 	if (opcode != WN_RDMAP_IMMEDIATE && opcode != WN_RDMAP_IMMEDIATE_SE)
 		return -EINVAL;
@@ -188,7 +190,7 @@ wn_rdmap_immediate_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t msn,
 }
 
 int
-wn_rdmap_atomic_req_build(uint8_t *out, size_t cap, uint32_t msn,
+wn_wire_rdmap_atomic_req_build(uint8_t *out, size_t cap, uint32_t msn,
 			  const struct wn_rdmap_atomic_req *ar)
 {
 	if (ar == NULL)
@@ -218,7 +220,7 @@ wn_rdmap_atomic_req_build(uint8_t *out, size_t cap, uint32_t msn,
 }
 
 int
-wn_rdmap_atomic_resp_build(uint8_t *out, size_t cap, uint32_t msn,
+wn_wire_rdmap_atomic_resp_build(uint8_t *out, size_t cap, uint32_t msn,
 			   const struct wn_rdmap_atomic_resp *as)
 {
 	if (as == NULL)

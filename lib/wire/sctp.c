@@ -14,7 +14,7 @@
 #define SCTP_SACK_MIN   16u
 
 const char *
-wn_sctp_ctl_status_str(enum wn_sctp_ctl_status st)
+wn_wire_sctp_ctl_status_str(enum wn_sctp_ctl_status st)
 {
 	static const char *const names[WN_SCTP_CTL_STATUS_COUNT] = {
 		[WN_SCTP_CTL_OK] = "ok",
@@ -31,7 +31,7 @@ wn_sctp_ctl_status_str(enum wn_sctp_ctl_status st)
 }
 
 const char *
-wn_sctp_func_str(uint16_t func)
+wn_wire_sctp_func_str(uint16_t func)
 {
 	static const char *const names[] = {
 		[WN_SCTP_INITIATE] = "initiate",
@@ -49,7 +49,7 @@ wn_sctp_func_str(uint16_t func)
 }
 
 enum wn_sctp_ctl_status
-wn_sctp_ctl_decode(const uint8_t *buf, size_t len, struct wn_sctp_ctl *c)
+wn_wire_sctp_ctl_decode(const uint8_t *buf, size_t len, struct wn_sctp_ctl *c)
 {
 	struct wn_mpa_frame f;
 	size_t pd_len;
@@ -73,7 +73,7 @@ wn_sctp_ctl_decode(const uint8_t *buf, size_t len, struct wn_sctp_ctl *c)
 		if (pd_len < WN_MPA_ENH_LEN)
 			return WN_SCTP_CTL_ENH_SHORT;
 		memset(&f, 0, sizeof(f));
-		wn_mpa_enh_unpack(buf, &f);
+		wn_wire_mpa_enh_unpack(buf, &f);
 		c->p2p = f.p2p;
 		c->rtr = f.rtr;
 		c->ird = f.ird;
@@ -87,7 +87,7 @@ wn_sctp_ctl_decode(const uint8_t *buf, size_t len, struct wn_sctp_ctl *c)
 }
 
 int
-wn_sctp_ctl_encode(const struct wn_sctp_ctl *c, uint8_t *out, size_t cap)
+wn_wire_sctp_ctl_encode(const struct wn_sctp_ctl *c, uint8_t *out, size_t cap)
 {
 	bool enh;
 	size_t total;
@@ -110,8 +110,8 @@ wn_sctp_ctl_encode(const struct wn_sctp_ctl *c, uint8_t *out, size_t cap)
 	if (enh) {
 		struct wn_mpa_frame f;
 
-		wn_sctp_ctl_to_mpa(c, &f);
-		wn_mpa_enh_pack(&f, p);
+		wn_wire_sctp_ctl_to_mpa(c, &f);
+		wn_wire_mpa_enh_pack(&f, p);
 		p += WN_MPA_ENH_LEN;
 	}
 	if (c->pd_len != 0)
@@ -120,7 +120,7 @@ wn_sctp_ctl_encode(const struct wn_sctp_ctl *c, uint8_t *out, size_t cap)
 }
 
 void
-wn_sctp_ctl_to_mpa(const struct wn_sctp_ctl *c, struct wn_mpa_frame *f)
+wn_wire_sctp_ctl_to_mpa(const struct wn_sctp_ctl *c, struct wn_mpa_frame *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->rev = WN_MPA_REV_2;
@@ -134,7 +134,7 @@ wn_sctp_ctl_to_mpa(const struct wn_sctp_ctl *c, struct wn_mpa_frame *f)
 }
 
 uint32_t
-wn_sctp_mulpdu(uint32_t mtu, uint32_t ip_hdr)
+wn_wire_sctp_mulpdu(uint32_t mtu, uint32_t ip_hdr)
 {
 	uint32_t room;
 

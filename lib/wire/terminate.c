@@ -91,13 +91,13 @@ cause_find(uint8_t layer, uint8_t etype, uint8_t code)
 }
 
 bool
-wn_term_cause_known(uint8_t layer, uint8_t etype, uint8_t code)
+wn_wire_term_cause_known(uint8_t layer, uint8_t etype, uint8_t code)
 {
 	return cause_find(layer, etype, code) != NULL;
 }
 
 const char *
-wn_term_cause_str(uint8_t layer, uint8_t etype, uint8_t code)
+wn_wire_term_cause_str(uint8_t layer, uint8_t etype, uint8_t code)
 {
 	const struct cause_name *c = cause_find(layer, etype, code);
 
@@ -115,7 +115,7 @@ static const char *const status_names[WN_TERM_STATUS_COUNT] = {
 };
 
 const char *
-wn_term_status_str(enum wn_term_status st)
+wn_wire_term_status_str(enum wn_term_status st)
 {
 	if ((unsigned int)st >= WN_TERM_STATUS_COUNT)
 		return "unknown";
@@ -150,7 +150,7 @@ get_read_req(const uint8_t *p, struct wn_rdmap_read_req *rr)
 }
 
 int
-wn_rdmap_term_build(uint8_t *out, size_t cap, uint32_t msn, const struct wn_rdmap_term *t)
+wn_wire_rdmap_term_build(uint8_t *out, size_t cap, uint32_t msn, const struct wn_rdmap_term *t)
 {
 	if (out == NULL || t == NULL || t->cause.layer > 0xF || t->cause.etype > 0xF)
 		return -EINVAL;
@@ -169,7 +169,7 @@ wn_rdmap_term_build(uint8_t *out, size_t cap, uint32_t msn, const struct wn_rdma
 
 	/* RFC 5040 §4.8 / App. A.6: untagged, L=1, QN 2, MO 0 */
 	struct wn_ddp_hdr h = {.opcode = WN_RDMAP_TERMINATE, .last = true, .msn = msn};
-	int n = wn_ddp_hdr_build(out, cap, &h);
+	int n = wn_wire_ddp_hdr_build(out, cap, &h);
 	if (n < 0)
 		return n;
 	uint8_t *p = out + n;
@@ -194,8 +194,8 @@ wn_rdmap_term_build(uint8_t *out, size_t cap, uint32_t msn, const struct wn_rdma
 }
 
 int
-wn_rdmap_term_from_cause(struct wn_rdmap_term *t, struct wn_term_cause cause, const uint8_t *bad,
-			 size_t bad_len)
+wn_wire_rdmap_term_from_cause(struct wn_rdmap_term *t, struct wn_term_cause cause,
+			      const uint8_t *bad, size_t bad_len)
 {
 	if (t == NULL)
 		return -EINVAL;
@@ -262,7 +262,7 @@ get_ddp_hdr(const uint8_t *h, struct wn_ddp_hdr *d)
 }
 
 int
-wn_rdmap_term_parse(const uint8_t *p, size_t len, struct wn_rdmap_term *t)
+wn_wire_rdmap_term_parse(const uint8_t *p, size_t len, struct wn_rdmap_term *t)
 {
 	if (t == NULL || (p == NULL && len != 0))
 		return -EINVAL;
@@ -281,13 +281,13 @@ wn_rdmap_term_parse(const uint8_t *p, size_t len, struct wn_rdmap_term *t)
 	t->r = (ctrl & WN_TERM_CTRL_R) != 0;
 	if (ctrl & WN_TERM_CTRL_RSVD)
 		t->quirks |= WN_TERM_Q_RSVD; /* RFC 5040 §4.8: ignored on receive */
-	if (!wn_term_cause_known(t->cause.layer, t->cause.etype, t->cause.code)) {
+	if (!wn_wire_term_cause_known(t->cause.layer, t->cause.etype, t->cause.code)) {
 		term_fail(t, WN_TERM_UNKNOWN_CAUSE);
 		/* Linux siw writes EType in the Layer nibble and vice versa */
 		t->swapped.layer = t->cause.etype;
 		t->swapped.etype = t->cause.layer;
 		t->swapped.code = t->cause.code;
-		if (wn_term_cause_known(t->swapped.layer, t->swapped.etype, t->swapped.code))
+		if (wn_wire_term_cause_known(t->swapped.layer, t->swapped.etype, t->swapped.code))
 			t->quirks |= WN_TERM_Q_SWAPPED;
 	}
 	if (t->m && !t->d)

@@ -6,7 +6,7 @@
 #include "wn_wire_ud.h"
 
 const char *
-wn_ud_status_str(enum wn_ud_status st)
+wn_wire_ud_status_str(enum wn_ud_status st)
 {
 	static const char *const names[WN_UD_STATUS_COUNT] = {
 		[WN_UD_OK] = "ok",
@@ -26,7 +26,7 @@ wn_ud_status_str(enum wn_ud_status st)
 }
 
 size_t
-wn_ud_hdr_size(const struct wn_ud_msg *m)
+wn_wire_ud_hdr_size(const struct wn_ud_msg *m)
 {
 	switch (m->type) {
 	case WN_UD_DATA:
@@ -52,7 +52,7 @@ sidr_pd(const uint8_t *body, size_t rest, size_t fixed, size_t max, struct wn_ud
 }
 
 enum wn_ud_status
-wn_ud_decode(const uint8_t *buf, size_t len, struct wn_ud_msg *m)
+wn_wire_ud_decode(const uint8_t *buf, size_t len, struct wn_ud_msg *m)
 {
 	const uint8_t *body = buf + WN_UD_HDR_LEN;
 	size_t rest;
@@ -117,9 +117,9 @@ wn_ud_decode(const uint8_t *buf, size_t len, struct wn_ud_msg *m)
 }
 
 int
-wn_ud_encode(const struct wn_ud_msg *m, uint8_t *buf, size_t cap)
+wn_wire_ud_encode(const struct wn_ud_msg *m, uint8_t *buf, size_t cap)
 {
-	size_t n = wn_ud_hdr_size(m);
+	size_t n = wn_wire_ud_hdr_size(m);
 	uint8_t *body = buf + WN_UD_HDR_LEN;
 	uint8_t flags = m->type == WN_UD_DATA ? m->flags : 0;
 
@@ -164,7 +164,7 @@ wn_ud_encode(const struct wn_ud_msg *m, uint8_t *buf, size_t cap)
 }
 
 int
-wn_ud_grh_from_ip(const uint8_t *l3, size_t l3_len, uint8_t grh[WN_UD_GRH_LEN])
+wn_wire_ud_grh_from_ip(const uint8_t *l3, size_t l3_len, uint8_t grh[WN_UD_GRH_LEN])
 {
 	if (l3_len == 20 && (l3[0] >> 4) == 4 && (l3[0] & 0xf) == 5) {
 		/* RoCEv2 over IPv4: the IPv4 header in the last 20 octets of the GRH */

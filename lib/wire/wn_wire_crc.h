@@ -40,7 +40,7 @@ wn_crc32c_init(void)
  * Feed @p len octets at @p buf into the running register @p crc.
  * @return the new register value.
  */
-uint32_t wn_crc32c_update(uint32_t crc, const void *buf, size_t len);
+uint32_t wn_wire_crc32c_update(uint32_t crc, const void *buf, size_t len);
 
 /** @return the standard CRC32c (final inversion applied) of register @p crc. */
 static inline uint32_t
@@ -53,7 +53,7 @@ wn_crc32c_final(uint32_t crc)
 static inline uint32_t
 wn_crc32c(const void *buf, size_t len)
 {
-	return wn_crc32c_final(wn_crc32c_update(wn_crc32c_init(), buf, len));
+	return wn_crc32c_final(wn_wire_crc32c_update(wn_crc32c_init(), buf, len));
 }
 
 /** Store standard CRC @p crc in MPA wire order (little-endian) at @p out (4 octets). */

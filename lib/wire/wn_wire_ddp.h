@@ -14,7 +14,7 @@
  *
  * Thread safety: nothing here keeps mutable global state; every function is
  * pure and may be called from any thread. A caller-owned opcode table
- * (wn_rdmap_op_table_init()) belongs to whoever filled it.
+ * (wn_wire_rdmap_op_table_init()) belongs to whoever filled it.
  */
 #ifndef WN_WIRE_DDP_H
 #define WN_WIRE_DDP_H
@@ -301,7 +301,7 @@ struct wn_ddp_seg;
 /**
  * Receive handler slot of the opcode table, filled by the RNIC engine.
  * @param ctx engine context (the connection)
- * @param seg a segment wn_ddp_parse() accepted
+ * @param seg a segment wn_wire_ddp_parse() accepted
  * @return 0 or a negative errno chosen by the engine.
  */
 typedef int (*wn_rdmap_rx_fn)(void *ctx, const struct wn_ddp_seg *seg);
@@ -322,21 +322,21 @@ struct wn_rdmap_op {
 	uint16_t min_ulpdu;    /**< smallest valid ULPDU */
 	uint16_t max_ulpdu;    /**< largest valid ULPDU (WN_DDP_ULPDU_MAX when unbounded) */
 	uint8_t ctrl_rdmap;    /**< RDMAP control octet template (RV 1, opcode) */
-	wn_rdmap_rx_fn rx;     /**< receive handler; NULL in wn_rdmap_ops */
+	wn_rdmap_rx_fn rx;     /**< receive handler; NULL in wn_wire_rdmap_ops */
 };
 
 /** The opcode table indexed by opcode 0x0-0xF; rx slots are NULL. */
-extern const struct wn_rdmap_op wn_rdmap_ops[WN_RDMAP_OPCODE_COUNT];
+extern const struct wn_rdmap_op wn_wire_rdmap_ops[WN_RDMAP_OPCODE_COUNT];
 
 /**
- * Copy wn_rdmap_ops into an engine-owned table whose rx slots the engine then
+ * Copy wn_wire_rdmap_ops into an engine-owned table whose rx slots the engine then
  * fills. @param tbl WN_RDMAP_OPCODE_COUNT entries.
  * Thread safety: writes only @p tbl.
  */
-void wn_rdmap_op_table_init(struct wn_rdmap_op *tbl);
+void wn_wire_rdmap_op_table_init(struct wn_rdmap_op *tbl);
 
 /** @return the name of opcode @p op (low 4 bits used). Any thread. */
-const char *wn_rdmap_opcode_str(uint8_t op);
+const char *wn_wire_rdmap_opcode_str(uint8_t op);
 
 /* ---------------------------------------------------------------------------------------------
  * Terminate causes (RFC 5040 §4.8 Fig. 9, RFC 5041 §7.2, RFC 5044 §8, RFC 6581 §8; RFC 6580)
@@ -400,13 +400,13 @@ struct wn_term_cause {
  *   Fig. 9 / RFC 5041 §7.2 / RFC 5044 §8 / RFC 6581 §8 (RDMAP local
  *   catastrophic accepts any code, DDP local catastrophic only 0x00). Any thread.
  */
-bool wn_term_cause_known(uint8_t layer, uint8_t etype, uint8_t code);
+bool wn_wire_term_cause_known(uint8_t layer, uint8_t etype, uint8_t code);
 
 /**
  * @return a constant description such as "DDP untagged: invalid QN", or
- *   "unknown" when wn_term_cause_known() is false. Any thread.
+ *   "unknown" when wn_wire_term_cause_known() is false. Any thread.
  */
-const char *wn_term_cause_str(uint8_t layer, uint8_t etype, uint8_t code);
+const char *wn_wire_term_cause_str(uint8_t layer, uint8_t etype, uint8_t code);
 
 /* ---------------------------------------------------------------------------------------------
  * Parsed segment and the strict ULPDU parser
@@ -457,7 +457,7 @@ struct wn_rdmap_atomic_resp {
 #define WN_TERM_Q_R_NO_HDR 0x02u /**< R=1 without room for the RDMA header (siw) */
 #define WN_TERM_Q_RSVD	   0x04u /**< reserved control bits set (ignored) */
 
-/** Outcome of wn_rdmap_term_parse(). */
+/** Outcome of wn_wire_rdmap_term_parse(). */
 enum wn_term_status {
 	WN_TERM_OK = 0,
 	WN_TERM_SHORT,	       /**< fewer than 4 octets */
@@ -470,7 +470,7 @@ enum wn_term_status {
 };
 
 /** @return a constant description of @p st. Any thread. */
-const char *wn_term_status_str(enum wn_term_status st);
+const char *wn_wire_term_status_str(enum wn_term_status st);
 
 /** Terminate header (RFC 5040 §4.8): parse result and builder input. */
 struct wn_rdmap_term {
@@ -509,7 +509,7 @@ struct wn_ddp_seg {
 	} u;
 };
 
-/** Why wn_ddp_parse() rejected a ULPDU. */
+/** Why wn_wire_ddp_parse() rejected a ULPDU. */
 enum wn_ddp_reason {
 	WN_DDP_R_OK = 0,
 	WN_DDP_R_TRUNCATED,	/**< DDP header incomplete */
@@ -538,10 +538,10 @@ struct wn_ddp_error {
 };
 
 /** @return the Terminate cause of @p r (RFC 5040 §7.2, RFC 5041 §7). Any thread. */
-struct wn_term_cause wn_ddp_reason_cause(enum wn_ddp_reason r);
+struct wn_term_cause wn_wire_ddp_reason_cause(enum wn_ddp_reason r);
 
 /** @return a constant description of @p r. Any thread. */
-const char *wn_ddp_reason_str(enum wn_ddp_reason r);
+const char *wn_wire_ddp_reason_str(enum wn_ddp_reason r);
 
 /**
  * Strict parse of one whole ULPDU (the DDP segment MPA delivered).
@@ -570,7 +570,7 @@ const char *wn_ddp_reason_str(enum wn_ddp_reason r);
  *   (NULL @p seg, or NULL @p u with @p len).
  * Thread safety: pure, any thread.
  */
-int wn_ddp_parse(const uint8_t *u, size_t len, unsigned int flags, struct wn_ddp_seg *seg,
+int wn_wire_ddp_parse(const uint8_t *u, size_t len, unsigned int flags, struct wn_ddp_seg *seg,
 		 struct wn_ddp_error *err);
 
 /**
@@ -598,17 +598,17 @@ wn_rdmap_rx_dispatch(const struct wn_rdmap_op *tbl, void *ctx, const struct wn_d
  * @return octets written, -EINVAL (unassigned opcode, NULL argument), -ENOSPC.
  * Thread safety: pure, any thread.
  */
-int wn_ddp_hdr_build(uint8_t *out, size_t cap, const struct wn_ddp_hdr *h);
+int wn_wire_ddp_hdr_build(uint8_t *out, size_t cap, const struct wn_ddp_hdr *h);
 
 /** @return octets written (14), -EINVAL, -ENOSPC: tagged RDMA Write segment header. */
-int wn_rdmap_write_build(uint8_t *out, size_t cap, uint32_t stag, uint64_t to, bool last);
+int wn_wire_rdmap_write_build(uint8_t *out, size_t cap, uint32_t stag, uint64_t to, bool last);
 
 /**
  * Read Response segment header (14): STag/TO are the Read Request's Data Sink
  * STag and TO (+ offset) copied verbatim (RFC 5040 §5.2).
  * @return 14, -ENOSPC.
  */
-int wn_rdmap_read_resp_build(uint8_t *out, size_t cap, uint32_t sink_stag, uint64_t sink_to,
+int wn_wire_rdmap_read_resp_build(uint8_t *out, size_t cap, uint32_t sink_stag, uint64_t sink_to,
 			     bool last);
 
 /**
@@ -616,35 +616,36 @@ int wn_rdmap_read_resp_build(uint8_t *out, size_t cap, uint32_t sink_stag, uint6
  * for 0x4/0x6 (RFC 5040 §4.1).
  * @return 18, -EINVAL (not a Send opcode), -ENOSPC.
  */
-int wn_rdmap_send_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t inv_stag, uint32_t msn,
-			uint32_t mo, bool last);
+int wn_wire_rdmap_send_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t inv_stag,
+			     uint32_t msn, uint32_t mo, bool last);
 
 /**
  * Whole RDMA Read Request ULPDU (46 octets, QN 1, L=1, MO 0).
  * @return 46, -EINVAL, -ENOSPC.
  */
-int wn_rdmap_read_req_build(uint8_t *out, size_t cap, uint32_t msn,
+int wn_wire_rdmap_read_req_build(uint8_t *out, size_t cap, uint32_t msn,
 			    const struct wn_rdmap_read_req *rr);
 
 /**
  * Whole Immediate Data ULPDU (26 octets, @p opcode 0x8 or 0x9, QN 0, L=1).
  * @return 26, -EINVAL, -ENOSPC.
  */
-int wn_rdmap_immediate_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t msn, uint64_t data);
+int wn_wire_rdmap_immediate_build(uint8_t *out, size_t cap, uint8_t opcode, uint32_t msn,
+				  uint64_t data);
 
 /**
  * Whole Atomic Request ULPDU (70 octets, QN 1). For FetchAdd the Compare Data
  * is sent as 0 and the Compare Mask as all ones (RFC 7306 §5.2.1).
  * @return 70, -EINVAL (AOpCode not 0/2, TO not 8-aligned, NULL), -ENOSPC.
  */
-int wn_rdmap_atomic_req_build(uint8_t *out, size_t cap, uint32_t msn,
+int wn_wire_rdmap_atomic_req_build(uint8_t *out, size_t cap, uint32_t msn,
 			      const struct wn_rdmap_atomic_req *ar);
 
 /**
  * Whole Atomic Response ULPDU (30 octets, QN 3; @p msn is the QN 3 MSN).
  * @return 30, -EINVAL, -ENOSPC.
  */
-int wn_rdmap_atomic_resp_build(uint8_t *out, size_t cap, uint32_t msn,
+int wn_wire_rdmap_atomic_resp_build(uint8_t *out, size_t cap, uint32_t msn,
 			       const struct wn_rdmap_atomic_resp *as);
 
 /**
@@ -655,7 +656,7 @@ int wn_rdmap_atomic_resp_build(uint8_t *out, size_t cap, uint32_t msn,
  * @return 22..70, -EINVAL (layer/etype over 15, M without D, bad header
  *   length, NULL header with D), -ENOSPC.
  */
-int wn_rdmap_term_build(uint8_t *out, size_t cap, uint32_t msn, const struct wn_rdmap_term *t);
+int wn_wire_rdmap_term_build(uint8_t *out, size_t cap, uint32_t msn, const struct wn_rdmap_term *t);
 
 /**
  * Fill @p t for a Terminate answering an incoming ULPDU that failed with
@@ -672,7 +673,7 @@ int wn_rdmap_term_build(uint8_t *out, size_t cap, uint32_t msn, const struct wn_
  * @return 0, -EINVAL (NULL @p t).
  * Thread safety: pure; @p t->ddp_hdr points into @p bad.
  */
-int wn_rdmap_term_from_cause(struct wn_rdmap_term *t, struct wn_term_cause cause,
+int wn_wire_rdmap_term_from_cause(struct wn_rdmap_term *t, struct wn_term_cause cause,
 			     const uint8_t *bad, size_t bad_len);
 
 /**
@@ -687,7 +688,7 @@ int wn_rdmap_term_from_cause(struct wn_rdmap_term *t, struct wn_term_cause cause
  *   (NULL @p t, NULL @p p with @p len).
  * Thread safety: pure; @p t->ddp_hdr points into @p p.
  */
-int wn_rdmap_term_parse(const uint8_t *p, size_t len, struct wn_rdmap_term *t);
+int wn_wire_rdmap_term_parse(const uint8_t *p, size_t len, struct wn_rdmap_term *t);
 
 /* ---------------------------------------------------------------------------------------------
  * Segmentation (RFC 5041 §5.2) and MSN arithmetic (RFC 5041 §4.3, §5.4)
@@ -700,7 +701,7 @@ struct wn_ddp_span {
 	bool last;    /**< L bit */
 };
 
-/** Segmentation iterator; initialise with wn_ddp_seg_iter_init(). */
+/** Segmentation iterator; initialise with wn_wire_ddp_seg_iter_init(). */
 struct wn_ddp_seg_iter {
 	uint32_t msg_len; /**< message length */
 	uint32_t max;	  /**< payload per segment: MULPDU - 14 or - 18 */
@@ -715,17 +716,17 @@ struct wn_ddp_seg_iter {
  * @return 0, -EINVAL (NULL @p it, @p mulpdu not above the header length).
  * Thread safety: @p it belongs to the caller.
  */
-int wn_ddp_seg_iter_init(struct wn_ddp_seg_iter *it, uint32_t msg_len, uint32_t mulpdu,
+int wn_wire_ddp_seg_iter_init(struct wn_ddp_seg_iter *it, uint32_t msg_len, uint32_t mulpdu,
 			 bool tagged);
 
 /**
  * Next segment of @p it into @p s.
  * @return true when @p s was filled, false when the message is done.
  */
-bool wn_ddp_seg_iter_next(struct wn_ddp_seg_iter *it, struct wn_ddp_span *s);
+bool wn_wire_ddp_seg_iter_next(struct wn_ddp_seg_iter *it, struct wn_ddp_span *s);
 
 /** @return the number of segments a message of @p msg_len needs (>= 1). */
-uint32_t wn_ddp_seg_count(uint32_t msg_len, uint32_t mulpdu, bool tagged);
+uint32_t wn_wire_ddp_seg_count(uint32_t msg_len, uint32_t mulpdu, bool tagged);
 
 /** @return the MSN after @p msn (modulo 2^32, RFC 5041 §5.4). */
 static inline uint32_t

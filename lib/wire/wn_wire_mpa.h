@@ -129,7 +129,7 @@ enum wn_mpa_err {
  * @return a constant name for MPA error @p err ("crc", "marker", ...), or
  *   "unknown" for values outside 0..7. Any thread.
  */
-const char *wn_mpa_err_str(enum wn_mpa_err err);
+const char *wn_wire_mpa_err_str(enum wn_mpa_err err);
 
 /** Which frame a Key identifies. */
 enum wn_mpa_frame_type {
@@ -168,7 +168,7 @@ struct wn_mpa_frame_rules {
 		.pd_max = WN_MPA_PD_MAX                                                            \
 	}
 
-/** Outcome of wn_mpa_frame_decode(): which rule decided. */
+/** Outcome of wn_wire_mpa_frame_decode(): which rule decided. */
 enum wn_mpa_frame_status {
 	WN_MPA_FRAME_OK = 0,       /**< a whole valid frame was decoded */
 	WN_MPA_FRAME_NEED_MORE,    /**< no rule broken yet, more octets needed */
@@ -182,7 +182,7 @@ enum wn_mpa_frame_status {
 };
 
 /** @return a constant description of @p st. Any thread. */
-const char *wn_mpa_frame_status_str(enum wn_mpa_frame_status st);
+const char *wn_wire_mpa_frame_status_str(enum wn_mpa_frame_status st);
 
 /**
  * Decode one MPA Request or Reply frame from the start of @p buf.
@@ -203,7 +203,7 @@ const char *wn_mpa_frame_status_str(enum wn_mpa_frame_status st);
  *   (each of which is MPA error 4 for the connection).
  * Thread safety: pure, any thread.
  */
-enum wn_mpa_frame_status wn_mpa_frame_decode(const uint8_t *buf, size_t len,
+enum wn_mpa_frame_status wn_wire_mpa_frame_decode(const uint8_t *buf, size_t len,
 					     const struct wn_mpa_frame_rules *rules,
 					     struct wn_mpa_frame *f, size_t *consumed);
 
@@ -217,20 +217,20 @@ enum wn_mpa_frame_status wn_mpa_frame_decode(const uint8_t *buf, size_t len,
  *   -ENOSPC (@p cap too small).
  * Thread safety: pure, any thread.
  */
-int wn_mpa_frame_encode(const struct wn_mpa_frame *f, uint8_t *out, size_t cap);
+int wn_wire_mpa_frame_encode(const struct wn_mpa_frame *f, uint8_t *out, size_t cap);
 
 /**
  * Read the 4 octets of RFC 6581 §9 enhanced data at @p p into @p f's @c p2p, @c rtr, @c ird
  * and @c ord (B/C/D ignored when A=0). Used for MPA frames and RFC 5043 session control
  * (RFC 6581 §7). Thread safety: pure, any thread.
  */
-void wn_mpa_enh_unpack(const uint8_t *p, struct wn_mpa_frame *f);
+void wn_wire_mpa_enh_unpack(const uint8_t *p, struct wn_mpa_frame *f);
 
 /**
  * Write @p f's @c p2p, @c rtr, @c ird, @c ord as 4 octets of RFC 6581 §9 enhanced data at
  * @p p (B/C/D zero when A=0; IRD/ORD must be <= 0x3FFF). Thread safety: pure, any thread.
  */
-void wn_mpa_enh_pack(const struct wn_mpa_frame *f, uint8_t *p);
+void wn_wire_mpa_enh_pack(const struct wn_mpa_frame *f, uint8_t *p);
 
 /* ---------------------------------------------------------------------------------------------
  * RFC 6581 §9 negotiation
@@ -281,7 +281,7 @@ struct wn_mpa_neg {
  *   (A=1 and no RTR type can be accepted), WN_MPA_ERR_LOCAL (bad @p local).
  * Thread safety: pure, any thread.
  */
-enum wn_mpa_err wn_mpa_negotiate_responder(const struct wn_mpa_caps *local,
+enum wn_mpa_err wn_wire_mpa_negotiate_responder(const struct wn_mpa_caps *local,
 					   const struct wn_mpa_frame *req, struct wn_mpa_neg *out);
 
 /**
@@ -297,7 +297,7 @@ enum wn_mpa_err wn_mpa_negotiate_responder(const struct wn_mpa_caps *local,
  *   Reply), WN_MPA_ERR_LOCAL (bad @p local).
  * Thread safety: pure, any thread.
  */
-enum wn_mpa_err wn_mpa_negotiate_initiator(const struct wn_mpa_caps *local,
+enum wn_mpa_err wn_wire_mpa_negotiate_initiator(const struct wn_mpa_caps *local,
 					   const struct wn_mpa_frame *rep, struct wn_mpa_neg *out);
 
 /* ---------------------------------------------------------------------------------------------
@@ -341,7 +341,7 @@ struct wn_mpa_stream {
  * off: EMSS - (6 + EMSS mod 4); clamped to 128..64768.
  * Thread safety: pure, any thread.
  */
-uint32_t wn_mpa_mulpdu(uint32_t emss, bool markers);
+uint32_t wn_wire_mpa_mulpdu(uint32_t emss, bool markers);
 
 /**
  * @return octets of PAD after a ULPDU of @p ulpdu_len (RFC 5044 §4.1).
@@ -358,7 +358,7 @@ wn_mpa_pad_len(size_t ulpdu_len)
  * every Marker that belongs to it (a Marker right after its CRC belongs to the
  * next FPDU). Thread safety: pure, any thread.
  */
-size_t wn_mpa_fpdu_wire_len(uint32_t seq, uint32_t seq_start, bool markers, size_t ulpdu_len);
+size_t wn_wire_mpa_fpdu_wire_len(uint32_t seq, uint32_t seq_start, bool markers, size_t ulpdu_len);
 
 /**
  * Build one FPDU: ULPDU_Length, the ULPDU gathered from @p iov, PAD, the
@@ -366,7 +366,7 @@ size_t wn_mpa_fpdu_wire_len(uint32_t seq, uint32_t seq_start, bool markers, size
  * FPDUPTR relative to ULPDU_Length, 0 for a leading Marker) and the CRC over
  * everything but the CRC field (RFC 5044 §4.4); with CRC off the field is 0.
  *
- * @param out destination, wn_mpa_fpdu_wire_len() octets are written
+ * @param out destination, wn_wire_mpa_fpdu_wire_len() octets are written
  * @param cap room at @p out
  * @param iov ULPDU pieces (e.g. header, then payload in registered memory)
  * @param iovcnt number of pieces
@@ -377,29 +377,29 @@ size_t wn_mpa_fpdu_wire_len(uint32_t seq, uint32_t seq_start, bool markers, size
  *   @p seq with Markers, NULL piece), -ENOSPC (@p cap too small).
  * Thread safety: pure, any thread.
  */
-int wn_mpa_fpdu_build(uint8_t *out, size_t cap, const struct iovec *iov, unsigned int iovcnt,
+int wn_wire_mpa_fpdu_build(uint8_t *out, size_t cap, const struct iovec *iov, unsigned int iovcnt,
 		      uint32_t seq, const struct wn_mpa_stream *st);
 
-/** Scratch octets wn_mpa_fpdu_gather() needs at most (Markers, length, PAD, CRC). */
+/** Scratch octets wn_wire_mpa_fpdu_gather() needs at most (Markers, length, PAD, CRC). */
 #define WN_MPA_GATHER_SCRATCH                                                                      \
 	(WN_MPA_ULPDU_LEN_SIZE + 3 + WN_MPA_CRC_SIZE +                                             \
 	 WN_MPA_MARKER_SIZE * (2 + (WN_MPA_MULPDU_MAX + 12) / (WN_MPA_MARKER_INTERVAL - 4)))
 
 /**
- * Zero-copy form of wn_mpa_fpdu_build(): describe the FPDU as a gather list
+ * Zero-copy form of wn_wire_mpa_fpdu_build(): describe the FPDU as a gather list
  * whose pieces point either into @p scratch (ULPDU_Length, Markers, PAD, CRC)
  * or into the caller's @p iov (the ULPDU, e.g. registered memory that an
  * mbuf can reference as an external buffer). The CRC is computed while
  * reading the ULPDU once; nothing is copied. Concatenating the pieces gives
- * exactly the octets wn_mpa_fpdu_build() would write.
+ * exactly the octets wn_wire_mpa_fpdu_build() would write.
  *
  * @param out gather list to fill, @p max_out entries
  * @param scratch at least WN_MPA_GATHER_SCRATCH octets (or less for small FPDUs)
  * @return number of entries used, -ENOSPC (@p max_out or @p scratch_len too
- *   small), or the argument errors of wn_mpa_fpdu_build().
+ *   small), or the argument errors of wn_wire_mpa_fpdu_build().
  * Thread safety: pure, any thread.
  */
-int wn_mpa_fpdu_gather(struct iovec *out, unsigned int max_out, uint8_t *scratch,
+int wn_wire_mpa_fpdu_gather(struct iovec *out, unsigned int max_out, uint8_t *scratch,
 		       size_t scratch_len, const struct iovec *iov, unsigned int iovcnt,
 		       uint32_t seq, const struct wn_mpa_stream *st);
 
@@ -417,7 +417,7 @@ struct wn_mpa_rx_hdr {
 
 /**
  * Event callbacks of the deframer. A negative return stops
- * wn_mpa_deframer_input(), which returns that value; the event counts as
+ * wn_wire_mpa_deframer_input(), which returns that value; the event counts as
  * delivered and the deframer can be fed again.
  */
 struct wn_mpa_rx_ops {
@@ -488,7 +488,7 @@ struct wn_mpa_deframer {
  * WN_MPA_RX_HDR_MAX, ops without header/payload/end).
  * Thread safety: @p d must not be in use elsewhere.
  */
-int wn_mpa_deframer_init(struct wn_mpa_deframer *d, const struct wn_mpa_deframer_cfg *cfg,
+int wn_wire_mpa_deframer_init(struct wn_mpa_deframer *d, const struct wn_mpa_deframer_cfg *cfg,
 			 const struct wn_mpa_rx_ops *ops, void *arg);
 
 /**
@@ -502,14 +502,14 @@ int wn_mpa_deframer_init(struct wn_mpa_deframer *d, const struct wn_mpa_deframer
  *   deframer then stays failed; or a callback's negative value.
  * Thread safety: the lcore owning @p d.
  */
-int wn_mpa_deframer_input(struct wn_mpa_deframer *d, const uint8_t *buf, size_t len,
+int wn_wire_mpa_deframer_input(struct wn_mpa_deframer *d, const uint8_t *buf, size_t len,
 			  size_t *consumed);
 
 /** Largest ULPDU (ULPDU_Length is 16 bits). */
 #define WN_MPA_ULPDU_MAX 65535
 
 /**
- * Whole-ULPDU reception: with struct wn_mpa_rx_ops wn_mpa_gather_ops and this as the
+ * Whole-ULPDU reception: with struct wn_mpa_rx_ops wn_wire_mpa_gather_ops and this as the
  * deframer's arg, each ULPDU is copied into @c buf and handed to @c done when its FPDU ends,
  * with the verdict (a ULPDU must not be used before its CRC is checked, RFC 5044 §4.4).
  */
@@ -522,7 +522,7 @@ struct wn_mpa_gather {
 };
 
 /** Deframer callbacks that gather whole ULPDUs (arg: struct wn_mpa_gather). */
-extern const struct wn_mpa_rx_ops wn_mpa_gather_ops;
+extern const struct wn_mpa_rx_ops wn_wire_mpa_gather_ops;
 
 /** @return the MPA error that stopped @p d, WN_MPA_ERR_NONE while healthy. */
 static inline enum wn_mpa_err
@@ -547,7 +547,7 @@ wn_mpa_deframer_at_boundary(const struct wn_mpa_deframer *d)
 
 /**
  * Account for one whole FPDU of @p wire_len octets the caller took in place
- * (wn_mpa_fpdu_view()) instead of feeding it: the deframer goes on after it. Only between
+ * (wn_wire_mpa_fpdu_view()) instead of feeding it: the deframer goes on after it. Only between
  * FPDUs (wn_mpa_deframer_at_boundary()). Thread safety: the lcore owning @p d.
  */
 static inline void
@@ -560,11 +560,11 @@ wn_mpa_deframer_skip(struct wn_mpa_deframer *d, uint32_t wire_len)
  * Whole FPDUs in place
  */
 
-/** Most ULPDU pieces wn_mpa_fpdu_view() describes (Markers and input boundaries cut them). */
+/** Most ULPDU pieces wn_wire_mpa_fpdu_view() describes (Markers and input boundaries cut them). */
 #define WN_MPA_VIEW_MAX 40
 
-/** One whole FPDU found where it lies (wn_mpa_fpdu_view()). */
-struct wn_mpa_fpdu_view {
+/** One whole FPDU found where it lies (wn_wire_mpa_fpdu_view()). */
+struct wn_wire_mpa_fpdu_view {
 	uint32_t fpdu_seq;       /**< sequence number of its ULPDU_Length */
 	uint32_t wire_len;       /**< its octets, from its leading Marker if any to its CRC */
 	uint16_t ulpdu_len;      /**< ULPDU_Length */
@@ -577,7 +577,7 @@ struct wn_mpa_fpdu_view {
  * Find the FPDU that starts the octets @p in (@p n_in pieces of one ordered stream, the first
  * octet at sequence number @p seq, an FPDU boundary as the deframer's) where they lie: its
  * ULPDU as pieces of the input with Markers removed, its CRC (RFC 5044 §4.4) and Markers
- * (§4.3, with @p cfg's check_markers) checked as wn_mpa_deframer_input() checks them, nothing
+ * (§4.3, with @p cfg's check_markers) checked as wn_wire_mpa_deframer_input() checks them, nothing
  * copied. @p cfg's stream gives SeqStart, Markers and CRC; seq and hdr_len are ignored.
  * @return 1 (@p f describes it; the next FPDU starts @c f->wire_len octets on), 0 (it is not
  * complete in @p in: @c f->wire_len is its length once ULPDU_Length is there, else 0),
@@ -585,12 +585,12 @@ struct wn_mpa_fpdu_view {
  * (NULL argument).
  * Thread safety: pure, any thread.
  */
-int wn_mpa_fpdu_view(const struct iovec *in, unsigned int n_in, uint32_t seq,
-		     const struct wn_mpa_deframer_cfg *cfg, struct wn_mpa_fpdu_view *f);
+int wn_wire_mpa_fpdu_view(const struct iovec *in, unsigned int n_in, uint32_t seq,
+		     const struct wn_mpa_deframer_cfg *cfg, struct wn_wire_mpa_fpdu_view *f);
 
 /**
  * Convenience mode: assemble whole ULPDUs into a caller buffer and hand each
- * verified ULPDU to @p deliver. Use wn_mpa_collect_ops with a struct
+ * verified ULPDU to @p deliver. Use wn_wire_mpa_collect_ops with a struct
  * wn_mpa_collector as the callback argument.
  */
 struct wn_mpa_collector {
@@ -603,7 +603,7 @@ struct wn_mpa_collector {
 };
 
 /** Callbacks implementing the convenience mode over a struct wn_mpa_collector. */
-extern const struct wn_mpa_rx_ops wn_mpa_collect_ops;
+extern const struct wn_mpa_rx_ops wn_wire_mpa_collect_ops;
 
 /* ---------------------------------------------------------------------------------------------
  * Marker locator for out-of-order segments (RFC 5044 §4.3)
@@ -629,7 +629,7 @@ struct wn_mpa_marker_hit {
  *   are stored).
  * Thread safety: pure, any thread.
  */
-unsigned int wn_mpa_marker_locate(uint32_t seg_seq, const uint8_t *buf, size_t len,
+unsigned int wn_wire_mpa_marker_locate(uint32_t seg_seq, const uint8_t *buf, size_t len,
 				  uint32_t seq_start, struct wn_mpa_marker_hit *hits,
 				  unsigned int max);
 
@@ -654,7 +654,7 @@ unsigned int wn_mpa_marker_locate(uint32_t seg_seq, const uint8_t *buf, size_t l
  *   -EINVAL, or a callback's negative value.
  * Thread safety: pure apart from the callbacks, any thread.
  */
-int wn_mpa_segment_fpdus(uint32_t seg_seq, const uint8_t *buf, size_t len,
+int wn_wire_mpa_segment_fpdus(uint32_t seg_seq, const uint8_t *buf, size_t len,
 			 const struct wn_mpa_deframer_cfg *cfg, bool aligned,
 			 const struct wn_mpa_rx_ops *ops, void *arg, uint32_t *first, uint32_t *end);
 

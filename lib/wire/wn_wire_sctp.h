@@ -79,7 +79,7 @@ struct wn_sctp_ctl {
 	const uint8_t *pd; /**< ULP Private Data (decoding: points into the input) */
 };
 
-/** Outcome of wn_sctp_ctl_decode(). */
+/** Outcome of wn_wire_sctp_ctl_decode(). */
 enum wn_sctp_ctl_status {
 	WN_SCTP_CTL_OK = 0,
 	WN_SCTP_CTL_SHORT,        /**< fewer than 4 octets */
@@ -91,10 +91,10 @@ enum wn_sctp_ctl_status {
 };
 
 /** @return a constant description of @p st. */
-const char *wn_sctp_ctl_status_str(enum wn_sctp_ctl_status st);
+const char *wn_wire_sctp_ctl_status_str(enum wn_sctp_ctl_status st);
 
 /** @return a constant name of Function Code @p func ("initiate", ...), or "unknown". */
-const char *wn_sctp_func_str(uint16_t func);
+const char *wn_wire_sctp_func_str(uint16_t func);
 
 /** @return true for the RFC 6581 enhanced codes (5, 6, 7). */
 static inline bool
@@ -109,7 +109,7 @@ wn_sctp_func_enhanced(uint16_t func)
  * starting with 4 octets of IRD/ORD/RTR data). @p c->pd points into @p buf.
  * @return WN_SCTP_CTL_OK, or the rule the message breaks.
  */
-enum wn_sctp_ctl_status wn_sctp_ctl_decode(const uint8_t *buf, size_t len,
+enum wn_sctp_ctl_status wn_wire_sctp_ctl_decode(const uint8_t *buf, size_t len,
 					   struct wn_sctp_ctl *c);
 
 /**
@@ -117,13 +117,13 @@ enum wn_sctp_ctl_status wn_sctp_ctl_decode(const uint8_t *buf, size_t len,
  * @return octets written, -EINVAL (unknown code, Private Data over 512 octets in total, PD in
  *   a Terminate, IRD/ORD above 0x3FFF, pd NULL with pd_len) or -ENOSPC (@p cap too small).
  */
-int wn_sctp_ctl_encode(const struct wn_sctp_ctl *c, uint8_t *out, size_t cap);
+int wn_wire_sctp_ctl_encode(const struct wn_sctp_ctl *c, uint8_t *out, size_t cap);
 
 /**
- * The RFC 6581 view of @p c for wn_mpa_negotiate_responder()/_initiator(): enhanced for the
+ * The RFC 6581 view of @p c for wn_wire_mpa_negotiate_responder()/_initiator(): enhanced for the
  * codes 5-7, with its IRD/ORD/RTR; 0x3FFF each otherwise.
  */
-void wn_sctp_ctl_to_mpa(const struct wn_sctp_ctl *c, struct wn_mpa_frame *f);
+void wn_wire_sctp_ctl_to_mpa(const struct wn_sctp_ctl *c, struct wn_mpa_frame *f);
 
 /** @return the DDP-SSN at the start of a DATA chunk payload of at least 2 octets. */
 static inline uint16_t
@@ -145,7 +145,7 @@ wn_sctp_ssn_put(uint8_t *payload, uint16_t ssn)
  *   header of @p ip_hdr octets: no IP and no SCTP fragmentation (RFC 5043 §9), room left for
  *   a SACK chunk to be bundled, and never below 516.
  */
-uint32_t wn_sctp_mulpdu(uint32_t mtu, uint32_t ip_hdr);
+uint32_t wn_wire_sctp_mulpdu(uint32_t mtu, uint32_t ip_hdr);
 
 #ifdef __cplusplus
 }

@@ -131,7 +131,7 @@ struct wn_ud_msg {
 	const uint8_t *payload; /**< DATA decoding: the message (into the input) */
 };
 
-/** Why a datagram was refused (wn_ud_decode()). */
+/** Why a datagram was refused (wn_wire_ud_decode()). */
 enum wn_ud_status {
 	WN_UD_OK = 0,
 	WN_UD_SHORT,        /**< shorter than its header (or its SIDR body, or its immediate) */
@@ -146,7 +146,7 @@ enum wn_ud_status {
 };
 
 /** @return a printable reason for @p st. Any thread. */
-const char *wn_ud_status_str(enum wn_ud_status st);
+const char *wn_wire_ud_status_str(enum wn_ud_status st);
 
 /**
  * Decode one datagram (the UDP payload, @p len octets at @p buf).
@@ -155,7 +155,7 @@ const char *wn_ud_status_str(enum wn_ud_status st);
  * its bound and the datagram (trailing octets after a SIDR message are refused: WN_UD_BAD_PD).
  * @return WN_UD_OK with @p m filled (pointers into @p buf), or why not (@p m undefined).
  */
-enum wn_ud_status wn_ud_decode(const uint8_t *buf, size_t len, struct wn_ud_msg *m);
+enum wn_ud_status wn_wire_ud_decode(const uint8_t *buf, size_t len, struct wn_ud_msg *m);
 
 /**
  * The header (and for SIDR the body with its private data; for DATA with WN_UD_F_IMM the
@@ -164,10 +164,10 @@ enum wn_ud_status wn_ud_decode(const uint8_t *buf, size_t len, struct wn_ud_msg 
  * @return octets written, or -EINVAL (unknown type or flags, private data above its bound,
  *   @p m->pd NULL with a length) or -ENOSPC (@p cap too small).
  */
-int wn_ud_encode(const struct wn_ud_msg *m, uint8_t *buf, size_t cap);
+int wn_wire_ud_encode(const struct wn_ud_msg *m, uint8_t *buf, size_t cap);
 
-/** @return the octets wn_ud_encode() writes for @p m (its header part). */
-size_t wn_ud_hdr_size(const struct wn_ud_msg *m);
+/** @return the octets wn_wire_ud_encode() writes for @p m (its header part). */
+size_t wn_wire_ud_hdr_size(const struct wn_ud_msg *m);
 
 /** Octets of an InfiniBand GRH, which a UD receive buffer gets before the message. */
 #define WN_UD_GRH_LEN 40u
@@ -182,7 +182,7 @@ size_t wn_ud_hdr_size(const struct wn_ud_msg *m);
  * @param l3_len its length: 20 (IPv4) or 40 (IPv6).
  * @return 0, or -EINVAL (another length, or a version that does not match it).
  */
-int wn_ud_grh_from_ip(const uint8_t *l3, size_t l3_len, uint8_t grh[WN_UD_GRH_LEN]);
+int wn_wire_ud_grh_from_ip(const uint8_t *l3, size_t l3_len, uint8_t grh[WN_UD_GRH_LEN]);
 
 #ifdef __cplusplus
 }

@@ -85,7 +85,7 @@ ring_port(const char *name, struct rte_ring *rx, struct rte_ring *tx, uint64_t *
 		die("net_ring port");
 	pc.port_id = (uint16_t)port;
 	pc.pool = pool;
-	if (wn_port_setup(&pc, txc, rxc) != 0)
+	if (wn_net_port_setup(&pc, txc, rxc) != 0)
 		die("port set-up");
 	return (uint16_t)port;
 }

@@ -285,11 +285,11 @@ side_init(struct side *s, int idx, uint16_t mtu, enum wn_net_cksum cksum)
 	nc.cksum = cksum;
 	nc.mac = (struct rte_ether_addr){ { 0x02, 0x77, 0x6e, 0, 0, (uint8_t)(idx + 1) } };
 	nc.frag_max_flows = WN_NETIF_NO_REASSEMBLY;
-	s->nif = wn_netif_create(&nc);
+	s->nif = wn_net_if_create(&nc);
 	if (s->nif == NULL)
 		return -1;
 	s->ip = wn_ip_addr_v4(198, 18, 0, (uint8_t)(idx + 1));
-	if (wn_netif_addr_add(s->nif, &s->ip, 24) != 0)
+	if (wn_net_if_addr_add(s->nif, &s->ip, 24) != 0)
 		return -1;
 	memset(&tc, 0, sizeof(tc));
 	tc.socket_id = SOCKET_ID_ANY;
@@ -392,8 +392,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "wn-tcp-loop: set-up failed\n");
 		return 1;
 	}
-	wn_net_neigh_add(sides[0].nif, &sides[1].ip, wn_netif_mac(sides[1].nif), true, now);
-	wn_net_neigh_add(sides[1].nif, &sides[0].ip, wn_netif_mac(sides[0].nif), true, now);
+	wn_net_neigh_add(sides[0].nif, &sides[1].ip, wn_net_if_mac(sides[1].nif), true, now);
+	wn_net_neigh_add(sides[1].nif, &sides[0].ip, wn_net_if_mac(sides[0].nif), true, now);
 	memset(&l, 0, sizeof(l));
 	memset(&r, 0, sizeof(r));
 	r.addr = sides[1].ip;

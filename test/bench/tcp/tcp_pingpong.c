@@ -295,7 +295,7 @@ stack_init(struct stack *s)
 	pc.port_id = s->port;
 	pc.pool = pool;
 	pc.set_mtu = true;
-	if (wn_port_setup(&pc, &tx_capa, &rx_capa) != 0)
+	if (wn_net_port_setup(&pc, &tx_capa, &rx_capa) != 0)
 		return -EIO;
 	nc.port_id = s->port;
 	nc.socket_id = SOCKET_ID_ANY;
@@ -303,8 +303,8 @@ stack_init(struct stack *s)
 	nc.tx_offload_capa = tx_capa;
 	nc.rx_offload_capa = rx_capa;
 	rte_eth_macaddr_get(s->port, &nc.mac);
-	s->nif = wn_netif_create(&nc);
-	if (s->nif == NULL || wn_netif_addr_add(s->nif, &opt.ip, opt.prefix) != 0)
+	s->nif = wn_net_if_create(&nc);
+	if (s->nif == NULL || wn_net_if_addr_add(s->nif, &opt.ip, opt.prefix) != 0)
 		return -EINVAL;
 	tc.socket_id = SOCKET_ID_ANY;
 	tc.pool = pool;
@@ -427,7 +427,7 @@ parse(int argc, char **argv)
 			opt.linux_tcp = true;
 			break;
 		case 'i':
-			if (wn_ip_addr_parse(optarg, &opt.ip, &opt.prefix) != 0)
+			if (wn_net_addr_parse(optarg, &opt.ip, &opt.prefix) != 0)
 				return -1;
 			break;
 		case 'p':
@@ -440,7 +440,7 @@ parse(int argc, char **argv)
 				return -1;
 			*colon = '\0';
 			opt.port = (uint16_t)atoi(colon + 1);
-			if (wn_ip_addr_parse(buf, &opt.peer, NULL) != 0)
+			if (wn_net_addr_parse(buf, &opt.peer, NULL) != 0)
 				return -1;
 			break;
 		case 'S':

@@ -47,11 +47,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	nc.mac.addr_bytes[0] = 0x02;
 	nc.mac.addr_bytes[5] = 0x01;
 	nc.frag_max_flows = 16;
-	nif = wn_netif_create(&nc);
+	nif = wn_net_if_create(&nc);
 	a = wn_ip_addr_v4(198, 18, 0, 1);
-	wn_netif_addr_add(nif, &a, 24);
-	wn_ip_addr_parse("2001:db8::1", &a, NULL);
-	wn_netif_addr_add(nif, &a, 64);
+	wn_net_if_addr_add(nif, &a, 24);
+	wn_net_addr_parse("2001:db8::1", &a, NULL);
+	wn_net_if_addr_add(nif, &a, 64);
 	tc.pool = pool;
 	tc.socket_id = SOCKET_ID_ANY;
 	tc.max_conns = 64;
@@ -66,8 +66,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	wn_net_start(nif, now);
 	now += 3000000;
 	drain();
-	wn_ip_addr_parse("2001:db8::3", &a, NULL);
-	wn_netif_addr_add(nif, &a, 64);
+	wn_net_addr_parse("2001:db8::3", &a, NULL);
+	wn_net_if_addr_add(nif, &a, 64);
 	return 0;
 }
 

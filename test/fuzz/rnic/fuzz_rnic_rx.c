@@ -61,7 +61,7 @@ tx(void *arg, const struct wn_llp_ulpdu *u)
 		memcpy(buf + n, u->iov[i].base, u->iov[i].len);
 		n += u->iov[i].len;
 	}
-	if (n != u->len || wn_ddp_parse(buf, n, WN_DDP_F_RFC7306, &seg, NULL) != 0)
+	if (n != u->len || wn_wire_ddp_parse(buf, n, WN_DDP_F_RFC7306, &seg, NULL) != 0)
 		abort(); /* the engine emitted a malformed ULPDU */
 	return 0;
 }

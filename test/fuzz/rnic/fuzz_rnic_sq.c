@@ -49,7 +49,7 @@ tx(void *arg, const struct wn_llp_ulpdu *u)
 		memcpy(buf + n, b, l);
 		n += l;
 	}
-	if (n != u->len || wn_ddp_parse(buf, n, WN_DDP_F_RFC7306, &seg, NULL) != 0)
+	if (n != u->len || wn_wire_ddp_parse(buf, n, WN_DDP_F_RFC7306, &seg, NULL) != 0)
 		abort();
 	return 0;
 }

@@ -2,8 +2,8 @@
 /*
  * libFuzzer target for what an RPC-over-RDMA receiver parses from the wire before it
  * touches memory: the transport header (wn_rpcrdma_decode), the server's plan for a call
- * (rpcrdma_proto_call_plan: ERR_CHUNK, discard or a plan within bounds), the client's check
- * of a reply against the chunks its call offered (rpcrdma_proto_reply_check), RFC 8797
+ * (wn_rpcrdma_proto_call_plan: ERR_CHUNK, discard or a plan within bounds), the client's check
+ * of a reply against the chunks its call offered (wn_rpcrdma_proto_reply_check), RFC 8797
  * connection private data, and the transport's option parser. The first octet picks the
  * offer; invariants: plans stay inside the limits they were given, accepted replies never
  * claim more than was offered.
@@ -64,7 +64,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (wn_rpcrdma_decode(data, size, &h) != WN_RPCRDMA_OK)
 		return 0;
-	ret = rpcrdma_proto_call_plan(&h, (uint32_t)size, max, &cp);
+	ret = wn_rpcrdma_proto_call_plan(&h, (uint32_t)size, max, &cp);
 	check(ret == 0 || ret == WN_RPCRDMA_ERR_CHUNK || ret == RPCRDMA_PLAN_DISCARD);
 	if (ret == 0) {
 		check(cp.read_bytes <= max && cp.nrch <= h.nreads);
@@ -83,7 +83,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.wseg = (struct wn_rpcrdma_seg){.handle = 0x100 | (sel >> 4), .length = 4096 * (sel >> 2),
 					 .offset = 0x1000};
 	o.rseg = (struct wn_rpcrdma_seg){.handle = 0x200, .length = 8192, .offset = 0x3000};
-	if (rpcrdma_proto_reply_check(&h, &o, max, &rp) == 0) {
+	if (wn_rpcrdma_proto_reply_check(&h, &o, max, &rp) == 0) {
 		check(h.nwrites == (o.write ? 1u : 0u));
 		check(rp.placed <= o.wseg.length && rp.reply_len <= o.rseg.length);
 		check(rp.read_bytes <= max);

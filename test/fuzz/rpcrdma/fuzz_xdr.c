@@ -102,9 +102,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		wch[0].len = 0;
 	wch[0].ptr = data + off;
 	off += nw ? wch[0].len : 0;
-	rpcrdma_xdec_init(&x, &d, data + off, (uint32_t)(size - off), rch, nr, wch, nw);
+	wn_rpcrdma_xdec_init(&x, &d, data + off, (uint32_t)(size - off), rch, nr, wch, nw);
 	if (data[12] & 1)
-		rpcrdma_xdec_msgp(&d, 1u << (data[12] >> 4), data[13], data[14]);
+		wn_rpcrdma_xdec_msgp(&d, 1u << (data[12] >> 4), data[13], data[14]);
 	/* an RPC header, then the routine's data */
 	if (data[15] & 1) {
 		struct rpc_msg m;
@@ -134,7 +134,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	/* what decoded encodes again, reduced, and decodes to the same encoding */
-	rpcrdma_xenc_init(&x, &e, enc, sizeof(enc), 64, items, 4);
+	wn_rpcrdma_xenc_init(&x, &e, enc, sizeof(enc), 64, items, 4);
 	if (r->proc(&x, obj) && !e.overflow) {
 		struct rpcrdma_xins ins[4];
 		uint8_t enc2[1 << 16];
@@ -144,9 +144,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ins[i] = (struct rpcrdma_xins){.pos = items[i].pos, .len = items[i].len,
 						       .ptr = items[i].ptr};
 		memset(again, 0, r->size);
-		rpcrdma_xdec_init(&x, &d, enc, e.off, ins, e.nitems, NULL, 0);
-		check(r->proc(&x, again) && rpcrdma_xdec_done(&d));
-		rpcrdma_xenc_init(&x, &e2, enc2, sizeof(enc2), 0, NULL, 0);
+		wn_rpcrdma_xdec_init(&x, &d, enc, e.off, ins, e.nitems, NULL, 0);
+		check(r->proc(&x, again) && wn_rpcrdma_xdec_done(&d));
+		wn_rpcrdma_xenc_init(&x, &e2, enc2, sizeof(enc2), 0, NULL, 0);
 		check(r->proc(&x, again) && e2.upos == e.upos);
 		xdr_free(r->proc, (char *)again);
 	}

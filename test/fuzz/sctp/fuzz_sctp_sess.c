@@ -38,7 +38,8 @@ f_send(void *arg, uint32_t ppid, const uint8_t *msg, size_t len)
 	if (ppid == WN_SCTP_PPID_CTL) {
 		struct wn_sctp_ctl c;
 
-		check(wn_sctp_ctl_decode(msg, len, &c) == WN_SCTP_CTL_OK); /* we send valid ones */
+		check(wn_wire_sctp_ctl_decode(msg, len, &c) ==
+		      WN_SCTP_CTL_OK); /* we send valid ones */
 	}
 	return st.full ? -EAGAIN : 0;
 }

@@ -28,16 +28,16 @@ check_reject(const uint8_t *u, size_t len, const struct wn_ddp_error *err)
 	uint8_t out[128];
 
 	check(err->reason > WN_DDP_R_OK && err->reason < WN_DDP_R_COUNT);
-	check(wn_term_cause_known(err->cause.layer, err->cause.etype, err->cause.code));
-	check(wn_ddp_reason_str(err->reason) != NULL);
-	check(wn_rdmap_term_from_cause(&t, err->cause, u, len) == 0);
+	check(wn_wire_term_cause_known(err->cause.layer, err->cause.etype, err->cause.code));
+	check(wn_wire_ddp_reason_str(err->reason) != NULL);
+	check(wn_wire_rdmap_term_from_cause(&t, err->cause, u, len) == 0);
 	/* RFC 5040 Fig. 10: DDP errors carry the DDP header when it was whole */
 	if (err->cause.layer == WN_TERM_LAYER_DDP && err->hdr_valid)
 		check(t.d && t.m);
-	int n = wn_rdmap_term_build(out, sizeof(out), 1, &t);
+	int n = wn_wire_rdmap_term_build(out, sizeof(out), 1, &t);
 	check(n >= 22 && n <= 70);
 	struct wn_ddp_seg seg;
-	check(wn_ddp_parse(out, (size_t)n, 0, &seg, NULL) == 0);
+	check(wn_wire_ddp_parse(out, (size_t)n, 0, &seg, NULL) == 0);
 	check(seg.h.opcode == WN_RDMAP_TERMINATE);
 	p = seg.u.term;
 	check(p.status == WN_TERM_OK);
@@ -70,14 +70,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *u = data + 1;
 	size_t len = size - 1;
 
-	if (wn_ddp_parse(len ? u : NULL, len, flags, &seg, &err) != 0) {
+	if (wn_wire_ddp_parse(len ? u : NULL, len, flags, &seg, &err) != 0) {
 		check_reject(u, len, &err);
 		return 0;
 	}
 	check((size_t)seg.hdr_len + seg.payload_len == len);
 	check(seg.payload == u + seg.hdr_len);
 	check(seg.dv == WN_DDP_VERSION && seg.rv == WN_RDMAP_VERSION);
-	const struct wn_rdmap_op *op = &wn_rdmap_ops[seg.h.opcode];
+	const struct wn_rdmap_op *op = &wn_wire_rdmap_ops[seg.h.opcode];
 	check(op->valid && op->tagged == seg.h.tagged);
 	check(len >= op->min_ulpdu && len <= op->max_ulpdu);
 
@@ -85,25 +85,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int n;
 	switch (seg.h.opcode) {
 	case WN_RDMAP_READ_REQ:
-		n = wn_rdmap_read_req_build(out, sizeof(out), seg.h.msn, &seg.u.rreq);
+		n = wn_wire_rdmap_read_req_build(out, sizeof(out), seg.h.msn, &seg.u.rreq);
 		break;
 	case WN_RDMAP_IMMEDIATE:
 	case WN_RDMAP_IMMEDIATE_SE:
-		n = wn_rdmap_immediate_build(out, sizeof(out), seg.h.opcode, seg.h.msn, seg.u.imm);
+		n = wn_wire_rdmap_immediate_build(out, sizeof(out), seg.h.opcode, seg.h.msn,
+						  seg.u.imm);
 		break;
 	case WN_RDMAP_ATOMIC_REQ:
-		n = wn_rdmap_atomic_req_build(out, sizeof(out), seg.h.msn, &seg.u.areq);
+		n = wn_wire_rdmap_atomic_req_build(out, sizeof(out), seg.h.msn, &seg.u.areq);
 		break;
 	case WN_RDMAP_ATOMIC_RESP:
-		n = wn_rdmap_atomic_resp_build(out, sizeof(out), seg.h.msn, &seg.u.aresp);
+		n = wn_wire_rdmap_atomic_resp_build(out, sizeof(out), seg.h.msn, &seg.u.aresp);
 		break;
 	case WN_RDMAP_TERMINATE:
 		if (seg.u.term.status != WN_TERM_OK)
 			return 0;
-		n = wn_rdmap_term_build(out, sizeof(out), seg.h.msn, &seg.u.term);
+		n = wn_wire_rdmap_term_build(out, sizeof(out), seg.h.msn, &seg.u.term);
 		break;
 	default:
-		n = wn_ddp_hdr_build(out, sizeof(out), &seg.h);
+		n = wn_wire_ddp_hdr_build(out, sizeof(out), &seg.h);
 		break;
 	}
 	check(n == (int)seg.hdr_len);
@@ -130,7 +131,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* the rebuilt ULPDU parses to the same segment */
 	memcpy(out + n, seg.payload, seg.payload_len);
-	check(wn_ddp_parse(out, (size_t)n + seg.payload_len, flags, &again, NULL) == 0);
+	check(wn_wire_ddp_parse(out, (size_t)n + seg.payload_len, flags, &again, NULL) == 0);
 	check_same(&seg, &again);
 	return 0;
 }

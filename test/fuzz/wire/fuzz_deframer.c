@@ -119,7 +119,7 @@ feed(struct wn_mpa_deframer *d, const uint8_t *buf, size_t len, uint32_t seed)
 			abort();
 		memcpy(chunk, buf + i, k);
 		size_t used = 0;
-		int rc = wn_mpa_deframer_input(d, chunk, k, &used);
+		int rc = wn_wire_mpa_deframer_input(d, chunk, k, &used);
 		free(chunk);
 		check(used <= k);
 		if (rc < 0) {
@@ -169,7 +169,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	if (!c.roundtrip) {
-		check(wn_mpa_deframer_init(&d, &cfg, o, &c) == 0);
+		check(wn_wire_mpa_deframer_init(&d, &cfg, o, &c) == 0);
 		feed(&d, data, size, seed);
 		return 0;
 	}
@@ -185,7 +185,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		c.exp_len[c.exp_n] = (uint16_t)l;
 		c.exp_n++;
 		pos += l;
-		wire += wn_mpa_fpdu_wire_len(0, 0, cfg.stream.markers, l) + 4;
+		wire += wn_wire_mpa_fpdu_wire_len(0, 0, cfg.stream.markers, l) + 4;
 	}
 	uint8_t *stream = malloc(wire + 1);
 	if (stream == NULL)
@@ -194,13 +194,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned int i = 0; i < c.exp_n; i++) {
 		struct iovec iov = {(void *)(uintptr_t)c.exp[i], c.exp_len[i]};
 		uint32_t seq = cfg.seq + (uint32_t)slen;
-		int w = wn_mpa_fpdu_build(stream + slen, wire + 1 - slen, &iov, 1, seq, &cfg.stream);
-		check(w > 0 && (size_t)w == wn_mpa_fpdu_wire_len(seq, cfg.stream.seq_start,
+		int w = wn_wire_mpa_fpdu_build(stream + slen, wire + 1 - slen, &iov, 1, seq,
+					       &cfg.stream);
+		check(w > 0 && (size_t)w == wn_wire_mpa_fpdu_wire_len(seq, cfg.stream.seq_start,
 								  cfg.stream.markers, c.exp_len[i]));
 		/* the zero-copy gather form must describe the same octets */
 		static struct iovec sg[64];
 		static uint8_t scratch[WN_MPA_GATHER_SCRATCH];
-		int n = wn_mpa_fpdu_gather(sg, 64, scratch, sizeof(scratch), &iov, 1, seq,
+		int n = wn_wire_mpa_fpdu_gather(sg, 64, scratch, sizeof(scratch), &iov, 1, seq,
 					   &cfg.stream);
 		check(n > 0);
 		size_t at = slen;
@@ -212,7 +213,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(at == slen + (size_t)w);
 		slen += (size_t)w;
 	}
-	check(wn_mpa_deframer_init(&d, &cfg, o, &c) == 0);
+	check(wn_wire_mpa_deframer_init(&d, &cfg, o, &c) == 0);
 	check(feed(&d, stream, slen, seed) == 0);
 	check(c.n == c.exp_n && !c.in_fpdu);
 	check(wn_mpa_deframer_seq(&d) == cfg.seq + (uint32_t)slen);

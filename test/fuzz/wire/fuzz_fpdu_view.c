@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target for wn_mpa_fpdu_view(), the walk over whole FPDUs in place, against the
+ * libFuzzer target for wn_wire_mpa_fpdu_view(), the walk over whole FPDUs in place, against the
  * deframer: both must find the same FPDUs (ULPDU octets, lengths, verdicts) in the same
  * octets, whatever they are. Octet 0: bit 0 Markers, bit 1 CRC, bit 2 FPDUPTR checking.
  * Octets 1-4 SeqStart, 5-6 start offset, 7 where to cut the input into pieces, the rest is
@@ -79,7 +79,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct wn_mpa_deframer_cfg cfg = {0};
 	struct wn_mpa_deframer d;
-	struct wn_mpa_fpdu_view f;
+	struct wn_wire_mpa_fpdu_view f;
 	struct iovec in[4], rest[4];
 	struct log l = {0};
 	uint8_t *copy;
@@ -107,8 +107,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	copy = malloc(size + 1);
 	check(copy != NULL);
 	memcpy(copy, data, size);
-	check(wn_mpa_deframer_init(&d, &cfg, &ops, &l) == 0);
-	(void)wn_mpa_deframer_input(&d, copy, size, &used);
+	check(wn_wire_mpa_deframer_init(&d, &cfg, &ops, &l) == 0);
+	(void)wn_wire_mpa_deframer_input(&d, copy, size, &used);
 
 	/* the same octets in three pieces (some empty) */
 	cut1 = cut1 < size ? cut1 : size;
@@ -130,7 +130,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rest[nr++].iov_len = in[j].iov_len - skip;
 			skip = 0;
 		}
-		rc = wn_mpa_fpdu_view(rest, nr, seq + (uint32_t)off, &cfg, &f);
+		rc = wn_wire_mpa_fpdu_view(rest, nr, seq + (uint32_t)off, &cfg, &f);
 		check(rc == 0 || rc == 1 || rc == -E2BIG);
 		if (rc != 1 || i == MAX_FPDUS) {
 			/* the deframer found no more whole FPDUs either (-E2BIG: it may have) */

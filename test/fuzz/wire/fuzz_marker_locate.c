@@ -80,7 +80,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (seg == NULL)
 		return 0;
 	memcpy(seg, data, size);
-	unsigned int n = wn_mpa_marker_locate(seg_seq, seg, size, seq_start, hits, 8);
+	unsigned int n = wn_wire_mpa_marker_locate(seg_seq, seg, size, seq_start, hits, 8);
 	if (n > size / 4 + 1)
 		abort();
 	for (unsigned int i = 0; i < n && i < 8; i++) {
@@ -101,7 +101,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			.check_markers = true, .hdr_len = (uint16_t)(seq_start % 40)};
 		struct seg_ctx c = {0};
 		uint32_t first = 0, end = 0;
-		int r = wn_mpa_segment_fpdus(seg_seq, seg, size, &cfg, mode == 1, &seg_ops, &c,
+		int r = wn_wire_mpa_segment_fpdus(seg_seq, seg, size, &cfg, mode == 1, &seg_ops, &c,
 					     &first, &end);
 		if (r > 0) {
 			if (c.ends != (unsigned int)r || c.in)

@@ -36,8 +36,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 
-	enum wn_mpa_frame_status st = wn_mpa_frame_decode(data, size, &rules, &f, &used);
-	check(wn_mpa_frame_status_str(st) != NULL);
+	enum wn_mpa_frame_status st = wn_wire_mpa_frame_decode(data, size, &rules, &f, &used);
+	check(wn_wire_mpa_frame_status_str(st) != NULL);
 	if (st != WN_MPA_FRAME_OK) {
 		/* any prefix of something that needs more also needs more (or fails) */
 		return 0;
@@ -46,9 +46,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(used <= WN_MPA_FRAME_MAX);
 	/* every shorter prefix asks for more octets or fails the same way early */
 	for (size_t l = 0; l < used; l += 1 + l / 8)
-		check(wn_mpa_frame_decode(data, l, &rules, &g, NULL) == WN_MPA_FRAME_NEED_MORE);
+		check(wn_wire_mpa_frame_decode(data, l, &rules, &g, NULL) ==
+		      WN_MPA_FRAME_NEED_MORE);
 
-	int n = wn_mpa_frame_encode(&f, out, sizeof(out));
+	int n = wn_wire_mpa_frame_encode(&f, out, sizeof(out));
 	check(n == (int)used);
 	check(memcmp(out, data, WN_MPA_KEY_LEN) == 0);
 	uint8_t sig = WN_MPA_FLAG_M | WN_MPA_FLAG_C;
@@ -62,7 +63,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (f.enhanced && f.p2p)
 		check(memcmp(out + 20, data + 20, 4) == 0);
 	check(memcmp(out + used - f.pd_len, data + used - f.pd_len, f.pd_len) == 0);
-	check(wn_mpa_frame_decode(out, (size_t)n, &rules, &g, &used2) == WN_MPA_FRAME_OK);
+	check(wn_wire_mpa_frame_decode(out, (size_t)n, &rules, &g, &used2) == WN_MPA_FRAME_OK);
 	check(used2 == used && g.type == f.type && g.markers == f.markers && g.crc == f.crc &&
 	      g.rejected == f.rejected && g.rev == f.rev && g.enhanced == f.enhanced &&
 	      g.p2p == f.p2p && g.rtr == f.rtr && g.ird == f.ird && g.ord == f.ord &&
@@ -77,7 +78,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.rtr = (uint8_t)(data[size / 3] & WN_MPA_RTR_ALL),
 	};
 	struct wn_mpa_neg neg;
-	enum wn_mpa_err e = wn_mpa_negotiate_responder(&caps, &f, &neg);
+	enum wn_mpa_err e = wn_wire_mpa_negotiate_responder(&caps, &f, &neg);
 	check(e <= WN_MPA_ERR_NO_RTR);
 	if (e == WN_MPA_ERR_NONE && f.enhanced) {
 		if (f.ord != WN_MPA_IRD_ORD_NONEG)
@@ -86,7 +87,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(neg.ord <= f.ird);
 		check(!f.p2p || neg.rtr != 0);
 	}
-	e = wn_mpa_negotiate_initiator(&caps, &f, &neg);
+	e = wn_wire_mpa_negotiate_initiator(&caps, &f, &neg);
 	check(e <= WN_MPA_ERR_NO_RTR);
 	if (e == WN_MPA_ERR_NONE && neg.rtr != 0) {
 		/* exactly one RTR, and one the Reply announced */

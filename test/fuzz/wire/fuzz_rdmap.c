@@ -59,12 +59,12 @@ segment(struct rd *r)
 	uint32_t count = 0;
 
 	/* whole-range arithmetic, then a bounded walk (speed) */
-	check(wn_ddp_seg_count(UINT32_MAX, mulpdu, tagged) ==
+	check(wn_wire_ddp_seg_count(UINT32_MAX, mulpdu, tagged) ==
 	      (UINT32_MAX + (uint64_t)mulpdu - (tagged ? 14 : 18) - 1) /
 		      (mulpdu - (tagged ? 14 : 18)));
 	msg_len %= 2048 * (mulpdu - (tagged ? 14 : 18)) + 1;
-	check(wn_ddp_seg_iter_init(&it, msg_len, mulpdu, tagged) == 0);
-	while (wn_ddp_seg_iter_next(&it, &s)) {
+	check(wn_wire_ddp_seg_iter_init(&it, msg_len, mulpdu, tagged) == 0);
+	while (wn_wire_ddp_seg_iter_next(&it, &s)) {
 		check(s.off == covered);
 		check(s.len > 0 || msg_len == 0);
 		check(s.len + (tagged ? 14u : 18u) <= mulpdu);
@@ -74,12 +74,12 @@ segment(struct rd *r)
 		check(s.last == (covered == msg_len));
 		if (count > 64 && !s.last)
 			continue; /* headers of the first 64 and the last segment only */
-		int n = tagged ? wn_rdmap_write_build(buf, sizeof(buf), 1, to0 + s.off, s.last)
-			       : wn_rdmap_send_build(buf, sizeof(buf), WN_RDMAP_SEND, 0, msn, s.off,
-						     s.last);
+		int n = tagged ? wn_wire_rdmap_write_build(buf, sizeof(buf), 1, to0 + s.off, s.last)
+			       : wn_wire_rdmap_send_build(buf, sizeof(buf), WN_RDMAP_SEND, 0, msn,
+							  s.off, s.last);
 		check(n == (tagged ? 14 : 18));
 		memset(buf + n, 0, s.len);
-		int rc = wn_ddp_parse(buf, (size_t)n + s.len, 0, &seg, NULL);
+		int rc = wn_wire_ddp_parse(buf, (size_t)n + s.len, 0, &seg, NULL);
 		if (tagged && s.len != 0 && to0 + s.off + (s.len - 1) < to0 + s.off)
 			check(rc == -EBADMSG); /* TO wrap */
 		else
@@ -87,7 +87,7 @@ segment(struct rd *r)
 			      (tagged ? seg.h.to == to0 + s.off : seg.h.mo == s.off));
 	}
 	check(covered == msg_len);
-	check(count == wn_ddp_seg_count(msg_len, mulpdu, tagged));
+	check(count == wn_wire_ddp_seg_count(msg_len, mulpdu, tagged));
 }
 
 int
@@ -109,10 +109,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint32_t stag = (uint32_t)take(&r, 4);
 		uint64_t to = take(&r, 8);
 		bool last = take(&r, 1) & 1;
-		n = op == 0 ? wn_rdmap_write_build(out, sizeof(out), stag, to, last)
-			    : wn_rdmap_read_resp_build(out, sizeof(out), stag, to, last);
+		n = op == 0 ? wn_wire_rdmap_write_build(out, sizeof(out), stag, to, last)
+			    : wn_wire_rdmap_read_resp_build(out, sizeof(out), stag, to, last);
 		check(n == 14);
-		check(wn_ddp_parse(out, 14, 0, &seg, NULL) == 0);
+		check(wn_wire_ddp_parse(out, 14, 0, &seg, NULL) == 0);
 		check(seg.h.opcode == op && seg.h.stag == stag && seg.h.to == to &&
 		      seg.h.last == last);
 		break;
@@ -123,8 +123,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					       .size = (uint32_t)take(&r, 4),
 					       .src_stag = (uint32_t)take(&r, 4),
 					       .src_to = take(&r, 8)};
-		check(wn_rdmap_read_req_build(out, sizeof(out), msn, &rr) == 46);
-		rc = wn_ddp_parse(out, 46, 0, &seg, &err);
+		check(wn_wire_rdmap_read_req_build(out, sizeof(out), msn, &rr) == 46);
+		rc = wn_wire_ddp_parse(out, 46, 0, &seg, &err);
 		if (rr.size != 0 && rr.src_to + (rr.size - 1) < rr.src_to) {
 			check(rc == -EBADMSG && err.reason == WN_DDP_R_READ_WRAP);
 			break;
@@ -141,11 +141,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case WN_RDMAP_SEND_SE_INV: {
 		uint32_t inv = (uint32_t)take(&r, 4), mo = (uint32_t)take(&r, 4);
 		bool last = take(&r, 1) & 1;
-		check(wn_rdmap_send_build(out, sizeof(out), op, inv, msn, mo, last) == 18);
-		check(wn_ddp_parse(out, 18, 0, &seg, NULL) == 0);
+		check(wn_wire_rdmap_send_build(out, sizeof(out), op, inv, msn, mo, last) == 18);
+		check(wn_wire_ddp_parse(out, 18, 0, &seg, NULL) == 0);
 		check(seg.h.opcode == op && seg.h.msn == msn && seg.h.mo == mo &&
 		      seg.h.last == last && seg.h.qn == 0);
-		check(seg.h.inv_stag == (wn_rdmap_ops[op].invalidate ? inv : 0));
+		check(seg.h.inv_stag == (wn_wire_rdmap_ops[op].invalidate ? inv : 0));
 		break;
 	}
 	case WN_RDMAP_TERMINATE: {
@@ -157,11 +157,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct wn_rdmap_term t;
 		for (size_t i = 0; i < bl; i++)
 			bad[i] = (uint8_t)take(&r, 1);
-		check(wn_rdmap_term_from_cause(&t, c, bl ? bad : NULL, bl) == 0);
-		n = wn_rdmap_term_build(out, sizeof(out), msn, &t);
+		check(wn_wire_rdmap_term_from_cause(&t, c, bl ? bad : NULL, bl) == 0);
+		n = wn_wire_rdmap_term_build(out, sizeof(out), msn, &t);
 		check(n >= 22 && n <= 70);
-		check(wn_ddp_parse(out, (size_t)n, 0, &seg, NULL) == 0);
-		bool known = wn_term_cause_known(c.layer, c.etype, c.code);
+		check(wn_wire_ddp_parse(out, (size_t)n, 0, &seg, NULL) == 0);
+		bool known = wn_wire_term_cause_known(c.layer, c.etype, c.code);
 		check(seg.u.term.status == (known ? WN_TERM_OK : WN_TERM_UNKNOWN_CAUSE));
 		check(seg.u.term.cause.layer == c.layer && seg.u.term.cause.etype == c.etype &&
 		      seg.u.term.cause.code == c.code);
@@ -171,10 +171,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case WN_RDMAP_IMMEDIATE:
 	case WN_RDMAP_IMMEDIATE_SE: {
 		uint64_t v = take(&r, 8);
-		check(wn_rdmap_immediate_build(out, sizeof(out), op, msn, v) == 26);
-		check(wn_ddp_parse(out, 26, WN_DDP_F_RFC7306, &seg, NULL) == 0);
+		check(wn_wire_rdmap_immediate_build(out, sizeof(out), op, msn, v) == 26);
+		check(wn_wire_ddp_parse(out, 26, WN_DDP_F_RFC7306, &seg, NULL) == 0);
 		check(seg.u.imm == v && seg.h.msn == msn);
-		check(wn_ddp_parse(out, 26, 0, &seg, &err) == -EBADMSG &&
+		check(wn_wire_ddp_parse(out, 26, 0, &seg, &err) == -EBADMSG &&
 		      err.reason == WN_DDP_R_OPCODE);
 		break;
 	}
@@ -187,13 +187,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						 .add_swap_mask = take(&r, 8),
 						 .compare = take(&r, 8),
 						 .compare_mask = take(&r, 8)};
-		n = wn_rdmap_atomic_req_build(out, sizeof(out), msn, &ar);
+		n = wn_wire_rdmap_atomic_req_build(out, sizeof(out), msn, &ar);
 		if ((ar.aopcode != 0 && ar.aopcode != 2) || (ar.to & 7) != 0) {
 			check(n == -EINVAL);
 			break;
 		}
 		check(n == 70);
-		check(wn_ddp_parse(out, 70, WN_DDP_F_RFC7306, &seg, NULL) == 0);
+		check(wn_wire_ddp_parse(out, 70, WN_DDP_F_RFC7306, &seg, NULL) == 0);
 		check(seg.u.areq.aopcode == ar.aopcode && seg.u.areq.req_id == ar.req_id &&
 		      seg.u.areq.stag == ar.stag && seg.u.areq.to == ar.to &&
 		      seg.u.areq.add_swap == ar.add_swap &&
@@ -206,14 +206,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case WN_RDMAP_ATOMIC_RESP: {
 		struct wn_rdmap_atomic_resp as = {.req_id = (uint32_t)take(&r, 4),
 						  .orig = take(&r, 8)};
-		check(wn_rdmap_atomic_resp_build(out, sizeof(out), msn, &as) == 30);
-		check(wn_ddp_parse(out, 30, WN_DDP_F_RFC7306, &seg, NULL) == 0);
+		check(wn_wire_rdmap_atomic_resp_build(out, sizeof(out), msn, &as) == 30);
+		check(wn_wire_ddp_parse(out, 30, WN_DDP_F_RFC7306, &seg, NULL) == 0);
 		check(seg.u.aresp.req_id == as.req_id && seg.u.aresp.orig == as.orig);
 		break;
 	}
 	default: {
 		struct wn_ddp_hdr h = {.opcode = op};
-		check(wn_ddp_hdr_build(out, sizeof(out), &h) == -EINVAL);
+		check(wn_wire_ddp_hdr_build(out, sizeof(out), &h) == -EINVAL);
 		segment(&r);
 		break;
 	}

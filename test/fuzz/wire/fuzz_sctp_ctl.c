@@ -31,25 +31,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum wn_sctp_ctl_status st;
 	int n;
 
-	st = wn_sctp_ctl_decode(data, size, &c);
-	check(wn_sctp_ctl_status_str(st) != NULL);
+	st = wn_wire_sctp_ctl_decode(data, size, &c);
+	check(wn_wire_sctp_ctl_status_str(st) != NULL);
 	if (st != WN_SCTP_CTL_OK)
 		return 0;
 	check(size >= WN_SCTP_CTL_HDR_LEN && size <= WN_SCTP_CTL_MAX);
-	check(strcmp(wn_sctp_func_str(c.func), "unknown") != 0);
-	n = wn_sctp_ctl_encode(&c, out, sizeof(out));
+	check(strcmp(wn_wire_sctp_func_str(c.func), "unknown") != 0);
+	n = wn_wire_sctp_ctl_encode(&c, out, sizeof(out));
 	check(n == (int)size);
 	check(memcmp(out, data, WN_SCTP_CTL_HDR_LEN) == 0);
 	if (wn_sctp_func_enhanced(c.func) && c.p2p)
 		check(memcmp(out + 4, data + 4, 4) == 0);
 	check(c.pd_len == 0 || memcmp(out + size - c.pd_len, data + size - c.pd_len, c.pd_len) == 0);
-	check(wn_sctp_ctl_decode(out, (size_t)n, &d) == WN_SCTP_CTL_OK);
+	check(wn_wire_sctp_ctl_decode(out, (size_t)n, &d) == WN_SCTP_CTL_OK);
 	check(d.ssn == c.ssn && d.func == c.func && d.p2p == c.p2p && d.rtr == c.rtr &&
 	      d.ird == c.ird && d.ord == c.ord && d.pd_len == c.pd_len);
 	/* a shorter buffer never encodes */
-	check(wn_sctp_ctl_encode(&c, out, size - 1) == -ENOSPC);
+	check(wn_wire_sctp_ctl_encode(&c, out, size - 1) == -ENOSPC);
 
-	wn_sctp_ctl_to_mpa(&c, &f);
+	wn_wire_sctp_ctl_to_mpa(&c, &f);
 	check(f.enhanced == wn_sctp_func_enhanced(c.func));
 	struct wn_mpa_caps caps = {
 		.ird = (uint16_t)(data[size - 1] & 0x3F),
@@ -57,7 +57,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.p2p = (data[size - 1] & 0x80) != 0,
 		.rtr = (uint8_t)(data[size / 3] & WN_MPA_RTR_ALL),
 	};
-	check(wn_mpa_negotiate_responder(&caps, &f, &neg) <= WN_MPA_ERR_NO_RTR);
-	check(wn_mpa_negotiate_initiator(&caps, &f, &neg) <= WN_MPA_ERR_NO_RTR);
+	check(wn_wire_mpa_negotiate_responder(&caps, &f, &neg) <= WN_MPA_ERR_NO_RTR);
+	check(wn_wire_mpa_negotiate_initiator(&caps, &f, &neg) <= WN_MPA_ERR_NO_RTR);
 	return 0;
 }

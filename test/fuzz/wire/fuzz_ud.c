@@ -32,29 +32,29 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t hs;
 	int n;
 
-	if (size >= 20 && wn_ud_grh_from_ip(data, 20, grh) == 0)
+	if (size >= 20 && wn_wire_ud_grh_from_ip(data, 20, grh) == 0)
 		check(memcmp(grh + 20, data, 20) == 0);
-	if (size >= 40 && wn_ud_grh_from_ip(data, 40, grh) == 0)
+	if (size >= 40 && wn_wire_ud_grh_from_ip(data, 40, grh) == 0)
 		check(memcmp(grh, data, 40) == 0);
-	st = wn_ud_decode(data, size, &m);
-	check(wn_ud_status_str(st) != NULL);
+	st = wn_wire_ud_decode(data, size, &m);
+	check(wn_wire_ud_status_str(st) != NULL);
 	if (st != WN_UD_OK)
 		return 0;
-	hs = wn_ud_hdr_size(&m);
+	hs = wn_wire_ud_hdr_size(&m);
 	check(hs >= WN_UD_HDR_LEN && hs <= size);
 	check(m.dqpn <= WN_UD_QPN_MASK && m.sqpn <= WN_UD_QPN_MASK);
 	if (m.type == WN_UD_DATA)
 		check(m.payload == data + hs && m.len == size - hs);
 	else
 		check(hs == size && (m.pd_len == 0 || m.pd == data + hs - m.pd_len));
-	n = wn_ud_encode(&m, out, sizeof(out));
+	n = wn_wire_ud_encode(&m, out, sizeof(out));
 	check(n == (int)hs);
 	check(memcmp(out, data, hs) == 0);
-	check(wn_ud_decode(out, (size_t)n, &d) == WN_UD_OK);
+	check(wn_wire_ud_decode(out, (size_t)n, &d) == WN_UD_OK);
 	check(d.type == m.type && d.flags == m.flags && d.dqpn == m.dqpn && d.sqpn == m.sqpn &&
 	      d.qkey == m.qkey && d.imm == m.imm && d.req_id == m.req_id && d.ps == m.ps &&
 	      d.dport == m.dport && d.sport == m.sport && d.status == m.status &&
 	      d.pd_len == m.pd_len);
-	check(wn_ud_encode(&m, out, hs - 1) == -ENOSPC);
+	check(wn_wire_ud_encode(&m, out, hs - 1) == -ENOSPC);
 	return 0;
 }

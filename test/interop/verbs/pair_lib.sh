@@ -82,7 +82,7 @@ EOF
 DIAGNOSIS: a perftest ibv_post_send() failed. If it found the send queue full right
   after polling the completion that should have freed a slot (ENOMEM), the dataplane
   published a send CQE before releasing its SQ slot again (lib/rnic/qp.c
-  rnic_complete_sq(): the slot must be released first; fixed in f28a7a5).
+  wn_rnic_complete_sq(): the slot must be released first; fixed in f28a7a5).
 EOF
 	fi
 }

@@ -63,7 +63,7 @@ op_send(void *arg, const struct wn_ip_addr *local, const struct wn_ip_addr *peer
 		return;
 	}
 	assert_true(net.n < 16);
-	len = wn_ud_encode(m, net.b[net.n], sizeof(net.b[0]));
+	len = wn_wire_ud_encode(m, net.b[net.n], sizeof(net.b[0]));
 	assert_true(len > 0);
 	net.len[net.n] = (size_t)len;
 	net.dst[net.n] = node_of(peer);
@@ -121,7 +121,7 @@ run(uint64_t now)
 		struct node *to = &nodes[net.dst[i]];
 		struct wn_ud_msg m;
 
-		assert_int_equal(wn_ud_decode(net.b[i], net.len[i], &m), WN_UD_OK);
+		assert_int_equal(wn_wire_ud_decode(net.b[i], net.len[i], &m), WN_UD_OK);
 		(void)wn_cm_sidr_rx(to->t, &to->addr, &nodes[1 - net.dst[i]].addr, &m, now);
 	}
 	net.n = 0;

@@ -309,7 +309,7 @@ dp_up(uint16_t ib_port, uint32_t rnr_hold_us)
 		pc.port_id = env.port;
 		pc.nb_queues = 1;
 		pc.pool = env.pool;
-		assert_int_equal(wn_port_setup(&pc, &env.tx_capa, &env.rx_capa), 0);
+		assert_int_equal(wn_net_port_setup(&pc, &env.tx_capa, &env.rx_capa), 0);
 		env.to_dp = rte_ring_create("test_to_dp", 1024, SOCKET_ID_ANY,
 					    RING_F_SP_ENQ | RING_F_SC_DEQ);
 		env.to_ctl = rte_ring_create("test_to_ctl", 1024, SOCKET_ID_ANY, RING_F_SC_DEQ);

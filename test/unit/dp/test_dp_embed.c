@@ -91,7 +91,7 @@ side_up(struct side *s, const char *name, struct rte_ring *rx, struct rte_ring *
 	memset(&c, 0, sizeof(c));
 	pc.port_id = s->port;
 	pc.pool = pool;
-	assert_int_equal(wn_port_setup(&pc, &c.tx_offload_capa, &c.rx_offload_capa), 0);
+	assert_int_equal(wn_net_port_setup(&pc, &c.tx_offload_capa, &c.rx_offload_capa), 0);
 	c.port_id = s->port;
 	c.pool = pool;
 	c.mtu = 1500;

@@ -429,7 +429,7 @@ test_negotiation_failures(void **state)
 	uint8_t rep[24];
 	struct wn_mpa_frame f = {.type = WN_MPA_FRAME_REPLY, .rev = 2, .enhanced = true,
 				 .crc = true, .ird = 4, .ord = 3};
-	assert_int_equal(wn_mpa_frame_encode(&f, rep, sizeof(rep)), 24);
+	assert_int_equal(wn_wire_mpa_frame_encode(&f, rep, sizeof(rep)), 24);
 	assert_int_equal(wn_mpa_conn_input(&i.c, rep, 24, T0, NULL), -EPROTO);
 	assert_int_equal(i.err, WN_MPA_ERR_INSUFFICIENT_IRD);
 }
@@ -456,7 +456,7 @@ test_malformed(void **state)
 	/* wrong key: error 4, close at once, nothing accepted afterwards */
 	side_init(&r, &cr);
 	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
-	int n = wn_mpa_frame_encode(&f, buf, sizeof(buf));
+	int n = wn_wire_mpa_frame_encode(&f, buf, sizeof(buf));
 	buf[3] = 'x';
 	feed_raw(&r, buf, (size_t)n, -EPROTO);
 	assert_int_equal(r.err, WN_MPA_ERR_BAD_FRAME);
@@ -468,7 +468,7 @@ test_malformed(void **state)
 	/* PD_Length above 512 */
 	side_init(&r, &cr);
 	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
-	n = wn_mpa_frame_encode(&f, buf, sizeof(buf));
+	n = wn_wire_mpa_frame_encode(&f, buf, sizeof(buf));
 	buf[18] = 0x02;
 	buf[19] = 0x01;
 	feed_raw(&r, buf, 20, -EPROTO);
@@ -477,7 +477,7 @@ test_malformed(void **state)
 	/* Rev 3 */
 	side_init(&r, &cr);
 	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
-	n = wn_mpa_frame_encode(&f, buf, sizeof(buf));
+	n = wn_wire_mpa_frame_encode(&f, buf, sizeof(buf));
 	buf[17] = 3;
 	feed_raw(&r, buf, (size_t)n, -EPROTO);
 	assert_int_equal(r.fs, WN_MPA_FRAME_BAD_REV);
@@ -486,7 +486,7 @@ test_malformed(void **state)
 	side_init(&r, &cr);
 	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
 	f.type = WN_MPA_FRAME_REPLY;
-	n = wn_mpa_frame_encode(&f, buf, sizeof(buf));
+	n = wn_wire_mpa_frame_encode(&f, buf, sizeof(buf));
 	feed_raw(&r, buf, (size_t)n, -EPROTO);
 	assert_int_equal(r.err, WN_MPA_ERR_BAD_FRAME);
 
@@ -494,7 +494,7 @@ test_malformed(void **state)
 	side_init(&r, &cr);
 	assert_int_equal(wn_mpa_conn_start(&r.c, T0), 0);
 	f.type = WN_MPA_FRAME_REQUEST;
-	n = wn_mpa_frame_encode(&f, buf, sizeof(buf));
+	n = wn_wire_mpa_frame_encode(&f, buf, sizeof(buf));
 	memset(buf + n, 0, 8);
 	assert_int_equal(wn_mpa_conn_input(&r.c, buf, (size_t)n + 8, T0, NULL), -EPROTO);
 	assert_int_equal(r.err, WN_MPA_ERR_BAD_FRAME);
@@ -512,7 +512,7 @@ test_malformed(void **state)
 	assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
 	struct wn_mpa_frame rep = {.type = WN_MPA_FRAME_REPLY, .rev = 2, .enhanced = true,
 				   .ird = 4, .ord = 4};
-	n = wn_mpa_frame_encode(&rep, buf, sizeof(buf));
+	n = wn_wire_mpa_frame_encode(&rep, buf, sizeof(buf));
 	assert_int_equal(wn_mpa_conn_input(&i.c, buf, (size_t)n + 4, T0, NULL), -EPROTO);
 	assert_int_equal(i.err, WN_MPA_ERR_BAD_FRAME);
 
@@ -687,7 +687,7 @@ test_rev1_peers(void **state)
 	side_init(&i, &ci);
 	assert_int_equal(wn_mpa_conn_start(&i.c, T0), 0);
 	struct wn_mpa_frame f = {.type = WN_MPA_FRAME_REPLY, .rev = 1, .crc = true};
-	int m = wn_mpa_frame_encode(&f, buf, sizeof(buf));
+	int m = wn_wire_mpa_frame_encode(&f, buf, sizeof(buf));
 	assert_int_equal(wn_mpa_conn_input(&i.c, buf, (size_t)m, T0, NULL), 0);
 	assert_int_equal(wn_mpa_conn_state(&i.c), WN_MPA_CONN_FULL);
 	assert_false(wn_mpa_conn_enhanced_unanswered(&i.c)); /* answered */
@@ -758,14 +758,14 @@ test_rtr_messages(void **state)
 	int n = wn_mpa_rtr_build(WN_MPA_RTR_WRITE, 1, 1, u, sizeof(u));
 	assert_int_equal(n, 14);
 	iov.iov_len = (size_t)n;
-	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st), 20);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st), 20);
 	assert_memory_equal(out, write_fpdu, 20);
 	assert_int_equal(wn_mpa_rtr_classify(u, (size_t)n, (uint16_t)n), WN_MPA_RTR_WRITE);
 
 	n = wn_mpa_rtr_build(WN_MPA_RTR_READ, 1, 1, u, sizeof(u));
 	assert_int_equal(n, 46);
 	iov.iov_len = (size_t)n;
-	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st), 52);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st), 52);
 	assert_memory_equal(out, read_fpdu, 52);
 	assert_int_equal(wn_mpa_rtr_classify(u, (size_t)n, (uint16_t)n), WN_MPA_RTR_READ);
 	u[33] = 1; /* a Read of 1 octet is not a zero-length RTR */

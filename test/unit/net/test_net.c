@@ -40,14 +40,14 @@ mk(uint64_t txcapa, uint32_t frag_flows)
 				   .tx_offload_capa = txcapa, .frag_max_flows = frag_flows,
 				   .neigh_queue_len = 2, .dad_transmits = WN_NETIF_NO_DAD,
 				   .no_link_local = true };
-	struct wn_netif *n = wn_netif_create(&c);
+	struct wn_netif *n = wn_net_if_create(&c);
 	struct wn_ip_addr a = wn_ip_addr_v4(198, 18, 0, 1), a6;
 
 	assert_non_null(n);
-	assert_int_equal(wn_netif_addr_add(n, &a, 24), 0);
-	assert_int_equal(wn_netif_addr_add(n, &a, 24), -EEXIST);
-	assert_int_equal(wn_ip_addr_parse("2001:db8::1/64", &a6, NULL), 0);
-	assert_int_equal(wn_netif_addr_add(n, &a6, 64), 0);
+	assert_int_equal(wn_net_if_addr_add(n, &a, 24), 0);
+	assert_int_equal(wn_net_if_addr_add(n, &a, 24), -EEXIST);
+	assert_int_equal(wn_net_addr_parse("2001:db8::1/64", &a6, NULL), 0);
+	assert_int_equal(wn_net_if_addr_add(n, &a6, 64), 0);
 	return n;
 }
 
@@ -152,7 +152,7 @@ test_arp_reply_and_learn(void **state)
 	m = frame(&bcast, RTE_ETHER_TYPE_ARP, &ah, 10);
 	rx1(n, &m);
 	assert_int_equal(st(n).rx_drop_short, 1);
-	wn_netif_free(n);
+	wn_net_if_free(n);
 }
 
 static void
@@ -176,7 +176,7 @@ test_gratuitous_arp_on_start(void **state)
 	assert_int_equal(rte_pktmbuf_mtod_offset(m, uint8_t *, 14 + 40)[0], 136);
 	rte_pktmbuf_free(m);
 	assert_int_equal(st(n).tx_garp, 2);
-	wn_netif_free(n);
+	wn_net_if_free(n);
 }
 
 static struct rte_mbuf *
@@ -260,7 +260,7 @@ test_resolution_queue_and_failure(void **state)
 	assert_int_equal(st(n).tx_drop_neigh, 2);
 	while ((m = tx1(n)) != NULL)
 		rte_pktmbuf_free(m);
-	wn_netif_free(n);
+	wn_net_if_free(n);
 }
 
 /* Output remembers the last next hop: a changed MAC, an expired or a reused entry and a new
@@ -302,12 +302,12 @@ test_next_hop_cache(void **state)
 	wn_net_neigh_add(n, &gw, &mac2, true, now);
 	assert_int_equal(wn_net_output_l4(n, l4_packet("c", 1), &src, &far, IPPROTO_TCP, now),
 			 -ENETUNREACH);
-	assert_int_equal(wn_netif_gateway_set(n, &gw), 0);
+	assert_int_equal(wn_net_if_gateway_set(n, &gw), 0);
 	assert_int_equal(wn_net_output_l4(n, l4_packet("c", 1), &src, &far, IPPROTO_TCP, now), 0);
 	m = tx1(n);
 	assert_memory_equal(&rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->dst_addr, &mac2, 6);
 	rte_pktmbuf_free(m);
-	wn_netif_free(n);
+	wn_net_if_free(n);
 }
 
 static void
@@ -324,7 +324,7 @@ test_gateway_mtu_noroute(void **state)
 	assert_int_equal(wn_net_output_l4(n, l4_packet("a", 1), &src, &far, IPPROTO_TCP, 0),
 			 -ENETUNREACH);
 	assert_int_equal(st(n).tx_drop_noroute, 1);
-	assert_int_equal(wn_netif_gateway_set(n, &gw), 0);
+	assert_int_equal(wn_net_if_gateway_set(n, &gw), 0);
 	assert_int_equal(wn_net_neigh_add(n, &gw, &gwmac, true, 0), 0);
 	assert_int_equal(wn_net_output_l4(n, l4_packet("a", 1), &src, &far, IPPROTO_TCP, 0), 0);
 	m = tx1(n);
@@ -336,7 +336,7 @@ test_gateway_mtu_noroute(void **state)
 	assert_int_equal(wn_net_output_l4(n, l4_packet(big, 1500), &src, &far, IPPROTO_TCP, 0),
 			 -EMSGSIZE);
 	assert_int_equal(st(n).tx_drop_mtu, 1);
-	wn_netif_free(n);
+	wn_net_if_free(n);
 }
 
 static void
@@ -371,8 +371,8 @@ test_checksum_offload_vs_software(void **state)
 	assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
 	assert_int_equal(rte_be_to_cpu_16(ip->fragment_offset), RTE_IPV4_HDR_DF_FLAG);
 	rte_pktmbuf_free(m);
-	wn_netif_free(hw);
-	wn_netif_free(sw);
+	wn_net_if_free(hw);
+	wn_net_if_free(sw);
 }
 
 /*
@@ -428,8 +428,8 @@ test_tcp_checksum_zero_is_sent_as_zero(void **state)
 	struct rte_tcp_hdr *th;
 	(void)state;
 
-	assert_int_equal(wn_ip_addr_parse("2001:db8::1", &src6, NULL), 0);
-	assert_int_equal(wn_ip_addr_parse("2001:db8::2", &dst6, NULL), 0);
+	assert_int_equal(wn_net_addr_parse("2001:db8::1", &src6, NULL), 0);
+	assert_int_equal(wn_net_addr_parse("2001:db8::2", &dst6, NULL), 0);
 	wn_net_neigh_add(sw, &dst, &peer_mac, true, 0);
 	wn_net_neigh_add(sw, &dst6, &peer_mac, true, 0);
 	/* IPv4 */
@@ -461,7 +461,7 @@ test_tcp_checksum_zero_is_sent_as_zero(void **state)
 	assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, th), 0);
 	assert_int_not_equal(th->cksum, 0xffff);
 	rte_pktmbuf_free(m);
-	wn_netif_free(sw);
+	wn_net_if_free(sw);
 }
 
 static uint16_t
@@ -544,7 +544,7 @@ test_ipv4_header_checks(void **state)
 		assert_int_equal(st(n).rx_drop_ethertype, 1);
 		assert_int_equal(st(n).rx_drop_short, 1);
 	}
-	wn_netif_free(n);
+	wn_net_if_free(n);
 }
 
 /*
@@ -570,14 +570,14 @@ test_local_link_checksums(void **state)
 	(void)state;
 
 	c.cksum = (enum wn_net_cksum)7;
-	assert_null(wn_netif_create(&c));
+	assert_null(wn_net_if_create(&c));
 	c.cksum = WN_NET_CKSUM_LOCAL;
-	ln = wn_netif_create(&c);
+	ln = wn_net_if_create(&c);
 	assert_non_null(ln);
-	assert_int_equal(wn_netif_addr_add(ln, &src, 24), 0);
-	assert_int_equal(wn_ip_addr_parse("2001:db8::1", &src6, NULL), 0);
-	assert_int_equal(wn_ip_addr_parse("2001:db8::2", &dst6, NULL), 0);
-	assert_int_equal(wn_netif_addr_add(ln, &src6, 64), 0);
+	assert_int_equal(wn_net_if_addr_add(ln, &src, 24), 0);
+	assert_int_equal(wn_net_addr_parse("2001:db8::1", &src6, NULL), 0);
+	assert_int_equal(wn_net_addr_parse("2001:db8::2", &dst6, NULL), 0);
+	assert_int_equal(wn_net_if_addr_add(ln, &src6, 64), 0);
 	wn_net_neigh_add(ln, &dst, &peer_mac, true, 0);
 	wn_net_neigh_add(ln, &dst6, &peer_mac, true, 0);
 	/* transmit: IPv4 header summed in software, TCP left at the pseudo-header sum */
@@ -623,8 +623,8 @@ test_local_link_checksums(void **state)
 	assert_int_equal(rx1(ln, &m), 1);
 	assert_int_equal(m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK, 0);
 	rte_pktmbuf_free(m);
-	wn_netif_free(ln);
-	wn_netif_free(sw);
+	wn_net_if_free(ln);
+	wn_net_if_free(sw);
 }
 
 /* The microsecond clock agrees with cycles / hz (no overflow, no drift) and never goes back. */
@@ -682,7 +682,7 @@ test_icmp_echo_reply(void **state)
 	rx1(n, &m);
 	assert_null(tx1(n));
 	assert_int_equal(st(n).rx_drop_icmp, 1);
-	wn_netif_free(n);
+	wn_net_if_free(n);
 }
 
 static void
@@ -716,11 +716,11 @@ test_fragments_reassembled_or_dropped(void **state)
 	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
 	assert_int_equal(rx1(off, &m), 0);
 	assert_int_equal(st(off).rx_frag_drop, 1);
-	wn_netif_free(n);
-	wn_netif_free(off);
+	wn_net_if_free(n);
+	wn_net_if_free(off);
 }
 
-/* What a hook saw (wn_netif_proto_rx). */
+/* What a hook saw (wn_net_if_proto_rx). */
 static struct {
 	unsigned int calls;
 	uint32_t l3_len, ptype, len;
@@ -758,16 +758,16 @@ test_proto_hook(void **state)
 
 	for (unsigned int i = 0; i < sizeof(pl); i++)
 		pl[i] = (uint8_t)(0xa0 + i);
-	assert_int_equal(wn_netif_proto_rx(n, IPPROTO_TCP, hook_rx, &seen), -EINVAL);
-	assert_int_equal(wn_netif_proto_rx(n, IPPROTO_ICMP, hook_rx, &seen), -EINVAL);
-	assert_int_equal(wn_netif_proto_rx(n, IPPROTO_ICMPV6, hook_rx, &seen), -EINVAL);
+	assert_int_equal(wn_net_if_proto_rx(n, IPPROTO_TCP, hook_rx, &seen), -EINVAL);
+	assert_int_equal(wn_net_if_proto_rx(n, IPPROTO_ICMP, hook_rx, &seen), -EINVAL);
+	assert_int_equal(wn_net_if_proto_rx(n, IPPROTO_ICMPV6, hook_rx, &seen), -EINVAL);
 	/* no hook: dropped */
 	len = ip4_build(b, IPPROTO_SCTP, IP_US, pl, 40, 0, 1);
 	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, len);
 	assert_int_equal(rx1(n, &m), 0);
 	assert_int_equal(st(n).rx_drop_ip_proto, 1);
 	/* hooked: the IP header at the data offset, Ethernet padding gone */
-	assert_int_equal(wn_netif_proto_rx(n, IPPROTO_SCTP, hook_rx, &seen), 0);
+	assert_int_equal(wn_net_if_proto_rx(n, IPPROTO_SCTP, hook_rx, &seen), 0);
 	memset(b + len, 0xee, 6);
 	m = frame(&our_mac, RTE_ETHER_TYPE_IPV4, b, (uint16_t)(len + 6));
 	assert_int_equal(rx1(n, &m), 0);
@@ -788,8 +788,8 @@ test_proto_hook(void **state)
 	assert_int_equal(seen.calls, 2);
 	assert_int_equal(seen.len, 80);
 	/* IPv6 */
-	assert_int_equal(wn_ip_addr_parse("2001:db8::1", &me, NULL), 0);
-	assert_int_equal(wn_ip_addr_parse("2001:db8::2", &peer, NULL), 0);
+	assert_int_equal(wn_net_addr_parse("2001:db8::1", &me, NULL), 0);
+	assert_int_equal(wn_net_addr_parse("2001:db8::2", &peer, NULL), 0);
 	memset(ip6, 0, sizeof(*ip6));
 	ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
 	ip6->payload_len = rte_cpu_to_be_16(40);
@@ -804,15 +804,15 @@ test_proto_hook(void **state)
 	assert_int_equal(seen.l3_len, 40);
 	assert_int_equal(seen.ptype, RTE_PTYPE_L3_IPV6);
 	/* unhooked again */
-	assert_int_equal(wn_netif_proto_rx(n, IPPROTO_SCTP, NULL, NULL), 0);
+	assert_int_equal(wn_net_if_proto_rx(n, IPPROTO_SCTP, NULL, NULL), 0);
 	m = frame(&our_mac, RTE_ETHER_TYPE_IPV6, b, 80);
 	assert_int_equal(rx1(n, &m), 0);
 	assert_int_equal(seen.calls, 3);
 	assert_int_equal(st(n).rx_drop_ip_proto, 2);
 	/* at most WN_NETIF_MAX_PROTO_HOOKS protocols */
 	for (uint8_t p = 0; p < WN_NETIF_MAX_PROTO_HOOKS; p++)
-		assert_int_equal(wn_netif_proto_rx(n, (uint8_t)(200 + p), hook_rx, &seen), 0);
-	assert_int_equal(wn_netif_proto_rx(n, IPPROTO_SCTP, hook_rx, &seen), -ENOSPC);
+		assert_int_equal(wn_net_if_proto_rx(n, (uint8_t)(200 + p), hook_rx, &seen), 0);
+	assert_int_equal(wn_net_if_proto_rx(n, IPPROTO_SCTP, hook_rx, &seen), -ENOSPC);
 	/* out: the payload leaves as given (lib/net sums TCP's checksum only) */
 	assert_int_equal(wn_net_neigh_add(n, &(struct wn_ip_addr){.family = WN_AF_INET,
 				.v4 = rte_cpu_to_be_32(IP_PEER)}, &peer_mac, true, 0), 0);
@@ -828,7 +828,7 @@ test_proto_hook(void **state)
 	assert_int_equal(((const uint8_t *)rte_pktmbuf_read(m, 14 + 9, 1, out))[0], IPPROTO_SCTP);
 	assert_memory_equal(rte_pktmbuf_read(m, 14 + 20, 60, out), pl, 60);
 	rte_pktmbuf_free(m);
-	wn_netif_free(n);
+	wn_net_if_free(n);
 }
 
 static uint16_t
@@ -922,8 +922,8 @@ test_udp(void **state)
 
 	for (unsigned int i = 0; i < sizeof(pl); i++)
 		pl[i] = (uint8_t)(0x30 + i);
-	assert_int_equal(wn_ip_addr_parse("2001:db8::1", &me6, NULL), 0);
-	assert_int_equal(wn_ip_addr_parse("2001:db8::2", &peer6, NULL), 0);
+	assert_int_equal(wn_net_addr_parse("2001:db8::1", &me6, NULL), 0);
+	assert_int_equal(wn_net_addr_parse("2001:db8::2", &peer6, NULL), 0);
 	/* nothing bound: protocol 17 is not served */
 	m = udp_frame(&peer, &me, 4793, pl, sizeof(pl), false);
 	assert_int_equal(rx1(n, &m), 0);
@@ -1034,7 +1034,7 @@ test_udp(void **state)
 	for (uint16_t port = 1; port <= WN_NET_UDP_PORTS; port++)
 		assert_int_equal(wn_net_udp_bind(n, port, udp_rx, &useen), 0);
 	assert_int_equal(wn_net_udp_bind(n, 99, udp_rx, &useen), -ENOSPC);
-	wn_netif_free(n);
+	wn_net_if_free(n);
 }
 
 static void
@@ -1050,8 +1050,8 @@ test_ipv6_ndp_and_echo(void **state)
 	uint16_t ck;
 	(void)state;
 
-	wn_ip_addr_parse("2001:db8::1", &me, NULL);
-	wn_ip_addr_parse("2001:db8::2", &peer, NULL);
+	wn_net_addr_parse("2001:db8::1", &me, NULL);
+	wn_net_addr_parse("2001:db8::2", &peer, NULL);
 	memset(b, 0, sizeof(b));
 	ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
 	ip6->payload_len = rte_cpu_to_be_16(32);
@@ -1121,7 +1121,7 @@ test_ipv6_ndp_and_echo(void **state)
 	{
 		struct wn_ip_addr other;
 
-		wn_ip_addr_parse("2001:db8::99", &other, NULL);
+		wn_net_addr_parse("2001:db8::99", &other, NULL);
 		assert_int_equal(wn_net_output_l4(n, l4_packet("q", 1), &me, &other, IPPROTO_TCP, 0),
 				 0);
 		m = tx1(n);
@@ -1132,7 +1132,7 @@ test_ipv6_ndp_and_echo(void **state)
 		assert_memory_equal(r + 14 + 40 + 8, other.v6, 16);
 		rte_pktmbuf_free(m);
 	}
-	wn_netif_free(n);
+	wn_net_if_free(n);
 }
 
 /* An NS or NA from the link (peer_mac, hop limit 255): @p opt_type 0: no option. */
@@ -1174,12 +1174,12 @@ mk_dad(bool secondary)
 {
 	struct wn_netif_conf c = { .pool = pool, .socket_id = SOCKET_ID_ANY, .mac = our_mac,
 				   .secondary = secondary, .dad_seed = 42 };
-	struct wn_netif *n = wn_netif_create(&c);
+	struct wn_netif *n = wn_net_if_create(&c);
 	struct wn_ip_addr a6;
 
 	assert_non_null(n);
-	assert_int_equal(wn_ip_addr_parse("2001:db8::1", &a6, NULL), 0);
-	assert_int_equal(wn_netif_addr_add(n, &a6, 64), 0);
+	assert_int_equal(wn_net_addr_parse("2001:db8::1", &a6, NULL), 0);
+	assert_int_equal(wn_net_if_addr_add(n, &a6, 64), 0);
 	return n;
 }
 
@@ -1188,7 +1188,7 @@ addr_state(struct wn_netif *n, unsigned int i)
 {
 	struct wn_netif_addr_info ai[WN_NETIF_MAX_ADDRS + 1];
 
-	assert_true(wn_netif_addrs(n, ai, RTE_DIM(ai)) > i);
+	assert_true(wn_net_if_addrs(n, ai, RTE_DIM(ai)) > i);
 	return ai[i].state;
 }
 
@@ -1234,14 +1234,14 @@ test_ipv6_dad(void **state)
 	const uint8_t *r;
 	(void)state;
 
-	wn_ip_addr_parse("2001:db8::1", &me, NULL);
+	wn_net_addr_parse("2001:db8::1", &me, NULL);
 	/* tentative from the start: not ours yet, no source */
 	assert_int_equal(addr_state(n, 0), WN_ADDR_TENTATIVE);
-	assert_false(wn_netif_is_local(n, &me));
-	assert_int_equal(wn_netif_src_addr(n, &me, &src), -ENETUNREACH);
+	assert_false(wn_net_if_is_local(n, &me));
+	assert_int_equal(wn_net_if_src_addr(n, &me, &src), -ENETUNREACH);
 	/* start: a link-local address is formed, one probe for each, nothing announced */
 	assert_int_equal(wn_net_start(n, 0), 0);
-	assert_int_equal(wn_netif_addrs(n, ai, RTE_DIM(ai)), 2);
+	assert_int_equal(wn_net_if_addrs(n, ai, RTE_DIM(ai)), 2);
 	assert_true(ai[1].auto_ll);
 	assert_int_equal(ai[1].prefix, 64);
 	ll = ai[1].addr;
@@ -1277,7 +1277,7 @@ test_ipv6_dad(void **state)
 	wn_net_process(n, 1020000); /* timers are looked at every 10 ms */
 	assert_int_equal(addr_state(n, 0), WN_ADDR_PREFERRED);
 	assert_int_equal(addr_state(n, 1), WN_ADDR_PREFERRED);
-	assert_true(wn_netif_is_local(n, &me));
+	assert_true(wn_net_if_is_local(n, &me));
 	for (int i = 0; i < 2; i++) {
 		m = tx1(n);
 		assert_non_null(m);
@@ -1316,7 +1316,7 @@ test_ipv6_dad(void **state)
 	assert_int_equal(st(n).na_conflicts, 1);
 	assert_int_equal(addr_state(n, 0), WN_ADDR_PREFERRED);
 	assert_int_equal(wn_net_neigh_lookup(n, &me, NULL), -ENOENT);
-	wn_netif_free(n);
+	wn_net_if_free(n);
 }
 
 /* A tentative address another node has: never used (RFC 4862 §5.4.5); an own link-local
@@ -1332,7 +1332,7 @@ test_ipv6_dad_duplicate(void **state)
 	struct rte_mbuf *m;
 	(void)state;
 
-	wn_ip_addr_parse("2001:db8::1", &me, NULL);
+	wn_net_addr_parse("2001:db8::1", &me, NULL);
 	assert_int_equal(wn_net_start(n, 0), 0);
 	while ((m = tx1(n)) != NULL)
 		rte_pktmbuf_free(m);
@@ -1343,12 +1343,12 @@ test_ipv6_dad_duplicate(void **state)
 	assert_int_equal(addr_state(n, 0), WN_ADDR_DUPLICATE);
 	assert_int_equal(st(n).dad_duplicates, 1);
 	/* another node's probe for our tentative link-local address: a new identifier */
-	wn_netif_addrs(n, ai, RTE_DIM(ai));
+	wn_net_if_addrs(n, ai, RTE_DIM(ai));
 	ll = ai[1].addr;
 	memcpy(snm_ll + 13, ll.v6 + 13, 3);
 	m = ndp_frame(135, 0, v6_any, snm_ll, ll.v6, 14, other_nonce);
 	rx1(n, &m);
-	wn_netif_addrs(n, ai, RTE_DIM(ai));
+	wn_net_if_addrs(n, ai, RTE_DIM(ai));
 	assert_int_equal(ai[1].state, WN_ADDR_TENTATIVE);
 	assert_false(wn_ip_addr_eq(&ai[1].addr, &ll));
 	assert_int_equal(ai[1].addr.v6[0], 0xfe);
@@ -1360,8 +1360,8 @@ test_ipv6_dad_duplicate(void **state)
 	assert_int_equal(addr_state(n, 0), WN_ADDR_DUPLICATE);
 	assert_int_equal(addr_state(n, 1), WN_ADDR_PREFERRED);
 	/* the duplicate is neither local nor a source; the link-local is, for itself */
-	assert_false(wn_netif_is_local(n, &me));
-	assert_int_equal(wn_netif_src_addr(n, &me, &src), 0);
+	assert_false(wn_net_if_is_local(n, &me));
+	assert_int_equal(wn_net_if_src_addr(n, &me, &src), 0);
 	assert_true(src.v6[0] == 0xfe);
 	while ((m = tx1(n)) != NULL)
 		rte_pktmbuf_free(m);
@@ -1388,7 +1388,7 @@ test_ipv6_dad_duplicate(void **state)
 	assert_non_null(m);
 	assert_memory_equal(rte_pktmbuf_mtod(m, const uint8_t *), &peer_mac, 6);
 	rte_pktmbuf_free(m);
-	wn_netif_free(n);
+	wn_net_if_free(n);
 }
 
 /* A secondary netif (another one answers for the port): DAD by listening, no frame sent. */
@@ -1402,8 +1402,8 @@ test_ipv6_secondary(void **state)
 	const uint8_t peer6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
 	(void)state;
 
-	wn_ip_addr_parse("2001:db8::1", &me, NULL);
-	wn_ip_addr_parse("2001:db8::2", &peer, NULL);
+	wn_net_addr_parse("2001:db8::1", &me, NULL);
+	wn_net_addr_parse("2001:db8::2", &peer, NULL);
 	assert_int_equal(wn_net_start(n, 0), 0);
 	assert_int_equal(wn_net_start(p, 0), 0);
 	assert_null(tx1(n));
@@ -1442,15 +1442,15 @@ test_ipv6_secondary(void **state)
 		const struct rte_ether_addr bc = { .addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff,
 								   0xff } };
 
-		assert_int_equal(wn_netif_addr_add(n, &a4, 24), 0);
+		assert_int_equal(wn_net_if_addr_add(n, &a4, 24), 0);
 		arp_payload(&ah, RTE_ARP_OP_REQUEST, &peer_mac, IP_PEER, IP_US);
 		m = frame(&bc, RTE_ETHER_TYPE_ARP, &ah, sizeof(ah));
 		rx1(n, &m);
 		assert_null(tx1(n));
 		assert_int_equal(st(n).rx_arp, 1);
 	}
-	wn_netif_free(n);
-	wn_netif_free(p);
+	wn_net_if_free(n);
+	wn_net_if_free(p);
 }
 
 static void
@@ -1461,17 +1461,17 @@ test_addr_helpers(void **state)
 	char buf[64];
 	(void)state;
 
-	assert_int_equal(wn_ip_addr_parse("198.18.0.1/24", &a, &p), 0);
+	assert_int_equal(wn_net_addr_parse("198.18.0.1/24", &a, &p), 0);
 	assert_int_equal(p, 24);
 	b = wn_ip_addr_v4(198, 18, 0, 1);
 	assert_true(wn_ip_addr_eq(&a, &b));
-	assert_string_equal(wn_ip_addr_fmt(&a, buf, sizeof(buf)), "198.18.0.1");
-	assert_int_equal(wn_ip_addr_parse("2001:db8::5/129", &a, &p), -EINVAL);
-	assert_int_equal(wn_ip_addr_parse("2001:db8::5", &a, &p), 0);
+	assert_string_equal(wn_net_addr_fmt(&a, buf, sizeof(buf)), "198.18.0.1");
+	assert_int_equal(wn_net_addr_parse("2001:db8::5/129", &a, &p), -EINVAL);
+	assert_int_equal(wn_net_addr_parse("2001:db8::5", &a, &p), 0);
 	assert_int_equal(p, 128);
-	assert_string_equal(wn_ip_addr_fmt(&a, buf, sizeof(buf)), "2001:db8::5");
-	assert_int_equal(wn_ip_addr_parse("1.2.3", &a, NULL), -EINVAL);
-	assert_int_equal(wn_ip_addr_parse("1.2.3.4/x", &a, NULL), -EINVAL);
+	assert_string_equal(wn_net_addr_fmt(&a, buf, sizeof(buf)), "2001:db8::5");
+	assert_int_equal(wn_net_addr_parse("1.2.3", &a, NULL), -EINVAL);
+	assert_int_equal(wn_net_addr_parse("1.2.3.4/x", &a, NULL), -EINVAL);
 }
 
 int

@@ -404,13 +404,13 @@ test_send_with_imm(void **state)
 	(void)wn_rnic_tx_poll(p->a.qp, 64);
 	/* Immediate Data (MSN 1, "SEND" + imm, no SE), then the Send's three segments */
 	assert_true(p->a.n_out >= 5);
-	assert_int_equal(wn_ddp_parse(p->a.out[0].b, p->a.out[0].len, WN_DDP_F_RFC7306, &seg,
+	assert_int_equal(wn_wire_ddp_parse(p->a.out[0].b, p->a.out[0].len, WN_DDP_F_RFC7306, &seg,
 				      NULL), 0);
 	assert_int_equal(seg.h.opcode, WN_RDMAP_IMMEDIATE);
 	assert_int_equal(seg.h.msn, 1);
 	assert_true(seg.u.imm == ((uint64_t)WN_RNIC_IMM_SEND_FOLLOWS << 32 | 0x11223344));
 	for (int i = 1; i <= 3; i++) {
-		assert_int_equal(wn_ddp_parse(p->a.out[i].b, p->a.out[i].len, WN_DDP_F_RFC7306,
+		assert_int_equal(wn_wire_ddp_parse(p->a.out[i].b, p->a.out[i].len, WN_DDP_F_RFC7306,
 					      &seg, NULL), 0);
 		assert_int_equal(seg.h.opcode, WN_RDMAP_SEND_SE);
 		assert_int_equal(seg.h.msn, 2);
@@ -472,10 +472,10 @@ test_raw_imm_announced_alone(void **state)
 
 	h_post_recv(&p->b, 1, 1, &rs);
 	h_post_recv(&p->b, 2, 1, &rs);
-	n = wn_rdmap_immediate_build(u, sizeof(u), WN_RDMAP_IMMEDIATE, 1, mark | 5);
+	n = wn_wire_rdmap_immediate_build(u, sizeof(u), WN_RDMAP_IMMEDIATE, 1, mark | 5);
 	assert_int_equal(wn_rnic_rx(p->b.qp, u, (size_t)n), 0);
 	expect_no_cqe(&p->b.rcq_c); /* waits for the Send */
-	n = wn_rdmap_immediate_build(u, sizeof(u), WN_RDMAP_IMMEDIATE, 2, 6);
+	n = wn_wire_rdmap_immediate_build(u, sizeof(u), WN_RDMAP_IMMEDIATE, 2, 6);
 	assert_int_equal(wn_rnic_rx(p->b.qp, u, (size_t)n), 0);
 	assert_true(h_poll(&p->b.rcq_c, &e));
 	assert_int_equal(e.wr_id, 1);
@@ -491,7 +491,7 @@ test_raw_imm_announced_alone(void **state)
 	assert_int_equal(p->b.n_term_sent, 0);
 	/* announced, then the connection goes: the opened receive is flushed */
 	h_post_recv(&p->b, 3, 1, &rs);
-	n = wn_rdmap_immediate_build(u, sizeof(u), WN_RDMAP_IMMEDIATE, 3, mark | 7);
+	n = wn_wire_rdmap_immediate_build(u, sizeof(u), WN_RDMAP_IMMEDIATE, 3, mark | 7);
 	assert_int_equal(wn_rnic_rx(p->b.qp, u, (size_t)n), 0);
 	wn_rnic_qp_disconnect(p->b.qp);
 	expect_cqe(&p->b.rcq_c, 3, WN_QUEUE_WC_WR_FLUSH_ERR, 0, 0);
@@ -907,8 +907,8 @@ test_read_violation_terminate_contents(void **state)
 	h_deliver(&p->a, &p->b);
 	wn_rnic_tx_poll(p->b.qp, 32);
 	assert_int_equal(p->b.n_out, 1);
-	assert_int_equal(wn_ddp_parse(p->b.out[0].b, p->b.out[0].len, WN_DDP_F_RFC7306, &seg, NULL),
-			 0);
+	assert_int_equal(
+		wn_wire_ddp_parse(p->b.out[0].b, p->b.out[0].len, WN_DDP_F_RFC7306, &seg, NULL), 0);
 	assert_int_equal(seg.h.opcode, WN_RDMAP_TERMINATE);
 	assert_int_equal(seg.h.qn, WN_DDP_QN_TERM);
 	assert_int_equal(seg.h.msn, 1);
@@ -1580,7 +1580,7 @@ test_raw_read_req_sink_wrap(void **state)
 	uint8_t u[64];
 
 	/* the Response would need sink TOs past 2^64 */
-	raw_expect(p, u, wn_rdmap_read_req_build(u, sizeof(u), 1, &rr), 0, 1, 0x04);
+	raw_expect(p, u, wn_wire_rdmap_read_req_build(u, sizeof(u), 1, &rr), 0, 1, 0x04);
 }
 
 static void
@@ -1588,7 +1588,7 @@ test_raw_unexpected_read_resp(void **state)
 {
 	struct pair *p = *state;
 	uint8_t u[64] = { 0 };
-	int n = wn_rdmap_read_resp_build(u, sizeof(u), 5, 0, true);
+	int n = wn_wire_rdmap_read_resp_build(u, sizeof(u), 5, 0, true);
 
 	/* no Read outstanding: RDMAP Remote Operation, unexpected opcode 0/2/0x06 */
 	raw_expect(p, u, n + 4, 0, 2, 0x06);
@@ -1601,7 +1601,7 @@ test_raw_send_bad_msn(void **state)
 	uint32_t lb = h_reg(&p->b, 0, 4096, RW);
 	struct wn_queue_sge rs = { h_va(0), 64, lb };
 	uint8_t u[64] = { 0 };
-	int n = wn_rdmap_send_build(u, sizeof(u), WN_RDMAP_SEND, 0, 7, 0, true);
+	int n = wn_wire_rdmap_send_build(u, sizeof(u), WN_RDMAP_SEND, 0, 7, 0, true);
 
 	h_post_recv(&p->b, 1, 1, &rs);
 	/* MSN 7 where 1 is expected: DDP untagged "MSN range not valid" 1/2/0x03 */
@@ -1619,7 +1619,7 @@ test_raw_atomic_no_rights(void **state)
 					  .to = h_va(8), .add_swap = 1 };
 	uint8_t u[96];
 
-	raw_expect(p, u, wn_rdmap_atomic_req_build(u, sizeof(u), 1, &ar), 0, 1, 0x02);
+	raw_expect(p, u, wn_wire_rdmap_atomic_req_build(u, sizeof(u), 1, &ar), 0, 1, 0x02);
 	for (int i = 0; i < 64; i++)
 		assert_int_equal(p->b.buf[i], 0);
 }
@@ -1667,8 +1667,9 @@ test_atomic_vs_thread(void **state)
 	for (unsigned int i = 0; i < n; i++) {
 		ar.req_id = i;
 		assert_int_equal(wn_rnic_rx(p->b.qp, u,
-					    (size_t)wn_rdmap_atomic_req_build(u, sizeof(u), i + 1,
-									      &ar)), 0);
+					    (size_t)wn_wire_rdmap_atomic_req_build(u, sizeof(u),
+										   i + 1, &ar)),
+				 0);
 		wn_rnic_tx_poll(p->b.qp, 8);
 		assert_int_equal(p->b.n_out, 1); /* the Atomic Response */
 		free(p->b.out[0].b);
@@ -1745,7 +1746,7 @@ test_raw_bad_version(void **state)
 {
 	struct pair *p = *state;
 	uint8_t u[64] = { 0 };
-	int n = wn_rdmap_write_build(u, sizeof(u), 1, 0, true);
+	int n = wn_wire_rdmap_write_build(u, sizeof(u), 1, 0, true);
 
 	u[1] = (uint8_t)((u[1] & 0x3f) | 0x80); /* RDMAP version 2 */
 	/* RFC 5040 §7.2: invalid RDMAP version 0/2/0x05 */

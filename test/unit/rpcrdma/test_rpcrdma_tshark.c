@@ -138,18 +138,18 @@ write_capture(const char *path)
 	packet(&pc, 0, 0x10, NULL, 0); /* ACK */
 
 	struct wn_mpa_frame fr = {.type = WN_MPA_FRAME_REQUEST, .crc = true, .rev = 1};
-	int n = wn_mpa_frame_encode(&fr, buf, sizeof(buf));
+	int n = wn_wire_mpa_frame_encode(&fr, buf, sizeof(buf));
 	assert_true(n > 0);
 	packet(&pc, 0, 0x18, buf, (size_t)n);
 	fr.type = WN_MPA_FRAME_REPLY;
-	n = wn_mpa_frame_encode(&fr, buf, sizeof(buf));
+	n = wn_wire_mpa_frame_encode(&fr, buf, sizeof(buf));
 	assert_true(n > 0);
 	packet(&pc, 1, 0x18, buf, (size_t)n);
 
 	/* Send: DDP/RDMAP header, RPC-over-RDMA header, RPC call (NFSv3 NULL) */
 	struct wn_rpcrdma_hdr h;
 	sample(&h);
-	int hl = wn_rdmap_send_build(buf, sizeof(buf), WN_RDMAP_SEND, 0, 1, 0, true);
+	int hl = wn_wire_rdmap_send_build(buf, sizeof(buf), WN_RDMAP_SEND, 0, 1, 0, true);
 	assert_int_equal(hl, 18);
 	int rl = wn_rpcrdma_encode(&h, buf + hl, sizeof(buf) - (size_t)hl);
 	assert_true(rl > 0);
@@ -160,7 +160,7 @@ write_capture(const char *path)
 	size_t ulen = (size_t)hl + (size_t)rl + sizeof(call);
 	struct iovec iov = {.iov_base = buf, .iov_len = ulen};
 	struct wn_mpa_stream st = {.seq_start = pc.seq[0], .markers = false, .crc = true};
-	n = wn_mpa_fpdu_build(fpdu, sizeof(fpdu), &iov, 1, pc.seq[0], &st);
+	n = wn_wire_mpa_fpdu_build(fpdu, sizeof(fpdu), &iov, 1, pc.seq[0], &st);
 	assert_true(n > 0);
 	packet(&pc, 0, 0x18, fpdu, (size_t)n);
 	packet(&pc, 1, 0x10, NULL, 0);

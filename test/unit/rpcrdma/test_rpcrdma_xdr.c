@@ -123,13 +123,13 @@ check_reduce(uint32_t len, uint32_t ddp_min, bool reduced)
 	fill(data, len, (uint8_t)len);
 	rlen = ref_encode(&m, ref, sizeof(ref));
 	/* counting: same unreduced size, reduced size without the item and its roundup */
-	rpcrdma_xenc_init(&x, &e, NULL, 0, ddp_min, items, 4);
+	wn_rpcrdma_xenc_init(&x, &e, NULL, 0, ddp_min, items, 4);
 	assert_true(xdr_msg(&x, &m));
 	assert_int_equal(e.upos, rlen);
 	assert_int_equal(e.nitems, reduced ? 1 : 0);
 	assert_int_equal(e.off, reduced ? rlen - ((len + 3) & ~3u) : rlen);
 	/* writing */
-	rpcrdma_xenc_init(&x, &e, red, sizeof(red), ddp_min, items, 4);
+	wn_rpcrdma_xenc_init(&x, &e, red, sizeof(red), ddp_min, items, 4);
 	assert_true(xdr_msg(&x, &m));
 	assert_false(e.overflow);
 	if (!reduced) {
@@ -147,9 +147,9 @@ check_reduce(uint32_t len, uint32_t ddp_min, bool reduced)
 	/* decode it back with the chunk put in at its position */
 	ins = (struct rpcrdma_xins){.pos = items[0].pos, .len = len, .ptr = data};
 	memset(&got, 0, sizeof(got));
-	rpcrdma_xdec_init(&x, &d, red, e.off, &ins, 1, NULL, 0);
+	wn_rpcrdma_xdec_init(&x, &d, red, e.off, &ins, 1, NULL, 0);
 	assert_true(xdr_msg(&x, &got));
-	assert_true(rpcrdma_xdec_done(&d));
+	assert_true(wn_rpcrdma_xdec_done(&d));
 	assert_int_equal(got.a, m.a);
 	assert_int_equal(got.b, m.b);
 	assert_int_equal(got.len, len);
@@ -163,7 +163,7 @@ check_reduce(uint32_t len, uint32_t ddp_min, bool reduced)
 	memset(&got, 0, sizeof(got));
 	got.data = (char *)out;
 	ins.ptr = out;
-	rpcrdma_xdec_init(&x, &d, red, e.off, &ins, 1, NULL, 0);
+	wn_rpcrdma_xdec_init(&x, &d, red, e.off, &ins, 1, NULL, 0);
 	assert_true(xdr_msg(&x, &got));
 	assert_int_equal(d.copied, 0);
 	free(got.s);
@@ -171,18 +171,18 @@ check_reduce(uint32_t len, uint32_t ddp_min, bool reduced)
 	memset(data + len, 0, 3);
 	ins = (struct rpcrdma_xins){.pos = 8, .len = (len + 3) & ~3u, .ptr = data};
 	memset(&got, 0, sizeof(got));
-	rpcrdma_xdec_init(&x, &d, red, e.off, &ins, 1, NULL, 0);
+	wn_rpcrdma_xdec_init(&x, &d, red, e.off, &ins, 1, NULL, 0);
 	assert_true(xdr_msg(&x, &got));
-	assert_true(rpcrdma_xdec_done(&d));
+	assert_true(wn_rpcrdma_xdec_done(&d));
 	assert_int_equal(got.b, m.b);
 	xdr_free((xdrproc_t)xdr_msg, (char *)&got);
 	/* the same item as a write chunk (no position: matched by length) */
 	struct rpcrdma_xins w = {.len = len, .ptr = data};
 
 	memset(&got, 0, sizeof(got));
-	rpcrdma_xdec_init(&x, &d, red, e.off, NULL, 0, &w, 1);
+	wn_rpcrdma_xdec_init(&x, &d, red, e.off, NULL, 0, &w, 1);
 	assert_true(xdr_msg(&x, &got));
-	assert_true(rpcrdma_xdec_done(&d));
+	assert_true(wn_rpcrdma_xdec_done(&d));
 	assert_int_equal(got.b, m.b);
 	assert_memory_equal(got.data, data, len);
 	xdr_free((xdrproc_t)xdr_msg, (char *)&got);
@@ -212,13 +212,13 @@ test_xdr_errors(void **state)
 	(void)state;
 
 	/* overflow is reported and leaves the output unusable */
-	rpcrdma_xenc_init(&x, &e, red, 100, 0, NULL, 0);
+	wn_rpcrdma_xenc_init(&x, &e, red, 100, 0, NULL, 0);
 	assert_false(xdr_msg(&x, &m));
 	assert_true(e.overflow);
 	/* items beyond the capacity stay inline */
 	struct msg two = m;
 
-	rpcrdma_xenc_init(&x, &e, red, sizeof(red), 1, items, 1);
+	wn_rpcrdma_xenc_init(&x, &e, red, sizeof(red), 1, items, 1);
 	two.s = "a string of some length";
 	assert_true(xdr_msg(&x, &two));
 	assert_int_equal(e.nitems, 1);
@@ -228,30 +228,30 @@ test_xdr_errors(void **state)
 	/* a read chunk whose position lies inside an item already read */
 	ins = (struct rpcrdma_xins){.pos = 6, .len = 2000, .ptr = data};
 	memset(&got, 0, sizeof(got));
-	rpcrdma_xdec_init(&x, &d, red, off, &ins, 1, NULL, 0);
+	wn_rpcrdma_xdec_init(&x, &d, red, off, &ins, 1, NULL, 0);
 	assert_false(xdr_msg(&x, &got));
 	xdr_free((xdrproc_t)xdr_msg, (char *)&got);
 	/* a chunk the message never reaches: not done */
 	ins = (struct rpcrdma_xins){.pos = 4000, .len = 4, .ptr = data};
 	memset(&got, 0, sizeof(got));
-	rpcrdma_xenc_init(&x, &e, red, sizeof(red), 0, NULL, 0);
+	wn_rpcrdma_xenc_init(&x, &e, red, sizeof(red), 0, NULL, 0);
 	assert_true(xdr_msg(&x, &m));
-	rpcrdma_xdec_init(&x, &d, red, e.off, &ins, 1, NULL, 0);
+	wn_rpcrdma_xdec_init(&x, &d, red, e.off, &ins, 1, NULL, 0);
 	assert_true(xdr_msg(&x, &got));
-	assert_false(rpcrdma_xdec_done(&d));
+	assert_false(wn_rpcrdma_xdec_done(&d));
 	xdr_free((xdrproc_t)xdr_msg, (char *)&got);
 	/* a truncated reduced stream */
 	memset(&got, 0, sizeof(got));
-	rpcrdma_xdec_init(&x, &d, red, 10, NULL, 0, NULL, 0);
+	wn_rpcrdma_xdec_init(&x, &d, red, 10, NULL, 0, NULL, 0);
 	assert_false(xdr_msg(&x, &got));
 	xdr_free((xdrproc_t)xdr_msg, (char *)&got);
 	/* a write chunk nobody consumed */
 	struct rpcrdma_xins w = {.len = 77, .ptr = data};
 
 	memset(&got, 0, sizeof(got));
-	rpcrdma_xdec_init(&x, &d, red, e.off, NULL, 0, &w, 1);
+	wn_rpcrdma_xdec_init(&x, &d, red, e.off, NULL, 0, &w, 1);
 	assert_true(xdr_msg(&x, &got));
-	assert_false(rpcrdma_xdec_done(&d));
+	assert_false(wn_rpcrdma_xdec_done(&d));
 	xdr_free((xdrproc_t)xdr_msg, (char *)&got);
 }
 
@@ -266,7 +266,7 @@ test_xdr_msgp(void **state)
 	(void)state;
 
 	fill(data, 300, 9);
-	rpcrdma_xenc_init(&x, &e, red, sizeof(red), 0, NULL, 0);
+	wn_rpcrdma_xenc_init(&x, &e, red, sizeof(red), 0, NULL, 0);
 	assert_true(xdr_msg(&x, &m));
 	/* RFC 5666 §3.9: the body of an opaque >= thresh starts on an align boundary of the
 	 * receive buffer (header of 36 octets here: a, len at 36..43, pad to 64) */
@@ -274,8 +274,8 @@ test_xdr_msgp(void **state)
 	memset(padded + 8, 0xEE, 20);
 	memcpy(padded + 28, red + 8, e.off - 8);
 	memset(&got, 0, sizeof(got));
-	rpcrdma_xdec_init(&x, &d, padded, e.off + 20, NULL, 0, NULL, 0);
-	rpcrdma_xdec_msgp(&d, 32, 256, 36);
+	wn_rpcrdma_xdec_init(&x, &d, padded, e.off + 20, NULL, 0, NULL, 0);
+	wn_rpcrdma_xdec_msgp(&d, 32, 256, 36);
 	assert_true(xdr_msg(&x, &got));
 	assert_memory_equal(got.data, data, 300);
 	assert_int_equal(got.b, 2);
@@ -305,16 +305,16 @@ test_proto_call(void **state)
 	memset(&h, 0, sizeof(h));
 	h.proc = WN_RPCRDMA_MSG;
 	h.hdr_len = 28;
-	assert_int_equal(rpcrdma_proto_call_plan(&h, 27, 1 << 20, &pl), RPCRDMA_PLAN_DISCARD);
-	assert_int_equal(rpcrdma_proto_call_plan(&h, 28, 1 << 20, &pl), WN_RPCRDMA_ERR_CHUNK);
-	assert_int_equal(rpcrdma_proto_call_plan(&h, 100, 1 << 20, &pl), 0);
+	assert_int_equal(wn_rpcrdma_proto_call_plan(&h, 27, 1 << 20, &pl), RPCRDMA_PLAN_DISCARD);
+	assert_int_equal(wn_rpcrdma_proto_call_plan(&h, 28, 1 << 20, &pl), WN_RPCRDMA_ERR_CHUNK);
+	assert_int_equal(wn_rpcrdma_proto_call_plan(&h, 100, 1 << 20, &pl), 0);
 	assert_int_equal(pl.nwr, 1);
 	/* two segments at one position make one chunk; a later position another */
 	rseg(&h, 40, 7, 1000);
 	rseg(&h, 40, 7, 500);
 	rseg(&h, 60, 7, 4);
 	h.hdr_len = 28 + 3 * 24;
-	assert_int_equal(rpcrdma_proto_call_plan(&h, 200, 1 << 20, &pl), 0);
+	assert_int_equal(wn_rpcrdma_proto_call_plan(&h, 200, 1 << 20, &pl), 0);
 	assert_int_equal(pl.nrch, 2);
 	assert_int_equal(pl.rch[0].len, 1500);
 	assert_int_equal(pl.rch[0].nsegs, 2);
@@ -323,23 +323,23 @@ test_proto_call(void **state)
 	assert_int_equal(pl.read_bytes, 1504);
 	assert_int_equal(pl.inv_rkey, 7);
 	/* too much data */
-	assert_int_equal(rpcrdma_proto_call_plan(&h, 200, 1000, &pl), WN_RPCRDMA_ERR_CHUNK);
+	assert_int_equal(wn_rpcrdma_proto_call_plan(&h, 200, 1000, &pl), WN_RPCRDMA_ERR_CHUNK);
 	/* a position not a multiple of 4, or going back */
 	h.reads[2].position = 62;
-	assert_int_equal(rpcrdma_proto_call_plan(&h, 200, 1 << 20, &pl), WN_RPCRDMA_ERR_CHUNK);
+	assert_int_equal(wn_rpcrdma_proto_call_plan(&h, 200, 1 << 20, &pl), WN_RPCRDMA_ERR_CHUNK);
 	h.reads[2].position = 36;
-	assert_int_equal(rpcrdma_proto_call_plan(&h, 200, 1 << 20, &pl), WN_RPCRDMA_ERR_CHUNK);
+	assert_int_equal(wn_rpcrdma_proto_call_plan(&h, 200, 1 << 20, &pl), WN_RPCRDMA_ERR_CHUNK);
 	/* RDMA_MSG with a position-zero chunk, RDMA_NOMSG without one */
 	memset(&h, 0, sizeof(h));
 	h.proc = WN_RPCRDMA_MSG;
 	h.hdr_len = 52;
 	rseg(&h, 0, 9, 3000);
-	assert_int_equal(rpcrdma_proto_call_plan(&h, 100, 1 << 20, &pl), WN_RPCRDMA_ERR_CHUNK);
+	assert_int_equal(wn_rpcrdma_proto_call_plan(&h, 100, 1 << 20, &pl), WN_RPCRDMA_ERR_CHUNK);
 	h.proc = WN_RPCRDMA_NOMSG;
-	assert_int_equal(rpcrdma_proto_call_plan(&h, 52, 1 << 20, &pl), 0);
+	assert_int_equal(wn_rpcrdma_proto_call_plan(&h, 52, 1 << 20, &pl), 0);
 	assert_true(pl.p0);
 	h.reads[0].position = 8;
-	assert_int_equal(rpcrdma_proto_call_plan(&h, 52, 1 << 20, &pl), WN_RPCRDMA_ERR_CHUNK);
+	assert_int_equal(wn_rpcrdma_proto_call_plan(&h, 52, 1 << 20, &pl), WN_RPCRDMA_ERR_CHUNK);
 	/* write and reply chunks: capacity, work requests, a second handle: no invalidation */
 	memset(&h, 0, sizeof(h));
 	h.proc = WN_RPCRDMA_MSG;
@@ -351,13 +351,13 @@ test_proto_call(void **state)
 	h.has_reply = true;
 	h.reply.nsegs = 1;
 	h.reply.segs[0] = (struct wn_rpcrdma_seg){.handle = 6, .length = 8192};
-	assert_int_equal(rpcrdma_proto_call_plan(&h, 200, 1 << 20, &pl), 0);
+	assert_int_equal(wn_rpcrdma_proto_call_plan(&h, 200, 1 << 20, &pl), 0);
 	assert_int_equal(pl.wcap[0], 4196);
 	assert_int_equal(pl.reply_cap, 8192);
 	assert_int_equal(pl.nwr, 4);
 	assert_int_equal(pl.inv_rkey, 0);
 	h.reply.segs[0].handle = 5;
-	assert_int_equal(rpcrdma_proto_call_plan(&h, 200, 1 << 20, &pl), 0);
+	assert_int_equal(wn_rpcrdma_proto_call_plan(&h, 200, 1 << 20, &pl), 0);
 	assert_int_equal(pl.inv_rkey, 5);
 }
 
@@ -378,42 +378,42 @@ test_proto_reply(void **state)
 	h.writes[0].nsegs = 1;
 	h.writes[0].segs[0] = o.wseg;
 	h.writes[0].segs[0].length = 1000;
-	assert_int_equal(rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), 0);
+	assert_int_equal(wn_rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), 0);
 	assert_int_equal(pl.placed, 1000);
 	/* longer than offered, another handle or offset, or a missing write chunk */
 	h.writes[0].segs[0].length = 65537;
-	assert_int_equal(rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
+	assert_int_equal(wn_rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
 	h.writes[0].segs[0].length = 10;
 	h.writes[0].segs[0].handle = 33;
-	assert_int_equal(rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
+	assert_int_equal(wn_rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
 	h.writes[0].segs[0].handle = 3;
 	h.writes[0].segs[0].offset = 0;
-	assert_int_equal(rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
+	assert_int_equal(wn_rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
 	h.writes[0].segs[0].offset = 0x7000;
 	h.nwrites = 0;
-	assert_int_equal(rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
+	assert_int_equal(wn_rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
 	h.nwrites = 1;
 	/* RDMA_NOMSG: the reply chunk used, or a position-zero read chunk, not both */
 	h.proc = WN_RPCRDMA_NOMSG;
-	assert_int_equal(rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
+	assert_int_equal(wn_rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
 	h.has_reply = true;
 	h.reply.nsegs = 1;
 	h.reply.segs[0] = o.rseg;
 	h.reply.segs[0].length = 5000;
-	assert_int_equal(rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), 0);
+	assert_int_equal(wn_rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), 0);
 	assert_int_equal(pl.reply_len, 5000);
 	rseg(&h, 0, 8, 100);
-	assert_int_equal(rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
+	assert_int_equal(wn_rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
 	h.has_reply = false;
-	assert_int_equal(rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), 0);
+	assert_int_equal(wn_rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), 0);
 	assert_true(pl.p0);
 	assert_int_equal(pl.read_bytes, 100);
 	/* a reply chunk nobody offered; RDMA_DONE is no reply */
 	o.reply = false;
 	h.has_reply = true;
-	assert_int_equal(rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
+	assert_int_equal(wn_rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
 	h.proc = WN_RPCRDMA_DONE;
-	assert_int_equal(rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
+	assert_int_equal(wn_rpcrdma_proto_reply_check(&h, &o, 1 << 20, &pl), -1);
 }
 
 /* ---- pool ---- */
@@ -428,15 +428,15 @@ test_pool(void **state)
 	(void)state;
 
 	assert_non_null(base);
-	assert_int_equal(rpcrdma_pool_init(&p, base + 1, size, 10), -EINVAL);
-	assert_int_equal(rpcrdma_pool_init(&p, base, size, 10), 0);
+	assert_int_equal(wn_rpcrdma_pool_init(&p, base + 1, size, 10), -EINVAL);
+	assert_int_equal(wn_rpcrdma_pool_init(&p, base, size, 10), 0);
 	/* everything in 1 KiB blocks, then all back: one 1 MiB block again */
 	for (int round = 0; round < 2; round++) {
 		size_t n = 0;
 		void *q;
 
-		while ((q = rpcrdma_pool_alloc(&p, 1000)) != NULL) {
-			assert_true(rpcrdma_pool_owns(&p, q, 1000));
+		while ((q = wn_rpcrdma_pool_alloc(&p, 1000)) != NULL) {
+			assert_true(wn_rpcrdma_pool_owns(&p, q, 1000));
 			((uint8_t *)q)[0] = (uint8_t)n;
 			if (n < 64)
 				a[n] = q;
@@ -447,25 +447,25 @@ test_pool(void **state)
 		for (size_t i = 0; i < 64; i++)
 			assert_int_equal(((uint8_t *)a[i])[0], (uint8_t)i);
 		for (uint8_t *b = base; b < base + size; b += 1024)
-			rpcrdma_pool_free(&p, b);
+			wn_rpcrdma_pool_free(&p, b);
 		assert_int_equal(p.used, 0);
-		q = rpcrdma_pool_alloc(&p, 1u << 20);
+		q = wn_rpcrdma_pool_alloc(&p, 1u << 20);
 		assert_ptr_equal(q, base);
-		rpcrdma_pool_free(&p, q);
+		wn_rpcrdma_pool_free(&p, q);
 	}
 	/* sizes round up to powers of two, aligned; too big fails */
-	void *x = rpcrdma_pool_alloc(&p, 3000), *y = rpcrdma_pool_alloc(&p, 5000);
+	void *x = wn_rpcrdma_pool_alloc(&p, 3000), *y = wn_rpcrdma_pool_alloc(&p, 5000);
 
 	assert_int_equal(((uintptr_t)x - (uintptr_t)base) % 4096, 0);
 	assert_int_equal(((uintptr_t)y - (uintptr_t)base) % 8192, 0);
 	assert_true((uint8_t *)y >= (uint8_t *)x + 4096 || (uint8_t *)x >= (uint8_t *)y + 8192);
-	assert_null(rpcrdma_pool_alloc(&p, 2u << 20));
-	assert_false(rpcrdma_pool_owns(&p, base + size - 10, 11));
-	rpcrdma_pool_free(&p, x);
-	rpcrdma_pool_free(&p, y);
-	rpcrdma_pool_free(&p, NULL);
+	assert_null(wn_rpcrdma_pool_alloc(&p, 2u << 20));
+	assert_false(wn_rpcrdma_pool_owns(&p, base + size - 10, 11));
+	wn_rpcrdma_pool_free(&p, x);
+	wn_rpcrdma_pool_free(&p, y);
+	wn_rpcrdma_pool_free(&p, NULL);
 	assert_int_equal(p.used, 0);
-	rpcrdma_pool_fini(&p);
+	wn_rpcrdma_pool_fini(&p);
 	free(base);
 }
 

@@ -337,7 +337,7 @@ setup_pair(void)
 		c.index = (uint16_t)i;
 		proto[i] = wn_sctp_create(&c);
 		assert_non_null(proto[i]);
-		assert_int_equal(wn_netif_proto_rx(h.s[i].nif, WN_SCTP_IPPROTO, wn_sctp_input,
+		assert_int_equal(wn_net_if_proto_rx(h.s[i].nif, WN_SCTP_IPPROTO, wn_sctp_input,
 						   proto[i]), 0);
 	}
 }
@@ -454,7 +454,7 @@ test_setup_data_close(void **state)
 	assert_int_equal(own[1].params.ord, 8);
 	assert_true(own[0].params.p2p);
 	mulpdu = own[0].params.mulpdu;
-	assert_int_equal(mulpdu, wn_sctp_mulpdu(1500, 20));
+	assert_int_equal(mulpdu, wn_wire_sctp_mulpdu(1500, 20));
 	assert_false(own[0].params.crc);
 	assert_true(wn_llp_tx_ready(own[0].l) && wn_llp_tx_ready(own[1].l));
 	/* both INIT and INIT-ACK carry the DDP indication (RFC 5043 §5.1) */
@@ -767,7 +767,7 @@ raw_ctl(uint16_t sid, uint16_t ssn, uint16_t func)
 {
 	struct wn_sctp_ctl c = {.ssn = ssn, .func = func, .ird = 4, .ord = 4};
 	uint8_t b[WN_SCTP_CTL_MAX];
-	int n = wn_sctp_ctl_encode(&c, b, sizeof(b));
+	int n = wn_wire_sctp_ctl_encode(&c, b, sizeof(b));
 
 	assert_true(n > 0);
 	raw_send(sid, WN_SCTP_PPID_CTL, b, (size_t)n);
@@ -790,7 +790,8 @@ raw_got(uint16_t sid, uint16_t func)
 		struct wn_sctp_ctl c;
 
 		if (raw.msg[i].sid == sid && raw.msg[i].ppid == WN_SCTP_PPID_CTL &&
-		    wn_sctp_ctl_decode(raw.msg[i].data, raw.msg[i].len, &c) == WN_SCTP_CTL_OK &&
+		    wn_wire_sctp_ctl_decode(raw.msg[i].data, raw.msg[i].len, &c) ==
+			    WN_SCTP_CTL_OK &&
 		    c.func == func)
 			return true;
 	}

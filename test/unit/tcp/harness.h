@@ -108,10 +108,10 @@ hx_init_conf(struct hx *h, const struct wn_tcp_ctx_conf *tconf, bool raw0, bool 
 		nc.mac.addr_bytes[0] = 0x02;
 		nc.mac.addr_bytes[5] = (uint8_t)(i + 1);
 		h->s[i].mac = nc.mac;
-		h->s[i].nif = wn_netif_create(&nc);
+		h->s[i].nif = wn_net_if_create(&nc);
 		assert_non_null(h->s[i].nif);
 		h->s[i].ip = wn_ip_addr_v4(198, 18, 0, (uint8_t)(i + 1));
-		assert_int_equal(wn_netif_addr_add(h->s[i].nif, &h->s[i].ip, 24), 0);
+		assert_int_equal(wn_net_if_addr_add(h->s[i].nif, &h->s[i].ip, 24), 0);
 		if ((i == 0 && raw0) || (i == 1 && raw1))
 			continue;
 		if (tconf != NULL)
@@ -148,7 +148,7 @@ hx_fini(struct hx *h)
 	hx_nic_free(h);
 	for (int i = 0; i < 2; i++) {
 		wn_tcp_ctx_free(h->s[i].tcp);
-		wn_netif_free(h->s[i].nif);
+		wn_net_if_free(h->s[i].nif);
 		rte_pktmbuf_free(h->held[i]);
 	}
 	for (unsigned int i = 0; i < h->ncap; i++)

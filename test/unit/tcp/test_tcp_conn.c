@@ -1222,10 +1222,10 @@ test_ipv6_connection(void **state)
 	hx_init(&h);
 	tapp_init(&cli);
 	tapp_init(&srv);
-	assert_int_equal(wn_ip_addr_parse("2001:db8::1", &a0, NULL), 0);
-	assert_int_equal(wn_ip_addr_parse("2001:db8::2", &a1, NULL), 0);
-	assert_int_equal(wn_netif_addr_add(h.s[0].nif, &a0, 64), 0);
-	assert_int_equal(wn_netif_addr_add(h.s[1].nif, &a1, 64), 0);
+	assert_int_equal(wn_net_addr_parse("2001:db8::1", &a0, NULL), 0);
+	assert_int_equal(wn_net_addr_parse("2001:db8::2", &a1, NULL), 0);
+	assert_int_equal(wn_net_if_addr_add(h.s[0].nif, &a0, 64), 0);
+	assert_int_equal(wn_net_if_addr_add(h.s[1].nif, &a1, 64), 0);
 	/* the interfaces come up: both addresses pass DAD (RFC 4862 §5.4: 1 s), then serve */
 	assert_int_equal(wn_net_start(h.s[0].nif, h.now), 0);
 	assert_int_equal(wn_net_start(h.s[1].nif, h.now), 0);

@@ -199,7 +199,7 @@ wire_send(void *arg, struct wn_ud_qp *qp, const struct wn_ud_send *s)
 		return -EAGAIN;
 	}
 	assert_true(wire.n < 8);
-	n = wn_ud_encode(&s->hdr, wire.b[wire.n], sizeof(wire.b[0]));
+	n = wn_wire_ud_encode(&s->hdr, wire.b[wire.n], sizeof(wire.b[0]));
 	assert_true(n > 0);
 	k = (size_t)n;
 	for (uint32_t i = 0; i < s->n_iov; i++) {
@@ -220,7 +220,7 @@ grh_v4(uint8_t grh[WN_UD_GRH_LEN])
 	const uint8_t ip[20] = {0x45, 0, 0, 60, 0, 0, 0x40, 0, 64, 17, 0, 0,
 				198, 19, 0, 1, 198, 19, 0, 2};
 
-	assert_int_equal(wn_ud_grh_from_ip(ip, 20, grh), 0);
+	assert_int_equal(wn_wire_ud_grh_from_ip(ip, 20, grh), 0);
 }
 
 /* Every datagram on the wire to @p to. @return the last wn_ud_rx() result. */
@@ -236,7 +236,7 @@ deliver(struct side *to)
 		struct wn_ud_iov iov;
 		struct wn_ud_recv r = {0};
 
-		assert_int_equal(wn_ud_decode(wire.b[i], wire.len[i], &m), WN_UD_OK);
+		assert_int_equal(wn_wire_ud_decode(wire.b[i], wire.len[i], &m), WN_UD_OK);
 		assert_int_equal(m.type, WN_UD_DATA);
 		assert_int_equal(m.dqpn, wn_ud_qp_num(to->qp));
 		iov.base = m.payload;

@@ -25,7 +25,7 @@ test_layout(void **state)
 
 	/* RFC 5041 §4.1: "41 43" = untagged, Last, DV 1, RV 1, Send */
 	struct wn_ddp_hdr h = {.opcode = WN_RDMAP_SEND, .last = true, .msn = 1};
-	assert_int_equal(wn_ddp_hdr_build(b, sizeof(b), &h), 18);
+	assert_int_equal(wn_wire_ddp_hdr_build(b, sizeof(b), &h), 18);
 	assert_int_equal(b[0], 0x41);
 	assert_int_equal(b[1], 0x43);
 	assert_int_equal(wn_wire_get_be16(b) & WN_DDP_HCTRL_L, WN_DDP_HCTRL_L);
@@ -35,7 +35,8 @@ test_layout(void **state)
 	assert_int_equal(wn_wire_get_be16(b) & WN_DDP_HCTRL_OPCODE, 3);
 	/* "c1 40" = tagged Last RDMA Write */
 	assert_int_equal(
-		wn_rdmap_write_build(b, sizeof(b), 0x01020304u, 0x1122334455667788ull, true), 14);
+		wn_wire_rdmap_write_build(b, sizeof(b), 0x01020304u, 0x1122334455667788ull, true),
+		14);
 	static const uint8_t w[14] = {0xc1, 0x40, 0x01, 0x02, 0x03, 0x04, 0x11,
 				      0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
 	assert_memory_equal(b, w, 14);
@@ -44,20 +45,20 @@ test_layout(void **state)
 	assert_int_equal(wn_rdmap_ctrl_rv(b[1]), 1);
 	assert_int_equal(wn_rdmap_ctrl_opcode(b[1]), 0);
 	/* not last */
-	assert_int_equal(wn_rdmap_write_build(b, sizeof(b), 1, 0, false), 14);
+	assert_int_equal(wn_wire_rdmap_write_build(b, sizeof(b), 1, 0, false), 14);
 	assert_int_equal(b[0], 0x81);
 	/* field offsets of the untagged header (RFC 5041 §4.3) */
 	h = (struct wn_ddp_hdr){.opcode = WN_RDMAP_SEND_INV,
 				.inv_stag = 0xA1A2A3A4u,
 				.msn = 0xB1B2B3B4u,
 				.mo = 0xC1C2C3C4u};
-	assert_int_equal(wn_ddp_hdr_build(b, sizeof(b), &h), 18);
+	assert_int_equal(wn_wire_ddp_hdr_build(b, sizeof(b), &h), 18);
 	static const uint8_t s[18] = {0x01, 0x44, 0xA1, 0xA2, 0xA3, 0xA4, 0,	0,    0,
 				      0,    0xB1, 0xB2, 0xB3, 0xB4, 0xC1, 0xC2, 0xC3, 0xC4};
 	assert_memory_equal(b, s, 18);
 	/* Invalidate STag is zero for opcodes without it (RFC 5040 §4.1) */
 	h.opcode = WN_RDMAP_SEND;
-	assert_int_equal(wn_ddp_hdr_build(b, sizeof(b), &h), 18);
+	assert_int_equal(wn_wire_ddp_hdr_build(b, sizeof(b), &h), 18);
 	assert_int_equal(wn_wire_get_be32(b + 2), 0);
 }
 
@@ -68,15 +69,16 @@ test_build_errors(void **state)
 	struct wn_ddp_hdr h = {.opcode = WN_RDMAP_SEND};
 	(void)state;
 
-	assert_int_equal(wn_ddp_hdr_build(b, 17, &h), -ENOSPC);
-	assert_int_equal(wn_ddp_hdr_build(NULL, 32, &h), -EINVAL);
+	assert_int_equal(wn_wire_ddp_hdr_build(b, 17, &h), -ENOSPC);
+	assert_int_equal(wn_wire_ddp_hdr_build(NULL, 32, &h), -EINVAL);
 	h.opcode = 0xC;
-	assert_int_equal(wn_ddp_hdr_build(b, sizeof(b), &h), -EINVAL);
+	assert_int_equal(wn_wire_ddp_hdr_build(b, sizeof(b), &h), -EINVAL);
 	h.opcode = 0x10;
-	assert_int_equal(wn_ddp_hdr_build(b, sizeof(b), &h), -EINVAL);
+	assert_int_equal(wn_wire_ddp_hdr_build(b, sizeof(b), &h), -EINVAL);
 	h.opcode = WN_RDMAP_WRITE;
-	assert_int_equal(wn_ddp_hdr_build(b, 13, &h), -ENOSPC);
-	assert_int_equal(wn_rdmap_send_build(b, sizeof(b), WN_RDMAP_WRITE, 0, 1, 0, true), -EINVAL);
+	assert_int_equal(wn_wire_ddp_hdr_build(b, 13, &h), -ENOSPC);
+	assert_int_equal(wn_wire_rdmap_send_build(b, sizeof(b), WN_RDMAP_WRITE, 0, 1, 0, true),
+			 -EINVAL);
 }
 
 static void
@@ -87,10 +89,11 @@ test_parse_tagged(void **state)
 	struct wn_ddp_error err;
 	(void)state;
 
-	assert_int_equal(wn_rdmap_read_resp_build(b, sizeof(b), 0xDEADBEEFu, 16384, false), 14);
+	assert_int_equal(wn_wire_rdmap_read_resp_build(b, sizeof(b), 0xDEADBEEFu, 16384, false),
+			 14);
 	for (unsigned int i = 0; i < 20; i++)
 		b[14 + i] = (uint8_t)i;
-	assert_int_equal(wn_ddp_parse(b, 34, 0, &seg, &err), 0);
+	assert_int_equal(wn_wire_ddp_parse(b, 34, 0, &seg, &err), 0);
 	assert_true(seg.h.tagged);
 	assert_false(seg.h.last);
 	assert_int_equal(seg.h.opcode, WN_RDMAP_READ_RESP);
@@ -100,13 +103,13 @@ test_parse_tagged(void **state)
 	assert_int_equal(seg.payload_len, 20);
 	assert_ptr_equal(seg.payload, b + 14);
 	/* zero-length tagged segment: valid, STag/TO not checked (RFC 5041 §5.2) */
-	assert_int_equal(wn_rdmap_write_build(b, sizeof(b), 0, UINT64_MAX, true), 14);
-	assert_int_equal(wn_ddp_parse(b, 14, 0, &seg, &err), 0);
+	assert_int_equal(wn_wire_rdmap_write_build(b, sizeof(b), 0, UINT64_MAX, true), 14);
+	assert_int_equal(wn_wire_ddp_parse(b, 14, 0, &seg, &err), 0);
 	assert_int_equal(seg.payload_len, 0);
 	/* reserved bits are ignored on receive */
 	b[0] |= WN_DDP_CTRL_RSVD;
 	b[1] |= WN_RDMAP_CTRL_RSV;
-	assert_int_equal(wn_ddp_parse(b, 14, 0, &seg, &err), 0);
+	assert_int_equal(wn_wire_ddp_parse(b, 14, 0, &seg, &err), 0);
 	assert_int_equal(seg.h.opcode, WN_RDMAP_WRITE);
 }
 
@@ -118,9 +121,10 @@ test_parse_untagged(void **state)
 	(void)state;
 
 	assert_int_equal(
-		wn_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND_SE_INV, 0x77, 9, 1436, true), 18);
+		wn_wire_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND_SE_INV, 0x77, 9, 1436, true),
+		18);
 	memset(b + 18, 0xAB, 10);
-	assert_int_equal(wn_ddp_parse(b, 28, 0, &seg, NULL), 0);
+	assert_int_equal(wn_wire_ddp_parse(b, 28, 0, &seg, NULL), 0);
 	assert_false(seg.h.tagged);
 	assert_true(seg.h.last);
 	assert_int_equal(seg.h.opcode, WN_RDMAP_SEND_SE_INV);
@@ -133,12 +137,12 @@ test_parse_untagged(void **state)
 	assert_int_equal(seg.dv, 1);
 	assert_int_equal(seg.rv, 1);
 	/* zero-length Send (FULPDU RTR) */
-	assert_int_equal(wn_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND, 0, 1, 0, true), 18);
-	assert_int_equal(wn_ddp_parse(b, 18, 0, &seg, NULL), 0);
+	assert_int_equal(wn_wire_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND, 0, 1, 0, true), 18);
+	assert_int_equal(wn_wire_ddp_parse(b, 18, 0, &seg, NULL), 0);
 	assert_int_equal(seg.payload_len, 0);
-	assert_int_equal(wn_ddp_parse(NULL, 0, 0, &seg, NULL), -EBADMSG);
-	assert_int_equal(wn_ddp_parse(b, 18, 0, NULL, NULL), -EINVAL);
-	assert_int_equal(wn_ddp_parse(NULL, 3, 0, &seg, NULL), -EINVAL);
+	assert_int_equal(wn_wire_ddp_parse(NULL, 0, 0, &seg, NULL), -EBADMSG);
+	assert_int_equal(wn_wire_ddp_parse(b, 18, 0, NULL, NULL), -EINVAL);
+	assert_int_equal(wn_wire_ddp_parse(NULL, 3, 0, &seg, NULL), -EINVAL);
 }
 
 /* One rejection: a valid ULPDU, a mutation, the expected reason and Terminate. */
@@ -164,19 +168,19 @@ make(int kind, uint8_t *b, size_t cap)
 	memset(b, 0, cap);
 	switch (kind) {
 	case 0:
-		n = wn_rdmap_send_build(b, cap, WN_RDMAP_SEND, 0, 1, 0, true) + 10;
+		n = wn_wire_rdmap_send_build(b, cap, WN_RDMAP_SEND, 0, 1, 0, true) + 10;
 		break;
 	case 1:
-		n = wn_rdmap_write_build(b, cap, 5, 4096, true) + 10;
+		n = wn_wire_rdmap_write_build(b, cap, 5, 4096, true) + 10;
 		break;
 	case 2: {
 		struct wn_rdmap_read_req rr = {
 			.sink_stag = 1, .sink_to = 0, .size = 100, .src_stag = 2, .src_to = 64};
-		n = wn_rdmap_read_req_build(b, cap, 1, &rr);
+		n = wn_wire_rdmap_read_req_build(b, cap, 1, &rr);
 		break;
 	}
 	case 3:
-		n = wn_rdmap_immediate_build(b, cap, WN_RDMAP_IMMEDIATE, 1, 42);
+		n = wn_wire_rdmap_immediate_build(b, cap, WN_RDMAP_IMMEDIATE, 1, 42);
 		break;
 	case 4: {
 		struct wn_rdmap_atomic_req ar = {.aopcode = WN_RDMAP_AOP_CMP_SWAP,
@@ -187,12 +191,12 @@ make(int kind, uint8_t *b, size_t cap)
 						 .add_swap_mask = UINT64_MAX,
 						 .compare = 0,
 						 .compare_mask = UINT64_MAX};
-		n = wn_rdmap_atomic_req_build(b, cap, 1, &ar);
+		n = wn_wire_rdmap_atomic_req_build(b, cap, 1, &ar);
 		break;
 	}
 	case 5: {
 		struct wn_rdmap_atomic_resp as = {.req_id = 7, .orig = 99};
-		n = wn_rdmap_atomic_resp_build(b, cap, 1, &as);
+		n = wn_wire_rdmap_atomic_resp_build(b, cap, 1, &as);
 		break;
 	}
 	}
@@ -268,7 +272,7 @@ check_reject(const uint8_t *b, size_t len, unsigned int flags, enum wn_ddp_reaso
 	struct wn_ddp_error err;
 
 	print_message("  reject: %s\n", what);
-	assert_int_equal(wn_ddp_parse(b, len, flags, &seg, &err), -EBADMSG);
+	assert_int_equal(wn_wire_ddp_parse(b, len, flags, &seg, &err), -EBADMSG);
 	assert_int_equal(err.reason, reason);
 	assert_int_equal(err.cause.layer, layer);
 	assert_int_equal(err.cause.etype, etype);
@@ -276,13 +280,13 @@ check_reject(const uint8_t *b, size_t len, unsigned int flags, enum wn_ddp_reaso
 	assert_int_equal(err.hdr_valid, hdr_valid);
 	/* the mapping is also available without parsing (except DV: per T bit) */
 	if (reason != WN_DDP_R_DDP_VERSION) {
-		struct wn_term_cause c = wn_ddp_reason_cause(reason);
+		struct wn_term_cause c = wn_wire_ddp_reason_cause(reason);
 		assert_int_equal(c.layer, layer);
 		assert_int_equal(c.etype, etype);
 		assert_int_equal(c.code, code);
 	}
-	assert_true(wn_term_cause_known(layer, etype, code));
-	assert_string_not_equal(wn_ddp_reason_str(reason), "unknown");
+	assert_true(wn_wire_term_cause_known(layer, etype, code));
+	assert_string_not_equal(wn_wire_ddp_reason_str(reason), "unknown");
 }
 
 static void
@@ -297,7 +301,7 @@ test_rejections(void **state)
 		size_t len = make(r->kind, b, sizeof(b));
 
 		/* the unmutated ULPDU is valid (with RFC 7306 on) */
-		assert_int_equal(wn_ddp_parse(b, len, F7306, &seg, NULL), 0);
+		assert_int_equal(wn_wire_ddp_parse(b, len, F7306, &seg, NULL), 0);
 		if (r->off >= 0)
 			b[r->off] = r->xor_ ? (uint8_t)(b[r->off] ^ r->val) : r->val;
 		len = (size_t)((long)len + r->len_delta);
@@ -335,12 +339,13 @@ test_wraps(void **state)
 	(void)state;
 
 	/* RFC 5041 §7.1: TO + payload must not wrap */
-	assert_int_equal(wn_rdmap_write_build(b, sizeof(b), 1, UINT64_MAX - 9, true), 14);
-	assert_int_equal(wn_ddp_parse(b, 14 + 10, 0, &seg, NULL), 0); /* ends exactly at 2^64 */
+	assert_int_equal(wn_wire_rdmap_write_build(b, sizeof(b), 1, UINT64_MAX - 9, true), 14);
+	assert_int_equal(wn_wire_ddp_parse(b, 14 + 10, 0, &seg, NULL),
+			 0); /* ends exactly at 2^64 */
 	check_reject(b, 14 + 11, 0, WN_DDP_R_TO_WRAP, L_DDP, 1, 0x03, true, "TO wrap");
 	/* zero-length tagged: TO not checked (RFC 5041 §5.2) */
-	assert_int_equal(wn_rdmap_write_build(b, sizeof(b), 0, UINT64_MAX, true), 14);
-	assert_int_equal(wn_ddp_parse(b, 14, 0, &seg, NULL), 0);
+	assert_int_equal(wn_wire_rdmap_write_build(b, sizeof(b), 0, UINT64_MAX, true), 14);
+	assert_int_equal(wn_wire_ddp_parse(b, 14, 0, &seg, NULL), 0);
 
 	/* RFC 5040 §7.2 4e: source TO + size must not wrap; size 0 not validated */
 	struct wn_rdmap_read_req rr = {.sink_stag = 1,
@@ -348,21 +353,22 @@ test_wraps(void **state)
 				       .size = 0x100,
 				       .src_stag = 2,
 				       .src_to = UINT64_MAX - 0xFE};
-	assert_int_equal(wn_rdmap_read_req_build(b, sizeof(b), 1, &rr), 46);
-	assert_int_equal(wn_ddp_parse(b, 46, 0, &seg, NULL), -EBADMSG);
+	assert_int_equal(wn_wire_rdmap_read_req_build(b, sizeof(b), 1, &rr), 46);
+	assert_int_equal(wn_wire_ddp_parse(b, 46, 0, &seg, NULL), -EBADMSG);
 	check_reject(b, 46, 0, WN_DDP_R_READ_WRAP, L_RDMAP, 1, 0x04, true, "Read source wrap");
 	rr.src_to = UINT64_MAX - 0xFF; /* last octet at 2^64 - 1 */
-	assert_int_equal(wn_rdmap_read_req_build(b, sizeof(b), 1, &rr), 46);
-	assert_int_equal(wn_ddp_parse(b, 46, 0, &seg, NULL), 0);
+	assert_int_equal(wn_wire_rdmap_read_req_build(b, sizeof(b), 1, &rr), 46);
+	assert_int_equal(wn_wire_ddp_parse(b, 46, 0, &seg, NULL), 0);
 	rr.size = 0;
 	rr.src_to = UINT64_MAX;
-	assert_int_equal(wn_rdmap_read_req_build(b, sizeof(b), 1, &rr), 46);
-	assert_int_equal(wn_ddp_parse(b, 46, 0, &seg, NULL), 0);
+	assert_int_equal(wn_wire_rdmap_read_req_build(b, sizeof(b), 1, &rr), 46);
+	assert_int_equal(wn_wire_ddp_parse(b, 46, 0, &seg, NULL), 0);
 
 	/* RFC 5041 §5.2: message length MO + payload below 2^32 */
 	assert_int_equal(
-		wn_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND, 0, 1, UINT32_MAX - 10, false), 18);
-	assert_int_equal(wn_ddp_parse(b, 18 + 10, 0, &seg, NULL), 0);
+		wn_wire_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND, 0, 1, UINT32_MAX - 10, false),
+		18);
+	assert_int_equal(wn_wire_ddp_parse(b, 18 + 10, 0, &seg, NULL), 0);
 	check_reject(b, 18 + 11, 0, WN_DDP_R_TOO_LONG, L_DDP, 2, 0x05, true, "MO + len >= 2^32");
 }
 
@@ -377,48 +383,48 @@ test_segmentation_rfc5041(void **state)
 	const uint64_t to0 = 16384;
 	(void)state;
 
-	assert_int_equal(wn_ddp_seg_iter_init(&it, 2048, 1500, true), 0);
-	assert_true(wn_ddp_seg_iter_next(&it, &s));
+	assert_int_equal(wn_wire_ddp_seg_iter_init(&it, 2048, 1500, true), 0);
+	assert_true(wn_wire_ddp_seg_iter_next(&it, &s));
 	assert_int_equal(s.off, 0);
 	assert_int_equal(s.len, 1486);
 	assert_false(s.last);
 	/* the header built for it parses back to TO 16384 and fits MULPDU */
-	assert_int_equal(wn_rdmap_write_build(b, sizeof(b), 9, to0 + s.off, s.last), 14);
-	assert_int_equal(wn_ddp_parse(b, 14 + s.len, 0, &seg, NULL), 0);
+	assert_int_equal(wn_wire_rdmap_write_build(b, sizeof(b), 9, to0 + s.off, s.last), 14);
+	assert_int_equal(wn_wire_ddp_parse(b, 14 + s.len, 0, &seg, NULL), 0);
 	assert_int_equal(seg.h.to, 16384);
 	assert_false(seg.h.last);
-	assert_true(wn_ddp_seg_iter_next(&it, &s));
+	assert_true(wn_wire_ddp_seg_iter_next(&it, &s));
 	assert_int_equal(s.off, 1486);
 	assert_int_equal(to0 + s.off, 17870);
 	assert_int_equal(s.len, 562);
 	assert_true(s.last);
-	assert_false(wn_ddp_seg_iter_next(&it, &s));
-	assert_int_equal(wn_ddp_seg_count(2048, 1500, true), 2);
+	assert_false(wn_wire_ddp_seg_iter_next(&it, &s));
+	assert_int_equal(wn_wire_ddp_seg_count(2048, 1500, true), 2);
 
 	/* untagged: 1482 per segment at MULPDU 1500, and 1436 at 1454 (RFC 5044 §4.5) */
-	assert_int_equal(wn_ddp_seg_iter_init(&it, 2048, 1500, false), 0);
-	assert_true(wn_ddp_seg_iter_next(&it, &s));
+	assert_int_equal(wn_wire_ddp_seg_iter_init(&it, 2048, 1500, false), 0);
+	assert_true(wn_wire_ddp_seg_iter_next(&it, &s));
 	assert_int_equal(s.len, 1482);
-	assert_true(wn_ddp_seg_iter_next(&it, &s));
+	assert_true(wn_wire_ddp_seg_iter_next(&it, &s));
 	assert_int_equal(s.off, 1482);
 	assert_int_equal(s.len, 566);
 	assert_true(s.last);
-	assert_int_equal(wn_ddp_seg_count(1436 * 3, 1454, false), 3);
-	assert_int_equal(wn_ddp_seg_count(1436 * 3 + 1, 1454, false), 4);
-	assert_int_equal(wn_ddp_seg_count(1440, 1454, true), 1);
-	assert_int_equal(wn_ddp_seg_count(1441, 1454, true), 2);
+	assert_int_equal(wn_wire_ddp_seg_count(1436 * 3, 1454, false), 3);
+	assert_int_equal(wn_wire_ddp_seg_count(1436 * 3 + 1, 1454, false), 4);
+	assert_int_equal(wn_wire_ddp_seg_count(1440, 1454, true), 1);
+	assert_int_equal(wn_wire_ddp_seg_count(1441, 1454, true), 2);
 
 	/* zero-length message: exactly one L segment (RFC 5041 §5.2) */
-	assert_int_equal(wn_ddp_seg_iter_init(&it, 0, 1500, false), 0);
-	assert_true(wn_ddp_seg_iter_next(&it, &s));
+	assert_int_equal(wn_wire_ddp_seg_iter_init(&it, 0, 1500, false), 0);
+	assert_true(wn_wire_ddp_seg_iter_next(&it, &s));
 	assert_int_equal(s.len, 0);
 	assert_true(s.last);
-	assert_false(wn_ddp_seg_iter_next(&it, &s));
-	assert_int_equal(wn_ddp_seg_count(0, 1500, false), 1);
+	assert_false(wn_wire_ddp_seg_iter_next(&it, &s));
+	assert_int_equal(wn_wire_ddp_seg_count(0, 1500, false), 1);
 
-	assert_int_equal(wn_ddp_seg_iter_init(&it, 10, 18, false), -EINVAL);
-	assert_int_equal(wn_ddp_seg_iter_init(&it, 10, 14, true), -EINVAL);
-	assert_int_equal(wn_ddp_seg_iter_init(NULL, 10, 1500, true), -EINVAL);
+	assert_int_equal(wn_wire_ddp_seg_iter_init(&it, 10, 18, false), -EINVAL);
+	assert_int_equal(wn_wire_ddp_seg_iter_init(&it, 10, 14, true), -EINVAL);
+	assert_int_equal(wn_wire_ddp_seg_iter_init(NULL, 10, 1500, true), -EINVAL);
 }
 
 /* Segments of any message cover it exactly once, in order, L only at the end. */
@@ -440,9 +446,9 @@ test_segmentation_sweep(void **state)
 
 				if (lens[i] / max > 100000)
 					continue;
-				assert_int_equal(wn_ddp_seg_iter_init(&it, lens[i], mulpdus[j], t),
-						 0);
-				while (wn_ddp_seg_iter_next(&it, &s)) {
+				assert_int_equal(
+					wn_wire_ddp_seg_iter_init(&it, lens[i], mulpdus[j], t), 0);
+				while (wn_wire_ddp_seg_iter_next(&it, &s)) {
 					assert_int_equal(s.off, covered);
 					assert_true(s.len > 0 && s.len <= max);
 					covered += s.len;
@@ -450,7 +456,7 @@ test_segmentation_sweep(void **state)
 					n++;
 				}
 				assert_int_equal(covered, lens[i]);
-				assert_int_equal(n, wn_ddp_seg_count(lens[i], mulpdus[j], t));
+				assert_int_equal(n, wn_wire_ddp_seg_count(lens[i], mulpdus[j], t));
 			}
 		}
 	}
@@ -466,9 +472,9 @@ test_msn_wrap(void **state)
 	(void)state;
 
 	for (int i = 0; i < 4; i++) {
-		assert_int_equal(wn_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND, 0, msn, 0, true),
-				 18);
-		assert_int_equal(wn_ddp_parse(b, 18, 0, &seg, NULL), 0);
+		assert_int_equal(
+			wn_wire_rdmap_send_build(b, sizeof(b), WN_RDMAP_SEND, 0, msn, 0, true), 18);
+		assert_int_equal(wn_wire_ddp_parse(b, 18, 0, &seg, NULL), 0);
 		assert_int_equal(seg.h.msn, msn);
 		msn = wn_ddp_msn_next(msn);
 	}

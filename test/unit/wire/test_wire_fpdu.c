@@ -76,24 +76,26 @@ test_rfc5044_figures(void **state)
 		fig_ulpdu(u, 1);
 		iov.iov_base = u;
 		iov.iov_len = 42;
-		assert_int_equal(wn_mpa_fpdu_wire_len(st.seq_start, st.seq_start, true, 42), 52);
-		assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, st.seq_start, &st),
+		assert_int_equal(wn_wire_mpa_fpdu_wire_len(st.seq_start, st.seq_start, true, 42),
 				 52);
+		assert_int_equal(
+			wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, st.seq_start, &st), 52);
 		assert_memory_equal(out, fig5, 52);
 
 		/* first FPDU of Figure 6's stream occupied 0x000-0x1eb: 482-octet ULPDU */
-		assert_int_equal(wn_mpa_fpdu_wire_len(st.seq_start, st.seq_start, true, 482), 492);
+		assert_int_equal(wn_wire_mpa_fpdu_wire_len(st.seq_start, st.seq_start, true, 482),
+				 492);
 		fig_ulpdu(u, 2);
 		uint32_t seq = st.seq_start + 0x1ec;
-		assert_int_equal(wn_mpa_fpdu_wire_len(seq, st.seq_start, true, 42), 52);
-		assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, seq, &st), 52);
+		assert_int_equal(wn_wire_mpa_fpdu_wire_len(seq, st.seq_start, true, 42), 52);
+		assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, seq, &st), 52);
 		assert_memory_equal(out, fig6, 52);
 	}
 
 	/* the same ULPDU split over pieces (header + payload in "registered memory") */
 	struct iovec parts[3] = {{u, 18}, {u + 18, 0}, {u + 18, 24}};
 	st.seq_start = 7;
-	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), parts, 3, 7 + 0x1ec, &st), 52);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), parts, 3, 7 + 0x1ec, &st), 52);
 	assert_memory_equal(out, fig6, 52);
 }
 
@@ -124,22 +126,22 @@ test_extra_vectors(void **state)
 
 	iov.iov_base = (void *)(uintptr_t)(write_rtr + 2);
 	iov.iov_len = 14;
-	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 12345, &st), 20);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 12345, &st), 20);
 	assert_memory_equal(out, write_rtr, 20);
 	iov.iov_base = read_rtr + 2;
 	iov.iov_len = 46;
-	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 3, &st), 52);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 3, &st), 52);
 	assert_memory_equal(out, read_rtr, 52);
 	iov.iov_base = (void *)(uintptr_t)(term + 2);
 	iov.iov_len = 22;
-	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0xFFFFFFFEu, &st), 28);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0xFFFFFFFEu, &st), 28);
 	assert_memory_equal(out, term, 28);
 
 	/* CRC off: field sent as zeros */
 	st.crc = false;
 	iov.iov_base = (void *)(uintptr_t)(write_rtr + 2);
 	iov.iov_len = 14;
-	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st), 20);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st), 20);
 	assert_memory_equal(out, write_rtr, 16);
 	assert_int_equal(wn_crc32c_get_wire(out + 16), 0);
 }
@@ -149,21 +151,21 @@ test_mulpdu(void **state)
 {
 	(void)state;
 	/* RFC 5044 §4.5 MULPDU examples */
-	assert_int_equal(wn_mpa_mulpdu(1460, false), 1454);
-	assert_int_equal(wn_mpa_mulpdu(1460, true), 1442);
-	assert_int_equal(wn_mpa_mulpdu(1448, false), 1442);
-	assert_int_equal(wn_mpa_mulpdu(1448, true), 1430);
-	assert_int_equal(wn_mpa_mulpdu(8960, false), 8954);
-	assert_int_equal(wn_mpa_mulpdu(8960, true), 8882);
+	assert_int_equal(wn_wire_mpa_mulpdu(1460, false), 1454);
+	assert_int_equal(wn_wire_mpa_mulpdu(1460, true), 1442);
+	assert_int_equal(wn_wire_mpa_mulpdu(1448, false), 1442);
+	assert_int_equal(wn_wire_mpa_mulpdu(1448, true), 1430);
+	assert_int_equal(wn_wire_mpa_mulpdu(8960, false), 8954);
+	assert_int_equal(wn_wire_mpa_mulpdu(8960, true), 8882);
 	/* EMSS mod 4 and ceil() */
-	assert_int_equal(wn_mpa_mulpdu(1463, false), 1463 - 6 - 3);
-	assert_int_equal(wn_mpa_mulpdu(1025, true), 1025 - (6 + 12 + 1));
+	assert_int_equal(wn_wire_mpa_mulpdu(1463, false), 1463 - 6 - 3);
+	assert_int_equal(wn_wire_mpa_mulpdu(1025, true), 1025 - (6 + 12 + 1));
 	/* clamp to 128..64768 */
-	assert_int_equal(wn_mpa_mulpdu(100, false), 128);
-	assert_int_equal(wn_mpa_mulpdu(0, true), 128);
-	assert_int_equal(wn_mpa_mulpdu(134, false), 128);
-	assert_int_equal(wn_mpa_mulpdu(65535, false), 64768);
-	assert_int_equal(wn_mpa_mulpdu(0xFFFFFFFFu, true), 64768);
+	assert_int_equal(wn_wire_mpa_mulpdu(100, false), 128);
+	assert_int_equal(wn_wire_mpa_mulpdu(0, true), 128);
+	assert_int_equal(wn_wire_mpa_mulpdu(134, false), 128);
+	assert_int_equal(wn_wire_mpa_mulpdu(65535, false), 64768);
+	assert_int_equal(wn_wire_mpa_mulpdu(0xFFFFFFFFu, true), 64768);
 }
 
 static void
@@ -175,21 +177,21 @@ test_build_errors(void **state)
 	struct iovec iov = {big, 10};
 	(void)state;
 
-	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 2, &st), -EINVAL);
-	assert_int_equal(wn_mpa_fpdu_build(out, 15, &iov, 1, 4, &st), -ENOSPC);
-	assert_int_equal(wn_mpa_fpdu_build(out, 19, &iov, 1, 0, &st), -ENOSPC); /* + Marker */
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 2, &st), -EINVAL);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, 15, &iov, 1, 4, &st), -ENOSPC);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, 19, &iov, 1, 0, &st), -ENOSPC); /* + Marker */
 	iov.iov_len = sizeof(big);
-	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st), -EMSGSIZE);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st), -EMSGSIZE);
 	iov.iov_base = NULL;
 	iov.iov_len = 1;
-	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st), -EINVAL);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st), -EINVAL);
 	/* without Markers any sequence number is fine */
 	st.markers = false;
 	iov.iov_base = big;
 	iov.iov_len = 10;
-	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 3, &st), 16);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 3, &st), 16);
 	/* empty ULPDU: length, 2 PAD, CRC */
-	assert_int_equal(wn_mpa_fpdu_build(out, sizeof(out), NULL, 0, 3, &st), 8);
+	assert_int_equal(wn_wire_mpa_fpdu_build(out, sizeof(out), NULL, 0, 3, &st), 8);
 	assert_int_equal(out[0], 0);
 	assert_int_equal(out[1], 0);
 }
@@ -214,9 +216,10 @@ test_gather_equals_build(void **state)
 		size_t cut = len ? rnd() % len : 0;
 		struct iovec iov[3] = {{payload, cut}, {payload + cut, 0}, {payload + cut, len - cut}};
 
-		int w = wn_mpa_fpdu_build(built, sizeof(built), iov, 3, seq, &st);
+		int w = wn_wire_mpa_fpdu_build(built, sizeof(built), iov, 3, seq, &st);
 		assert_true(w > 0);
-		int n = wn_mpa_fpdu_gather(sg, 400, scratch, sizeof(scratch), iov, 3, seq, &st);
+		int n = wn_wire_mpa_fpdu_gather(sg, 400, scratch, sizeof(scratch), iov, 3, seq,
+						&st);
 		assert_true(n > 0);
 		size_t off = 0;
 		bool refs_payload = false;
@@ -242,7 +245,7 @@ test_gather_equals_build(void **state)
 	struct wn_mpa_stream st = {.seq_start = 0, .markers = true, .crc = true};
 	struct iovec one = {u, 42};
 	fig_ulpdu(u, 2);
-	int n = wn_mpa_fpdu_gather(sg, 400, scratch, sizeof(scratch), &one, 1, 0x1ec, &st);
+	int n = wn_wire_mpa_fpdu_gather(sg, 400, scratch, sizeof(scratch), &one, 1, 0x1ec, &st);
 	assert_int_equal(n, 5); /* length | ULPDU up to 0x200 | Marker | rest | CRC */
 	size_t off = 0;
 	for (int k = 0; k < n; k++) {
@@ -252,11 +255,14 @@ test_gather_equals_build(void **state)
 	assert_int_equal(off, 52);
 	assert_memory_equal(joined, fig6, 52);
 	/* limits */
-	assert_int_equal(wn_mpa_fpdu_gather(sg, 2, scratch, sizeof(scratch), &one, 1, 0x1ec, &st),
+	assert_int_equal(
+		wn_wire_mpa_fpdu_gather(sg, 2, scratch, sizeof(scratch), &one, 1, 0x1ec, &st),
+		-ENOSPC);
+	assert_int_equal(wn_wire_mpa_fpdu_gather(sg, 400, scratch, 5, &one, 1, 0x1ec, &st),
 			 -ENOSPC);
-	assert_int_equal(wn_mpa_fpdu_gather(sg, 400, scratch, 5, &one, 1, 0x1ec, &st), -ENOSPC);
-	assert_int_equal(wn_mpa_fpdu_gather(sg, 400, scratch, sizeof(scratch), &one, 1, 2, &st),
-			 -EINVAL);
+	assert_int_equal(
+		wn_wire_mpa_fpdu_gather(sg, 400, scratch, sizeof(scratch), &one, 1, 2, &st),
+		-EINVAL);
 }
 
 /* ---- receive side ------------------------------------------------------------------------ */
@@ -365,7 +371,7 @@ feed(struct wn_mpa_deframer *d, const uint8_t *buf, size_t len, int mode)
 		chunk = malloc(k);
 		assert_non_null(chunk);
 		memcpy(chunk, buf + i, k);
-		rc = wn_mpa_deframer_input(d, chunk, k, &used);
+		rc = wn_wire_mpa_deframer_input(d, chunk, k, &used);
 		free(chunk);
 		if (rc < 0)
 			return rc;
@@ -391,11 +397,11 @@ test_deframe_figures(void **state)
 	for (unsigned int i = 0; i < sizeof(u); i++)
 		u[i] = (uint8_t)(i * 3);
 	u[0] = 0x41; /* untagged: 18-octet header */
-	assert_int_equal(wn_mpa_fpdu_build(stream, sizeof(stream), &iov, 1, st.seq_start, &st),
+	assert_int_equal(wn_wire_mpa_fpdu_build(stream, sizeof(stream), &iov, 1, st.seq_start, &st),
 			 492);
 	memcpy(stream + 492, fig6, 52);
 	for (int mode = 0; mode < 3; mode++) {
-		assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
+		assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
 		assert_int_equal(feed(&d, stream, 544, mode), 0);
 		assert_int_equal(l.n, 2);
 		assert_int_equal(l.len[0], 482);
@@ -418,7 +424,7 @@ test_deframe_figures(void **state)
 	cfg.hdr_len = 18;
 	struct wn_mpa_rx_ops fixed = log_ops;
 	fixed.hdr_len = NULL;
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &fixed, &l), 0);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &fixed, &l), 0);
 	assert_int_equal(feed(&d, fig5, 52, 0), 0);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(l.len[0], 42);
@@ -453,7 +459,7 @@ tx_stream_make(struct tx_stream *s, const struct wn_mpa_stream *st, uint32_t seq
 		for (size_t k = 0; k < ul; k++)
 			s->ulpdu[i][k] = (uint8_t)rnd();
 		s->ulen[i] = (uint16_t)ul;
-		cap += wn_mpa_fpdu_wire_len(0, 0, st->markers, ul) + 8;
+		cap += wn_wire_mpa_fpdu_wire_len(0, 0, st->markers, ul) + 8;
 	}
 	s->n = count;
 	s->buf = malloc(cap);
@@ -469,8 +475,8 @@ tx_stream_make(struct tx_stream *s, const struct wn_mpa_stream *st, uint32_t seq
 		iov[0].iov_len = cut;
 		iov[1].iov_base = s->ulpdu[i] + cut;
 		iov[1].iov_len = s->ulen[i] - cut;
-		size_t w = wn_mpa_fpdu_wire_len(fseq, st->seq_start, st->markers, s->ulen[i]);
-		int rc = wn_mpa_fpdu_build(s->buf + s->len, cap - s->len, iov, 2, fseq, st);
+		size_t w = wn_wire_mpa_fpdu_wire_len(fseq, st->seq_start, st->markers, s->ulen[i]);
+		int rc = wn_wire_mpa_fpdu_build(s->buf + s->len, cap - s->len, iov, 2, fseq, st);
 		assert_int_equal(rc, (int)w);
 		bool lead = st->markers && ((fseq - st->seq_start) & 511) == 0;
 		s->len_seq[i] = fseq + (lead ? 4 : 0);
@@ -514,7 +520,7 @@ test_roundtrip_random(void **state)
 		struct wn_mpa_deframer_cfg cfg = {.stream = st, .seq = seq,
 						  .check_markers = true};
 		l.hdr_want = it % 4 == 0 ? (uint16_t)(rnd() % 80) : 0;
-		assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
+		assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
 		int mode = max_len > 1600 ? 2 : it % 3;
 		assert_int_equal(feed(&d, s.buf, s.len, mode), 0);
 		assert_int_equal(l.n, s.n);
@@ -534,7 +540,7 @@ test_roundtrip_random(void **state)
 
 
 /*
- * Walk @p s (cut into pieces at random offsets, or one piece) with wn_mpa_fpdu_view(): every
+ * Walk @p s (cut into pieces at random offsets, or one piece) with wn_wire_mpa_fpdu_view(): every
  * FPDU found whole where it lies, its ULPDU the one sent, nothing copied, the verdict
  * @p want (of the FPDU @p bad, the others NONE); a truncated stream stops before its last one.
  */
@@ -544,7 +550,7 @@ view_walk(const struct tx_stream *s, const struct wn_mpa_stream *st, uint32_t se
 {
 	struct wn_mpa_deframer_cfg cfg = {.stream = *st, .check_markers = true};
 	struct iovec in[16], rest[17];
-	struct wn_mpa_fpdu_view f;
+	struct wn_wire_mpa_fpdu_view f;
 	unsigned int n_in = 0, nr;
 	size_t pos = 0, off = 0;
 
@@ -577,11 +583,11 @@ view_walk(const struct tx_stream *s, const struct wn_mpa_stream *st, uint32_t se
 		/* one octet short of this FPDU: not complete */
 		if (nr > 0 && rest[nr - 1].iov_len > 0 && i == s->n - 1) {
 			rest[nr - 1].iov_len--;
-			assert_int_equal(wn_mpa_fpdu_view(rest, nr, seq + (uint32_t)off, &cfg, &f),
-					 0);
+			assert_int_equal(
+				wn_wire_mpa_fpdu_view(rest, nr, seq + (uint32_t)off, &cfg, &f), 0);
 			rest[nr - 1].iov_len++;
 		}
-		assert_int_equal(wn_mpa_fpdu_view(rest, nr, seq + (uint32_t)off, &cfg, &f), 1);
+		assert_int_equal(wn_wire_mpa_fpdu_view(rest, nr, seq + (uint32_t)off, &cfg, &f), 1);
 		assert_int_equal(f.ulpdu_len, s->ulen[i]);
 		assert_int_equal(f.fpdu_seq, s->len_seq[i]);
 		assert_int_equal(off + f.wire_len, s->end_off[i]);
@@ -601,11 +607,11 @@ view_walk(const struct tx_stream *s, const struct wn_mpa_stream *st, uint32_t se
 	assert_int_equal(off, s->len);
 }
 
-/* wn_mpa_fpdu_view() against what the framer built: clean, cut anywhere, a CRC, a Marker. */
+/* wn_wire_mpa_fpdu_view() against what the framer built: clean, cut anywhere, a CRC, a Marker. */
 static void
 test_view_random(void **state)
 {
-	struct wn_mpa_fpdu_view f;
+	struct wn_wire_mpa_fpdu_view f;
 	struct wn_mpa_deframer_cfg cfg = {0};
 	struct iovec one;
 	uint8_t z[8] = {0};
@@ -643,24 +649,24 @@ test_view_random(void **state)
 		int w;
 
 		memset(u, 7, sizeof(u));
-		w = wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, seq, &st);
+		w = wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, seq, &st);
 		out[312 + 3] = 0x40;
 		wn_crc32c_put_wire(out + w - 4, wn_crc32c(out, (size_t)w - 4));
 		cfg.stream = st;
 		cfg.check_markers = true;
 		one.iov_base = out;
 		one.iov_len = (size_t)w;
-		assert_int_equal(wn_mpa_fpdu_view(&one, 1, seq, &cfg, &f), 1);
+		assert_int_equal(wn_wire_mpa_fpdu_view(&one, 1, seq, &cfg, &f), 1);
 		assert_int_equal(f.verdict, WN_MPA_ERR_MARKER);
 		cfg.check_markers = false; /* RFC 5044 §5.2: not checked, contents ignored */
-		assert_int_equal(wn_mpa_fpdu_view(&one, 1, seq, &cfg, &f), 1);
+		assert_int_equal(wn_wire_mpa_fpdu_view(&one, 1, seq, &cfg, &f), 1);
 		assert_int_equal(f.verdict, WN_MPA_ERR_NONE);
 	}
 	/* too short for ULPDU_Length; NULL arguments */
 	one.iov_base = z;
 	one.iov_len = 1;
-	assert_int_equal(wn_mpa_fpdu_view(&one, 1, 0, &cfg, &f), 0);
-	assert_int_equal(wn_mpa_fpdu_view(NULL, 0, 0, &cfg, &f), -EINVAL);
+	assert_int_equal(wn_wire_mpa_fpdu_view(&one, 1, 0, &cfg, &f), 0);
+	assert_int_equal(wn_wire_mpa_fpdu_view(NULL, 0, 0, &cfg, &f), -EINVAL);
 	rng_state = rng_saved;
 }
 
@@ -701,7 +707,7 @@ test_segment_fpdus(void **state)
 			len = rnd() % (s.len - off + 1);
 		}
 		struct wn_mpa_deframer_cfg cfg = {.stream = st, .check_markers = true};
-		int rc = wn_mpa_segment_fpdus(seq + (uint32_t)off, s.buf + off, len, &cfg,
+		int rc = wn_wire_mpa_segment_fpdus(seq + (uint32_t)off, s.buf + off, len, &cfg,
 					      !st.markers, &log_ops, &l, &first, &end);
 		unsigned int expect = 0;
 		if (j >= 0) {
@@ -726,15 +732,15 @@ test_segment_fpdus(void **state)
 			/* a damaged FPDU in the segment: drop it (RFC 5044 §8) */
 			log_free(&l);
 			s.buf[s.end_off[j] - 5] ^= 0x80;
-			rc = wn_mpa_segment_fpdus(seq + (uint32_t)off, s.buf + off, len, &cfg,
+			rc = wn_wire_mpa_segment_fpdus(seq + (uint32_t)off, s.buf + off, len, &cfg,
 						  !st.markers, &log_ops, &l, NULL, NULL);
 			assert_int_equal(rc, -EBADMSG);
 		}
 		/* without Markers and without alignment nothing can be found */
 		if (!st.markers) {
 			log_free(&l);
-			rc = wn_mpa_segment_fpdus(seq + (uint32_t)off, s.buf + off, len, &cfg, false,
-						  &log_ops, &l, NULL, NULL);
+			rc = wn_wire_mpa_segment_fpdus(seq + (uint32_t)off, s.buf + off, len, &cfg,
+						       false, &log_ops, &l, NULL, NULL);
 			assert_int_equal(rc, 0);
 			assert_int_equal(l.n, 0);
 		}
@@ -779,17 +785,17 @@ test_collector(void **state)
 	struct wn_mpa_collector c = {.buf = room, .cap = sizeof(room), .deliver = collect_deliver,
 				     .arg = &cc};
 	struct wn_mpa_deframer_cfg cfg = {.stream = st, .seq = st.seq_start};
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &wn_mpa_collect_ops, &c), 0);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &wn_wire_mpa_collect_ops, &c), 0);
 	assert_int_equal(feed(&d, s.buf, s.len, 1), 0);
 	assert_int_equal(cc.n, 20);
 
 	/* a ULPDU bigger than the buffer is refused, not written out of bounds */
 	c.cap = 10;
 	cc.n = 0;
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &wn_mpa_collect_ops, &c), 0);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &wn_wire_mpa_collect_ops, &c), 0);
 	size_t used = 0;
 	int rc = 0;
-	rc = wn_mpa_deframer_input(&d, s.buf, s.len, &used);
+	rc = wn_wire_mpa_deframer_input(&d, s.buf, s.len, &used);
 	bool any_big = false;
 	for (unsigned int i = 0; i < s.n; i++)
 		any_big = any_big || s.ulen[i] > 10;
@@ -816,7 +822,7 @@ test_crc_error(void **state)
 				start = i;
 				break;
 			}
-		size_t w = wn_mpa_fpdu_wire_len(s.len_seq[2], st.seq_start, st.markers,
+		size_t w = wn_wire_mpa_fpdu_wire_len(s.len_seq[2], st.seq_start, st.markers,
 						s.ulen[2]);
 		bool lead = s.len_seq[2] == st.seq_start + (uint32_t)start + 4;
 		size_t lo = start + (lead ? 6 : 2);
@@ -824,7 +830,7 @@ test_crc_error(void **state)
 		s.buf[pos] ^= (uint8_t)(1u << (rnd() % 8));
 
 		struct wn_mpa_deframer_cfg cfg = {.stream = st, .seq = st.seq_start};
-		assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
+		assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
 		assert_int_equal(feed(&d, s.buf, s.len, it % 3), -EBADMSG);
 		assert_int_equal(wn_mpa_deframer_error(&d), WN_MPA_ERR_CRC);
 		assert_int_equal(l.n, 3);
@@ -832,14 +838,14 @@ test_crc_error(void **state)
 		assert_int_equal(l.verdict[2], WN_MPA_ERR_CRC);
 		/* stays failed: nothing further is delivered (RFC 5044 §8) */
 		size_t used = 99;
-		assert_int_equal(wn_mpa_deframer_input(&d, s.buf, 4, &used), -EBADMSG);
+		assert_int_equal(wn_wire_mpa_deframer_input(&d, s.buf, 4, &used), -EBADMSG);
 		assert_int_equal(used, 0);
 		assert_int_equal(l.n, 3);
 		log_free(&l);
 
 		/* the same damage with CRC off goes unnoticed */
 		cfg.stream.crc = false;
-		assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
+		assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
 		assert_int_equal(feed(&d, s.buf, s.len, 2), 0);
 		assert_int_equal(l.n, 4);
 		log_free(&l);
@@ -860,7 +866,7 @@ test_marker_error(void **state)
 	for (unsigned int i = 0; i < sizeof(u); i++)
 		u[i] = (uint8_t)(i + 1);
 	uint32_t seq = st.seq_start + 200;
-	int w = wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, seq, &st);
+	int w = wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, seq, &st);
 	assert_true(w > 0);
 	/* first Marker of this FPDU at wire offset 312; FPDUPTR = 312 */
 	assert_int_equal(out[312 + 2] << 8 | out[312 + 3], 312);
@@ -869,7 +875,7 @@ test_marker_error(void **state)
 	/* wrong FPDUPTR with a recomputed (valid) CRC: error 3 */
 	out[312 + 3] = 0x40;
 	wn_crc32c_put_wire(out + w - 4, wn_crc32c(out, (size_t)w - 4));
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
 	assert_int_equal(feed(&d, out, (size_t)w, 1), -EPROTO);
 	assert_int_equal(wn_mpa_deframer_error(&d), WN_MPA_ERR_MARKER);
 	assert_int_equal(l.n, 1);
@@ -879,21 +885,21 @@ test_marker_error(void **state)
 	/* low two bits of FPDUPTR are ignored */
 	out[312 + 3] = (uint8_t)(312 & 0xFF) | 3;
 	wn_crc32c_put_wire(out + w - 4, wn_crc32c(out, (size_t)w - 4));
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
 	assert_int_equal(feed(&d, out, (size_t)w, 2), 0);
 	assert_int_equal(l.verdict[0], WN_MPA_ERR_NONE);
 	log_free(&l);
 
 	/* bad FPDUPTR and bad CRC: the CRC error wins (error 3 needs a valid CRC) */
 	out[312 + 3] = 0x40;
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
 	assert_int_equal(feed(&d, out, (size_t)w, 2), -EBADMSG);
 	log_free(&l);
 
 	/* Marker checking off: contents ignored (RFC 5044 §5.2) */
 	wn_crc32c_put_wire(out + w - 4, wn_crc32c(out, (size_t)w - 4));
 	cfg.check_markers = false;
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
 	assert_int_equal(feed(&d, out, (size_t)w, 0), 0);
 	assert_int_equal(l.n, 1);
 	assert_memory_equal(l.data[0], u, sizeof(u));
@@ -901,12 +907,12 @@ test_marker_error(void **state)
 
 	/* a leading Marker (between FPDUs) must carry FPDUPTR 0 */
 	cfg.check_markers = true;
-	w = wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, st.seq_start + 512, &st);
+	w = wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, st.seq_start + 512, &st);
 	assert_int_equal(out[3], 0);
 	out[3] = 8;
 	wn_crc32c_put_wire(out + w - 4, wn_crc32c(out, (size_t)w - 4));
 	cfg.seq = st.seq_start + 512;
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
 	assert_int_equal(feed(&d, out, (size_t)w, 2), -EPROTO);
 	log_free(&l);
 }
@@ -923,12 +929,12 @@ test_marker_between_fpdus(void **state)
 	memset(u, 0xAB, sizeof(u));
 	/* FPDU at offset 4 (after the leading Marker of FPDU 0 ... ) : 2 + L + pad + 4 = 508 */
 	iov.iov_len = 502;
-	assert_int_equal(wn_mpa_fpdu_wire_len(104, 100, true, 502), 508);
-	int w = wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 104, &st);
+	assert_int_equal(wn_wire_mpa_fpdu_wire_len(104, 100, true, 502), 508);
+	int w = wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 104, &st);
 	assert_int_equal(w, 508);
 	/* next FPDU at 612 = 100 + 512 starts with its own Marker, FPDUPTR 0 */
 	iov.iov_len = 10;
-	int w2 = wn_mpa_fpdu_build(out + w, sizeof(out) - (size_t)w, &iov, 1, 612, &st);
+	int w2 = wn_wire_mpa_fpdu_build(out + w, sizeof(out) - (size_t)w, &iov, 1, 612, &st);
 	assert_int_equal(w2, 4 + 2 + 10 + 0 + 4);
 	assert_int_equal(out[w + 2], 0);
 	assert_int_equal(out[w + 3], 0);
@@ -940,7 +946,7 @@ test_marker_between_fpdus(void **state)
 
 	/* a Marker between PAD and CRC belongs to the FPDU (FPDUPTR != 0) */
 	iov.iov_len = 504; /* 2 + 504 + 2 pad = 508 octets before the CRC */
-	w = wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 104, &st);
+	w = wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 104, &st);
 	assert_int_equal(w, 508 + 4 + 4);
 	assert_int_equal(out[508 + 2] << 8 | out[508 + 3], 508);
 	assert_int_equal(wn_crc32c_get_wire(out + w - 4), wn_crc32c(out, (size_t)w - 4));
@@ -963,8 +969,8 @@ test_marker_locate(void **state)
 		size_t off = rnd() % s.len;
 		size_t len = rnd() % (s.len - off + 1);
 		uint32_t seg_seq = seq + (uint32_t)off;
-		unsigned int n = wn_mpa_marker_locate(seg_seq, s.buf + off, len, st.seq_start, hits,
-						      16);
+		unsigned int n = wn_wire_mpa_marker_locate(seg_seq, s.buf + off, len, st.seq_start,
+							   hits, 16);
 		/* expected: every Marker position wholly inside the window */
 		unsigned int expect = 0;
 		for (size_t k = 0; k + 4 <= len; k++) {
@@ -983,14 +989,14 @@ test_marker_locate(void **state)
 
 	/* counts beyond @max, nothing stored when max is 0 */
 	uint8_t z[2048] = {0};
-	assert_int_equal(wn_mpa_marker_locate(0, z, sizeof(z), 0, NULL, 0), 4);
+	assert_int_equal(wn_wire_mpa_marker_locate(0, z, sizeof(z), 0, NULL, 0), 4);
 	struct wn_mpa_marker_hit one;
-	assert_int_equal(wn_mpa_marker_locate(2, z, sizeof(z), 0, &one, 1), 3);
+	assert_int_equal(wn_wire_mpa_marker_locate(2, z, sizeof(z), 0, &one, 1), 3);
 	assert_int_equal(one.marker_seq, 512);
 	assert_int_equal(one.fpdu_seq, 516);
 	/* a Marker cut by the segment end is not reported */
-	assert_int_equal(wn_mpa_marker_locate(510, z, 5, 0, &one, 1), 0);
-	assert_int_equal(wn_mpa_marker_locate(510, z, 6, 0, &one, 1), 1);
+	assert_int_equal(wn_wire_mpa_marker_locate(510, z, 5, 0, &one, 1), 0);
+	assert_int_equal(wn_wire_mpa_marker_locate(510, z, 6, 0, &one, 1), 1);
 }
 
 static void
@@ -1010,13 +1016,13 @@ test_hdr_len_callback(void **state)
 	u[0] = 0x41;
 	iov.iov_base = t;
 	iov.iov_len = sizeof(t);
-	int a = wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st);
+	int a = wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 0, &st);
 	iov.iov_base = u;
 	iov.iov_len = sizeof(u);
-	int b = wn_mpa_fpdu_build(out + a, sizeof(out) - (size_t)a, &iov, 1, (uint32_t)a, &st);
+	int b = wn_wire_mpa_fpdu_build(out + a, sizeof(out) - (size_t)a, &iov, 1, (uint32_t)a, &st);
 	/* a ULPDU shorter than any header: 1 octet */
 	iov.iov_len = 1;
-	int c = wn_mpa_fpdu_build(out + a + b, sizeof(out) - (size_t)(a + b), &iov, 1,
+	int c = wn_wire_mpa_fpdu_build(out + a + b, sizeof(out) - (size_t)(a + b), &iov, 1,
 				  (uint32_t)(a + b), &st);
 
 	struct hdr_seen {
@@ -1024,9 +1030,9 @@ test_hdr_len_callback(void **state)
 		uint16_t len[3];
 	} seen = {0};
 	struct wn_mpa_deframer_cfg cfg = {.stream = st, .seq = 0};
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &log_ops, &l), 0);
 	for (int i = 0; i < a + b + c; i++) {
-		assert_int_equal(wn_mpa_deframer_input(&d, out + i, 1, NULL), 0);
+		assert_int_equal(wn_wire_mpa_deframer_input(&d, out + i, 1, NULL), 0);
 		if (i == a - 1 || i == a + b - 1 || i == a + b + c - 1)
 			seen.len[seen.n++] = (uint16_t)l.n;
 	}
@@ -1042,11 +1048,11 @@ test_hdr_len_callback(void **state)
 
 	/* init argument checks */
 	cfg.hdr_len = WN_MPA_RX_HDR_MAX + 1;
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &log_ops, &l), -EINVAL);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &log_ops, &l), -EINVAL);
 	cfg.hdr_len = 0;
 	struct wn_mpa_rx_ops bad = log_ops;
 	bad.end = NULL;
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &bad, &l), -EINVAL);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &bad, &l), -EINVAL);
 }
 
 static int
@@ -1092,12 +1098,13 @@ test_callback_stop(void **state)
 	size_t used = 0;
 	(void)state;
 
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &ops, &calls), 0);
-	int rc = wn_mpa_deframer_input(&d, fig5, sizeof(fig5), &used);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &ops, &calls), 0);
+	int rc = wn_wire_mpa_deframer_input(&d, fig5, sizeof(fig5), &used);
 	assert_int_equal(rc, -EAGAIN);
 	assert_int_equal(calls, 1);
 	assert_int_equal(used, 4 + 2 + 42); /* Marker, length, whole ULPDU */
-	assert_int_equal(wn_mpa_deframer_input(&d, fig5 + used, sizeof(fig5) - used, &used), 0);
+	assert_int_equal(wn_wire_mpa_deframer_input(&d, fig5 + used, sizeof(fig5) - used, &used),
+			 0);
 	assert_int_equal(calls, 101);
 }
 
@@ -1268,7 +1275,7 @@ deframe_flow(const struct flow *f, size_t start, bool crc, bool corrupt)
 	memcpy(copy, f->data + start, f->len - start);
 	if (corrupt)
 		copy[(f->len - start) / 2] ^= 0x01;
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &cnt_ops, &c), 0);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &cnt_ops, &c), 0);
 	int rc = feed(&d, copy, f->len - start, 1);
 	free(copy);
 	if (corrupt) {
@@ -1309,10 +1316,12 @@ test_siw_captures(void **state)
 				if (flows[j].sport == ini->dport && flows[j].dport == ini->sport)
 					rsp = &flows[j];
 			assert_non_null(rsp);
-			assert_int_equal(wn_mpa_frame_decode(ini->data, ini->len, NULL, &req, &rq_len),
-					 WN_MPA_FRAME_OK);
-			assert_int_equal(wn_mpa_frame_decode(rsp->data, rsp->len, NULL, &rep, &rp_len),
-					 WN_MPA_FRAME_OK);
+			assert_int_equal(
+				wn_wire_mpa_frame_decode(ini->data, ini->len, NULL, &req, &rq_len),
+				WN_MPA_FRAME_OK);
+			assert_int_equal(
+				wn_wire_mpa_frame_decode(rsp->data, rsp->len, NULL, &rep, &rp_len),
+				WN_MPA_FRAME_OK);
 			assert_int_equal(req.type, WN_MPA_FRAME_REQUEST);
 			assert_int_equal(rep.type, WN_MPA_FRAME_REPLY);
 			assert_false(rep.rejected);
@@ -1332,7 +1341,7 @@ test_siw_captures(void **state)
 				struct wn_mpa_caps me = {.ird = 1, .ord = 1, .p2p = true,
 							 .rtr = WN_MPA_RTR_ALL};
 				struct wn_mpa_neg neg;
-				assert_int_equal(wn_mpa_negotiate_initiator(&me, &rep, &neg),
+				assert_int_equal(wn_wire_mpa_negotiate_initiator(&me, &rep, &neg),
 						 WN_MPA_ERR_NONE);
 				assert_int_equal(neg.rtr, WN_MPA_RTR_WRITE);
 			}
@@ -1353,7 +1362,7 @@ test_siw_captures(void **state)
 	assert_true(checked >= 4);
 }
 
-/* ---- wn_mpa_gather_ops: whole ULPDUs, handed over with the CRC verdict ---- */
+/* ---- wn_wire_mpa_gather_ops: whole ULPDUs, handed over with the CRC verdict ---- */
 
 struct gather_seen {
 	unsigned int n;
@@ -1390,13 +1399,13 @@ test_gather_ops(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(ulpdu); i++)
 		ulpdu[i] = (uint8_t)(i * 7 + 3);
-	w = wn_mpa_fpdu_build(out, sizeof(out), &iov, 1, 1000, &st);
+	w = wn_wire_mpa_fpdu_build(out, sizeof(out), &iov, 1, 1000, &st);
 	assert_true(w > (int)sizeof(ulpdu));
 	/* one octet at a time: the ULPDU arrives whole, Markers removed, after its CRC */
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &wn_mpa_gather_ops, &g), 0);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &wn_wire_mpa_gather_ops, &g), 0);
 	for (int i = 0; i < w; i++) {
 		assert_int_equal(seen.n, 0);
-		assert_int_equal(wn_mpa_deframer_input(&d, out + i, 1, NULL), 0);
+		assert_int_equal(wn_wire_mpa_deframer_input(&d, out + i, 1, NULL), 0);
 	}
 	assert_int_equal(seen.n, 1);
 	assert_int_equal(seen.len, sizeof(ulpdu));
@@ -1405,14 +1414,14 @@ test_gather_ops(void **state)
 	/* a bad CRC is the verdict of the (gathered, unusable) ULPDU */
 	out[w - 1] ^= 1;
 	memset(&seen, 0, sizeof(seen));
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &wn_mpa_gather_ops, &g), 0);
-	assert_int_equal(wn_mpa_deframer_input(&d, out, (size_t)w, NULL), -EBADMSG);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &wn_wire_mpa_gather_ops, &g), 0);
+	assert_int_equal(wn_wire_mpa_deframer_input(&d, out, (size_t)w, NULL), -EBADMSG);
 	assert_int_equal(seen.n, 1);
 	assert_int_equal(seen.verdict, WN_MPA_ERR_CRC);
 	/* no buffer: input refused */
 	g.buf = NULL;
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &wn_mpa_gather_ops, &g), 0);
-	assert_int_equal(wn_mpa_deframer_input(&d, out, (size_t)w, NULL), -ENOMEM);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &wn_wire_mpa_gather_ops, &g), 0);
+	assert_int_equal(wn_wire_mpa_deframer_input(&d, out, (size_t)w, NULL), -ENOMEM);
 }
 
 int

@@ -47,7 +47,7 @@ decode_exact(const uint8_t *buf, size_t len, const struct wn_mpa_frame_rules *ru
 
 	assert_non_null(copy);
 	memcpy(copy, buf, len);
-	st = wn_mpa_frame_decode(copy, len, rules, f, used);
+	st = wn_wire_mpa_frame_decode(copy, len, rules, f, used);
 	/* pd points into the input: re-point it into the caller's buffer */
 	if (st == WN_MPA_FRAME_OK && f->pd != NULL)
 		f->pd = buf + (f->pd - copy);
@@ -65,14 +65,14 @@ test_encode_request_bytes(void **state)
 	(void)state;
 
 	size_t wl = mk(want, false, 0x40, 1, 5, pd, 5); /* R never sent in a Request */
-	assert_int_equal(wn_mpa_frame_encode(&f, out, sizeof(out)), (int)wl);
+	assert_int_equal(wn_wire_mpa_frame_encode(&f, out, sizeof(out)), (int)wl);
 	assert_memory_equal(out, want, wl);
 
 	/* Reply, rejected, markers, no PD */
 	struct wn_mpa_frame r = {.type = WN_MPA_FRAME_REPLY, .markers = true, .rejected = true,
 				 .rev = 1};
 	wl = mk(want, true, 0xA0, 1, 0, NULL, 0);
-	assert_int_equal(wn_mpa_frame_encode(&r, out, sizeof(out)), 20);
+	assert_int_equal(wn_wire_mpa_frame_encode(&r, out, sizeof(out)), 20);
 	assert_memory_equal(out, want, wl);
 }
 
@@ -111,7 +111,7 @@ test_siw_requests(void **state)
 
 	/* re-encoding the decoded frame gives the same bytes */
 	uint8_t out[64];
-	assert_int_equal(wn_mpa_frame_encode(&f, out, sizeof(out)), (int)n);
+	assert_int_equal(wn_wire_mpa_frame_encode(&f, out, sizeof(out)), (int)n);
 	assert_memory_equal(out, buf, n);
 }
 
@@ -130,7 +130,7 @@ test_siw_p2p_negotiation(void **state)
 	size_t n = mk(buf, false, 0x10, 2, 4, p2p_req, 4);
 	assert_int_equal(decode_exact(buf, n, NULL, &req, NULL), WN_MPA_FRAME_OK);
 	struct wn_mpa_caps resp = {.ird = 1, .ord = 1, .rtr = WN_MPA_RTR_WRITE};
-	assert_int_equal(wn_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
 	assert_true(neg.enhanced);
 	assert_true(neg.p2p);
 	assert_int_equal(neg.rtr, WN_MPA_RTR_WRITE);
@@ -141,7 +141,7 @@ test_siw_p2p_negotiation(void **state)
 	struct wn_mpa_frame r = {.type = WN_MPA_FRAME_REPLY, .rev = 2, .enhanced = true,
 				 .p2p = neg.p2p, .rtr = neg.rtr, .ird = neg.reply_ird,
 				 .ord = neg.reply_ord};
-	assert_int_equal(wn_mpa_frame_encode(&r, out, sizeof(out)), 24);
+	assert_int_equal(wn_wire_mpa_frame_encode(&r, out, sizeof(out)), 24);
 	assert_memory_equal(out + 20, siw_reply, 4);
 	assert_memory_equal(out, rep_key, 16);
 	assert_int_equal(out[16], 0x10);
@@ -151,7 +151,7 @@ test_siw_p2p_negotiation(void **state)
 				   .rtr = WN_MPA_RTR_WRITE | WN_MPA_RTR_READ};
 	n = mk(buf, true, 0x10, 2, 4, siw_reply, 4);
 	assert_int_equal(decode_exact(buf, n, NULL, &rep, NULL), WN_MPA_FRAME_OK);
-	assert_int_equal(wn_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
 	assert_int_equal(neg.rtr, WN_MPA_RTR_WRITE);
 	assert_int_equal(neg.ird, 1);
 	assert_int_equal(neg.ord, 1);
@@ -159,12 +159,12 @@ test_siw_p2p_negotiation(void **state)
 	/* Reply accepting only Read: pick Read (from the Reply, not from the offer). */
 	n = mk(buf, true, 0x10, 2, 4, read_reply, 4);
 	assert_int_equal(decode_exact(buf, n, NULL, &rep, NULL), WN_MPA_FRAME_OK);
-	assert_int_equal(wn_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
 	assert_int_equal(neg.rtr, WN_MPA_RTR_READ);
 
 	/* Initiator that can only send a Send RTR: no common option -> error 7. */
 	init.rtr = WN_MPA_RTR_SEND;
-	assert_int_equal(wn_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NO_RTR);
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NO_RTR);
 }
 
 static void
@@ -239,13 +239,13 @@ test_decoder_rejects(void **state)
 	assert_int_equal(f.res, 0x10);
 
 	for (int st = 0; st < WN_MPA_FRAME_STATUS_COUNT; st++) {
-		const char *s = wn_mpa_frame_status_str((enum wn_mpa_frame_status)st);
+		const char *s = wn_wire_mpa_frame_status_str((enum wn_mpa_frame_status)st);
 		assert_non_null(s);
 		for (int o = 0; o < st; o++)
-			assert_string_not_equal(s, wn_mpa_frame_status_str(
+			assert_string_not_equal(s, wn_wire_mpa_frame_status_str(
 							   (enum wn_mpa_frame_status)o));
 	}
-	assert_string_equal(wn_mpa_frame_status_str(WN_MPA_FRAME_STATUS_COUNT), "unknown");
+	assert_string_equal(wn_wire_mpa_frame_status_str(WN_MPA_FRAME_STATUS_COUNT), "unknown");
 }
 
 static void
@@ -306,14 +306,14 @@ test_ignored_bits(void **state)
 	struct wn_mpa_frame e = {.type = WN_MPA_FRAME_REQUEST, .rev = 2, .enhanced = true,
 				 .p2p = false, .rtr = WN_MPA_RTR_ALL, .ird = 0x3FFF, .ord = 0x3FFF,
 				 .res = 0x0F};
-	assert_int_equal(wn_mpa_frame_encode(&e, out, sizeof(out)), 24);
+	assert_int_equal(wn_wire_mpa_frame_encode(&e, out, sizeof(out)), 24);
 	assert_int_equal(out[16], 0x10);
 	assert_int_equal(out[20], 0x3F);
 	assert_int_equal(out[21], 0xFF);
 	assert_int_equal(out[22], 0x3F);
 	assert_int_equal(out[23], 0xFF);
 	e.p2p = true;
-	assert_int_equal(wn_mpa_frame_encode(&e, out, sizeof(out)), 24);
+	assert_int_equal(wn_wire_mpa_frame_encode(&e, out, sizeof(out)), 24);
 	assert_int_equal(out[20], 0xFF);
 	assert_int_equal(out[22], 0xFF);
 }
@@ -326,26 +326,26 @@ test_encode_errors(void **state)
 	uint8_t out[600];
 	(void)state;
 
-	assert_int_equal(wn_mpa_frame_encode(&f, out, sizeof(out)), -EINVAL);
+	assert_int_equal(wn_wire_mpa_frame_encode(&f, out, sizeof(out)), -EINVAL);
 	f.rev = 1;
 	f.enhanced = true;
-	assert_int_equal(wn_mpa_frame_encode(&f, out, sizeof(out)), -EINVAL);
+	assert_int_equal(wn_wire_mpa_frame_encode(&f, out, sizeof(out)), -EINVAL);
 	f.rev = 2;
 	f.ird = 0x4000;
-	assert_int_equal(wn_mpa_frame_encode(&f, out, sizeof(out)), -EINVAL);
+	assert_int_equal(wn_wire_mpa_frame_encode(&f, out, sizeof(out)), -EINVAL);
 	f.ird = 1;
 	f.pd = pd;
 	f.pd_len = 509; /* 509 + 4 > 512 */
-	assert_int_equal(wn_mpa_frame_encode(&f, out, sizeof(out)), -EINVAL);
+	assert_int_equal(wn_wire_mpa_frame_encode(&f, out, sizeof(out)), -EINVAL);
 	f.pd_len = 508;
-	assert_int_equal(wn_mpa_frame_encode(&f, out, sizeof(out)), 532);
-	assert_int_equal(wn_mpa_frame_encode(&f, out, 531), -ENOSPC);
+	assert_int_equal(wn_wire_mpa_frame_encode(&f, out, sizeof(out)), 532);
+	assert_int_equal(wn_wire_mpa_frame_encode(&f, out, 531), -ENOSPC);
 	f.pd = NULL;
-	assert_int_equal(wn_mpa_frame_encode(&f, out, sizeof(out)), -EINVAL);
+	assert_int_equal(wn_wire_mpa_frame_encode(&f, out, sizeof(out)), -EINVAL);
 	f.enhanced = false;
 	f.pd = pd;
 	f.pd_len = 513;
-	assert_int_equal(wn_mpa_frame_encode(&f, out, sizeof(out)), -EINVAL);
+	assert_int_equal(wn_wire_mpa_frame_encode(&f, out, sizeof(out)), -EINVAL);
 }
 
 static void
@@ -376,7 +376,7 @@ test_roundtrip_random(void **state)
 		for (unsigned int i = 0; i < f.pd_len; i++)
 			pd[i] = (uint8_t)(x + i * 31);
 		f.pd = f.pd_len ? pd : NULL;
-		int n = wn_mpa_frame_encode(&f, out, sizeof(out));
+		int n = wn_wire_mpa_frame_encode(&f, out, sizeof(out));
 		assert_true(n >= 20);
 		assert_int_equal(decode_exact(out, (size_t)n, NULL, &g, &used), WN_MPA_FRAME_OK);
 		assert_int_equal(used, (size_t)n);
@@ -413,7 +413,7 @@ test_negotiation_ird_ord(void **state)
 	(void)state;
 
 	/* RFC 6581 §9.1: responder IRD >= initiator ORD, responder ORD <= initiator IRD */
-	assert_int_equal(wn_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
 	assert_int_equal(neg.ird, 4);
 	assert_int_equal(neg.ord, 8);
 	assert_int_equal(neg.reply_ird, 4);
@@ -424,13 +424,13 @@ test_negotiation_ird_ord(void **state)
 	/* responder with fewer resources: IRD 2; the initiator then lowers ORD to 2 */
 	resp.ird = 2;
 	resp.ord = 1;
-	assert_int_equal(wn_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
 	assert_int_equal(neg.reply_ird, 2);
 	assert_int_equal(neg.reply_ord, 1);
 	struct wn_mpa_frame rep = {.type = WN_MPA_FRAME_REPLY, .rev = 2, .enhanced = true,
 				   .ird = neg.reply_ird, .ord = neg.reply_ord};
 	struct wn_mpa_caps init = {.ird = 8, .ord = 4};
-	assert_int_equal(wn_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
 	assert_int_equal(neg.ord, 2);
 	assert_int_equal(neg.ird, 8);
 	assert_int_equal(neg.peer_ird, 2);
@@ -441,7 +441,7 @@ test_negotiation_ird_ord(void **state)
 	resp.ird = 16;
 	resp.ord = 16;
 	req = enh_req(false, 0, 0x3FFF, 0x3FFF);
-	assert_int_equal(wn_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
 	assert_int_equal(neg.ird, 16);
 	assert_int_equal(neg.ord, 16);
 	assert_int_equal(neg.reply_ird, 0x3FFF);
@@ -450,14 +450,14 @@ test_negotiation_ird_ord(void **state)
 	rep.ord = 0x3FFF;
 	init.ird = 3;
 	init.ord = 5;
-	assert_int_equal(wn_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
 	assert_int_equal(neg.ird, 3);
 	assert_int_equal(neg.ord, 5);
 
 	/* ULP needs ORD 4, initiator IRD only 2: error 6, Reply names ORD 4 */
 	resp.ord_min = 4;
 	req = enh_req(false, 0, 2, 1);
-	assert_int_equal(wn_mpa_negotiate_responder(&resp, &req, &neg),
+	assert_int_equal(wn_wire_mpa_negotiate_responder(&resp, &req, &neg),
 			 WN_MPA_ERR_INSUFFICIENT_IRD);
 	assert_int_equal(neg.reply_ord, 4);
 	resp.ord_min = 0;
@@ -466,14 +466,14 @@ test_negotiation_ird_ord(void **state)
 	rep.ird = 4;
 	rep.ord = 8;
 	init.ird = 4;
-	assert_int_equal(wn_mpa_negotiate_initiator(&init, &rep, &neg),
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&init, &rep, &neg),
 			 WN_MPA_ERR_INSUFFICIENT_IRD);
 
 	/* bad local capabilities: error 5 */
 	resp.ird = 0x4000;
-	assert_int_equal(wn_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_LOCAL);
+	assert_int_equal(wn_wire_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_LOCAL);
 	init.ord = 0x4000;
-	assert_int_equal(wn_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_LOCAL);
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_LOCAL);
 }
 
 static void
@@ -485,51 +485,51 @@ test_negotiation_rtr(void **state)
 	(void)state;
 
 	/* nothing common: the Reply still carries A=1 and what the responder supports */
-	assert_int_equal(wn_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
 	assert_true(neg.p2p);
 	assert_int_equal(neg.rtr, WN_MPA_RTR_WRITE);
 	/* ... and a Send-only initiator then fails with error 7 */
 	struct wn_mpa_frame rep = {.type = WN_MPA_FRAME_REPLY, .rev = 2, .enhanced = true,
 				   .p2p = true, .rtr = neg.rtr, .ird = 4, .ord = 4};
 	struct wn_mpa_caps init = {.ird = 4, .ord = 4, .p2p = true, .rtr = WN_MPA_RTR_SEND};
-	assert_int_equal(wn_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NO_RTR);
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NO_RTR);
 
 	/* a responder without any RTR type cannot do peer-to-peer: error 7 */
 	resp.rtr = 0;
-	assert_int_equal(wn_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NO_RTR);
+	assert_int_equal(wn_wire_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NO_RTR);
 
 	/* Read RTR with initiator ORD 0: responder IRD raised to 1 (RFC 6581 §9.1) */
 	resp.rtr = WN_MPA_RTR_READ;
 	req = enh_req(true, WN_MPA_RTR_READ, 4, 0);
-	assert_int_equal(wn_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
 	assert_int_equal(neg.rtr, WN_MPA_RTR_READ);
 	assert_int_equal(neg.ird, 1);
 	assert_int_equal(neg.reply_ird, 1);
 	/* with no IRD at all, Read RTR cannot be offered */
 	resp.ird = 0;
-	assert_int_equal(wn_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NO_RTR);
+	assert_int_equal(wn_wire_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NO_RTR);
 
 	/* common options are all announced; initiator prefers Write, then Read, then Send */
 	resp.ird = 4;
 	resp.rtr = WN_MPA_RTR_ALL;
 	req = enh_req(true, WN_MPA_RTR_SEND | WN_MPA_RTR_READ, 4, 4);
-	assert_int_equal(wn_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_responder(&resp, &req, &neg), WN_MPA_ERR_NONE);
 	assert_int_equal(neg.rtr, WN_MPA_RTR_SEND | WN_MPA_RTR_READ);
 	rep.rtr = neg.rtr;
 	init.rtr = WN_MPA_RTR_ALL;
-	assert_int_equal(wn_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
 	assert_int_equal(neg.rtr, WN_MPA_RTR_READ);
 	rep.rtr = WN_MPA_RTR_SEND;
-	assert_int_equal(wn_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
 	assert_int_equal(neg.rtr, WN_MPA_RTR_SEND);
 
 	/* p2p asked but the Reply says A=0: error 7 */
 	rep.p2p = false;
 	rep.rtr = 0;
-	assert_int_equal(wn_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NO_RTR);
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NO_RTR);
 	/* client/server initiator ignores RTR entirely */
 	init.p2p = false;
-	assert_int_equal(wn_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&init, &rep, &neg), WN_MPA_ERR_NONE);
 	assert_int_equal(neg.rtr, 0);
 	assert_false(neg.p2p);
 }
@@ -546,7 +546,7 @@ test_negotiation_rev1(void **state)
 	/* Rev 1 Request: unenhanced, local IRD/ORD, no RTR, peer values unknown */
 	size_t n = mk(buf, false, 0x40, 1, 0, NULL, 0);
 	assert_int_equal(decode_exact(buf, n, NULL, &f, NULL), WN_MPA_FRAME_OK);
-	assert_int_equal(wn_mpa_negotiate_responder(&local, &f, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_responder(&local, &f, &neg), WN_MPA_ERR_NONE);
 	assert_false(neg.enhanced);
 	assert_false(neg.p2p);
 	assert_int_equal(neg.ird, 8);
@@ -556,7 +556,7 @@ test_negotiation_rev1(void **state)
 	/* Rev 1 Reply to a p2p initiator: no RTR due, IRD/ORD unchanged */
 	n = mk(buf, true, 0x40, 1, 0, NULL, 0);
 	assert_int_equal(decode_exact(buf, n, NULL, &f, NULL), WN_MPA_FRAME_OK);
-	assert_int_equal(wn_mpa_negotiate_initiator(&local, &f, &neg), WN_MPA_ERR_NONE);
+	assert_int_equal(wn_wire_mpa_negotiate_initiator(&local, &f, &neg), WN_MPA_ERR_NONE);
 	assert_false(neg.enhanced);
 	assert_false(neg.p2p);
 	assert_int_equal(neg.rtr, 0);
@@ -568,9 +568,9 @@ static void
 test_err_names(void **state)
 {
 	(void)state;
-	assert_string_equal(wn_mpa_err_str(WN_MPA_ERR_CRC), "crc mismatch");
-	assert_string_equal(wn_mpa_err_str(WN_MPA_ERR_NO_RTR), "no matching RTR option");
-	assert_string_equal(wn_mpa_err_str((enum wn_mpa_err)8), "unknown");
+	assert_string_equal(wn_wire_mpa_err_str(WN_MPA_ERR_CRC), "crc mismatch");
+	assert_string_equal(wn_wire_mpa_err_str(WN_MPA_ERR_NO_RTR), "no matching RTR option");
+	assert_string_equal(wn_wire_mpa_err_str((enum wn_mpa_err)8), "unknown");
 	assert_int_equal(WN_MPA_ERR_BAD_FRAME, 4);
 	assert_int_equal(WN_MPA_ERR_INSUFFICIENT_IRD, 6);
 }

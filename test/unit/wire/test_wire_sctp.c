@@ -25,7 +25,7 @@ decode_exact(const uint8_t *buf, size_t len, struct wn_sctp_ctl *c)
 
 	assert_non_null(copy);
 	memcpy(copy, buf, len);
-	st = wn_sctp_ctl_decode(copy, len, c);
+	st = wn_wire_sctp_ctl_decode(copy, len, c);
 	if (c->pd != NULL)
 		c->pd = buf + (c->pd - copy);
 	free(copy);
@@ -42,8 +42,8 @@ test_constants(void **state)
 	assert_int_equal(WN_SCTP_ADAPTATION_DDP, 1);
 	assert_int_equal(WN_SCTP_PARAM_ADAPTATION, 0xC006);
 	assert_int_equal(WN_SCTP_IPPROTO, 132);
-	assert_string_equal(wn_sctp_func_str(WN_SCTP_ENH_ACCEPT), "enhanced accept");
-	assert_string_equal(wn_sctp_func_str(0xffff), "unknown");
+	assert_string_equal(wn_wire_sctp_func_str(WN_SCTP_ENH_ACCEPT), "enhanced accept");
+	assert_string_equal(wn_wire_sctp_func_str(0xffff), "unknown");
 }
 
 static void
@@ -55,21 +55,21 @@ test_encode_plain(void **state)
 	uint8_t out[64];
 
 	(void)state;
-	assert_int_equal(wn_sctp_ctl_encode(&c, out, sizeof(out)), sizeof(want));
+	assert_int_equal(wn_wire_sctp_ctl_encode(&c, out, sizeof(out)), sizeof(want));
 	assert_memory_equal(out, want, sizeof(want));
 	c.ssn = 0x1234;
 	c.func = WN_SCTP_TERMINATE;
 	c.pd_len = 0;
-	assert_int_equal(wn_sctp_ctl_encode(&c, out, sizeof(out)), 4);
+	assert_int_equal(wn_wire_sctp_ctl_encode(&c, out, sizeof(out)), 4);
 	assert_memory_equal(out, ((uint8_t[]){0x12, 0x34, 0, 4}), 4);
 	/* §5.2.3: no Private Data in a Terminate */
 	c.pd_len = 1;
-	assert_int_equal(wn_sctp_ctl_encode(&c, out, sizeof(out)), -EINVAL);
+	assert_int_equal(wn_wire_sctp_ctl_encode(&c, out, sizeof(out)), -EINVAL);
 	c.func = 0;
 	c.pd_len = 0;
-	assert_int_equal(wn_sctp_ctl_encode(&c, out, sizeof(out)), -EINVAL);
+	assert_int_equal(wn_wire_sctp_ctl_encode(&c, out, sizeof(out)), -EINVAL);
 	c.func = WN_SCTP_ACCEPT;
-	assert_int_equal(wn_sctp_ctl_encode(&c, out, 3), -ENOSPC);
+	assert_int_equal(wn_wire_sctp_ctl_encode(&c, out, 3), -ENOSPC);
 }
 
 static void
@@ -85,20 +85,20 @@ test_encode_enhanced(void **state)
 	uint8_t out[64];
 
 	(void)state;
-	assert_int_equal(wn_sctp_ctl_encode(&c, out, sizeof(out)), sizeof(want));
+	assert_int_equal(wn_wire_sctp_ctl_encode(&c, out, sizeof(out)), sizeof(want));
 	assert_memory_equal(out, want, sizeof(want));
 	/* A=0: B, C, D go out as zero */
 	c.p2p = false;
-	assert_int_equal(wn_sctp_ctl_encode(&c, out, sizeof(out)), sizeof(want));
+	assert_int_equal(wn_wire_sctp_ctl_encode(&c, out, sizeof(out)), sizeof(want));
 	assert_int_equal(out[4], 0x00);
 	assert_int_equal(out[6], 0x00);
 	c.ird = 0x4000;
-	assert_int_equal(wn_sctp_ctl_encode(&c, out, sizeof(out)), -EINVAL);
+	assert_int_equal(wn_wire_sctp_ctl_encode(&c, out, sizeof(out)), -EINVAL);
 	/* 512 octets in all, the enhanced data included (RFC 6581 §7) */
 	c.ird = 1;
 	c.pd_len = WN_SCTP_PD_MAX - 3;
 	c.pd = calloc(1, c.pd_len);
-	assert_int_equal(wn_sctp_ctl_encode(&c, out, sizeof(out)), -EINVAL);
+	assert_int_equal(wn_wire_sctp_ctl_encode(&c, out, sizeof(out)), -EINVAL);
 	free((void *)c.pd);
 }
 
@@ -119,13 +119,13 @@ test_decode(void **state)
 	assert_int_equal(c.ord, 2);
 	assert_int_equal(c.pd_len, 1);
 	assert_int_equal(c.pd[0], 'p');
-	wn_sctp_ctl_to_mpa(&c, &f);
+	wn_wire_sctp_ctl_to_mpa(&c, &f);
 	assert_true(f.enhanced && f.p2p);
 	assert_int_equal(f.ird, 8);
 	/* a plain code negotiates nothing */
 	assert_int_equal(decode_exact((const uint8_t[]){0, 0, 0, 2}, 4, &c), WN_SCTP_CTL_OK);
 	assert_null(c.pd);
-	wn_sctp_ctl_to_mpa(&c, &f);
+	wn_wire_sctp_ctl_to_mpa(&c, &f);
 	assert_false(f.enhanced);
 	assert_int_equal(f.ird, WN_MPA_IRD_ORD_NONEG);
 	/* the rules */
@@ -141,7 +141,7 @@ test_decode(void **state)
 	assert_int_equal(decode_exact(big, sizeof(big) - 1, &c), WN_SCTP_CTL_OK);
 	assert_int_equal(c.ssn, 1);
 	assert_int_equal(c.pd_len, WN_SCTP_PD_MAX);
-	assert_string_equal(wn_sctp_ctl_status_str(WN_SCTP_CTL_TERM_PD),
+	assert_string_equal(wn_wire_sctp_ctl_status_str(WN_SCTP_CTL_TERM_PD),
 			    "Terminate with Private Data");
 }
 
@@ -150,13 +150,13 @@ test_mulpdu(void **state)
 {
 	(void)state;
 	/* 1500 - IPv4 20 - common 12 - DATA 16 - SACK 16 = 1436 = DDP-SSN + the segment */
-	assert_int_equal(wn_sctp_mulpdu(1500, 20), 1434);
-	assert_int_equal(wn_sctp_mulpdu(1500, 40), 1414);
-	assert_int_equal(wn_sctp_mulpdu(1501, 20), 1434);
-	assert_int_equal(wn_sctp_mulpdu(576, 20), WN_SCTP_MULPDU_MIN);
+	assert_int_equal(wn_wire_sctp_mulpdu(1500, 20), 1434);
+	assert_int_equal(wn_wire_sctp_mulpdu(1500, 40), 1414);
+	assert_int_equal(wn_wire_sctp_mulpdu(1501, 20), 1434);
+	assert_int_equal(wn_wire_sctp_mulpdu(576, 20), WN_SCTP_MULPDU_MIN);
 	/* a segment of that size fits one packet: no SCTP or IP fragmentation (RFC 5043 §9) */
 	for (uint32_t mtu = 600; mtu < 9001; mtu += 7) {
-		uint32_t m = wn_sctp_mulpdu(mtu, 20);
+		uint32_t m = wn_wire_sctp_mulpdu(mtu, 20);
 
 		assert_true(20 + 12 + 16 + ((2 + m + 3) & ~3u) + 16 <= mtu);
 		assert_true(m >= WN_SCTP_MULPDU_MIN);

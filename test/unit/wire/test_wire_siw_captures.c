@@ -4,7 +4,7 @@
  * test/data/siw (Linux siw's traffic, captured) is reassembled, the MPA
  * Request/Reply decoded, every FPDU's CRC checked (or its zero CRC field when
  * CRC is off) both by walking the stream and with the MPA deframer, and every
- * ULPDU parsed by wn_ddp_parse(), rebuilt with the builders and compared.
+ * ULPDU parsed by wn_wire_ddp_parse(), rebuilt with the builders and compared.
  * The DDP rules siw follows (RFC 5041 §5.2: MSN from 1 per QN, MO = octets
  * already received) and the Read Request/Response pairing (RFC 5040 §5.2)
  * are checked on the decoded headers, and opcodes are counted.
@@ -203,21 +203,21 @@ rebuild_compare(const uint8_t *u, size_t len, const struct wn_ddp_seg *seg)
 
 	switch (seg->h.opcode) {
 	case WN_RDMAP_READ_REQ:
-		n = wn_rdmap_read_req_build(b, sizeof(b), seg->h.msn, &seg->u.rreq);
+		n = wn_wire_rdmap_read_req_build(b, sizeof(b), seg->h.msn, &seg->u.rreq);
 		break;
 	case WN_RDMAP_TERMINATE:
 		n = (int)len; /* compared octet for octet below */
 		memcpy(b, u, len < sizeof(b) ? len : sizeof(b));
 		break;
 	default:
-		n = wn_ddp_hdr_build(b, sizeof(b), &seg->h);
+		n = wn_wire_ddp_hdr_build(b, sizeof(b), &seg->h);
 		break;
 	}
 	assert_true(n > 0 && (size_t)n <= len);
 	/* reserved bits are not checked on receive and zero on send */
 	assert_int_equal(b[0], u[0] & (uint8_t)~WN_DDP_CTRL_RSVD);
 	assert_int_equal(b[1], u[1] & (uint8_t)~WN_RDMAP_CTRL_RSV);
-	if (!seg->h.tagged && !wn_rdmap_ops[seg->h.opcode].invalidate) {
+	if (!seg->h.tagged && !wn_wire_rdmap_ops[seg->h.opcode].invalidate) {
 		/* RsvdULP[8:39] is ignored for these opcodes; siw sends 0 */
 		assert_int_equal(wn_wire_get_be32(u + 2), 0);
 	}
@@ -230,9 +230,9 @@ on_ulpdu(struct dir_state *me, struct dir_state *peer, const uint8_t *u, size_t 
 	struct wn_ddp_seg seg;
 	struct wn_ddp_error err;
 
-	int rc = wn_ddp_parse(u, len, WN_DDP_F_RFC7306, &seg, &err);
+	int rc = wn_wire_ddp_parse(u, len, WN_DDP_F_RFC7306, &seg, &err);
 	if (rc != 0)
-		fail_msg("siw ULPDU rejected: %s", wn_ddp_reason_str(err.reason));
+		fail_msg("siw ULPDU rejected: %s", wn_wire_ddp_reason_str(err.reason));
 	if (pass1) {
 		/* first pass: only collect the Read Requests of this direction */
 		if (seg.h.opcode == WN_RDMAP_READ_REQ) {
@@ -314,7 +314,7 @@ collect_deliver(void *arg, const uint8_t *ulpdu, size_t len)
 	struct collect_ctx *c = arg;
 	struct wn_ddp_seg seg;
 
-	assert_int_equal(wn_ddp_parse(ulpdu, len, WN_DDP_F_RFC7306, &seg, NULL), 0);
+	assert_int_equal(wn_wire_ddp_parse(ulpdu, len, WN_DDP_F_RFC7306, &seg, NULL), 0);
 	c->n++;
 	c->octets += len;
 	return 0;
@@ -332,11 +332,11 @@ deframe(const uint8_t *p, size_t n, bool crc, size_t *octets)
 					  .seq = 7};
 	struct wn_mpa_deframer d;
 
-	assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &wn_mpa_collect_ops, &col), 0);
+	assert_int_equal(wn_wire_mpa_deframer_init(&d, &cfg, &wn_wire_mpa_collect_ops, &col), 0);
 	for (size_t off = 0, step = 1; off < n; off += step, step = step * 3 % 1999 + 1) {
 		size_t k = n - off < step ? n - off : step;
 		size_t used = 0;
-		assert_int_equal(wn_mpa_deframer_input(&d, p + off, k, &used), 0);
+		assert_int_equal(wn_wire_mpa_deframer_input(&d, p + off, k, &used), 0);
 		assert_int_equal(used, k);
 		step = k;
 	}
@@ -374,9 +374,9 @@ check_file(const struct expect *x, unsigned int *files_seen)
 			continue;
 		struct flow *rsp = reverse_of(flows, nf, ini);
 		assert_non_null(rsp);
-		assert_int_equal(wn_mpa_frame_decode(ini->data, ini->len, NULL, &req, &rq),
+		assert_int_equal(wn_wire_mpa_frame_decode(ini->data, ini->len, NULL, &req, &rq),
 				 WN_MPA_FRAME_OK);
-		assert_int_equal(wn_mpa_frame_decode(rsp->data, rsp->len, NULL, &rep, &rp),
+		assert_int_equal(wn_wire_mpa_frame_decode(rsp->data, rsp->len, NULL, &rep, &rp),
 				 WN_MPA_FRAME_OK);
 		assert_int_equal(req.type, WN_MPA_FRAME_REQUEST);
 		assert_int_equal(rep.type, WN_MPA_FRAME_REPLY);
@@ -482,7 +482,7 @@ test_siw_crc_flip(void **state)
 		size_t used = 0, fl = 0;
 
 		if (f->len < 16 ||
-		    wn_mpa_frame_decode(f->data, f->len, NULL, &fr, &fl) != WN_MPA_FRAME_OK)
+		    wn_wire_mpa_frame_decode(f->data, f->len, NULL, &fr, &fl) != WN_MPA_FRAME_OK)
 			continue;
 		uint8_t *p = f->data + fl;
 		size_t n = f->len - fl;
@@ -494,8 +494,9 @@ test_siw_crc_flip(void **state)
 			.buf = ulpdu, .cap = sizeof(ulpdu), .deliver = collect_deliver, .arg = &c};
 		struct wn_mpa_deframer_cfg cfg = {.stream = {.markers = false, .crc = true}};
 		struct wn_mpa_deframer d;
-		assert_int_equal(wn_mpa_deframer_init(&d, &cfg, &wn_mpa_collect_ops, &col), 0);
-		assert_int_equal(wn_mpa_deframer_input(&d, p, n, &used), -EBADMSG);
+		assert_int_equal(
+			wn_wire_mpa_deframer_init(&d, &cfg, &wn_wire_mpa_collect_ops, &col), 0);
+		assert_int_equal(wn_wire_mpa_deframer_input(&d, p, n, &used), -EBADMSG);
 		assert_int_equal(wn_mpa_deframer_error(&d), WN_MPA_ERR_CRC);
 	}
 	for (int i = 0; i < nf; i++)

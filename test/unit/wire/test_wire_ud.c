@@ -25,7 +25,7 @@ decode_exact(const uint8_t *buf, size_t len, struct wn_ud_msg *m)
 
 	assert_non_null(copy);
 	memcpy(copy, buf, len);
-	st = wn_ud_decode(copy, len, m);
+	st = wn_wire_ud_decode(copy, len, m);
 	if (st == WN_UD_OK) {
 		if (m->pd != NULL)
 			m->pd = buf + (m->pd - copy);
@@ -49,8 +49,8 @@ test_data_layout(void **state)
 
 	(void)state;
 	memcpy(&m.imm, imm, 4);
-	assert_int_equal(wn_ud_hdr_size(&m), sizeof(want));
-	assert_int_equal(wn_ud_encode(&m, buf, sizeof(buf)), sizeof(want));
+	assert_int_equal(wn_wire_ud_hdr_size(&m), sizeof(want));
+	assert_int_equal(wn_wire_ud_encode(&m, buf, sizeof(buf)), sizeof(want));
 	assert_memory_equal(buf, want, sizeof(want));
 	/* the message follows */
 	memcpy(buf + sizeof(want), "hello", 5);
@@ -66,11 +66,11 @@ test_data_layout(void **state)
 	/* without immediate data: 16 octets of header, a zero-length message is fine */
 	m.flags = 0;
 	m.dqpn = 0x1000001; /* above 24 bits: masked */
-	assert_int_equal(wn_ud_encode(&m, buf, sizeof(buf)), WN_UD_HDR_LEN);
+	assert_int_equal(wn_wire_ud_encode(&m, buf, sizeof(buf)), WN_UD_HDR_LEN);
 	assert_int_equal(decode_exact(buf, WN_UD_HDR_LEN, &d), WN_UD_OK);
 	assert_int_equal(d.dqpn, 1);
 	assert_int_equal(d.len, 0);
-	assert_int_equal(wn_ud_encode(&m, buf, WN_UD_HDR_LEN - 1), -ENOSPC);
+	assert_int_equal(wn_wire_ud_encode(&m, buf, WN_UD_HDR_LEN - 1), -ENOSPC);
 }
 
 static void
@@ -88,7 +88,7 @@ test_sidr_roundtrip(void **state)
 	int n;
 
 	(void)state;
-	n = wn_ud_encode(&req, buf, sizeof(buf));
+	n = wn_wire_ud_encode(&req, buf, sizeof(buf));
 	assert_int_equal(n, sizeof(want_req));
 	assert_memory_equal(buf, want_req, sizeof(want_req));
 	assert_int_equal(decode_exact(buf, (size_t)n, &d), WN_UD_OK);
@@ -104,12 +104,12 @@ test_sidr_roundtrip(void **state)
 	assert_int_equal(decode_exact(buf, WN_UD_HDR_LEN + 3, &d), WN_UD_SHORT);
 	/* the bound: 180 in a REQ, 136 in a REP */
 	req.pd_len = WN_UD_SIDR_REQ_PD_MAX + 1;
-	assert_int_equal(wn_ud_encode(&req, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(wn_wire_ud_encode(&req, buf, sizeof(buf)), -EINVAL);
 	req.pd = NULL;
 	req.pd_len = 2;
-	assert_int_equal(wn_ud_encode(&req, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(wn_wire_ud_encode(&req, buf, sizeof(buf)), -EINVAL);
 
-	n = wn_ud_encode(&rep, buf, sizeof(buf));
+	n = wn_wire_ud_encode(&rep, buf, sizeof(buf));
 	assert_int_equal(n, WN_UD_HDR_LEN + WN_UD_SIDR_REP_LEN);
 	assert_int_equal(decode_exact(buf, (size_t)n, &d), WN_UD_OK);
 	assert_int_equal(d.type, WN_UD_SIDR_REP);
@@ -124,7 +124,7 @@ test_sidr_roundtrip(void **state)
 	assert_int_equal(decode_exact(buf, (size_t)n, &d), WN_UD_BAD_RSVD);
 	rep.pd_len = WN_UD_SIDR_REP_PD_MAX + 1;
 	rep.pd = buf;
-	assert_int_equal(wn_ud_encode(&rep, buf + 64, sizeof(buf) - 64), -EINVAL);
+	assert_int_equal(wn_wire_ud_encode(&rep, buf + 64, sizeof(buf) - 64), -EINVAL);
 }
 
 static void
@@ -136,7 +136,7 @@ test_refusals(void **state)
 	int n;
 
 	(void)state;
-	n = wn_ud_encode(&m, buf, sizeof(buf));
+	n = wn_wire_ud_encode(&m, buf, sizeof(buf));
 	assert_int_equal(n, WN_UD_HDR_LEN + WN_UD_IMM_LEN);
 	assert_int_equal(decode_exact(buf, WN_UD_HDR_LEN - 1, &d), WN_UD_SHORT);
 	/* the immediate data announced but cut off */
@@ -159,16 +159,16 @@ test_refusals(void **state)
 	/* flags on a SIDR message */
 	m.type = WN_UD_SIDR_REP;
 	m.flags = 0;
-	n = wn_ud_encode(&m, buf, sizeof(buf));
+	n = wn_wire_ud_encode(&m, buf, sizeof(buf));
 	buf[4] = WN_UD_F_SE;
 	assert_int_equal(decode_exact(buf, (size_t)n, &d), WN_UD_BAD_FLAGS);
 	m.type = 7;
-	assert_int_equal(wn_ud_encode(&m, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(wn_wire_ud_encode(&m, buf, sizeof(buf)), -EINVAL);
 	m.type = WN_UD_DATA;
 	m.flags = 0x80;
-	assert_int_equal(wn_ud_encode(&m, buf, sizeof(buf)), -EINVAL);
-	assert_string_equal(wn_ud_status_str(WN_UD_BAD_MAGIC), "not a warpnic datagram");
-	assert_string_equal(wn_ud_status_str(WN_UD_STATUS_COUNT), "unknown");
+	assert_int_equal(wn_wire_ud_encode(&m, buf, sizeof(buf)), -EINVAL);
+	assert_string_equal(wn_wire_ud_status_str(WN_UD_BAD_MAGIC), "not a warpnic datagram");
+	assert_string_equal(wn_wire_ud_status_str(WN_UD_STATUS_COUNT), "unknown");
 }
 
 /* The IPv4 header checksum libibverbs' ibv_init_ah_from_wc() verifies (RFC 791). */
@@ -198,7 +198,7 @@ test_grh(void **state)
 	ip4[10] = (uint8_t)(c >> 8);
 	ip4[11] = (uint8_t)c;
 	memset(grh, 0xaa, sizeof(grh));
-	assert_int_equal(wn_ud_grh_from_ip(ip4, 20, grh), 0);
+	assert_int_equal(wn_wire_ud_grh_from_ip(ip4, 20, grh), 0);
 	for (int i = 0; i < 20; i++)
 		assert_int_equal(grh[i], 0);
 	assert_memory_equal(grh + 20, ip4, 20);
@@ -211,13 +211,13 @@ test_grh(void **state)
 	ip6[24] = 0x20;
 	ip6[25] = 0x01;
 	ip6[39] = 1;
-	assert_int_equal(wn_ud_grh_from_ip(ip6, 40, grh), 0);
+	assert_int_equal(wn_wire_ud_grh_from_ip(ip6, 40, grh), 0);
 	assert_memory_equal(grh, ip6, 40);
 	/* IPv4 with options, or a mismatch of version and length */
 	ip4[0] = 0x46;
-	assert_int_equal(wn_ud_grh_from_ip(ip4, 20, grh), -EINVAL);
-	assert_int_equal(wn_ud_grh_from_ip(ip6, 20, grh), -EINVAL);
-	assert_int_equal(wn_ud_grh_from_ip(ip4, 40, grh), -EINVAL);
+	assert_int_equal(wn_wire_ud_grh_from_ip(ip4, 20, grh), -EINVAL);
+	assert_int_equal(wn_wire_ud_grh_from_ip(ip6, 20, grh), -EINVAL);
+	assert_int_equal(wn_wire_ud_grh_from_ip(ip4, 40, grh), -EINVAL);
 }
 
 int

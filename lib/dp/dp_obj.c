@@ -23,7 +23,7 @@
 #include "dp_priv.h"
 
 void *
-dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind)
+wn_dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind)
 {
 	void *p;
 
@@ -38,7 +38,7 @@ static void
 cq_put(struct wn_dp *dp, struct dp_cq *cq)
 {
 	if (atomic_fetch_sub(&cq->refs, 1) == 1) {
-		dp_ctl_done(dp, cq->handle);
+		wn_dp_ctl_done(dp, cq->handle);
 		free(cq);
 	}
 }
@@ -47,7 +47,7 @@ static void
 srq_put(struct wn_dp *dp, struct dp_srq *srq)
 {
 	if (atomic_fetch_sub(&srq->refs, 1) == 1) {
-		dp_ctl_done(dp, srq->handle);
+		wn_dp_ctl_done(dp, srq->handle);
 		free(srq);
 	}
 }
@@ -67,7 +67,7 @@ srq_of_ring(struct wn_queue_ring *r)
 /* ---------------------------------------------------------------- QP engines */
 
 void
-dp_cq_notify(struct wn_dp *dp, struct wn_queue_ring *ring)
+wn_dp_cq_notify(struct wn_dp *dp, struct wn_queue_ring *ring)
 {
 	struct dp_cq *cq = cq_of_ring(ring);
 
@@ -158,7 +158,7 @@ engine_destroy(struct wn_dp *dp, struct dp_qp *qp)
  * leaves the list: a client posting to it marks its slot, which brings it back (mark_slot).
  */
 void
-dp_errq_flush(struct wn_dp *dp)
+wn_dp_errq_flush(struct wn_dp *dp)
 {
 	struct dp_qp *qp, *tmp;
 
@@ -247,7 +247,7 @@ deactivate(struct wn_dp *dp, struct dp_qp *qp)
 }
 
 void
-dp_qp_ready(struct wn_dp *dp, struct dp_qp *qp)
+wn_dp_qp_ready(struct wn_dp *dp, struct dp_qp *qp)
 {
 	if (!qp->active || qp->on_ready)
 		return;
@@ -267,7 +267,7 @@ mark_slot(void *arg, uint32_t slot)
 	if (qp == NULL)
 		return;
 	if (qp->active)
-		dp_qp_ready(dp, qp);
+		wn_dp_qp_ready(dp, qp);
 	else if (qp->in_errq)
 		errq_due(dp, qp);
 }
@@ -310,7 +310,7 @@ ud_poll(struct wn_dp *dp, struct dp_qp *qp)
 	unsigned int n = 0;
 
 	if (st == WN_UD_QPS_RTS || st == WN_UD_QPS_ERROR) {
-		n = dp_ud_tx(dp, qp, DP_BURST);
+		n = wn_dp_ud_tx(dp, qp, DP_BURST);
 		dp->st.qp_polls++;
 		if (n >= DP_BURST || qp->slot == 0 || !wn_queue_cons_idle_enter(&qp->sq) ||
 		    (st == WN_UD_QPS_ERROR && qp->srq == NULL &&
@@ -322,7 +322,7 @@ ud_poll(struct wn_dp *dp, struct dp_qp *qp)
 }
 
 unsigned int
-dp_qps_poll(struct wn_dp *dp)
+wn_dp_qps_poll(struct wn_dp *dp)
 {
 	struct dp_qp *qp, *tmp;
 	unsigned int work = 0, n;
@@ -336,7 +336,7 @@ dp_qps_poll(struct wn_dp *dp)
 			continue;
 		}
 		if (qp->rx_held)
-			work += dp_qp_rx_retry(dp, qp);
+			work += wn_dp_qp_rx_retry(dp, qp);
 		tx_ready = qp->llp != NULL && wn_llp_tx_ready(qp->llp);
 		n = 0;
 		if (tx_ready && qp->eng != NULL) {
@@ -354,7 +354,7 @@ dp_qps_poll(struct wn_dp *dp)
 #define DP_SWEEP 64
 
 void
-dp_qps_sweep(struct wn_dp *dp)
+wn_dp_qps_sweep(struct wn_dp *dp)
 {
 	struct dp_qp *qp = dp->sweep;
 	unsigned int i;
@@ -364,7 +364,7 @@ dp_qps_sweep(struct wn_dp *dp)
 			qp = TAILQ_FIRST(&dp->active);
 		if (!qp->on_ready && wn_queue_cons_avail(&qp->sq) != 0) {
 			dp->st.qp_sweep_found++;
-			dp_qp_ready(dp, qp);
+			wn_dp_qp_ready(dp, qp);
 		}
 		qp = TAILQ_NEXT(qp, next);
 	}
@@ -372,7 +372,7 @@ dp_qps_sweep(struct wn_dp *dp)
 }
 
 void
-dp_qps_free(struct wn_dp *dp)
+wn_dp_qps_free(struct wn_dp *dp)
 {
 	free(dp->slot_qp);
 	free(dp->slot_free);
@@ -382,7 +382,7 @@ dp_qps_free(struct wn_dp *dp)
 }
 
 int
-dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn_llp *llp,
+wn_dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn_llp *llp,
 	     const struct wn_llp_params *p, uint8_t rtr_recv, wn_rnic_event_fn event)
 {
 	struct wn_rnic_qp_conf rc;
@@ -415,7 +415,7 @@ dp_qp_engine(struct wn_dp *dp, struct dp_qp *qp, struct dp_conn *conn, struct wn
 	wn_queue_cons_bell_set(&qp->sq, dp->idx + 1u);
 	/* ... and mark it in the shard's ready map once it is parked */
 	slot_take(dp, qp);
-	dp_qp_ready(dp, qp);
+	wn_dp_qp_ready(dp, qp);
 	return 0;
 }
 
@@ -438,7 +438,7 @@ flush_event(void *arg, struct wn_rnic_qp *eng, const struct wn_rnic_event *ev)
 	(void)arg;
 	(void)eng;
 	if (ev->type == WN_RNIC_EV_CQ_NOTIFY)
-		dp_cq_notify(NULL, ev->cq);
+		wn_dp_cq_notify(NULL, ev->cq);
 }
 
 /* The QP in Error: its engine flushes (the first send WQE with @p status, if not 0). */
@@ -486,19 +486,19 @@ qp_error(struct wn_dp *dp, struct dp_qp *qp, uint8_t status)
 }
 
 void
-dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
+wn_dp_qp_disconnect(struct wn_dp *dp, struct dp_qp *qp)
 {
 	qp_error(dp, qp, 0);
 }
 
 void
-dp_qp_fail(struct wn_dp *dp, struct dp_qp *qp, uint8_t status)
+wn_dp_qp_fail(struct wn_dp *dp, struct dp_qp *qp, uint8_t status)
 {
 	qp_error(dp, qp, status);
 }
 
 void
-dp_qp_park(struct wn_dp *dp, struct dp_qp *qp)
+wn_dp_qp_park(struct wn_dp *dp, struct dp_qp *qp)
 {
 	if (qp->active) {
 		deactivate(dp, qp);
@@ -519,7 +519,7 @@ ring_drop(struct wn_queue_ring *r)
 }
 
 void
-dp_qp_reset(struct wn_dp *dp, struct dp_qp *qp)
+wn_dp_qp_reset(struct wn_dp *dp, struct dp_qp *qp)
 {
 	if (qp->active) {
 		deactivate(dp, qp);
@@ -560,7 +560,7 @@ rx_consumer_stopped(const struct dp_qp *qp)
 }
 
 void
-dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp)
+wn_dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp)
 {
 	if (qp->rx_held)
 		return;
@@ -569,7 +569,7 @@ dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp)
 	qp->held_cq_cons = cq_cons(qp->rcq);
 	dp->st.rnr_holds++;
 	dp->st.rnr_held++;
-	dp_qp_ready(dp, qp); /* polled until a receive comes (dp_qp_rx_retry) */
+	wn_dp_qp_ready(dp, qp); /* polled until a receive comes (wn_dp_qp_rx_retry) */
 	/*
 	 * A client posting a receive rings this shard's bell while it sleeps (lib/queue's lcore
 	 * doorbells: set before the fence of the next sleep). An SRQ names one shard only; the
@@ -579,7 +579,7 @@ dp_qp_rx_hold(struct wn_dp *dp, struct dp_qp *qp)
 }
 
 unsigned int
-dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp)
+wn_dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp)
 {
 	if (!wn_rnic_rx_ready(qp->eng)) {
 		uint64_t limit = dp->c.rnr_hold_us;
@@ -604,7 +604,7 @@ dp_qp_rx_retry(struct wn_dp *dp, struct dp_qp *qp)
 
 /* Tear a QP down on its owner shard; @p ack: acknowledge the control thread's destroy. */
 void
-dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
+wn_dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
 {
 	if (dp != NULL) {
 		deactivate(dp, qp);
@@ -614,7 +614,7 @@ dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
 	if (qp->eng != NULL)
 		engine_destroy(dp, qp);
 	if (qp->ud != NULL) {
-		dp_ud_qp_del(dp, qp);
+		wn_dp_ud_qp_del(dp, qp);
 		wn_ud_qp_destroy(qp->ud);
 		qp->ud = NULL;
 	}
@@ -625,7 +625,7 @@ dp_qp_free(struct wn_dp *dp, struct dp_qp *qp, bool ack)
 	if (qp->srq != NULL)
 		srq_put(dp, qp->srq);
 	if (ack)
-		dp_ctl_done(dp, qp->handle);
+		wn_dp_ctl_done(dp, qp->handle);
 	free(qp);
 }
 
@@ -642,7 +642,7 @@ obj_add(struct wn_dp *dp, uint32_t handle, void *o)
 }
 
 int
-dp_qp_init(struct dp_qp *qp, struct wn_server_dp_qp *d, struct dp_cq *scq, struct dp_cq *rcq,
+wn_dp_qp_init(struct dp_qp *qp, struct wn_server_dp_qp *d, struct dp_cq *scq, struct dp_cq *rcq,
 	   struct dp_srq *srq)
 {
 	uint64_t off;
@@ -676,13 +676,14 @@ ud_event(void *arg, struct wn_ud_qp *uqp, const struct wn_ud_event *ev)
 	(void)uqp;
 	switch (ev->type) {
 	case WN_UD_EV_CQ_NOTIFY:
-		dp_cq_notify(dp, ev->cq);
+		wn_dp_cq_notify(dp, ev->cq);
 		break;
 	case WN_UD_EV_CQ_OVERFLOW:
-		dp_async_event(dp, cq_of_ring(ev->cq)->handle, WN_CTL_ASYNC_CQ_ERR, 0);
+		wn_dp_async_event(dp, cq_of_ring(ev->cq)->handle, WN_CTL_ASYNC_CQ_ERR, 0);
 		break;
 	case WN_UD_EV_SRQ_LIMIT:
-		dp_async_event(dp, srq_of_ring(ev->srq)->handle, WN_CTL_ASYNC_SRQ_LIMIT_REACHED, 0);
+		wn_dp_async_event(dp, srq_of_ring(ev->srq)->handle, WN_CTL_ASYNC_SRQ_LIMIT_REACHED,
+				  0);
 		break;
 	}
 }
@@ -711,13 +712,13 @@ ud_attach(struct wn_dp *dp, struct dp_qp *qp)
 	uc.rcq_lock = shared ? &qp->rcq->lock : NULL;
 	uc.srq_lock = shared && qp->srq != NULL ? &qp->srq->lock : NULL;
 	uc.sq_sig_all = qp->d->sq_sig_all != 0;
-	uc.max_msg = dp_ud_max_msg(dp);
+	uc.max_msg = wn_dp_ud_max_msg(dp);
 	uc.event = ud_event;
 	uc.event_arg = dp;
 	qp->ud = wn_ud_qp_create(&uc);
 	if (qp->ud == NULL)
 		return -1;
-	ret = dp_ud_qp_add(dp, qp);
+	ret = wn_dp_ud_qp_add(dp, qp);
 	if (ret < 0) {
 		wn_ud_qp_destroy(qp->ud);
 		qp->ud = NULL;
@@ -733,7 +734,7 @@ ud_attach(struct wn_dp *dp, struct dp_qp *qp)
 }
 
 void
-dp_qp_ud_modify(struct wn_dp *dp, struct dp_qp *qp, uint32_t state, uint32_t qkey)
+wn_dp_qp_ud_modify(struct wn_dp *dp, struct dp_qp *qp, uint32_t state, uint32_t qkey)
 {
 	bool err = state == WN_CTL_QPS_ERR;
 
@@ -748,34 +749,34 @@ dp_qp_ud_modify(struct wn_dp *dp, struct dp_qp *qp, uint32_t state, uint32_t qke
 			wn_queue_cons_idle_exit(&qp->rq);
 	}
 	if (state == WN_CTL_QPS_RTS || err)
-		dp_qp_ready(dp, qp);
+		wn_dp_qp_ready(dp, qp);
 }
 
 void
-dp_qp_create(struct wn_dp *dp, struct wn_server_dp_qp *d)
+wn_dp_obj_qp_create(struct wn_dp *dp, struct wn_server_dp_qp *d)
 {
 	struct dp_qp *qp = calloc(1, sizeof(*qp));
 
 	if (qp == NULL)
 		return;
-	if (dp_qp_init(qp, d, dp_obj(dp, d->send_cq->handle, DPO_CQ),
-		       dp_obj(dp, d->recv_cq->handle, DPO_CQ),
-		       d->srq != NULL ? dp_obj(dp, d->srq->handle, DPO_SRQ) : NULL) != 0) {
+	if (wn_dp_qp_init(qp, d, wn_dp_obj(dp, d->send_cq->handle, DPO_CQ),
+		       wn_dp_obj(dp, d->recv_cq->handle, DPO_CQ),
+		       d->srq != NULL ? wn_dp_obj(dp, d->srq->handle, DPO_SRQ) : NULL) != 0) {
 		DP_LOG(ERR, "QP %u: bad descriptor\n", d->handle);
 		free(qp);
 		return;
 	}
 	if (d->qp_type == WN_CTL_QPT_UD && ud_attach(dp, qp) != 0) {
 		DP_LOG(ERR, "UD QP %u: %s\n", d->qpn, strerror(errno));
-		dp_qp_free(dp, qp, false);
+		wn_dp_qp_free(dp, qp, false);
 		return;
 	}
 	if (obj_add(dp, d->handle, qp) < 0)
-		dp_qp_free(dp, qp, false);
+		wn_dp_qp_free(dp, qp, false);
 }
 
 int
-dp_cq_init(struct dp_cq *cq, struct wn_server_dp_cq *d)
+wn_dp_cq_init(struct dp_cq *cq, struct wn_server_dp_cq *d)
 {
 	cq->kind = DPO_CQ;
 	cq->handle = d->handle;
@@ -786,18 +787,18 @@ dp_cq_init(struct dp_cq *cq, struct wn_server_dp_cq *d)
 }
 
 void
-dp_cq_create(struct wn_dp *dp, struct wn_server_dp_cq *d)
+wn_dp_obj_cq_create(struct wn_dp *dp, struct wn_server_dp_cq *d)
 {
 	struct dp_cq *cq = calloc(1, sizeof(*cq));
 
 	if (cq == NULL)
 		return;
-	if (dp_cq_init(cq, d) != 0 || obj_add(dp, d->handle, cq) < 0)
+	if (wn_dp_cq_init(cq, d) != 0 || obj_add(dp, d->handle, cq) < 0)
 		free(cq);
 }
 
 void
-dp_srq_create(struct wn_dp *dp, struct wn_server_dp_srq *d)
+wn_dp_srq_create(struct wn_dp *dp, struct wn_server_dp_srq *d)
 {
 	struct dp_srq *srq = calloc(1, sizeof(*srq));
 
@@ -814,12 +815,12 @@ dp_srq_create(struct wn_dp *dp, struct wn_server_dp_srq *d)
 }
 
 void
-dp_queue_destroy(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind)
+wn_dp_queue_destroy(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind)
 {
-	void *o = dp_obj(dp, handle, kind);
+	void *o = wn_dp_obj(dp, handle, kind);
 
 	if (o == NULL) {
-		dp_ctl_done(dp, handle);
+		wn_dp_ctl_done(dp, handle);
 		return;
 	}
 	rte_hash_del_key(dp->objs, &handle);
@@ -830,9 +831,9 @@ dp_queue_destroy(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind)
 }
 
 struct dp_qp *
-dp_qp_unlink(struct wn_dp *dp, uint32_t handle)
+wn_dp_qp_unlink(struct wn_dp *dp, uint32_t handle)
 {
-	struct dp_qp *qp = dp_obj(dp, handle, DPO_QP);
+	struct dp_qp *qp = wn_dp_obj(dp, handle, DPO_QP);
 
 	if (qp != NULL)
 		rte_hash_del_key(dp->objs, &handle);
@@ -841,15 +842,15 @@ dp_qp_unlink(struct wn_dp *dp, uint32_t handle)
 
 /* Tear a QP down on its owner shard (its connection is detached already). */
 void
-dp_qp_destroy(struct wn_dp *dp, struct dp_qp *qp)
+wn_dp_obj_qp_destroy(struct wn_dp *dp, struct dp_qp *qp)
 {
-	dp_qp_free(dp, qp, true);
+	wn_dp_qp_free(dp, qp, true);
 }
 
 /* ---------------------------------------------------------------- shutdown */
 
 void
-dp_objs_free(struct wn_dp_group *g)
+wn_dp_objs_free(struct wn_dp_group *g)
 {
 	const void *key;
 	void *data, **objs;

@@ -15,20 +15,20 @@
 #include "tcp_priv.h"
 
 uint32_t
-tcp_ts_now(const struct wn_tcp_conn *c)
+wn_tcp_ts_now(const struct wn_tcp_conn *c)
 {
 	/* RFC 7323 §5.4: 1 ms clock with a per-connection random offset. */
 	return (uint32_t)(c->ctx->now / 1000) + c->ts_offset;
 }
 
 uint32_t
-tcp_flight(const struct wn_tcp_conn *c)
+wn_tcp_flight(const struct wn_tcp_conn *c)
 {
 	return c->snd.nxt - c->snd.una;
 }
 
 uint32_t
-tcp_rcv_window(const struct wn_tcp_conn *c)
+wn_tcp_rcv_window(const struct wn_tcp_conn *c)
 {
 	uint32_t w = c->rmax - c->rlen;
 	uint32_t edge = c->rcv.adv - c->rcv.nxt;
@@ -42,7 +42,7 @@ tcp_rcv_window(const struct wn_tcp_conn *c)
 }
 
 void
-tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m)
+wn_tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m)
 {
 	if (ctx->txq_len == ctx->txq_cap) {
 		ctx->st.tx_drop_queue++;
@@ -98,7 +98,7 @@ rec_find(struct wn_tcp_conn *c, uint32_t seq)
 }
 
 uint32_t
-tcp_seg_len(struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
+wn_tcp_seg_len(struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,
 	    bool *split)
 {
 	uint32_t end = c->sbase + c->slen, avail, idx, len, cap;
@@ -146,7 +146,7 @@ ext_put(struct wn_tcp_ctx *ctx, struct rte_mbuf_ext_shared_info *sh)
 
 /* Drop acknowledged bytes and records from the send buffer. */
 void
-tcp_sbuf_acked(struct wn_tcp_conn *c)
+wn_tcp_sbuf_acked(struct wn_tcp_conn *c)
 {
 	uint32_t n;
 
@@ -188,7 +188,7 @@ tcp_sbuf_acked(struct wn_tcp_conn *c)
  * the send buffer holds there, never the released memory.
  */
 void
-tcp_ext_release_all(struct wn_tcp_conn *c)
+wn_tcp_ext_release_all(struct wn_tcp_conn *c)
 {
 	if (c->rec_sh == NULL)
 		return;
@@ -243,7 +243,7 @@ xp_find(struct wn_tcp_conn *c, uint32_t seq)
 static uint8_t *
 put_ts(uint8_t *o, const struct wn_tcp_conn *c)
 {
-	uint32_t v = rte_cpu_to_be_32(tcp_ts_now(c)), e = rte_cpu_to_be_32(c->ts_recent);
+	uint32_t v = rte_cpu_to_be_32(wn_tcp_ts_now(c)), e = rte_cpu_to_be_32(c->ts_recent);
 
 	o[0] = TCPOPT_NOP;
 	o[1] = TCPOPT_NOP;
@@ -349,13 +349,13 @@ seg_crc(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint32_t crc)
 
 		if (x != NULL && SEQ_LEQ(x->seq, seq)) {
 			n = RTE_MIN(x->len - (seq - x->seq), len);
-			crc = wn_crc32c_update(crc, x->ptr + (seq - x->seq), n);
+			crc = wn_wire_crc32c_update(crc, x->ptr + (seq - x->seq), n);
 			i++;
 		} else {
 			n = x != NULL && SEQ_LT(x->seq, seq + len) ? x->seq - seq : len;
 			pos = (c->shead + (seq - c->sbase)) % c->scap;
 			n = RTE_MIN(n, c->scap - pos);
-			crc = wn_crc32c_update(crc, c->sbuf + pos, n);
+			crc = wn_wire_crc32c_update(crc, c->sbuf + pos, n);
 		}
 		seq += n;
 		len -= n;
@@ -427,7 +427,7 @@ seg_crc_fill(struct wn_tcp_conn *c, uint32_t seq, uint8_t *dst, const uint32_t *
 		uint8_t *p = dst + (r->start - seq);
 		uint32_t l = r->end - r->start - 4;
 
-		wn_crc32c_put_wire(p + l, wn_crc32c_final(wn_crc32c_update(wn_crc32c_init(), p,
+		wn_crc32c_put_wire(p + l, wn_crc32c_final(wn_wire_crc32c_update(wn_crc32c_init(), p,
 									  l)));
 		sbuf_poke4(c, r->end - 4, p + l);
 		c->rec_fl[idx[i]] = 0;
@@ -555,7 +555,8 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 			if (len > 0) /* data segments: only what fits next to the payload */
 				room = RTE_MIN(room, mss > len + optlen ? mss - len - optlen : 0);
 			n = room >= 12 ? (room - 4) / 8 : 0;
-			n = rcv_sack_blocks(c, b, RTE_MIN(n, (unsigned int)TCP_MAX_SACK_BLOCKS));
+			n = wn_tcp_rcv_sack_blocks(c, b,
+						   RTE_MIN(n, (unsigned int)TCP_MAX_SACK_BLOCKS));
 			dsack = n > 0 && c->dsack.start != c->dsack.end;
 			if (n > 0) {
 				uint8_t *p = opts + optlen;
@@ -606,7 +607,7 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 	th->recv_ack = (flags & TH_ACK) ? rte_cpu_to_be_32(c->rcv.nxt) : 0;
 	th->data_off = (uint8_t)(((TCP_HDR_LEN + optlen) / 4) << 4);
 	th->tcp_flags = flags;
-	wnd = tcp_rcv_window(c);
+	wnd = wn_tcp_rcv_window(c);
 	if (flags & TH_SYN) {
 		wfield = (uint16_t)RTE_MIN(wnd, 65535u); /* RFC 7323 §2.2: SYN never scaled */
 	} else {
@@ -650,7 +651,7 @@ seg_emit(struct wn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
 	}
 	ctx->st.tx_segs++;
 	ctx->st.tx_data_bytes += len;
-	tcp_txq_push(ctx, m);
+	wn_tcp_txq_push(ctx, m);
 	return 0;
 }
 
@@ -663,7 +664,7 @@ backed_off_rto(const struct wn_tcp_conn *c)
 }
 
 void
-tcp_set_rto_timer(struct wn_tcp_conn *c)
+wn_tcp_set_rto_timer(struct wn_tcp_conn *c)
 {
 	c->t_rto = c->ctx->now + backed_off_rto(c);
 	if (c->t_rto == 0)
@@ -671,7 +672,7 @@ tcp_set_rto_timer(struct wn_tcp_conn *c)
 }
 
 void
-tcp_send_syn(struct wn_tcp_conn *c)
+wn_tcp_send_syn(struct wn_tcp_conn *c)
 {
 	uint8_t flags = TH_SYN;
 	bool rexmit = c->snd.max == c->snd.iss + 1;
@@ -684,17 +685,17 @@ tcp_send_syn(struct wn_tcp_conn *c)
 	}
 	c->flags &= ~(CF_ACK_NOW | CF_SYN_AGAIN);
 	c->snd.nxt = c->snd.max = c->snd.iss + 1;
-	tcp_set_rto_timer(c);
+	wn_tcp_set_rto_timer(c);
 }
 
 void
-tcp_send_ack(struct wn_tcp_conn *c)
+wn_tcp_send_ack(struct wn_tcp_conn *c)
 {
 	seg_emit(c, c->snd.nxt, 0, TH_ACK);
 }
 
 void
-tcp_send_challenge_ack(struct wn_tcp_conn *c)
+wn_tcp_send_challenge_ack(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 	uint64_t sec = ctx->now / 1000000;
@@ -711,11 +712,11 @@ tcp_send_challenge_ack(struct wn_tcp_conn *c)
 	ctx->chal_count++;
 	/* RFC 5961 §3.2 / §4.2: <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>. */
 	ctx->st.challenge_acks++;
-	tcp_send_ack(c);
+	wn_tcp_send_ack(c);
 }
 
 void
-tcp_send_rst(struct wn_tcp_conn *c)
+wn_tcp_send_rst(struct wn_tcp_conn *c)
 {
 	uint8_t flags = TH_RST;
 
@@ -728,7 +729,7 @@ tcp_send_rst(struct wn_tcp_conn *c)
 
 /* RFC 9293 §3.10.7.1: answer a segment that has no connection. */
 void
-tcp_send_rst_for(struct wn_tcp_ctx *ctx, const struct tcp_seg *s)
+wn_tcp_send_rst_for(struct wn_tcp_ctx *ctx, const struct tcp_seg *s)
 {
 	struct rte_mbuf *m;
 	struct rte_tcp_hdr *th;
@@ -766,7 +767,7 @@ tcp_send_rst_for(struct wn_tcp_ctx *ctx, const struct tcp_seg *s)
 	}
 	ctx->st.tx_rst++;
 	ctx->st.tx_segs++;
-	tcp_txq_push(ctx, m);
+	wn_tcp_txq_push(ctx, m);
 }
 
 /*
@@ -775,7 +776,7 @@ tcp_send_rst_for(struct wn_tcp_ctx *ctx, const struct tcp_seg *s)
  * @p tsval carrying the encoded options, TSecr the SYN's TSval); the window unscaled.
  */
 void
-tcp_send_synack_cookie(struct wn_tcp_ctx *ctx, const struct tcp_seg *s, uint32_t iss,
+wn_tcp_send_synack_cookie(struct wn_tcp_ctx *ctx, const struct tcp_seg *s, uint32_t iss,
 		       uint16_t mss, int wscale, bool sackp, bool ts, uint32_t tsval)
 {
 	uint8_t opts[TCP_MAX_OPTLEN], *o = opts;
@@ -842,7 +843,7 @@ tcp_send_synack_cookie(struct wn_tcp_ctx *ctx, const struct tcp_seg *s, uint32_t
 	m->l4_len = (uint16_t)(TCP_HDR_LEN + optlen);
 	ctx->st.syncookies_sent++;
 	ctx->st.tx_segs++;
-	tcp_txq_push(ctx, m);
+	wn_tcp_txq_push(ctx, m);
 }
 
 static bool
@@ -862,11 +863,11 @@ send_data(struct wn_tcp_conn *c, uint32_t seq, uint32_t allowed, bool *fin_out)
 	bool split;
 
 	*fin_out = false;
-	len = tcp_seg_len(c, seq, emss, allowed, &split);
+	len = wn_tcp_seg_len(c, seq, emss, allowed, &split);
 	if (len == 0)
 		return 0;
 	if (c->mode == WN_TCP_MODE_STREAM && len < RTE_MIN(end - seq, emss) &&
-	    tcp_flight(c) > 0 && !SEQ_LT(seq, c->snd.max))
+	    wn_tcp_flight(c) > 0 && !SEQ_LT(seq, c->snd.max))
 		return 0; /* sender SWS avoidance (RFC 9293 §3.8.6.2.1): wait for a full segment */
 	if (seq + len == end)
 		flags |= TH_PSH;
@@ -904,21 +905,21 @@ advance_nxt(struct wn_tcp_conn *c, uint32_t nxt)
 	if (new_data)
 		c->snd.max = nxt;
 	if (c->t_rto == 0)
-		tcp_set_rto_timer(c); /* RFC 6298 §5.1 */
+		wn_tcp_set_rto_timer(c); /* RFC 6298 §5.1 */
 	if (new_data)
-		tcp_tlp_arm(c); /* RFC 8985 §7.2: restart the PTO after new data */
+		wn_tcp_tlp_arm(c); /* RFC 8985 §7.2: restart the PTO after new data */
 }
 
 /*
  * RFC 8985 §7.2: (re)arm the probe timeout (PTO): SACK in use, no RTO backoff, no probe
  * episode open, an RTT sample, everything sent once. Unlike RFC 8985 it also runs in SACK
- * recovery (see tcp_tlp_fire()).
+ * recovery (see wn_tcp_tlp_fire()).
  * PTO = 2 * SRTT plus two timer ticks (the wheel's and the 1 ms timestamps' granularity);
  * with one segment in flight the peer's delayed ACK is added (WCDelAckT). An RTO due
  * sooner wins.
  */
 void
-tcp_tlp_arm(struct wn_tcp_conn *c)
+wn_tcp_tlp_arm(struct wn_tcp_conn *c)
 {
 	uint64_t pto;
 
@@ -977,7 +978,7 @@ tlp_last_segment(struct wn_tcp_conn *c)
  * reduced the window, so the probe takes no congestion response of its own.
  */
 void
-tcp_tlp_fire(struct wn_tcp_conn *c)
+wn_tcp_tlp_fire(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 	uint64_t segs = ctx->st.tx_segs;
@@ -988,7 +989,7 @@ tcp_tlp_fire(struct wn_tcp_conn *c)
 	c->tlp_rec = c->in_recovery;
 	c->tlp_retrans = true;
 	if (c->in_recovery) {
-		tcp_retransmit_una(c);
+		wn_tcp_retransmit_una(c);
 		if (ctx->st.tx_segs == segs)
 			return;
 	} else if (tlp_new_data(c)) {
@@ -999,14 +1000,14 @@ tcp_tlp_fire(struct wn_tcp_conn *c)
 	ctx->st.tlp_probes++;
 	c->tlp_out = true;
 	c->tlp_high = c->snd.max;
-	tcp_set_rto_timer(c);
+	wn_tcp_set_rto_timer(c);
 }
 
 /* RFC 6675 §5 (C): retransmit lost holes while pipe allows. */
 static bool
 sack_recovery_send(struct wn_tcp_conn *c)
 {
-	uint32_t emss = tcp_emss(c), pipe = sb_pipe(c);
+	uint32_t emss = tcp_emss(c), pipe = wn_tcp_sb_pipe(c);
 	struct seq_range hole;
 	bool sent = false, fin;
 
@@ -1014,7 +1015,7 @@ sack_recovery_send(struct wn_tcp_conn *c)
 		uint32_t from = SEQ_GT(c->high_rxt, c->snd.una) ? c->high_rxt : c->snd.una;
 		uint32_t len;
 
-		if (!sb_next_lost(c, from, &hole))
+		if (!wn_tcp_sb_next_lost(c, from, &hole))
 			break;
 		len = send_data(c, hole.start, hole.end - hole.start, &fin);
 		if (len == 0)
@@ -1024,13 +1025,13 @@ sack_recovery_send(struct wn_tcp_conn *c)
 		pipe += len;
 		sent = true;
 		if (c->t_rto == 0)
-			tcp_set_rto_timer(c);
+			wn_tcp_set_rto_timer(c);
 	}
 	return sent;
 }
 
 void
-tcp_output(struct wn_tcp_conn *c)
+wn_tcp_output(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 	bool sent = false, fin, unsent;
@@ -1042,10 +1043,10 @@ tcp_output(struct wn_tcp_conn *c)
 	case WN_TCP_SYN_SENT:
 	case WN_TCP_SYN_RCVD:
 		if (c->snd.max == c->snd.iss || (c->flags & CF_SYN_AGAIN))
-			tcp_send_syn(c); /* first, or a duplicate SYN was seen: repeat ours */
+			wn_tcp_send_syn(c); /* first, or a duplicate SYN was seen: repeat ours */
 		else if (c->flags & CF_ACK_NOW)
-			tcp_send_ack(c);
-		tcp_timer_update(c);
+			wn_tcp_send_ack(c);
+		wn_tcp_timer_update(c);
 		return;
 	case WN_TCP_CLOSED:
 	case WN_TCP_LISTEN:
@@ -1061,10 +1062,10 @@ tcp_output(struct wn_tcp_conn *c)
 		if (c->in_recovery && c->sack_ok)
 			sent = sack_recovery_send(c);
 		for (;;) {
-			uint32_t flight = tcp_flight(c), allowed, swnd, cwl, len;
+			uint32_t flight = wn_tcp_flight(c), allowed, swnd, cwl, len;
 
 			if (c->in_recovery && c->sack_ok)
-				flight = sb_pipe(c);
+				flight = wn_tcp_sb_pipe(c);
 			swnd = SEQ_GT(c->snd.una + c->snd.wnd, c->snd.nxt) ?
 				c->snd.una + c->snd.wnd - c->snd.nxt : 0;
 			cwl = c->cwnd;
@@ -1116,12 +1117,12 @@ tcp_output(struct wn_tcp_conn *c)
 		}
 	}
 	if (!sent && (c->flags & (CF_ACK_NOW | CF_WND_UPDATE)))
-		tcp_send_ack(c);
-	tcp_timer_update(c);
+		wn_tcp_send_ack(c);
+	wn_tcp_timer_update(c);
 }
 
 void
-tcp_retransmit_una(struct wn_tcp_conn *c)
+wn_tcp_retransmit_una(struct wn_tcp_conn *c)
 {
 	uint32_t end = c->sbase + c->slen, len;
 	bool fin;
@@ -1141,7 +1142,7 @@ tcp_retransmit_una(struct wn_tcp_conn *c)
 }
 
 bool
-tcp_rto_fire(struct wn_tcp_conn *c)
+wn_tcp_rto_fire(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 
@@ -1151,13 +1152,13 @@ tcp_rto_fire(struct wn_tcp_conn *c)
 		ctx->st.rto_fired++;
 		c->backoff++;
 		/* RFC 6298 §5.7: after a lost SYN the RTO is reset to 3 s when data starts. */
-		tcp_send_syn(c);
+		wn_tcp_send_syn(c);
 		return false;
 	}
 	if (c->snd.una == c->snd.max)
 		return false;
 	if (++c->retries > ctx->conf.max_retries) {
-		tcp_send_rst(c);
+		wn_tcp_send_rst(c);
 		return true;
 	}
 	ctx->st.rto_fired++;
@@ -1165,7 +1166,7 @@ tcp_rto_fire(struct wn_tcp_conn *c)
 		/* first timeout of an episode: remember what to restore if it was spurious
 		 * (RFC 4015 §3); the retransmission below carries TSval = now */
 		c->rto_eifel = c->ts_ok && !c->in_recovery;
-		c->rto_tsval = tcp_ts_now(c);
+		c->rto_tsval = wn_tcp_ts_now(c);
 		c->rto_cwnd = c->cwnd;
 		c->rto_ssthresh = c->ssthresh;
 	}
@@ -1186,14 +1187,14 @@ tcp_rto_fire(struct wn_tcp_conn *c)
 	if (c->flags & CF_FIN_SENT && SEQ_LEQ(c->snd.nxt, c->snd.fin_seq))
 		c->flags &= ~CF_FIN_SENT;
 	c->t_rto = 0;
-	tcp_output(c);
+	wn_tcp_output(c);
 	if (c->t_rto == 0 && c->snd.una != c->snd.max)
-		tcp_set_rto_timer(c);
+		wn_tcp_set_rto_timer(c);
 	return false;
 }
 
 void
-tcp_persist_fire(struct wn_tcp_conn *c)
+wn_tcp_persist_fire(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 	uint32_t end = c->sbase + c->slen;
@@ -1223,14 +1224,14 @@ tcp_persist_fire(struct wn_tcp_conn *c)
 }
 
 void
-tcp_keepalive_arm(struct wn_tcp_conn *c)
+wn_tcp_keepalive_arm(struct wn_tcp_conn *c)
 {
 	c->ka_sent = 0;
 	c->t_ka = c->ka_idle != 0 && (c->state == WN_TCP_ESTABLISHED ||
 				      c->state == WN_TCP_CLOSE_WAIT)
 			  ? c->last_rx + c->ka_idle
 			  : 0;
-	tcp_timer_update(c);
+	wn_tcp_timer_update(c);
 }
 
 /*
@@ -1240,7 +1241,7 @@ tcp_keepalive_arm(struct wn_tcp_conn *c)
  * window probe is outstanding the retransmission and persist timers watch the peer.
  */
 bool
-tcp_keepalive_fire(struct wn_tcp_conn *c)
+wn_tcp_keepalive_fire(struct wn_tcp_conn *c)
 {
 	struct wn_tcp_ctx *ctx = c->ctx;
 
@@ -1248,24 +1249,24 @@ tcp_keepalive_fire(struct wn_tcp_conn *c)
 		return false;
 	if (c->ka_sent == 0 && ctx->now < c->last_rx + c->ka_idle) {
 		c->t_ka = c->last_rx + c->ka_idle; /* the peer spoke meanwhile */
-		tcp_timer_update(c);
+		wn_tcp_timer_update(c);
 		return false;
 	}
 	if (c->snd.una != c->snd.max || c->t_persist != 0) {
 		c->ka_sent = 0;
 		c->t_ka = ctx->now + c->ka_idle;
-		tcp_timer_update(c);
+		wn_tcp_timer_update(c);
 		return false;
 	}
 	if (c->ka_sent >= c->ka_probes) {
 		ctx->st.keepalive_timeouts++;
-		tcp_send_rst(c); /* as Linux does; the peer may only have lost our state */
+		wn_tcp_send_rst(c); /* as Linux does; the peer may only have lost our state */
 		return true;
 	}
 	seg_emit(c, c->snd.una - 1, 0, TH_ACK);
 	c->ka_sent++;
 	ctx->st.keepalive_probes++;
 	c->t_ka = ctx->now + c->ka_intvl;
-	tcp_timer_update(c);
+	wn_tcp_timer_update(c);
 	return false;
 }

@@ -74,7 +74,7 @@ wn_net_ip_prepend(struct rte_mbuf *m, const struct wn_ip_addr *src,
  * transmit, lib/tcp) got wrong checksums. Here each partial sum is folded first.
  */
 uint16_t
-net_chain_raw_cksum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
+wn_net_chain_raw_cksum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 {
 	uint32_t sum = 0, done = 0;
 
@@ -102,7 +102,7 @@ net_chain_raw_cksum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 static uint16_t
 chain_l4_cksum(const struct rte_mbuf *m, uint32_t l3, uint16_t phdr)
 {
-	uint32_t c = (uint32_t)net_chain_raw_cksum(m, l3, rte_pktmbuf_pkt_len(m) - l3) + phdr;
+	uint32_t c = (uint32_t)wn_net_chain_raw_cksum(m, l3, rte_pktmbuf_pkt_len(m) - l3) + phdr;
 
 	c = ((c & 0xffff0000) >> 16) + (c & 0xffff);
 	c = ((c & 0xffff0000) >> 16) + (c & 0xffff);
@@ -169,7 +169,7 @@ ip6_cksums(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6)
  * checksum is left to offload (what WN_NET_CKSUM_LOCAL sends).
  */
 uint16_t
-net_tcp_phdr_cksum(const void *l3)
+wn_net_tcp_phdr_cksum(const void *l3)
 {
 	if ((*(const uint8_t *)l3 >> 4) == 4)
 		return rte_ipv4_phdr_cksum(l3, 0);
@@ -179,11 +179,11 @@ net_tcp_phdr_cksum(const void *l3)
 /*
  * Complete what a frame (Ethernet first) leaves to checksum offload: the IPv4 header sum
  * (RTE_MBUF_F_TX_IP_CKSUM) and the TCP sum (RTE_MBUF_F_TX_TCP_CKSUM, over chains too),
- * and clear those flags. For captures (wn_pcap_capture): the file shows the frame as the
+ * and clear those flags. For captures (wn_net_pcap_capture): the file shows the frame as the
  * wire of a NIC that computes them would carry it.
  */
 void
-net_tx_cksum_complete(struct rte_mbuf *m)
+wn_net_tx_cksum_complete(struct rte_mbuf *m)
 {
 	uint32_t l3 = m->l2_len, l4 = l3 + m->l3_len;
 
@@ -212,7 +212,7 @@ net_tx_cksum_complete(struct rte_mbuf *m)
  * sum (a WN_NET_CKSUM_LOCAL sender's) gets its full sum, for captures of local links.
  */
 void
-net_rx_cksum_complete(struct rte_mbuf *m)
+wn_net_rx_cksum_complete(struct rte_mbuf *m)
 {
 	const struct rte_ether_hdr *eh;
 	const uint8_t *ip;
@@ -238,12 +238,12 @@ net_rx_cksum_complete(struct rte_mbuf *m)
 	    need < l4 + sizeof(*th))
 		return;
 	th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, l4);
-	if (th->cksum != net_tcp_phdr_cksum(ip))
+	if (th->cksum != wn_net_tcp_phdr_cksum(ip))
 		return;
 	th->cksum = 0;
 	{
-		uint32_t c = (uint32_t)net_chain_raw_cksum(m, l4, need - l4) +
-			     net_tcp_phdr_cksum(ip);
+		uint32_t c = (uint32_t)wn_net_chain_raw_cksum(m, l4, need - l4) +
+			     wn_net_tcp_phdr_cksum(ip);
 
 		c = (c >> 16) + (c & 0xffff);
 		c = (c >> 16) + (c & 0xffff);
@@ -327,18 +327,18 @@ wn_net_output(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 	n = nif->last_nh;
 	if (n != NULL && (n->state == NEIGH_REACHABLE || n->state == NEIGH_PERMANENT) &&
 	    wn_ip_addr_eq(&dst, &nif->last_dst) && wn_ip_addr_eq(&n->addr, &nif->last_nh_addr))
-		return net_send_l2(nif, m, &n->mac, et);
+		return wn_net_send_l2(nif, m, &n->mac, et);
 	if (next_hop(nif, &dst, &nh) != 0)
 		goto noroute;
-	n = neigh_find(nif, &nh);
+	n = wn_net_neigh_find(nif, &nh);
 	if (n != NULL && (n->state == NEIGH_REACHABLE || n->state == NEIGH_PERMANENT)) {
 		nif->last_dst = dst;
 		nif->last_nh_addr = n->addr;
 		nif->last_nh = n;
-		return net_send_l2(nif, m, &n->mac, et);
+		return wn_net_send_l2(nif, m, &n->mac, et);
 	}
 	if (n == NULL) {
-		n = neigh_create(nif, &nh);
+		n = wn_net_neigh_create(nif, &nh);
 		if (n == NULL) {
 			nif->st.tx_drop_neigh++;
 			rte_pktmbuf_free(m);
@@ -346,7 +346,7 @@ wn_net_output(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 		}
 		n->probes = 1;
 		neigh_expire_at(nif, n, now + nif->conf.neigh_retrans_us);
-		neigh_solicit(nif, n);
+		wn_net_neigh_solicit(nif, n);
 	}
 	/* INCOMPLETE: hold a bounded number of packets (RFC 1122 §2.3.2.2 asks for >= 1). */
 	if (n->qlen >= nif->conf.neigh_queue_len) {

@@ -21,14 +21,14 @@
 #include "wn_mem.h"
 
 int
-srv_h_alloc_pd(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_alloc_pd(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	int num = wn_mem_pd_alloc(srv->mem);
 	struct obj *pd;
 
 	if (num <= 0)
 		return num < 0 ? num : -ENOMEM;
-	pd = srv_obj_new(srv, rq->c, OBJ_PD);
+	pd = wn_server_obj_new(srv, rq->c, OBJ_PD);
 	if (pd == NULL) {
 		wn_mem_pd_free(srv->mem, (uint32_t)num);
 		return -ENOMEM;
@@ -39,10 +39,10 @@ srv_h_alloc_pd(struct wn_server *srv, const struct srv_req *rq, struct srv_resp 
 }
 
 int
-srv_pd_destroy(struct wn_server *srv, struct obj *pd)
+wn_server_pd_destroy(struct wn_server *srv, struct obj *pd)
 {
 	wn_mem_pd_free(srv->mem, pd->u.pd.num);
-	srv_obj_free(srv, pd);
+	wn_server_obj_free(srv, pd);
 	return 0;
 }
 
@@ -150,8 +150,8 @@ mr_guard_run(struct obj *mr, uint64_t end)
 	if (g == NULL)
 		return -ENOMEM;
 	mr->u.mr.guards = g;
-	slot = srv_sigbus_add((uint8_t *)mr->u.mr.map + mr->u.mr.run_off, end - mr->u.mr.run_off,
-			      mr->u.mr.run_shift);
+	slot = wn_server_sigbus_add((uint8_t *)mr->u.mr.map + mr->u.mr.run_off,
+				    end - mr->u.mr.run_off, mr->u.mr.run_shift);
 	if (slot < 0)
 		return slot;
 	g[mr->u.mr.n_guards++] = slot;
@@ -260,7 +260,7 @@ mr_complete(struct wn_server *srv, struct obj *mr)
 	if (srv->conf.mr_map != NULL) /* e.g. DMA-mapped for a NIC, before the client sends */
 		srv->conf.mr_map(srv->conf.mr_map_arg, d->stag, mr->u.mr.map, mr->u.mr.map_len);
 	mr->u.mr.hooked = true;
-	srv_dp_tell(srv, WN_SERVER_DP_MR_REG, mr->handle, d);
+	wn_server_dp_tell(srv, WN_SERVER_DP_MR_REG, mr->handle, d);
 	return 0;
 }
 
@@ -280,25 +280,25 @@ static void
 mr_drop(struct wn_server *srv, struct obj *mr)
 {
 	mr->u.mr.pd->refs--;
-	srv_mr_release(srv, mr);
-	srv_obj_free(srv, mr);
+	wn_server_mr_release(srv, mr);
+	wn_server_obj_free(srv, mr);
 }
 
 int
-srv_h_reg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_reg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_reg_mr_req *r = rq->body;
-	struct obj *pd = srv_obj_get(srv, rq->c, r->pd, OBJ_PD), *mr;
+	struct obj *pd = wn_server_obj_get(srv, rq->c, r->pd, OBJ_PD), *mr;
 	int ret;
 
 	if (pd == NULL || r->length > srv->max_mr_size)
 		return -EINVAL;
-	mr = srv_obj_new(srv, rq->c, OBJ_MR);
+	mr = wn_server_obj_new(srv, rq->c, OBJ_MR);
 	if (mr == NULL)
 		return -ENOMEM;
 	mr->u.mr.map = span_reserve(r->piece[0].addr, r->span, r->align_shift);
 	if (mr->u.mr.map == NULL) {
-		srv_obj_free(srv, mr);
+		wn_server_obj_free(srv, mr);
 		return -ENOMEM;
 	}
 	pd->refs++;
@@ -333,10 +333,10 @@ srv_h_reg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *r
 
 /* The next pieces of an MR; a failure drops the MR (its handle is gone). */
 int
-srv_h_mr_pieces(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_mr_pieces(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_mr_pieces_req *r = rq->body;
-	struct obj *mr = srv_obj_get(srv, rq->c, r->mr, OBJ_MR);
+	struct obj *mr = wn_server_obj_get(srv, rq->c, r->mr, OBJ_MR);
 	int ret;
 
 	if (mr == NULL || mr->u.mr.pending == 0)
@@ -372,11 +372,11 @@ mr_move(struct wn_server *srv, uint32_t stag, const struct obj *mr)
  * the swap holds the old pages and checks the index before it pins them.
  */
 int
-srv_h_rereg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_rereg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_rereg_mr_req *r = rq->body;
-	struct obj *mr = srv_obj_get(srv, rq->c, r->mr, OBJ_MR);
-	struct obj *old = srv_obj_get(srv, rq->c, r->old, OBJ_MR);
+	struct obj *mr = wn_server_obj_get(srv, rq->c, r->mr, OBJ_MR);
+	struct obj *old = wn_server_obj_get(srv, rq->c, r->old, OBJ_MR);
 	uint32_t keep, give;
 	int ret;
 
@@ -400,7 +400,7 @@ srv_h_rereg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp 
 	old->u.mr.dp.stag = give;
 	old->u.mr.dp.stag_pins = keep;
 	/* nothing binds a window to an STag nobody could look up: this cannot be -EBUSY */
-	ret = srv_mr_destroy(srv, old);
+	ret = wn_server_mr_destroy(srv, old);
 	if (ret == 0)
 		mr_move(srv, keep, mr);
 	else /* no grace period: the new region stays copied, never sent in place */
@@ -411,21 +411,21 @@ srv_h_rereg_mr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp 
 }
 
 int
-srv_h_alloc_mw(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_alloc_mw(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_alloc_mw_req *r = rq->body;
-	struct obj *pd = srv_obj_get(srv, rq->c, r->pd, OBJ_PD), *mw;
+	struct obj *pd = wn_server_obj_get(srv, rq->c, r->pd, OBJ_PD), *mw;
 	int ret;
 
 	if (pd == NULL)
 		return -EINVAL;
-	mw = srv_obj_new(srv, rq->c, OBJ_MW);
+	mw = wn_server_obj_new(srv, rq->c, OBJ_MW);
 	if (mw == NULL)
 		return -ENOMEM;
 	ret = wn_mem_mw_alloc(srv->mem, pd->u.pd.num, (int)r->type, srv->next_key++,
 			      &mw->u.mw.stag);
 	if (ret != 0) {
-		srv_obj_free(srv, mw);
+		wn_server_obj_free(srv, mw);
 		return ret;
 	}
 	pd->refs++;
@@ -454,7 +454,7 @@ stag_destroy(struct wn_server *srv, uint32_t stag)
 }
 
 int
-srv_mr_destroy(struct wn_server *srv, struct obj *mr)
+wn_server_mr_destroy(struct wn_server *srv, struct obj *mr)
 {
 	int ret;
 
@@ -468,16 +468,16 @@ srv_mr_destroy(struct wn_server *srv, struct obj *mr)
 	if (ret == -EBUSY)
 		return ret; /* windows are still bound to it */
 	mr->u.mr.pd->refs--;
-	srv_obj_retire(srv, mr, WN_SERVER_DP_MR_DEREG, &mr->u.mr.dp);
+	wn_server_obj_retire(srv, mr, WN_SERVER_DP_MR_DEREG, &mr->u.mr.dp);
 	return 0;
 }
 
 int
-srv_mw_destroy(struct wn_server *srv, struct obj *mw)
+wn_server_mw_destroy(struct wn_server *srv, struct obj *mw)
 {
 	stag_destroy(srv, mw->u.mw.stag); /* unbinds it; after the grace period */
 	mw->u.mw.pd->refs--;
-	srv_obj_free(srv, mw);
+	wn_server_obj_free(srv, mw);
 	return 0;
 }
 

@@ -23,7 +23,7 @@ ctl_kick(struct wn_dp *dp)
 }
 
 int
-dp_msgq_post(struct wn_dp *dp, struct dp_msgq *q, struct rte_ring *r, void *m)
+wn_dp_msgq_post(struct wn_dp *dp, struct dp_msgq *q, struct rte_ring *r, void *m)
 {
 	void **nv;
 	uint32_t ncap, i;
@@ -45,12 +45,12 @@ dp_msgq_post(struct wn_dp *dp, struct dp_msgq *q, struct rte_ring *r, void *m)
 	q->v[(q->head + q->len) % q->cap] = m;
 	q->len++;
 	dp->st.ctl_waited++;
-	(void)dp_msgq_flush(q, r);
+	(void)wn_dp_msgq_flush(q, r);
 	return 0;
 }
 
 unsigned int
-dp_msgq_flush(struct dp_msgq *q, struct rte_ring *r)
+wn_dp_msgq_flush(struct dp_msgq *q, struct rte_ring *r)
 {
 	unsigned int n = 0;
 
@@ -63,7 +63,7 @@ dp_msgq_flush(struct dp_msgq *q, struct rte_ring *r)
 }
 
 void
-dp_msgq_free(struct dp_msgq *q)
+wn_dp_msgq_free(struct dp_msgq *q)
 {
 	while (q->len > 0) {
 		free(q->v[q->head]);
@@ -75,20 +75,20 @@ dp_msgq_free(struct dp_msgq *q)
 }
 
 unsigned int
-dp_ctl_flush(struct wn_dp *dp)
+wn_dp_ctl_flush(struct wn_dp *dp)
 {
 	unsigned int n;
 
 	if (dp->ctl_wait.len == 0)
 		return 0;
-	n = dp_msgq_flush(&dp->ctl_wait, dp->c.to_ctl);
+	n = wn_dp_msgq_flush(&dp->ctl_wait, dp->c.to_ctl);
 	if (n > 0)
 		ctl_kick(dp);
 	return n;
 }
 
 bool
-dp_msgs_waiting(const struct wn_dp *dp)
+wn_dp_msgs_waiting(const struct wn_dp *dp)
 {
 	if (dp->ctl_wait.len > 0)
 		return true;
@@ -108,7 +108,7 @@ ctl_post(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		return;
 	}
 	/* several shards produce: the ring is multi-producer */
-	ret = dp_msgq_post(dp, &dp->ctl_wait, dp->c.to_ctl, m);
+	ret = wn_dp_msgq_post(dp, &dp->ctl_wait, dp->c.to_ctl, m);
 	if (ret < 0) {
 		dp->st.ctl_drop++;
 		free(m);
@@ -118,7 +118,7 @@ ctl_post(struct wn_dp *dp, struct wn_server_dp_msg *m)
 }
 
 void
-dp_ctl_done(struct wn_dp *dp, uint32_t handle)
+wn_dp_ctl_done(struct wn_dp *dp, uint32_t handle)
 {
 	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
 
@@ -132,14 +132,14 @@ dp_ctl_done(struct wn_dp *dp, uint32_t handle)
 }
 
 void
-dp_cm_event(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev)
+wn_dp_cm_event_post(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev)
 {
-	dp_cm_event_neg(dp, id, ev, 0, 0);
+	wn_dp_cm_event_post_neg(dp, id, ev, 0, 0);
 }
 
 void
-dp_cm_event_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev, uint32_t ird,
-		uint32_t ord)
+wn_dp_cm_event_post_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev,
+			uint32_t ird, uint32_t ord)
 {
 	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
 
@@ -159,7 +159,7 @@ dp_cm_event_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev,
 }
 
 void
-dp_async_event(struct wn_dp *dp, uint32_t handle, uint32_t event, uint32_t vendor_err)
+wn_dp_async_event(struct wn_dp *dp, uint32_t handle, uint32_t event, uint32_t vendor_err)
 {
 	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
 
@@ -176,7 +176,7 @@ dp_async_event(struct wn_dp *dp, uint32_t handle, uint32_t event, uint32_t vendo
 }
 
 void
-dp_qp_error(struct wn_dp *dp, uint32_t handle)
+wn_dp_qp_error(struct wn_dp *dp, uint32_t handle)
 {
 	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
 

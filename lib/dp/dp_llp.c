@@ -62,7 +62,7 @@ zc_possible(const struct wn_dp *dp)
 	if (dp->c.dma != NULL) {
 		if (dp->c.dma->needed && !dp->c.dma->usable)
 			return false; /* lib/node logged why */
-	} else if (!wn_port_copies(dp->c.port_id)) {
+	} else if (!wn_net_port_copies(dp->c.port_id)) {
 		/* nobody maps regions for this NIC (a dataplane without lib/node) */
 		if (dp->idx == 0)
 			DP_LOG(WARNING, "port %u may DMA from IOVAs; client memory is not "
@@ -79,7 +79,7 @@ zc_possible(const struct wn_dp *dp)
 }
 
 int
-dp_llp_create(struct wn_dp *dp)
+wn_dp_llp_create(struct wn_dp *dp)
 {
 	struct wn_mpa_tcp_conf mc = {
 		.tcp = dp->tcp,
@@ -118,18 +118,18 @@ dp_llp_create(struct wn_dp *dp)
 	dp->llp[DP_LLP_SCTP] = wn_sctp_create(&sc);
 	if (dp->llp[DP_LLP_SCTP] == NULL)
 		return -errno;
-	return wn_netif_proto_rx(dp->nif, WN_SCTP_IPPROTO, wn_sctp_input, dp->llp[DP_LLP_SCTP]);
+	return wn_net_if_proto_rx(dp->nif, WN_SCTP_IPPROTO, wn_sctp_input, dp->llp[DP_LLP_SCTP]);
 }
 
 void
-dp_llp_free(struct wn_dp *dp)
+wn_dp_llp_free(struct wn_dp *dp)
 {
 	wn_sctp_free(dp->llp[DP_LLP_SCTP]);
 	wn_mpa_tcp_free(dp->llp[DP_LLP_MPA]);
 }
 
 enum dp_llp
-dp_llp_pick(const struct wn_dp *dp, uint32_t ctl_llp)
+wn_dp_llp_pick(const struct wn_dp *dp, uint32_t ctl_llp)
 {
 	if (ctl_llp == WN_CTL_LLP_DEFAULT)
 		ctl_llp = dp->c.llp;
@@ -137,15 +137,15 @@ dp_llp_pick(const struct wn_dp *dp, uint32_t ctl_llp)
 }
 
 int
-dp_llp_listen(struct wn_dp *dp, struct dp_listen *l, const struct wn_llp_ep *ep)
+wn_dp_llp_listen(struct wn_dp *dp, struct dp_listen *l, const struct wn_llp_ep *ep)
 {
 	/* a listener takes whichever lower layer the peer connects over */
 	for (unsigned int i = 0; i < DP_LLP_N; i++) {
-		l->l[i] = wn_llp_listen(dp->llp[i], ep, dp_conn_incoming, l);
+		l->l[i] = wn_llp_listen(dp->llp[i], ep, wn_dp_conn_incoming, l);
 		if (l->l[i] == NULL) {
 			int err = errno;
 
-			dp_llp_unlisten(dp, l);
+			wn_dp_llp_unlisten(dp, l);
 			errno = err;
 			return -err;
 		}
@@ -154,7 +154,7 @@ dp_llp_listen(struct wn_dp *dp, struct dp_listen *l, const struct wn_llp_ep *ep)
 }
 
 void
-dp_llp_unlisten(struct wn_dp *dp, struct dp_listen *l)
+wn_dp_llp_unlisten(struct wn_dp *dp, struct dp_listen *l)
 {
 	for (unsigned int i = 0; i < DP_LLP_N; i++) {
 		if (l->l[i] != NULL)
@@ -164,7 +164,7 @@ dp_llp_unlisten(struct wn_dp *dp, struct dp_listen *l)
 }
 
 unsigned int
-dp_llp_poll(struct wn_dp *dp)
+wn_dp_llp_poll(struct wn_dp *dp)
 {
 	unsigned int work = 0;
 
@@ -174,7 +174,7 @@ dp_llp_poll(struct wn_dp *dp)
 }
 
 unsigned int
-dp_llp_tx(struct wn_dp *dp)
+wn_dp_llp_tx(struct wn_dp *dp)
 {
 	struct rte_mbuf *pkts[DP_BURST];
 	unsigned int work = 0;
@@ -182,7 +182,7 @@ dp_llp_tx(struct wn_dp *dp)
 
 	while ((n = wn_sctp_tx_bulk(dp->llp[DP_LLP_SCTP], pkts, DP_BURST)) > 0) {
 		work += n;
-		n = dp_loopback(dp, pkts, n);
+		n = wn_dp_loopback(dp, pkts, n);
 		wn_net_output_bulk(dp->nif, pkts, n, dp->now);
 	}
 	return work;
@@ -199,10 +199,10 @@ zc_pinned(struct wn_dp *dp, uint32_t stag, uint32_t stag2)
 }
 
 void
-dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag, uint32_t stag2)
+wn_dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag, uint32_t stag2)
 {
 	if (!zc_pinned(dp, stag, stag2)) {
-		dp_ctl_done(dp, handle);
+		wn_dp_ctl_done(dp, handle);
 		return;
 	}
 	if (dp->n_dereg == dp->cap_dereg) {
@@ -226,7 +226,7 @@ dp_zc_dereg(struct wn_dp *dp, uint32_t handle, uint32_t stag, uint32_t stag2)
 }
 
 void
-dp_zc_tick(struct wn_dp *dp)
+wn_dp_zc_tick(struct wn_dp *dp)
 {
 	uint32_t i = 0;
 
@@ -236,13 +236,13 @@ dp_zc_tick(struct wn_dp *dp)
 			continue;
 		}
 		/* the last mbuf referencing the region is gone: it may be unmapped now */
-		dp_ctl_done(dp, dp->dereg[i].handle);
+		wn_dp_ctl_done(dp, dp->dereg[i].handle);
 		dp->dereg[i] = dp->dereg[--dp->n_dereg];
 	}
 }
 
 bool
-dp_dma_tx_pending(struct wn_dp *dp)
+wn_dp_dma_tx_pending(struct wn_dp *dp)
 {
 	struct wn_llp_stats ls;
 
@@ -253,11 +253,11 @@ dp_dma_tx_pending(struct wn_dp *dp)
 }
 
 void
-dp_dma_tx_reclaim(struct wn_dp *dp)
+wn_dp_dma_tx_reclaim(struct wn_dp *dp)
 {
 	int n;
 
-	if (!dp_dma_tx_pending(dp))
+	if (!wn_dp_dma_tx_pending(dp))
 		return;
 	/* zero-copy mbufs the NIC has sent: freed now, so their regions' pins go */
 	n = rte_eth_tx_done_cleanup(dp->c.dma->port, dp->idx, 0);

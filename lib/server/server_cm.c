@@ -43,14 +43,14 @@ struct chan_ev {
 };
 
 int
-srv_h_cm_create_channel(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_cm_create_channel(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	struct obj *ch;
 	int sv[2];
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
 		return -errno;
-	ch = srv_obj_new(srv, rq->c, OBJ_CHAN);
+	ch = wn_server_obj_new(srv, rq->c, OBJ_CHAN);
 	if (ch == NULL) {
 		close(sv[0]);
 		close(sv[1]);
@@ -118,20 +118,20 @@ chan_flush(struct wn_server *srv, struct obj *ch)
 }
 
 void
-srv_chan_writable(struct wn_server *srv, uint32_t handle)
+wn_server_chan_writable(struct wn_server *srv, uint32_t handle)
 {
-	struct obj *ch = srv_obj_get(srv, NULL, handle, OBJ_CHAN);
+	struct obj *ch = wn_server_obj_get(srv, NULL, handle, OBJ_CHAN);
 
 	if (ch != NULL && ch->u.chan.qhead != NULL)
 		chan_flush(srv, ch);
 }
 
 int
-srv_chan_destroy(struct wn_server *srv, struct obj *ch)
+wn_server_chan_destroy(struct wn_server *srv, struct obj *ch)
 {
 	chan_drop(srv, ch);
 	close(ch->u.chan.fd);
-	srv_obj_free(srv, ch);
+	wn_server_obj_free(srv, ch);
 	return 0;
 }
 
@@ -211,7 +211,7 @@ cm_event(struct wn_server *srv, struct obj *id, uint32_t type, int status,
 static struct obj *
 cmid_new(struct wn_server *srv, struct client *owner, struct obj *ch, uint64_t cookie)
 {
-	struct obj *id = srv_obj_new(srv, owner, OBJ_CMID);
+	struct obj *id = wn_server_obj_new(srv, owner, OBJ_CMID);
 
 	if (id == NULL)
 		return NULL;
@@ -222,10 +222,10 @@ cmid_new(struct wn_server *srv, struct client *owner, struct obj *ch, uint64_t c
 }
 
 int
-srv_h_cm_create_id(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_cm_create_id(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_create_id_req *r = rq->body;
-	struct obj *ch = srv_obj_get(srv, rq->c, r->channel, OBJ_CHAN), *id;
+	struct obj *ch = wn_server_obj_get(srv, rq->c, r->channel, OBJ_CHAN), *id;
 
 	if (ch == NULL)
 		return -EINVAL;
@@ -239,11 +239,11 @@ srv_h_cm_create_id(struct wn_server *srv, const struct srv_req *rq, struct srv_r
 
 /* rdma_migrate_id: the id's later events go to another channel of the client. */
 int
-srv_h_cm_migrate_id(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_cm_migrate_id(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_migrate_req *r = rq->body;
-	struct obj *id = srv_obj_get(srv, rq->c, r->id, OBJ_CMID);
-	struct obj *ch = srv_obj_get(srv, rq->c, r->channel, OBJ_CHAN);
+	struct obj *id = wn_server_obj_get(srv, rq->c, r->id, OBJ_CMID);
+	struct obj *ch = wn_server_obj_get(srv, rq->c, r->channel, OBJ_CHAN);
 
 	(void)rs;
 	if (id == NULL || ch == NULL)
@@ -312,7 +312,7 @@ port_link(struct wn_server *srv, struct obj *id)
 }
 
 void
-srv_ports_free(struct wn_server *srv)
+wn_server_ports_free(struct wn_server *srv)
 {
 	free(srv->ports);
 	srv->ports = NULL;
@@ -393,7 +393,7 @@ static struct obj *
 addr_req_id(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_addr_req *r = rq->body;
-	struct obj *id = srv_obj_get(srv, rq->c, r->id, OBJ_CMID);
+	struct obj *id = wn_server_obj_get(srv, rq->c, r->id, OBJ_CMID);
 
 	if (id != NULL) {
 		rs->u.addr.src = id->u.id.src;
@@ -403,7 +403,7 @@ addr_req_id(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs
 }
 
 int
-srv_h_cm_bind(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_cm_bind(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_addr_req *r = rq->body;
 	struct obj *id = addr_req_id(srv, rq, rs);
@@ -430,7 +430,7 @@ srv_h_cm_bind(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *
 }
 
 int
-srv_h_cm_resolve_addr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_cm_resolve_addr(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_addr_req *r = rq->body;
 	struct obj *id = addr_req_id(srv, rq, rs);
@@ -465,7 +465,7 @@ srv_h_cm_resolve_addr(struct wn_server *srv, const struct srv_req *rq, struct sr
 }
 
 int
-srv_h_cm_resolve_route(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_cm_resolve_route(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	struct obj *id = addr_req_id(srv, rq, rs);
 
@@ -477,7 +477,7 @@ srv_h_cm_resolve_route(struct wn_server *srv, const struct srv_req *rq, struct s
 }
 
 int
-srv_h_cm_listen(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_cm_listen(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_addr_req *r = rq->body;
 	struct obj *id = addr_req_id(srv, rq, rs);
@@ -487,14 +487,14 @@ srv_h_cm_listen(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 		return -EINVAL;
 	if (port_in_use(srv, &id->u.id.src, id->u.id.ps, true))
 		return -EADDRINUSE;
-	m = srv_dp_msg(srv, WN_SERVER_DP_CM_LISTEN, id->handle, NULL);
+	m = wn_server_dp_msg_new(srv, WN_SERVER_DP_CM_LISTEN, id->handle, NULL);
 	if (m == NULL)
 		return srv->to_dp == NULL ? -ENETDOWN : -ENOMEM;
 	m->u.cm.id = id->handle;
 	m->u.cm.ps = id->u.id.ps;
 	m->u.cm.src = id->u.id.src;
 	m->u.cm.llp = id->owner != NULL ? id->owner->llp : WN_CTL_LLP_DEFAULT;
-	if (srv_dp_post(srv, m) != 0)
+	if (wn_server_dp_post(srv, m) != 0)
 		return -ENOBUFS;
 	id->u.id.listening = true;
 	/* as the kernel's rdma_listen, 0 asks for the most (requests unanswered, here) */
@@ -524,7 +524,7 @@ cm_bind_qp(struct wn_server *srv, struct obj *id, uint32_t qph)
 	 * The QP may belong to another device context of the same process (an application
 	 * that opened the device itself and uses rdma_cm's id->verbs for nothing else).
 	 */
-	qp = srv_obj_get(srv, NULL, qph, OBJ_QP);
+	qp = wn_server_obj_get(srv, NULL, qph, OBJ_QP);
 	if (qp == NULL || (qp->owner != id->owner &&
 			   (qp->owner->pid == 0 || qp->owner->pid != id->owner->pid)))
 		return -EINVAL;
@@ -548,7 +548,7 @@ cm_conn_set(struct wn_server *srv, struct obj *id, enum cm_conn to)
 	struct obj *l;
 
 	if (id->u.id.conn == CM_CONN_REQUESTED && id->u.id.listener != 0) {
-		l = srv_obj_get(srv, NULL, id->u.id.listener, OBJ_CMID);
+		l = wn_server_obj_get(srv, NULL, id->u.id.listener, OBJ_CMID);
 		if (l != NULL && l->u.id.pending > 0)
 			l->u.id.pending--;
 	}
@@ -559,7 +559,7 @@ cm_conn_set(struct wn_server *srv, struct obj *id, enum cm_conn to)
 static struct obj *
 cm_qp(struct wn_server *srv, struct obj *id)
 {
-	return id->u.id.qp != 0 ? srv_obj_get(srv, NULL, id->u.id.qp, OBJ_QP) : NULL;
+	return id->u.id.qp != 0 ? wn_server_obj_get(srv, NULL, id->u.id.qp, OBJ_QP) : NULL;
 }
 
 /*
@@ -573,7 +573,7 @@ cm_finished(struct wn_server *srv, struct obj *id, uint32_t spare)
 	struct obj *qp = cm_qp(srv, id);
 
 	if (qp != NULL && qp->u.qp.dp.state != spare && qp->u.qp.dp.state != WN_CTL_QPS_ERR)
-		srv_qp_set_state(srv, qp, WN_CTL_QPS_ERR);
+		wn_server_qp_set_state(srv, qp, WN_CTL_QPS_ERR);
 	cm_conn_set(srv, id, CM_CONN_FINISHED);
 }
 
@@ -583,7 +583,7 @@ static int
 cm_forward(struct wn_server *srv, uint32_t type, struct obj *id,
 	   const struct wn_ctl_cm_conn_req *r)
 {
-	struct wn_server_dp_msg *m = srv_dp_msg(srv, type, id->handle, NULL);
+	struct wn_server_dp_msg *m = wn_server_dp_msg_new(srv, type, id->handle, NULL);
 
 	if (m == NULL)
 		return srv->to_dp == NULL ? -ENETDOWN : -ENOMEM;
@@ -597,7 +597,7 @@ cm_forward(struct wn_server *srv, uint32_t type, struct obj *id,
 		m->u.cm.qp = r->qp;
 		m->u.cm.param = r->param;
 	}
-	return srv_dp_post(srv, m);
+	return wn_server_dp_post(srv, m);
 }
 
 /* The id named by a CONNECT/ACCEPT/REJECT, owned by the client. */
@@ -606,7 +606,7 @@ conn_req_id(struct wn_server *srv, const struct srv_req *rq)
 {
 	const struct wn_ctl_cm_conn_req *r = rq->body;
 
-	return srv_obj_get(srv, rq->c, r->id, OBJ_CMID);
+	return wn_server_obj_get(srv, rq->c, r->id, OBJ_CMID);
 }
 
 /*
@@ -635,7 +635,7 @@ cm_conn_start(struct wn_server *srv, struct obj *id, const struct wn_ctl_cm_conn
 }
 
 int
-srv_h_cm_connect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_cm_connect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_conn_req *r = rq->body;
 	struct obj *id = conn_req_id(srv, rq);
@@ -657,7 +657,7 @@ cm_request_pending(const struct obj *id)
 }
 
 int
-srv_h_cm_accept(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_cm_accept(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_conn_req *r = rq->body;
 	struct obj *id = conn_req_id(srv, rq);
@@ -673,7 +673,7 @@ srv_h_cm_accept(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 }
 
 int
-srv_h_cm_reject(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_cm_reject(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_cm_conn_req *r = rq->body;
 	struct obj *id = conn_req_id(srv, rq);
@@ -695,10 +695,10 @@ srv_h_cm_reject(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
  * the peer when our FIN arrives) and the QP goes to Error.
  */
 int
-srv_h_cm_disconnect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_cm_disconnect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_handle *r = rq->body;
-	struct obj *id = srv_obj_get(srv, rq->c, r->handle, OBJ_CMID);
+	struct obj *id = wn_server_obj_get(srv, rq->c, r->handle, OBJ_CMID);
 	int ret;
 
 	(void)rs;
@@ -717,7 +717,7 @@ srv_h_cm_disconnect(struct wn_server *srv, const struct srv_req *rq, struct srv_
 }
 
 int
-srv_cmid_destroy(struct wn_server *srv, struct obj *id)
+wn_server_cmid_destroy(struct wn_server *srv, struct obj *id)
 {
 	bool dp_knows = id->u.id.listening || id->u.id.conn != CM_CONN_NONE;
 	struct obj *qp = cm_qp(srv, id);
@@ -729,16 +729,16 @@ srv_cmid_destroy(struct wn_server *srv, struct obj *id)
 		qp->u.qp.cm_id = 0;
 	/* the dataplane knows CM ids by handle (and key) only: no DONE needed */
 	if (dp_knows) {
-		m = srv_dp_msg(srv, WN_SERVER_DP_CM_DESTROY, id->handle, NULL);
+		m = wn_server_dp_msg_new(srv, WN_SERVER_DP_CM_DESTROY, id->handle, NULL);
 		if (m != NULL) {
 			m->u.cm.id = id->handle;
 			m->u.cm.conn = id->u.id.dp_conn;
 			m->u.cm.ps = id->u.id.ps;
-			srv_dp_post(srv, m);
+			wn_server_dp_post(srv, m);
 		}
 	}
 	id->u.id.chan->refs--;
-	srv_obj_free(srv, id);
+	wn_server_obj_free(srv, id);
 	return 0;
 }
 
@@ -748,12 +748,12 @@ srv_cmid_destroy(struct wn_server *srv, struct obj *id)
 static void
 cm_dp_refuse(struct wn_server *srv, uint32_t key)
 {
-	struct wn_server_dp_msg *m = srv_dp_msg(srv, WN_SERVER_DP_CM_REJECT, 0, NULL);
+	struct wn_server_dp_msg *m = wn_server_dp_msg_new(srv, WN_SERVER_DP_CM_REJECT, 0, NULL);
 
 	if (m == NULL)
 		return;
 	m->u.cm.conn = key;
-	srv_dp_post(srv, m);
+	wn_server_dp_post(srv, m);
 }
 
 /*
@@ -764,7 +764,7 @@ cm_dp_refuse(struct wn_server *srv, uint32_t key)
 static void
 cm_dp_request(struct wn_server *srv, const struct wn_ctl_cm_event *e)
 {
-	struct obj *l = srv_obj_get(srv, NULL, e->listen_id, OBJ_CMID), *n = NULL;
+	struct obj *l = wn_server_obj_get(srv, NULL, e->listen_id, OBJ_CMID), *n = NULL;
 
 	if (l != NULL && l->u.id.listening && l->u.id.pending < l->u.id.backlog)
 		n = cmid_new(srv, l->owner, l->u.id.chan, l->u.id.cookie);
@@ -806,13 +806,13 @@ cm_dp_established(struct wn_server *srv, struct obj *id, const struct wn_server_
 		qp->u.qp.dp.ird = id->u.id.ird;
 		qp->u.qp.dp.ord = RTE_MIN(id->u.id.ord, m->u.cm.ev.param.ird);
 	}
-	srv_qp_set_state(srv, qp, WN_CTL_QPS_RTS);
+	wn_server_qp_set_state(srv, qp, WN_CTL_QPS_RTS);
 }
 
 void
-srv_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m)
+wn_server_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m)
 {
-	struct obj *id = srv_obj_get(srv, NULL, m->u.cm.id, OBJ_CMID);
+	struct obj *id = wn_server_obj_get(srv, NULL, m->u.cm.id, OBJ_CMID);
 	const struct wn_ctl_cm_event *e = &m->u.cm.ev;
 
 	if (e->event == WN_CTL_CM_EV_CONNECT_REQUEST) {

@@ -15,7 +15,7 @@
 #include "srv_priv.h"
 
 struct obj *
-srv_obj_get(struct wn_server *srv, struct client *c, uint32_t h, enum obj_type t)
+wn_server_obj_get(struct wn_server *srv, struct client *c, uint32_t h, enum obj_type t)
 {
 	uint32_t idx = (h & (MAX_OBJS - 1)) - 1;
 	struct obj *o;
@@ -74,7 +74,7 @@ tab_slot_put(struct wn_server *srv, uint32_t idx)
 }
 
 struct obj *
-srv_obj_new(struct wn_server *srv, struct client *owner, enum obj_type t)
+wn_server_obj_new(struct wn_server *srv, struct client *owner, enum obj_type t)
 {
 	uint32_t idx;
 	struct obj *o;
@@ -113,7 +113,7 @@ obj_unlink(struct wn_server *srv, struct obj *o)
 }
 
 void
-srv_obj_free(struct wn_server *srv, struct obj *o)
+wn_server_obj_free(struct wn_server *srv, struct obj *o)
 {
 	obj_unlink(srv, o);
 	tab_slot_put(srv, obj_idx(o));
@@ -122,12 +122,12 @@ srv_obj_free(struct wn_server *srv, struct obj *o)
 
 /* An MR's span goes: its guards first, then the NIC's mapping, then the pages. */
 void
-srv_mr_release(struct wn_server *srv, struct obj *mr)
+wn_server_mr_release(struct wn_server *srv, struct obj *mr)
 {
 	uint32_t i;
 
 	for (i = 0; i < mr->u.mr.n_guards; i++)
-		srv_sigbus_del(mr->u.mr.guards[i]);
+		wn_server_sigbus_del(mr->u.mr.guards[i]);
 	free(mr->u.mr.guards);
 	mr->u.mr.guards = NULL;
 	mr->u.mr.n_guards = 0;
@@ -148,10 +148,10 @@ obj_release(struct wn_server *srv, struct obj *o)
 		munmap(o->u.qp.dp.ring, o->u.qp.dp.ring_size);
 		break;
 	case OBJ_MR:
-		srv_mr_release(srv, o);
+		wn_server_mr_release(srv, o);
 		break;
 	case OBJ_CQ:
-		srv_notify_put(srv, o->u.cq.dp.notify_fd);
+		wn_server_notify_put(srv, o->u.cq.dp.notify_fd);
 		munmap(o->u.cq.dp.ring, o->u.cq.dp.ring_size);
 		break;
 	case OBJ_SRQ:
@@ -172,10 +172,10 @@ obj_release(struct wn_server *srv, struct obj *o)
  * finds it there by its handle.
  */
 void
-srv_obj_retire(struct wn_server *srv, struct obj *o, uint32_t dp_type, void *desc)
+wn_server_obj_retire(struct wn_server *srv, struct obj *o, uint32_t dp_type, void *desc)
 {
 	obj_unlink(srv, o);
-	if (srv_dp_tell(srv, dp_type, o->handle, desc) != 0) {
+	if (wn_server_dp_tell(srv, dp_type, o->handle, desc) != 0) {
 		tab_slot_put(srv, obj_idx(o));
 		obj_release(srv, o);
 		return;
@@ -185,7 +185,7 @@ srv_obj_retire(struct wn_server *srv, struct obj *o, uint32_t dp_type, void *des
 }
 
 void
-srv_zombie_done(struct wn_server *srv, uint32_t handle)
+wn_server_zombie_done(struct wn_server *srv, uint32_t handle)
 {
 	uint32_t idx = (handle & (MAX_OBJS - 1)) - 1;
 	struct obj *o;
@@ -201,18 +201,18 @@ srv_zombie_done(struct wn_server *srv, uint32_t handle)
 }
 
 void
-srv_zombies_free(struct wn_server *srv)
+wn_server_zombies_free(struct wn_server *srv)
 {
 	for (uint32_t i = 0; i < srv->cap && srv->n_zombies > 0; i++) {
 		struct obj *o = srv->tab[i];
 
 		if (o != NULL && o->zombie)
-			srv_zombie_done(srv, o->handle);
+			wn_server_zombie_done(srv, o->handle);
 	}
 }
 
 void
-srv_tab_free(struct wn_server *srv)
+wn_server_tab_free(struct wn_server *srv)
 {
 	free(srv->tab);
 	free(srv->gen);

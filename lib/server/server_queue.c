@@ -55,7 +55,7 @@ ring_obj_new(struct wn_server *srv, struct client *c, enum obj_type type, uint64
 		*err = -errno;
 		return NULL;
 	}
-	o = srv_obj_new(srv, c, type);
+	o = wn_server_obj_new(srv, c, type);
 	if (o == NULL) {
 		munmap(ring, size);
 		close(fd);
@@ -152,7 +152,7 @@ notify_get(struct wn_server *srv, int fd)
 }
 
 void
-srv_notify_put(struct wn_server *srv, int fd)
+wn_server_notify_put(struct wn_server *srv, int fd)
 {
 	struct srv_notify *e;
 	struct stat st;
@@ -180,7 +180,7 @@ srv_notify_put(struct wn_server *srv, int fd)
 }
 
 void
-srv_notify_free(struct wn_server *srv)
+wn_server_notify_free(struct wn_server *srv)
 {
 	for (uint32_t i = 0; i < srv->notify_cap; i++)
 		if (srv->notify[i].fd >= 0)
@@ -191,7 +191,7 @@ srv_notify_free(struct wn_server *srv)
 }
 
 int
-srv_h_create_cq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_create_cq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_create_cq_req *r = rq->body;
 	struct wn_server_dp_cq *d;
@@ -203,12 +203,12 @@ srv_h_create_cq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 
 	if (r->cqe > MAX_CQE)
 		return -EINVAL;
-	depth = server_ring_cq_depth(r->cqe);
-	size = server_ring_cq_size(depth);
+	depth = wn_server_ring_cq_depth(r->cqe);
+	size = wn_server_ring_cq_size(depth);
 	cq = ring_obj_new(srv, rq->c, OBJ_CQ, size, &ring, rs, &ret);
 	if (cq == NULL)
 		return ret;
-	server_ring_cq_init(ring, depth);
+	wn_server_ring_cq_init(ring, depth);
 	wn_queue_prod_attach(&cq->u.cq.prod, ring, size, WN_QUEUE_KIND_CQ);
 	d = &cq->u.cq.dp;
 	d->handle = cq->handle;
@@ -219,7 +219,7 @@ srv_h_create_cq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	d->notify_fd = -1;
 	if (rq->nfds == 1)
 		d->notify_fd = notify_get(srv, rq->fds[0]);
-	srv_dp_tell(srv, WN_SERVER_DP_CQ_CREATE, cq->handle, d);
+	wn_server_dp_tell(srv, WN_SERVER_DP_CQ_CREATE, cq->handle, d);
 	rs->u.ring.handle = cq->handle;
 	rs->u.ring.depth[0] = depth;
 	rs->u.ring.ring_size = size;
@@ -227,9 +227,9 @@ srv_h_create_cq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 }
 
 int
-srv_cq_destroy(struct wn_server *srv, struct obj *cq)
+wn_server_cq_destroy(struct wn_server *srv, struct obj *cq)
 {
-	srv_obj_retire(srv, cq, WN_SERVER_DP_CQ_DESTROY, &cq->u.cq.dp);
+	wn_server_obj_retire(srv, cq, WN_SERVER_DP_CQ_DESTROY, &cq->u.cq.dp);
 	return 0;
 }
 
@@ -261,10 +261,10 @@ cq_notify(struct obj *cq)
 /* ---------------------------------------------------------------- SRQ */
 
 int
-srv_h_create_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_create_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_create_srq_req *r = rq->body;
-	struct obj *pd = srv_obj_get(srv, rq->c, r->pd, OBJ_PD), *srq;
+	struct obj *pd = wn_server_obj_get(srv, rq->c, r->pd, OBJ_PD), *srq;
 	uint32_t depth, sge = RTE_MAX(r->max_sge, 1u);
 	uint64_t size;
 	void *ring;
@@ -272,18 +272,18 @@ srv_h_create_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_res
 
 	if (pd == NULL || r->max_wr > MAX_QP_WR || r->max_sge > MAX_SGE)
 		return -EINVAL;
-	depth = server_ring_wq_depth(r->max_wr);
-	size = server_ring_srq_size(depth, sge);
+	depth = wn_server_ring_wq_depth(r->max_wr);
+	size = wn_server_ring_srq_size(depth, sge);
 	srq = ring_obj_new(srv, rq->c, OBJ_SRQ, size, &ring, rs, &ret);
 	if (srq == NULL)
 		return ret;
-	server_ring_srq_init(ring, depth, sge);
+	wn_server_ring_srq_init(ring, depth, sge);
 	pd->refs++;
 	srq->u.srq.pd = pd;
 	srq->u.srq.dp = (struct wn_server_dp_srq){
 		.handle = srq->handle, .pd = pd->u.pd.num, .depth = depth, .max_sge = sge,
 		.ring = ring, .ring_size = size};
-	srv_dp_tell(srv, WN_SERVER_DP_SRQ_CREATE, srq->handle, &srq->u.srq.dp);
+	wn_server_dp_tell(srv, WN_SERVER_DP_SRQ_CREATE, srq->handle, &srq->u.srq.dp);
 	rs->u.ring.handle = srq->handle;
 	rs->u.ring.depth[0] = depth;
 	rs->u.ring.sge[0] = sge;
@@ -292,10 +292,10 @@ srv_h_create_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_res
 }
 
 int
-srv_h_modify_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_modify_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_modify_srq_req *r = rq->body;
-	struct obj *srq = srv_obj_get(srv, rq->c, r->srq, OBJ_SRQ);
+	struct obj *srq = wn_server_obj_get(srv, rq->c, r->srq, OBJ_SRQ);
 
 	(void)rs;
 	if (srq == NULL)
@@ -315,10 +315,10 @@ srv_h_modify_srq(struct wn_server *srv, const struct srv_req *rq, struct srv_res
 }
 
 int
-srv_srq_destroy(struct wn_server *srv, struct obj *srq)
+wn_server_srq_destroy(struct wn_server *srv, struct obj *srq)
 {
 	srq->u.srq.pd->refs--;
-	srv_obj_retire(srv, srq, WN_SERVER_DP_SRQ_DESTROY, &srq->u.srq.dp);
+	wn_server_obj_retire(srv, srq, WN_SERVER_DP_SRQ_DESTROY, &srq->u.srq.dp);
 	return 0;
 }
 
@@ -330,10 +330,10 @@ qp_deps_get(struct wn_server *srv, const struct srv_req *rq, struct obj *deps[4]
 {
 	const struct wn_ctl_create_qp_req *r = rq->body;
 
-	deps[0] = srv_obj_get(srv, rq->c, r->pd, OBJ_PD);
-	deps[1] = srv_obj_get(srv, rq->c, r->send_cq, OBJ_CQ);
-	deps[2] = srv_obj_get(srv, rq->c, r->recv_cq, OBJ_CQ);
-	deps[3] = r->srq ? srv_obj_get(srv, rq->c, r->srq, OBJ_SRQ) : NULL;
+	deps[0] = wn_server_obj_get(srv, rq->c, r->pd, OBJ_PD);
+	deps[1] = wn_server_obj_get(srv, rq->c, r->send_cq, OBJ_CQ);
+	deps[2] = wn_server_obj_get(srv, rq->c, r->recv_cq, OBJ_CQ);
+	deps[3] = r->srq ? wn_server_obj_get(srv, rq->c, r->srq, OBJ_SRQ) : NULL;
 	if (deps[0] == NULL || deps[1] == NULL || deps[2] == NULL ||
 	    (r->srq != 0 && deps[3] == NULL))
 		return -EINVAL;
@@ -373,7 +373,7 @@ qp_link(struct obj *qp, struct obj *deps[4], const struct wn_ctl_create_qp_req *
 }
 
 int
-srv_h_create_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_create_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_create_qp_req *r = rq->body;
 	struct wn_server_dp_qp *d;
@@ -388,15 +388,15 @@ srv_h_create_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	/* max_qp as QUERY_DEVICE tells it */
 	if (srv->counts[OBJ_QP] >= (srv->conf.max_qp != 0 ? srv->conf.max_qp : MAX_QP))
 		return -ENOMEM;
-	sqd = server_ring_wq_depth(r->max_send_wr);
-	rqd = deps[3] != NULL ? 0 : server_ring_wq_depth(r->max_recv_wr);
+	sqd = wn_server_ring_wq_depth(r->max_send_wr);
+	rqd = deps[3] != NULL ? 0 : wn_server_ring_wq_depth(r->max_recv_wr);
 	ssge = RTE_MAX(r->max_send_sge, 1u);
 	rsge = RTE_MAX(r->max_recv_sge, 1u);
-	size = server_ring_qp_size(sqd, ssge, rqd, rsge, r->max_inline_data);
+	size = wn_server_ring_qp_size(sqd, ssge, rqd, rsge, r->max_inline_data);
 	qp = ring_obj_new(srv, rq->c, OBJ_QP, size, &ring, rs, &ret);
 	if (qp == NULL)
 		return ret;
-	server_ring_qp_init(ring, sqd, ssge, rqd, rsge, r->max_inline_data);
+	wn_server_ring_qp_init(ring, sqd, ssge, rqd, rsge, r->max_inline_data);
 	off = wn_queue_qp_rq_offset(sqd, ssge, r->max_inline_data);
 	wn_queue_cons_attach(&qp->u.qp.sqc, ring, off, WN_QUEUE_KIND_SQ);
 	if (rqd != 0)
@@ -411,7 +411,7 @@ srv_h_create_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	d->max_recv_sge = rsge;
 	d->ring = ring;
 	d->ring_size = size;
-	srv_dp_tell(srv, WN_SERVER_DP_QP_CREATE, qp->handle, d);
+	wn_server_dp_tell(srv, WN_SERVER_DP_QP_CREATE, qp->handle, d);
 	rs->u.ring = (struct wn_ctl_ring_resp){.handle = qp->handle, .qpn = d->qpn,
 					       .depth = {sqd, rqd}, .sge = {ssge, rsge},
 					       .max_inline = d->max_inline, .ring_size = size};
@@ -443,10 +443,10 @@ qp_attr(const struct obj *qp, struct wn_ctl_qp_attr *a)
 }
 
 int
-srv_h_query_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_query_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_handle *r = rq->body;
-	struct obj *qp = srv_obj_get(srv, rq->c, r->handle, OBJ_QP);
+	struct obj *qp = wn_server_obj_get(srv, rq->c, r->handle, OBJ_QP);
 
 	if (qp == NULL)
 		return -EINVAL;
@@ -454,7 +454,7 @@ srv_h_query_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp 
 	 * A QP the dataplane moved to Error flushed its WQEs after it said so: a client that saw
 	 * a flushed completion finds the state it implies.
 	 */
-	srv_dp_drain(srv);
+	wn_server_dp_drain(srv);
 	qp_attr(qp, &rs->u.qp);
 	return 0;
 }
@@ -568,7 +568,7 @@ qp_ib_tell(struct wn_server *srv, struct obj *qp, const struct wn_ctl_qp_path *p
 
 	if (ret != 0)
 		return ret;
-	m = srv_dp_msg(srv, WN_SERVER_DP_QP_IB, qp->handle, &qp->u.qp.dp);
+	m = wn_server_dp_msg_new(srv, WN_SERVER_DP_QP_IB, qp->handle, &qp->u.qp.dp);
 	if (m == NULL)
 		return srv->to_dp == NULL ? -ENETDOWN : -ENOMEM;
 	m->u.ib.src = src;
@@ -581,7 +581,7 @@ qp_ib_tell(struct wn_server *srv, struct obj *qp, const struct wn_ctl_qp_path *p
 	m->u.ib.timeout = p->timeout;
 	m->u.ib.retry_cnt = p->retry_cnt;
 	m->u.ib.access = access;
-	return srv_dp_post(srv, m);
+	return wn_server_dp_post(srv, m);
 }
 
 /*
@@ -651,20 +651,20 @@ ud_modify(struct wn_server *srv, struct obj *qp, const struct wn_ctl_modify_qp_r
 	qp->u.qp.dp.state = to;
 	if (to == WN_CTL_QPS_ERR)
 		qp_flush(srv, qp);
-	m = srv_dp_msg(srv, WN_SERVER_DP_QP_MODIFY, qp->handle, &qp->u.qp.dp);
+	m = wn_server_dp_msg_new(srv, WN_SERVER_DP_QP_MODIFY, qp->handle, &qp->u.qp.dp);
 	if (m != NULL) {
 		m->u.ud.state = to;
 		m->u.ud.qkey = ud->qkey;
-		srv_dp_post(srv, m);
+		wn_server_dp_post(srv, m);
 	}
 	return 0;
 }
 
 int
-srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
+wn_server_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs)
 {
 	const struct wn_ctl_modify_qp_req *r = rq->body;
-	struct obj *qp = srv_obj_get(srv, rq->c, r->qp, OBJ_QP);
+	struct obj *qp = wn_server_obj_get(srv, rq->c, r->qp, OBJ_QP);
 	uint32_t to = (r->mask & WN_CTL_QP_STATE) != 0 ? r->qp_state : WN_CTL_QPS_MAX;
 	struct wn_ctl_qp_path path;
 	uint32_t path_mask, ird, ord, access;
@@ -707,7 +707,7 @@ srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
 	qp->u.qp.path = path;
 	qp->u.qp.path_mask = path_mask;
 	if (to != WN_CTL_QPS_MAX && to != qp->u.qp.dp.state) {
-		srv_qp_set_state(srv, qp, to);
+		wn_server_qp_set_state(srv, qp, to);
 		if (to == WN_CTL_QPS_RTS && qp->u.qp.ib)
 			(void)qp_ib_tell(srv, qp, &path, WN_CTL_QPS_RTS, ird, ord, access);
 		if (to == WN_CTL_QPS_RESET) {
@@ -726,9 +726,9 @@ srv_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp
  * or never came (the dataplane flushed its queues).
  */
 void
-srv_qp_dp_error(struct wn_server *srv, uint32_t handle)
+wn_server_qp_dp_error(struct wn_server *srv, uint32_t handle)
 {
-	struct obj *qp = srv_obj_get(srv, NULL, handle, OBJ_QP);
+	struct obj *qp = wn_server_obj_get(srv, NULL, handle, OBJ_QP);
 
 	if (qp != NULL)
 		qp->u.qp.dp.state = WN_CTL_QPS_ERR;
@@ -787,26 +787,27 @@ qp_flush(struct wn_server *srv, struct obj *qp)
 }
 
 void
-srv_qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state)
+wn_server_qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state)
 {
 	struct wn_server_dp_msg *m;
 
 	qp->u.qp.dp.state = state;
 	if (state == WN_CTL_QPS_ERR)
 		qp_flush(srv, qp);
-	m = srv_dp_msg(srv, WN_SERVER_DP_QP_MODIFY, qp->handle, &qp->u.qp.dp);
+	m = wn_server_dp_msg_new(srv, WN_SERVER_DP_QP_MODIFY, qp->handle, &qp->u.qp.dp);
 	if (m != NULL) {
 		m->u.qp_state = state;
 		if (qp->u.qp.dp.qp_type == WN_CTL_QPT_UD)
 			m->u.ud.qkey = qp->u.qp.ud.qkey;
-		srv_dp_post(srv, m);
+		wn_server_dp_post(srv, m);
 	}
 }
 
 int
-srv_qp_destroy(struct wn_server *srv, struct obj *qp)
+wn_server_qp_destroy(struct wn_server *srv, struct obj *qp)
 {
-	struct obj *id = qp->u.qp.cm_id ? srv_obj_get(srv, NULL, qp->u.qp.cm_id, OBJ_CMID) : NULL;
+	struct obj *id =
+		qp->u.qp.cm_id ? wn_server_obj_get(srv, NULL, qp->u.qp.cm_id, OBJ_CMID) : NULL;
 
 	if (id != NULL && id->u.id.qp == qp->handle)
 		id->u.id.qp = 0;
@@ -815,6 +816,6 @@ srv_qp_destroy(struct wn_server *srv, struct obj *qp)
 	qp->u.qp.rcq->refs--;
 	if (qp->u.qp.srq != NULL)
 		qp->u.qp.srq->refs--;
-	srv_obj_retire(srv, qp, WN_SERVER_DP_QP_DESTROY, &qp->u.qp.dp);
+	wn_server_obj_retire(srv, qp, WN_SERVER_DP_QP_DESTROY, &qp->u.qp.dp);
 	return 0;
 }

@@ -41,7 +41,7 @@ local_cksum_check(const struct wn_netif *nif, struct rte_mbuf *m)
 	    rte_pktmbuf_data_len(m) < m->l3_len + sizeof(*th))
 		return;
 	th = rte_pktmbuf_mtod_offset(m, const struct rte_tcp_hdr *, m->l3_len);
-	if (th->cksum == net_tcp_phdr_cksum(rte_pktmbuf_mtod(m, const void *)))
+	if (th->cksum == wn_net_tcp_phdr_cksum(rte_pktmbuf_mtod(m, const void *)))
 		m->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 }
 
@@ -76,7 +76,7 @@ hook_input(struct wn_netif *nif, struct rte_mbuf *m, uint8_t proto, uint32_t l3_
 }
 
 int
-wn_netif_proto_rx(struct wn_netif *nif, uint8_t proto, wn_net_proto_rx_fn fn, void *arg)
+wn_net_if_proto_rx(struct wn_netif *nif, uint8_t proto, wn_net_proto_rx_fn fn, void *arg)
 {
 	unsigned int h;
 
@@ -123,24 +123,24 @@ arp_input(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 	nif->st.rx_arp++;
 	/* RFC 826 "Packet Reception": update an existing entry first (merge flag). */
 	if (sip.v4 != 0) {
-		n = neigh_find(nif, &sip);
+		n = wn_net_neigh_find(nif, &sip);
 		if (n != NULL) {
-			neigh_resolved(nif, n, &sha, now);
+			wn_net_neigh_resolved(nif, n, &sha, now);
 			merge = true;
 		}
 	}
-	if (!wn_netif_is_local(nif, &tip)) {
+	if (!wn_net_if_is_local(nif, &tip)) {
 		rte_pktmbuf_free(m);
 		return;
 	}
 	if (!merge && sip.v4 != 0 && sip.v4 != tip.v4) {
-		n = neigh_create(nif, &sip);
+		n = wn_net_neigh_create(nif, &sip);
 		if (n != NULL)
-			neigh_resolved(nif, n, &sha, now);
+			wn_net_neigh_resolved(nif, n, &sha, now);
 	}
 	rte_pktmbuf_free(m);
 	if (op == RTE_ARP_OP_REQUEST && sip.v4 != tip.v4 && !nif->conf.secondary)
-		arp_send(nif, RTE_ARP_OP_REPLY, &sha, tip.v4, sip.v4, &sha);
+		wn_net_arp_send(nif, RTE_ARP_OP_REPLY, &sha, tip.v4, sip.v4, &sha);
 }
 
 /* Turn a received frame around in place: swap MACs and queue it. */
@@ -155,7 +155,7 @@ reflect_l2(struct wn_netif *nif, struct rte_mbuf *m)
 	rte_ether_addr_copy(&eh->src_addr, &eh->dst_addr);
 	rte_ether_addr_copy(&nif->conf.mac, &eh->src_addr);
 	m->ol_flags = 0;
-	netif_txq_push(nif, m);
+	wn_net_if_txq_push(nif, m);
 }
 
 /* RFC 792 echo: reply in place, same identifier, sequence and data. */
@@ -232,7 +232,7 @@ ip4_input(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 		}
 	}
 	dst.v4 = ip->dst_addr;
-	if (!wn_netif_is_local(nif, &dst)) {
+	if (!wn_net_if_is_local(nif, &dst)) {
 		drop(m, &nif->st.rx_drop_ip_addr);
 		return NULL;
 	}
@@ -368,7 +368,7 @@ icmp6_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6, 
 	    rte_pktmbuf_data_len(m) < ETH_HLEN + sizeof(*ip6) + plen)
 		return drop(m, &nif->st.rx_drop_icmp);
 	memcpy(tgt.v6, ic + 8, 16);
-	na = netif_addr_find(nif, &tgt);
+	na = wn_net_if_addr_find(nif, &tgt);
 	if (ic[0] == ICMP6_NS) {
 		bool dad = memcmp(src.v6, (uint8_t[16]){ 0 }, 16) == 0;
 		const uint8_t *nonce = NULL;
@@ -389,16 +389,17 @@ icmp6_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6, 
 			/* a tentative target: a probe tells a duplicate (dad.c); an ordinary
 			 * solicitation is ignored (RFC 4862 §5.4.3), as for a duplicate one */
 			if (dad)
-				dad_ns_input(nif, na, nonce, now);
+				wn_net_dad_ns_input(nif, na, nonce, now);
 			rte_pktmbuf_free(m);
 			return;
 		}
 		if (lla != NULL) {
-			n = neigh_find(nif, &src);
+			n = wn_net_neigh_find(nif, &src);
 			if (n == NULL)
-				n = neigh_create(nif, &src);
+				n = wn_net_neigh_create(nif, &src);
 			if (n != NULL)
-				neigh_resolved(nif, n, (const struct rte_ether_addr *)lla, now);
+				wn_net_neigh_resolved(nif, n, (const struct rte_ether_addr *)lla,
+						      now);
 		}
 		if (nif->conf.secondary) {
 			/* another netif of the port answers */
@@ -406,15 +407,15 @@ icmp6_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6, 
 			/* RFC 4861 §7.2.4: defend it, to all-nodes, not solicited */
 			struct wn_ip_addr all;
 
-			ip6_all_nodes(&all);
-			ndp_send_na(nif, &tgt, &all, NULL, false);
+			wn_net_ip6_all_nodes(&all);
+			wn_net_ndp_send_na(nif, &tgt, &all, NULL, false);
 		} else {
 			struct rte_ether_addr dmac;
 			const struct rte_ether_hdr *eh =
 				rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 
 			dmac = lla != NULL ? *(const struct rte_ether_addr *)lla : eh->src_addr;
-			ndp_send_na(nif, &tgt, &src, &dmac, true);
+			wn_net_ndp_send_na(nif, &tgt, &src, &dmac, true);
 		}
 		rte_pktmbuf_free(m);
 		return;
@@ -431,13 +432,13 @@ icmp6_input(struct wn_netif *nif, struct rte_mbuf *m, struct rte_ipv6_hdr *ip6, 
 
 		/* another node advertises an address of ours (not our own frame looped back) */
 		if (!rte_is_same_ether_addr(&eh->src_addr, &nif->conf.mac))
-			dad_na_input(nif, na, now);
+			wn_net_dad_na_input(nif, na, now);
 		rte_pktmbuf_free(m);
 		return;
 	}
-	n = neigh_find(nif, &tgt);
+	n = wn_net_neigh_find(nif, &tgt);
 	if (n != NULL && lla != NULL)
-		neigh_resolved(nif, n, (const struct rte_ether_addr *)lla, now);
+		wn_net_neigh_resolved(nif, n, (const struct rte_ether_addr *)lla, now);
 	rte_pktmbuf_free(m);
 }
 
@@ -467,7 +468,7 @@ ip6_input(struct wn_netif *nif, struct rte_mbuf *m, uint64_t now)
 		rte_pktmbuf_trim(m, (uint16_t)(avail - plen));
 	}
 	memcpy(dst.v6, WN_IP6_DST(ip6), 16);
-	if (!wn_netif_is_local(nif, &dst) &&
+	if (!wn_net_if_is_local(nif, &dst) &&
 	    !(ip6->proto == IPPROTO_ICMPV6 &&
 	      (ip6_is_all_nodes(WN_IP6_DST(ip6)) || ip6_is_solicited_node_of(nif, WN_IP6_DST(ip6))))) {
 		drop(m, &nif->st.rx_drop_ip_addr);

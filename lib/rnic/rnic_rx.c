@@ -47,7 +47,7 @@ rtr_seen(struct wn_rnic_qp *qp)
 	struct wn_rnic_event ev = { .type = WN_RNIC_EV_RTR_RECV };
 
 	qp->rtr_pending = 0;
-	rnic_event(qp, &ev);
+	wn_rnic_event_post(qp, &ev);
 }
 
 /* RDMA Write (RFC 5040 §5.1): tagged placement, remote write right on the sink. */
@@ -133,7 +133,7 @@ rx_read_resp(void *ctx, const struct wn_ddp_seg *s)
 		p->byte_len = o->size;
 	}
 	qp->ord_head++;
-	rnic_complete_sq(qp);
+	wn_rnic_complete_sq(qp);
 	return 0;
 }
 
@@ -216,7 +216,7 @@ rq_place(struct rx_ctx *x, uint32_t mo, const uint8_t *data, uint32_t len)
 		};
 
 		r->active = false;
-		rnic_post_cqe(qp, qp->c.rcq, &e, false);
+		wn_rnic_post_cqe(qp, qp->c.rcq, &e, false);
 		return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0);
 	}
 	copy_out(dst, take, n, data);
@@ -241,7 +241,7 @@ rq_imm_alone(struct wn_rnic_qp *qp)
 		e.flags |= WN_QUEUE_WC_F_SOLICITED;
 	qp->rq.active = false;
 	qp->rq.imm_wait = false;
-	rnic_post_cqe(qp, qp->c.rcq, &e, qp->rq.imm_se);
+	wn_rnic_post_cqe(qp, qp->c.rcq, &e, qp->rq.imm_se);
 }
 
 /* Send, Send with SE/Invalidate, Immediate Data (QN 0; RFC 5040 §5.3, RFC 7306 §6). */
@@ -271,7 +271,7 @@ rx_send(void *ctx, const struct wn_ddp_seg *s)
 	if (imm && qp->rq.active && qp->rq.imm_wait)
 		rq_imm_alone(qp); /* Immediate Data after Immediate Data: no Send came */
 	if (!qp->rq.active) {
-		rc = rnic_take_rwqe(qp);
+		rc = wn_rnic_take_rwqe(qp);
 		if (rc == -ENOBUFS && qp->c.rnr_hold && !qp->rnr_expired) {
 			/* receiver not ready: the lower layer holds it (wn_rnic_qp_conf) */
 			x->hold = true;
@@ -286,7 +286,7 @@ rx_send(void *ctx, const struct wn_ddp_seg *s)
 				.opcode = WN_QUEUE_WC_RECV, .qp_num = qp->c.qpn,
 			};
 
-			rnic_post_cqe(qp, qp->c.rcq, &b, false);
+			wn_rnic_post_cqe(qp, qp->c.rcq, &b, false);
 			return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0);
 		}
 	}
@@ -334,7 +334,7 @@ rx_send(void *ctx, const struct wn_ddp_seg *s)
 		e.flags |= WN_QUEUE_WC_F_SOLICITED;
 	qp->rq.active = false;
 	qp->msn_rx[WN_DDP_QN_SEND]++;
-	rnic_post_cqe(qp, qp->c.rcq, &e, se);
+	wn_rnic_post_cqe(qp, qp->c.rcq, &e, se);
 	return 0;
 }
 
@@ -441,7 +441,7 @@ rx_atomic_resp(void *ctx, const struct wn_ddp_seg *s)
 	p->done = 1;
 	qp->ord_head++;
 	qp->msn_rx[WN_DDP_QN_ARESP]++;
-	rnic_complete_sq(qp);
+	wn_rnic_complete_sq(qp);
 	if (p->status != WN_QUEUE_WC_SUCCESS)
 		return fail(x, WN_TERM_LAYER_RDMAP, WN_TERM_RDMAP_LOCAL_CATA, 0);
 	return 0;
@@ -476,7 +476,7 @@ ib_refused(struct wn_rnic_qp *qp, uint8_t layer, uint8_t etype, uint8_t code)
 	p->done = 1;
 	p->status = ib_status_of(layer, etype, code);
 	p->vendor_err = (uint32_t)layer << 12 | (uint32_t)etype << 8 | code;
-	rnic_complete_sq(qp);
+	wn_rnic_complete_sq(qp);
 }
 
 /* Terminate (RFC 5040 §5.4): deliver to the ULP, stop; never answer with a Terminate. */
@@ -493,15 +493,15 @@ rx_terminate(void *ctx, const struct wn_ddp_seg *s)
 	qp->term_done = true; /* RFC 5040 §5.4: we send no Terminate back */
 	qp->term_pending = false;
 	qp->st.terminates_recv++;
-	rnic_event(qp, &ev);
-	rnic_set_state(qp, WN_RNIC_QPS_TERMINATE);
+	wn_rnic_event_post(qp, &ev);
+	wn_rnic_set_state(qp, WN_RNIC_QPS_TERMINATE);
 	return 0;
 }
 
 void
-rnic_rx_table_init(struct wn_rnic_qp *qp)
+wn_rnic_rx_table_init(struct wn_rnic_qp *qp)
 {
-	wn_rdmap_op_table_init(qp->ops);
+	wn_wire_rdmap_op_table_init(qp->ops);
 	qp->ops[WN_RDMAP_WRITE].rx = rx_write;
 	qp->ops[WN_RDMAP_READ_REQ].rx = rx_read_req;
 	qp->ops[WN_RDMAP_READ_RESP].rx = rx_read_resp;
@@ -525,7 +525,7 @@ static void
 term_now(struct wn_rnic_qp *qp)
 {
 	if (qp->c.ib_rc && qp->term_pending)
-		(void)rnic_send_term(qp);
+		(void)wn_rnic_send_term(qp);
 }
 
 int
@@ -542,9 +542,9 @@ wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len)
 		qp->rnr_waiting = false;
 		return -ENOTCONN;
 	}
-	if (wn_ddp_parse(ulpdu, len, qp->parse_flags, &seg, &err) != 0) {
+	if (wn_wire_ddp_parse(ulpdu, len, qp->parse_flags, &seg, &err) != 0) {
 		qp->st.rx_ulpdu++;
-		rnic_queue_term(qp, err.cause.layer, err.cause.etype, err.cause.code,
+		wn_rnic_queue_term(qp, err.cause.layer, err.cause.etype, err.cause.code,
 				err.hdr_valid ? ulpdu : NULL, len);
 		term_now(qp);
 		return -EPROTO;
@@ -566,8 +566,8 @@ wn_rnic_rx(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len)
 							      WN_TERM_RDMAP_REMOTE_OP,
 							      WN_TERM_RO_UNEXPECTED_OP };
 		/* local catastrophic errors carry no headers (RFC 5040 Fig. 10) */
-		rnic_queue_term(qp, x.res.cause.layer, x.res.cause.etype, x.res.cause.code, ulpdu,
-				len);
+		wn_rnic_queue_term(qp, x.res.cause.layer, x.res.cause.etype, x.res.cause.code,
+				   ulpdu, len);
 		term_now(qp);
 		return -EPROTO;
 	}
@@ -665,7 +665,7 @@ wn_rnic_rx_place(struct wn_rnic_qp *qp, const uint8_t *ulpdu, size_t len)
 
 	if (qp->state != WN_RNIC_QPS_RTS || qp->term_pending || qp->term_done)
 		return 0;
-	if (wn_ddp_parse(ulpdu, len, qp->parse_flags, &seg, &err) != 0 || seg.payload_len == 0)
+	if (wn_wire_ddp_parse(ulpdu, len, qp->parse_flags, &seg, &err) != 0 || seg.payload_len == 0)
 		return 0;
 	switch (seg.h.opcode & WN_RDMAP_CTRL_OP_MASK) {
 	case WN_RDMAP_WRITE:

@@ -2,8 +2,8 @@
 /*
  * Messages to the dataplane (wn_server_dp.h): an object's creation or retirement, a CM
  * request, on the to_dp ring, with a ring of shard 0's bell; and lib/server's log type. The
- * files of the objects (obj.c, mr.c, queue.c, cm.c) send them; server.c attaches the rings
- * and reads the dataplane's answers.
+ * files of the objects (server_obj.c, server_mr.c, server_queue.c, server_cm.c) send them; server.c
+ * attaches the rings and reads the dataplane's answers.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@
 RTE_LOG_REGISTER_DEFAULT(wn_server_logtype, INFO); /* lib.wn.server */
 
 struct wn_server_dp_msg *
-srv_dp_msg(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj)
+wn_server_dp_msg_new(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj)
 {
 	struct wn_server_dp_msg *m;
 
@@ -70,7 +70,7 @@ dp_wait_push(struct wn_server *srv, struct wn_server_dp_msg *m)
 }
 
 bool
-srv_dp_flush(struct wn_server *srv)
+wn_server_dp_flush(struct wn_server *srv)
 {
 	bool moved = false;
 
@@ -86,7 +86,7 @@ srv_dp_flush(struct wn_server *srv)
 }
 
 void
-srv_dp_wait_free(struct wn_server *srv)
+wn_server_dp_wait_free(struct wn_server *srv)
 {
 	while (srv->dp_wait_len > 0) {
 		free(srv->dp_wait[srv->dp_wait_head]);
@@ -103,7 +103,7 @@ srv_dp_wait_free(struct wn_server *srv)
  * objects faster than the lcore takes them) makes it wait, in order, for the next poll.
  */
 int
-srv_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m)
+wn_server_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m)
 {
 	if (srv->dp_wait_len == 0 && rte_ring_enqueue(srv->to_dp, m) == 0) {
 		dp_ring_bell(srv);
@@ -114,17 +114,17 @@ srv_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m)
 		free(m);
 		return -ENOBUFS;
 	}
-	(void)srv_dp_flush(srv);
+	(void)wn_server_dp_flush(srv);
 	return 0;
 }
 
 /* Tell the dataplane about an object: 0, or -ENOTCONN (none attached), -ENOMEM, -ENOBUFS. */
 int
-srv_dp_tell(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj)
+wn_server_dp_tell(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj)
 {
-	struct wn_server_dp_msg *m = srv_dp_msg(srv, type, handle, obj);
+	struct wn_server_dp_msg *m = wn_server_dp_msg_new(srv, type, handle, obj);
 
 	if (m == NULL)
 		return srv->to_dp == NULL ? -ENOTCONN : -ENOMEM;
-	return srv_dp_post(srv, m);
+	return wn_server_dp_post(srv, m);
 }

@@ -52,7 +52,7 @@ steer_ep(const struct wn_dp_group *g, const struct wn_tcp_endpoint *l,
 }
 
 uint16_t
-dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
+wn_dp_steer(const struct wn_dp_group *g, const struct wn_ctl_addr *local,
 	 const struct wn_ctl_addr *remote)
 {
 	struct wn_llp_ep le, re;
@@ -161,7 +161,7 @@ handoff(struct wn_dp *dp, uint16_t to, struct rte_mbuf *m)
 
 /* Keep this shard's frames at the front of @p pkts, hand the others over. @return kept. */
 uint16_t
-dp_steer_burst(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
+wn_dp_steer_burst(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t i, k = 0;
 
@@ -198,7 +198,7 @@ dp_steer_burst(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
  * @return the packets left for the port, compacted at the front of @p pkts.
  */
 uint16_t
-dp_loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
+wn_dp_loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct rte_mbuf *loop[DP_BURST];
 	uint16_t i, k = 0, nl = 0;
@@ -220,7 +220,7 @@ dp_loopback(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 			dst.family = WN_AF_INET6;
 			memcpy(dst.v6, ip + 24, 16);
 		}
-		if (!wn_netif_is_local(dp->nif, &dst)) {
+		if (!wn_net_if_is_local(dp->nif, &dst)) {
 			pkts[k++] = m;
 			continue;
 		}
