@@ -170,7 +170,8 @@ free_dead(struct wn_tcp_ctx *ctx)
  * More connections: a chunk of TCP_CONN_CHUNK on the free list, so a context costs nothing
  * per connection it never had. Up to one chunk beyond max_conns: connections closed in this
  * iteration (a TIME-WAIT entry recycled for a new one among them) are reused only once
- * wn_tcp_process() frees them, while max_conns bounds the live ones. @return 0 or -ENOMEM.
+ * wn_tcp_process() frees them, while max_conns bounds the live ones. The chunks come from
+ * DPDK's heap, as the context does. @return 0 or -ENOMEM.
  */
 static int
 conns_grow(struct wn_tcp_ctx *ctx)
@@ -181,11 +182,11 @@ conns_grow(struct wn_tcp_ctx *ctx)
 
 	if (n == 0)
 		return -ENOMEM;
-	nc = realloc(ctx->chunks, (ctx->n_chunks + 1) * sizeof(*nc));
+	nc = rte_realloc(ctx->chunks, (ctx->n_chunks + 1) * sizeof(*nc), 0);
 	if (nc == NULL)
 		return -ENOMEM;
 	ctx->chunks = nc;
-	chunk = calloc(TCP_CONN_CHUNK, sizeof(*chunk));
+	chunk = rte_zmalloc("wn_tcp_conns", TCP_CONN_CHUNK * sizeof(*chunk), RTE_CACHE_LINE_SIZE);
 	if (chunk == NULL)
 		return -ENOMEM;
 	ctx->chunks[ctx->n_chunks++] = chunk;
@@ -203,9 +204,9 @@ wn_tcp_ctx_free(struct wn_tcp_ctx *ctx)
 	for (uint32_t k = 0; k < ctx->n_chunks; k++) {
 		for (uint32_t i = 0; i < TCP_CONN_CHUNK; i++)
 			conn_release(&ctx->chunks[k][i]);
-		free(ctx->chunks[k]);
+		rte_free(ctx->chunks[k]);
 	}
-	free(ctx->chunks);
+	rte_free(ctx->chunks);
 	for (uint32_t i = 0; i < ctx->txq_len; i++)
 		rte_pktmbuf_free(ctx->txq[(ctx->txq_head + i) % ctx->txq_cap]);
 	if (ctx->mcache_n > 0)
