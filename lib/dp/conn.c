@@ -377,8 +377,12 @@ op_qp_retry_exceeded(struct wn_cm_ep *ep)
 {
 	struct dp_conn *c = conn_of(ep);
 
-	if (c->qp != NULL && c->qp->conn == c)
+	if (c->qp != NULL && c->qp->conn == c) {
+		/* the control thread learns of the Error before the completions show it */
+		if (c->ib_qp != 0)
+			wn_dp_qp_error(c->dp, c->ib_qp);
 		wn_dp_qp_fail(c->dp, c->qp, WN_QUEUE_WC_RETRY_EXC_ERR);
+	}
 }
 
 /* InfiniBand-style: the peer's QP went; ours keeps its queues (no flush). */

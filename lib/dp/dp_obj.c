@@ -22,16 +22,6 @@
 
 #include "dp_priv.h"
 
-void *
-wn_dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind)
-{
-	void *p;
-
-	if (rte_hash_lookup_data(dp->objs, &handle, &p) < 0 || *(enum dp_obj_kind *)p != kind)
-		return NULL;
-	return p;
-}
-
 /* ---------------------------------------------------------------- CQ / SRQ references */
 
 static void

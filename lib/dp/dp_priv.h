@@ -393,8 +393,16 @@ bool wn_dp_dma_tx_pending(struct wn_dp *dp);
 void wn_dp_dma_tx_reclaim(struct wn_dp *dp);
 
 /* dp_obj.c: CQs, SRQs, QPs and their engines */
-/** Look up an object by handle. */
-void *wn_dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind);
+/* The object of @p kind that @p handle names in this shard, or NULL. */
+static inline void *
+wn_dp_obj(struct wn_dp *dp, uint32_t handle, enum dp_obj_kind kind)
+{
+	void *p;
+
+	if (rte_hash_lookup_data(dp->objs, &handle, &p) < 0 || *(enum dp_obj_kind *)p != kind)
+		return NULL;
+	return p;
+}
 /** Fill @p cq for descriptor @p d (one reference: the creator's). @return 0 or -EINVAL. */
 int wn_dp_cq_init(struct dp_cq *cq, struct wn_server_dp_cq *d);
 /** Fill @p qp for descriptor @p d with its queues (referenced). @return 0 or -EINVAL. */

@@ -45,29 +45,9 @@ stream_new(struct mpa_proto *p, bool active)
 
 /* Off the startup list (its startup is over, or the stream goes). */
 static void
-startup_leave(struct mpa_stream *s)
-{
-	if (s->on_startup) {
-		TAILQ_REMOVE(&s->p->startup, s, tnext);
-		s->on_startup = false;
-	}
-}
-
-/* Free it at the next tick once nothing refers to it any more. */
-void
-wn_mpa_stream_maybe_dead(struct mpa_stream *s)
-{
-	if (s->on_dead || !s->gone || !s->released || s->zc_out != 0)
-		return;
-	startup_leave(s);
-	s->on_dead = true;
-	TAILQ_INSERT_TAIL(&s->p->dead, s, tnext);
-}
-
-static void
 stream_free(struct mpa_stream *s)
 {
-	startup_leave(s);
+	wn_mpa_startup_leave(s);
 	if (s->on_dead)
 		TAILQ_REMOVE(&s->p->dead, s, tnext);
 	if (s->ackw_queued)
@@ -309,12 +289,12 @@ tick(struct mpa_proto *p)
 
 		if (s->tcp == NULL || (st != WN_MPA_CONN_REQ_SENT && st != WN_MPA_CONN_WAIT_REQ &&
 				       st != WN_MPA_CONN_REQ_RCVD)) {
-			startup_leave(s);
+			wn_mpa_startup_leave(s);
 			continue;
 		}
 		if (p->now < wn_mpa_conn_deadline(&s->mpa))
 			break;
-		startup_leave(s);
+		wn_mpa_startup_leave(s);
 		(void)wn_mpa_conn_tick(&s->mpa, p->now); /* ERROR event on expiry */
 	}
 }

@@ -152,8 +152,26 @@ wn_mpa_update_ready(struct mpa_stream *s)
 	s->l.tx_ready = s->tcp != NULL && s->tx_ok && s->record_mode;
 }
 
-/* mpa_tcp_llp.c */
-void wn_mpa_stream_maybe_dead(struct mpa_stream *s);
+/* The stream leaves the startup list (its MPA startup is over or it is gone). */
+static inline void
+wn_mpa_startup_leave(struct mpa_stream *s)
+{
+	if (s->on_startup) {
+		TAILQ_REMOVE(&s->p->startup, s, tnext);
+		s->on_startup = false;
+	}
+}
+
+/* Free the stream at the next tick once nothing refers to it any more. */
+static inline void
+wn_mpa_stream_maybe_dead(struct mpa_stream *s)
+{
+	if (s->on_dead || !s->gone || !s->released || s->zc_out != 0)
+		return;
+	wn_mpa_startup_leave(s);
+	s->on_dead = true;
+	TAILQ_INSERT_TAIL(&s->p->dead, s, tnext);
+}
 
 /* mpa_tcp_startup.c */
 uint32_t wn_mpa_stream_mulpdu(const struct mpa_stream *s);

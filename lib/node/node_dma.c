@@ -34,7 +34,8 @@
 #include <rte_memory.h>
 #include <rte_telemetry.h>
 
-#include "node_priv.h"
+#include "node_dma.h"
+#include "node_log.h"
 #include "wn_dpdk_compat.h"
 
 #define DMA_PAGE 4096u /* divides every client page size (4 KiB, 2 MiB, 1 GiB hugetlbfs) */

@@ -35,8 +35,8 @@
 /* ---------------------------------------------------------------- dataplane */
 
 /* Act on every message the dataplane has sent (srv->lock held). */
-void
-wn_server_dp_drain(struct wn_server *srv)
+static void
+dp_drain(struct wn_server *srv)
 {
 	struct wn_server_dp_msg *m;
 
@@ -63,7 +63,7 @@ dp_readable(struct wn_server *srv)
 	if (read(srv->dp_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
 	pthread_mutex_lock(&srv->lock);
-	wn_server_dp_drain(srv);
+	dp_drain(srv);
 	pthread_mutex_unlock(&srv->lock);
 }
 
@@ -234,7 +234,7 @@ reply(struct client *c, const struct wn_ctl_hdr *req, int status, const void *bo
 
 /* Handle one request that passed wn_ctl_req_check() (@p body_len octets of body); replies. */
 static void
-handle(struct wn_server *srv, const struct srv_req *rq, size_t body_len)
+req_handle(struct wn_server *srv, const struct srv_req *rq, size_t body_len)
 {
 	uint16_t op = rq->h->op;
 	struct srv_resp rs;
@@ -246,8 +246,15 @@ handle(struct wn_server *srv, const struct srv_req *rq, size_t body_len)
 		ret = -EOPNOTSUPP;
 	else if (body_len < ops[op].req_len)
 		ret = -EBADMSG;
-	else
+	else {
+		/*
+		 * A QP the dataplane moved to Error flushed its WQEs after it said so: a client
+		 * that saw a flushed completion finds the state it implies.
+		 */
+		if (op == WN_CTL_QUERY_QP)
+			dp_drain(srv);
 		ret = ops[op].fn(srv, rq, &rs);
+	}
 	reply(rq->c, rq->h, ret, &rs.u, wn_ctl_op_info(op)->resp_len, rs.fd);
 	if (rs.fd >= 0)
 		close(rs.fd);
@@ -323,7 +330,7 @@ client_readable(struct wn_server *srv, struct client *c)
 		struct srv_req rq = {.c = c, .h = &m.h, .body = m.b + sizeof(m.h), .fds = fds,
 				     .nfds = nfds};
 
-		handle(srv, &rq, (size_t)n - sizeof(m.h));
+		req_handle(srv, &rq, (size_t)n - sizeof(m.h));
 	}
 	pthread_mutex_unlock(&srv->lock);
 	for (i = 0; i < nfds; i++)

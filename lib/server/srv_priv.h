@@ -309,14 +309,17 @@ int wn_server_h_modify_qp(struct wn_server *srv, const struct srv_req *rq, struc
 int wn_server_h_query_qp(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 void wn_server_qp_set_state(struct wn_server *srv, struct obj *qp, uint32_t state);
 void wn_server_qp_dp_error(struct wn_server *srv, uint32_t handle);
-void wn_server_dp_drain(struct wn_server *srv);
 int wn_server_cq_destroy(struct wn_server *srv, struct obj *cq);
+int wn_server_srq_destroy(struct wn_server *srv, struct obj *srq);
+int wn_server_qp_destroy(struct wn_server *srv, struct obj *qp);
+
+/* ---- server_notify.c: CQ notification descriptors, one per pipe */
+/** The descriptor to notify through for the pipe of @p fd (borrowed), or -1. */
+int wn_server_notify_get(struct wn_server *srv, int fd);
 /** A CQ's notification descriptor is no longer used by it (closed with its last user). */
 void wn_server_notify_put(struct wn_server *srv, int fd);
 /** Close every notification descriptor (the server goes). */
 void wn_server_notify_free(struct wn_server *srv);
-int wn_server_srq_destroy(struct wn_server *srv, struct obj *srq);
-int wn_server_qp_destroy(struct wn_server *srv, struct obj *qp);
 
 /* ---- server_cm.c */
 int wn_server_h_cm_create_channel(struct wn_server *srv, const struct srv_req *rq,
