@@ -61,6 +61,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -994,6 +995,28 @@ static inline void
 wn_queue_status_set(struct wn_queue_ring *r, uint32_t flags)
 {
 	atomic_fetch_or_explicit(&r->hdr->status, flags, memory_order_release);
+}
+
+/**
+ * Produce one CQE @p e into @p cq, its producer's lock held by the caller when the CQ is
+ * shared: copied into the next slot, published, the consumer's doorbell rung if it waits,
+ * and the arm word checked (@p solicited: a solicited or error completion is among them).
+ * A full CQ takes nothing and says so in its status (WN_QUEUE_ST_OVERFLOW).
+ * @return 1: the caller must notify (the CQ's eventfd), 0: published, -ENOSPC: full.
+ * warpnicd only.
+ */
+static inline int
+wn_queue_cq_push(struct wn_queue_ring *cq, const struct wn_queue_cqe *e, bool solicited)
+{
+	if (wn_queue_prod_space(cq) <= 0) {
+		wn_queue_status_set(cq, WN_QUEUE_ST_OVERFLOW);
+		return -ENOSPC;
+	}
+	memcpy(wn_queue_prod_slot(cq, 0), e, sizeof(*e));
+	if (wn_queue_prod_commit(cq, 1))
+		wn_queue_prod_ring(cq);
+	solicited = solicited || e->status != WN_QUEUE_WC_SUCCESS;
+	return wn_queue_cq_notify_check(cq, solicited) ? 1 : 0;
 }
 
 /** Clear status flags (a QP moved to RESET leaves its Error behind). warpnicd only. */

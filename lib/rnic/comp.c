@@ -36,17 +36,15 @@ wn_rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct w
 {
 	struct wn_rnic_event ev = { .cq = cq };
 	rte_spinlock_t *lock = cq == qp->c.scq ? qp->c.scq_lock : qp->c.rcq_lock;
-	int64_t space;
-	bool notify;
+	int notify;
 
 	if (lock != NULL)
 		rte_spinlock_lock(lock);
-	space = wn_queue_prod_space(cq);
-	if (space <= 0) {
-		if (lock != NULL)
-			rte_spinlock_unlock(lock);
+	notify = wn_queue_cq_push(cq, e, solicited);
+	if (lock != NULL)
+		rte_spinlock_unlock(lock);
+	if (notify < 0) {
 		/* CQ overrun: the verbs contract is broken; report and stop the QP */
-		wn_queue_status_set(cq, WN_QUEUE_ST_OVERFLOW);
 		ev.type = WN_RNIC_EV_CQ_OVERFLOW;
 		wn_rnic_event_post(qp, &ev);
 		if (qp->state != WN_RNIC_QPS_ERROR)
@@ -54,16 +52,10 @@ wn_rnic_post_cqe(struct wn_rnic_qp *qp, struct wn_queue_ring *cq, const struct w
 					   NULL, 0);
 		return -ENOSPC;
 	}
-	memcpy(wn_queue_prod_slot(cq, 0), e, sizeof(*e));
-	if (wn_queue_prod_commit(cq, 1))
-		wn_queue_prod_ring(cq);
-	notify = wn_queue_cq_notify_check(cq, solicited || e->status != WN_QUEUE_WC_SUCCESS);
-	if (lock != NULL)
-		rte_spinlock_unlock(lock);
 	qp->st.cqe++;
 	if (e->status == WN_QUEUE_WC_WR_FLUSH_ERR)
 		qp->st.wqe_flushed++;
-	if (notify) {
+	if (notify > 0) {
 		ev.type = WN_RNIC_EV_CQ_NOTIFY;
 		wn_rnic_event_post(qp, &ev);
 	}

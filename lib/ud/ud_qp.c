@@ -45,29 +45,23 @@ post_cqe(struct wn_ud_qp *qp, struct wn_queue_ring *cq, const struct wn_queue_cq
 {
 	rte_spinlock_t *lock = cq == qp->c.scq ? qp->c.scq_lock : qp->c.rcq_lock;
 	struct wn_ud_event ev = { .cq = cq };
-	bool notify;
+	int notify;
 
 	if (lock != NULL)
 		rte_spinlock_lock(lock);
-	if (wn_queue_prod_space(cq) <= 0) {
-		if (lock != NULL)
-			rte_spinlock_unlock(lock);
-		wn_queue_status_set(cq, WN_QUEUE_ST_OVERFLOW);
+	notify = wn_queue_cq_push(cq, e, solicited);
+	if (lock != NULL)
+		rte_spinlock_unlock(lock);
+	if (notify < 0) {
 		qp->st.cqe_lost++;
 		ev.type = WN_UD_EV_CQ_OVERFLOW;
 		ud_event(qp, &ev);
 		return;
 	}
-	memcpy(wn_queue_prod_slot(cq, 0), e, sizeof(*e));
-	if (wn_queue_prod_commit(cq, 1))
-		wn_queue_prod_ring(cq);
-	notify = wn_queue_cq_notify_check(cq, solicited || e->status != WN_QUEUE_WC_SUCCESS);
-	if (lock != NULL)
-		rte_spinlock_unlock(lock);
 	qp->st.cqe++;
 	if (e->status == WN_QUEUE_WC_WR_FLUSH_ERR)
 		qp->st.wqe_flushed++;
-	if (notify) {
+	if (notify > 0) {
 		ev.type = WN_UD_EV_CQ_NOTIFY;
 		ud_event(qp, &ev);
 	}
