@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <isa-l/crc.h>
 #include <rte_common.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
 #include "sctp_priv.h"
+#include "wn_wire_crc.h"
 
 RTE_LOG_REGISTER_DEFAULT(wn_sctp_logtype, NOTICE);
 
@@ -48,10 +48,9 @@ sctp_crc(const uint8_t *pkt, size_t len)
 	static const uint8_t zero[4];
 	uint32_t c;
 
-	c = crc32_iscsi((unsigned char *)(uintptr_t)pkt, SCTP_CKSUM_OFF, 0xffffffff);
-	c = crc32_iscsi((unsigned char *)(uintptr_t)zero, 4, c);
-	c = crc32_iscsi((unsigned char *)(uintptr_t)pkt + SCTP_HDR_LEN, (int)(len - SCTP_HDR_LEN),
-			c);
+	c = wn_wire_crc32c_update(wn_crc32c_init(), pkt, SCTP_CKSUM_OFF);
+	c = wn_wire_crc32c_update(c, zero, sizeof(zero));
+	c = wn_wire_crc32c_update(c, pkt + SCTP_HDR_LEN, len - SCTP_HDR_LEN);
 	/* the final inversion; on the wire in the CRC's own (little-endian) octet order, as
 	 * usrsctp and Linux store it */
 	return ~c;
