@@ -905,6 +905,78 @@ view_marker_ok(struct vcur *c, uint32_t mseq, uint32_t fpdu_seq, bool leading)
 	return (get_be16(mk + 2) & WN_MPA_FPDUPTR_MASK) == expect;
 }
 
+/*
+ * wn_wire_mpa_fpdu_view() with Markers, the FPDU whole in the @p len octets at @p p (the
+ * segmenter's FPDU-aligned segments): the ULPDU's runs between Markers found by arithmetic,
+ * the CRC over the octets in one call. The same checks, in the same order, as the general walk.
+ * @return 1, 0 (not whole in @p p: use the general walk), -E2BIG.
+ */
+static int
+view_markers_flat(const uint8_t *p, size_t len, uint32_t seq,
+		  const struct wn_mpa_deframer_cfg *cfg, struct wn_wire_mpa_fpdu_view *f)
+{
+	const struct wn_mpa_stream *st = &cfg->stream;
+	size_t lead = marker_off(seq, st->seq_start) == 0 ? WN_MPA_MARKER_SIZE : 0;
+	size_t o, end, left;
+	bool marker_bad = false;
+	uint16_t ulen;
+	uint32_t wire;
+
+	if (len < lead + WN_MPA_ULPDU_LEN_SIZE)
+		return 0;
+	ulen = get_be16(p + lead);
+	wire = (uint32_t)wn_wire_mpa_fpdu_wire_len(seq, st->seq_start, true, ulen);
+	if (len < wire)
+		return 0;
+	f->ulpdu_len = ulen;
+	f->fpdu_seq = seq + (uint32_t)lead;
+	f->wire_len = wire;
+	f->n = 0;
+	end = wire - WN_MPA_CRC_SIZE;
+	if (lead != 0 && cfg->check_markers && (get_be16(p + 2) & WN_MPA_FPDUPTR_MASK) != 0)
+		marker_bad = true;
+	o = lead + WN_MPA_ULPDU_LEN_SIZE;
+	left = ulen;
+	while (o < end) {
+		uint32_t moff = marker_off(seq + (uint32_t)o, st->seq_start);
+		size_t run;
+
+		if (moff == 0) {
+			uint16_t expect = (uint16_t)(seq + (uint32_t)o - f->fpdu_seq) &
+					  WN_MPA_FPDUPTR_MASK;
+
+			if (cfg->check_markers &&
+			    (get_be16(p + o + 2) & WN_MPA_FPDUPTR_MASK) != expect)
+				marker_bad = true;
+			o += WN_MPA_MARKER_SIZE;
+			continue;
+		}
+		run = WN_MPA_MARKER_INTERVAL - moff;
+		if (run > end - o)
+			run = end - o;
+		if (left > 0) {
+			size_t m = run < left ? run : left;
+
+			if (f->n == WN_MPA_VIEW_MAX)
+				return -E2BIG;
+			f->v[f->n].iov_base = (void *)(uintptr_t)(p + o);
+			f->v[f->n].iov_len = m;
+			f->n++;
+			left -= m;
+		}
+		o += run;
+	}
+	/* RFC 5044 §4.4/§8: CRC first (error 2), then the Marker check (error 3) */
+	if (st->crc &&
+	    wn_crc32c_final(crc_update(wn_crc32c_init(), p, end)) != wn_crc32c_get_wire(p + end))
+		f->verdict = WN_MPA_ERR_CRC;
+	else if (marker_bad)
+		f->verdict = WN_MPA_ERR_MARKER;
+	else
+		f->verdict = WN_MPA_ERR_NONE;
+	return 1;
+}
+
 int
 wn_wire_mpa_fpdu_view(const struct iovec *in, unsigned int n_in, uint32_t seq,
 		 const struct wn_mpa_deframer_cfg *cfg, struct wn_wire_mpa_fpdu_view *f)
@@ -938,6 +1010,11 @@ wn_wire_mpa_fpdu_view(const struct iovec *in, unsigned int n_in, uint32_t seq,
 			f->v[0].iov_len = f->ulpdu_len;
 			return 1;
 		}
+	}
+	if (st->markers && n_in > 0) {
+		rc = view_markers_flat(in[0].iov_base, in[0].iov_len, seq, cfg, f);
+		if (rc != 0)
+			return rc;
 	}
 	for (unsigned int i = 0; i < n_in; i++)
 		have += in[i].iov_len;
