@@ -60,7 +60,8 @@ wn_perf_usage(const char *prog)
 	       "  --pcap FILE        capture the port's packets (pcapng)\n"
 	       "  --gw ADDR, --mtu N, --name DEV, --idle-us N, --max-conns N, --sockbuf BYTES,\n"
 	       "  --mbufs N, --no-offload, --mpa-rev 1|2, --markers, --no-crc, --no-p2p,\n"
-	       "  --rtr LIST, --mpa-timeout MS, --zero-copy-tx on|off, --zero-copy-min BYTES\n"
+	       "  --rtr LIST, --mpa-timeout MS, --tx-staged on|off, --zero-copy-tx on|off,\n"
+	       "  --zero-copy-min BYTES\n"
 	       "\n"
 	       "Run to completion (RNIC modes, with --ip):\n"
 	       "  --rtc              testpmd style: one EAL lcore (-l N) runs the dataplane shard\n"
@@ -200,6 +201,7 @@ static const struct option dp_opts[] = {
 	{"no-p2p", no_argument, NULL, 0},
 	{"rtr", required_argument, NULL, 0},
 	{"mpa-timeout", required_argument, NULL, 0},
+	{"tx-staged", required_argument, NULL, 0},
 	{"zero-copy-tx", required_argument, NULL, 0},
 	{"zero-copy-min", required_argument, NULL, 0},
 };
