@@ -24,8 +24,9 @@
 #   --lcores N      N dataplane lcores (port queues) per instance (default 1)
 #   --impair SPEC   wrap B's port with the fault injector, e.g. drop=0.01,reorder=0.01
 #   --pcap DIR      each instance writes DIR/{a,b}.pcapng
-#   --zero-copy off|on|all|staged   --zero-copy-tx off / on / on with --zero-copy-min 0 /
-#                   off with --tx-staged on (every FPDU copied through a staging buffer)
+#   --zero-copy off|on|all|staged|ref   --zero-copy-tx off / on / on with --zero-copy-min 0 /
+#                   off with --tx-staged on (every FPDU copied through a staging buffer, the
+#                   default) / off with --tx-staged off (registered memory by reference)
 #   --config FILE   both instances read FILE (warpnicd --config)
 #   --a-opt OPT, --b-opt OPT  one more warpnicd option word for A or B only (repeatable)
 #   --link memif|af_packet    memif (default), or net_af_packet on a veth pair between two
@@ -236,7 +237,8 @@ start() {
 			off|on) common+=(--zero-copy-tx "$2") ;;
 			all) common+=(--zero-copy-tx on --zero-copy-min 0) ;;
 			staged) common+=(--zero-copy-tx off --tx-staged on) ;;
-			*) echo "wn-pair: --zero-copy off|on|all|staged" >&2; exit 2 ;;
+			ref) common+=(--zero-copy-tx off --tx-staged off) ;;
+			*) echo "wn-pair: --zero-copy off|on|all|staged|ref" >&2; exit 2 ;;
 			esac
 			shift 2 ;;
 		--config) common+=(--config "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;

@@ -90,7 +90,7 @@ wn_dp_llp_create(struct wn_dp *dp)
 		.p2p = dp->c.p2p,
 		.rtr = dp->c.rtr,
 		.timeout_us = dp->c.mpa_timeout_us,
-		.ref_tx = !dp->c.tx_staged,
+		.ref_tx = dp->c.tx_ref,
 		.ref_min = dp->c.tx_ref_min != 0 ? dp->c.tx_ref_min : DP_TX_REF_MIN,
 		.zero_copy = zc_possible(dp),
 		.zero_copy_min = dp->c.zero_copy_min,

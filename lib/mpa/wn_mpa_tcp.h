@@ -14,7 +14,7 @@
  *    Markers) and each ULPDU handed up whole once its CRC is verified (RFC 5044 §4.4, §8);
  *  - transmit: each ULPDU is one FPDU (PAD, Markers, CRC32c) appended to TCP as one record.
  *    A payload of registered memory is described by wn_wire_mpa_fpdu_gather() and referenced
- *    where it lives, not copied into TCP: by default (ref_tx) TCP copies it once into each
+ *    where it lives, not copied into TCP: with ref_tx TCP copies it once into each
  *    segment that carries it and computes the CRC32c over that copy (WN_TCP_REC_COPY,
  *    WN_TCP_REC_CRC32C); with zero-copy on, a message of at least zero_copy_min octets is
  *    attached to the segments' mbufs instead. One token per message pins its regions
@@ -58,7 +58,8 @@ struct wn_mpa_tcp_conf {
 	uint8_t rtr;               /**< RTR types offered (initiator) / accepted (responder) */
 	uint32_t timeout_us;       /**< startup timeout; 0 = WN_MPA_STARTUP_TIMEOUT_US */
 	/* transmit of registered memory */
-	bool ref_tx;               /**< referenced by TCP, copied once into each segment */
+	bool ref_tx;               /**< referenced by TCP, copied once into each segment
+				    *   (off: staged, warpnicd's default) */
 	uint32_t ref_min;          /**< ... for messages of at least this many octets (smaller
 				    *   ones are copied: a copy costs less than a token then) */
 	bool zero_copy;            /**< send registered memory in place (the port sends chains

@@ -122,9 +122,10 @@ static const struct opt opts[] = {
 	    "TCP send and receive buffer per connection (default 1048576)", 16384, 64u << 20,
 	    dp.sockbuf, 1, 0),
 	SPECIAL("tx-staged", O_STAGED, "on|off", "Transmit",
-		"on: frame every FPDU in a staging buffer and copy it into TCP; default off:\n"
-		"registered memory (messages of 2 KiB or more) stays where it is until the ACK\n"
-		"(completions after it), copied once into each segment with its CRC computed there"),
+		"default on: frame every FPDU, CRC included, in a staging buffer and copy it into\n"
+		"TCP (the fastest on ports that copy); off: registered memory (messages of 2 KiB\n"
+		"or more) stays where it is until the ACK (completions after it), copied once\n"
+		"into each segment with its CRC computed there"),
 	SPECIAL("zero-copy-tx", O_ZC, "on|off", NULL,
 		"send registered memory in place (mbuf chains, completions after the ACK;\n"
 		"on a PCI NIC from regions DMA-mapped for it, else copied; default off)"),
@@ -400,7 +401,7 @@ apply_special(struct wn_node_conf *p, int o, const char *arg, int depth)
 	case O_STAGED:
 		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
 			return -EINVAL;
-		p->dp.tx_staged = strcmp(arg, "on") == 0;
+		p->dp.tx_ref = strcmp(arg, "off") == 0;
 		return 0;
 	case O_LLP:
 		l = wn_ctl_llp_parse(arg);

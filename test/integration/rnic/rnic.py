@@ -2,7 +2,8 @@
 """The iWARP integration cases between two warpnicd (issue 4): rnic_it (verbs and rdma_cm
 on the shims) as server on A (198.19.0.1) and client on B, a case being one row:
 
-    Case(NAME, pair=WN-PAIR OPTIONS, run=RNIC_IT ARGS, checks=[CHECK...], zc='-'|'zc'|'zc0')
+    Case(NAME, pair=WN-PAIR OPTIONS, run=RNIC_IT ARGS, checks=[CHECK...], zc='-'|'zc'|'zc0',
+         ref=False|True)
 
 pair   scripts/wn-pair.sh start options (always --no-huge); PCAP stands for the case's
        capture directory; '-- --llp sctp' has both warpnicd carry every connection as DDP
@@ -20,8 +21,11 @@ run    rnic_it's arguments, after any NAME=VALUE words (the programs' environmen
          @restart   the args run, A is stopped and started again, the args run once more
 zc     'zc' or 'zc0': the case runs again as zc_NAME with zero-copy transmit on for every
        size (wn-pair.sh --zero-copy all); 'zc' also proves FPDUs went zero-copy ('zc0': the
-       case moves no payload). WN_RNIC_ZC=off runs the others with every FPDU copied
-       through a staging buffer (wn-pair.sh --zero-copy staged).
+       case moves no payload).
+ref    True: the case runs again as ref_NAME with registered memory sent by reference
+       (wn-pair.sh --zero-copy ref, warpnicd --tx-staged off) and proves FPDUs went so.
+       Every other case runs with warpnicd's default transmit (staged); WN_RNIC_ZC=ref runs
+       them all by reference, WN_RNIC_ZC=on zero-copy.
 
 After the run, while the pair is up: both warpnicd are alive and counted no MPA CRC error
 (unless a check reads mpa_crc_errors). Then the checks, in order, all from counters and
@@ -49,8 +53,9 @@ def mib():
 
 
 class Case:
-    def __init__(self, name, pair='-', run='', checks=(), zc='-'):
+    def __init__(self, name, pair='-', run='', checks=(), zc='-', ref=False):
         self.name = name
+        self.ref = ref
         self.pair = [] if pair.strip() == '-' else pair.split()
         self.run = run.split()
         self.checks = list(checks)
@@ -61,19 +66,23 @@ class Case:
 
     def pair_key(self, params):
         """Cases with equal keys may share a pair (a capture is the case's own)."""
-        zc = params.get('zc', False)
+        zc = params.get('zc', '')
         return (tuple(self.pair), zc, self.name if 'PCAP' in self.pair else None)
 
 
 def params(cases):
-    """pytest parameters (case, zc): each case, and zc_NAME for the zero-copy ones, in an
-    order that keeps cases of one pair together."""
+    """pytest parameters (case, transmit): each case (''), zc_NAME for the zero-copy ones
+    ('zc'), ref_NAME for those by reference ('ref'), in an order that keeps cases of one pair
+    together."""
     out = []
     for c in cases:
-        out.append(pytest.param(c, False, id=c.name))
+        out.append(pytest.param(c, '', id=c.name))
     for c in cases:
         if c.zc != '-':
-            out.append(pytest.param(c, True, id='zc_' + c.name))
+            out.append(pytest.param(c, 'zc', id='zc_' + c.name))
+    for c in cases:
+        if c.ref:
+            out.append(pytest.param(c, 'ref', id='ref_' + c.name))
     return out
 
 
@@ -123,8 +132,10 @@ class Run:
     def start_pair(self):
         opts = ['--no-huge']
         zc_env = os.environ.get('WN_RNIC_ZC', '')
-        if self.zc:
+        if self.zc == 'zc':
             opts += ['--zero-copy', 'all']
+        elif self.zc == 'ref' or zc_env == 'ref':
+            opts += ['--zero-copy', 'ref']
         elif zc_env == 'off':
             opts += ['--zero-copy', 'staged']
         elif zc_env:
@@ -288,7 +299,13 @@ class Run:
         if not any('mpa_crc_errors' in repr(c) for c in self.case.checks):
             for n in 'ab':
                 tel(n, '/warpnic/dp/stats', 'mpa_crc_errors', '=', 0)(self)
-        if self.zc and self.case.zc == 'zc':
+        if self.zc == 'ref':
+            ok, z = poll(lambda: (lambda v: (any(v), v))(
+                [self.pair.value(n, '/warpnic/dp/stats', 'ref_fpdus') for n in 'ab']))
+            self.note('by reference: A %d, B %d FPDUs' % tuple(z))
+            if not ok:
+                self.fail('transmit by reference, but no FPDU went so')
+        if self.zc == 'zc' and self.case.zc == 'zc':
             # telemetry's snapshots follow the shards: wait up to 10 s for them to show it
             ok, z = poll(lambda: (lambda v: (any(v), v))(
                 [self.pair.value(n, '/warpnic/dp/stats', 'zc_fpdus') for n in 'ab']))
@@ -304,7 +321,7 @@ class Run:
 
 def run(request, build, pairs, case, zc):
     """Run one case (the module's test function calls this)."""
-    d = os.path.join(pairs.base_dir, ('zc_' if zc else '') + case.name)
+    d = os.path.join(pairs.base_dir, (zc + '_' if zc else '') + case.name)
     os.makedirs(d, exist_ok=True)
     r = Run(build, case, zc, pairs, d)
     try:

@@ -12,7 +12,7 @@ PORT = '/warpnic/dp/port'
 XFER = '--case xfer --mib MIB'
 
 CASES = [
-    Case('impair', zc='zc', pair='--impair drop=0.01,reorder=0.01,dup=0.001,seed=4',
+    Case('impair', zc='zc', ref=True, pair='--impair drop=0.01,reorder=0.01,dup=0.001,seed=4',
          run='--case bulk --mib 4', checks=[
              json_('both', 'octets_checked', '>=', 4194304), tel('a', TCP, 'tx_retrans', '>', 0),
              tel('b', TCP, 'tx_retrans', '>', 0)]),

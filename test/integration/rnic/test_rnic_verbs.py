@@ -8,7 +8,7 @@ from rnic import (Case, json_, llp, matrix, objects_none, params, run, tel, term
 STATS = '/warpnic/dp/stats'
 
 CASES = [
-    Case('ops', zc='zc', run='--case ops', checks=[
+    Case('ops', zc='zc', ref=True, run='--case ops', checks=[
         json_('both', 'octets_checked', '>', 0), json_('server', 'send_imm_checked', '=', 5),
         json_('both', 'wc_error', '=', 0)]),
     Case('atomics', run='--case atomics', checks=[json_('both', 'wc_error', '=', 0)]),
