@@ -33,7 +33,8 @@ CASES = [
              request(0, 1, 2), reply_none(), stream(1), startup(0, 0, 1, 1), first(0x03, 19)]),
     Case('no_p2p', pair='--pcap PCAP -- --no-p2p', run='--case basic --small', checks=[
         capture_('a', 20, 1), startup(0, 0, 1, 2), first(0x03, 19)]),
-    Case('markers_both', zc='zc', ref=True, pair='--pcap PCAP -- --markers', run='--case basic --small',
+    Case('markers_both', zc='zc', ref=True, pair='--pcap PCAP -- --markers',
+         run='--case basic --small',
          checks=[capture_('a', 20, 1), startup(1, 1, 1, 2), markers('initiator', True),
                  markers('responder', True)]),
     Case('markers_one', pair='--pcap PCAP --a-opt --markers', run='--case basic --small',
