@@ -370,7 +370,8 @@ wn_sctp_timers(uint64_t now)
 	 * packet and sends them all again. So while polls keep finding SCTP input the timers
 	 * wait, for at most TIMER_DEFER_POLLS polls, for one that finds the ring drained.
 	 */
-	if (atomic_exchange(&rx_seen, false) &&
+	if (atomic_load_explicit(&rx_seen, memory_order_relaxed) &&
+	    atomic_exchange(&rx_seen, false) &&
 	    atomic_fetch_add(&rx_polls, 1) + 1 < TIMER_DEFER_POLLS)
 		return;
 	if (ms == last)
