@@ -49,7 +49,8 @@ enum wn_server_dp_type {
 	WN_SERVER_DP_QP_MODIFY,     /**< obj: struct wn_server_dp_qp, new state in u.qp_state
 				     *   (a UD QP: u.ud, on every modify) */
 	WN_SERVER_DP_QP_DESTROY,    /**< ack with DONE */
-	WN_SERVER_DP_CM_LISTEN,     /**< u.cm: id, src */
+	WN_SERVER_DP_CM_LISTEN,     /**< u.cm: id, src; ack with CM_LISTENING (obj: the
+				     *   dataplane's, NULL when sent) */
 	WN_SERVER_DP_CM_CONNECT,    /**< u.cm: id, qp, src, dst, param */
 	WN_SERVER_DP_CM_ACCEPT,     /**< u.cm: id, qp, param */
 	WN_SERVER_DP_CM_REJECT,     /**< u.cm: id, param.pd */
@@ -68,6 +69,9 @@ enum wn_server_dp_type {
 				     *   QP at its address; RTS: its retry budget starts) */
 	WN_SERVER_DP_QP_ERROR,      /**< dp → ctl: QP @c handle went to Error by itself (its
 				     *   InfiniBand-style connection ended or never came) */
+	WN_SERVER_DP_CM_LISTENING,  /**< dp → ctl: the listener of CM id u.cm.id is in place on
+				     *   every lcore that takes connections (u.cm.ev.status 0),
+				     *   or not at all (-errno): a peer may connect from now on */
 };
 
 /** A registered region as the dataplane sees it. */

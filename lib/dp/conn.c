@@ -450,26 +450,31 @@ wn_dp_conn_incoming(void *arg, struct wn_llp *llp)
 
 /* ---------------------------------------------------------------- CM messages */
 
-static void
+static int
 cm_listen(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
 	struct dp_listen *l = calloc(1, sizeof(*l));
 	struct wn_llp_ep ep;
+	int rc;
 
 	if (l == NULL)
-		return;
+		return -ENOMEM;
 	l->kind = DPO_LISTEN;
 	l->id = m->u.cm.id;
 	l->src = m->u.cm.src;
 	l->dp = dp;
 	wn_dp_ep_of_ctl(&m->u.cm.src, &ep);
-	if (wn_dp_llp_listen(dp, l, &ep) < 0 || cm_add(dp, l->id, l) < 0) {
-		DP_LOG(ERR, "listen on port %u: %s\n", ep.port, strerror(errno));
+	rc = wn_dp_llp_listen(dp, l, &ep);
+	if (rc == 0)
+		rc = cm_add(dp, l->id, l); /* rte_hash: 0 or -errno */
+	if (rc < 0) {
+		DP_LOG(ERR, "listen on port %u: %s\n", ep.port, strerror(-rc));
 		wn_dp_llp_unlisten(dp, l);
 		free(l);
-		return;
+		return rc;
 	}
 	dp->st.listens++;
+	return 0;
 }
 
 static void
@@ -604,15 +609,16 @@ cm_destroy(struct wn_dp *dp, struct wn_server_dp_msg *m)
 	wn_cm_destroy(&c->ep);
 }
 
-void
+int
 wn_dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 {
-	if (wn_dp_ud_cm_msg(dp, m))
-		return; /* rdma_cm's UDP port space (shard 0) */
+	int rc = 0;
+
+	if (wn_dp_ud_cm_msg(dp, m, &rc))
+		return rc; /* rdma_cm's UDP port space (shard 0) */
 	switch (m->type) {
 	case WN_SERVER_DP_CM_LISTEN:
-		cm_listen(dp, m);
-		break;
+		return cm_listen(dp, m);
 	case WN_SERVER_DP_CM_CONNECT:
 		cm_connect(dp, m);
 		break;
@@ -632,6 +638,7 @@ wn_dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		DP_LOG(WARNING, "unknown control message %u\n", m->type);
 		break;
 	}
+	return 0;
 }
 
 /* ---------------------------------------------------------------- InfiniBand-style */

@@ -3,14 +3,50 @@
  * lib/dp: the control thread's messages. Shard 0 takes them from the to_dp ring: objects
  * (created in the table shared by the shards), MR deregistrations, and what concerns a QP
  * or a connection, which it forwards to the shard that owns it (fixed when it forwards the
- * CONNECT or ACCEPT); listens go to every shard. Each shard then runs its own (wn_dp_local_msg).
+ * CONNECT or ACCEPT); listens go to every shard, and the last shard to have put one in
+ * place acknowledges it. Each shard then runs its own (wn_dp_local_msg).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include <rte_hash.h>
 
 #include "dp_priv.h"
+
+/*
+ * A LISTEN's acknowledgement, shared by the shards it went to (its obj): the last one to
+ * have tried tells the control thread, which answers rdma_listen only then.
+ */
+struct listen_ack {
+	atomic_uint left;  /* shards still to try */
+	atomic_int status; /* the first failure (-errno), 0: none */
+};
+
+static void
+listen_tried(struct wn_dp *dp, struct wn_server_dp_msg *m, int rc)
+{
+	struct listen_ack *a = m->obj;
+	int none = 0;
+
+	if (a == NULL)
+		return;
+	if (rc < 0)
+		(void)atomic_compare_exchange_strong(&a->status, &none, rc);
+	if (atomic_fetch_sub(&a->left, 1) == 1) {
+		wn_dp_ctl_listening(dp, m->u.cm.id, atomic_load(&a->status));
+		free(a);
+	}
+}
+
+/* A message that cannot reach its shard: a LISTEN counts as tried, and failed. */
+static void
+msg_lost(struct wn_dp *dp, struct wn_server_dp_msg *m, int rc)
+{
+	dp->st.ctl_drop++;
+	if (m->type == WN_SERVER_DP_CM_LISTEN)
+		listen_tried(dp, m, rc);
+}
 
 static void
 local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
@@ -57,8 +93,11 @@ local_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		wn_dp_obj_qp_destroy(dp, qp);
 		break;
 	}
+	case WN_SERVER_DP_CM_LISTEN:
+		listen_tried(dp, m, wn_dp_cm_msg(dp, m));
+		break;
 	default:
-		wn_dp_cm_msg(dp, m);
+		(void)wn_dp_cm_msg(dp, m);
 		break;
 	}
 	free(m);
@@ -87,7 +126,7 @@ forward(struct wn_dp *dp, uint16_t to, struct wn_server_dp_msg *m)
 	if (wn_dp_msgq_post(dp, &dp->fwd_wait[to], g->shard[to]->ctl, m) < 0) {
 		DP_LOG(ERR, "shard %u control ring full, no memory: message %u dropped\n", to,
 		       m->type);
-		dp->st.ctl_drop++;
+		msg_lost(dp, m, -ENOBUFS);
 		free(m);
 		return;
 	}
@@ -101,7 +140,7 @@ broadcast(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		struct wn_server_dp_msg *c = malloc(sizeof(*c));
 
 		if (c == NULL) {
-			dp->st.ctl_drop++;
+			msg_lost(dp, m, -ENOMEM);
 			continue;
 		}
 		*c = *m;
@@ -194,7 +233,16 @@ wn_dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		forward(dp, qp->owner == DP_NO_OWNER ? 0 : qp->owner, m);
 		return;
 	}
-	case WN_SERVER_DP_CM_LISTEN:
+	case WN_SERVER_DP_CM_LISTEN: {
+		struct listen_ack *a = malloc(sizeof(*a));
+
+		if (a == NULL) {
+			wn_dp_ctl_listening(dp, m->u.cm.id, -ENOMEM);
+			break;
+		}
+		atomic_init(&a->left, m->u.cm.ps == WN_CTL_PS_UDP ? 1u : g->n);
+		atomic_init(&a->status, 0);
+		m->obj = a;
 		if (m->u.cm.ps == WN_CTL_PS_UDP) {
 			/* rdma_cm's UDP port space lives on shard 0 with the UD QPs (dp_ud.c) */
 			owner_set(dp, m->u.cm.id, 0);
@@ -204,6 +252,7 @@ wn_dp_dispatch(struct wn_dp *dp, struct wn_server_dp_msg *m)
 		owner_set(dp, m->u.cm.id, DP_OWNER_LISTEN);
 		broadcast(dp, m);
 		return;
+	}
 	case WN_SERVER_DP_CM_CONNECT:
 		to = m->u.cm.ps == WN_CTL_PS_UDP ? 0 : wn_dp_steer(g, &m->u.cm.src, &m->u.cm.dst);
 		owner_set(dp, m->u.cm.id, to);

@@ -132,6 +132,22 @@ wn_dp_ctl_done(struct wn_dp *dp, uint32_t handle)
 }
 
 void
+wn_dp_ctl_listening(struct wn_dp *dp, uint32_t id, int status)
+{
+	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
+
+	if (m == NULL) {
+		dp->st.ctl_drop++;
+		return;
+	}
+	m->type = WN_SERVER_DP_CM_LISTENING;
+	m->handle = id;
+	m->u.cm.id = id;
+	m->u.cm.ev.status = status;
+	ctl_post(dp, m);
+}
+
+void
 wn_dp_cm_event_post(struct wn_dp *dp, uint32_t id, const struct wn_ctl_cm_event *ev)
 {
 	wn_dp_cm_event_post_neg(dp, id, ev, 0, 0);

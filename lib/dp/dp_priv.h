@@ -345,8 +345,8 @@ struct dp_conn *wn_dp_conn_new(struct wn_dp *dp);
 int wn_dp_conn_incoming(void *arg, struct wn_llp *llp);
 /** A lower-layer endpoint as a control-protocol address. */
 void wn_dp_ctl_addr_of(const struct wn_llp_ep *e, struct wn_ctl_addr *a);
-/** CM messages from the control thread. */
-void wn_dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
+/** CM messages from the control thread. @return LISTEN's 0 or -errno; 0 for the others. */
+int wn_dp_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
 /** Detach a connection whose QP the ULP destroys (@p abort) or moves to Error. */
 void wn_dp_conn_qp_gone(struct wn_dp *dp, struct dp_conn *c, bool abort);
 /** A connection that may be freed now (CLOSED, not held) goes on the reap list. */
@@ -480,8 +480,8 @@ int wn_dp_ud_qp_add(struct wn_dp *dp, struct dp_qp *qp);
 void wn_dp_ud_qp_del(struct wn_dp *dp, struct dp_qp *qp);
 /** A UD QP's Sends out, up to @p budget (RTS), or its postings flushed (Error). @return how many. */
 unsigned int wn_dp_ud_tx(struct wn_dp *dp, struct dp_qp *qp, unsigned int budget);
-/** A CM message of a UDP id (or a SIDR token): handled, @return true. */
-bool wn_dp_ud_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m);
+/** A CM message of a UDP id (or a SIDR token): handled, @return true (LISTEN's result in @p rc). */
+bool wn_dp_ud_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m, int *rc);
 /** The SIDR timers (every tick). */
 void wn_dp_ud_tick(struct wn_dp *dp);
 /** When wn_dp_ud_tick() has work next (UINT64_MAX: never). */
@@ -529,6 +529,8 @@ void wn_dp_cm_event_post_neg(struct wn_dp *dp, uint32_t id, const struct wn_ctl_
 		     uint32_t ird, uint32_t ord);
 /** Tell the control thread an object is released. */
 void wn_dp_ctl_done(struct wn_dp *dp, uint32_t handle);
+/** Tell the control thread listener @p id is in place everywhere (0) or not (-errno). */
+void wn_dp_ctl_listening(struct wn_dp *dp, uint32_t id, int status);
 /**
  * An async event (enum wn_ctl_async_type) about the QP, SRQ or CQ @p handle for the client
  * that owns it (WN_SERVER_DP_ASYNC_EVENT); @p vendor_err: a QP event's Terminate cause.

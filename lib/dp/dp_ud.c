@@ -394,7 +394,7 @@ static const struct wn_cm_sidr_ops sidr_ops = {
 	.request = sidr_request,
 };
 
-static void
+static int
 udp_listen(struct wn_dp *dp, const struct wn_server_dp_msg *m)
 {
 	struct dp_ud *ud = dp->ud;
@@ -405,7 +405,7 @@ udp_listen(struct wn_dp *dp, const struct wn_server_dp_msg *m)
 
 		if (n == NULL) {
 			DP_LOG(ERR, "UDP listen on port %u: no memory\n", m->u.cm.src.port);
-			return;
+			return -ENOMEM;
 		}
 		ud->ls = n;
 		ud->cap_ls = cap;
@@ -414,6 +414,7 @@ udp_listen(struct wn_dp *dp, const struct wn_server_dp_msg *m)
 	ud->ls[ud->n_ls].src = m->u.cm.src;
 	ud->n_ls++;
 	dp->st.listens++;
+	return 0;
 }
 
 static void
@@ -468,14 +469,14 @@ udp_destroy(struct wn_dp *dp, const struct wn_server_dp_msg *m)
 }
 
 bool
-wn_dp_ud_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m)
+wn_dp_ud_cm_msg(struct wn_dp *dp, struct wn_server_dp_msg *m, int *rc)
 {
 	if (dp->ud == NULL ||
 	    (m->u.cm.ps != WN_CTL_PS_UDP && !wn_cm_sidr_is_token(m->u.cm.conn)))
 		return false;
 	switch (m->type) {
 	case WN_SERVER_DP_CM_LISTEN:
-		udp_listen(dp, m);
+		*rc = udp_listen(dp, m);
 		break;
 	case WN_SERVER_DP_CM_CONNECT:
 		udp_connect(dp, m);

@@ -51,6 +51,8 @@ dp_drain(struct wn_server *srv)
 			wn_server_async_dp_event(srv, m);
 		else if (m->type == WN_SERVER_DP_QP_ERROR)
 			wn_server_qp_dp_error(srv, m->handle);
+		else if (m->type == WN_SERVER_DP_CM_LISTENING)
+			wn_server_cm_dp_listening(srv, m);
 		free(m);
 	}
 }
@@ -232,6 +234,13 @@ reply(struct client *c, const struct wn_ctl_hdr *req, int status, const void *bo
 		SRV_LOG(DEBUG, "client %u: reply to %u lost", c->id, req->op);
 }
 
+void
+wn_server_reply(struct client *c, const struct wn_ctl_hdr *req, int status, const void *body,
+		size_t len)
+{
+	reply(c, req, status, body, len, -1);
+}
+
 /* Handle one request that passed wn_ctl_req_check() (@p body_len octets of body); replies. */
 static void
 req_handle(struct wn_server *srv, const struct srv_req *rq, size_t body_len)
@@ -254,6 +263,8 @@ req_handle(struct wn_server *srv, const struct srv_req *rq, size_t body_len)
 		if (op == WN_CTL_QUERY_QP)
 			dp_drain(srv);
 		ret = ops[op].fn(srv, rq, &rs);
+		if (ret == SRV_REPLY_LATER)
+			return;
 	}
 	reply(rq->c, rq->h, ret, &rs.u, wn_ctl_op_info(op)->resp_len, rs.fd);
 	if (rs.fd >= 0)

@@ -500,7 +500,44 @@ wn_server_h_cm_listen(struct wn_server *srv, const struct srv_req *rq, struct sr
 	/* as the kernel's rdma_listen, 0 asks for the most (requests unanswered, here) */
 	id->u.id.backlog = r->timeout_ms == 0 ? CM_BACKLOG_MAX :
 					     RTE_MIN(r->timeout_ms, CM_BACKLOG_MAX);
-	return 0;
+	/*
+	 * The answer waits until every lcore has the listener: a peer the program tells to
+	 * connect as soon as rdma_listen returns must not find one without it (a reset).
+	 */
+	id->u.id.listen_wait = true;
+	id->u.id.listen_req = *rq->h;
+	return SRV_REPLY_LATER;
+}
+
+/*
+ * The dataplane has put listener m->u.cm.id in place (status 0) or could not: the LISTEN
+ * waiting for it gets its answer. A listener missing somewhere is taken down everywhere, and
+ * the id may listen again.
+ */
+void
+wn_server_cm_dp_listening(struct wn_server *srv, const struct wn_server_dp_msg *m)
+{
+	struct obj *id = wn_server_obj_get(srv, NULL, m->u.cm.id, OBJ_CMID);
+	struct wn_ctl_cm_addr_resp resp;
+	struct wn_server_dp_msg *d;
+	int status = m->u.cm.ev.status;
+
+	if (id == NULL || !id->u.id.listen_wait)
+		return;
+	id->u.id.listen_wait = false;
+	if (status != 0) {
+		d = wn_server_dp_msg_new(srv, WN_SERVER_DP_CM_DESTROY, id->handle, NULL);
+		if (d != NULL) {
+			d->u.cm.id = id->handle;
+			d->u.cm.ps = id->u.id.ps;
+			(void)wn_server_dp_post(srv, d);
+		}
+		id->u.id.listening = false;
+		status = status < 0 ? status : -EIO;
+	}
+	resp.src = id->u.id.src;
+	resp.dst = id->u.id.dst;
+	wn_server_reply(id->owner, &id->u.id.listen_req, status, &resp, sizeof(resp));
 }
 
 /* ---------------------------------------------------------------- connections */

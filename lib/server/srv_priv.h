@@ -42,6 +42,9 @@ extern int wn_server_logtype;
  */
 #define SRV_EP_CHAN  ((uint64_t)3)
 
+/* A handler's return: it answers the request later itself (wn_server_reply()). */
+#define SRV_REPLY_LATER 1
+
 #define MAX_OBJS     (1u << 20)   /* handle = gen << 20 | (index + 1) */
 #define MAX_CLIENTS  1024
 #define MAX_CQE      WN_QUEUE_MAX_DEPTH /* the deepest ring; libfabric's ofi_rxm asks for 262144 */
@@ -149,6 +152,9 @@ struct obj {
 			enum cm_addr addr;
 			enum cm_conn conn;
 			bool listening;
+			/* LISTEN's reply waits for the dataplane's CM_LISTENING: the request */
+			bool listen_wait;
+			struct wn_ctl_hdr listen_req;
 			uint32_t backlog;  /* listeners: most unanswered requests */
 			uint32_t pending;  /* listeners: requests not yet accepted/rejected */
 			uint32_t listener; /* passive ids: the listener that got the request */
@@ -253,9 +259,13 @@ struct srv_resp {
 
 /*
  * Request handlers (srv_h_*): one per op, listed in server.c's op table. Each returns 0 or
- * -errno, the response's status. Destruction (srv_*_destroy): one per type, in server.c's
+ * -errno, the response's status, or SRV_REPLY_LATER. Destruction (srv_*_destroy): one per type, in server.c's
  * table.
  */
+/* ---- server.c: the answer to client @p c's request @p req (a body of @p len octets) */
+void wn_server_reply(struct client *c, const struct wn_ctl_hdr *req, int status,
+		     const void *body, size_t len);
+
 /* ---- server_msg.c: messages to the dataplane (NULL: none attached, or no memory) */
 struct wn_server_dp_msg *wn_server_dp_msg_new(struct wn_server *srv, uint32_t type, uint32_t handle,
 				    void *obj);
@@ -337,6 +347,7 @@ int wn_server_h_cm_accept(struct wn_server *srv, const struct srv_req *rq, struc
 int wn_server_h_cm_reject(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 int wn_server_h_cm_disconnect(struct wn_server *srv, const struct srv_req *rq, struct srv_resp *rs);
 void wn_server_cm_dp_event(struct wn_server *srv, struct wn_server_dp_msg *m);
+void wn_server_cm_dp_listening(struct wn_server *srv, const struct wn_server_dp_msg *m);
 int wn_server_chan_destroy(struct wn_server *srv, struct obj *ch);
 void wn_server_chan_writable(struct wn_server *srv, uint32_t handle);
 int wn_server_cmid_destroy(struct wn_server *srv, struct obj *id);

@@ -5,9 +5,9 @@
  * is patched to the datagram size so the fuzzer gets past the framing check. The harness
  * plays a loopback dataplane (rings attached): a CONNECT becomes a CONNECT_REQUEST on the
  * last listener, an ACCEPT an ESTABLISHED on both ids, a REJECT a REJECTED, a DISCONNECT a
- * DISCONNECTED, and destroyed objects get their DONE. After the client disconnects, every
- * object it created must be reclaimed (the invariant a crashing client relies on); a
- * violation aborts.
+ * DISCONNECTED, a LISTEN its acknowledgement (a failure on odd ports), and destroyed objects
+ * get their DONE. After the client disconnects, every object it created must be reclaimed
+ * (the invariant a crashing client relies on); a violation aborts.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,6 +53,23 @@ post(uint32_t type, uint32_t handle, uint32_t ev, uint32_t id, uint32_t key)
 		abort();
 }
 
+/* The dataplane's acknowledgement of a LISTEN of id @p id. */
+static void
+listening(uint32_t id, int status)
+{
+	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
+	uint64_t one = 1;
+
+	if (m == NULL)
+		abort();
+	m->type = WN_SERVER_DP_CM_LISTENING;
+	m->handle = id;
+	m->u.cm.id = id;
+	m->u.cm.ev.status = status;
+	if (rte_ring_enqueue(to_ctl, m) != 0 || write(efd, &one, sizeof(one)) < 0)
+		abort();
+}
+
 /* The loopback dataplane's answers to what the server sent (ids are their own keys). */
 static void
 play_dataplane(void)
@@ -64,7 +81,10 @@ play_dataplane(void)
 
 		switch (m->type) {
 		case WN_SERVER_DP_CM_LISTEN:
-			listener = m->u.cm.id;
+			/* an odd port's listener fails (the server takes it down again) */
+			if ((m->u.cm.src.port & 1) == 0)
+				listener = m->u.cm.id;
+			listening(m->u.cm.id, (m->u.cm.src.port & 1) != 0 ? -EADDRINUSE : 0);
 			break;
 		case WN_SERVER_DP_CM_CONNECT:
 			post(ev, 0, WN_CTL_CM_EV_CONNECT_REQUEST, 0, m->u.cm.id);

@@ -5,7 +5,10 @@ one of them, the two instances agree on each connection's lcore (no frame crosse
 handoffs are ARP or NDP only), a connection between two clients of the same instance
 (loopback) works whichever lcores its ends live on; with impair all of it under 1 % drop and
 reorder; with ipv6 the same over IPv6 only (ucmatose in place of ib_write_bw: Debian 12's
-perftest resolves addresses as AF_INET only). One pair per case."""
+perftest resolves addresses as AF_INET only); a peer that connects the moment rdma_listen
+returns finds the listener on whichever lcore its connection lands (cm_listen_now). One pair
+per case."""
+import os
 import time
 
 import pytest
@@ -103,6 +106,47 @@ def test_lcores(request, build, pairs, mode):
         if not v.pair.alive():
             v.fail('a warpnicd died')
         v.ip_check()
+    except BaseException:
+        pairs.release(judge=False)
+        raise
+    v.finish()
+
+
+@pytest.mark.parametrize('mode', [pytest.param(Mode('clean'), id='listen_now')])
+def test_listen_now(request, build, pairs, mode):
+    """rdma_listen returns once every lcore of A has the listener: cm_listen_now's client on B
+    connects the moment the server's rdma_listen returned (told through a FIFO, no wait on
+    telemetry), ROUNDS times on fresh ports, and every connection is established (none meets
+    a reset from an lcore still without the listener)."""
+    rounds = 200
+    ip, opts = MODES[mode]
+    v = Verbs(request, build, pairs, ip=ip, pair=opts)
+    v.start()
+    try:
+        if v.stat('a', 'lcores') != 2:
+            v.fail('instance A does not run 2 lcores')
+        prog = os.path.join(v.build, 'test', 'integration', 'cm_listen_now')
+        fifo = os.path.join(v.d, 'fifo')
+        os.makedirs(fifo, exist_ok=True)
+        for f in ('go', 'back'):
+            if not os.path.exists(os.path.join(fifo, f)):
+                os.mkfifo(os.path.join(fifo, f))
+        args = ['-d', fifo, '-n', str(rounds), '-p', '21000']
+        srv = v.start_on('a', [prog, '-s', v.a_ip] + args, 'listen_now_server')
+        rc = v.on('b', [prog, '-c', v.a_ip] + args, 'listen_now_client')
+        if rc != 0:
+            v.fail('cm_listen_now client exit status %d' % rc)
+        if v.wait(srv, 30) != 0:
+            v.fail('cm_listen_now server failed')
+        if 'established %d of %d' % (rounds, rounds) not in v.text('listen_now_client'):
+            v.fail('cm_listen_now: not every connection established')
+        est = [x['conns_established'] for x in v.pair.tel('a', '/warpnic/dp/lcores').values()
+               if isinstance(x, dict)]
+        v.note('%d connections at once after rdma_listen, per lcore of A %s' % (rounds, est))
+        if len(est) != 2 or min(est) == 0:
+            v.fail('instance A: a lcore carried no connection')
+        if not v.pair.alive():
+            v.fail('a warpnicd died')
     except BaseException:
         pairs.release(judge=False)
         raise

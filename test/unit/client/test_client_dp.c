@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -116,6 +117,26 @@ teardown(void **state)
 	return 0;
 }
 
+/*
+ * What the listen thread (cm_listen()) took from to_dp while the test waited for rdma_listen's
+ * answer, oldest first: the dataplane side reads these before the ring.
+ */
+#define STASH_MAX 64
+static struct wn_server_dp_msg *stash[STASH_MAX];
+static unsigned int stash_head, stash_len;
+
+static int
+dp_take(struct wn_server_dp_msg **m)
+{
+	if (stash_len > 0) {
+		*m = stash[stash_head];
+		stash_head = (stash_head + 1) % STASH_MAX;
+		stash_len--;
+		return 0;
+	}
+	return rte_ring_dequeue(to_dp, (void **)m);
+}
+
 /* Dataplane side: the next message of @p type (others are dropped). */
 static struct wn_server_dp_msg *
 dp_next(uint32_t type)
@@ -123,7 +144,7 @@ dp_next(uint32_t type)
 	struct wn_server_dp_msg *m;
 
 	/* every message is enqueued before the server answers the request that caused it */
-	while (rte_ring_dequeue(to_dp, (void **)&m) == 0) {
+	while (dp_take(&m) == 0) {
 		if (m->type == type)
 			return m;
 		free(m);
@@ -198,7 +219,7 @@ dp_wait(uint32_t type, uint32_t id, uint32_t conn)
 	int i;
 
 	for (i = 0; i < 5000; i++) {
-		while (rte_ring_dequeue(to_dp, (void **)&m) == 0) {
+		while (dp_take(&m) == 0) {
 			if (m->type == type && (id == ANY || m->u.cm.id == id) &&
 			    (conn == ANY || m->u.cm.conn == conn))
 				return m;
@@ -214,6 +235,71 @@ static void
 dp_expect(uint32_t type, uint32_t id, uint32_t conn)
 {
 	free(dp_wait(type, id, conn));
+}
+
+/*
+ * rdma_listen's answer waits for the dataplane's CM_LISTENING: while the test's thread waits
+ * for it, this thread plays the dataplane, keeping what it takes (stash) and answering each
+ * LISTEN with ls.status. ls.early: an answer came before the acknowledgement.
+ */
+static struct {
+	atomic_bool returned, stop, early;
+	int status;
+} ls;
+
+static void *
+listen_thread(void *arg)
+{
+	struct wn_server_dp_msg *m, *ack;
+
+	(void)arg;
+	while (!atomic_load(&ls.stop)) {
+		if (rte_ring_dequeue(to_dp, (void **)&m) != 0) {
+			usleep(100);
+			continue;
+		}
+		if (stash_len == STASH_MAX)
+			abort();
+		stash[(stash_head + stash_len++) % STASH_MAX] = m;
+		if (m->type != WN_SERVER_DP_CM_LISTEN)
+			continue;
+		if (atomic_load(&ls.returned))
+			atomic_store(&ls.early, true);
+		ack = calloc(1, sizeof(*ack));
+		if (ack == NULL)
+			abort();
+		ack->type = WN_SERVER_DP_CM_LISTENING;
+		ack->handle = ack->u.cm.id = m->u.cm.id;
+		ack->u.cm.ev.status = ls.status;
+		dp_post(ack);
+	}
+	return NULL;
+}
+
+/* WN_CTL_CM_LISTEN of id @p lid, its dataplane answering @p status. @return the answer. */
+static int
+cm_listen_status(struct wn_client *c, uint32_t lid, uint32_t backlog, int status)
+{
+	pthread_t t;
+	int ret;
+
+	atomic_store(&ls.returned, false);
+	atomic_store(&ls.stop, false);
+	atomic_store(&ls.early, false);
+	ls.status = status;
+	assert_int_equal(pthread_create(&t, NULL, listen_thread, NULL), 0);
+	ret = wn_client_cm_addr(c, WN_CTL_CM_LISTEN, lid, NULL, NULL, backlog, NULL);
+	atomic_store(&ls.returned, true);
+	atomic_store(&ls.stop, true);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_false(atomic_load(&ls.early));
+	return ret;
+}
+
+static int
+cm_listen(struct wn_client *c, uint32_t lid, uint32_t backlog)
+{
+	return cm_listen_status(c, lid, backlog, 0);
 }
 
 /* Until the server counts @p n clients (earlier tests' may still be closing). */
@@ -537,7 +623,7 @@ test_cm_through_dataplane(void **state)
 	assert_int_equal(wn_client_cm_create_id(c, ch, 1, &lid), 0);
 	addr4(&la, "198.18.0.1", 4791);
 	assert_int_equal(wn_client_cm_addr(c, WN_CTL_CM_BIND, lid, &la, NULL, 0, NULL), 0);
-	assert_int_equal(wn_client_cm_addr(c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 2, NULL), 0);
+	assert_int_equal(cm_listen(c, lid, 2), 0);
 	m = dp_next(WN_SERVER_DP_CM_LISTEN);
 	assert_int_equal(m->u.cm.id, lid);
 	assert_int_equal(m->u.cm.src.port, 4791);
@@ -631,7 +717,7 @@ test_cm_loopback(void **state)
 	assert_int_equal(wn_client_cm_create_id(srvs.c, srvs.ch, 0x1111, &lid), 0);
 	addr4(&la, "198.18.0.1", 7471);
 	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid, &la, NULL, 0, NULL), 0);
-	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 4, NULL), 0);
+	assert_int_equal(cm_listen(srvs.c, lid, 4), 0);
 	dp_expect(WN_SERVER_DP_CM_LISTEN, lid, 0);
 	assert_int_equal(wn_client_cm_create_id(srvs.c, srvs.ch, 0x2222, &lid2), 0);
 	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid2, &la, NULL, 0, NULL),
@@ -683,13 +769,13 @@ test_cm_loopback(void **state)
 	assert_int_equal(ord, 1);
 	assert_int_equal(qp_state(&srvs, NULL), WN_CTL_QPS_RTS);
 	/* the listener keeps listening; re-listen on the port of a live connection works */
-	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 4, NULL),
+	assert_int_equal(cm_listen(srvs.c, lid, 4),
 			 -EINVAL);
 	assert_int_equal(wn_client_cm_destroy_id(srvs.c, lid), 0);
 	dp_expect(WN_SERVER_DP_CM_DESTROY, lid, 0);
 	assert_int_equal(wn_client_cm_create_id(srvs.c, srvs.ch, 0x1111, &lid), 0);
 	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid, &la, NULL, 0, NULL), 0);
-	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 4, NULL), 0);
+	assert_int_equal(cm_listen(srvs.c, lid, 4), 0);
 	/* disconnect: our QP in Error at once, DISCONNECTED from the dataplane on both sides */
 	assert_int_equal(wn_client_cm_disconnect(cli.c, aid), 0);
 	dp_expect(WN_SERVER_DP_CM_DISCONNECT, aid, 0);
@@ -715,6 +801,35 @@ test_cm_loopback(void **state)
  * Reject with private data; a QP of another device context of the same process; the backlog
  * (requests not yet answered) refused beyond the listen depth; a refused connect's QP in Error.
  */
+/*
+ * rdma_listen returns once the dataplane has put the listener in place (a peer may connect
+ * at once), with the dataplane's error when it could not: the listener is then taken down
+ * and the id may listen again.
+ */
+static void
+test_cm_listen_waits(void **state)
+{
+	struct wn_ctl_addr la;
+	struct cm_side srvs;
+	uint32_t lid;
+
+	(void)state;
+	side_init(&srvs);
+	assert_int_equal(wn_client_cm_create_id(srvs.c, srvs.ch, 0x3333, &lid), 0);
+	addr4(&la, "198.18.0.1", 7473);
+	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid, &la, NULL, 0, NULL), 0);
+	assert_int_equal(cm_listen_status(srvs.c, lid, 4, -EADDRINUSE), -EADDRINUSE);
+	dp_expect(WN_SERVER_DP_CM_LISTEN, lid, 0);
+	dp_expect(WN_SERVER_DP_CM_DESTROY, lid, 0);
+	assert_int_equal(cm_listen(srvs.c, lid, 4), 0);
+	dp_expect(WN_SERVER_DP_CM_LISTEN, lid, 0);
+	/* listening already */
+	assert_int_equal(cm_listen(srvs.c, lid, 4), -EINVAL);
+	assert_int_equal(wn_client_cm_destroy_id(srvs.c, lid), 0);
+	dp_expect(WN_SERVER_DP_CM_DESTROY, lid, 0);
+	side_fini(&srvs);
+}
+
 static void
 test_cm_reject_and_backlog(void **state)
 {
@@ -733,7 +848,7 @@ test_cm_reject_and_backlog(void **state)
 	assert_int_equal(wn_client_cm_create_id(srvs.c, srvs.ch, 0x1111, &lid), 0);
 	addr4(&la, "198.18.0.1", 7472);
 	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_BIND, lid, &la, NULL, 0, NULL), 0);
-	assert_int_equal(wn_client_cm_addr(srvs.c, WN_CTL_CM_LISTEN, lid, NULL, NULL, 1, NULL), 0);
+	assert_int_equal(cm_listen(srvs.c, lid, 1), 0);
 	addr4(&da, "198.18.0.1", 7472);
 	aid = active_id(&cli, 0xbeef, &da, &asrc);
 	/* verbs apps that open the device themselves bind a QP of their own context */
@@ -911,6 +1026,7 @@ main(void)
 		cmocka_unit_test(test_mr_hooks),
 		cmocka_unit_test(test_cm_through_dataplane),
 		cmocka_unit_test(test_cm_loopback),
+		cmocka_unit_test(test_cm_listen_waits),
 		cmocka_unit_test(test_cm_reject_and_backlog),
 		cmocka_unit_test(test_async_events),
 	};

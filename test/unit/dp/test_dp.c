@@ -65,6 +65,7 @@ static struct {
 	unsigned int ev[WN_CTL_CM_EV_DISCONNECTED + 8][2];
 	unsigned int done[4];        /* DONEs: a, b, cq, mr */
 	int32_t last_status;
+	unsigned int listening;      /* LISTEN acknowledged (status 0) */
 } t;
 
 static struct wn_ctl_addr
@@ -107,6 +108,10 @@ drain_ctl(void)
 			t.done[1] += m->handle == t.b.d.handle;
 			t.done[2] += m->handle == t.cqd.handle;
 			t.done[3] += m->handle == 500;
+		} else if (m->type == WN_SERVER_DP_CM_LISTENING) {
+			assert_int_equal(m->u.cm.id, LISTEN_ID);
+			assert_int_equal(m->u.cm.ev.status, 0);
+			t.listening++;
 		} else if (m->type == WN_SERVER_DP_CM_EVENT) {
 			uint32_t e = m->u.cm.ev.event;
 			int side = m->u.cm.id == ACTIVE_ID ? 0 : 1;
@@ -193,6 +198,7 @@ fill_disconnect(struct wn_server_dp_msg *m)
 }
 
 static bool got_request(void) { return t.token != 0; }
+static bool got_listening(void) { return t.listening == 1; }
 static bool both_established(void)
 {
 	return t.ev[WN_CTL_CM_EV_ESTABLISHED][0] == 1 && t.ev[WN_CTL_CM_EV_ESTABLISHED][1] == 1;
@@ -356,6 +362,7 @@ test_dataplane(void **state)
 	post(WN_SERVER_DP_QP_CREATE, t.a.d.handle, &t.a.d, NULL);
 	post(WN_SERVER_DP_QP_CREATE, t.b.d.handle, &t.b.d, NULL);
 	post(WN_SERVER_DP_CM_LISTEN, 0, NULL, fill_listen);
+	poll_until(got_listening, 20000); /* rdma_listen's answer waits for it */
 	post(WN_SERVER_DP_CM_CONNECT, 0, NULL, fill_connect);
 	poll_until(got_request, 20000);
 	assert_true(t.token & 0x80000000u); /* a key, not a handle */
