@@ -15,24 +15,38 @@
 #             and ib_write_lat -s 8 (3 rounds, medians), then Write/Read/Send of 64 MiB over
 #             SCTP under 1 % drop + 1 % reorder checked octet for octet (rnic_fault_sctp's
 #             case); issue 12's goals table follows issue 11's
+#   scale     issue 26: the QP curve, aggregate RDMA Write 64 KiB over 1 to 4,096 QPs, run to
+#             completion (warpnic-perf --rtc --qps N, each QP's share too) and through two
+#             warpnicd (unmodified ib_write_bw -q N), each against 1 QP of this run;
+#             connections: rdma-core's cmtime through two warpnicd at 1, 1,000 and 16,384
+#             connections against kernel TCP's connect + accept + close at the same N
+#             (wn-conn-rate), and the daemons' memory per idle connection (wn-cm-hold,
+#             16,384 held) (test/bench/conn_bench.sh)
 # and (not with --quick) the instructions per message of run-to-completion RDMA against the
 # raw path, counted by callgrind (test/bench/rdma_cost.sh; over MPA/TCP, with Markers, and
 # over SCTP), the figure a loaded machine does not move, with issue 27's goals beside them.
 # Latencies are half a round trip (perftest's, sockperf's and warpnic-perf's convention;
 # wn-tcp-pingpong's round trip is halved). Writes DIR/bench.json (every figure, the goals
 # rows with their ratios) and DIR/bench.png (bandwidth and latency against message size,
-# gnuplot). Reports numbers, never asserts timing: it fails only when a run fails (every
-# warpnic-perf and perftest run checks the octets it moved) or a tool is missing.
+# aggregate bandwidth against QPs; gnuplot). Reports numbers, never asserts timing: it fails
+# only when a run fails (every warpnic-perf and perftest run checks the octets it moved, every
+# cmtime connection is established and torn down) or a tool is missing.
 #
 #   scripts/bench.sh [--quick] [--no-build] [--out DIR]
 #
 #   --quick      smoke size (what scripts/test.sh runs): few iterations, QPs 1 and 16,
+#                cmtime and wn-conn-rate at 1 and 100 connections, 100 held,
 #                no instruction counts; one SCTP round, the fault case at 1 MiB
 #   --no-build   use the programs already built in WN_BUILD (default build)
 #   --out DIR    where bench.json, bench.png and the logs go (default: a new /tmp/wn-bench.*)
 #   -h, --help   this text
-# Full run: about 3 minutes on a quiet 2-core machine, 7 or more on a loaded one. Run it on
-# a quiet machine; on a shared one the wall-clock figures move from run to run, the ratios
+# Environment:
+#   WN_BENCH_QPS     the run-to-completion QP counts (default "1 16 256 4096"; 16384 needs
+#                    about 4 GiB a side and minutes: see docs/performance.md)
+#   WN_BENCH_PT_QPS  ib_write_bw's QPs:iterations per QP (default
+#                    1:5000,16:300,256:20,4096:5)
+# Full run: about 8 minutes on a quiet 2-core machine (ib_write_bw -q 4096 alone takes two),
+# 15 or more on a loaded one. Run it on a quiet machine; on a shared one the wall-clock figures move from run to run, the ratios
 # (both sides measured in the same run) less so.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,7 +58,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1; shift ;;
 	--no-build) build_it=0; shift ;;
 	--out) out=${2:?--out DIR}; shift 2 ;;
-	-h|--help) sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,50p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -84,10 +98,14 @@ if [ "$quick" = 1 ]; then
 	bw_sizes=64,4096,65536 lat_sizes=8 qps_list="1 16"
 	bw_opt=(--iters 400) lat_iters=200 pt_lat_iters=200 pt_bw_iters=400 secs=1
 	sctp_rounds=1 sctp_bw_iters=400 sctp_lat_iters=200 fault_mib=1
+	pt_qps=1:200,16:20 conn_ns=1,100 conn_hold=100
 else
-	bw_sizes=64,1024,4096,16384,65536 lat_sizes=8,1024,4096,65536 qps_list="1 16 256"
+	bw_sizes=64,1024,4096,16384,65536 lat_sizes=8,1024,4096,65536
+	qps_list=${WN_BENCH_QPS:-1 16 256 4096}
 	bw_opt=(--duration 0.4 --reps 3) lat_iters=5000 pt_lat_iters=5000 pt_bw_iters=5000 secs=3
 	sctp_rounds=3 sctp_bw_iters=5000 sctp_lat_iters=5000 fault_mib=64
+	pt_qps=${WN_BENCH_PT_QPS:-1:5000,16:300,256:20,4096:5} conn_ns=1,1000,16384
+	conn_hold=16384
 fi
 pair=$top/test/bench/perf_pair.sh
 step() { echo "== $*" >&2; echo "== $*" >>"$log"; }
@@ -111,12 +129,21 @@ perf rtc send_bw rtc_send_bw --size 64 "${bw_opt[@]}"
 for q in $qps_list; do
 	# the same octets in flight whatever the QP count: 64 WRs of 64 KiB in all (>= 1 per QP)
 	d=$((64 / q)); [ "$d" -ge 1 ] || d=1
-	perf rtc write_bw "rtc_qps_$q" --size 65536 --qps "$q" --depth "$d" "${bw_opt[@]}"
+	qopt=("${bw_opt[@]}")
+	# thousands of QPs: one repetition (each takes tens of seconds)
+	[ "$q" -lt 1024 ] || [ "$quick" = 1 ] || qopt=(--duration 0.4 --reps 1)
+	perf rtc write_bw "rtc_qps_$q" --size 65536 --qps "$q" --depth "$d" "${qopt[@]}"
 done
 
-step "daemons + unmodified perftest: ib_write_lat -s 8, ib_write_bw -s 4096,65536"
+step "daemons + unmodified perftest: ib_write_lat -s 8, ib_write_bw -s 4096,65536;" \
+	"ib_write_bw -s 65536 -q Q (QPs:iterations $pt_qps)"
 bash "$top/test/bench/perftest_pair.sh" "$build" 8 4096,65536 "$pt_lat_iters" "$pt_bw_iters" \
-	>"$out/daemons.json" 2>>"$log" || fail "perftest between two warpnicd (see $log)"
+	"$pt_qps" >"$out/daemons.json" 2>>"$log" || fail "perftest between two warpnicd (see $log)"
+
+step "connections: cmtime through two warpnicd and kernel TCP (wn-conn-rate) at $conn_ns;" \
+	"$conn_hold held idle (wn-cm-hold)"
+bash "$top/test/bench/conn_bench.sh" "$build" "$conn_ns" "$conn_hold" >"$out/conn.json" \
+	2>>"$log" || fail "connections (see $log)"
 
 step "DDP over SCTP against MPA/TCP: ib_write_bw -s 65536, ib_write_lat -s 8, $sctp_rounds" \
 	"round(s) each, alternating; Write/Read/Send $fault_mib MiB over SCTP under 1 % drop +" \

@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wn_queue.h"
@@ -184,6 +185,31 @@ bw_client_step(struct perf_rnic *r, const struct perf_msg *start)
 }
 
 static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Each QP's goodput over the run: the least, the median and the most (columns 3-5). */
+static void
+qp_shares(struct perf_rnic *r, uint32_t size, double secs, struct wn_perf_row *row)
+{
+	uint64_t *done = malloc(r->qps * sizeof(*done));
+
+	if (done == NULL)
+		return;
+	for (uint32_t i = 0; i < r->qps; i++)
+		done[i] = r->conn[i].done;
+	qsort(done, r->qps, sizeof(*done), cmp_u64);
+	row->val[3] = (double)done[0] * size * 8 / secs / 1e9;
+	row->val[4] = (double)done[r->qps / 2] * size * 8 / secs / 1e9;
+	row->val[5] = (double)done[r->qps - 1] * size * 8 / secs / 1e9;
+	free(done);
+}
+
+static int
 bw_client_end(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *end,
 	      struct wn_perf_row *row)
 {
@@ -196,6 +222,7 @@ bw_client_end(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg
 	row->val[0] = (double)u->total * start->size * 8 / secs / 1e9;
 	row->val[1] = (double)u->total / secs / 1e6;
 	row->val[2] = (double)u->total;
+	qp_shares(r, start->size, secs, row);
 	return 0;
 }
 

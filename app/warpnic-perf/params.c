@@ -33,7 +33,7 @@ wn_perf_usage(const char *prog)
 	       "  --size N[,N...]    message size(s) in octets (repeatable)\n"
 	       "  --sweep[=N,N...]   sizes 2 B..1 MiB in powers of two (wire_bw: 64 B..64768 B),\n"
 	       "                     or the given list\n"
-	       "  --qps N            RNIC modes: data queue pairs, 1-256 (default 1)\n"
+	       "  --qps N            RNIC modes: data queue pairs, 1-16384 (default 1)\n"
 	       "  --depth N          RNIC bw modes: outstanding work requests per QP (default 64)\n"
 	       "  --iters N          operations per size (bw modes: per QP)\n"
 	       "  --duration SEC     time per size (the measurement ends at whichever of --iters\n"

@@ -134,7 +134,7 @@ struct wn_perf_report {
 /** Most --reps. */
 #define WN_PERF_MAX_REPS 9
 /** Most data QPs of the RNIC modes (--qps). */
-#define WN_PERF_MAX_QPS 256
+#define WN_PERF_MAX_QPS 16384
 
 /**
  * Copy into @p out the row of @p rows[0..n) whose column @p col is the median (the lower

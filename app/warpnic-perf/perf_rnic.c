@@ -25,6 +25,12 @@
 #define PERF_CTL_TX 4                  /* control transmit slots */
 #define PERF_CTL_CREDIT0 (PERF_CTL_SLOTS + PERF_CTL_TX) /* first credit slot */
 #define PERF_CQ_BATCH 32
+/*
+ * Most pairs of data buffers (rx and tx halves): beyond, QP i uses pair i % PERF_BUF_PAIRS.
+ * Every tx half holds the same pattern, so QPs sharing an rx half write the same octets and
+ * the check still sees each of them; 16,384 QPs of 64 KiB would otherwise map 2 GiB a side.
+ */
+#define PERF_BUF_PAIRS 256u
 
 void
 perf_yield(void)
@@ -463,8 +469,9 @@ resources(struct perf_rnic *r)
 			r->dev.max_qp_wr);
 		return -EINVAL;
 	}
-	r->ctl_len = 8192;
-	r->mem_len = (2 * half * r->qps + 4095) & ~(size_t)4095;
+	/* control slots, then send_bw's credit words, one slot per QP */
+	r->ctl_len = umax(8192, ((PERF_CTL_CREDIT0 + r->qps) * PERF_CTL_SLOT + 4095) & ~4095u);
+	r->mem_len = (2 * half * umin(r->qps, PERF_BUF_PAIRS) + 4095) & ~(size_t)4095;
 	r->ctl_mem = map_anon(r->ctl_len);
 	r->mem = map_anon(r->mem_len);
 	if (r->ctl_mem == NULL || r->mem == NULL)
@@ -481,7 +488,7 @@ resources(struct perf_rnic *r)
 		struct perf_conn *c = &r->conn[i];
 
 		c->index = i + 1;
-		c->rx = r->mem + 2 * half * i;
+		c->rx = r->mem + 2 * half * (i % PERF_BUF_PAIRS);
 		c->tx = c->rx + half;
 		c->credit_slot = (uint64_t *)(r->ctl_mem + (PERF_CTL_CREDIT0 + i) * PERF_CTL_SLOT);
 	}
@@ -1031,10 +1038,14 @@ perf_rnic_run(const struct wn_perf_params *p, const struct perf_rnic_ops *ops)
 		if (ops->lat) {
 			rep.nb_cols = wn_perf_lat_cols(&rep, 0);
 		} else {
-			rep.nb_cols = 3;
+			rep.nb_cols = 6;
 			rep.col[0] = "Gbit/s";
 			rep.col[1] = "Mmsg/s";
 			rep.col[2] = "iters";
+			/* each QP's share: the least, the median and the most (fairness) */
+			rep.col[3] = "qp_min_Gbit/s";
+			rep.col[4] = "qp_p50_Gbit/s";
+			rep.col[5] = "qp_max_Gbit/s";
 		}
 		rc = drive(&r, &rep);
 		memset(&bye, 0, sizeof(bye));

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """scripts/bench.sh's report: reads the runs' outputs in DIR, prints issue 11's goals table
 with this run's ratios and every figure, issue 27's (instructions per message, from cost.txt,
-beside two of this run's rates), then issue 12's (DDP over SCTP against MPA/TCP, from
-sctp.json), writes DIR/bench.json and the gnuplot script DIR/bench.gp (DIR/bench.png:
-bandwidth and latency against message size).
+beside two of this run's rates), issue 12's (DDP over SCTP against MPA/TCP, from
+sctp.json), then issue 26's (the QP curve, each QP's share, connections against kernel TCP,
+memory per idle connection: rtc_qps_*.json, daemons.json, conn.json), writes DIR/bench.json
+and the gnuplot script DIR/bench.gp (DIR/bench.png: bandwidth and latency against message
+size, aggregate bandwidth against QPs).
 
     bench_report.py DIR QUICK(0|1)
 """
@@ -95,6 +97,109 @@ def sctp_table(d, quick, cost):
     return figures, rows
 
 
+def scale_table(d, qps_rows, dae):
+    """Issue 26's goals: the QP curve (run to completion and through two warpnicd, each
+    against 1 QP of this run), each QP's share at 256 QPs, cmtime through two warpnicd
+    against kernel TCP (wn-conn-rate) at each N, memory per idle connection (conn.json,
+    test/bench/conn_bench.sh). Prints the tables; returns the figures and goal rows."""
+    rows = []
+
+    def row(fig, val, unit, text, holds, **extra):
+        rows.append(dict(figure=fig, value=val, unit=unit, goal=text,
+                         holds=bool(holds) if holds is not None else None, **extra))
+
+    rtc = {q: r["Gbit/s"] for q, r in qps_rows.items()}
+    dq = {r["qps"]: r["Gbit/s"] for r in dae.get("write_bw_qps", [])}
+    print()
+    print("issue 26: aggregate RDMA Write 64 KiB against QPs (each against 1 QP of this run)")
+    print("%8s %12s %8s %14s %8s" % ("QPs", "rtc Gbit/s", "vs 1 QP", "daemons Gbit/s",
+                                    "vs 1 QP"))
+    curve = {}
+    for q in sorted(set(rtc) | set(dq)):
+        a, b = ratio(rtc.get(q), rtc.get(1)), ratio(dq.get(q), dq.get(1))
+        curve[str(q)] = {"rtc_gbps": rtc.get(q), "rtc_vs_1qp": a, "daemons_gbps": dq.get(q),
+                         "daemons_vs_1qp": b}
+        print("%8d %12s %8s %14s %8s" % (q, fmt(rtc.get(q)), fmt(a, 2), fmt(dq.get(q)),
+                                         fmt(b, 2)))
+    for who, key in (("run-to-completion (warpnic-perf --rtc)", "rtc_vs_1qp"),
+                     ("two warpnicd (ib_write_bw -q N)", "daemons_vs_1qp")):
+        pts = {q: c[key] for q, c in curve.items() if c[key] is not None}
+        worst = min(pts.values(), default=None)
+        row("QPs %s, %s, worst vs 1 QP" % (" -> ".join(pts), who), worst, "x 1 QP",
+            "within 15 %% of 1 QP up to %s QPs" % max(map(int, pts), default=0),
+            worst is not None and worst >= 0.85)
+    fair = qps_rows.get(256)
+    if fair is not None and fair.get("qp_min_Gbit/s") is not None:
+        mean = fair["Gbit/s"] / 256
+        lo, mid, hi = fair["qp_min_Gbit/s"], fair["qp_p50_Gbit/s"], fair["qp_max_Gbit/s"]
+        print("%-58s min %s / median %s / max %s Gbit/s, mean %s (min %s x, max %s x mean)"
+              % ("each QP's goodput, 256 QPs (run-to-completion)", fmt(lo, 4), fmt(mid, 4),
+                 fmt(hi, 4), fmt(mean, 4), fmt(ratio(lo, mean), 2), fmt(ratio(hi, mean), 2)))
+        row("each QP's goodput at 256 QPs, min / median / max (run-to-completion)",
+            [lo, mid, hi], "Gbit/s", "each within 2 x of the mean (%s)" % fmt(mean, 4),
+            lo >= mean / 2 and hi <= 2 * mean, mean=mean)
+    path = os.path.join(d, "conn.json")
+    conn = None
+    if os.path.exists(path):
+        conn = load(d, "conn")
+        print()
+        print("issue 26: connections at once, rdma-core's cmtime through two warpnicd against "
+              "kernel TCP over loopback (wn-conn-rate), the same N")
+        print("%7s %-9s %10s %10s %10s %10s %10s %10s" % (
+            "N", "", "connect ms", "conn/s", "close ms", "close/s", "max us", "us/conn"))
+        for c, k in zip(conn["cmtime"], conn["kernel"]):
+            n, st = c["n"], c["steps"]
+            con, dis = st.get("connect", {}), st.get("disconnect", {})
+            cps = ratio(n, con.get("total_ms", 0) / 1e3)
+            dps = ratio(n, dis.get("total_ms", 0) / 1e3)
+            print("%7d %-9s %10s %10s %10s %10s %10s %10s" % (
+                n, "warpnic", fmt(con.get("total_ms")), fmt(cps), fmt(dis.get("total_ms")),
+                fmt(dps), fmt(con.get("max_ms", 0) * 1e3), fmt(con.get("us_per_conn"))))
+            print("%7s %-9s %10s %10s %10s %10s %10s %10s" % (
+                "", "kernel", fmt(k["connect_ms"]), fmt(k["setup_per_s"]),
+                fmt(k["close_ms"]), fmt(k["teardown_per_s"]), fmt(k["connect_us_max"]),
+                fmt(ratio(k["connect_ms"] * 1e3, n))))
+            steps = ", ".join("%s %s" % (s, fmt(v["us_per_conn"])) for s, v in st.items())
+            print("%7s %-9s %s" % ("", "  steps", steps + " (us per connection)"))
+            r = ratio(cps, k["setup_per_s"])
+            c.update(conn_per_s=cps, disconnect_per_s=dps, vs_kernel_setup=r,
+                     vs_kernel_teardown=ratio(dps, k["teardown_per_s"]))
+            row("connect + accept + establish, %d at once, warpnic / kernel TCP rate" % n, r,
+                "x kernel", ">= 1 x kernel TCP (%s against %s conn/s)"
+                % (fmt(cps), fmt(k["setup_per_s"])), r is not None and r >= 1, n=n)
+        last = conn["cmtime"][-1]
+        row("cmtime -c %d through two warpnicd" % last["n"], last["n"], "connections",
+            "completes: every connection established and torn down",
+            "destroy" in last["steps"])
+        if len(conn["cmtime"]) > 1:
+            # the largest N against the one before it (1 connection is a latency, not a rate)
+            a, b = conn["cmtime"][-2], conn["cmtime"][-1]
+            grow = {s: ratio(b["steps"][s]["us_per_conn"], a["steps"][s]["us_per_conn"])
+                    for s in b["steps"] if s in a["steps"]}
+            print("%7s %-9s %s" % ("", "growth", ", ".join(
+                "%s %s" % (s, fmt(v, 2)) for s, v in grow.items()) +
+                " (us per connection at %d / at %d)" % (b["n"], a["n"])))
+            worst = max((v for v in grow.values() if v is not None), default=None)
+            row("per-step time per connection, %d against %d connections" % (b["n"], a["n"]),
+                worst, "x", "does not grow (<= 1.15 x, worst step)",
+                worst is not None and worst <= 1.15, growth=grow)
+        h = conn["hold"]
+        print("%-58s A %s KiB, B %s KiB (%d held; RSS before/while: A %s, B %s KiB)" % (
+            "warpnicd memory per idle established connection", fmt(h["per_conn_kb"]["a"]),
+            fmt(h["per_conn_kb"]["b"]), h["n"], "/".join(map(str, h["a_kb"])),
+            "/".join(map(str, h["b_kb"]))))
+        row("warpnicd memory per idle connection (%d held), A / B" % h["n"],
+            [h["per_conn_kb"]["a"], h["per_conn_kb"]["b"]], "KiB", "reported (small)", None)
+    print()
+    print("%-70s %16s %-12s  %s" % ("issue 26 goal figure", "value", "unit", "goal (met?)"))
+    for x in rows:
+        v = x["value"]
+        v = "/".join(fmt(y, 3) for y in v) if isinstance(v, list) else fmt(v, 2)
+        met = "" if x["holds"] is None else " (%s)" % ("yes" if x["holds"] else "no")
+        print("%-70s %16s %-12s  %s%s" % (x["figure"], v, x["unit"], x["goal"], met))
+    return {"qp_curve": curve, "conn": conn}, rows
+
+
 def cost_table(cost, goals):
     """Issue 27's goals: instructions per message both sides (callgrind, rdma_cost.sh) and
     the two wall-clock ratios of this run beside them. Prints the table; returns its rows."""
@@ -145,11 +250,12 @@ def main():
     raw_bw, raw_lat = rows(d, "raw_bw"), rows(d, "raw_lat")
     rtc_lat, rtc_bw = rows(d, "rtc_write_lat"), rows(d, "rtc_write_bw")
     rtc_send = rows(d, "rtc_send_bw")[64]
-    qps = {}
+    qps, qps_rows = {}, {}
     for fn in os.listdir(d):
         m = re.fullmatch(r"rtc_qps_(\d+)\.json", fn)
         if m:
-            qps[int(m.group(1))] = rows(d, fn[:-5])[65536]["Gbit/s"]
+            qps_rows[int(m.group(1))] = rows(d, fn[:-5])[65536]
+            qps[int(m.group(1))] = qps_rows[int(m.group(1))]["Gbit/s"]
     dae = load(d, "daemons")
     dae_lat = {r["size"]: r for r in dae["write_lat"]}
     dae_bw = {r["size"]: r for r in dae["write_bw"]}
@@ -264,6 +370,7 @@ def main():
 
     cost_goals = cost_table(cost, goals) if cost else []
     sctp, sctp_goals = sctp_table(d, quick, cost)
+    scale, scale_goals = scale_table(d, qps_rows, dae)
 
     # ---- JSON
     try:
@@ -273,7 +380,7 @@ def main():
     except OSError:
         rev = None
     doc = {
-        "bench": "warpnic issues 11, 12 and 27", "quick": quick, "commit": rev,
+        "bench": "warpnic issues 11, 12, 26 and 27", "quick": quick, "commit": rev,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cpus": os.cpu_count(), "loadavg": os.getloadavg()[0],
         "latency": "half round trip (us)",
@@ -290,6 +397,8 @@ def main():
         "cost_goals": cost_goals,
         "sctp": sctp,
         "sctp_goals": sctp_goals,
+        "scale": scale,
+        "scale_goals": scale_goals,
     }
     with open(os.path.join(d, "bench.json"), "w") as f:
         json.dump(doc, f, indent=1)
@@ -320,9 +429,12 @@ def main():
         return "%d KiB" % (n >> 10) if n >= 1024 and n % 1024 == 0 else "%d B" % n
 
     tics = "set xtics (" + ", ".join('"%s" %d' % (lbl(s), s) for s in sizes + [14]) + ")"
-    gp = ['set terminal pngcairo size 1200,480 font "sans,10" noenhanced',
+    qc = scale["qp_curve"]
+    qp_rtc = dat("c_qps_rtc", [(int(q), c["rtc_gbps"]) for q, c in qc.items()])
+    qp_dae = dat("c_qps_dae", [(int(q), c["daemons_gbps"]) for q, c in qc.items()])
+    gp = ['set terminal pngcairo size 1800,480 font "sans,10" noenhanced',
           'set output "%s"' % os.path.join(d, "bench.png"),
-          'set multiplot layout 1,2 title "warpnic vs raw memif and kernel TCP (one run, %s)"'
+          'set multiplot layout 1,3 title "warpnic vs raw memif and kernel TCP (one run, %s)"'
           % ("quick" if quick else "full"),
           'set logscale x 2', tics, 'set xrange [%g:%g]' % (min(sizes) / 1.4, max(sizes) * 1.4),
           'set xlabel "message size"',
@@ -335,6 +447,14 @@ def main():
           'set title "latency"',
           'plot ' + ", ".join('"%s" using 1:2 with linespoints title "%s"' % (p, t)
                               for t, p in lat),
+          'set logscale x 4', 'unset logscale y', 'set yrange [0:*]',
+          'set xtics (%s)' % ", ".join('"%s" %s' % (q, q) for q in qc),
+          'set xrange [0.7:%g]' % (max(map(int, qc), default=1) * 1.4),
+          'set xlabel "QPs (aggregate RDMA Write 64 KiB)"', 'set ylabel "Gbit/s"',
+          'set title "QPs"', 'set key top right',
+          'plot "%s" using 1:2 with linespoints title "run-to-completion (--rtc --qps N)", '
+          '"%s" using 1:2 with linespoints title "warpnicd + ib_write_bw -q N"'
+          % (qp_rtc, qp_dae),
           'unset multiplot']
     with open(os.path.join(d, "bench.gp"), "w") as f:
         f.write("\n".join(gp) + "\n")

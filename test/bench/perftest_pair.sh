@@ -5,10 +5,13 @@
 # bandwidth size (server on A, client on B, rdma_cm). Prints one JSON object on stdout for
 # scripts/bench.sh:
 #   {"write_lat": [{"size", "iters", "p50_us", "p99_us", "avg_us"}...],
-#    "write_bw": [{"size", "iters", "Gbit/s", "Mmsg/s"}...]}
+#    "write_bw": [{"size", "iters", "Gbit/s", "Mmsg/s"}...],
+#    "write_bw_qps": [{"qps", "iters", "Gbit/s", "Mmsg/s"}...]}
 # Latencies are perftest's (half the round trip; p50 is its t_typical, the median).
+# QPS (optional, e.g. 1:5000,16:300): ib_write_bw -s 65536 -q Q -n ITERS (iterations per QP)
+# for each Q, the aggregate of Q QPs.
 #
-#   perftest_pair.sh BUILD_DIR LAT_SIZES BW_SIZES LAT_ITERS BW_ITERS   (sizes: 8,4096)
+#   perftest_pair.sh BUILD_DIR LAT_SIZES BW_SIZES LAT_ITERS BW_ITERS [QPS]   (sizes: 8,4096)
 # Exit status 0, 1 when a run fails or a tool is missing (scripts/setup.sh installs them).
 . "$(dirname "$0")/../interop/verbs/pair_lib.sh" "$1"
 IFS=, read -r -a lat_sizes <<<"${2:?lat sizes}"
@@ -23,7 +26,7 @@ pair_start >&2
 # $T/TOOL-SIZE.out. perftest's clock calibration may fail on a starved machine ("Can't
 # produce a report"): that, and only that, gets one more run.
 run() {
-	local tool=$1 size=$2 iters=$3 out=$T/$1-$2.out attempt rc srv
+	local tool=$1 size=$2 iters=$3 out=$T/$1-$2${RUN_TAG:-}.out attempt rc srv
 	shift 3
 	for attempt in 1 2; do
 		bg_a "srv-$tool-$size" "$tool" -R -F -s "$size" -n "$iters" "$@"
@@ -50,11 +53,17 @@ for s in "${bw_sizes[@]}"; do
 	run ib_write_bw "$s" "$bw_iters" --report_gbits
 	cat "$T/ib_write_bw-$s.out" >&2
 done
+IFS=, read -r -a qps <<<"${6:-}"
+for qi in "${qps[@]}"; do
+	RUN_TAG=-q${qi%%:*} run ib_write_bw 65536 "${qi#*:}" -q "${qi%%:*}" --report_gbits
+	cat "$T/ib_write_bw-65536-q${qi%%:*}.out" >&2
+done
 daemons_alive || fail "a warpnicd died"
 
-python3 - "$T" "$2" "$3" <<'PY'
+python3 - "$T" "$2" "$3" "${6:-}" <<'PY'
 import json, sys
 t, lat, bw = sys.argv[1], sys.argv[2].split(','), sys.argv[3].split(',')
+qps = [q.split(':')[0] for q in sys.argv[4].split(',') if q]
 
 def row(path, size):
     # result rows: "#bytes #iterations numbers..."
@@ -75,5 +84,10 @@ for s in bw:
     f = row("%s/ib_write_bw-%s.out" % (t, s), s)
     out["write_bw"].append({"size": int(s), "iters": int(f[1]), "Gbit/s": f[3],
                             "Mmsg/s": f[4]})
+out["write_bw_qps"] = []
+for q in qps:
+    f = row("%s/ib_write_bw-65536-q%s.out" % (t, q), "65536")
+    out["write_bw_qps"].append({"qps": int(q), "iters": int(f[1]), "Gbit/s": f[3],
+                                "Mmsg/s": f[4]})
 print(json.dumps(out))
 PY
