@@ -252,6 +252,9 @@ struct wn_dp {
 	struct rte_epoll_event bell_ev;
 	struct wn_port_wake *wake;    /**< the port queue's Rx wake-up (NULL: naps) */
 	uint32_t wake_mask;           /**< shards given frames this iteration: ring them */
+	/* frames the port's full ring did not take yet: they go first (loop.c) */
+	struct rte_mbuf *tx_hold[DP_BURST];
+	uint16_t tx_hold_n;
 	/* telemetry snapshot, refreshed by the lcore */
 	pthread_mutex_t tel_lock;
 	uint64_t tel_at;

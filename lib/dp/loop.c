@@ -13,21 +13,13 @@
 
 #include "dp_priv.h"
 
-static void
-port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
+/* @p n frames to the port, up to @p tries times. @return how many it took. */
+static uint16_t
+port_try(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n, unsigned int tries)
 {
-	uint16_t sent = 0, i;
-	unsigned int tries;
+	uint16_t sent = 0;
 
-	if (!dp_link_up(dp)) {
-		/* a NIC without a cable: what would go out is lost (TCP retransmits) */
-		rte_pktmbuf_free_bulk(pkts, n);
-		dp->st.tx_nolink += n;
-		return;
-	}
-
-	wn_net_pcap_capture(dp->c.pcap, dp->c.port_id, dp->idx, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
-	for (tries = 0; sent < n && tries < 64; tries++) {
+	for (; sent < n && tries > 0; tries--) {
 		/* a memif peer that sleeps gets its interrupt (wn_net_port_wake_tx_burst) */
 		sent += dp->wake != NULL ?
 			wn_net_port_wake_tx_burst(dp->wake, pkts + sent, n - sent) :
@@ -36,10 +28,73 @@ port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
 			(void)dp->c.port_poll(); /* e.g. a fault injector's face drains only when polled */
 	}
 	dp->st.tx_pkts += sent;
-	for (i = sent; i < n; i++) {
-		rte_pktmbuf_free(pkts[i]);
-		dp->st.tx_drop++;
+	return sent;
+}
+
+/* The frames held back go first. @return true when none is left. */
+static bool
+port_hold_flush(struct wn_dp *dp)
+{
+	uint16_t sent;
+
+	if (dp->tx_hold_n == 0)
+		return true;
+	if (!dp_link_up(dp)) {
+		rte_pktmbuf_free_bulk(dp->tx_hold, dp->tx_hold_n);
+		dp->st.tx_nolink += dp->tx_hold_n;
+		dp->tx_hold_n = 0;
+		return true;
 	}
+	sent = port_try(dp, dp->tx_hold, dp->tx_hold_n, 4);
+	memmove(dp->tx_hold, dp->tx_hold + sent, (dp->tx_hold_n - sent) * sizeof(dp->tx_hold[0]));
+	dp->tx_hold_n = (uint16_t)(dp->tx_hold_n - sent);
+	return dp->tx_hold_n == 0;
+}
+
+/*
+ * Frames out to the port, nothing held back before them (port_hold_flush()). What its full
+ * ring does not take after a few tries is held, in order, for the next iteration: the
+ * sender waits for the peer to drain its ring instead of losing frames (TCP would resend
+ * them after a timeout). @return how many went now.
+ */
+static uint16_t
+port_tx(struct wn_dp *dp, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent, i;
+
+	if (!dp_link_up(dp)) {
+		/* a NIC without a cable: what would go out is lost (TCP retransmits) */
+		rte_pktmbuf_free_bulk(pkts, n);
+		dp->st.tx_nolink += n;
+		return 0;
+	}
+	wn_net_pcap_capture(dp->c.pcap, dp->c.port_id, dp->idx, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
+	sent = port_try(dp, pkts, n, 64);
+	for (i = sent; i < n; i++) {
+		if (dp->tx_hold_n < RTE_DIM(dp->tx_hold)) {
+			dp->tx_hold[dp->tx_hold_n++] = pkts[i];
+			dp->st.tx_held++;
+		} else {
+			rte_pktmbuf_free(pkts[i]);
+			dp->st.tx_drop++;
+		}
+	}
+	return sent;
+}
+
+/* lib/net's frames out to the port. @return false when the port did not take them all. */
+static bool
+net_drain(struct wn_dp *dp)
+{
+	struct rte_mbuf *pkts[DP_BURST];
+	uint16_t n;
+
+	if (!port_hold_flush(dp))
+		return false;
+	while ((n = wn_net_tx_bulk(dp->nif, pkts, DP_BURST)) > 0)
+		if (port_tx(dp, pkts, n) < n)
+			return false;
+	return true;
 }
 
 /* Frames from the port queue and from other shards into TCP. @return frames. */
@@ -111,10 +166,19 @@ poll_tx(struct wn_dp *dp)
 	uint16_t n;
 
 	wn_tcp_process(dp->tcp, dp->now);
-	while ((n = wn_tcp_tx_bulk(dp->tcp, pkts, DP_BURST)) > 0) {
+	/*
+	 * TCP's segments go through lib/net to the port a burst at a time, and only while lib/net's
+	 * queue has room for a burst and the port takes them: the rest waits in TCP's queue (and
+	 * then in its connections) instead of being dropped where a queue is shorter. Thousands
+	 * of connections opening their windows at once used to overflow lib/net's queue.
+	 */
+	while (wn_net_tx_room(dp->nif) >= DP_BURST &&
+	       (n = wn_tcp_tx_bulk(dp->tcp, pkts, DP_BURST)) > 0) {
 		work += n;
 		n = wn_dp_loopback(dp, pkts, n);
 		wn_net_output_bulk(dp->nif, pkts, n, dp->now);
+		if (!net_drain(dp))
+			break;
 	}
 	work += wn_dp_llp_tx(dp);
 	if (dp_link_up(dp) != dp->link_seen) {
@@ -124,8 +188,8 @@ poll_tx(struct wn_dp *dp)
 			(void)wn_net_start(dp->nif, dp->now);
 	}
 	wn_net_process(dp->nif, dp->now);
-	while ((n = wn_net_tx_bulk(dp->nif, pkts, DP_BURST)) > 0)
-		port_tx(dp, pkts, n);
+	if (!net_drain(dp) || dp->tx_hold_n > 0)
+		work++; /* frames wait for the port: this shard is not idle */
 	return work;
 }
 
@@ -235,8 +299,13 @@ wn_dp_stop(struct wn_dp *dp)
 	wn_tcp_process(dp->tcp, dp->now);
 	while ((n = wn_tcp_tx_bulk(dp->tcp, pkts, DP_BURST)) > 0)
 		wn_net_output_bulk(dp->nif, pkts, n, dp->now);
+	(void)port_hold_flush(dp);
 	while ((n = wn_net_tx_bulk(dp->nif, pkts, DP_BURST)) > 0)
 		port_tx(dp, pkts, n);
+	/* what the port still would not take is lost with the shard */
+	rte_pktmbuf_free_bulk(dp->tx_hold, dp->tx_hold_n);
+	dp->st.tx_drop += dp->tx_hold_n;
+	dp->tx_hold_n = 0;
 	if (dp->c.qs != NULL) {
 		rte_rcu_qsbr_thread_offline(dp->c.qs, dp->idx);
 		rte_rcu_qsbr_thread_unregister(dp->c.qs, dp->idx);

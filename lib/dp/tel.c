@@ -155,6 +155,7 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(rx_pkts);
 	ADD(tx_pkts);
 	ADD(tx_drop);
+	ADD(tx_held);
 	ADD(tx_nolink);
 	ADD(loops);
 	ADD(idle_sleeps);
@@ -295,6 +296,7 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, rx_pkts);
 	TEL_U64(d, s, tx_pkts);
 	TEL_U64(d, s, tx_drop);
+	TEL_U64(d, s, tx_held);
 	TEL_U64(d, s, tx_nolink);
 	TEL_U64(d, s, loops);
 	TEL_U64(d, s, idle_sleeps);
@@ -540,6 +542,7 @@ tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 	TEL_U64(d, &s, tx_rst);
 	TEL_U64(d, &s, tx_drop_nombuf);
 	TEL_U64(d, &s, tx_drop_queue);
+	TEL_U64(d, &s, tx_queue_waits);
 	TEL_U64(d, &s, rto_fired);
 	TEL_U64(d, &s, fast_retrans);
 	TEL_U64(d, &s, rxt_lost);
@@ -726,6 +729,8 @@ tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
 	NET_U64(d, &s, tx_garp);
 	NET_U64(d, &s, tx_drop_noroute);
 	NET_U64(d, &s, tx_drop_neigh);
+	NET_U64(d, &s, tx_drop_queue);
+	NET_U64(d, &s, tx_drop_nombuf);
 	NET_U64(d, &s, neigh_full);
 	NET_U64(d, &s, dad_probes);
 	NET_U64(d, &s, dad_duplicates);

@@ -183,6 +183,8 @@ struct wn_dp_conf {
 /** Counters of the dataplane (besides lib/net, lib/tcp, lib/rnic's own). */
 struct wn_dp_stats {
 	uint64_t rx_pkts, tx_pkts, tx_drop;
+	uint64_t tx_held;            /**< frames the port took only at a later try (its ring
+				      *   was full: held, not dropped) */
 	uint64_t tx_nolink;          /**< frames dropped because the link was down */
 	uint64_t loops, idle_sleeps;
 	uint64_t wake_bell;          /**< sleeps ended by the lcore's bell (clients, control) */

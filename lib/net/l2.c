@@ -29,6 +29,12 @@ wn_net_if_txq_push(struct wn_netif *nif, struct rte_mbuf *m)
 	return 0;
 }
 
+uint32_t
+wn_net_tx_room(const struct wn_netif *nif)
+{
+	return nif->conf.tx_queue_len - nif->txq_len;
+}
+
 uint16_t
 wn_net_tx_bulk(struct wn_netif *nif, struct rte_mbuf **pkts, uint16_t n)
 {

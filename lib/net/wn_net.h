@@ -418,6 +418,9 @@ void wn_net_process(struct wn_netif *nif, uint64_t now);
  */
 uint16_t wn_net_tx_bulk(struct wn_netif *nif, struct rte_mbuf **pkts, uint16_t n);
 
+/** @return frames the transmit queue can still take (beyond, they are dropped). Owning lcore. */
+uint32_t wn_net_tx_room(const struct wn_netif *nif);
+
 /**
  * Add or refresh a neighbour entry (static when @p permanent).
  * @return 0, -ENOSPC (table full) or -EINVAL. Owning lcore.

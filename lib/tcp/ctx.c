@@ -99,6 +99,7 @@ wn_tcp_ctx_create(const struct wn_tcp_ctx_conf *conf)
 	TAILQ_INIT(&ctx->tw_new);
 	TAILQ_INIT(&ctx->tw);
 	TAILQ_INIT(&ctx->pending);
+	TAILQ_INIT(&ctx->txq_wait);
 	TAILQ_INIT(&ctx->dead);
 	for (unsigned int i = 0; i < TCP_WHEEL_SLOTS; i++)
 		TAILQ_INIT(&ctx->wheel[i]);
@@ -314,6 +315,7 @@ wn_tcp_conn_closed(struct wn_tcp_conn *c, enum wn_tcp_close_reason why)
 		TAILQ_REMOVE(&ctx->pending, c, pend_link);
 		c->flags &= ~CF_PENDING;
 	}
+	wn_tcp_txq_unwait(c);
 	if (c->flags & CF_TW_LISTED) {
 		TAILQ_REMOVE(c->flags & CF_TW_DETACHED ? &ctx->tw : &ctx->tw_new, c, tw_link);
 		c->flags &= ~CF_TW_LISTED;
@@ -542,6 +544,7 @@ wn_tcp_tx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 	uint16_t k = 0;
 
 	flush_pending(ctx);
+	wn_tcp_txq_resume(ctx);
 	while (k < n && ctx->txq_len > 0) {
 		pkts[k++] = ctx->txq[ctx->txq_head];
 		ctx->txq_head = (ctx->txq_head + 1) % ctx->txq_cap;

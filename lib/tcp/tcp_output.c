@@ -53,6 +53,48 @@ wn_tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m)
 	ctx->txq_len++;
 }
 
+/* New data fits in the tx queue, leaving room for ACKs and control segments. */
+static bool
+txq_room(const struct wn_tcp_ctx *ctx)
+{
+	return ctx->txq_len + TCP_TXQ_CTL_ROOM < ctx->txq_cap;
+}
+
+/* @p c's data waits for room in the tx queue (wn_tcp_txq_resume). */
+static void
+txq_wait(struct wn_tcp_conn *c)
+{
+	if (c->flags & CF_TXQ_WAIT)
+		return;
+	c->flags |= CF_TXQ_WAIT;
+	TAILQ_INSERT_TAIL(&c->ctx->txq_wait, c, txw_link);
+	c->ctx->st.tx_queue_waits++;
+}
+
+void
+wn_tcp_txq_unwait(struct wn_tcp_conn *c)
+{
+	if (!(c->flags & CF_TXQ_WAIT))
+		return;
+	TAILQ_REMOVE(&c->ctx->txq_wait, c, txw_link);
+	c->flags &= ~CF_TXQ_WAIT;
+}
+
+/*
+ * Oldest first, while the queue has room: a connection that fills it again goes back to the
+ * end of the waiters, so thousands of connections opening their windows at once take turns.
+ */
+void
+wn_tcp_txq_resume(struct wn_tcp_ctx *ctx)
+{
+	struct wn_tcp_conn *c;
+
+	while (txq_room(ctx) && (c = TAILQ_FIRST(&ctx->txq_wait)) != NULL) {
+		wn_tcp_txq_unwait(c);
+		wn_tcp_output(c);
+	}
+}
+
 /* A segment's mbuf, from a few taken from the pool at a time. */
 static inline struct rte_mbuf *
 tcp_mbuf_alloc(struct wn_tcp_ctx *ctx)
@@ -1078,6 +1120,10 @@ wn_tcp_output(struct wn_tcp_conn *c)
 			if (SEQ_LT(c->snd.nxt, end)) {
 				if (allowed == 0)
 					break;
+				if (!txq_room(ctx)) {
+					txq_wait(c);
+					break;
+				}
 				len = send_data(c, c->snd.nxt, allowed, &fin);
 				if (len == 0)
 					break;
@@ -1103,7 +1149,7 @@ wn_tcp_output(struct wn_tcp_conn *c)
 		}
 		/* Persist: data waits, the window will not take it, nothing is in flight. */
 		unsent = SEQ_LT(c->snd.nxt, end);
-		if (unsent && c->snd.max - c->snd.una <= 1 && !sent &&
+		if (unsent && !(c->flags & CF_TXQ_WAIT) && c->snd.max - c->snd.una <= 1 && !sent &&
 		    (c->snd.wnd == 0 || c->snd.una == c->snd.max)) {
 			if (c->snd.una != c->snd.max)
 				c->t_rto = 0;

@@ -66,6 +66,8 @@
 #define TCP_COOKIE_AGE 2          /* a cookie is good for the minute it was made and the next */
 #define TCP_COOKIE_TS_BITS 6      /* TSval low bits carrying wscale (4) and SACK (1) */
 #define TCP_MCACHE 16             /* mbufs a context takes from its pool at a time */
+/* tx queue slots new data leaves to ACKs, retransmissions and control segments */
+#define TCP_TXQ_CTL_ROOM 256
 
 struct seq_range {
 	uint32_t start, end; /* [start, end) */
@@ -132,6 +134,7 @@ struct tcp_key {
 #define CF_SYNCOOKIE (1u << 15)  /* created from a SYN cookie's ACK */
 #define CF_TW_LISTED (1u << 16)  /* on ctx->tw_new or ctx->tw (WN_TCP_F_TW_DETACH) */
 #define CF_TW_DETACHED (1u << 17) /* reported closed in TIME-WAIT: no user, no buffers */
+#define CF_TXQ_WAIT (1u << 18)   /* data waits for room in ctx->txq (on ctx->txq_wait) */
 
 struct wn_tcp_listener {
 	struct wn_tcp_ctx *ctx;
@@ -263,6 +266,7 @@ struct wn_tcp_conn {
 	TAILQ_ENTRY(wn_tcp_conn) wheel_link;
 	TAILQ_ENTRY(wn_tcp_conn) free_link;
 	TAILQ_ENTRY(wn_tcp_conn) tw_link;
+	TAILQ_ENTRY(wn_tcp_conn) txw_link;
 };
 
 TAILQ_HEAD(conn_list, wn_tcp_conn);
@@ -278,6 +282,8 @@ struct wn_tcp_ctx {
 	 * next wn_tcp_process(); then the detached ones, oldest first (ctx.c) */
 	struct conn_list tw_new, tw;
 	struct conn_list pending;
+	/* connections whose data waits for room in txq, oldest first (tcp_output.c) */
+	struct conn_list txq_wait;
 	struct conn_list dead;
 	struct conn_list wheel[TCP_WHEEL_SLOTS];
 	uint64_t wheel_tick;
@@ -381,6 +387,10 @@ void wn_tcp_set_rto_timer(struct wn_tcp_conn *c);
 void wn_tcp_tlp_arm(struct wn_tcp_conn *c);
 void wn_tcp_tlp_fire(struct wn_tcp_conn *c);
 void wn_tcp_txq_push(struct wn_tcp_ctx *ctx, struct rte_mbuf *m);
+/** Let the connections whose data waited for room in the tx queue send, while it has room. */
+void wn_tcp_txq_resume(struct wn_tcp_ctx *ctx);
+/** Take @p c off the tx queue's waiters (it closes). */
+void wn_tcp_txq_unwait(struct wn_tcp_conn *c);
 uint32_t wn_tcp_rcv_window(const struct wn_tcp_conn *c);
 uint32_t wn_tcp_flight(const struct wn_tcp_conn *c);
 uint32_t wn_tcp_seg_len(struct wn_tcp_conn *c, uint32_t seq, uint32_t emss, uint32_t allowed,

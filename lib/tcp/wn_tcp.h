@@ -237,7 +237,8 @@ struct wn_tcp_stats {
 	uint64_t tx_retrans;        /**< retransmitted segments (any cause) */
 	uint64_t tx_rst;            /**< RSTs sent */
 	uint64_t tx_drop_nombuf;    /**< mempool empty */
-	uint64_t tx_drop_queue;     /**< context tx queue full */
+	uint64_t tx_drop_queue;     /**< context tx queue full (an ACK or control segment) */
+	uint64_t tx_queue_waits;    /**< data held back: the context tx queue was full */
 	uint64_t rto_fired;         /**< retransmission timeouts */
 	uint64_t fast_retrans;      /**< fast retransmits (entering recovery) */
 	uint64_t rxt_lost;          /**< retransmissions found lost by SACK (sent again) */
