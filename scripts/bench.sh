@@ -45,9 +45,9 @@
 #                    about 4 GiB a side and minutes: see docs/performance.md)
 #   WN_BENCH_PT_QPS  ib_write_bw's QPs:iterations per QP (default
 #                    1:5000,16:300,256:20,4096:5)
-# Full run: about 8 minutes on a quiet 2-core machine (ib_write_bw -q 4096 alone takes two),
-# 15 or more on a loaded one. Run it on a quiet machine; on a shared one the wall-clock figures move from run to run, the ratios
-# (both sides measured in the same run) less so.
+# Full run: 4 to 6 minutes on a loaded 2-core machine. Run it on a quiet machine; on a shared
+# one the wall-clock figures move from run to run, the ratios (both sides measured in the
+# same run) less so.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"

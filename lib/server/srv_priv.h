@@ -259,8 +259,8 @@ struct srv_resp {
 
 /*
  * Request handlers (srv_h_*): one per op, listed in server.c's op table. Each returns 0 or
- * -errno, the response's status, or SRV_REPLY_LATER. Destruction (srv_*_destroy): one per type, in server.c's
- * table.
+ * -errno, the response's status, or SRV_REPLY_LATER. Destruction (srv_*_destroy): one per
+ * type, in server.c's table.
  */
 /* ---- server.c: the answer to client @p c's request @p req (a body of @p len octets) */
 void wn_server_reply(struct client *c, const struct wn_ctl_hdr *req, int status,

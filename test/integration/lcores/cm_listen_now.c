@@ -23,13 +23,13 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#define CHECK(c)                                                                          \
-	do {                                                                              \
-		if (!(c)) {                                                               \
-			fprintf(stderr, "cm_listen_now: check failed line %d: %s (errno %d: %s)\n", \
-				__LINE__, #c, errno, strerror(errno));                    \
-			exit(2);                                                          \
-		}                                                                         \
+#define CHECK(c)                                                                     \
+	do {                                                                         \
+		if (!(c)) {                                                          \
+			fprintf(stderr, "cm_listen_now: line %d: %s (errno %d: %s)\n", \
+				__LINE__, #c, errno, strerror(errno));               \
+			exit(2);                                                     \
+		}                                                                    \
 	} while (0)
 
 static struct ibv_qp_init_attr qp_attr = {
@@ -177,8 +177,8 @@ client(const char *ip, const char *dir, int rounds, int base)
 			CHECK(rdma_disconnect(id) == 0);
 			expect(ch, RDMA_CM_EVENT_DISCONNECTED);
 		} else {
-			printf("round %d (port %d): %s, status %d\n", i, base + i, rdma_event_str(t),
-			       status);
+			printf("round %d (port %d): %s, status %d\n", i, base + i,
+			       rdma_event_str(t), status);
 		}
 		rdma_destroy_qp(id);
 		CHECK(rdma_destroy_id(id) == 0);
