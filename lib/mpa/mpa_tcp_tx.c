@@ -10,14 +10,19 @@
 
 #include "mpa_tcp_priv.h"
 
-/* Frame the FPDU into the stream's staging buffer and append it to TCP as one record. */
+/*
+ * Frame the FPDU and append it to TCP as one record: framed in place in TCP's send buffer
+ * (one copy of the payload), or, where the record would wrap around that ring, in the
+ * stream's staging buffer and copied.
+ */
 static int
 tx_copy(struct mpa_stream *s, const struct wn_llp_ulpdu *u)
 {
 	const struct wn_mpa_params *mp = wn_mpa_conn_params(&s->mpa);
 	struct iovec iov[WN_LLP_MAX_IOV + 1];
+	uint8_t *dst;
 	size_t need;
-	int w;
+	int w, err;
 
 	need = wn_wire_mpa_fpdu_wire_len(s->mpa.tx_next, mp->tx.seq_start, mp->tx.markers, u->len);
 	if (need > wn_tcp_send_space(s->tcp) || need > s->txcap)
@@ -28,13 +33,23 @@ tx_copy(struct mpa_stream *s, const struct wn_llp_ulpdu *u)
 		iov[i + 1].iov_base = (void *)(uintptr_t)u->iov[i].base;
 		iov[i + 1].iov_len = u->iov[i].len;
 	}
-	w = wn_mpa_conn_frame(&s->mpa, iov, u->n_iov + 1u, s->txbuf, s->txcap);
-	if (w < 0)
+	dst = wn_tcp_record_claim(s->tcp, (uint32_t)need, &err);
+	if (dst == NULL && err != 0)
 		return -EAGAIN;
-	if (wn_tcp_send_record(s->tcp, s->txbuf, (uint32_t)w) != 0) {
-		/* not sent: the next FPDU starts where this one would have */
-		s->mpa.tx_next -= (uint32_t)w;
-		return -EAGAIN;
+	if (dst != NULL) {
+		w = wn_mpa_conn_frame(&s->mpa, iov, u->n_iov + 1u, dst, need);
+		if (w < 0)
+			return -EAGAIN;
+		wn_tcp_record_commit(s->tcp, (uint32_t)w);
+	} else {
+		w = wn_mpa_conn_frame(&s->mpa, iov, u->n_iov + 1u, s->txbuf, s->txcap);
+		if (w < 0)
+			return -EAGAIN;
+		if (wn_tcp_send_record(s->tcp, s->txbuf, (uint32_t)w) != 0) {
+			/* not sent: the next FPDU starts where this one would have */
+			s->mpa.tx_next -= (uint32_t)w;
+			return -EAGAIN;
+		}
 	}
 	if (u->n_iov > 0) {
 		s->p->base.st.copy_ulpdus++;

@@ -3,6 +3,7 @@
  * Context, connection table, the timers' dispatch and the socket-like API. The wheel
  * itself is timer.c.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1029,6 +1030,50 @@ wn_tcp_send_record_ext(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 		       struct rte_mbuf_ext_shared_info *sh)
 {
 	return wn_tcp_send_record_ref(c, parts, n, sh, 0);
+}
+
+uint8_t *
+wn_tcp_record_claim(struct wn_tcp_conn *c, uint32_t len, int *err)
+{
+	uint32_t tail;
+
+	*err = -ENOTCONN;
+	if (!can_send(c))
+		return NULL;
+	*err = -EINVAL;
+	if (c->mode != WN_TCP_MODE_RECORD || len == 0)
+		return NULL;
+	*err = -EMSGSIZE;
+	if ((c->state == WN_TCP_ESTABLISHED || c->state == WN_TCP_CLOSE_WAIT) &&
+	    len > tcp_emss(c))
+		return NULL;
+	*err = -ENOBUFS;
+	if (len > wn_tcp_send_space(c) || c->rec_len == TCP_RECORDS_PER_CONN ||
+	    rec_ready(c) != 0 || sbuf_reserve(c, len) != 0)
+		return NULL;
+	*err = 0;
+	tail = c->shead + c->slen;
+	if (tail >= c->scap)
+		tail -= c->scap;
+	return tail + len <= c->scap ? c->sbuf + tail : NULL;
+}
+
+void
+wn_tcp_record_commit(struct wn_tcp_conn *c, uint32_t len)
+{
+	uint32_t slot = (c->rec_head + c->rec_len) % TCP_RECORDS_PER_CONN;
+	struct seq_range *r = &c->rec[slot];
+
+	assert(len > 0 && c->slen + len <= c->scap);
+	r->start = wn_tcp_next_seq(c);
+	r->end = r->start + len;
+	if (c->rec_sh != NULL) {
+		c->rec_sh[slot] = NULL;
+		c->rec_fl[slot] = 0;
+	}
+	c->rec_len++;
+	c->slen += len;
+	wn_tcp_mark_pending(c);
 }
 
 int

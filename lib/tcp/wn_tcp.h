@@ -509,6 +509,22 @@ int wn_tcp_send_record_ref(struct wn_tcp_conn *c, const struct wn_tcp_part *part
 int wn_tcp_send_record(struct wn_tcp_conn *c, const void *buf, uint32_t len);
 
 /**
+ * Room for one record of at most @p len octets, to be written in place in the send buffer
+ * and appended with wn_tcp_record_commit() before anything else is sent on @p c (a framer
+ * builds it there instead of in a buffer of its own that would be copied).
+ * @return where to write, or NULL: no room for it now, or the room would wrap around the
+ * ring (then append it with wn_tcp_send_record()); @p *err says which (-ENOBUFS, -EMSGSIZE,
+ * -ENOTCONN, -EINVAL as wn_tcp_send_recordv, 0 for a wrap). Owning lcore.
+ */
+uint8_t *wn_tcp_record_claim(struct wn_tcp_conn *c, uint32_t len, int *err);
+
+/**
+ * Append the record of @p len octets (at most what was claimed, at least 1) written where
+ * wn_tcp_record_claim() said. Owning lcore.
+ */
+void wn_tcp_record_commit(struct wn_tcp_conn *c, uint32_t len);
+
+/**
  * @return the TCP sequence number at which the next appended byte (the next record in
  * record mode) will start; MPA markers (RFC 5044 §4.2) are placed relative to it.
  * Owning lcore.
