@@ -20,8 +20,9 @@
  *    attached to the segments' mbufs instead. One token per message pins its regions
  *    (conf.pin) until TCP's ACK of its last FPDU and the last mbuf are done, then the
  *    stream's tx_release upcall runs once for it. Everything else (inline data, a region
- *    that cannot be pinned, ref_tx off) is framed into a staging buffer and copied into
- *    TCP's send buffer; the counters say why (struct wn_llp_stats copy_*);
+ *    that cannot be pinned, ref_tx off) is framed in place in TCP's send buffer (a record
+ *    that would wrap around it: into a staging buffer, then copied); the counters say why
+ *    (struct wn_llp_stats copy_*);
  *  - errors: an MPA error in Full Operation is reported as an ERROR event with
  *    send_terminate (Layer LLP, EType MPA, RFC 5044 §8 code) and the transmit direction
  *    stays usable for that Terminate; setup errors reset the connection.
