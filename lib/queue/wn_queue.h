@@ -938,19 +938,15 @@ wn_queue_cq_arm(struct wn_queue_ring *r, bool solicited_only)
 }
 
 /**
- * After publishing CQEs with wn_queue_prod_commit(): decide whether to notify.
- * @param solicited the published CQEs include a solicited or error completion.
- * Ordering: seq_cst fence, then an atomic exchange of an armed word back to DISARMED, so
- * one arming yields exactly one notification.
- * @return true if the caller must notify (write the CQ's eventfd). CQ producer thread.
+ * The armed word taken back to DISARMED when these CQEs fire it (exactly one notification
+ * per arming). The caller has fenced (seq_cst) since its last producer-index store, as
+ * wn_queue_prod_commit() does. @return true if the caller must notify. CQ producer thread.
  */
 static inline bool
-wn_queue_cq_notify_check(struct wn_queue_ring *r, bool solicited)
+wn_queue_cq_arm_take(struct wn_queue_ring *r, bool solicited)
 {
-	uint32_t cur;
+	uint32_t cur = atomic_load_explicit(&r->hdr->arm, memory_order_relaxed);
 
-	atomic_thread_fence(memory_order_seq_cst);
-	cur = atomic_load_explicit(&r->hdr->arm, memory_order_relaxed);
 	for (;;) {
 		if (cur == WN_QUEUE_CQ_DISARMED || (cur == WN_QUEUE_CQ_ARM_SOLICITED && !solicited))
 			return false;
@@ -962,6 +958,20 @@ wn_queue_cq_notify_check(struct wn_queue_ring *r, bool solicited)
 	}
 	atomic_fetch_add_explicit(&r->hdr->arm_sn, 1, memory_order_relaxed);
 	return true;
+}
+
+/**
+ * After publishing CQEs with wn_queue_prod_commit(): decide whether to notify.
+ * @param solicited the published CQEs include a solicited or error completion.
+ * Ordering: seq_cst fence, then an atomic exchange of an armed word back to DISARMED, so
+ * one arming yields exactly one notification.
+ * @return true if the caller must notify (write the CQ's eventfd). CQ producer thread.
+ */
+static inline bool
+wn_queue_cq_notify_check(struct wn_queue_ring *r, bool solicited)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return wn_queue_cq_arm_take(r, solicited);
 }
 
 /**
@@ -1013,10 +1023,11 @@ wn_queue_cq_push(struct wn_queue_ring *cq, const struct wn_queue_cqe *e, bool so
 		return -ENOSPC;
 	}
 	memcpy(wn_queue_prod_slot(cq, 0), e, sizeof(*e));
+	/* the commit's fence also orders the index store before the arm word's load */
 	if (wn_queue_prod_commit(cq, 1))
 		wn_queue_prod_ring(cq);
 	solicited = solicited || e->status != WN_QUEUE_WC_SUCCESS;
-	return wn_queue_cq_notify_check(cq, solicited) ? 1 : 0;
+	return wn_queue_cq_arm_take(cq, solicited) ? 1 : 0;
 }
 
 /** Clear status flags (a QP moved to RESET leaves its Error behind). warpnicd only. */
