@@ -905,6 +905,15 @@ view_marker_ok(struct vcur *c, uint32_t mseq, uint32_t fpdu_seq, bool leading)
 	return (get_be16(mk + 2) & WN_MPA_FPDUPTR_MASK) == expect;
 }
 
+/* RFC 5044 §4.4/§8: a bad CRC (error 2) is reported before a bad Marker (error 3). */
+static inline enum wn_mpa_err
+view_verdict(bool crc_bad, bool marker_bad)
+{
+	if (crc_bad)
+		return WN_MPA_ERR_CRC;
+	return marker_bad ? WN_MPA_ERR_MARKER : WN_MPA_ERR_NONE;
+}
+
 /*
  * wn_wire_mpa_fpdu_view() with Markers, the FPDU whole in the @p len octets at @p p (the
  * segmenter's FPDU-aligned segments): the ULPDU's runs between Markers found by arithmetic,
@@ -918,7 +927,7 @@ view_markers_flat(const uint8_t *p, size_t len, uint32_t seq,
 	const struct wn_mpa_stream *st = &cfg->stream;
 	size_t lead = marker_off(seq, st->seq_start) == 0 ? WN_MPA_MARKER_SIZE : 0;
 	size_t o, end, left;
-	bool marker_bad = false;
+	bool marker_bad = false, crc_bad;
 	uint16_t ulen;
 	uint32_t wire;
 
@@ -966,14 +975,9 @@ view_markers_flat(const uint8_t *p, size_t len, uint32_t seq,
 		}
 		o += run;
 	}
-	/* RFC 5044 §4.4/§8: CRC first (error 2), then the Marker check (error 3) */
-	if (st->crc &&
-	    wn_crc32c_final(crc_update(wn_crc32c_init(), p, end)) != wn_crc32c_get_wire(p + end))
-		f->verdict = WN_MPA_ERR_CRC;
-	else if (marker_bad)
-		f->verdict = WN_MPA_ERR_MARKER;
-	else
-		f->verdict = WN_MPA_ERR_NONE;
+	crc_bad = st->crc && wn_crc32c_final(crc_update(wn_crc32c_init(), p, end)) !=
+				 wn_crc32c_get_wire(p + end);
+	f->verdict = view_verdict(crc_bad, marker_bad);
 	return 1;
 }
 
@@ -1085,13 +1089,8 @@ wn_wire_mpa_fpdu_view(const struct iovec *in, unsigned int n_in, uint32_t seq,
 		}
 		s += run;
 	}
-	/* RFC 5044 §4.4/§8: CRC first (error 2), then the Marker check (error 3) */
-	if (st->crc && wn_crc32c_final(crc) != wn_crc32c_get_wire(b))
-		f->verdict = WN_MPA_ERR_CRC;
-	else if (marker_bad)
-		f->verdict = WN_MPA_ERR_MARKER;
-	else
-		f->verdict = WN_MPA_ERR_NONE;
+	f->verdict = view_verdict(st->crc && wn_crc32c_final(crc) != wn_crc32c_get_wire(b),
+				  marker_bad);
 	return 1;
 }
 
