@@ -33,11 +33,20 @@ static int efd;
 static uint32_t listener; /* the last id the server asked the dataplane to listen on */
 
 /* Post to the server: DONE for @p handle, or CM event @p ev for id @p id (key @p key). */
+/* @p m to the server, its eventfd woken, as the dataplane sends. */
+static void
+to_server(struct wn_server_dp_msg *m)
+{
+	uint64_t one = 1;
+
+	if (rte_ring_enqueue(to_ctl, m) != 0 || write(efd, &one, sizeof(one)) < 0)
+		abort();
+}
+
 static void
 post(uint32_t type, uint32_t handle, uint32_t ev, uint32_t id, uint32_t key)
 {
 	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
-	uint64_t one = 1;
 
 	if (m == NULL)
 		abort();
@@ -49,8 +58,7 @@ post(uint32_t type, uint32_t handle, uint32_t ev, uint32_t id, uint32_t key)
 	m->u.cm.ev.listen_id = listener;
 	if (ev == WN_CTL_CM_EV_REJECTED)
 		m->u.cm.ev.status = -ECONNREFUSED;
-	if (rte_ring_enqueue(to_ctl, m) != 0 || write(efd, &one, sizeof(one)) < 0)
-		abort();
+	to_server(m);
 }
 
 /* The dataplane's acknowledgement of a LISTEN of id @p id. */
@@ -58,7 +66,6 @@ static void
 listening(uint32_t id, int status)
 {
 	struct wn_server_dp_msg *m = calloc(1, sizeof(*m));
-	uint64_t one = 1;
 
 	if (m == NULL)
 		abort();
@@ -66,8 +73,7 @@ listening(uint32_t id, int status)
 	m->handle = id;
 	m->u.cm.id = id;
 	m->u.cm.ev.status = status;
-	if (rte_ring_enqueue(to_ctl, m) != 0 || write(efd, &one, sizeof(one)) < 0)
-		abort();
+	to_server(m);
 }
 
 /* The loopback dataplane's answers to what the server sent (ids are their own keys). */
