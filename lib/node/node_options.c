@@ -665,6 +665,9 @@ wn_node_parse_args(struct wn_node_conf *p, int argc, char **argv)
 	return 0;
 }
 
+/* EAL words the config files may give in all (their "eal" lines, nested configs included) */
+#define WN_NODE_EAL_CONFIG_WORDS 256
+
 /* Append the "eal" lines of config file @p path (and of configs it names) to @p out. */
 static int
 eal_from_config(const char *path, char **out, int *n, int max, int depth)
@@ -709,7 +712,9 @@ eal_from_config(const char *path, char **out, int *n, int max, int depth)
 int
 wn_node_eal_args(int argc, char **argv, char ***eal_argv, bool *daemon)
 {
-	int sep = argc, n = 0, max = argc + 256, ret = 0;
+	/* out[0] is argv[0], then at most WN_NODE_EAL_CONFIG_WORDS from the config files,
+	 * then argv[1..argc): the array is sized for all three */
+	int sep = argc, n = 0, max = argc + WN_NODE_EAL_CONFIG_WORDS, ret = 0;
 	char **out;
 
 	*daemon = false;
@@ -727,9 +732,9 @@ wn_node_eal_args(int argc, char **argv, char ***eal_argv, bool *daemon)
 		if (strcmp(argv[i], "--daemon") == 0)
 			*daemon = true;
 		else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
-			ret = eal_from_config(argv[++i], out, &n, max, 1);
+			ret = eal_from_config(argv[++i], out, &n, 1 + WN_NODE_EAL_CONFIG_WORDS, 1);
 		else if (strncmp(argv[i], "--config=", 9) == 0)
-			ret = eal_from_config(argv[i] + 9, out, &n, max, 1);
+			ret = eal_from_config(argv[i] + 9, out, &n, 1 + WN_NODE_EAL_CONFIG_WORDS, 1);
 	}
 	for (int i = 1; ret == 0 && i < argc; i++)
 		out[n++] = argv[i];

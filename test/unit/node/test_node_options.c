@@ -8,7 +8,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -83,6 +87,53 @@ test_by_name(void **state)
 	wn_node_conf_free(&c);
 }
 
+/* A config file whose "eal" lines give @p words words, as /proc/self/fd/N in @p path. */
+static int
+eal_config(int words, char *path, size_t len)
+{
+	int fd = memfd_create("eal_words", MFD_CLOEXEC);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	f = fdopen(dup(fd), "w");
+	assert_non_null(f);
+	for (int i = 0; i < words; i++)
+		fprintf(f, "%s--w%d%s", i % 8 == 0 ? "eal " : "", i, i % 8 == 7 ? "\n" : " ");
+	fputc('\n', f);
+	fclose(f);
+	snprintf(path, len, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+/* The config files' EAL words and a long command line fit in the array, whatever their
+ * sum; one word past the limit is a clear E2BIG, not a write past the end. */
+static void
+test_eal_words_limit(void **state)
+{
+	char path[64], **eal;
+	char *argv[] = { "warpnicd", "-l", "0", "--vdev", "net_null0", "--no-huge", "--",
+			 "--config", path, "--ip", "198.18.0.1/24", NULL };
+	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+	bool daemon;
+	int fd, n;
+
+	(void)state;
+	fd = eal_config(256, path, sizeof(path));
+	n = wn_node_eal_args(argc, argv, &eal, &daemon);
+	assert_int_equal(n, 256 + argc);
+	assert_string_equal(eal[1], "--w0");
+	assert_string_equal(eal[256], "--w255");
+	assert_ptr_equal(eal[257], argv[1]);
+	assert_ptr_equal(eal[n - 1], argv[argc - 1]);
+	assert_null(eal[n]);
+	wn_node_eal_args_free(eal, n, argc);
+	close(fd);
+
+	fd = eal_config(257, path, sizeof(path));
+	assert_int_equal(wn_node_eal_args(argc, argv, &eal, &daemon), -E2BIG);
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -90,6 +141,7 @@ main(void)
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_by_name),
+		cmocka_unit_test(test_eal_words_limit),
 	};
 
 	wn_node_defaults(&defaults);
