@@ -59,9 +59,9 @@ wn_perf_usage(const char *prog)
 	       "  --impair SPEC      fault injector on the port, e.g. drop=0.01,reorder=0.01\n"
 	       "  --pcap FILE        capture the port's packets (pcapng)\n"
 	       "  --gw ADDR, --mtu N, --name DEV, --idle-us N, --max-conns N, --sockbuf BYTES,\n"
-	       "  --mbufs N, --no-offload, --mpa-rev 1|2, --markers, --no-crc, --no-p2p,\n"
-	       "  --rtr LIST, --mpa-timeout MS, --tx-staged on|off, --zero-copy-tx on|off,\n"
-	       "  --zero-copy-min BYTES\n"
+	       "  --tx-budget BYTES, --mbufs N, --no-offload, --mpa-rev 1|2, --markers, --no-crc,\n"
+	       "  --no-p2p, --rtr LIST, --mpa-timeout MS, --tx-staged on|off,\n"
+	       "  --zero-copy-tx on|off, --zero-copy-min BYTES\n"
 	       "\n"
 	       "Run to completion (RNIC modes, with --ip):\n"
 	       "  --rtc              testpmd style: one EAL lcore (-l N) runs the dataplane shard\n"
@@ -193,6 +193,7 @@ static const struct option dp_opts[] = {
 	{"idle-us", required_argument, NULL, 0},
 	{"max-conns", required_argument, NULL, 0},
 	{"sockbuf", required_argument, NULL, 0},
+	{"tx-budget", required_argument, NULL, 0},
 	{"mbufs", required_argument, NULL, 0},
 	{"no-offload", no_argument, NULL, 0},
 	{"mpa-rev", required_argument, NULL, 0},

@@ -109,6 +109,7 @@ shard_create(struct wn_dp_group *g, uint16_t idx)
 	tc.flags = WN_TCP_F_DEFAULTS | WN_TCP_F_TW_DETACH;
 	tc.sndbuf = conf->sockbuf;
 	tc.rcvbuf = conf->sockbuf;
+	tc.send_budget = conf->tx_budget;
 	tc.mtu = conf->mtu;
 	dp->tcp = wn_tcp_ctx_create(&tc);
 	if (dp->tcp == NULL || wn_dp_llp_create(dp) != 0 || (idx == 0 && wn_dp_ud_create(dp) != 0))

@@ -559,6 +559,8 @@ tel_tcp(const char *cmd, const char *params, struct rte_tel_data *d)
 	TEL_U64(d, &s, conns_timeout);
 	TEL_U64(d, &s, tw_recycled);
 	TEL_U64(d, &s, buf_bytes);
+	TEL_U64(d, &s, snd_bytes);
+	TEL_U64(d, &s, snd_conns);
 	TEL_U64(d, &s, record_split);
 	TEL_U64(d, &s, tx_ext_segs);
 	TEL_U64(d, &s, tx_ext_bytes);

@@ -46,6 +46,11 @@
 #include "wn_port.h"
 #include "wn_queue.h"
 
+/* The shard's TCP send budget warpnicd and warpnic-perf use unless told: what a few dozen
+ * connections keep in flight on a memif or a NIC at tens of Gbit/s, small enough to stay in
+ * a core's L2 cache with the mbufs (docs/performance.md, "QPs") */
+#define WN_DP_TX_BUDGET_DEFAULT (128u * 1024)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -118,6 +123,9 @@ struct wn_dp_conf {
 	uint32_t idle_spin_us;        /**< poll this long without work before sleeping */
 	uint32_t max_conns;
 	uint32_t sockbuf;             /**< TCP send/receive buffer per connection */
+	uint32_t tx_budget;           /**< TCP send buffer octets per shard, shared by its
+				       *   connections (lib/tcp send_budget; 0: none;
+				       *   warpnicd's default WN_DP_TX_BUDGET_DEFAULT) */
 	/* MPA policy */
 	uint8_t mpa_rev;              /**< 1 or 2 (RFC 6581) */
 	bool markers;                 /**< ask the peer for Markers (our M bit) */

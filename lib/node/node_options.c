@@ -34,7 +34,7 @@ enum opt_kind {
 enum {
 	O_IP = 256, O_GW, O_PORT, O_MTU, O_MBUFS, O_NOOFF, O_PCAP, O_IMPAIR, O_NETDEV,
 	O_IDLEMODE, O_IDLESPIN, O_IDLE, O_CTL, O_CTLMODE, O_CTLGROUP, O_NAME, O_MAXMR, O_MAXMRSZ,
-	O_DAEMON, O_PIDFILE, O_MAXC, O_SOCKBUF, O_STAGED, O_ZC, O_ZCMIN, O_REV, O_MARKERS,
+	O_DAEMON, O_PIDFILE, O_MAXC, O_SOCKBUF, O_TXBUDGET, O_STAGED, O_ZC, O_ZCMIN, O_REV, O_MARKERS,
 	O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_RNR, O_IBPORT, O_LLP, O_UDPORT, O_CONFIG, O_HELP,
 };
 
@@ -121,6 +121,11 @@ static const struct opt opts[] = {
 	NUM("sockbuf", O_SOCKBUF, "BYTES", NULL,
 	    "TCP send and receive buffer per connection (default 1048576)", 16384, 64u << 20,
 	    dp.sockbuf, 1, 0),
+	NUM("tx-budget", O_TXBUDGET, "BYTES", NULL,
+	    "TCP send buffer octets per lcore, all its connections together, shared equally\n"
+	    "among those that hold data (two segments each at least): what is in flight stays\n"
+	    "in the CPU's cache however many QPs send (default 131072; 0: sockbuf per\n"
+	    "connection only, for long round trips)", 0, 1u << 30, dp.tx_budget, 1, 0),
 	SPECIAL("tx-staged", O_STAGED, "on|off", "Transmit",
 		"default on: frame every FPDU, CRC included, in a staging buffer and copy it into\n"
 		"TCP (the fastest on ports that copy); off: registered memory (messages of 2 KiB\n"
@@ -564,6 +569,7 @@ wn_node_defaults(struct wn_node_conf *p)
 	p->dp.idle_spin_us = 20;
 	p->dp.max_conns = 65536;
 	p->dp.sockbuf = 1u << 20;
+	p->dp.tx_budget = WN_DP_TX_BUDGET_DEFAULT;
 	p->dp.mpa_rev = 2;
 	p->dp.crc = true;
 	p->dp.p2p = true;

@@ -145,8 +145,11 @@ conn_release(struct wn_tcp_conn *c)
 	free(c->sbuf);
 	free(c->rbuf);
 	free(c->rec);
-	if (c->ctx != NULL)
+	if (c->ctx != NULL) {
 		c->ctx->st.buf_bytes -= (uint64_t)c->scap + c->rcap;
+		tcp_slen_sub(c, c->slen);
+	}
+	c->slen = 0;
 	c->sbuf = c->rbuf = NULL;
 	c->scap = c->rcap = c->shead = c->rhead = 0;
 	c->rec = NULL;
@@ -779,7 +782,27 @@ can_send(const struct wn_tcp_conn *c)
 uint32_t
 wn_tcp_send_space(const struct wn_tcp_conn *c)
 {
-	return c->smax - c->slen;
+	const struct wn_tcp_ctx *x = c->ctx;
+	uint32_t own = c->smax - c->slen, floor, fair, left;
+
+	if (x->conf.send_budget == 0)
+		return own;
+	/*
+	 * What is left of the budget, up to an equal share among the connections holding data
+	 * (this one counted): the context's total stays within the budget however many send,
+	 * and none takes more than its share. Two segments are always allowed (beyond the
+	 * budget if need be): no connection starves, and the peer's delayed ACK never waits
+	 * for a second segment.
+	 */
+	floor = 2 * tcp_emss(c);
+	fair = RTE_MAX(x->conf.send_budget / ((uint32_t)x->st.snd_conns + (c->slen == 0)), floor);
+	if (c->slen >= fair)
+		return 0;
+	left = x->st.snd_bytes < x->conf.send_budget ?
+		       (uint32_t)(x->conf.send_budget - x->st.snd_bytes) : 0;
+	if (c->slen < floor)
+		left = RTE_MAX(left, floor - c->slen);
+	return RTE_MIN(own, RTE_MIN(fair - c->slen, left));
 }
 
 /*
@@ -872,7 +895,7 @@ sbuf_put(struct wn_tcp_conn *c, const void *buf, uint32_t len)
 	memcpy(c->sbuf + tail, buf, first);
 	if (first < len)
 		memcpy(c->sbuf, (const uint8_t *)buf + first, len - first);
-	c->slen += len;
+	tcp_slen_add(c, len);
 }
 
 int
@@ -1014,7 +1037,7 @@ wn_tcp_send_record_ref(struct wn_tcp_conn *c, const struct wn_tcp_part *parts, u
 			x->copy = (flags & WN_TCP_REC_COPY) != 0;
 			c->xp_attach += !x->copy;
 			c->xp_len++;
-			c->slen += parts[i].len; /* space taken, nothing copied */
+			tcp_slen_add(c, parts[i].len); /* space taken, nothing copied */
 		} else {
 			sbuf_put(c, parts[i].base, parts[i].len);
 		}
@@ -1072,7 +1095,7 @@ wn_tcp_record_commit(struct wn_tcp_conn *c, uint32_t len)
 		c->rec_fl[slot] = 0;
 	}
 	c->rec_len++;
-	c->slen += len;
+	tcp_slen_add(c, len);
 	wn_tcp_mark_pending(c);
 }
 

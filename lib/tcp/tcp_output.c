@@ -196,7 +196,7 @@ wn_tcp_sbuf_acked(struct wn_tcp_conn *c)
 		return;
 	n = RTE_MIN(c->snd.una - c->sbase, c->slen);
 	c->shead = c->scap != 0 ? (c->shead + n) % c->scap : 0;
-	c->slen -= n;
+	tcp_slen_sub(c, n);
 	if (c->slen == 0)
 		c->shead = 0; /* emptied: the next data starts at the front (pages stay few) */
 	c->sbase += n;

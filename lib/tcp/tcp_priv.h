@@ -306,6 +306,26 @@ struct wn_tcp_ctx {
 	struct wn_tcp_stats st;
 };
 
+/* @p n octets more (tcp_slen_add) or fewer (tcp_slen_sub) in @p c's send buffer: the
+ * context's totals are what send_budget shares (wn_tcp_send_space()). */
+static inline void
+tcp_slen_add(struct wn_tcp_conn *c, uint32_t n)
+{
+	if (c->slen == 0 && n != 0)
+		c->ctx->st.snd_conns++;
+	c->slen += n;
+	c->ctx->st.snd_bytes += n;
+}
+
+static inline void
+tcp_slen_sub(struct wn_tcp_conn *c, uint32_t n)
+{
+	c->slen -= n;
+	c->ctx->st.snd_bytes -= n;
+	if (c->slen == 0 && n != 0)
+		c->ctx->st.snd_conns--;
+}
+
 /* A connection's hash key: local and remote address and port. */
 static inline void
 tcp_key_make(struct tcp_key *k, const struct wn_tcp_endpoint *l, const struct wn_tcp_endpoint *r)

@@ -179,6 +179,9 @@ struct wn_tcp_ctx_conf {
 	uint32_t syn_backlog;       /**< SYN_RCVD connections at most (0: max_conns / 4) */
 	uint32_t sndbuf;            /**< send buffer bytes per connection (0: 256 KiB) */
 	uint32_t rcvbuf;            /**< receive buffer bytes per connection (0: 256 KiB) */
+	uint32_t send_budget;       /**< send buffer octets of all connections together, shared
+				     *   equally among those holding data, never less than two
+				     *   segments each (0: sndbuf per connection only) */
 	uint16_t mtu;               /**< L3 MTU for the MSS we advertise (0: 1500) */
 	uint32_t flags;             /**< WN_TCP_F_* (0: WN_TCP_F_DEFAULTS) */
 	const struct wn_tcp_cc_ops *cc; /**< (NULL: NewReno) */
@@ -258,6 +261,9 @@ struct wn_tcp_stats {
 				     *   a new connection took their 4-tuple (WN_TCP_F_TW_DETACH) */
 	uint64_t buf_bytes;         /**< gauge: send and receive buffer octets allocated now
 				     *   (they grow with the data held, up to sndbuf/rcvbuf) */
+	uint64_t snd_bytes;         /**< gauge: octets held in all send buffers (unsent and
+				     *   unacknowledged), what send_budget bounds */
+	uint64_t snd_conns;         /**< gauge: connections holding any */
 	uint64_t record_split;      /**< records larger than EMSS that had to be split */
 	uint64_t tx_ext_segs;       /**< segments carrying external (zero-copy) octets */
 	uint64_t tx_ext_bytes;      /**< payload octets attached from external memory */
@@ -537,7 +543,12 @@ uint32_t wn_tcp_next_seq(const struct wn_tcp_conn *c);
  */
 uint32_t wn_tcp_snd_una(const struct wn_tcp_conn *c);
 
-/** @return free send-buffer bytes. Owning lcore. */
+/**
+ * @return the octets @p c may append now: free send-buffer space, and with a send_budget
+ * no more than its share of it (the budget over the connections holding data, two
+ * segments at least). A connection held back by its share holds data, so its own ACKs
+ * (the sent() callback) say when to try again. Owning lcore.
+ */
 uint32_t wn_tcp_send_space(const struct wn_tcp_conn *c);
 
 /** @return the current EMSS: payload bytes a segment can carry after options. Owning lcore. */

@@ -65,6 +65,10 @@ test_numbers(void **state)
 	assert_int_equal(c.dp.mpa_rev, 1);
 	parse(&c, "--sockbuf", "65536");
 	assert_int_equal(c.dp.sockbuf, 65536);
+	assert_int_equal(c.dp.tx_budget, defaults.dp.tx_budget);
+	parse(&c, "--tx-budget", "0");
+	assert_int_equal(c.dp.tx_budget, 0);
+	assert_int_equal(c.dp.sockbuf, defaults.dp.sockbuf);
 	assert_int_equal(c.dp.mtu, defaults.dp.mtu);
 	wn_node_conf_free(&c);
 }

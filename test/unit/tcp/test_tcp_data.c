@@ -1649,6 +1649,101 @@ test_reorder_undone_between_stacks(void **state)
 	hx_fini(&h);
 }
 
+/* Connect @p cli (side 0) to @p srv listening on side 1's @p port. */
+static void
+connect_on(struct hx *h, struct tapp *cli, struct tapp *srv, uint16_t port)
+{
+	struct wn_tcp_endpoint l = hx_ep(h, 1, port), lc = hx_ep(h, 0, 0), r = hx_ep(h, 1, port);
+
+	assert_non_null(wn_tcp_listen(h->s[1].tcp, &l, &tapp_cb, srv));
+	cli->conn = wn_tcp_connect(h->s[0].tcp, &lc, &r, &tapp_cb, cli);
+	assert_non_null(cli->conn);
+	hx_run(h, 10000, 1000);
+	assert_int_equal(cli->established, 1);
+	assert_int_equal(srv->established, 1);
+}
+
+/*
+ * send_budget: the connections holding data share it equally (two segments each at
+ * least), the context's total stays near it, and every connection's data gets through.
+ */
+static void
+test_send_budget_shared(void **state)
+{
+	struct wn_tcp_ctx_conf tc = { .sndbuf = 256 * 1024, .rcvbuf = 256 * 1024,
+				      .send_budget = 64 * 1024 };
+	const size_t total = 2u << 20;
+	uint8_t *data = hx_pattern(total, 11), chunk[40 * 1024] = { 0 };
+	struct tapp cli[3], srv[3];
+	size_t off[3] = { 0 };
+	uint64_t peak = 0;
+	struct hx h;
+	uint32_t emss;
+
+	(void)state;
+	hx_init_conf(&h, &tc, false, false);
+	for (int i = 0; i < 3; i++) {
+		tapp_init(&cli[i]);
+		tapp_init(&srv[i]);
+		connect_on(&h, &cli[i], &srv[i], (uint16_t)(5000 + i));
+	}
+	emss = cli[0].emss;
+	/* nobody holds data: the whole budget; A takes 40 KiB of it */
+	assert_int_equal(wn_tcp_send_space(cli[0].conn), 64 * 1024);
+	assert_int_equal(wn_tcp_send(cli[0].conn, chunk, sizeof(chunk)), (int)sizeof(chunk));
+	assert_int_equal(hx_stats(&h, 0).snd_bytes, sizeof(chunk));
+	assert_int_equal(hx_stats(&h, 0).snd_conns, 1);
+	/* A alone: the rest of the budget; B, the second, would have half, but only the rest
+	 * is left */
+	assert_int_equal(wn_tcp_send_space(cli[0].conn), 24 * 1024);
+	assert_int_equal(wn_tcp_send_space(cli[1].conn), 24 * 1024);
+	assert_int_equal(wn_tcp_send(cli[1].conn, chunk, sizeof(chunk)), 24 * 1024);
+	/* the budget is spent and A is over its half: nothing more for A or B; C, holding
+	 * nothing, two segments all the same */
+	assert_int_equal(wn_tcp_send_space(cli[0].conn), 0);
+	assert_int_equal(wn_tcp_send_space(cli[1].conn), 0);
+	assert_int_equal(wn_tcp_send_space(cli[2].conn), 2 * emss);
+	/* acknowledged, the buffers are empty again and the budget is whole */
+	hx_run(&h, 50000, 1000);
+	assert_int_equal(hx_stats(&h, 0).snd_bytes, 0);
+	assert_int_equal(hx_stats(&h, 0).snd_conns, 0);
+	assert_int_equal(wn_tcp_send_space(cli[2].conn), 64 * 1024);
+
+	/* three streams at once: each gets through, byte-exact; the total stays near the budget */
+	for (int i = 0; i < 3; i++)
+		srv[i].rx_len = 0;
+	while (srv[0].rx_len < total || srv[1].rx_len < total || srv[2].rx_len < total) {
+		for (int i = 0; i < 3; i++) {
+			int n = wn_tcp_send(cli[i].conn, data + off[i],
+					    (uint32_t)RTE_MIN(total - off[i], (size_t)65536));
+
+			assert_true(n >= 0);
+			off[i] += (size_t)n;
+		}
+		peak = RTE_MAX(peak, hx_stats(&h, 0).snd_bytes);
+		hx_run(&h, 1000, 1000);
+		assert_true(h.now < 600ull * 1000000);
+	}
+	for (int i = 0; i < 3; i++)
+		assert_memory_equal(srv[i].rx, data, total);
+	assert_true(peak > 0 && peak <= 64 * 1024 + 3 * 2 * emss);
+
+	/* a budget smaller than two segments a connection: two segments each all the same */
+	for (int i = 0; i < 3; i++)
+		tapp_fini(&cli[i]), tapp_fini(&srv[i]);
+	hx_fini(&h);
+	tc.send_budget = 1000;
+	hx_init_conf(&h, &tc, false, false);
+	tapp_init(&cli[0]);
+	tapp_init(&srv[0]);
+	connect_on(&h, &cli[0], &srv[0], 5000);
+	assert_int_equal(wn_tcp_send_space(cli[0].conn), 2 * emss);
+	tapp_fini(&cli[0]);
+	tapp_fini(&srv[0]);
+	hx_fini(&h);
+	free(data);
+}
+
 int
 main(void)
 {
@@ -1682,6 +1777,7 @@ main(void)
 		cmocka_unit_test(test_dsack_sent_for_duplicates),
 		cmocka_unit_test(test_reorder_undone_between_stacks),
 		cmocka_unit_test(test_rx_checksum_zero_accepted),
+		cmocka_unit_test(test_send_budget_shared),
 	};
 
 	hx_eal_init("wn_tcp_data");
