@@ -87,8 +87,10 @@ CASES = [
              tel('a', STATS, 'rnr_holds', '=', 1), tel('a', STATS, 'rnr_timeouts', '=', 1)]),
     # ... nor when the receiver stopped polling with completions waiting (qperf's rc_bw
     # server at the end of its test) and the sender's end waits behind a full window
+    # (1 MiB send buffers, no shared budget: the Sends TCP takes are the case's arithmetic)
     Case('rnr_stopped', pair='--a-opt --rnr-hold-ms --a-opt 600000 --a-opt --sockbuf '
-         '--a-opt 1048576 --b-opt --sockbuf --b-opt 1048576', run='--case rnr --rnr stopped',
+         '--a-opt 1048576 --b-opt --sockbuf --b-opt 1048576 --a-opt --tx-budget --a-opt 0 '
+         '--b-opt --tx-budget --b-opt 0', run='--case rnr --rnr stopped',
          checks=[tel('a', STATS, 'term_sent_last', '=', '1/2/0x02'),
                  tel('a', STATS, 'rnr_holds', '=', 1), tel('a', STATS, 'rnr_timeouts', '=', 1)]),
 ]
