@@ -967,6 +967,7 @@ wn_cm_init(struct wn_cm *cm, const struct wn_cm_ops *ops)
 	cm->up.ulpdu = ops->ulpdu;
 	cm->up.ulpdu_ooo = ops->ulpdu_ooo;
 	cm->up.tx_release = ops->tx_release;
+	cm->up.tx_room = ops->tx_room;
 	cm->st = (struct wn_cm_stats){0};
 	cm->now = 0;
 	TAILQ_INIT(&cm->ib_qps);

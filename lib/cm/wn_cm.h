@@ -158,6 +158,8 @@ struct wn_cm_ops {
 	void (*ulpdu_ooo)(void *ep, const uint8_t *ulpdu, size_t len);
 	/** Zero-copy payload released (the lower layer's upcall, straight to the owner). */
 	void (*tx_release)(void *ep, uint32_t wqe);
+	/** Optional: room to send again after a refusal (the lower layer's upcall, as is). */
+	void (*tx_room)(void *ep);
 	/** The endpoint reached CLOSED: the stream is released; free the endpoint when done. */
 	void (*closed)(struct wn_cm_ep *ep);
 	/**

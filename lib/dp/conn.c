@@ -338,6 +338,16 @@ op_ulpdu_ooo(void *arg, const uint8_t *ulpdu, size_t len)
 	}
 }
 
+/* A send refused for room may go now: poll the QP again (wn_dp_qps_poll parked it). */
+static void
+op_tx_room(void *arg)
+{
+	struct dp_conn *c = conn_of(arg);
+
+	if (c->qp != NULL && c->qp->eng != NULL)
+		wn_dp_qp_ready(c->dp, c->qp);
+}
+
 /* Zero-copy: a WQE's payload is ACKed and in no mbuf any more. */
 static void
 op_tx_release(void *arg, uint32_t wqe)
@@ -405,6 +415,7 @@ static const struct wn_cm_ops cm_ops = {
 	.ulpdu = op_ulpdu,
 	.ulpdu_ooo = op_ulpdu_ooo,
 	.tx_release = op_tx_release,
+	.tx_room = op_tx_room,
 	.closed = op_closed,
 	.qp_sq_busy = op_qp_sq_busy,
 	.qp_retry_exceeded = op_qp_retry_exceeded,

@@ -272,7 +272,7 @@ static void ready_park(struct wn_dp *dp, struct dp_qp *qp);
 static void
 park_maybe(struct wn_dp *dp, struct dp_qp *qp, unsigned int sent, bool tx_ready)
 {
-	if (qp->slot == 0 || qp->rx_held || !tx_ready || sent >= DP_BURST ||
+	if ((qp->slot == 0 && !qp->local) || qp->rx_held || !tx_ready || sent >= DP_BURST ||
 	    !wn_rnic_tx_idle(qp->eng) || !wn_queue_cons_idle_enter(&qp->sq))
 		return;
 	ready_park(dp, qp);
@@ -336,6 +336,12 @@ wn_dp_qps_poll(struct wn_dp *dp)
 		}
 		if (qp->on_ready && qp->eng != NULL)
 			park_maybe(dp, qp, n, tx_ready);
+		/* refused for room: not polled again until the peer's ACK makes some (op_tx_room),
+		 * however many QPs wait so */
+		if (qp->on_ready && qp->llp != NULL && qp->llp->tx_room_wait && !qp->rx_held) {
+			ready_park(dp, qp);
+			dp->st.qp_room_waits++;
+		}
 	}
 	return work;
 }

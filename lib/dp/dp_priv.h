@@ -135,7 +135,8 @@ struct dp_qp {
 	 * Ready polling (dp_obj.c): an active QP is polled while on dp->ready; one found idle is
 	 * parked (its SQ's cons_idle set) and comes back when its client marks it in the
 	 * shard's ready map (slot), its stream delivers or releases something, or the sweep
-	 * finds it. Local QPs (embedded applications write their rings directly) never park.
+	 * finds it. A local QP (an embedded application's, embed.c) comes back when its
+	 * application posts (wn_dp_post_send(), in the shard's own thread).
 	 */
 	TAILQ_ENTRY(dp_qp) rnext;
 	bool on_ready;

@@ -334,7 +334,8 @@ wn_dp_post_send(struct wn_dp_qp *qp, const struct wn_queue_swqe *w, const void *
 	memcpy(slot, w, WN_QUEUE_SWQE_HDR);
 	if (len > 0)
 		memcpy(slot + WN_QUEUE_SWQE_HDR, body, len);
-	(void)wn_queue_prod_commit(r, 1); /* no doorbell: the shard polls the SQ */
+	(void)wn_queue_prod_commit(r, 1); /* no doorbell: the shard's own thread posts */
+	wn_dp_qp_ready(qp->dp, &qp->q);   /* back to polling if it was parked idle */
 	return 0;
 }
 
@@ -358,6 +359,8 @@ wn_dp_post_recv(struct wn_dp_qp *qp, uint64_t wr_id, const struct wn_queue_sge *
 	if (num_sge > 0)
 		memcpy((uint8_t *)w + WN_QUEUE_RWQE_HDR, sge, num_sge * sizeof(*sge));
 	(void)wn_queue_prod_commit(r, 1);
+	if (qp->q.rx_held)
+		wn_dp_qp_ready(qp->dp, &qp->q); /* a held Send may land now */
 	return 0;
 }
 

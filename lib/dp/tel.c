@@ -170,6 +170,7 @@ sum_dp(struct wn_dp_stats *sum, const struct wn_dp_stats *s)
 	ADD(ctl_waited);
 	ADD(qp_polls);
 	ADD(qp_parks);
+	ADD(qp_room_waits);
 	ADD(qp_marks);
 	ADD(qp_sweep_found);
 	ADD(qps_ready);
@@ -311,6 +312,7 @@ put_dp(struct rte_tel_data *d, const struct wn_dp_stats *s)
 	TEL_U64(d, s, ctl_waited);
 	TEL_U64(d, s, qp_polls);
 	TEL_U64(d, s, qp_parks);
+	TEL_U64(d, s, qp_room_waits);
 	TEL_U64(d, s, qp_marks);
 	TEL_U64(d, s, qp_sweep_found);
 	TEL_U64(d, s, qps_ready);

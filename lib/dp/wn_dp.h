@@ -203,6 +203,7 @@ struct wn_dp_stats {
 	uint64_t ctl_waited;          /**< messages a full ring made wait (in order; none lost) */
 	uint64_t qp_polls;            /**< QP engines polled for transmit */
 	uint64_t qp_parks;            /**< QPs found idle and parked (not polled until marked) */
+	uint64_t qp_room_waits;       /**< QPs parked until TCP has room for their next FPDU */
 	uint64_t qp_marks;            /**< parked QPs their clients marked ready (ready maps) */
 	uint64_t qp_sweep_found;      /**< parked QPs with work found by the tick's sweep (a mark
 				       *   missed: should stay 0) */

@@ -201,6 +201,12 @@ struct wn_llp_up {
 	 * May be NULL when the owner never sends registered memory.
 	 */
 	void (*tx_release)(void *arg, uint32_t wqe);
+	/**
+	 * Optional: a send refused for room (struct wn_llp @c tx_room_wait) may succeed now:
+	 * the peer acknowledged data and the transport's send buffer has more. The owner may
+	 * stop polling the stream's QP between the refusal and this call.
+	 */
+	void (*tx_room)(void *arg);
 };
 
 /** Largest Private Data of a setup request (an MPA Request, RFC 5044 §7.1.1). */
@@ -323,6 +329,12 @@ struct wn_llp {
 	const struct wn_llp_up *up;
 	void *up_arg;
 	bool tx_ready;   /**< ULPDUs may be sent now (the owner skips polling its QP while not) */
+	/**
+	 * The last send was refused for room while the transport holds data of this stream:
+	 * struct wn_llp_up @c tx_room comes when acknowledgements make room (cleared then, or
+	 * by a send that succeeds).
+	 */
+	bool tx_room_wait;
 	bool active;     /**< opened by connect() */
 	/**
 	 * The peer ended the stream behind a ULPDU the owner holds (WN_LLP_F_RX_HOLD): its

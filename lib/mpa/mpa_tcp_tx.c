@@ -11,6 +11,18 @@
 #include "mpa_tcp_priv.h"
 
 /*
+ * TCP has no room for the FPDU: it holds this stream's data (an FPDU never needs more than
+ * the two segments TCP always allows a connection holding nothing), so the peer's ACK will
+ * make room and wn_mpa_zc_sent() tells the owner (struct wn_llp_up tx_room).
+ */
+static int
+room_wait(struct mpa_stream *s)
+{
+	s->l.tx_room_wait = true;
+	return -EAGAIN;
+}
+
+/*
  * Frame the FPDU and append it to TCP as one record: framed in place in TCP's send buffer
  * (one copy of the payload), or, where the record would wrap around that ring, in the
  * stream's staging buffer and copied.
@@ -25,7 +37,9 @@ tx_copy(struct mpa_stream *s, const struct wn_llp_ulpdu *u)
 	int w, err;
 
 	need = wn_wire_mpa_fpdu_wire_len(s->mpa.tx_next, mp->tx.seq_start, mp->tx.markers, u->len);
-	if (need > wn_tcp_send_space(s->tcp) || need > s->txcap)
+	if (need > wn_tcp_send_space(s->tcp))
+		return room_wait(s);
+	if (need > s->txcap)
 		return -EAGAIN;
 	iov[0].iov_base = (void *)(uintptr_t)u->hdr;
 	iov[0].iov_len = u->hdr_len;
@@ -107,7 +121,7 @@ wn_mpa_tx_send(struct wn_llp *l, const struct wn_llp_ulpdu *u)
 		if (wn_wire_mpa_fpdu_wire_len(s->mpa.tx_next, mp->tx.seq_start, mp->tx.markers,
 					 u->len) > wn_tcp_send_space(s->tcp)) {
 			p->base.st.tx_again++;
-			return -EAGAIN;
+			return room_wait(s);
 		}
 		if (attach) {
 			ret = wn_mpa_zc_send(s, u, true);
@@ -129,5 +143,6 @@ copy:
 	}
 	p->base.st.tx_ulpdus++;
 	s->tx_ulpdus++;
+	l->tx_room_wait = false;
 	return ret;
 }

@@ -65,6 +65,12 @@ wn_mpa_zc_sent(struct wn_tcp_conn *tc, void *arg, uint32_t acked)
 			s->ackw_queued = true;
 		}
 	}
+	/* a send refused for room: there is more now */
+	if (s->l.tx_room_wait) {
+		s->l.tx_room_wait = false;
+		if (!s->released && s->l.up != NULL && s->l.up->tx_room != NULL)
+			s->l.up->tx_room(s->l.up_arg);
+	}
 }
 
 /* Ack completions: hold copied WQE @p wqe until the peer acknowledges what TCP has now. */
