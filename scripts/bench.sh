@@ -16,8 +16,10 @@
 #             SCTP under 1 % drop + 1 % reorder checked octet for octet (rnic_fault_sctp's
 #             case); issue 12's goals table follows issue 11's
 #   scale     issue 26: the QP curve, aggregate RDMA Write 64 KiB over 1 to 4,096 QPs, run to
-#             completion (warpnic-perf --rtc --qps N, each QP's share too) and through two
-#             warpnicd (unmodified ib_write_bw -q N), each against 1 QP of this run;
+#             completion (warpnic-perf --rtc --qps N, each QP's share too; again with one
+#             buffer for all QPs, --buffers 1: the QP count's cost without the data's
+#             footprint) and through two warpnicd (unmodified ib_write_bw -q N), each
+#             against 1 QP of this run;
 #             connections: rdma-core's cmtime through two warpnicd at 1, 1,000 and 16,384
 #             connections against kernel TCP's connect + accept + close at the same N
 #             (wn-conn-rate), and the daemons' memory per idle connection (wn-cm-hold,
@@ -133,6 +135,10 @@ for q in $qps_list; do
 	# thousands of QPs: one repetition (each takes tens of seconds)
 	[ "$q" -lt 1024 ] || [ "$quick" = 1 ] || qopt=(--duration 0.4 --reps 1)
 	perf rtc write_bw "rtc_qps_$q" --size 65536 --qps "$q" --depth "$d" "${qopt[@]}"
+	# the same QPs sending from and placing into one buffer: the QP count's own cost,
+	# without the data's footprint (256 QPs of 64 KiB: 16 MiB a side, 8 x the L2 cache)
+	[ "$q" = 1 ] || perf rtc write_bw "rtc_qps1buf_$q" --size 65536 --qps "$q" --depth "$d" \
+		--buffers 1 "${qopt[@]}"
 done
 
 step "daemons + unmodified perftest: ib_write_lat -s 8, ib_write_bw -s 4096,65536;" \

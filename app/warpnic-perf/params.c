@@ -35,6 +35,10 @@ wn_perf_usage(const char *prog)
 	       "                     or the given list\n"
 	       "  --qps N            RNIC modes: data queue pairs, 1-16384 (default 1)\n"
 	       "  --depth N          RNIC bw modes: outstanding work requests per QP (default 64)\n"
+	       "  --buffers N        RNIC modes: data buffers (a send and a receive half each, of\n"
+	       "                     the largest size) the QPs take in turn: QP i uses i %% N\n"
+	       "                     (default 256; 1: every QP sends from and places into the\n"
+	       "                     same memory, which stays in cache as one QP's does)\n"
 	       "  --iters N          operations per size (bw modes: per QP)\n"
 	       "  --duration SEC     time per size (the measurement ends at whichever of --iters\n"
 	       "                     and --duration comes first; neither: the mode's iterations,\n"
@@ -171,6 +175,7 @@ enum {
 	OPT_SWEEP,
 	OPT_QPS,
 	OPT_DEPTH,
+	OPT_BUFS,
 	OPT_ITERS,
 	OPT_DURATION,
 	OPT_TIMEOUT,
@@ -217,6 +222,7 @@ static const struct {
 	{ OPT_PORT, "port", 1, 65535 },
 	{ OPT_QPS, "qps", 1, WN_PERF_MAX_QPS },
 	{ OPT_DEPTH, "depth", 1, 4096 },
+	{ OPT_BUFS, "buffers", 1, WN_PERF_MAX_QPS },
 	{ OPT_ITERS, "iters", 1, UINT64_MAX / 2 },
 	{ OPT_REPS, "reps", 1, WN_PERF_MAX_REPS },
 };
@@ -241,6 +247,8 @@ opt_number(int c, const char *arg, struct wn_perf_params *p, const char *prog)
 			p->qps = (unsigned int)v;
 		else if (c == OPT_DEPTH)
 			p->depth = (unsigned int)v;
+		else if (c == OPT_BUFS)
+			p->bufs = (unsigned int)v;
 		else if (c == OPT_REPS)
 			p->reps = (unsigned int)v;
 		else
@@ -393,6 +401,7 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 		{"size", required_argument, NULL, OPT_SIZE},
 		{"sweep", optional_argument, NULL, OPT_SWEEP},
 		{"qps", required_argument, NULL, OPT_QPS},
+		{"buffers", required_argument, NULL, OPT_BUFS},
 		{"depth", required_argument, NULL, OPT_DEPTH},
 		{"iters", required_argument, NULL, OPT_ITERS},
 		{"duration", required_argument, NULL, OPT_DURATION},
@@ -411,6 +420,7 @@ wn_perf_parse_args(int argc, char **argv, struct wn_perf_params *p)
 
 	memset(p, 0, sizeof(*p));
 	p->qps = 1;
+	p->bufs = WN_PERF_DEFAULT_BUFS;
 	p->depth = 64;
 	p->port = WN_PERF_DEFAULT_PORT;
 	p->timeout = WN_PERF_DEFAULT_TIMEOUT;

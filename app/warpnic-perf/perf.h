@@ -39,6 +39,7 @@ struct wn_perf_params {
 	bool sweep;                  /**< --sweep without a list: the mode's full range */
 	unsigned int qps;            /**< --qps */
 	unsigned int depth;          /**< --depth */
+	unsigned int bufs;           /**< --buffers: data buffer pairs the QPs take in turn */
 	uint64_t iters;              /**< --iters (0: the mode's default) */
 	bool iters_set;              /**< --iters was given */
 	double duration;             /**< --duration in s (0: none) */
@@ -135,6 +136,7 @@ struct wn_perf_report {
 #define WN_PERF_MAX_REPS 9
 /** Most data QPs of the RNIC modes (--qps). */
 #define WN_PERF_MAX_QPS 16384
+#define WN_PERF_DEFAULT_BUFS 256 /* --buffers */
 
 /**
  * Copy into @p out the row of @p rows[0..n) whose column @p col is the median (the lower

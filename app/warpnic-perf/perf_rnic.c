@@ -26,11 +26,11 @@
 #define PERF_CTL_CREDIT0 (PERF_CTL_SLOTS + PERF_CTL_TX) /* first credit slot */
 #define PERF_CQ_BATCH 32
 /*
- * Most pairs of data buffers (rx and tx halves): beyond, QP i uses pair i % PERF_BUF_PAIRS.
- * Every tx half holds the same pattern, so QPs sharing an rx half write the same octets and
- * the check still sees each of them; 16,384 QPs of 64 KiB would otherwise map 2 GiB a side.
+ * Pairs of data buffers (rx and tx halves): QP i uses pair i % bufs (--buffers, default
+ * WN_PERF_DEFAULT_BUFS). Every tx half holds the same pattern, so QPs sharing an rx half
+ * write the same octets and the check still sees each of them; 16,384 QPs of 64 KiB would
+ * otherwise map 2 GiB a side.
  */
-#define PERF_BUF_PAIRS 256u
 
 void
 perf_yield(void)
@@ -471,7 +471,7 @@ resources(struct perf_rnic *r)
 	}
 	/* control slots, then send_bw's credit words, one slot per QP */
 	r->ctl_len = umax(8192, ((PERF_CTL_CREDIT0 + r->qps) * PERF_CTL_SLOT + 4095) & ~4095u);
-	r->mem_len = (2 * half * umin(r->qps, PERF_BUF_PAIRS) + 4095) & ~(size_t)4095;
+	r->mem_len = (2 * half * umin(r->qps, r->bufs) + 4095) & ~(size_t)4095;
 	r->ctl_mem = map_anon(r->ctl_len);
 	r->mem = map_anon(r->mem_len);
 	if (r->ctl_mem == NULL || r->mem == NULL)
@@ -488,7 +488,7 @@ resources(struct perf_rnic *r)
 		struct perf_conn *c = &r->conn[i];
 
 		c->index = i + 1;
-		c->rx = r->mem + 2 * half * (i % PERF_BUF_PAIRS);
+		c->rx = r->mem + 2 * half * (i % r->bufs);
 		c->tx = c->rx + half;
 		c->credit_slot = (uint64_t *)(r->ctl_mem + (PERF_CTL_CREDIT0 + i) * PERF_CTL_SLOT);
 	}
@@ -683,6 +683,7 @@ client_setup(struct perf_rnic *r)
 	pd.qps = r->qps;
 	pd.depth = r->depth;
 	pd.max_size = r->max_size;
+	pd.bufs = r->bufs;
 	snprintf(pd.mode, sizeof(pd.mode), "%s", r->ops->name);
 	rc = client_connect(r, &r->ctl, &dst, &pd);
 	for (uint32_t i = 0; i < r->qps && rc == 0; i++) {
@@ -729,13 +730,15 @@ server_request(struct perf_rnic *r, const struct wn_ctl_cm_event *ev, uint32_t *
 			snprintf(ans.reason, sizeof(ans.reason), "server runs --mode %s, not %s",
 				 r->ops->name, pd.mode);
 		} else if (pd.qps < 1 || pd.qps > PERF_RNIC_MAX_QPS || pd.depth < 1 ||
-			   pd.depth > 4096 || pd.max_size < 1 || pd.max_size > PERF_RNIC_MAX_SIZE) {
+			   pd.depth > 4096 || pd.max_size < 1 || pd.max_size > PERF_RNIC_MAX_SIZE ||
+			   pd.bufs < 1 || pd.bufs > PERF_RNIC_MAX_QPS) {
 			rc = -EINVAL;
 			snprintf(ans.reason, sizeof(ans.reason), "bad geometry");
 		} else {
 			r->qps = pd.qps;
 			r->depth = pd.depth;
 			r->max_size = pd.max_size;
+			r->bufs = pd.bufs;
 			rc = resources(r);
 			if (rc != 0)
 				snprintf(ans.reason, sizeof(ans.reason), "no resources: %s",
@@ -1016,6 +1019,7 @@ perf_rnic_run(const struct wn_perf_params *p, const struct perf_rnic_ops *ops)
 	r.server = p->server;
 	r.qps = p->qps;
 	r.depth = p->depth;
+	r.bufs = p->bufs;
 	for (unsigned int i = 0; i < p->nb_sizes; i++)
 		r.max_size = umax(r.max_size, p->sizes[i]);
 	rc = r.dv->open(&r);

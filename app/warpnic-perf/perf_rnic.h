@@ -46,7 +46,7 @@
 #define PERF_SMALL_RQ 16
 
 #define PERF_MAGIC 0x574e504du   /* "WNPM" */
-#define PERF_VERSION 1
+#define PERF_VERSION 2
 
 /** wr_id kinds (low 8 bits; bits 8..31: connection index; 32..63: slot). */
 enum perf_wr_kind {
@@ -90,6 +90,7 @@ struct perf_cm_pd {
 	uint32_t qps;        /**< control: data QPs that follow */
 	uint32_t depth;      /**< control: outstanding WRs per QP */
 	uint32_t max_size;   /**< control: largest size of the run */
+	uint32_t bufs;       /**< control: data buffer pairs (--buffers) */
 	uint64_t addr;       /**< data: the sender's receive half */
 	uint32_t rkey;
 	uint32_t len;        /**< data, server's answer: send_bw credits (receives posted) */
@@ -234,7 +235,7 @@ struct perf_rnic {
 	const struct perf_dev_ops *dv;
 	void *dvs;               /**< the device's state */
 	struct perf_dev_attr dev;
-	uint32_t qps, depth, max_size;
+	uint32_t qps, depth, max_size, bufs;
 	uint32_t sq_depth, rq_depth;
 	struct perf_cq *ctl_cq, *scq, *rcq;
 	struct perf_conn ctl;

@@ -97,11 +97,14 @@ def sctp_table(d, quick, cost):
     return figures, rows
 
 
-def scale_table(d, qps_rows, dae):
+def scale_table(d, qps_rows, dae, one_buf):
     """Issue 26's goals: the QP curve (run to completion and through two warpnicd, each
     against 1 QP of this run), each QP's share at 256 QPs, cmtime through two warpnicd
     against kernel TCP (wn-conn-rate) at each N, memory per idle connection (conn.json,
-    test/bench/conn_bench.sh). Prints the tables; returns the figures and goal rows."""
+    test/bench/conn_bench.sh). @one_buf: the run-to-completion curve again with every QP
+    sending from and placing into one buffer (warpnic-perf --buffers 1), which tells what
+    the data's own footprint costs from what the QP count does. Prints the tables; returns
+    the figures and goal rows."""
     rows = []
 
     def row(fig, val, unit, text, holds, **extra):
@@ -112,15 +115,18 @@ def scale_table(d, qps_rows, dae):
     dq = {r["qps"]: r["Gbit/s"] for r in dae.get("write_bw_qps", [])}
     print()
     print("issue 26: aggregate RDMA Write 64 KiB against QPs (each against 1 QP of this run)")
-    print("%8s %12s %8s %14s %8s" % ("QPs", "rtc Gbit/s", "vs 1 QP", "daemons Gbit/s",
-                                    "vs 1 QP"))
+    print("%8s %12s %8s %14s %8s %16s %8s" % ("QPs", "rtc Gbit/s", "vs 1 QP", "daemons Gbit/s",
+                                              "vs 1 QP", "rtc, 1 buffer", "vs 1 QP"))
     curve = {}
     for q in sorted(set(rtc) | set(dq)):
         a, b = ratio(rtc.get(q), rtc.get(1)), ratio(dq.get(q), dq.get(1))
+        o = one_buf.get(q, rtc.get(1) if q == 1 else None)
+        c = ratio(o, rtc.get(1))
         curve[str(q)] = {"rtc_gbps": rtc.get(q), "rtc_vs_1qp": a, "daemons_gbps": dq.get(q),
-                         "daemons_vs_1qp": b}
-        print("%8d %12s %8s %14s %8s" % (q, fmt(rtc.get(q)), fmt(a, 2), fmt(dq.get(q)),
-                                         fmt(b, 2)))
+                         "daemons_vs_1qp": b, "rtc_one_buffer_gbps": o,
+                         "rtc_one_buffer_vs_1qp": c}
+        print("%8d %12s %8s %14s %8s %16s %8s" % (q, fmt(rtc.get(q)), fmt(a, 2), fmt(dq.get(q)),
+                                                  fmt(b, 2), fmt(o), fmt(c, 2)))
     for who, key in (("run-to-completion (warpnic-perf --rtc)", "rtc_vs_1qp"),
                      ("two warpnicd (ib_write_bw -q N)", "daemons_vs_1qp")):
         pts = {q: c[key] for q, c in curve.items() if c[key] is not None}
@@ -128,6 +134,12 @@ def scale_table(d, qps_rows, dae):
         row("QPs %s, %s, worst vs 1 QP" % (" -> ".join(pts), who), worst, "x 1 QP",
             "within 15 %% of 1 QP up to %s QPs" % max(map(int, pts), default=0),
             worst is not None and worst >= 0.85)
+    pts = {q: c["rtc_one_buffer_vs_1qp"] for q, c in curve.items()
+           if c["rtc_one_buffer_vs_1qp"] is not None}
+    if len(pts) > 1:
+        row("QPs %s, run-to-completion, one buffer for all QPs (--buffers 1), worst vs 1 QP"
+            % " -> ".join(pts), min(pts.values()), "x 1 QP",
+            "(information: the QP count's own cost, the data's footprint aside)", None)
     fair = qps_rows.get(256)
     if fair is not None and fair.get("qp_min_Gbit/s") is not None:
         mean = fair["Gbit/s"] / 256
@@ -250,8 +262,11 @@ def main():
     raw_bw, raw_lat = rows(d, "raw_bw"), rows(d, "raw_lat")
     rtc_lat, rtc_bw = rows(d, "rtc_write_lat"), rows(d, "rtc_write_bw")
     rtc_send = rows(d, "rtc_send_bw")[64]
-    qps, qps_rows = {}, {}
+    qps, qps_rows, one_buf = {}, {}, {}
     for fn in os.listdir(d):
+        m = re.fullmatch(r"rtc_qps1buf_(\d+)\.json", fn)
+        if m:
+            one_buf[int(m.group(1))] = rows(d, fn[:-5])[65536]["Gbit/s"]
         m = re.fullmatch(r"rtc_qps_(\d+)\.json", fn)
         if m:
             qps_rows[int(m.group(1))] = rows(d, fn[:-5])[65536]
@@ -370,7 +385,7 @@ def main():
 
     cost_goals = cost_table(cost, goals) if cost else []
     sctp, sctp_goals = sctp_table(d, quick, cost)
-    scale, scale_goals = scale_table(d, qps_rows, dae)
+    scale, scale_goals = scale_table(d, qps_rows, dae, one_buf)
 
     # ---- JSON
     try:
@@ -432,6 +447,8 @@ def main():
     qc = scale["qp_curve"]
     qp_rtc = dat("c_qps_rtc", [(int(q), c["rtc_gbps"]) for q, c in qc.items()])
     qp_dae = dat("c_qps_dae", [(int(q), c["daemons_gbps"]) for q, c in qc.items()])
+    qp_one = dat("c_qps_one", [(int(q), c["rtc_one_buffer_gbps"]) for q, c in qc.items()
+                               if c.get("rtc_one_buffer_gbps") is not None])
     gp = ['set terminal pngcairo size 1800,480 font "sans,10" noenhanced',
           'set output "%s"' % os.path.join(d, "bench.png"),
           'set multiplot layout 1,3 title "warpnic vs raw memif and kernel TCP (one run, %s)"'
@@ -453,8 +470,9 @@ def main():
           'set xlabel "QPs (aggregate RDMA Write 64 KiB)"', 'set ylabel "Gbit/s"',
           'set title "QPs"', 'set key top right',
           'plot "%s" using 1:2 with linespoints title "run-to-completion (--rtc --qps N)", '
+          '"%s" using 1:2 with linespoints title "... one buffer for all QPs (--buffers 1)", '
           '"%s" using 1:2 with linespoints title "warpnicd + ib_write_bw -q N"'
-          % (qp_rtc, qp_dae),
+          % (qp_rtc, qp_one, qp_dae),
           'unset multiplot']
     with open(os.path.join(d, "bench.gp"), "w") as f:
         f.write("\n".join(gp) + "\n")
