@@ -44,6 +44,16 @@ bw_prepare(struct perf_rnic *r, const struct perf_msg *start, struct perf_msg *r
 }
 
 /* send_bw sender: take credit Sends, repost their receives. */
+/* @p c may post again: on the due list once. */
+static void
+bw_due(struct perf_rnic *r, struct perf_conn *c)
+{
+	if (!c->due) {
+		c->due = true;
+		r->due[r->run.due_n++] = c->index - 1;
+	}
+}
+
 static int
 bw_credits(struct perf_rnic *r)
 {
@@ -59,8 +69,10 @@ bw_credits(struct perf_rnic *r)
 			return -EPROTO;
 		/* cumulative: a newer credit overwriting an older one loses nothing */
 		v = __atomic_load_n(c->credit_slot, __ATOMIC_ACQUIRE);
-		if (v > c->credits)
+		if (v > c->credits) {
 			c->credits = v;
+			bw_due(r, c);
+		}
 		rc = perf_repost(r, &e[i]);
 		if (rc != 0)
 			return rc;
@@ -76,6 +88,14 @@ bw_client_begin(struct perf_rnic *r, const struct perf_msg *start)
 	u->open = true;
 	u->deadline = start->ms ? wn_perf_now() + start->ms / 1e3 : INFINITY;
 	u->t0 = u->t_last = u->last_progress = u->alive_at = wn_perf_now();
+	for (uint32_t i = 0; i < r->qps; i++) {
+		struct perf_conn *c = &r->conn[i];
+
+		c->due = false;
+		bw_due(r, c);
+		u->outstanding += c->outstanding;
+		u->unposted += c->posted < start->iters;
+	}
 	return 0;
 }
 
@@ -97,6 +117,7 @@ bw_write_flush(struct perf_rnic *r)
 
 		if (rc != 0)
 			return rc == -EAGAIN ? -EIO : rc;
+		r->run.outstanding++;
 	}
 	return 0;
 }
@@ -112,21 +133,32 @@ bw_client_step(struct perf_rnic *r, const struct perf_msg *start)
 	int n;
 
 	r->idle = true;
-	for (uint32_t i = 0; u->open && i < r->qps; i++) {
-		struct perf_conn *c = &r->conn[i];
-		uint64_t want = r->depth - c->outstanding;
+	/* the due QPs only (all at first; then those with completions or credits): one that
+	 * could not post all it wanted stays due */
+	for (uint32_t i = 0, k = u->due_n, w = 0; u->open && i < k; i++) {
+		struct perf_conn *c = &r->conn[r->due[i]];
+		uint64_t want = r->depth - c->outstanding, left = start->iters - c->posted;
 
-		if (start->iters - c->posted < want)
-			want = start->iters - c->posted;
+		c->due = false;
+		if (left < want)
+			want = left;
 		if (send && c->credits - c->sent < want)
 			want = c->credits - c->sent;
-		if (want == 0)
-			continue;
-		n = perf_post_data(r, c, r->ops->opcode, start->size, (uint32_t)want);
+		n = want == 0 ? 0 : perf_post_data(r, c, r->ops->opcode, start->size,
+						   (uint32_t)want);
 		if (n < 0)
 			return n;
 		if (send)
 			c->sent += (uint64_t)n;
+		u->outstanding += (uint64_t)n;
+		if (left > 0 && c->posted >= start->iters)
+			u->unposted--;
+		if ((uint64_t)n < want) {
+			c->due = true;
+			r->due[w++] = r->due[i];
+		}
+		if (i + 1 == k)
+			u->due_n = w;
 	}
 	n = perf_poll(r, r->scq, e, BW_BATCH);
 	if (n < 0)
@@ -137,10 +169,12 @@ bw_client_step(struct perf_rnic *r, const struct perf_msg *start)
 		if (c == NULL || perf_wr_kind_of(e[i].wr_id) != PERF_WR_DATA)
 			return -EPROTO;
 		c->outstanding--;
+		u->outstanding--;
 		if (perf_wr_slot(e[i].wr_id) == BW_FLUSH)
 			continue;
 		c->done++;
 		u->total++;
+		bw_due(r, c);
 	}
 	now = wn_perf_now();
 	if (n > 0) {
@@ -166,11 +200,7 @@ bw_client_step(struct perf_rnic *r, const struct perf_msg *start)
 		if (n < 0)
 			return n;
 	}
-	for (uint32_t i = 0; i < r->qps; i++) {
-		busy |= r->conn[i].outstanding > 0;
-		if (r->conn[i].posted < start->iters)
-			busy |= u->open;
-	}
+	busy = u->outstanding > 0 || (u->open && u->unposted > 0);
 	if (!busy && (r->ops->opcode != WN_QUEUE_WR_RDMA_WRITE || u->phase == 1))
 		return 1;
 	if (!busy)

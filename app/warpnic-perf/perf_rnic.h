@@ -212,6 +212,7 @@ struct perf_conn {
 	uint64_t received, reposted, credit_sent; /**< receiver */
 	uint64_t *credit_slot;   /**< credit word in the control MR */
 	uint32_t bad_len;        /**< receptions whose length was not the size */
+	bool due;                /**< bw client: on the run's due list */
 };
 
 struct perf_rnic_ops;
@@ -221,6 +222,11 @@ struct perf_run {
 	double t0, t_last, last_progress, deadline, limit;
 	double alive_at;          /**< bw client: when the last ALIVE went */
 	uint64_t total, iter, got;
+	/* bw client: the QPs that may post (r->due[0..due_n)), the WRs outstanding on all
+	 * QPs, the QPs that have not posted all their iterations: a step costs what completed,
+	 * not the number of QPs */
+	uint32_t due_n, unposted;
+	uint64_t outstanding;
 	bool open, have_end;
 	int phase;
 	uint8_t tag;
@@ -240,6 +246,7 @@ struct perf_rnic {
 	struct perf_cq *ctl_cq, *scq, *rcq;
 	struct perf_conn ctl;
 	struct perf_conn conn[PERF_RNIC_MAX_QPS];
+	uint32_t due[PERF_RNIC_MAX_QPS];  /**< struct perf_run @c due_n */
 	uint8_t *ctl_mem;
 	size_t ctl_len;
 	uint32_t ctl_key;
