@@ -46,7 +46,7 @@
 #   WN_BENCH_QPS     the run-to-completion QP counts (default "1 16 256 4096 16384")
 #   WN_BENCH_PT_QPS  ib_write_bw's QPs:iterations per QP (default
 #                    1:5000,16:300,256:20,4096:5,16384:5)
-# Full run: 4 to 6 minutes on a loaded 2-core machine. Run it on a quiet machine; on a shared
+# Full run: about 8 minutes on a 2-core machine. Run it on a quiet machine; on a shared
 # one the wall-clock figures move from run to run, the ratios (both sides measured in the
 # same run) less so.
 set -uo pipefail
