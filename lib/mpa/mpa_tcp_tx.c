@@ -133,9 +133,12 @@ wn_mpa_tx_send(struct wn_llp *l, const struct wn_llp_ulpdu *u)
 	}
 copy:
 	if (ret < 0 && ret != -EAGAIN) {
-		if (u->n_iov > 0)
-			count_copy(p, u, ret);
+		int why = ret;
+
 		ret = tx_copy(s, u);
+		/* copies made, not attempts: a refused one is offered again */
+		if (ret != -EAGAIN && u->n_iov > 0)
+			count_copy(p, u, why);
 	}
 	if (ret == -EAGAIN) {
 		p->base.st.tx_again++;

@@ -721,13 +721,19 @@ test_ref_tx(void **state)
 	free(pay);
 }
 
-/* Staged transmit (ref_tx off, no zero-copy): every payload copied, counted as staged. */
+/*
+ * Staged transmit (ref_tx off, no zero-copy): every payload copied, counted as staged; one
+ * refused for room is not counted (it is offered again) and leaves the stream waiting for
+ * room until TCP's ACK.
+ */
 static void
 test_staged_tx(void **state)
 {
 	uint8_t hdr[14] = {0x80, 0x01};
 	uint8_t *pay = hx_pattern(1400, 4);
 	struct wn_llp_stats st;
+	uint32_t sent = 0;
+	int rc;
 
 	(void)state;
 	establish();
@@ -737,6 +743,17 @@ test_staged_tx(void **state)
 	wn_llp_stats(proto[0], &st);
 	assert_int_equal(st.copy_staged, 1);
 	assert_int_equal(st.ref_ulpdus + st.tokens, 0);
+	/* fill TCP's send buffer without running the network: the first refusal */
+	while ((rc = send_part(hdr, sizeof(hdr), pay, 1400, 0x100, 1, 1400, true)) == 0)
+		sent++;
+	assert_int_equal(rc, -EAGAIN);
+	assert_true(sent > 0);
+	assert_true(own[0].l->tx_room_wait);
+	wn_llp_stats(proto[0], &st);
+	assert_int_equal(st.copy_staged, 1 + sent);
+	run(5000);
+	assert_false(own[0].l->tx_room_wait); /* the ACK made room */
+	assert_int_equal(own[1].rx_n, 2 + sent);
 	free(pay);
 }
 
