@@ -135,10 +135,11 @@ tapp_fini(struct tapp *a)
 }
 
 /* Listen on side 1 port 5000, connect from side 0; run until both are established. */
+/* Connect @p cli (side 0) to @p srv listening on side 1's @p port. */
 static inline void
-hx_connect_pair(struct hx *h, struct tapp *cli, struct tapp *srv)
+hx_connect_port(struct hx *h, struct tapp *cli, struct tapp *srv, uint16_t port)
 {
-	struct wn_tcp_endpoint l = hx_ep(h, 1, 5000), lc = hx_ep(h, 0, 0), r = hx_ep(h, 1, 5000);
+	struct wn_tcp_endpoint l = hx_ep(h, 1, port), lc = hx_ep(h, 0, 0), r = hx_ep(h, 1, port);
 
 	assert_non_null(wn_tcp_listen(h->s[1].tcp, &l, &tapp_cb, srv));
 	cli->conn = wn_tcp_connect(h->s[0].tcp, &lc, &r, &tapp_cb, cli);
@@ -146,6 +147,12 @@ hx_connect_pair(struct hx *h, struct tapp *cli, struct tapp *srv)
 	hx_run(h, 10000, 1000);
 	assert_int_equal(cli->established, 1);
 	assert_int_equal(srv->established, 1);
+}
+
+static inline void
+hx_connect_pair(struct hx *h, struct tapp *cli, struct tapp *srv)
+{
+	hx_connect_port(h, cli, srv, 5000);
 }
 
 #endif /* WN_TEST_APP_H */

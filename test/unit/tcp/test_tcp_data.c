@@ -1649,20 +1649,6 @@ test_reorder_undone_between_stacks(void **state)
 	hx_fini(&h);
 }
 
-/* Connect @p cli (side 0) to @p srv listening on side 1's @p port. */
-static void
-connect_on(struct hx *h, struct tapp *cli, struct tapp *srv, uint16_t port)
-{
-	struct wn_tcp_endpoint l = hx_ep(h, 1, port), lc = hx_ep(h, 0, 0), r = hx_ep(h, 1, port);
-
-	assert_non_null(wn_tcp_listen(h->s[1].tcp, &l, &tapp_cb, srv));
-	cli->conn = wn_tcp_connect(h->s[0].tcp, &lc, &r, &tapp_cb, cli);
-	assert_non_null(cli->conn);
-	hx_run(h, 10000, 1000);
-	assert_int_equal(cli->established, 1);
-	assert_int_equal(srv->established, 1);
-}
-
 /*
  * send_budget: the connections holding data share it equally (two segments each at
  * least), the context's total stays near it, and every connection's data gets through.
@@ -1685,7 +1671,7 @@ test_send_budget_shared(void **state)
 	for (int i = 0; i < 3; i++) {
 		tapp_init(&cli[i]);
 		tapp_init(&srv[i]);
-		connect_on(&h, &cli[i], &srv[i], (uint16_t)(5000 + i));
+		hx_connect_port(&h, &cli[i], &srv[i], (uint16_t)(5000 + i));
 	}
 	emss = cli[0].emss;
 	/* nobody holds data: the whole budget; A takes 40 KiB of it */
@@ -1736,7 +1722,7 @@ test_send_budget_shared(void **state)
 	hx_init_conf(&h, &tc, false, false);
 	tapp_init(&cli[0]);
 	tapp_init(&srv[0]);
-	connect_on(&h, &cli[0], &srv[0], 5000);
+	hx_connect_port(&h, &cli[0], &srv[0], 5000);
 	assert_int_equal(wn_tcp_send_space(cli[0].conn), 2 * emss);
 	tapp_fini(&cli[0]);
 	tapp_fini(&srv[0]);
