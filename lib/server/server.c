@@ -213,34 +213,6 @@ static const struct {
 	[WN_CTL_REREG_MR] = {sizeof(struct wn_ctl_rereg_mr_req), wn_server_h_rereg_mr},
 };
 
-static void
-reply(struct client *c, const struct wn_ctl_hdr *req, int status, const void *body,
-      size_t len, int fd)
-{
-	struct {
-		struct wn_ctl_hdr h;
-		uint8_t body[WN_CTL_MSG_MAX - sizeof(struct wn_ctl_hdr)];
-	} r;
-
-	if (status != 0) {
-		len = 0;
-		fd = -1;
-	}
-	wn_ctl_hdr_init(&r.h, req->op, req->seq, len);
-	r.h.status = status;
-	if (len > 0)
-		memcpy(r.body, body, len);
-	if (wn_ctl_send(c->fd, &r.h, &fd, fd >= 0 ? 1 : 0) != 0)
-		SRV_LOG(DEBUG, "client %u: reply to %u lost", c->id, req->op);
-}
-
-void
-wn_server_reply(struct client *c, const struct wn_ctl_hdr *req, int status, const void *body,
-		size_t len)
-{
-	reply(c, req, status, body, len, -1);
-}
-
 /* Handle one request that passed wn_ctl_req_check() (@p body_len octets of body); replies. */
 static void
 req_handle(struct wn_server *srv, const struct srv_req *rq, size_t body_len)
@@ -266,7 +238,7 @@ req_handle(struct wn_server *srv, const struct srv_req *rq, size_t body_len)
 		if (ret == SRV_REPLY_LATER)
 			return;
 	}
-	reply(rq->c, rq->h, ret, &rs.u, wn_ctl_op_info(op)->resp_len, rs.fd);
+	wn_server_reply(rq->c, rq->h, ret, &rs.u, wn_ctl_op_info(op)->resp_len, rs.fd);
 	if (rs.fd >= 0)
 		close(rs.fd);
 }

@@ -537,7 +537,7 @@ wn_server_cm_dp_listening(struct wn_server *srv, const struct wn_server_dp_msg *
 	}
 	resp.src = id->u.id.src;
 	resp.dst = id->u.id.dst;
-	wn_server_reply(id->owner, &id->u.id.listen_req, status, &resp, sizeof(resp));
+	wn_server_reply(id->owner, &id->u.id.listen_req, status, &resp, sizeof(resp), -1);
 }
 
 /* ---------------------------------------------------------------- connections */

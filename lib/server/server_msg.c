@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Messages to the dataplane (wn_server_dp.h): an object's creation or retirement, a CM
- * request, on the to_dp ring, with a ring of shard 0's bell; and lib/server's log type. The
- * files of the objects (server_obj.c, server_mr.c, server_queue.c, server_cm.c) send them; server.c
- * attaches the rings and reads the dataplane's answers.
+ * Messages: the answer to a client's request, and those to the dataplane (wn_server_dp.h):
+ * an object's creation or retirement, a CM request, on the to_dp ring, with a ring of shard
+ * 0's bell; and lib/server's log type. server.c and the files of the objects (server_obj.c,
+ * server_mr.c, server_queue.c, server_cm.c) send them; server.c attaches the rings and reads
+ * the dataplane's answers.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +17,31 @@
 #include "srv_priv.h"
 
 RTE_LOG_REGISTER_DEFAULT(wn_server_logtype, INFO); /* lib.wn.server */
+
+/*
+ * Answer client @p c's request @p req: @p status, then (on success only) a body of @p len
+ * octets and descriptor @p fd (-1: none).
+ */
+void
+wn_server_reply(struct client *c, const struct wn_ctl_hdr *req, int status, const void *body,
+		size_t len, int fd)
+{
+	struct {
+		struct wn_ctl_hdr h;
+		uint8_t body[WN_CTL_MSG_MAX - sizeof(struct wn_ctl_hdr)];
+	} r;
+
+	if (status != 0) {
+		len = 0;
+		fd = -1;
+	}
+	wn_ctl_hdr_init(&r.h, req->op, req->seq, len);
+	r.h.status = status;
+	if (len > 0)
+		memcpy(r.body, body, len);
+	if (wn_ctl_send(c->fd, &r.h, &fd, fd >= 0 ? 1 : 0) != 0)
+		SRV_LOG(DEBUG, "client %u: reply to %u lost", c->id, req->op);
+}
 
 struct wn_server_dp_msg *
 wn_server_dp_msg_new(struct wn_server *srv, uint32_t type, uint32_t handle, void *obj)

@@ -262,11 +262,11 @@ struct srv_resp {
  * -errno, the response's status, or SRV_REPLY_LATER. Destruction (srv_*_destroy): one per
  * type, in server.c's table.
  */
-/* ---- server.c: the answer to client @p c's request @p req (a body of @p len octets) */
+/* ---- server_msg.c: the answer to client @p c's request @p req (a body of @p len octets, @p fd) */
 void wn_server_reply(struct client *c, const struct wn_ctl_hdr *req, int status,
-		     const void *body, size_t len);
+		     const void *body, size_t len, int fd);
 
-/* ---- server_msg.c: messages to the dataplane (NULL: none attached, or no memory) */
+/* messages to the dataplane (NULL: none attached, or no memory) */
 struct wn_server_dp_msg *wn_server_dp_msg_new(struct wn_server *srv, uint32_t type, uint32_t handle,
 				    void *obj);
 int wn_server_dp_post(struct wn_server *srv, struct wn_server_dp_msg *m);
