@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,30 @@ wn_client_fd(const struct wn_client *c)
 	return c->fd;
 }
 
+/*
+ * The next datagram of @p fd (wn_ctl_recv()): polled for, yielding the CPU between polls, for
+ * up to wn_client_call_spin_ns(), then waited for (poll.c says why).
+ */
+static long
+recv_answer(int fd, void *buf, int *fds, unsigned int *nfds)
+{
+	uint64_t spin = wn_client_call_spin_ns(), t0 = 0, t;
+	long n;
+
+	while (spin > 0) {
+		n = wn_ctl_recv_flags(fd, buf, fds, nfds, MSG_DONTWAIT);
+		if (n != -EAGAIN)
+			return n;
+		t = wn_client_now_ns();
+		if (t0 == 0)
+			t0 = t;
+		else if (t - t0 >= spin)
+			break;
+		(void)sched_yield();
+	}
+	return wn_ctl_recv(fd, buf, fds, nfds);
+}
+
 int
 wn_client_call(struct wn_client *c, uint16_t op, const void *req, const int *fds,
 	       unsigned int nfds, void *resp, int *rfd)
@@ -212,7 +237,7 @@ wn_client_call(struct wn_client *c, uint16_t op, const void *req, const int *fds
 	if (ret != 0)
 		goto out;
 	for (;;) {
-		n = wn_ctl_recv(c->fd, m.b, rfds, &rn);
+		n = recv_answer(c->fd, m.b, rfds, &rn);
 		if (n == 0) {
 			ret = -ECONNRESET;
 			goto out;

@@ -11,6 +11,10 @@
 
 struct wn_client_seg;
 
+/* ---- poll.c: CLOCK_MONOTONIC in ns; how long wn_client_call() polls for an answer (ns) */
+uint64_t wn_client_now_ns(void);
+uint64_t wn_client_call_spin_ns(void);
+
 /* ---- client_mr.c: the objects behind a range, for REG_MR */
 
 /*

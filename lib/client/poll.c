@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * lib/client: backing off from a CQ that stays empty (wn_client_poll_backoff()).
+ * lib/client: waiting without holding a CPU another thread needs.
  *
  * A program that spins on an empty CQ (perftest, most benchmarks) holds its CPU; when the
  * dataplane lcore that will produce the completion shares that CPU, every microsecond spent
  * spinning delays the completion. So after a short spin the poller yields on each empty poll
  * (the lcore, if runnable there, runs at once), and after a longer wait it sleeps briefly
- * between polls. WARPNIC_POLL_SPIN_US sets the spin (default 5; "-1" never backs off).
+ * between polls (wn_client_poll_backoff()). WARPNIC_POLL_SPIN_US sets the spin (default 5;
+ * "-1" never backs off).
+ *
+ * The answer to a control request is the other way round: it comes within microseconds when
+ * warpnicd's control thread is awake, and a thread that blocks for it pays a wake-up that on
+ * a VM costs tens of microseconds (an idle virtual CPU halts). wn_client_call() polls for it
+ * yielding for WARPNIC_CALL_SPIN_US (default 50; 0: block at once) before it blocks.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -18,8 +24,8 @@
 #define NAP_AFTER_NS 1000000ull
 #define NAP_NS 20000L
 
-static uint64_t
-now_ns(void)
+uint64_t
+wn_client_now_ns(void)
 {
 	struct timespec ts;
 
@@ -27,22 +33,42 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The spin from WARPNIC_POLL_SPIN_US, read once: ns, or UINT64_MAX (never back off). */
+/*
+ * Environment variable @p name in microseconds (@p def_us when unset), read once into
+ * @p cache: ns, or UINT64_MAX for a negative value.
+ */
 static uint64_t
-spin_ns(void)
+env_ns(const char *name, long def_us, _Atomic uint64_t *cache)
 {
-	static _Atomic uint64_t cached;
-	uint64_t v = cached;
+	uint64_t v = *cache;
 	const char *e;
 	long us;
 
 	if (v != 0)
 		return v - 1;
-	e = getenv("WARPNIC_POLL_SPIN_US");
-	us = e != NULL && *e != '\0' ? strtol(e, NULL, 10) : 5;
+	e = getenv(name);
+	us = e != NULL && *e != '\0' ? strtol(e, NULL, 10) : def_us;
 	v = us < 0 ? UINT64_MAX : (uint64_t)us * 1000;
-	cached = v == UINT64_MAX ? v : v + 1;
+	*cache = v == UINT64_MAX ? v : v + 1;
 	return v;
+}
+
+/* The spin from WARPNIC_POLL_SPIN_US: ns, or UINT64_MAX (never back off). */
+static uint64_t
+spin_ns(void)
+{
+	static _Atomic uint64_t cached;
+
+	return env_ns("WARPNIC_POLL_SPIN_US", 5, &cached);
+}
+
+uint64_t
+wn_client_call_spin_ns(void)
+{
+	static _Atomic uint64_t cached;
+	uint64_t v = env_ns("WARPNIC_CALL_SPIN_US", 50, &cached);
+
+	return v == UINT64_MAX ? 0 : v;
 }
 
 void
@@ -54,7 +80,7 @@ wn_client_poll_backoff(struct wn_client_backoff *b, int got)
 		b->empty_since = 0;
 		return;
 	}
-	t = now_ns();
+	t = wn_client_now_ns();
 	if (b->empty_since == 0) {
 		b->empty_since = t;
 		return;

@@ -577,6 +577,12 @@ wn_ctl_send(int sock, const struct wn_ctl_hdr *msg, const int *fds, unsigned int
 long
 wn_ctl_recv(int sock, void *buf, int *fds, unsigned int *nfds)
 {
+	return wn_ctl_recv_flags(sock, buf, fds, nfds, 0);
+}
+
+long
+wn_ctl_recv_flags(int sock, void *buf, int *fds, unsigned int *nfds, int flags)
+{
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * WN_CTL_MAX_FDS)];
 		struct cmsghdr align;
@@ -589,7 +595,7 @@ wn_ctl_recv(int sock, void *buf, int *fds, unsigned int *nfds)
 
 	*nfds = 0;
 	do {
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_TRUNC);
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_TRUNC | flags);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;

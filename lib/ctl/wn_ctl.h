@@ -697,6 +697,9 @@ int wn_ctl_send(int sock, const struct wn_ctl_hdr *msg, const int *fds, unsigned
  */
 long wn_ctl_recv(int sock, void *buf, int *fds, unsigned int *nfds);
 
+/** wn_ctl_recv() with recvmsg() @p flags more (MSG_DONTWAIT: -EAGAIN when none is there). */
+long wn_ctl_recv_flags(int sock, void *buf, int *fds, unsigned int *nfds, int flags);
+
 /** Fill a header for @p op with body length @p body_len. Thread-safe. */
 void wn_ctl_hdr_init(struct wn_ctl_hdr *h, uint16_t op, uint32_t seq, size_t body_len);
 
