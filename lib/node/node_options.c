@@ -33,7 +33,7 @@ enum opt_kind {
 
 enum {
 	O_IP = 256, O_GW, O_PORT, O_MTU, O_MBUFS, O_NOOFF, O_PCAP, O_IMPAIR, O_NETDEV,
-	O_IDLEMODE, O_IDLESPIN, O_IDLE, O_CTL, O_CTLMODE, O_CTLGROUP, O_NAME, O_MAXMR, O_MAXMRSZ,
+	O_IDLEMODE, O_IDLESPIN, O_IDLE, O_CTL, O_CTLSPIN, O_CTLMODE, O_CTLGROUP, O_NAME, O_MAXMR, O_MAXMRSZ,
 	O_DAEMON, O_PIDFILE, O_MAXC, O_SOCKBUF, O_TXBUDGET, O_STAGED, O_ZC, O_ZCMIN, O_REV, O_MARKERS,
 	O_NOCRC, O_NOP2P, O_RTR, O_MPATO, O_RNR, O_IBPORT, O_LLP, O_UDPORT, O_CONFIG, O_HELP,
 };
@@ -98,6 +98,10 @@ static const struct opt opts[] = {
 	SPECIAL("ctl", O_CTL, "PATH", "Programs",
 		"the control socket programs connect to (default " WN_CTL_DEFAULT_PATH ";\n"
 		"its directory is made; a socket another process serves is never taken)"),
+	NUM("ctl-spin-us", O_CTLSPIN, "N", NULL,
+	    "the control thread keeps polling N us after a request before it sleeps:\n"
+	    "a program's requests come in runs, and a sleeping thread's wake-up costs\n"
+	    "tens of us on a VM (default 50; 0: sleep at once)", 0, 1000000, ctl.spin_us, 1, 0),
 	SPECIAL("ctl-mode", O_CTLMODE, "MODE", NULL,
 		"the control socket's permissions, octal (default 0660)"),
 	SPECIAL("ctl-group", O_CTLGROUP, "GROUP", NULL,
@@ -563,6 +567,7 @@ wn_node_defaults(struct wn_node_conf *p)
 	p->offload = true;
 	p->ctl.mtu = 1500;
 	p->ctl.sock_mode = 0660;
+	p->ctl.spin_us = 50;
 	p->dp.mtu = 1500;
 	p->dp.idle = WN_DP_IDLE_SLEEP;
 	p->dp.idle_us = 20;

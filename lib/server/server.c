@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -396,13 +398,36 @@ wn_server_poll(struct wn_server *srv, int timeout_ms)
 	return n;
 }
 
+static uint64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/*
+ * The control thread. After handling something it keeps polling, yielding the CPU between
+ * polls, for conf.spin_us: a program's requests come in runs (a QP's creation is several),
+ * and on a VM a blocked thread's wake-up costs tens of microseconds, more than most
+ * requests take. Idle, it blocks.
+ */
 static void *
 server_thread(void *arg)
 {
 	struct wn_server *srv = arg;
+	uint64_t busy = 0, t;
+	int n;
 
-	while (!srv->stop)
-		wn_server_poll(srv, 100);
+	while (!srv->stop) {
+		t = srv->conf.spin_us > 0 ? now_us() : 0;
+		n = wn_server_poll(srv, t != 0 && t - busy < srv->conf.spin_us ? 0 : 100);
+		if (n > 0)
+			busy = srv->conf.spin_us > 0 ? now_us() : 0;
+		else if (t != 0 && t - busy < srv->conf.spin_us)
+			(void)sched_yield();
+	}
 	return NULL;
 }
 

@@ -79,6 +79,11 @@ struct wn_server_conf {
 	 * address; 0: none): rdma_cm ids cannot bind it.
 	 */
 	uint16_t ib_port;
+	/**
+	 * The control thread (wn_server_start()) keeps polling this long after it handled
+	 * something, yielding the CPU between polls, before it blocks (0: blocks at once).
+	 */
+	uint32_t spin_us;
 	uint32_t sock_mode;     /**< the control socket's permissions (0: 0660) */
 	const char *sock_group; /**< its group's name (NULL: the process's group) */
 };
