@@ -193,9 +193,16 @@ wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit)
 	/* also when polling: its transmit wakes a memif peer that sleeps */
 	ret = wn_dp_idle_start(dp);
 	while (ret == 0 && !*quit) {
-		if (wn_dp_poll(dp) != 0)
+		unsigned int work = wn_dp_poll(dp);
+
+		/*
+		 * Control messages alone (an object made or gone) do not keep the shard spinning:
+		 * the program and the control thread that sent them want its CPU next.
+		 */
+		if (work > dp->ctl_msgs)
 			dp->last_work = dp->now;
-		else if (!poll_only && dp->now - dp->last_work >= dp->c.idle_spin_us)
+		else if (work == 0 && !poll_only &&
+			 dp->now - dp->last_work >= dp->c.idle_spin_us)
 			(void)wn_dp_idle_sleep(dp);
 	}
 	wn_dp_idle_stop(dp);

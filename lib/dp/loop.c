@@ -223,7 +223,8 @@ wn_dp_poll_rx(struct wn_dp *dp)
 	if (dp->c.port_poll != NULL && dp->idx == 0 && dp_link_up(dp))
 		(void)dp->c.port_poll();
 	/* control first: a listen (or a connect) is in place before frames that follow it */
-	work += poll_ctl(dp);
+	dp->ctl_msgs = poll_ctl(dp);
+	work += dp->ctl_msgs;
 	work += poll_rx(dp);
 	if (dp->wake_mask != 0)
 		wn_dp_wake_handoffs(dp);
