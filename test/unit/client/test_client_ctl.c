@@ -60,6 +60,7 @@ setup(void **state)
 	conf.n_addrs = 1;
 	conf.addrs[0].family = WN_CTL_AF_INET;
 	inet_pton(AF_INET, "198.18.0.1", conf.addrs[0].addr);
+	conf.spin_us = 50; /* warpnicd's default: the control thread polls after a request */
 	srv = wn_server_create(&conf);
 	if (srv == NULL)
 		return -1;
@@ -102,6 +103,52 @@ test_hello_and_queries(void **state)
 	assert_int_equal(wn_client_query_port(c, 2, &port), -EINVAL);
 	wn_client_close(c);
 	unsetenv(WN_CTL_ENV);
+}
+
+struct late_call {
+	struct wn_client *c;
+	uint32_t pd;
+	int ret;
+};
+
+static void *
+late_alloc_pd(void *arg)
+{
+	struct late_call *lc = arg;
+
+	lc->ret = wn_client_alloc_pd(lc->c, &lc->pd);
+	return NULL;
+}
+
+/*
+ * An answer that comes long after the client stopped polling for it (WARPNIC_CALL_SPIN_US,
+ * 50 us): the control thread is stopped while the request is made, started 20 ms later. The
+ * call waits for it and gets it; so do the calls after it (polled for again).
+ */
+static void
+test_late_answer(void **state)
+{
+	struct late_call lc = {0};
+	struct timespec ts = {0, 20 * 1000 * 1000};
+	pthread_t t;
+	uint32_t pd;
+	int i;
+
+	(void)state;
+	lc.c = wn_client_open(sock_path);
+	assert_non_null(lc.c);
+	wn_server_stop(srv);
+	assert_int_equal(pthread_create(&t, NULL, late_alloc_pd, &lc), 0);
+	nanosleep(&ts, NULL);
+	assert_int_equal(wn_server_start(srv), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(lc.ret, 0);
+	assert_int_equal(wn_client_dealloc_pd(lc.c, lc.pd), 0);
+	for (i = 0; i < 100; i++) {
+		assert_int_equal(wn_client_alloc_pd(lc.c, &pd), 0);
+		assert_int_equal(wn_client_dealloc_pd(lc.c, pd), 0);
+	}
+	wn_client_close(lc.c);
 }
 
 static void
@@ -1341,6 +1388,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hello_and_queries),
 		cmocka_unit_test(test_no_daemon),
+		cmocka_unit_test(test_late_answer),
 		cmocka_unit_test(test_objects_lifetime),
 		cmocka_unit_test(test_windows_and_frmr),
 		cmocka_unit_test(test_mr_rereg),
