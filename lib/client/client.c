@@ -187,7 +187,9 @@ wn_client_fd(const struct wn_client *c)
 
 /*
  * The next datagram of @p fd (wn_ctl_recv()): polled for, yielding the CPU between polls, for
- * up to wn_client_call_spin_ns(), then waited for (poll.c says why).
+ * up to wn_client_call_spin_ns(), then waited for (poll.c says why). A yield that gave the
+ * CPU away (another thread had work there) ends the polling at once: on a busy machine a
+ * poller takes time from the threads that would produce the answer.
  */
 static long
 recv_answer(int fd, void *buf, int *fds, unsigned int *nfds)
@@ -204,7 +206,8 @@ recv_answer(int fd, void *buf, int *fds, unsigned int *nfds)
 			t0 = t;
 		else if (t - t0 >= spin)
 			break;
-		(void)sched_yield();
+		if (wn_client_yield_ns() > WN_CLIENT_YIELD_BUSY_NS)
+			break;
 	}
 	return wn_ctl_recv(fd, buf, fds, nfds);
 }

@@ -14,6 +14,9 @@ struct wn_client_seg;
 /* ---- poll.c: CLOCK_MONOTONIC in ns; how long wn_client_call() polls for an answer (ns) */
 uint64_t wn_client_now_ns(void);
 uint64_t wn_client_call_spin_ns(void);
+/* sched_yield(); the ns it took: longer than WN_CLIENT_YIELD_BUSY_NS, another thread ran */
+uint64_t wn_client_yield_ns(void);
+#define WN_CLIENT_YIELD_BUSY_NS 10000u
 
 /* ---- client_mr.c: the objects behind a range, for REG_MR */
 

@@ -63,6 +63,15 @@ spin_ns(void)
 }
 
 uint64_t
+wn_client_yield_ns(void)
+{
+	uint64_t t = wn_client_now_ns();
+
+	(void)sched_yield();
+	return wn_client_now_ns() - t;
+}
+
+uint64_t
 wn_client_call_spin_ns(void)
 {
 	static _Atomic uint64_t cached;

@@ -398,6 +398,9 @@ wn_server_poll(struct wn_server *srv, int timeout_ms)
 	return n;
 }
 
+/* A sched_yield() that took longer than this gave the CPU to another thread (µs). */
+#define YIELD_BUSY_US 10u
+
 static uint64_t
 now_us(void)
 {
@@ -408,25 +411,30 @@ now_us(void)
 }
 
 /*
- * The control thread. After handling something it keeps polling, yielding the CPU between
- * polls, for conf.spin_us: a program's requests come in runs (a QP's creation is several),
- * and on a VM a blocked thread's wake-up costs tens of microseconds, more than most
- * requests take. Idle, it blocks.
+ * The control thread. After a program's request it keeps polling, yielding the CPU between
+ * polls, for conf.spin_us: requests come in runs (a QP's creation is several), and on a VM
+ * a blocked thread's wake-up costs tens of microseconds, more than most requests take.
+ * The dataplane's messages (CM events by the thousand when that many connect) do not
+ * start the spin, and a yield that gave the CPU away (another thread had work there) ends
+ * it: on a busy machine a spinning thread takes CPU time from the lcores. Idle, it blocks.
  */
 static void *
 server_thread(void *arg)
 {
 	struct wn_server *srv = arg;
-	uint64_t busy = 0, t;
-	int n;
+	uint64_t busy = 0, t, reqs;
 
 	while (!srv->stop) {
 		t = srv->conf.spin_us > 0 ? now_us() : 0;
-		n = wn_server_poll(srv, t != 0 && t - busy < srv->conf.spin_us ? 0 : 100);
-		if (n > 0)
+		reqs = srv->requests;
+		(void)wn_server_poll(srv, t != 0 && t - busy < srv->conf.spin_us ? 0 : 100);
+		if (srv->requests != reqs) {
 			busy = srv->conf.spin_us > 0 ? now_us() : 0;
-		else if (t != 0 && t - busy < srv->conf.spin_us)
+		} else if (t != 0 && t - busy < srv->conf.spin_us) {
 			(void)sched_yield();
+			if (now_us() - t > YIELD_BUSY_US)
+				busy = 0;
+		}
 	}
 	return NULL;
 }
