@@ -248,7 +248,7 @@ struct wn_dp {
 				       *   space (dp_ud.c); NULL elsewhere */
 	/* idle policy (idle.c), wake-ups of other shards (dp_steer.c, bell.c) */
 	uint64_t last_work;           /**< when wn_dp_poll() last found work */
-	uint32_t ctl_msgs;            /**< control messages the last wn_dp_poll() took */
+	uint32_t ctl_objs;            /**< objects made or gone the last wn_dp_poll() took */
 	struct wn_queue_bell *bell;   /**< this shard's line of the group's bell page */
 	int epfd;                     /**< its bell's eventfd and the port's Rx wake-up */
 	struct rte_epoll_event bell_ev;

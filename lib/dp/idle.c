@@ -196,10 +196,11 @@ wn_dp_run(struct wn_dp_group *g, uint16_t idx, volatile int *quit)
 		unsigned int work = wn_dp_poll(dp);
 
 		/*
-		 * Control messages alone (an object made or gone) do not keep the shard spinning:
-		 * the program and the control thread that sent them want its CPU next.
+		 * Objects made or gone alone do not keep the shard spinning: the program and the
+		 * control thread that sent them want its CPU next. A connection's steps do: its
+		 * segments follow.
 		 */
-		if (work > dp->ctl_msgs)
+		if (work > dp->ctl_objs)
 			dp->last_work = dp->now;
 		else if (work == 0 && !poll_only &&
 			 dp->now - dp->last_work >= dp->c.idle_spin_us)

@@ -129,13 +129,40 @@ poll_rx(struct wn_dp *dp)
 	return work;
 }
 
-/* Control messages: shard 0 dispatches the control thread's, the others run theirs. */
+/*
+ * An object made or gone (a CQ, QP, SRQ, MR, CM id): no network traffic follows it, unlike
+ * a connection's step (listen, connect, accept, reject, disconnect, a QP's modify).
+ */
+static bool
+msg_is_object(const struct wn_server_dp_msg *m)
+{
+	switch (m->type) {
+	case WN_SERVER_DP_MR_REG:
+	case WN_SERVER_DP_MR_DEREG:
+	case WN_SERVER_DP_CQ_CREATE:
+	case WN_SERVER_DP_CQ_DESTROY:
+	case WN_SERVER_DP_SRQ_CREATE:
+	case WN_SERVER_DP_SRQ_DESTROY:
+	case WN_SERVER_DP_QP_CREATE:
+	case WN_SERVER_DP_QP_DESTROY:
+	case WN_SERVER_DP_CM_DESTROY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Control messages: shard 0 dispatches the control thread's, the others run theirs.
+ * dp->ctl_objs: how many of them were objects made or gone (msg_is_object()).
+ */
 static unsigned int
 poll_ctl(struct wn_dp *dp)
 {
 	void *msgs[DP_BURST];
 	unsigned int n, i;
 
+	dp->ctl_objs = 0;
 	/* messages that waited for room in a full ring go first */
 	if (dp->ctl_wait.len > 0)
 		(void)wn_dp_ctl_flush(dp);
@@ -147,12 +174,16 @@ poll_ctl(struct wn_dp *dp)
 			    wn_dp_msgq_flush(&dp->fwd_wait[i], dp->g->shard[i]->ctl) > 0)
 				wn_dp_wake(dp->g, (uint16_t)i);
 		n = rte_ring_dequeue_burst(dp->c.to_dp, msgs, DP_BURST, NULL);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			dp->ctl_objs += msg_is_object(msgs[i]);
 			wn_dp_dispatch(dp, msgs[i]);
+		}
 	} else {
 		n = rte_ring_dequeue_burst(dp->ctl, msgs, DP_BURST, NULL);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			dp->ctl_objs += msg_is_object(msgs[i]);
 			wn_dp_local_msg(dp, msgs[i]);
+		}
 	}
 	return n;
 }
@@ -223,8 +254,7 @@ wn_dp_poll_rx(struct wn_dp *dp)
 	if (dp->c.port_poll != NULL && dp->idx == 0 && dp_link_up(dp))
 		(void)dp->c.port_poll();
 	/* control first: a listen (or a connect) is in place before frames that follow it */
-	dp->ctl_msgs = poll_ctl(dp);
-	work += dp->ctl_msgs;
+	work += poll_ctl(dp);
 	work += poll_rx(dp);
 	if (dp->wake_mask != 0)
 		wn_dp_wake_handoffs(dp);

@@ -101,7 +101,8 @@ static const struct opt opts[] = {
 	NUM("ctl-spin-us", O_CTLSPIN, "N", NULL,
 	    "the control thread keeps polling N us after a request before it sleeps:\n"
 	    "a program's requests come in runs, and a sleeping thread's wake-up costs\n"
-	    "tens of us on a VM (default 50; 0: sleep at once)", 0, 1000000, ctl.spin_us, 1, 0),
+	    "tens of us on a VM; with WARPNIC_CALL_SPIN_US in the programs (default 0:\n"
+	    "sleep at once)", 0, 1000000, ctl.spin_us, 1, 0),
 	SPECIAL("ctl-mode", O_CTLMODE, "MODE", NULL,
 		"the control socket's permissions, octal (default 0660)"),
 	SPECIAL("ctl-group", O_CTLGROUP, "GROUP", NULL,
@@ -567,7 +568,6 @@ wn_node_defaults(struct wn_node_conf *p)
 	p->offload = true;
 	p->ctl.mtu = 1500;
 	p->ctl.sock_mode = 0660;
-	p->ctl.spin_us = 50;
 	p->dp.mtu = 1500;
 	p->dp.idle = WN_DP_IDLE_SLEEP;
 	p->dp.idle_us = 20;

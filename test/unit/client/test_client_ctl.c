@@ -60,7 +60,9 @@ setup(void **state)
 	conf.n_addrs = 1;
 	conf.addrs[0].family = WN_CTL_AF_INET;
 	inet_pton(AF_INET, "198.18.0.1", conf.addrs[0].addr);
-	conf.spin_us = 50; /* warpnicd's default: the control thread polls after a request */
+	/* the control thread polls after a request, the client for its answers */
+	conf.spin_us = 50;
+	setenv("WARPNIC_CALL_SPIN_US", "50", 1);
 	srv = wn_server_create(&conf);
 	if (srv == NULL)
 		return -1;
@@ -122,7 +124,7 @@ late_alloc_pd(void *arg)
 
 /*
  * An answer that comes long after the client stopped polling for it (WARPNIC_CALL_SPIN_US,
- * 50 us): the control thread is stopped while the request is made, started 20 ms later. The
+ * 50 us here): the control thread is stopped while the request is made, started 20 ms later. The
  * call waits for it and gets it; so do the calls after it (polled for again).
  */
 static void
