@@ -47,8 +47,10 @@ dp_drain(struct wn_server *srv)
 	while (rte_ring_dequeue(srv->to_ctl, (void **)&m) == 0) {
 		if (m->type == WN_SERVER_DP_DONE)
 			wn_server_zombie_done(srv, m->handle);
-		else if (m->type == WN_SERVER_DP_CM_EVENT)
+		else if (m->type == WN_SERVER_DP_CM_EVENT) {
+			srv->dp_cm_events++;
 			wn_server_cm_dp_event(srv, m);
+		}
 		else if (m->type == WN_SERVER_DP_ASYNC_EVENT)
 			wn_server_async_dp_event(srv, m);
 		else if (m->type == WN_SERVER_DP_QP_ERROR)
@@ -400,6 +402,8 @@ wn_server_poll(struct wn_server *srv, int timeout_ms)
 
 /* A sched_yield() that took longer than this gave the CPU to another thread (µs). */
 #define YIELD_BUSY_US 10u
+/* No spin this long after the dataplane's last CM event (µs). */
+#define STORM_US 2000u
 
 static uint64_t
 now_us(void)
@@ -414,22 +418,27 @@ now_us(void)
  * The control thread. After a program's request it keeps polling, yielding the CPU between
  * polls, for conf.spin_us: requests come in runs (a QP's creation is several), and on a VM
  * a blocked thread's wake-up costs tens of microseconds, more than most requests take.
- * The dataplane's messages (CM events by the thousand when that many connect) do not
- * start the spin, and a yield that gave the CPU away (another thread had work there) ends
- * it: on a busy machine a spinning thread takes CPU time from the lcores. Idle, it blocks.
+ * On a busy machine a spinning thread takes CPU time from the lcores, so the spin stops
+ * when a yield gave the CPU away (another thread had work there), and for STORM_US after
+ * the dataplane's last CM event: connections by the hundred come and go then, and each
+ * lcore needs its CPU. Idle, it blocks.
  */
 static void *
 server_thread(void *arg)
 {
 	struct wn_server *srv = arg;
-	uint64_t busy = 0, t, reqs;
+	uint64_t busy = 0, storm = 0, t, reqs, evs;
 
 	while (!srv->stop) {
 		t = srv->conf.spin_us > 0 ? now_us() : 0;
 		reqs = srv->requests;
+		evs = srv->dp_cm_events;
 		(void)wn_server_poll(srv, t != 0 && t - busy < srv->conf.spin_us ? 0 : 100);
-		if (srv->requests != reqs) {
-			busy = srv->conf.spin_us > 0 ? now_us() : 0;
+		if (srv->dp_cm_events != evs && t != 0) {
+			storm = now_us();
+			busy = 0;
+		} else if (srv->requests != reqs) {
+			busy = t != 0 && now_us() - storm > STORM_US ? now_us() : 0;
 		} else if (t != 0 && t - busy < srv->conf.spin_us) {
 			(void)sched_yield();
 			if (now_us() - t > YIELD_BUSY_US)

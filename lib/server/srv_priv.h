@@ -227,6 +227,7 @@ struct wn_server {
 	/* CM events: delivered, made to wait for their channel's socket, the longest wait
 	 * queue, and those whose reader was gone (server_cm.c) */
 	uint64_t cm_events, cm_events_waited, cm_events_dropped;
+	uint64_t dp_cm_events; /* of them, from the dataplane (the control thread's spin) */
 	uint32_t cm_queue_max;
 	uint64_t max_mr_size;     /* octets: conf.max_mr_mb, else physical memory */
 };
