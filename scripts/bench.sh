@@ -22,8 +22,9 @@
 #             against 1 QP of this run;
 #             connections: rdma-core's cmtime through two warpnicd at 1, 1,000 and 16,384
 #             connections against kernel TCP's connect + accept + close at the same N
-#             (wn-conn-rate), and the daemons' memory per idle connection (wn-cm-hold,
-#             16,384 held) (test/bench/conn_bench.sh)
+#             (wn-conn-rate), the daemons' memory per idle connection (wn-cm-hold,
+#             16,384 held) and one control request of each kind through the shim
+#             (wn-ctl-cost) (test/bench/conn_bench.sh)
 # and (not with --quick) the instructions per message of run-to-completion RDMA against the
 # raw path, counted by callgrind (test/bench/rdma_cost.sh; over MPA/TCP, with Markers, and
 # over SCTP), the figure a loaded machine does not move, with issue 27's goals beside them.

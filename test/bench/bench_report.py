@@ -202,6 +202,12 @@ def scale_table(d, qps_rows, dae, one_buf):
             "/".join(map(str, h["b_kb"]))))
         row("warpnicd memory per idle connection (%d held), A / B" % h["n"],
             [h["per_conn_kb"]["a"], h["per_conn_kb"]["b"]], "KiB", "reported (small)", None)
+        q = conn.get("requests")
+        if q:
+            print("%-58s pd %s, cq %s, qp %s, mr %s, cm id %s us (%d pairs each, "
+                  "wn-ctl-cost)" % ("one control request through the shim (make or drop)",
+                                    fmt(q["pd_us"]), fmt(q["cq_us"]), fmt(q["qp_us"]),
+                                    fmt(q["mr_us"]), fmt(q["id_us"]), q["n"]))
     print()
     print("%-70s %16s %-12s  %s" % ("issue 26 goal figure", "value", "unit", "goal (met?)"))
     for x in rows:

@@ -5,9 +5,12 @@
 # at once and tears them down (server on A, client on B), at each N; beside it wn-conn-rate,
 # kernel TCP's connect + accept + close of N connections at once over loopback, the same N;
 # then wn-cm-hold holds HOLD connections established and idle while both daemons' resident
-# memory is read (before, while held): memory per idle connection. Prints one JSON object:
+# memory is read (before, while held): memory per idle connection. First, wn-ctl-cost times
+# one control request of each kind through the shim on B (what each step is made of).
+# Prints one JSON object:
 #   {"cmtime": [{"n", "steps": {STEP: {"total_ms", "max_ms", "min_us", "us_per_conn"}}}],
-#    "kernel": [{wn-conn-rate's --json}], "hold": {"n", "a_kb", "b_kb", "per_conn_kb"}}
+#    "kernel": [{wn-conn-rate's --json}], "hold": {"n", "a_kb", "b_kb", "per_conn_kb"},
+#    "requests": {wn-ctl-cost's --json}}
 # cmtime's own counters judge it: every step printed, no failed event (it prints one and
 # goes on), exit status 0.
 #
@@ -21,11 +24,15 @@ rate=$WN_BUILD/test/bench/wn-conn-rate
 cmhold=$WN_BUILD/test/bench/wn-cm-hold
 [ -x "$rate" ] || missing "wn-conn-rate not built"
 [ -x "$cmhold" ] || missing "wn-cm-hold not built"
+ctlcost=$WN_BUILD/test/bench/wn-ctl-cost
+[ -x "$ctlcost" ] || missing "wn-ctl-cost not built"
 # cmtime -c 16384 through the shim, and wn-conn-rate's N sockets a side
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 STEP_TIMEOUT=${WN_CONN_TIMEOUT:-300}
 
 pair_start >&2
+on_b "$ctlcost" -n "${WN_CTL_COST_N:-1000}" --json >"$T/ctl_cost.json" 2>"$T/ctl_cost.err" ||
+	{ cat "$T/ctl_cost.err" >&2; fail "wn-ctl-cost"; }
 
 bg_a cmtime_server cmtime -b "$A_IP"
 srv=$BG_PID
@@ -78,7 +85,9 @@ for n in map(int, sys.argv[7:]):
     cm.append({"n": n, "steps": steps})
     with open(os.path.join(t, "kernel-%d.json" % n)) as f:
         kern.append(json.load(f))
-print(json.dumps({"cmtime": cm, "kernel": kern,
+with open(os.path.join(t, "ctl_cost.json")) as f:
+    requests = json.load(f)
+print(json.dumps({"cmtime": cm, "kernel": kern, "requests": requests,
                   "hold": {"n": hold, "a_kb": [a0, a1], "b_kb": [b0, b1],
                            "per_conn_kb": {"a": (a1 - a0) / hold, "b": (b1 - b0) / hold}}}))
 PY
