@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

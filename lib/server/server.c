@@ -427,22 +427,27 @@ static void *
 server_thread(void *arg)
 {
 	struct wn_server *srv = arg;
-	uint64_t busy = 0, storm = 0, t, reqs, evs;
+	uint64_t spin_until = 0, calm_at = 0, t, reqs, evs;
 
 	while (!srv->stop) {
-		t = srv->conf.spin_us > 0 ? now_us() : 0;
+		if (srv->conf.spin_us == 0) {
+			(void)wn_server_poll(srv, 100);
+			continue;
+		}
+		t = now_us();
 		reqs = srv->requests;
 		evs = srv->dp_cm_events;
-		(void)wn_server_poll(srv, t != 0 && t - busy < srv->conf.spin_us ? 0 : 100);
-		if (srv->dp_cm_events != evs && t != 0) {
-			storm = now_us();
-			busy = 0;
+		(void)wn_server_poll(srv, t < spin_until ? 0 : 100);
+		if (srv->dp_cm_events != evs) {
+			calm_at = now_us() + STORM_US;
+			spin_until = 0;
 		} else if (srv->requests != reqs) {
-			busy = t != 0 && now_us() - storm > STORM_US ? now_us() : 0;
-		} else if (t != 0 && t - busy < srv->conf.spin_us) {
+			t = now_us();
+			spin_until = t >= calm_at ? t + srv->conf.spin_us : 0;
+		} else if (t < spin_until) {
 			(void)sched_yield();
 			if (now_us() - t > YIELD_BUSY_US)
-				busy = 0;
+				spin_until = 0;
 		}
 	}
 	return NULL;
