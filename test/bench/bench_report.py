@@ -97,6 +97,24 @@ def sctp_table(d, quick, cost):
     return figures, rows
 
 
+def conn_cost(cost, n):
+    """conn_bench.sh's per-thread CPU and switches of one cmtime run -> ({who: (us, switches)}
+    per connection, switches per connection in all): A's and B's lcores (the main lcore runs
+    a shard) and control threads, the cmtime server and client."""
+    who = {}
+    for key, v in cost.items():
+        side, _, comm = key.partition("/")
+        if side in ("a", "b"):
+            role = {"wn-ctl": "control"}.get(comm, "lcore" if comm == "warpnicd" or
+                                              comm.startswith("lcore") else "other")
+            name = "%s %s" % (side.upper(), role)
+        else:
+            name = side
+        u, s = who.get(name, (0.0, 0.0))
+        who[name] = (u + v["cpu_ns"] / 1e3 / n, s + v["switches"] / n)
+    return who, sum(s for _, s in who.values())
+
+
 def scale_table(d, qps_rows, dae, one_buf):
     """Issue 26's goals: the QP curve (run to completion and through two warpnicd, each
     against 1 QP of this run), each QP's share at 256 QPs, cmtime through two warpnicd
@@ -173,6 +191,22 @@ def scale_table(d, qps_rows, dae, one_buf):
                 fmt(ratio(k["connect_ms"] * 1e3, n))))
             steps = ", ".join("%s %s" % (s, fmt(v["us_per_conn"])) for s, v in st.items())
             print("%7s %-9s %s" % ("", "  steps", steps + " (us per connection)"))
+            if "cost" in c and "cost" in k:
+                cpu, sw = conn_cost(c["cost"], n)
+                kc = k["cost"]
+                parts = ", ".join("%s %s/%s" % (w, fmt(u), fmt(s, 3))
+                                  for w, (u, s) in sorted(cpu.items(), key=lambda x: -x[1][0]))
+                tot_u = sum(u for u, _ in cpu.values())
+                print("%7s %-9s %s us CPU, %s thread switches per connection (%s); kernel TCP "
+                      "%s us, %s" % ("", "  cost", fmt(tot_u), fmt(sw, 3), parts,
+                                     fmt(kc["cpu_ns"] / 1e3 / n), fmt(kc["switches"] / n, 3)))
+                c["cost_per_conn"] = {"cpu_us": tot_u, "switches": sw,
+                                      "kernel_cpu_us": kc["cpu_ns"] / 1e3 / n,
+                                      "kernel_switches": kc["switches"] / n}
+                if n > 1:  # at 1 the programs' start-up is most of it
+                    row("CPU / thread switches per connection at %d, warpnic against kernel"
+                        % n, [tot_u, sw, kc["cpu_ns"] / 1e3 / n, kc["switches"] / n],
+                        "us/sw", "reported: why the rate is what it is", None, n=n)
             r = ratio(cps, k["setup_per_s"])
             c.update(conn_per_s=cps, disconnect_per_s=dps, vs_kernel_setup=r,
                      vs_kernel_teardown=ratio(dps, k["teardown_per_s"]))

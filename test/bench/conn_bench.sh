@@ -37,17 +37,27 @@ on_b "$ctlcost" -n "${WN_CTL_COST_N:-1000}" --json >"$T/ctl_cost.json" 2>"$T/ctl
 bg_a cmtime_server cmtime -b "$A_IP"
 srv=$BG_PID
 wait_server 20 || fail "cmtime server is not listening"
+cost=$WN_TOP/test/bench/proc_cost.py
+# the server: warpnic-run execs cmtime under the timeout wrapper bg_a started
+procs=("a=$(cat "$WN_PAIR_DIR/a.pid")" "b=$(cat "$WN_PAIR_DIR/b.pid")"
+	"server=$(pgrep -P "$srv" | head -1)")
 for n in "${ns[@]}"; do
 	out=$T/cmtime-$n.out
-	on_b cmtime -s "$A_IP" -b "$B_IP" -c "$n" >"$out" 2>&1 ||
+	python3 "$cost" snap "${procs[@]}" >"$T/snap0-$n.json"
+	python3 "$cost" run "$T/client-$n.json" -- \
+		timeout -k 5 "$STEP_TIMEOUT" "$RUN" --ctl "$B_CTL" --shim "$SHIM" \
+		cmtime -s "$A_IP" -b "$B_IP" -c "$n" >"$out" 2>&1 ||
 		{ cat "$out" >&2; fail "cmtime -c $n: client exit status $?"; }
+	python3 "$cost" snap "${procs[@]}" >"$T/snap1-$n.json"
+	python3 "$cost" diff "$T/snap0-$n.json" "$T/snap1-$n.json" >"$T/cost-$n.json"
 	if grep -Eq 'event: RDMA_CM_EVENT|failure|failed|error' "$out" ||
 		! grep -Eq '^destroy +:' "$out"; then
 		cat "$out" >&2
 		fail "cmtime -c $n: a failed event or no timing table"
 	fi
 	cat "$out" >&2
-	"$rate" -c "$n" --json >"$T/kernel-$n.json" 2>>"$T/kernel.err" ||
+	python3 "$cost" run "$T/kcost-$n.json" -- "$rate" -c "$n" --json >"$T/kernel-$n.json" \
+		2>>"$T/kernel.err" ||
 		{ cat "$T/kernel.err" >&2; fail "wn-conn-rate -c $n"; }
 done
 kill "$srv" 2>/dev/null
@@ -82,9 +92,16 @@ for n in map(int, sys.argv[7:]):
             if m:
                 steps[m.group(1)] = dict(zip(("total_ms", "max_ms", "min_us", "us_per_conn"),
                                              map(float, m.groups()[1:])))
-    cm.append({"n": n, "steps": steps})
+    with open(os.path.join(t, "cost-%d.json" % n)) as f:
+        cost = json.load(f)
+    with open(os.path.join(t, "client-%d.json" % n)) as f:
+        cost["client"] = json.load(f)
+    cm.append({"n": n, "steps": steps, "cost": cost})
     with open(os.path.join(t, "kernel-%d.json" % n)) as f:
-        kern.append(json.load(f))
+        k = json.load(f)
+    with open(os.path.join(t, "kcost-%d.json" % n)) as f:
+        k["cost"] = json.load(f)
+    kern.append(k)
 with open(os.path.join(t, "ctl_cost.json")) as f:
     requests = json.load(f)
 print(json.dumps({"cmtime": cm, "kernel": kern, "requests": requests,
