@@ -115,14 +115,15 @@ def conn_cost(cost, n):
     return who, sum(s for _, s in who.values())
 
 
-def scale_table(d, qps_rows, dae, one_buf):
+def scale_table(d, qps_rows, dae, one_buf, cost):
     """Issue 26's goals: the QP curve (run to completion and through two warpnicd, each
     against 1 QP of this run), each QP's share at 256 QPs, cmtime through two warpnicd
     against kernel TCP (wn-conn-rate) at each N, memory per idle connection (conn.json,
     test/bench/conn_bench.sh). @one_buf: the run-to-completion curve again with every QP
     sending from and placing into one buffer (warpnic-perf --buffers 1), which tells what
-    the data's own footprint costs from what the QP count does. Prints the tables; returns
-    the figures and goal rows."""
+    the data's own footprint costs from what the QP count does; @cost: rdma_cost.sh's rows,
+    whose write/qN rows count the instructions per message at N QPs. Prints the tables;
+    returns the figures and goal rows."""
     rows = []
 
     def row(fig, val, unit, text, holds, **extra):
@@ -158,6 +159,17 @@ def scale_table(d, qps_rows, dae, one_buf):
         row("QPs %s, run-to-completion, one buffer for all QPs (--buffers 1), worst vs 1 QP"
             % " -> ".join(pts), min(pts.values()), "x 1 QP",
             "(information: the QP count's own cost, the data's footprint aside)", None)
+    qir = {int(c["mode"].split("/q")[1]): c["ir_per_msg"] for c in cost
+           if c["mode"].startswith("write/q") and c["size"] == 65536}
+    if 1 in qir and len(qir) > 1:
+        pts = {q: ratio(v, qir[1]) for q, v in sorted(qir.items())}
+        print("%-58s %s instructions (%s x 1 QP; callgrind, both sides)" % (
+            "64 KiB Write per message at %s QPs" % " / ".join(map(str, pts)),
+            " / ".join(fmt(qir[q]) for q in pts), " / ".join(fmt(v, 2) for v in pts.values())))
+        row("QPs %s, instructions per 64 KiB Write, worst vs 1 QP"
+            % " -> ".join(map(str, pts)), max(pts.values()), "x 1 QP",
+            "(information: CPU work each QP adds, without the machine's noise)", None,
+            ir_per_msg=qir)
     fair = qps_rows.get(256)
     if fair is not None and fair.get("qp_min_Gbit/s") is not None:
         mean = fair["Gbit/s"] / 256
@@ -425,7 +437,7 @@ def main():
 
     cost_goals = cost_table(cost, goals) if cost else []
     sctp, sctp_goals = sctp_table(d, quick, cost)
-    scale, scale_goals = scale_table(d, qps_rows, dae, one_buf)
+    scale, scale_goals = scale_table(d, qps_rows, dae, one_buf, cost)
 
     # ---- JSON
     try:

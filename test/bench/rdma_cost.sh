@@ -10,10 +10,14 @@
 # of MPA/TCP; their frames are DATA chunks of at most 1420 payload octets (1484 for MPA/TCP).
 # Reports numbers; fails only when a run fails.
 #
-#   rdma_cost.sh BUILD_DIR [--native] [CASE...]   CASE: MODE:SIZE (default: write:65536
+#   rdma_cost.sh BUILD_DIR [--native] [CASE...]   CASE: MODE:SIZE[:QPS] (default: write:65536
 #                                                 write:4096 send:64 and raw at each size;
 #                                                 MODE write|send|mwrite|swrite|ssend;
 #                                                 mwrite: Write with MPA Markers both ways)
+# A case with QPS spreads its messages over that many connections (at least 4 messages
+# each), the octets in flight the same, with warpnicd's default TCP send budget (--tx-budget
+# 131072, shared by the connections): what each QP added costs per message, the QP curve of
+# scripts/bench.sh without the machine's noise. Its row's mode reads MODE/qQPS.
 #   --native   run each case without callgrind, a few messages (a smoke: data moved, checked)
 # Environment: WN_COST_MSGS (messages per case, default 400; 64 B cases x 8).
 set -uo pipefail
@@ -33,39 +37,45 @@ fi
 t=$(mktemp -d /tmp/wn-rdma-cost.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 
-# ir MODE SIZE N: instructions of measure() (inclusive), or the native run's status
+# ir MODE SIZE N [QPS BUDGET]: instructions of measure() (inclusive), or the native run's
+# status
 ir() {
-	local f=$t/$1-$2.out
+	local f=$t/$1-$2-${4:-1}.out
 	if [ "$native" = 1 ]; then
-		"$bin" "$1" "$2" "$3" >"$f" 2>&1 || { cat "$f" >&2; echo "FAIL: $1 $2" >&2; exit 1; }
+		"$bin" "$@" >"$f" 2>&1 || { cat "$f" >&2; echo "FAIL: $*" >&2; exit 1; }
 		echo 0
 		return
 	fi
 	valgrind --tool=callgrind --toggle-collect=measure --callgrind-out-file="$f.cg" \
-		"$bin" "$1" "$2" "$3" >"$f" 2>&1 || { cat "$f" >&2; echo "FAIL: $1 $2" >&2; exit 1; }
+		"$bin" "$@" >"$f" 2>&1 || { cat "$f" >&2; echo "FAIL: $*" >&2; exit 1; }
 	# awk reads to the end: an early exit fails the pipeline (SIGPIPE, pipefail) at random
 	callgrind_annotate "$f.cg" 2>/dev/null |
 		awk '/PROGRAM TOTALS/ && !done { gsub(",", "", $1); print $1; done = 1 }'
 }
 
-printf '%-6s %8s %6s %14s %14s %12s %12s %10s\n' mode size msgs ir_per_msg raw_ir_per_msg \
+printf '%-10s %8s %6s %14s %14s %12s %12s %10s\n' mode size msgs ir_per_msg raw_ir_per_msg \
 	frames_msg ir_per_frame rdma/raw
 for c in "${cases[@]}"; do
-	mode=${c%%:*} size=${c##*:}
+	IFS=: read -r mode size qps <<<"$c"
 	n=$msgs
 	[ "$size" -le 256 ] && n=$((msgs * 8))
 	[ "$native" = 1 ] && n=$((n < 64 ? n : 64))
-	a=$(ir "$mode" "$size" "$n") || exit 1
+	qarg=() label=$mode
+	if [ -n "$qps" ]; then
+		[ "$n" -ge $((4 * qps)) ] || n=$((4 * qps))
+		qarg=("$qps" 131072) label=$mode/q$qps
+	fi
+	a=$(ir "$mode" "$size" "$n" "${qarg[@]}") || exit 1
 	b=$(ir raw "$size" "$n") || exit 1
 	case "$mode" in
 	swrite | ssend) frames=$(((size + 1419) / 1420)) ;; # DDP segments of 1420 octets
 	*) frames=$(((size + 1483) / 1484)) ;;
 	esac
 	if [ "$native" = 1 ]; then
-		printf '%-6s %8d %6d %14s %14s %12d %12s %10s\n' "$mode" "$size" "$n" ok ok "$frames" - -
+		printf '%-10s %8d %6d %14s %14s %12d %12s %10s\n' "$label" "$size" "$n" ok ok "$frames" - -
 		continue
 	fi
-	awk -v m="$mode" -v s="$size" -v n="$n" -v a="$a" -v b="$b" -v f="$frames" 'BEGIN {
-		printf "%-6s %8d %6d %14.0f %14.0f %12d %12.0f %10.2f\n", m, s, n, a / n, b / n, f,
+	awk -v m="$label" -v s="$size" -v n="$n" -v a="$a" -v b="$b" -v f="$frames" 'BEGIN {
+		printf "%-10s %8d %6d %14.0f %14.0f %12d %12.0f %10.2f\n", m, s, n, a / n, b / n, f,
 			a / n / f, a / b }'
 done
