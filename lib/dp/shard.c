@@ -9,7 +9,7 @@
 
 #include <rte_ethdev.h>
 #include <rte_hash.h>
-#include <rte_jhash.h>
+#include <rte_hash_crc.h>
 #include <rte_lcore.h>
 #include <rte_random.h>
 
@@ -29,7 +29,7 @@ hash_create(const char *name, uint32_t entries, uint8_t flags)
 		.name = name,
 		.entries = entries,
 		.key_len = sizeof(uint32_t),
-		.hash_func = rte_jhash,
+		.hash_func = rte_hash_crc,
 		.socket_id = (int)rte_socket_id(),
 		.extra_flag = flags,
 	};

@@ -7,7 +7,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
-#include <rte_jhash.h>
+#include <rte_hash_crc.h>
 #include <rte_arp.h>
 #include <rte_malloc.h>
 
@@ -149,7 +149,7 @@ wn_net_if_create(const struct wn_netif_conf *conf)
 	hp.name = name;
 	hp.entries = nif->conf.neigh_entries;
 	hp.key_len = sizeof(struct wn_ip_addr);
-	hp.hash_func = rte_jhash;
+	hp.hash_func = rte_hash_crc;
 	hp.socket_id = conf->socket_id;
 	nif->neigh_hash = rte_hash_create(&hp);
 	if (nif->neigh_hash == NULL)

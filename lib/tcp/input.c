@@ -1340,6 +1340,15 @@ seg_of(const struct wn_tcp_conn *c, const struct tcp_seg *s)
 	       wn_ip_addr_eq(&c->local.addr, &s->dst.addr);
 }
 
+/* Do segments @p a and @p b belong to the same connection (the same four-tuple)? */
+static inline bool
+same_tuple(const struct tcp_seg *a, const struct tcp_seg *b)
+{
+	return a->dst.port == b->dst.port && a->src.port == b->src.port &&
+	       wn_ip_addr_eq(&a->src.addr, &b->src.addr) &&
+	       wn_ip_addr_eq(&a->dst.addr, &b->dst.addr);
+}
+
 uint16_t
 wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
@@ -1348,7 +1357,7 @@ wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n, uint6
 	struct tcp_key keys[RX_CHUNK];
 	const void *kp[RX_CHUNK];
 	void *data[RX_CHUNK];
-	uint8_t miss[RX_CHUNK];
+	uint8_t miss[RX_CHUNK], same[RX_CHUNK];
 	uint16_t ok = 0;
 
 	if (now > ctx->now)
@@ -1361,10 +1370,16 @@ wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n, uint6
 			ctx->st.rx_segs++;
 			if (wn_tcp_parse(ctx, pkts[base + j], &segs[nk]) != 0)
 				continue;
-			/* the last segment's connection, or a lookup for the chunk's misses */
+			/* the last segment's connection; else the one of the segment before it in
+			 * this chunk (a sender's burst: runs of one connection's segments, however
+			 * many connections are interleaved); else a lookup for the chunk's misses */
 			conn[nk] = NULL;
+			same[nk] = UINT8_MAX;
 			if (ctx->last_rx != NULL && seg_of(ctx->last_rx, &segs[nk])) {
 				conn[nk] = ctx->last_rx;
+			} else if (nk > 0 && same_tuple(&segs[nk - 1], &segs[nk])) {
+				conn[nk] = conn[nk - 1];
+				same[nk] = same[nk - 1] != UINT8_MAX ? same[nk - 1] : (uint8_t)(nk - 1);
 			} else {
 				tcp_key_make(&keys[nm], &segs[nk].dst, &segs[nk].src);
 				kp[nm] = &keys[nm];
@@ -1377,6 +1392,9 @@ wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n, uint6
 		for (uint16_t k = 0; k < nm; k++)
 			if (hits & (1ull << k))
 				conn[miss[k]] = data[k];
+		for (uint16_t k = 0; k < nk; k++)
+			if (same[k] != UINT8_MAX)
+				conn[k] = conn[same[k]];
 		for (uint16_t k = 0; k < nk; k++)
 			ok += rx_one(ctx, &segs[k], conn[k]);
 		rte_pktmbuf_free_bulk(&pkts[base], cnt);
