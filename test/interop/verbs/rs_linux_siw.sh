@@ -18,6 +18,10 @@
 # Both ends must exit 0 and print their result line; warpnicd must have sent and received no
 # Terminate, seen no MPA error and held no Send for want of a receive (rnr_holds: the
 # credits and the spare receives keep every Send expected).
+# The guest's frames, both ways, are captured in $T/guest.pcap (QEMU's filter-dump, as the
+# guest's NIC sees them: what siw sent, before warpnic's checks); when the program on
+# warpnic fails, the guest's end's output and its kernel's TCP counters are shown
+# (WN_INTEROP_KEEP=1 keeps $T).
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/pair_lib.sh" "$1"
 . "$HERE/../qemu_guest.sh"
@@ -54,7 +58,8 @@ note "booting the guest"
 guest_net "$NS" $TAP || fail "cannot create the guest's network"
 guest_ctl_prepare "$T" || fail "cannot create the control FIFOs"
 guest_boot "$NS" $TAP "$CACHE/vmlinuz" "$T/initrd.gz" "$T/console.out" "wn_ip=$GUEST/24" \
-	"${GUEST_CTL_ARGS[@]}" || fail "cannot start the guest"
+	"${GUEST_CTL_ARGS[@]}" -object filter-dump,id=d0,netdev=n0,file="$T/guest.pcap" ||
+	fail "cannot start the guest"
 guest_ctl_open "$T"
 wait_line "$T/console.out" "WN-SIW-(READY|FAILED)" 300 || fail "the guest did not boot in 300 s"
 grep -q WN-SIW-READY "$T/console.out" || fail "the guest: $(grep -a WN-SIW-FAILED "$T/console.out")"
@@ -88,6 +93,17 @@ check() {
 	note "$1: $(grep -E '^[0-9a-z_]+ +[0-9.]+[kmg]? ' "$T/$1.wn")"
 }
 
+# guest_why NAME: after the warpnic end of NAME failed, what the guest's end printed so far
+# and the guest kernel's last messages and TCP counters, into $T/NAME.guest and
+# $T/guest-kernel.out
+guest_why() {
+	guest_cmd "$T" -t 20 "cat /tmp/$1.out; cat /tmp/$1.rc 2>/dev/null" >"$T/$1.guest" 2>&1
+	guest_cmd "$T" -t 20 "dmesg | tail -40; cat /proc/net/netstat /proc/net/snmp" \
+		>"$T/guest-kernel.out" 2>&1
+	echo "----- $1.guest"
+	cat "$T/$1.guest"
+}
+
 # siw_server NAME PROGRAM ARGS...: the server in the guest, the client on warpnic
 siw_server() {
 	local name=$1 prog=$2 rc
@@ -98,7 +114,11 @@ siw_server() {
 		i=0; until netstat -ltn | grep -q ':7471 '; do
 			i=\$((i + 1)); [ \$i -lt 300 ] || exit 1; sleep 0.1; done" >/dev/null ||
 		fail "$name: the guest's $prog does not listen"
-	on_wn "$prog" -s $GUEST "$@" >"$T/$name.wn" 2>&1 || fail "$name: $prog on warpnic exit status $?"
+	on_wn "$prog" -s $GUEST "$@" >"$T/$name.wn" 2>&1 || {
+		rc=$?
+		guest_why "$name"
+		fail "$name: $prog on warpnic exit status $rc"
+	}
 	guest_cmd "$T" -t $RUN_SECS "i=0; until [ -s /tmp/$name.rc ]; do
 		i=\$((i + 1)); [ \$i -lt $((RUN_SECS * 10)) ] || exit 124; sleep 0.1; done
 		cat /tmp/$name.out; exit \$(cat /tmp/$name.rc)" >"$T/$name.guest"
