@@ -19,9 +19,10 @@
 # Terminate, seen no MPA error and held no Send for want of a receive (rnr_holds: the
 # credits and the spare receives keep every Send expected).
 # The guest's frames, both ways, are captured in $T/guest.pcap (QEMU's filter-dump, as the
-# guest's NIC sees them: what siw sent, before warpnic's checks); when the program on
-# warpnic fails, the guest's end's output and its kernel's TCP counters are shown
-# (WN_INTEROP_KEEP=1 keeps $T).
+# guest's NIC sees them: what siw sent, before warpnic's checks); when a program on
+# warpnic fails or warpnicd counted a CRC error, mpa_pcap.py checks every MPA CRC in it,
+# and the guest's end's output and its kernel's TCP counters are shown (WN_INTEROP_KEEP=1
+# keeps $T).
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/pair_lib.sh" "$1"
 . "$HERE/../qemu_guest.sh"
@@ -93,15 +94,23 @@ check() {
 	note "$1: $(grep -E '^[0-9a-z_]+ +[0-9.]+[kmg]? ' "$T/$1.wn")"
 }
 
+# wire_crcs: the MPA CRCs in the capture (mpa_pcap.py): a bad one there is the sender's, a
+# CRC error warpnic reports on an FPDU that is good there is warpnic's
+wire_crcs() {
+	echo "----- MPA CRCs on the wire ($T/guest.pcap)"
+	python3 "$HERE/mpa_pcap.py" "$T/guest.pcap"
+}
+
 # guest_why NAME: after the warpnic end of NAME failed, what the guest's end printed so far
 # and the guest kernel's last messages and TCP counters, into $T/NAME.guest and
-# $T/guest-kernel.out
+# $T/guest-kernel.out; the CRCs on the wire
 guest_why() {
 	guest_cmd "$T" -t 20 "cat /tmp/$1.out; cat /tmp/$1.rc 2>/dev/null" >"$T/$1.guest" 2>&1
 	guest_cmd "$T" -t 20 "dmesg | tail -40; cat /proc/net/netstat /proc/net/snmp" \
 		>"$T/guest-kernel.out" 2>&1
 	echo "----- $1.guest"
 	cat "$T/$1.guest"
+	wire_crcs
 }
 
 # siw_server NAME PROGRAM ARGS...: the server in the guest, the client on warpnic
@@ -145,7 +154,11 @@ wn_server() {
 	guest_cmd "$T" -t $RUN_SECS "$prog -s $WN -T b $*" >"$T/$name.guest"
 	rc=$?
 	[ $rc = 0 ] || fail "$name: $prog on siw exit status $rc: $(head -5 "$T/$name.guest")"
-	wait_pid "$srv" 30 || fail "$name: $prog on warpnic exit status $?"
+	wait_pid "$srv" 30 || {
+		rc=$?
+		wire_crcs
+		fail "$name: $prog on warpnic exit status $rc"
+	}
 	check "$name"
 }
 
@@ -158,7 +171,9 @@ wn_server riostream_from_siw riostream -T b $RIO
 
 for k in term_sent term_recv mpa_errors mpa_crc_errors rnr_holds; do
 	v=$(stat $k)
-	[ "$v" = 0 ] || fail "warpnicd: $k=$v (expected 0)"
+	[ "$v" = 0 ] && continue
+	[ $k = mpa_crc_errors ] && wire_crcs
+	fail "warpnicd: $k=$v (expected 0)"
 done
 kill -0 "$WPID" 2>/dev/null || fail "warpnicd died"
 note "rsockets: rstream and riostream between warpnic and librdmacm on siw, both ways, verified"
