@@ -20,6 +20,16 @@ ip=$(sed -n 's/.*wn_ip=\([^ ]*\).*/\1/p' /proc/cmdline)
 for m in virtio_pci virtio_net virtio_console crc32c_generic siw ib_uverbs rdma_ucm; do
 	modprobe $m || fail "modprobe $m"
 done
+# siw completes a send once TCP has its FPDUs, and rsockets destroys the QP right after its
+# last completion: siw's socket closes (gracefully) with that data still queued. The peer's
+# rsockets keeps granting credits while it receives; a grant that arrives after the close
+# makes the guest's TCP reset the connection (RFC 1122 §4.2.2.13, data after close: TcpExt
+# TCPAbortOnData) and drop the queued tail, Disconnect included, and the program on warpnic
+# waits for it until its timeout. Under TCG (cwnd-bound, 37 KB in flight) the guest's TCP
+# queue held some 350 KB when rstream, the server on siw, closed, more than the data still
+# to come after warpnic's last grant (some 300 KB). The send buffer bounds what siw has
+# completed and the peer not yet acknowledged: 128 KiB at most.
+echo "4096 16384 131072" >/proc/sys/net/ipv4/tcp_wmem || fail "tcp_wmem"
 ip link set lo up
 ip link set eth0 up
 ip addr add "$ip" dev eth0 || fail "address $ip"
