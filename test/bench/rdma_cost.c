@@ -279,13 +279,13 @@ measure_rdma(bool send, uint32_t size, uint64_t n)
 			uint32_t q = next;
 
 			next = next + 1 == n_qps ? 0 : next + 1;
-			if (out[q] >= qp_depth || (send && rq[q] == 0))
-				continue;
-			post_one(op, size, q, sent[q]++);
-			posted++;
-			out[q]++;
-			if (send)
-				rq[q]--;
+			while (posted < n && out[q] < qp_depth && (!send || rq[q] > 0)) {
+				post_one(op, size, q, sent[q]++);
+				posted++;
+				out[q]++;
+				if (send)
+					rq[q]--;
+			}
 		}
 		pump();
 		k = wn_dp_cq_poll(sa.cq, e, BURST);
