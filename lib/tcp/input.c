@@ -1378,8 +1378,7 @@ wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n, uint6
 			if (ctx->last_rx != NULL && seg_of(ctx->last_rx, &segs[nk])) {
 				conn[nk] = ctx->last_rx;
 			} else if (nk > 0 && same_tuple(&segs[nk - 1], &segs[nk])) {
-				conn[nk] = conn[nk - 1];
-				same[nk] = same[nk - 1] != UINT8_MAX ? same[nk - 1] : (uint8_t)(nk - 1);
+				same[nk] = (uint8_t)(nk - 1); /* taken in order below */
 			} else {
 				tcp_key_make(&keys[nm], &segs[nk].dst, &segs[nk].src);
 				kp[nm] = &keys[nm];
@@ -1392,11 +1391,11 @@ wn_tcp_rx_bulk(struct wn_tcp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n, uint6
 		for (uint16_t k = 0; k < nm; k++)
 			if (hits & (1ull << k))
 				conn[miss[k]] = data[k];
-		for (uint16_t k = 0; k < nk; k++)
+		for (uint16_t k = 0; k < nk; k++) {
 			if (same[k] != UINT8_MAX)
 				conn[k] = conn[same[k]];
-		for (uint16_t k = 0; k < nk; k++)
 			ok += rx_one(ctx, &segs[k], conn[k]);
+		}
 		rte_pktmbuf_free_bulk(&pkts[base], cnt);
 	}
 	return ok;
